@@ -1,0 +1,1 @@
+//! One kernel through the whole pipeline.
