@@ -1,1 +1,178 @@
-//! One kernel through the whole pipeline.
+//! One kernel through the whole pipeline: work → roofline → tile/wave efficiency →
+//! occupancy → diagnosis.
+//!
+//! Every reader (trace, counters, bench) ends by building a [`KernelRequest`] and calling
+//! [`analyze`]; every renderer consumes the resulting [`Analysis`].
+
+use crate::device::{DeviceSpec, MemLevel};
+use crate::diagnose::{diagnose, DiagnoseInput, Finding};
+use crate::gemm_tiles::{self, GemmKernelInfo, TileEfficiency, TileProblem};
+use crate::occupancy::{self, KernelResources, Occupancy};
+use crate::ops::quant::DequantFusion;
+use crate::ops::Work;
+use crate::roofline::{roofline, Roofline, RooflineError};
+use serde::Serialize;
+
+/// In which view the GEMM's M and N are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum GemmView {
+    /// As the kernel (BLAS library) sees them; no swap.
+    #[default]
+    Blas,
+    /// As PyTorch states them (row-major; `aten::mm` M = output rows). Swapped before
+    /// the tile math when the kernel comes from a column-major BLAS library.
+    Torch,
+}
+
+/// The GEMM problem, for tile/wave efficiency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GemmShape {
+    pub m: u64,
+    pub n: u64,
+    pub batch: u64,
+    pub view: GemmView,
+}
+
+/// Everything known about one kernel.
+#[derive(Debug, Clone)]
+pub struct KernelRequest {
+    pub work: Work,
+    /// Measured duration (None: floor and bound only).
+    pub time_ns: Option<u64>,
+    pub kernel_name: Option<String>,
+    pub gemm: Option<GemmShape>,
+    pub resources: Option<KernelResources>,
+    /// Resident tiles per compute unit for the wave math (1 for big GEMM tiles).
+    pub ctas_per_cu: u32,
+    /// Bytes at other memory levels, from counters.
+    pub level_bytes: Vec<(MemLevel, f64)>,
+    /// For quantized GEMMs: fused vs dequantize-then-matmul traffic (fusion advice).
+    pub dequant_fusion: Option<DequantFusion>,
+}
+
+impl KernelRequest {
+    /// A request for `work` with nothing else known.
+    pub fn new(work: Work) -> KernelRequest {
+        KernelRequest {
+            work,
+            time_ns: None,
+            kernel_name: None,
+            gemm: None,
+            resources: None,
+            ctas_per_cu: 1,
+            level_bytes: Vec::new(),
+            dequant_fusion: None,
+        }
+    }
+}
+
+/// The device as the analysis used it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceRef {
+    pub id: String,
+    pub name: String,
+    pub num_cu: u32,
+    pub cu_kind: String,
+}
+
+/// Tile/wave efficiency with the problem as the kernel saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TileReport {
+    /// M and N after the BLAS swap (when applied).
+    pub kernel_m: u64,
+    pub kernel_n: u64,
+    pub swapped: bool,
+    #[serde(flatten)]
+    pub efficiency: TileEfficiency,
+}
+
+/// The result of analysing one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    pub device: DeviceRef,
+    pub work: Work,
+    pub roofline: Roofline,
+    pub kernel_name: Option<String>,
+    pub gemm_kernel: Option<GemmKernelInfo>,
+    pub tiles: Option<TileReport>,
+    pub occupancy: Option<Occupancy>,
+    /// Why occupancy was not computed although resources were given.
+    pub occupancy_note: Option<String>,
+    pub findings: Vec<Finding>,
+}
+
+/// Why an analysis could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnalysisError {
+    #[error(transparent)]
+    Roofline(#[from] RooflineError),
+    #[error("occupancy: {0}")]
+    Occupancy(#[from] occupancy::OccupancyError),
+}
+
+/// Analyses one kernel on `device`.
+///
+/// Occupancy problems that come from the device (no model for Apple9, Intel) are kept
+/// as a note; invalid launch parameters (more threads than a block may have) are errors.
+pub fn analyze(device: &DeviceSpec, req: &KernelRequest) -> Result<Analysis, AnalysisError> {
+    let roof = roofline(&req.work, device, req.time_ns, &req.level_bytes)?;
+    let gemm_kernel = req.kernel_name.as_deref().and_then(gemm_tiles::parse_kernel_name);
+    let tiles = tile_report(device, req, gemm_kernel.as_ref());
+    let (occ, occupancy_note) = match &req.resources {
+        Some(res) => match occupancy::occupancy(device, res) {
+            Ok(o) => (Some(o), None),
+            Err(occupancy::OccupancyError::Unsupported(why)) => (None, Some(why)),
+            Err(e) => return Err(e.into()),
+        },
+        None => (None, None),
+    };
+    let findings = diagnose(&DiagnoseInput {
+        device,
+        work: &req.work,
+        roofline: &roof,
+        tiles: tiles.as_ref().map(|t| &t.efficiency),
+        occupancy: occ.as_ref(),
+        dequant_fusion: req.dequant_fusion.as_ref(),
+    });
+    Ok(Analysis {
+        device: DeviceRef {
+            id: device.id.clone(),
+            name: device.name.clone(),
+            num_cu: device.num_cu,
+            cu_kind: device.cu_kind.clone(),
+        },
+        work: req.work.clone(),
+        roofline: roof,
+        kernel_name: req.kernel_name.clone(),
+        gemm_kernel,
+        tiles,
+        occupancy: occ,
+        occupancy_note,
+        findings,
+    })
+}
+
+fn tile_report(
+    device: &DeviceSpec,
+    req: &KernelRequest,
+    info: Option<&GemmKernelInfo>,
+) -> Option<TileReport> {
+    let shape = req.gemm?;
+    let info = info?;
+    let (mt_m, mt_n) = (info.mt_m?, info.mt_n?);
+    let swapped = shape.view == GemmView::Torch && info.blas_column_major;
+    let (m, n) = if swapped { (shape.n, shape.m) } else { (shape.m, shape.n) };
+    let efficiency = gemm_tiles::tile_efficiency(&TileProblem {
+        m,
+        n,
+        batch: shape.batch.max(1),
+        mt_m,
+        mt_n,
+        num_cu: device.num_cu,
+        ctas_per_cu: req.ctas_per_cu.max(1),
+        split_k: info.split_k.unwrap_or(1),
+        stream_k: info.stream_k,
+    })?;
+    Some(TileReport { kernel_m: m, kernel_n: n, swapped, efficiency })
+}

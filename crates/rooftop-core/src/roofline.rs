@@ -235,3 +235,126 @@ pub fn roofline(
         levels,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Catalog;
+    use crate::ops::OpClass;
+    use proptest::prelude::*;
+
+    fn work(flops: f64, bytes: f64, precision: Precision, unit: ExecUnit) -> Work {
+        Work {
+            class: OpClass::Gemm,
+            shape: String::new(),
+            flops,
+            precision,
+            unit,
+            bytes_read: bytes,
+            bytes_written: 0.0,
+            flops_formula: String::new(),
+            bytes_formula: String::new(),
+            assumptions: Vec::new(),
+        }
+    }
+
+    fn h100() -> DeviceSpec {
+        Catalog::builtin().lookup("h100-sxm").expect("h100-sxm is in the catalog").clone()
+    }
+
+    #[test]
+    fn compute_bound_gemm_on_h100() {
+        // bf16 GEMM 4096^3: 2*4096^3 FLOP, (3 * 4096^2) * 2 B.
+        let w = work(137_438_953_472.0, 100_663_296.0, Precision::Bf16, ExecUnit::Matrix);
+        let r = roofline(&w, &h100(), None, &[]).unwrap();
+        assert!((r.arithmetic_intensity - 137_438_953_472.0 / 100_663_296.0).abs() < 1e-9);
+        // Ridge = 989.4e12 / 3350e9 = 295.343 FLOP/B.
+        assert!((r.ridge_point.unwrap() - 989.4e12 / 3350e9).abs() < 1e-9);
+        assert_eq!(r.bound, Bound::Compute);
+        assert!((r.floor_time_us - 137_438_953_472.0 / 989.4e12 * 1e6).abs() < 1e-9);
+        assert!((r.attainable_tflops - 989.4).abs() < 1e-9);
+        assert!(r.achieved.is_none());
+    }
+
+    #[test]
+    fn memory_bound_copy_with_time() {
+        // 2 GB at 3350 GB/s = 597.0 µs floor; measured 700 µs → 85.3% attainment.
+        let w = work(0.0, 2e9, Precision::Fp32, ExecUnit::Vector);
+        let r = roofline(&w, &h100(), Some(700_000), &[]).unwrap();
+        assert_eq!(r.bound, Bound::Memory);
+        assert!((r.floor_time_us - 2e9 / 3350e9 * 1e6).abs() < 1e-9);
+        let a = r.achieved.unwrap();
+        assert!((a.achieved_gbs - 2e9 / 700e-6 / 1e9).abs() < 1e-6);
+        assert!((a.memory_utilization_pct - 2e9 / 700e-6 / 3350e9 * 100.0).abs() < 1e-9);
+        assert!((a.roofline_attainment_pct - (2e9 / 3350e9) / 700e-6 * 100.0).abs() < 1e-9);
+        assert_eq!(a.achieved_tflops, 0.0);
+        assert_eq!(r.attainable_tflops, 0.0);
+    }
+
+    #[test]
+    fn balanced_band_is_twenty_percent() {
+        assert_eq!(Bound::classify(100.0, 100.0), Bound::Balanced);
+        assert_eq!(Bound::classify(80.0, 100.0), Bound::Balanced);
+        assert_eq!(Bound::classify(120.0, 100.0), Bound::Balanced);
+        assert_eq!(Bound::classify(79.9, 100.0), Bound::Memory);
+        assert_eq!(Bound::classify(120.1, 100.0), Bound::Compute);
+    }
+
+    #[test]
+    fn faster_than_floor_is_kept_not_clamped() {
+        let w = work(0.0, 3.35e9, Precision::Fp32, ExecUnit::Vector); // floor 1 ms
+        let r = roofline(&w, &h100(), Some(500_000), &[]).unwrap();
+        assert!((r.achieved.unwrap().roofline_attainment_pct - 200.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn zero_time_and_bad_work_are_errors() {
+        let w = work(1.0, 1.0, Precision::Fp32, ExecUnit::Vector);
+        assert_eq!(roofline(&w, &h100(), Some(0), &[]), Err(RooflineError::ZeroTime));
+        let bad = work(f64::NAN, 1.0, Precision::Fp32, ExecUnit::Vector);
+        assert_eq!(roofline(&bad, &h100(), None, &[]), Err(RooflineError::BadWork));
+    }
+
+    #[test]
+    fn fallback_roofs_are_stated() {
+        // H100 PCIe publishes no FP16 vector peak: the FP32 vector roof is used, and said.
+        let pcie = Catalog::builtin().lookup("h100-pcie").unwrap().clone();
+        let w = work(1e9, 1e6, Precision::Fp16, ExecUnit::Vector);
+        let r = roofline(&w, &pcie, None, &[]).unwrap();
+        let roof = r.compute_roof.unwrap();
+        assert_eq!((roof.precision, roof.unit), (Precision::Fp32, ExecUnit::Vector));
+        assert!(roof.note.is_some());
+        // Apple M1 has no FP64 at all: FP64 work cannot be placed on a roof.
+        let m1 = Catalog::builtin().lookup("m1").unwrap().clone();
+        let w = work(1e9, 1e6, Precision::Fp64, ExecUnit::Vector);
+        assert!(matches!(roofline(&w, &m1, None, &[]), Err(RooflineError::NoComputeRoof { .. })));
+    }
+
+    proptest! {
+        /// Attainment never exceeds 100% when the time is at least the floor, and the
+        /// attainable rate never exceeds the compute roof.
+        #[test]
+        fn attainment_never_exceeds_the_roof(
+            flops in 0.0f64..1e18,
+            bytes in 0.0f64..1e15,
+            slack in 1.0f64..1e6,
+            matrix in any::<bool>(),
+        ) {
+            let unit = if matrix { ExecUnit::Matrix } else { ExecUnit::Vector };
+            let w = work(flops, bytes, Precision::Bf16, unit);
+            let dev = h100();
+            let r = roofline(&w, &dev, None, &[]).unwrap();
+            let peak = r.compute_roof.as_ref().unwrap().tflops;
+            prop_assert!(r.attainable_tflops <= peak * (1.0 + 1e-12));
+            let t_ns = (r.floor_time_us * 1e3 * slack).ceil().max(1.0);
+            if t_ns < 1.8e19 {
+                let r = roofline(&w, &dev, Some(t_ns as u64), &[]).unwrap();
+                let a = r.achieved.unwrap();
+                prop_assert!(a.roofline_attainment_pct <= 100.0 + 1e-9);
+                prop_assert!(a.roofline_attainment_pct >= 0.0);
+                prop_assert!(a.compute_utilization_pct <= 100.0 + 1e-9);
+                prop_assert!(a.memory_utilization_pct <= 100.0 + 1e-9);
+            }
+        }
+    }
+}

@@ -1,1 +1,55 @@
-//! Renderers.
+//! rooftop-report: renderers of rooftop analyses and device lists.
+//!
+//! One module per format (`table`, `json`, `csv`, `markdown`), each a pure function from
+//! core results to a `String`; the CLI decides where the bytes go. Renderers never
+//! compute: every number they print comes from the core, with its provenance.
+
+pub mod csv;
+pub mod devices;
+pub mod json;
+pub mod markdown;
+pub mod record;
+pub mod rows;
+pub mod table;
+
+use rooftop_core::analysis::Analysis;
+use rooftop_core::device::DeviceSpec;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
+/// Renders analyses in `format`.
+pub fn analyses(format: Format, items: &[Analysis]) -> String {
+    match format {
+        Format::Table => items.iter().map(table::analysis).collect::<Vec<_>>().join("\n"),
+        Format::Json => json::analyses(items),
+        Format::Csv => csv::analyses(items),
+        Format::Markdown => items.iter().map(markdown::analysis).collect::<Vec<_>>().join("\n"),
+    }
+}
+
+/// Renders a device list in `format`.
+pub fn device_list(format: Format, devs: &[DeviceSpec]) -> String {
+    match format {
+        Format::Table => table::devices(devs),
+        Format::Json => json::devices(devs),
+        Format::Csv => csv::devices(devs),
+        Format::Markdown => markdown::devices(devs),
+    }
+}
+
+/// Renders one device in full in `format`.
+pub fn device_detail(format: Format, d: &DeviceSpec) -> String {
+    match format {
+        Format::Table => table::device_detail(d),
+        Format::Json => json::device(d),
+        Format::Csv => csv::devices(std::slice::from_ref(d)),
+        Format::Markdown => markdown::device_detail(d),
+    }
+}

@@ -1,6 +1,23 @@
-//! INTERFACE SKELETON: filled in by the catalog work.
+//! The device catalog: the embedded `data/devices.toml` plus any user device files.
+//!
+//! The embedded file is converted from the project's hardware reference
+//! (`reference/devices.toml`, explained in `reference/hardware.md` §1, sources S1-S16);
+//! its format and the conversion rules are in `docs/device-format.md`.
+//!
+//! Invariants: ids are unique in a [`Catalog`] (comparing as [`Catalog::lookup`] does:
+//! case, spaces, `-` and `_` ignored); every device satisfies the [`DeviceSpec`]
+//! invariants of `device/mod.rs`. Merging keeps both: a device whose id (or, failing that,
+//! one alias) matches an existing device replaces it in place.
 
 use super::DeviceSpec;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// The embedded catalog text.
+const BUILTIN_TOML: &str = include_str!("../../data/devices.toml");
+
+/// Name of the embedded catalog in errors.
+pub(crate) const BUILTIN_ORIGIN: &str = "<embedded catalog>";
 
 /// A set of devices: the embedded catalog, optionally extended by user device files.
 #[derive(Debug, Clone)]
@@ -8,33 +25,616 @@ pub struct Catalog {
     pub devices: Vec<DeviceSpec>,
 }
 
-/// A device file that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{origin}: {message}")]
+/// A device file that could not be read: where, and what was expected.
+///
+/// Displays as `file:line:column: message` (or `file: message` when no position is known).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceFileError {
     /// File name (or `<embedded catalog>`).
     pub origin: String,
-    /// Line and column when known.
+    /// 1-based line of the offending key or value, or of the device's `[[device]]` header.
     pub line: Option<usize>,
+    /// 1-based column (in characters) on that line.
     pub column: Option<usize>,
+    /// One sentence: which device and key, and what was expected.
     pub message: String,
 }
 
+impl fmt::Display for DeviceFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.origin, self.message),
+            (Some(l), None) => write!(f, "{}:{l}: {}", self.origin, self.message),
+            _ => write!(f, "{}: {}", self.origin, self.message),
+        }
+    }
+}
+
+impl std::error::Error for DeviceFileError {}
+
 /// Parses a device file in rooftop's format; `origin` names it in errors.
+///
+/// `extends = "<id or alias>"` entries resolve against the embedded catalog and earlier
+/// entries of the same file; use [`Catalog::parse_file`] to resolve them against a catalog
+/// that already holds other user devices.
 pub fn parse_device_file(text: &str, origin: &str) -> Result<Vec<DeviceSpec>, DeviceFileError> {
-    let _ = (text, origin);
-    todo!("catalog work")
+    super::file::parse_with_base(text, origin, &Catalog::builtin())
 }
 
 impl Catalog {
-    /// The embedded catalog.
+    /// The embedded catalog (38 devices from the hardware reference).
+    ///
+    /// Parsed once per process; the unit tests guarantee the embedded file is valid.
     pub fn builtin() -> Catalog {
-        todo!("catalog work")
+        static BUILTIN: OnceLock<Vec<DeviceSpec>> = OnceLock::new();
+        let devices = BUILTIN.get_or_init(|| {
+            match super::file::parse_with_base(BUILTIN_TOML, BUILTIN_ORIGIN, &Catalog::empty()) {
+                Ok(devices) => devices,
+                // Our own data, checked by `builtin_catalog_parses`: not user input.
+                Err(e) => panic!("the embedded device catalog is invalid: {e}"),
+            }
+        });
+        Catalog { devices: devices.clone() }
     }
 
-    /// Adds devices; a device whose id (or alias) matches an existing id replaces it.
-    pub fn merge(&mut self, devices: Vec<DeviceSpec>) {
-        let _ = devices;
-        todo!("catalog work")
+    /// A catalog without devices.
+    pub fn empty() -> Catalog {
+        Catalog { devices: Vec::new() }
     }
+
+    /// Parses a device file, resolving `extends` against this catalog (and earlier entries
+    /// of the same file). Does not change the catalog; see [`Catalog::merge_file`].
+    pub fn parse_file(&self, text: &str, origin: &str) -> Result<Vec<DeviceSpec>, DeviceFileError> {
+        super::file::parse_with_base(text, origin, self)
+    }
+
+    /// Parses a device file against this catalog and merges its devices.
+    pub fn merge_file(&mut self, text: &str, origin: &str) -> Result<(), DeviceFileError> {
+        let devices = self.parse_file(text, origin)?;
+        self.merge(devices);
+        Ok(())
+    }
+
+    /// Adds devices; a device whose id matches an existing id, or else exactly one existing
+    /// alias, replaces that device in place. When it replaces a device under another id,
+    /// the old id becomes an alias of the new device, so both names keep working.
+    pub fn merge(&mut self, devices: Vec<DeviceSpec>) {
+        use super::lookup::normalize;
+        for mut dev in devices {
+            let key = normalize(&dev.id);
+            let by_id = self.devices.iter().position(|d| normalize(&d.id) == key);
+            let target = by_id.or_else(|| {
+                let mut hits = self
+                    .devices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.aliases.iter().any(|a| normalize(a) == key))
+                    .map(|(i, _)| i);
+                match (hits.next(), hits.next()) {
+                    (Some(i), None) => Some(i),
+                    _ => None,
+                }
+            });
+            match target {
+                Some(i) => {
+                    let old_id = &self.devices[i].id;
+                    if normalize(old_id) != key
+                        && !dev.aliases.iter().any(|a| normalize(a) == normalize(old_id))
+                    {
+                        dev.aliases.push(old_id.clone());
+                    }
+                    self.devices[i] = dev;
+                }
+                None => self.devices.push(dev),
+            }
+        }
+    }
+
+    /// The device with exactly this id (after normalisation), without alias matching.
+    pub fn get(&self, id: &str) -> Option<&DeviceSpec> {
+        let key = super::lookup::normalize(id);
+        self.devices.iter().find(|d| super::lookup::normalize(&d.id) == key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{ArchFamily, MemLevel, Vendor};
+    use crate::units::{Confidence, ExecUnit, Precision, Provenance};
+
+    fn dev<'a>(c: &'a Catalog, id: &str) -> &'a DeviceSpec {
+        match c.get(id) {
+            Some(d) => d,
+            None => panic!("no device `{id}` in the catalog"),
+        }
+    }
+
+    fn peak(d: &DeviceSpec, p: Precision, u: ExecUnit) -> f64 {
+        d.peak(p, u).map_or(f64::NAN, |r| r.tflops)
+    }
+
+    fn variant(d: &DeviceSpec, name: &str) -> Option<f64> {
+        d.variant_peaks.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    fn achievable(d: &DeviceSpec, p: Precision, u: ExecUnit) -> Option<f64> {
+        d.achievable.iter().find(|r| r.precision == p && r.unit == u).map(|r| r.tflops)
+    }
+
+    const IDS: [&str; 38] = [
+        "v100-sxm",
+        "a100-sxm-80gb",
+        "a100-pcie-80gb",
+        "h100-sxm",
+        "h100-pcie",
+        "h200-sxm",
+        "b200",
+        "l40s",
+        "l4",
+        "rtx-4090",
+        "rtx-3090",
+        "t4",
+        "mi100",
+        "mi210",
+        "mi250x",
+        "mi300x",
+        "mi300a",
+        "mi325x",
+        "mi355x",
+        "rx-7900-xtx",
+        "rx-7900-xt",
+        "radeon-pro-w7900",
+        "m1",
+        "m1-pro",
+        "m1-max",
+        "m1-ultra",
+        "m2",
+        "m2-pro",
+        "m2-max",
+        "m2-ultra",
+        "m3",
+        "m3-pro",
+        "m3-max",
+        "m4",
+        "m4-pro",
+        "m4-max",
+        "intel-max-1550",
+        "arc-a770",
+    ];
+
+    #[test]
+    fn builtin_catalog_parses() {
+        let r =
+            super::super::file::parse_with_base(BUILTIN_TOML, BUILTIN_ORIGIN, &Catalog::empty());
+        assert!(r.is_ok(), "{r:?}");
+    }
+
+    #[test]
+    fn all_38_devices_load_with_their_ids() {
+        let c = Catalog::builtin();
+        let ids: Vec<&str> = c.devices.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, IDS);
+    }
+
+    #[test]
+    fn every_device_satisfies_the_spec_invariants() {
+        let c = Catalog::builtin();
+        for d in &c.devices {
+            assert!(d.peak_bw_gbs.is_finite() && d.peak_bw_gbs > 0.0, "{}", d.id);
+            assert!(d.num_cu > 0 && d.warp_size > 0, "{}", d.id);
+            assert!(!d.peaks.is_empty(), "{}", d.id);
+            for list in [&d.peaks, &d.achievable] {
+                for (i, p) in list.iter().enumerate() {
+                    assert!(p.tflops.is_finite() && p.tflops > 0.0, "{} {p:?}", d.id);
+                    assert!(
+                        !list[..i].iter().any(|q| q.precision == p.precision && q.unit == p.unit),
+                        "{}: duplicate {:?}",
+                        d.id,
+                        p
+                    );
+                }
+            }
+            // An achievable ceiling never exceeds the datasheet peak of the same roof.
+            for a in &d.achievable {
+                assert!(a.tflops <= peak(d, a.precision, a.unit), "{} {a:?}", d.id);
+                assert_eq!(a.meta.provenance, Provenance::Measured, "{}", d.id);
+            }
+            for (name, v) in &d.variant_peaks {
+                assert!(v.is_finite() && *v > 0.0, "{} {name}", d.id);
+            }
+            for b in &d.bandwidths {
+                assert!(b.gbs.is_finite() && b.gbs > 0.0);
+            }
+            assert!(!d.meta.source.is_empty(), "{}", d.id);
+            assert_eq!(d.meta.provenance, Provenance::Catalog, "{}", d.id);
+            // Per-peak meta is what `figure` reports.
+            for p in &d.peaks {
+                assert_eq!(&p.meta, d.figure(&format!("peak_tflops.{}_{}", p.precision, p.unit)));
+            }
+            // Families agree with vendors.
+            let ok = match d.vendor {
+                Vendor::Nvidia => {
+                    matches!(d.family, ArchFamily::NvidiaCc { .. })
+                        && d.compute_capability.is_some()
+                }
+                Vendor::Amd => {
+                    matches!(
+                        d.family,
+                        ArchFamily::Cdna1
+                            | ArchFamily::Cdna2
+                            | ArchFamily::Cdna3
+                            | ArchFamily::Cdna4
+                            | ArchFamily::Rdna3
+                    ) && d.llvm_target.is_some()
+                }
+                Vendor::Apple => matches!(d.family, ArchFamily::Apple78 | ArchFamily::Apple9),
+                Vendor::Intel => d.family == ArchFamily::IntelXe,
+                Vendor::Cpu | Vendor::Other => false,
+            };
+            assert!(ok, "{}: vendor {:?} family {:?}", d.id, d.vendor, d.family);
+        }
+    }
+
+    #[test]
+    fn spot_check_numbers_against_the_reference() {
+        let c = Catalog::builtin();
+        let h100 = dev(&c, "h100-sxm");
+        assert_eq!(peak(h100, Precision::Fp16, ExecUnit::Matrix), 989.4);
+        assert_eq!(h100.peak_bw_gbs, 3350.0);
+        assert_eq!(h100.l2_bytes, Some(50 * 1024 * 1024));
+        assert_eq!(h100.family, ArchFamily::NvidiaCc { major: 9, minor: 0 });
+        assert_eq!(h100.limits.smem_bytes_per_cu, Some(228 * 1024));
+        assert_eq!(h100.limits.smem_reserved_per_block_bytes, Some(1024));
+        assert_eq!(h100.boost_clock_mhz, Some(1980.0));
+
+        let mi300x = dev(&c, "mi300x");
+        assert_eq!(peak(mi300x, Precision::Fp32, ExecUnit::Vector), 163.4);
+        assert_eq!(variant(mi300x, "fp32_vector_nonpacked"), Some(81.7));
+        assert_eq!(achievable(mi300x, Precision::Fp16, ExecUnit::Matrix), Some(654.0));
+        assert_eq!(achievable(mi300x, Precision::Bf16, ExecUnit::Matrix), Some(708.0));
+        assert_eq!(achievable(mi300x, Precision::Fp8, ExecUnit::Matrix), Some(1273.0));
+        assert_eq!(mi300x.llc_bytes, Some(256 * 1024 * 1024));
+        assert_eq!(mi300x.family, ArchFamily::Cdna3);
+        // The MAF vector FP32 entry equals the non-packed peak: flagged, low confidence.
+        let v = mi300x.achievable.iter().find(|r| r.precision == Precision::Fp32);
+        assert_eq!(v.map(|r| (r.tflops, r.meta.confidence)), Some((81.0, Confidence::Low)));
+
+        // MI210 and MI250X: the reference stores non-packed in fp32_tflops; we normalise.
+        let mi210 = dev(&c, "mi210");
+        assert_eq!(peak(mi210, Precision::Fp32, ExecUnit::Vector), 45.3);
+        assert_eq!(variant(mi210, "fp32_vector_nonpacked"), Some(22.6));
+        let mi250x = dev(&c, "mi250x");
+        assert_eq!(peak(mi250x, Precision::Fp32, ExecUnit::Vector), 95.7);
+        assert_eq!(variant(mi250x, "fp32_vector_nonpacked"), Some(47.9));
+
+        let xtx = dev(&c, "rx-7900-xtx");
+        assert_eq!(peak(xtx, Precision::Fp32, ExecUnit::Vector), 61.4);
+        assert_eq!(variant(xtx, "fp32_vector_nondual"), Some(30.7));
+        assert_eq!(xtx.limits.smem_bytes_per_wgp, Some(128 * 1024));
+        assert_eq!(xtx.alt_warp_size, Some(64));
+        assert_eq!(dev(&c, "rx-7900-xt").peak_bw_gbs, 800.0);
+
+        let m1 = dev(&c, "m1");
+        assert_eq!(peak(m1, Precision::Fp16, ExecUnit::Vector), 2.6);
+        assert_eq!(m1.l2_bytes, Some(768 * 1024));
+        assert_eq!(m1.family, ArchFamily::Apple78);
+        assert_eq!(m1.figure("limits.smem_kib_per_cu").confidence, Confidence::Medium);
+        assert!(m1.figure("limits.smem_kib_per_cu").source.starts_with("S11"));
+        assert_eq!(m1.figure("memory.bandwidth_gbs"), &m1.meta);
+
+        let rtx = dev(&c, "rtx-4090");
+        assert_eq!(peak(rtx, Precision::Fp16, ExecUnit::Matrix), 165.2);
+        assert_eq!(variant(rtx, "fp16_matrix_fp16acc"), Some(330.3));
+        assert_eq!(variant(rtx, "fp8_matrix_fp16acc"), Some(660.6));
+        assert_eq!(
+            rtx.peak(Precision::Fp8, ExecUnit::Matrix).map(|p| p.meta.confidence),
+            Some(Confidence::Medium)
+        );
+
+        let v100 = dev(&c, "v100-sxm");
+        assert_eq!(peak(v100, Precision::Int8, ExecUnit::Vector), 62.7);
+        assert!(v100.peak(Precision::Int8, ExecUnit::Matrix).is_none());
+
+        let b200 = dev(&c, "b200");
+        assert_eq!(b200.l2_bytes, Some(132_644_864));
+        assert_eq!(b200.family, ArchFamily::NvidiaCc { major: 10, minor: 0 });
+        assert_eq!(peak(b200, Precision::Fp4, ExecUnit::Matrix), 9000.0);
+
+        // Apple M3/M4: low-confidence estimates except what Apple publishes.
+        let m4max = dev(&c, "m4-max");
+        assert_eq!(
+            m4max.peak(Precision::Fp32, ExecUnit::Vector).map(|p| p.meta.confidence),
+            Some(Confidence::Low)
+        );
+        assert_eq!(m4max.figure("memory.bandwidth_gbs").confidence, Confidence::High);
+        assert_eq!(m4max.family, ArchFamily::Apple9);
+
+        assert_eq!(dev(&c, "mi355x").limits.smem_bytes_per_cu, Some(160 * 1024));
+        assert_eq!(dev(&c, "intel-max-1550").peak_bw_gbs, 3276.8);
+        assert_eq!(dev(&c, "t4").family, ArchFamily::NvidiaCc { major: 7, minor: 5 });
+    }
+
+    #[test]
+    fn ridge_point_of_h100() {
+        let c = Catalog::builtin();
+        let r =
+            dev(&c, "h100-sxm").ridge_point(Precision::Fp16, ExecUnit::Matrix).unwrap_or(f64::NAN);
+        assert!((r - 989.4e12 / 3350e9).abs() < 1e-9);
+        assert!((r - 295.3).abs() < 0.05, "{r}");
+    }
+
+    const USER: &str = r#"
+schema_version = 1
+
+[[device]]
+extends = "h100-sxm"
+provenance = "calibrated"
+source = "measured by rooftop ceilings on 2025-01-01"
+confidence = "medium"
+[device.memory]
+bandwidth_gbs = 3010
+l2_bandwidth_gbs = 9000
+[device.peak_tflops]
+fp16_matrix = 720
+
+[[device]]
+id = "my-box"
+extends = "h100"
+name = "My box"
+[device.compute]
+boost_clock_mhz = 1755
+
+[[device]]
+id = "tiny-cpu"
+name = "Tiny CPU"
+vendor = "cpu"
+family = "cpu"
+[device.compute]
+num_cu = 4
+warp_size = 1
+[device.memory]
+bandwidth_gbs = 40
+[device.peak_tflops]
+fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
+"#;
+
+    #[test]
+    fn merge_with_extends_overrides_only_what_is_given() {
+        let mut cat = Catalog::builtin();
+        let merged = cat.merge_file(USER, "user.toml");
+        assert!(merged.is_ok(), "{merged:?}");
+        assert_eq!(cat.devices.len(), 38 + 2);
+
+        // Same id: replaced in place, lookups by every old name still work.
+        let h100 = match cat.lookup("NVIDIA H100 80GB HBM3") {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(h100.id, "h100-sxm");
+        assert_eq!(h100.peak_bw_gbs, 3010.0);
+        assert_eq!(h100.meta.provenance, Provenance::Calibrated);
+        assert_eq!(h100.figure("memory.bandwidth_gbs").provenance, Provenance::Calibrated);
+        assert_eq!(h100.figure("memory.bandwidth_gbs").confidence, Confidence::Medium);
+        assert_eq!(h100.bandwidth(MemLevel::L2), Some(9000.0));
+        let f16 = h100.peak(Precision::Fp16, ExecUnit::Matrix);
+        assert_eq!(
+            f16.map(|p| (p.tflops, p.meta.provenance)),
+            Some((720.0, Provenance::Calibrated))
+        );
+        // Inherited figures keep their catalog meta and value.
+        let bf16 = h100.peak(Precision::Bf16, ExecUnit::Matrix);
+        assert_eq!(bf16.map(|p| (p.tflops, p.meta.provenance)), Some((989.4, Provenance::Catalog)));
+        assert_eq!(h100.figure("limits.smem_kib_per_cu").provenance, Provenance::Catalog);
+        assert_eq!(h100.figure("limits.smem_kib_per_cu").confidence, Confidence::High);
+        assert_eq!(h100.limits.smem_bytes_per_cu, Some(228 * 1024));
+        assert_eq!(h100.name, "NVIDIA H100 SXM5 80GB");
+
+        // New id: a new device starting from the (already calibrated) h100-sxm.
+        let mybox = match cat.lookup("my-box") {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(mybox.name, "My box");
+        assert_eq!(mybox.boost_clock_mhz, Some(1755.0));
+        assert_eq!(mybox.peak_bw_gbs, 3010.0);
+        assert_eq!(mybox.num_cu, 132);
+        assert!(mybox.aliases.is_empty());
+
+        let tiny = match cat.lookup("tiny cpu") {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(tiny.vendor, Vendor::Cpu);
+        assert_eq!(tiny.family, ArchFamily::Cpu);
+        let fp32 = tiny.peak(Precision::Fp32, ExecUnit::Vector);
+        assert_eq!(
+            fp32.map(|p| (p.meta.source.as_str(), p.meta.confidence)),
+            Some(("vendor sheet", Confidence::Low))
+        );
+    }
+
+    #[test]
+    fn merge_by_alias_keeps_the_old_id_as_alias() {
+        let mut c = Catalog::builtin();
+        let user = r#"
+[[device]]
+id = "h100"
+extends = "h100-sxm"
+[device.memory]
+bandwidth_gbs = 3000
+"#;
+        assert!(c.merge_file(user, "u.toml").is_ok());
+        assert_eq!(c.devices.len(), 38);
+        let d = c.lookup("h100-sxm").map(|d| (d.id.as_str(), d.peak_bw_gbs));
+        assert_eq!(d, Ok(("h100", 3000.0)));
+    }
+
+    #[test]
+    fn parse_device_file_resolves_extends_against_the_builtin_catalog() {
+        let text = "[[device]]\nid = \"slow-mi300x\"\nextends = \"AMD Instinct MI300X VF\"\n[device.memory]\nbandwidth_gbs = 4000\n";
+        let r = parse_device_file(text, "x.toml");
+        let d = r.as_ref().ok().and_then(|v| v.first());
+        assert_eq!(
+            d.map(|d| (d.id.as_str(), d.peak_bw_gbs, d.num_cu)),
+            Some(("slow-mi300x", 4000.0, 304))
+        );
+    }
+
+    fn err(text: &str) -> DeviceFileError {
+        match parse_device_file(text, "bad.toml") {
+            Ok(v) => panic!("expected an error, parsed {} devices", v.len()),
+            Err(e) => e,
+        }
+    }
+
+    const GOOD: &str = "[[device]]\nid = \"x\"\nname = \"X\"\nvendor = \"other\"\n[device.compute]\nnum_cu = 2\nwarp_size = 32\n[device.memory]\nbandwidth_gbs = 100\n[device.peak_tflops]\nfp32_vector = 1.5\n";
+
+    #[test]
+    fn good_minimal_file_parses() {
+        let r = parse_device_file(GOOD, "good.toml");
+        assert_eq!(r.map(|v| v.len()), Ok(1));
+    }
+
+    #[test]
+    fn syntax_error_reports_line_and_column() {
+        let e = err("[[device]]\nid = \"x\"\nname = \"unterminated\n");
+        assert_eq!((e.origin.as_str(), e.line), ("bad.toml", Some(3)));
+        assert!(e.column.is_some());
+        assert!(e.to_string().starts_with("bad.toml:3:"), "{e}");
+    }
+
+    #[test]
+    fn negative_bandwidth_is_rejected_at_its_line() {
+        let e = err(&GOOD.replace("bandwidth_gbs = 100", "bandwidth_gbs = -5"));
+        assert_eq!(e.line, Some(9), "{e}");
+        assert!(e.message.contains("memory.bandwidth_gbs") && e.message.contains("> 0"), "{e}");
+        assert!(e.message.contains("`x`"), "{e}");
+        let e = err(&GOOD.replace("bandwidth_gbs = 100", "bandwidth_gbs = nan"));
+        assert_eq!(e.line, Some(9), "{e}");
+        let e =
+            err(&GOOD.replace("fp32_vector = 1.5", "fp32_vector = { value = 0, source = \"s\" }"));
+        assert_eq!(e.line, Some(11), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_the_valid_ones() {
+        let e = err(&GOOD.replace("num_cu = 2", "num_cu = 2\nnum_sm = 2"));
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(e.message.contains("num_sm") && e.message.contains("warp_size"), "{e}");
+        let e = err(&GOOD.replace("fp32_vector = 1.5", "fp32_vector = 1.5\nfp16_matrx = 3"));
+        assert_eq!(e.line, Some(12), "{e}");
+        assert!(e.message.contains("fp16_matrx") && e.message.contains("fp16_matrix"), "{e}");
+        let e = err(&GOOD.replace("name = \"X\"", "name = \"X\"\ncolour = \"red\""));
+        assert!(e.message.contains("colour") && e.message.contains("vendor"), "{e}");
+        let e =
+            err(&GOOD.replace("fp32_vector = 1.5", "fp32_vector = { value = 1.5, sauce = \"s\" }"));
+        assert!(e.message.contains("sauce") && e.message.contains("confidence"), "{e}");
+        let e = err(&GOOD.replace(
+            "[device.peak_tflops]",
+            "[device.variant_peaks_tflops]\nfast = 2\n[device.peak_tflops]",
+        ));
+        assert!(e.message.contains("fast"), "{e}");
+    }
+
+    #[test]
+    fn semantic_errors_name_what_was_expected() {
+        let e = err(&GOOD.replace("num_cu = 2", "num_cu = 0"));
+        assert!(e.message.contains("compute.num_cu") && e.message.contains(">= 1"), "{e}");
+        let e = err(&GOOD.replace("num_cu = 2", "num_cu = 2.5"));
+        assert!(e.message.contains("whole number"), "{e}");
+        let e = err(&GOOD.replace("vendor = \"other\"", "vendor = \"nvidea\""));
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("nvidia"), "{e}");
+        let e = err(&GOOD.replace("vendor = \"other\"", "vendor = \"other\"\nfamily = \"sm9x\""));
+        assert!(e.message.contains("family"), "{e}");
+        let e = err(&GOOD.replace(
+            "vendor = \"other\"",
+            "vendor = \"other\"\nfamily = \"sm80\"\ncompute_capability = \"9.0\"",
+        ));
+        assert!(e.message.contains("contradicts"), "{e}");
+        let e =
+            err(&GOOD
+                .replace("[device.peak_tflops]", "l2_mib = 1\nl2_kib = 3\n[device.peak_tflops]"));
+        assert!(e.message.contains("l2_kib"), "{e}");
+        let e = err(&format!("schema_version = 2\n{GOOD}"));
+        assert_eq!(e.line, Some(1));
+        let e = err("[[device]]\nextends = \"h100-sxm4\"\n");
+        assert_eq!(e.line, Some(2));
+        assert!(e.message.contains("h100-sxm"), "{e}");
+    }
+
+    #[test]
+    fn missing_required_fields_point_at_the_device() {
+        let e = err(&format!("{GOOD}\n[[device]]\nid = \"y\"\nname = \"Y\"\n"));
+        assert_eq!(e.line, Some(13), "{e}");
+        assert!(e.message.contains("vendor") && e.message.contains("compute.num_cu"), "{e}");
+        assert!(e.message.contains("`y`"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_ids_in_one_file_are_rejected() {
+        let e = err(&format!("{GOOD}\n{}", GOOD.replace("id = \"x\"", "id = \"X\"")));
+        assert_eq!(e.line, Some(13), "{e}");
+        assert!(e.message.contains("duplicate"), "{e}");
+    }
+
+    #[test]
+    fn parsing_never_panics_on_mangled_input() {
+        // Every prefix and a few byte-level corruptions of the real catalog and a user file.
+        for (text, cuts) in [(BUILTIN_TOML, 20), (USER, 200), (GOOD, 200)] {
+            let step = (text.len() / cuts).max(1);
+            for cut in (0..text.len()).step_by(step) {
+                if text.is_char_boundary(cut) {
+                    let _ = parse_device_file(&text[..cut], "p.toml");
+                    let mangled = format!("{}= ] -1e999 {{\n{}", &text[..cut], &text[cut..]);
+                    let _ = parse_device_file(&mangled, "p.toml");
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_never_panics_on_assembled_fragments(parts in proptest::collection::vec(0usize..FRAGMENTS.len(), 0..24)) {
+            let text: String = parts.iter().map(|i| FRAGMENTS[*i]).collect();
+            let _ = parse_device_file(&text, "prop.toml");
+        }
+
+        #[test]
+        fn lookup_never_panics(q in "\\PC{0,24}") {
+            let c = Catalog::builtin();
+            let _ = c.lookup(&q);
+        }
+    }
+
+    /// Pieces of device files, valid and not, that the property test strings together.
+    const FRAGMENTS: [&str; 26] = [
+        "[[device]]\n",
+        "id = \"x\"\n",
+        "id = \"y\"\n",
+        "name = \"X\"\n",
+        "vendor = \"amd\"\n",
+        "extends = \"mi300x\"\n",
+        "extends = \"x\"\n",
+        "[device.compute]\n",
+        "num_cu = 4\n",
+        "warp_size = 0\n",
+        "warp_size = 64\n",
+        "[device.memory]\n",
+        "bandwidth_gbs = 1e400\n",
+        "bandwidth_gbs = 5\n",
+        "l2_kib = 0.5\n",
+        "l2_mib = 1e30\n",
+        "[device.peak_tflops]\n",
+        "fp16_matrix = { value = 3, confidence = \"low\" }\n",
+        "fp32_vector = -inf\n",
+        "[device.limits]\n",
+        "smem_kib_per_cu = 1.0001\n",
+        "max_warps_per_cu = 4294967296\n",
+        "[device.variant_peaks_tflops]\n",
+        "fp32_vector_ = 1\n",
+        "family = \"sm\"\n",
+        "compute_capability = \"99999999999.1\"\n",
+    ];
 }

@@ -1,20 +1,366 @@
-//! INTERFACE SKELETON: filled in by the catalog work.
+//! Finding a device by the name a user types or a tool prints.
+//!
+//! Rules (documented in `docs/device-format.md`):
+//! - names compare after [`normalize`]: lower case; `(R)`, `(TM)`, `®`, `™`, spaces, `-`
+//!   and `_` removed; leading vendor/brand words (`nvidia`, `amd`, `apple`, `intel`,
+//!   `tesla`, `geforce`, `instinct`, `radeon`) stripped, so `NVIDIA GeForce RTX 4090`,
+//!   `rtx-4090` and `RTX_4090` are one name;
+//! - an id match wins; otherwise aliases, full names and LLVM targets are searched, and a
+//!   name that several devices share (`gfx942`, rocprof-compute's `MI200`) is
+//!   [`LookupError::Ambiguous`] rather than a guess;
+//! - matching is exact after normalisation: `A100-SXM4-40GB` never resolves to the 80 GB
+//!   part (the 40 GB parts have 1555 GB/s, not 2039; `reference/hardware.md` §1.2);
+//! - an unknown name gets the three closest ids by Jaro-Winkler similarity to ids and
+//!   aliases (a prefix relation counts extra), plus a hint for known gaps of the catalog.
 
 use super::{Catalog, DeviceSpec};
+use std::fmt;
 
-/// A name that matched no device, with the closest suggestions.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown device `{query}`")]
-pub struct LookupError {
-    pub query: String,
-    /// Up to three closest ids.
-    pub suggestions: Vec<String>,
+/// A name that matched no device, or several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupError {
+    /// No device has this id, alias, name or LLVM target.
+    Unknown {
+        query: String,
+        /// Up to three closest ids, best first.
+        suggestions: Vec<String>,
+        /// What to do when the name is a known device the catalog lacks (A100 40 GB) or a
+        /// generic name (`AMD Radeon Graphics`).
+        hint: Option<String>,
+    },
+    /// Several devices share this name (a gfx target, a series name).
+    Ambiguous {
+        query: String,
+        /// Ids of the matching devices, in catalog order.
+        candidates: Vec<String>,
+    },
+}
+
+impl fmt::Display for LookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LookupError::Unknown { query, suggestions, hint } => {
+                write!(f, "unknown device `{query}`")?;
+                if !suggestions.is_empty() {
+                    write!(f, "; did you mean {}?", or_list(suggestions))?;
+                }
+                if let Some(h) = hint {
+                    write!(f, " {h}")?;
+                }
+                Ok(())
+            }
+            LookupError::Ambiguous { query, candidates } => write!(
+                f,
+                "device name `{query}` matches several devices ({}): name one of them by id",
+                candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LookupError {}
+
+/// "`a`, `b` or `c`"
+fn or_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("`{s}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
+
+/// Vendor and brand words that tools put in front of a model name.
+const BRAND_WORDS: [&str; 8] =
+    ["nvidia", "amd", "apple", "intel", "tesla", "geforce", "instinct", "radeon"];
+
+/// The comparison key of a device name (see the module docs).
+pub(crate) fn normalize(name: &str) -> String {
+    let lower = name.to_lowercase().replace("(r)", "").replace("(tm)", "");
+    let mut key: String = lower
+        .chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '_' | '®' | '™'))
+        .collect();
+    loop {
+        let before = key.len();
+        for word in BRAND_WORDS {
+            if key.len() > word.len() && key.starts_with(word) {
+                key.drain(..word.len());
+            }
+        }
+        if key.len() == before {
+            return key;
+        }
+    }
+}
+
+/// Similarity of a query key to a device key, for suggestions.
+fn score(query: &str, key: &str) -> f64 {
+    if key.is_empty() {
+        return 0.0;
+    }
+    let mut s = strsim::jaro_winkler(query, key);
+    if key.starts_with(query) || query.starts_with(key) {
+        s += 0.5;
+    }
+    s
+}
+
+/// Advice for names the catalog deliberately does not resolve.
+fn hint(key: &str) -> Option<String> {
+    if key.contains("a100") {
+        return Some(
+            "A100 40 GB parts (SXM4 and PCIe, 1555 GB/s; tools print `NVIDIA A100-SXM4-40GB`, \
+             `NVIDIA A100-PCIE-40GB` or the board name `NVIDIA A100-PG509-200`) are not in the \
+             catalog: use a device file with `extends = \"a100-sxm-80gb\"` (or `a100-pcie-80gb`) \
+             and `bandwidth_gbs = 1555`, `size_gb = 40` under [device.memory]."
+                .to_string(),
+        );
+    }
+    if key == "graphics" {
+        return Some(
+            "`AMD Radeon Graphics` is the generic name some ROCm versions report for any AMD GPU: \
+             name the device by id (`rooftop devices` lists them)."
+                .to_string(),
+        );
+    }
+    if key.starts_with("gfx") {
+        return Some(
+            "A gfx target names a device only when a single catalog device has it \
+             (gfx908 is mi100, gfx950 is mi355x)."
+                .to_string(),
+        );
+    }
+    None
 }
 
 impl Catalog {
-    /// Finds a device by id, alias, or a name a real tool prints.
+    /// Finds a device by id, alias, full name, LLVM target, or a name a real tool prints
+    /// (`nvidia-smi`, PyTorch `deviceProperties`, `rocminfo`, rocprof-compute `gpu_model`).
     pub fn lookup(&self, query: &str) -> Result<&DeviceSpec, LookupError> {
-        let _ = query;
-        todo!("catalog work")
+        let key = normalize(query);
+        if !key.is_empty() {
+            if let Some(d) = self.devices.iter().find(|d| normalize(&d.id) == key) {
+                return Ok(d);
+            }
+            let hits: Vec<&DeviceSpec> = self
+                .devices
+                .iter()
+                .filter(|d| {
+                    normalize(&d.name) == key
+                        || d.aliases.iter().any(|a| normalize(a) == key)
+                        || d.llvm_target.as_deref().is_some_and(|t| normalize(t) == key)
+                })
+                .collect();
+            match hits.as_slice() {
+                [one] => return Ok(one),
+                [] => {}
+                many => {
+                    return Err(LookupError::Ambiguous {
+                        query: query.to_string(),
+                        candidates: many.iter().map(|d| d.id.clone()).collect(),
+                    })
+                }
+            }
+        }
+        Err(LookupError::Unknown {
+            query: query.to_string(),
+            suggestions: self.suggest(query, 3),
+            hint: hint(&key),
+        })
+    }
+
+    /// The `n` device ids closest to `query` (compared with ids and aliases), best first.
+    pub fn suggest(&self, query: &str, n: usize) -> Vec<String> {
+        let key = normalize(query);
+        if key.is_empty() {
+            return Vec::new();
+        }
+        let mut scored: Vec<(f64, &str)> = self
+            .devices
+            .iter()
+            .map(|d| {
+                let best = std::iter::once(&d.id)
+                    .chain(&d.aliases)
+                    .map(|s| score(&key, &normalize(s)))
+                    .fold(0.0, f64::max);
+                (best, d.id.as_str())
+            })
+            .collect();
+        // Stable: ties keep catalog order.
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.into_iter().take(n).map(|(_, id)| id.to_string()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn id_of(c: &Catalog, q: &str) -> String {
+        match c.lookup(q) {
+            Ok(d) => d.id.clone(),
+            Err(e) => panic!("`{q}`: {e}"),
+        }
+    }
+
+    #[test]
+    fn normalisation() {
+        assert_eq!(normalize("NVIDIA GeForce RTX 4090"), "rtx4090");
+        assert_eq!(normalize("rtx-4090"), "rtx4090");
+        assert_eq!(normalize("Intel(R) Data Center GPU Max 1550"), "datacentergpumax1550");
+        assert_eq!(normalize("AMD Instinct MI300X VF"), "mi300xvf");
+        assert_eq!(normalize("Tesla T4"), "t4");
+        assert_eq!(normalize("nvidia"), "nvidia");
+        assert_eq!(normalize("  "), "");
+    }
+
+    #[test]
+    fn every_id_alias_and_name_finds_its_device() {
+        let c = Catalog::builtin();
+        let shared = ["MI200"];
+        for d in &c.devices {
+            assert_eq!(id_of(&c, &d.id), d.id);
+            assert_eq!(id_of(&c, &d.name), d.id);
+            for a in d.aliases.iter().filter(|a| !shared.contains(&a.as_str())) {
+                assert_eq!(id_of(&c, a), d.id, "alias `{a}`");
+            }
+            assert_eq!(id_of(&c, &d.id.to_uppercase().replace('-', "_")), d.id);
+        }
+    }
+
+    #[test]
+    fn no_name_is_claimed_by_two_devices_by_accident() {
+        let c = Catalog::builtin();
+        let mut owners: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for d in &c.devices {
+            let mut keys: Vec<String> = std::iter::once(&d.id)
+                .chain(&d.aliases)
+                .chain([&d.name])
+                .map(|s| normalize(s))
+                .collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                owners.entry(k).or_default().push(&d.id);
+            }
+        }
+        let shared: Vec<(&String, &Vec<&str>)> =
+            owners.iter().filter(|(_, v)| v.len() > 1).collect();
+        assert_eq!(shared.len(), 1, "{shared:?}");
+        assert_eq!(shared[0], (&"mi200".to_string(), &vec!["mi210", "mi250x"]));
+    }
+
+    #[test]
+    fn names_real_tools_print() {
+        let c = Catalog::builtin();
+        let cases = [
+            ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+            ("NVIDIA H100 PCIe", "h100-pcie"),
+            ("NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"),
+            ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
+            ("Tesla V100-SXM2-32GB", "v100-sxm"),
+            ("Tesla V100-SXM2-16GB", "v100-sxm"),
+            ("NVIDIA H200", "h200-sxm"),
+            ("NVIDIA B200", "b200"),
+            ("NVIDIA L40S", "l40s"),
+            ("NVIDIA L4", "l4"),
+            ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+            ("NVIDIA GeForce RTX 3090", "rtx-3090"),
+            ("Tesla T4", "t4"),
+            ("AMD Instinct MI300X", "mi300x"),
+            ("AMD Instinct MI300X VF", "mi300x"),
+            ("AMD MI300X VF", "mi300x"),
+            ("MI300X_A1", "mi300x"),
+            ("AMD Instinct MI250X", "mi250x"),
+            ("AMD Instinct MI250X / MI250", "mi250x"),
+            ("AMD Instinct MI210", "mi210"),
+            ("AMD Instinct MI100", "mi100"),
+            ("AMD Radeon RX 7900 XTX", "rx-7900-xtx"),
+            ("Radeon RX 7900 XT", "rx-7900-xt"),
+            ("AMD Radeon PRO W7900", "radeon-pro-w7900"),
+            ("Apple M4 Max", "m4-max"),
+            ("Apple M1", "m1"),
+            ("Intel(R) Data Center GPU Max 1550", "intel-max-1550"),
+            ("Intel(R) Arc(TM) A770 Graphics", "arc-a770"),
+            // Short names and reference ids.
+            ("h100", "h100-sxm"),
+            ("H100_SXM", "h100-sxm"),
+            ("nvidia_h100_sxm5", "h100-sxm"),
+            ("amd_mi300x", "mi300x"),
+            ("w7900", "radeon-pro-w7900"),
+            ("max-1550", "intel-max-1550"),
+            ("a770", "arc-a770"),
+            ("v100", "v100-sxm"),
+            ("h200", "h200-sxm"),
+            ("gfx908", "mi100"),
+            ("gfx950", "mi355x"),
+        ];
+        for (name, id) in cases {
+            assert_eq!(id_of(&c, name), id, "{name}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_names_list_the_candidates() {
+        let c = Catalog::builtin();
+        let cases: [(&str, &[&str]); 4] = [
+            ("gfx90a", &["mi210", "mi250x"]),
+            ("gfx942", &["mi300x", "mi300a", "mi325x"]),
+            ("gfx1100", &["rx-7900-xtx", "rx-7900-xt", "radeon-pro-w7900"]),
+            // rocprof-compute's sysinfo.csv `gpu_model` for every gfx90a part.
+            ("MI200", &["mi210", "mi250x"]),
+        ];
+        for (q, ids) in cases {
+            let want = LookupError::Ambiguous {
+                query: q.to_string(),
+                candidates: ids.iter().map(|s| (*s).to_string()).collect(),
+            };
+            assert_eq!(c.lookup(q).map(|d| d.id.clone()), Err(want.clone()));
+            assert!(want.to_string().contains(ids[0]));
+        }
+    }
+
+    fn unknown(c: &Catalog, q: &str) -> (Vec<String>, Option<String>) {
+        match c.lookup(q) {
+            Err(LookupError::Unknown { suggestions, hint, .. }) => (suggestions, hint),
+            other => panic!("`{q}`: expected Unknown, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn forty_gb_a100s_do_not_resolve_to_the_80gb_parts() {
+        let c = Catalog::builtin();
+        for q in ["NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB", "NVIDIA A100-PG509-200", "a100"]
+        {
+            let (s, h) = unknown(&c, q);
+            assert!(s.iter().any(|x| x.starts_with("a100")), "{q}: {s:?}");
+            assert!(h.is_some_and(|h| h.contains("1555")), "{q}");
+        }
+    }
+
+    #[test]
+    fn typos_get_suggestions() {
+        let c = Catalog::builtin();
+        let (s, _) = unknown(&c, "h100-sxm4");
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0], "h100-sxm");
+        let (s, _) = unknown(&c, "mi300");
+        assert_eq!(s.len(), 3);
+        assert!(s.contains(&"mi300x".to_string()) && s.contains(&"mi300a".to_string()), "{s:?}");
+        let (s, _) = unknown(&c, "rtx4080");
+        assert_eq!(s[0], "rtx-4090");
+        let (_, h) = unknown(&c, "AMD Radeon Graphics");
+        assert!(h.is_some());
+        let (s, h) = unknown(&c, "gfx1151");
+        assert!(h.is_some() && s.len() == 3);
+        let (s, _) = unknown(&c, "");
+        assert!(s.is_empty());
+        let msg = c.lookup("h100-sxm4").map(|d| d.id.clone()).err().map(|e| e.to_string());
+        assert_eq!(
+            msg.as_deref(),
+            Some("unknown device `h100-sxm4`; did you mean `h100-sxm`, `h200-sxm` or `v100-sxm`?")
+        );
     }
 }

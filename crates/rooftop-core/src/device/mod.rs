@@ -13,6 +13,7 @@
 //! - at most one entry per `(precision, unit)` in `peaks` and in `achievable`.
 
 mod catalog;
+mod file;
 mod lookup;
 
 pub use catalog::{parse_device_file, Catalog, DeviceFileError};

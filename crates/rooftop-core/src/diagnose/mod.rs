@@ -1,4 +1,26 @@
-//! Diagnosis: turns an analysis's numbers into findings with evidence and advice.
+//! Diagnosis: turns an analysis's numbers into findings — what was seen, the numbers
+//! that show it, what to do, and what that can gain.
+//!
+//! The rules and their thresholds come from the seeds:
+//! - seed 002 "Diagnostic Decision Tree": achieved bandwidth >= 70% of peak is
+//!   near-optimal (fuse to go faster), 30-70% has room (coalescing, threadgroup size,
+//!   barriers, redundant reads), < 30% is a major issue (grid too small, launch
+//!   overhead, hidden copies, register spilling);
+//! - seed 002 "Quick Reference: Expected Performance": the bandwidth efficiency each op
+//!   class usually reaches, and "an RMSNorm under 40% of peak bandwidth is likely
+//!   wrong", "element-wise kernels should be within 2x of peak bandwidth", "fusing two
+//!   memory-bound kernels halves memory traffic";
+//! - seed 002 "Kernel Launch Overhead": fixed launch cost of ~5-20 µs dominates small
+//!   tensors;
+//! - seed 000 §4.2-4.3: compute-bound and low-occupancy symptoms and fixes (>70% / <30%
+//!   utilisation, occupancy < 50%);
+//! - seed 001: tile and wave quantization waste in GEMMs.
+//!
+//! Findings are ordered by severity (critical first), then by the order of the rules.
+
+mod rules;
+
+pub use rules::{diagnose, expected_band, DiagnoseInput, ExpectedBand};
 
 use serde::Serialize;
 
@@ -9,6 +31,16 @@ pub enum Severity {
     Info,
     Warning,
     Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
 }
 
 /// One finding: what was seen, the numbers that show it, and what to do.

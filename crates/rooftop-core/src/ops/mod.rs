@@ -9,6 +9,20 @@
 use crate::units::{ExecUnit, Precision};
 use serde::Serialize;
 
+pub mod attention;
+pub mod conv;
+pub mod copy;
+mod count;
+pub mod elementwise;
+pub mod gemm;
+pub mod norm;
+pub mod quant;
+pub mod reduction;
+pub mod softmax;
+
+#[cfg(test)]
+mod proptests;
+
 /// The class of an operation: selects the expected-efficiency band (seed 002) and the
 /// advice the diagnosis gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -1,0 +1,324 @@
+//! Command-line arguments, as parsed by clap. Plain data only: validation and
+//! conversion into core types happen in the command modules.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// How far each kernel is from what the hardware allows, and why.
+#[derive(Debug, Parser)]
+#[command(name = "rooftop", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// Extra device file(s) in rooftop's device format (docs/device-format.md); they add
+    /// devices or override catalog entries with the same id. Repeatable.
+    #[arg(long = "device-file", global = true, value_name = "FILE")]
+    pub device_files: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+
+    /// Write the output to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", global = true, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Aligned table for the terminal (100 columns).
+    Table,
+    /// JSON (schema in docs/json-schema.md).
+    Json,
+    /// CSV, one row per item.
+    Csv,
+    /// Markdown, for pull-request comments.
+    Md,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the device catalog, or show one device with every figure and its source.
+    Devices(DevicesArgs),
+    /// Roofline, bound, efficiency and findings for one operation on one device.
+    Analyze(AnalyzeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    /// A device id, alias, or the name a tool prints (e.g. "NVIDIA H100 80GB HBM3").
+    /// Without it, all devices are listed.
+    pub name: Option<String>,
+
+    /// Only list devices of this vendor (nvidia, amd, apple, intel).
+    #[arg(long)]
+    pub vendor: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    #[command(subcommand)]
+    pub op: OpCommand,
+}
+
+/// Options every analysed op shares.
+#[derive(Debug, Args, Clone)]
+pub struct Common {
+    /// Device id, alias or tool-printed name (`rooftop devices` lists them).
+    #[arg(long, short = 'd')]
+    pub device: String,
+
+    /// Measured kernel time in microseconds. Without it rooftop prints the floor and the
+    /// bound (the best possible); with it, achieved rates, attainment and findings.
+    #[arg(long = "time-us", value_name = "US")]
+    pub time_us: Option<f64>,
+
+    /// Kernel name (for GEMMs: the macro tile is read from it for tile/wave efficiency).
+    #[arg(long)]
+    pub kernel: Option<String>,
+
+    /// Threads per block / workgroup / threadgroup (adds occupancy).
+    #[arg(long, value_name = "THREADS")]
+    pub block: Option<u32>,
+
+    /// Registers per thread (NVIDIA) or architectural VGPRs (AMD). Default: unknown
+    /// (not limiting).
+    #[arg(long, requires = "block")]
+    pub regs: Option<u32>,
+
+    /// AMD accumulation VGPRs (AGPRs) per lane. Default: 0.
+    #[arg(long, requires = "block")]
+    pub agprs: Option<u32>,
+
+    /// AMD scalar registers per wave. Default: unknown (not limiting).
+    #[arg(long, requires = "block")]
+    pub sgprs: Option<u32>,
+
+    /// Shared memory / LDS / threadgroup memory per block in bytes (static + dynamic).
+    /// Default: 0.
+    #[arg(long, requires = "block", value_name = "BYTES")]
+    pub smem: Option<u64>,
+
+    /// Wave size on devices with two modes (RDNA: 32 or 64). Default: the device's.
+    #[arg(long = "wave-size", requires = "block")]
+    pub wave_size: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OpCommand {
+    /// Dense or quantized GEMM (C = A·B, A: M×K, B: K×N). With --wbits or --wformat the
+    /// weights (B) are quantized.
+    Gemm(GemmArgs),
+    /// Scaled dot-product (flash) attention, forward or backward.
+    Attention(AttentionArgs),
+    /// RMSNorm over rows of length --cols.
+    Rmsnorm(RowsArgs),
+    /// LayerNorm over rows of length --cols (with weight and bias).
+    Layernorm(RowsArgs),
+    /// Softmax over rows of length --cols.
+    Softmax(SoftmaxArgs),
+    /// Element-wise op over --elements values.
+    Elementwise(ElementwiseArgs),
+    /// Row reduction (sum/max/mean) of a rows × cols tensor to rows values.
+    Reduction(RowsArgs),
+    /// Device-to-device copy.
+    Copy(CopyArgs),
+    /// 2-D convolution (NCHW input, KCRS weights).
+    Conv2d(ConvArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GemmArgs {
+    #[arg(long)]
+    pub m: u64,
+    #[arg(long)]
+    pub n: u64,
+    #[arg(long)]
+    pub k: u64,
+    /// Independent GEMMs in the batch.
+    #[arg(long, default_value_t = 1)]
+    pub batch: u64,
+    /// Input (activation) precision: fp64 fp32 tf32 fp16 bf16 fp8 int8.
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    /// Output precision. Default: --dtype (fp16 for quantized GEMMs with integer inputs).
+    #[arg(long = "out-dtype")]
+    pub out_dtype: Option<String>,
+    /// Add a bias vector of N values.
+    #[arg(long)]
+    pub bias: bool,
+    /// Quantized weights: bits per weight (1-8), with --group scales.
+    #[arg(long, conflicts_with = "wformat", value_name = "BITS")]
+    pub wbits: Option<u32>,
+    /// Quantization group size along K (weights per scale). Default: 128 with --wbits.
+    #[arg(long, requires = "wbits")]
+    pub group: Option<u64>,
+    /// Scale precision for --wbits. Default: fp16.
+    #[arg(long = "scale-dtype", requires = "wbits")]
+    pub scale_dtype: Option<String>,
+    /// Quantized weights carry a zero point per group (same precision as the scale).
+    #[arg(long = "zero-point", requires = "wbits")]
+    pub zero_point: bool,
+    /// GGML block format of the weights: q4_0 or q8_0 (blocks of 32 with an fp16 scale).
+    #[arg(long)]
+    pub wformat: Option<String>,
+    /// In which view --m/--n are given: `blas` (as the BLAS kernel sees them; the seeds'
+    /// worked examples) or `torch` (as PyTorch states them; swapped for column-major BLAS
+    /// kernels before the tile math).
+    #[arg(long, value_enum, default_value_t = View::Blas)]
+    pub view: View,
+    /// Run the FLOPs on the vector units instead of the matrix units (e.g. FP32 SIMT
+    /// sgemm). Default: matrix units.
+    #[arg(long = "vector-units")]
+    pub vector_units: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// View of GEMM M/N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum View {
+    Blas,
+    Torch,
+}
+
+#[derive(Debug, Args)]
+pub struct AttentionArgs {
+    #[arg(long, default_value_t = 1)]
+    pub batch: u64,
+    /// Query heads.
+    #[arg(long)]
+    pub heads: u64,
+    /// Key/value heads (GQA/MQA). Default: --heads.
+    #[arg(long = "kv-heads")]
+    pub kv_heads: Option<u64>,
+    /// Query sequence length.
+    #[arg(long = "seq-q")]
+    pub seq_q: u64,
+    /// Key/value sequence length. Default: --seq-q.
+    #[arg(long = "seq-kv")]
+    pub seq_kv: Option<u64>,
+    #[arg(long = "head-dim")]
+    pub head_dim: u64,
+    /// Value head dimension. Default: --head-dim.
+    #[arg(long = "head-dim-v")]
+    pub head_dim_v: Option<u64>,
+    /// Causal mask: none, top-left (PyTorch SDPA is_causal) or bottom-right
+    /// (FlashAttention >= 2.1).
+    #[arg(long, value_enum, default_value_t = Causal::None)]
+    pub causal: Causal,
+    /// Backward pass instead of forward.
+    #[arg(long)]
+    pub backward: bool,
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Causal mask alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Causal {
+    None,
+    TopLeft,
+    BottomRight,
+}
+
+#[derive(Debug, Args)]
+pub struct RowsArgs {
+    #[arg(long)]
+    pub rows: u64,
+    #[arg(long)]
+    pub cols: u64,
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct SoftmaxArgs {
+    #[arg(long)]
+    pub rows: u64,
+    #[arg(long)]
+    pub cols: u64,
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    /// Passes over the input: 1 (online softmax, the minimum traffic) or 3 (max, sum,
+    /// normalise: seed 002's "3-pass").
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub passes: u8,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct ElementwiseArgs {
+    #[arg(long)]
+    pub elements: u64,
+    /// Input tensors of --elements values (1 = unary, 2 = binary).
+    #[arg(long, default_value_t = 1)]
+    pub inputs: u32,
+    /// Output tensors.
+    #[arg(long, default_value_t = 1)]
+    pub outputs: u32,
+    /// FLOPs per output element.
+    #[arg(long = "flops-per-element", default_value_t = 1.0)]
+    pub flops_per_element: f64,
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    #[arg(long)]
+    pub elements: u64,
+    #[arg(long, default_value = "fp32")]
+    pub dtype: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvArgs {
+    /// Batch size.
+    #[arg(long)]
+    pub n: u64,
+    /// Input channels.
+    #[arg(long)]
+    pub c: u64,
+    /// Input height.
+    #[arg(long)]
+    pub h: u64,
+    /// Input width.
+    #[arg(long)]
+    pub w: u64,
+    /// Output channels.
+    #[arg(long)]
+    pub k: u64,
+    /// Filter height.
+    #[arg(long)]
+    pub r: u64,
+    /// Filter width.
+    #[arg(long)]
+    pub s: u64,
+    #[arg(long, default_value_t = 1)]
+    pub stride: u64,
+    #[arg(long, default_value_t = 0)]
+    pub pad: u64,
+    #[arg(long, default_value_t = 1)]
+    pub dilation: u64,
+    #[arg(long, default_value_t = 1)]
+    pub groups: u64,
+    /// Add a bias of K values.
+    #[arg(long)]
+    pub bias: bool,
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    #[command(flatten)]
+    pub common: Common,
+}

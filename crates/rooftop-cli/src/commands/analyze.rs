@@ -1,0 +1,248 @@
+//! `rooftop analyze OP ...`: one operation on one device through the core pipeline.
+
+use super::find_device;
+use crate::args::{
+    AnalyzeArgs, AttentionArgs, Causal, Common, ConvArgs, CopyArgs, ElementwiseArgs, GemmArgs,
+    OpCommand, RowsArgs, SoftmaxArgs, View,
+};
+use crate::error::{CliError, Result};
+use rooftop_core::analysis::{analyze, GemmShape, GemmView, KernelRequest};
+use rooftop_core::device::Catalog;
+use rooftop_core::occupancy::KernelResources;
+use rooftop_core::ops::attention::{AttentionSpec, CausalMode, Pass};
+use rooftop_core::ops::conv::Conv2dSpec;
+use rooftop_core::ops::copy::CopySpec;
+use rooftop_core::ops::elementwise::ElementwiseSpec;
+use rooftop_core::ops::gemm::GemmSpec;
+use rooftop_core::ops::norm::{LayerNormSpec, RmsNormSpec};
+use rooftop_core::ops::quant::{DequantFusion, QuantGemmSpec, WeightFormat};
+use rooftop_core::ops::reduction::ReductionSpec;
+use rooftop_core::ops::softmax::{SoftmaxPasses, SoftmaxSpec};
+use rooftop_core::ops::{OpError, Work};
+use rooftop_core::units::{ExecUnit, Precision};
+use rooftop_report::Format;
+
+pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String> {
+    let mut fusion = None;
+    let (work, common, gemm) = match &args.op {
+        OpCommand::Gemm(g) => {
+            let (work, common, shape, f) = gemm_work(g)?;
+            fusion = f;
+            (work, common, shape)
+        }
+        OpCommand::Attention(a) => (attention_work(a)?, &a.common, None),
+        OpCommand::Rmsnorm(r) => (rmsnorm_work(r)?, &r.common, None),
+        OpCommand::Layernorm(r) => (layernorm_work(r)?, &r.common, None),
+        OpCommand::Softmax(s) => (softmax_work(s)?, &s.common, None),
+        OpCommand::Elementwise(e) => (elementwise_work(e)?, &e.common, None),
+        OpCommand::Reduction(r) => (reduction_work(r)?, &r.common, None),
+        OpCommand::Copy(c) => (copy_work(c)?, &c.common, None),
+        OpCommand::Conv2d(c) => (conv_work(c)?, &c.common, None),
+    };
+    let device = find_device(catalog, &common.device)?;
+    let mut req = KernelRequest::new(work);
+    req.time_ns = time_ns(common.time_us)?;
+    req.kernel_name.clone_from(&common.kernel);
+    req.gemm = gemm;
+    req.resources = resources(common)?;
+    req.dequant_fusion = fusion;
+    let analysis = analyze(device, &req).map_err(|e| CliError::input(e.to_string()))?;
+    Ok(rooftop_report::analyses(fmt, std::slice::from_ref(&analysis)))
+}
+
+fn precision(flag: &str, value: &str) -> Result<Precision> {
+    value.parse::<Precision>().map_err(|e| CliError::input(format!("{flag}: {e}")))
+}
+
+fn op(r: std::result::Result<Work, OpError>) -> Result<Work> {
+    r.map_err(|e| CliError::input(e.to_string()))
+}
+
+/// Microseconds from the user to integer nanoseconds, rejecting what is not a time.
+fn time_ns(us: Option<f64>) -> Result<Option<u64>> {
+    let Some(us) = us else { return Ok(None) };
+    if !us.is_finite() || us <= 0.0 {
+        return Err(CliError::input(format!(
+            "--time-us must be a positive number of microseconds, got {us}"
+        )));
+    }
+    let ns = (us * 1000.0).round();
+    if ns < 1.0 || ns > u64::MAX as f64 {
+        return Err(CliError::input(format!(
+            "--time-us {us} is outside the range rooftop can represent (1 ns to 584 years)"
+        )));
+    }
+    Ok(Some(ns as u64))
+}
+
+fn resources(c: &Common) -> Result<Option<KernelResources>> {
+    let Some(block) = c.block else { return Ok(None) };
+    if block == 0 {
+        return Err(CliError::input("--block must be at least 1 thread"));
+    }
+    Ok(Some(KernelResources {
+        threads_per_block: block,
+        regs_per_thread: c.regs,
+        agprs: c.agprs,
+        sgprs: c.sgprs,
+        smem_bytes: c.smem.unwrap_or(0),
+        wave_size: c.wave_size,
+    }))
+}
+
+/// A GEMM's work, its shape for the tile math and, for quantized weights, the fused vs
+/// unfused dequantization traffic.
+type GemmParts<'a> = (Work, &'a Common, Option<GemmShape>, Option<DequantFusion>);
+
+fn gemm_work(g: &GemmArgs) -> Result<GemmParts<'_>> {
+    let dtype = precision("--dtype", &g.dtype)?;
+    let out_dtype = g.out_dtype.as_deref().map(|d| precision("--out-dtype", d)).transpose()?;
+    let format = match (&g.wbits, &g.wformat) {
+        (Some(bits), None) => Some(WeightFormat::Affine {
+            bits: *bits,
+            group_size: g.group.unwrap_or(128),
+            scale_dtype: g
+                .scale_dtype
+                .as_deref()
+                .map(|d| precision("--scale-dtype", d))
+                .transpose()?
+                .unwrap_or(Precision::Fp16),
+            zero_point: g.zero_point,
+        }),
+        (None, Some(f)) => Some(match f.to_ascii_lowercase().as_str() {
+            "q4_0" | "q4-0" => WeightFormat::Q4_0,
+            "q8_0" | "q8-0" => WeightFormat::Q8_0,
+            other => {
+                return Err(CliError::input(format!(
+                    "--wformat `{other}` is not a known block format: expected q4_0 or q8_0"
+                )))
+            }
+        }),
+        _ => None,
+    };
+    let (work, fusion) = match format {
+        Some(format) => {
+            if g.batch != 1 || g.bias {
+                return Err(CliError::input(
+                    "--batch and --bias are not supported for quantized GEMMs",
+                ));
+            }
+            let spec =
+                QuantGemmSpec { m: g.m, n: g.n, k: g.k, act_dtype: dtype, format, out_dtype };
+            let work = op(spec.work())?;
+            // Dequantizing to the activation precision is what an unfused pipeline does.
+            (work, spec.dequant_fusion(dtype).ok())
+        }
+        None => (op(GemmSpec {
+            m: g.m,
+            n: g.n,
+            k: g.k,
+            batch: g.batch,
+            dtype,
+            out_dtype,
+            bias: g.bias,
+            unit: g.vector_units.then_some(ExecUnit::Vector),
+        }
+        .work())?, None),
+    };
+    let view = match g.view {
+        View::Blas => GemmView::Blas,
+        View::Torch => GemmView::Torch,
+    };
+    let shape = GemmShape { m: g.m, n: g.n, batch: g.batch, view };
+    Ok((work, &g.common, Some(shape), fusion))
+}
+
+fn attention_work(a: &AttentionArgs) -> Result<Work> {
+    op(AttentionSpec {
+        batch: a.batch,
+        heads_q: a.heads,
+        heads_kv: a.kv_heads.unwrap_or(a.heads),
+        seq_q: a.seq_q,
+        seq_kv: a.seq_kv.unwrap_or(a.seq_q),
+        head_dim: a.head_dim,
+        head_dim_v: a.head_dim_v,
+        causal: match a.causal {
+            Causal::None => CausalMode::None,
+            Causal::TopLeft => CausalMode::TopLeft,
+            Causal::BottomRight => CausalMode::BottomRight,
+        },
+        dtype: precision("--dtype", &a.dtype)?,
+        pass: if a.backward { Pass::Backward } else { Pass::Forward },
+    }
+    .work())
+}
+
+fn rmsnorm_work(r: &RowsArgs) -> Result<Work> {
+    op(RmsNormSpec {
+        rows: r.rows,
+        cols: r.cols,
+        dtype: precision("--dtype", &r.dtype)?,
+        weight_dtype: None,
+    }
+    .work())
+}
+
+fn layernorm_work(r: &RowsArgs) -> Result<Work> {
+    op(LayerNormSpec {
+        rows: r.rows,
+        cols: r.cols,
+        dtype: precision("--dtype", &r.dtype)?,
+        affine: true,
+    }
+    .work())
+}
+
+fn softmax_work(s: &SoftmaxArgs) -> Result<Work> {
+    let passes = match s.passes {
+        1 => SoftmaxPasses::One,
+        3 => SoftmaxPasses::Three,
+        p => {
+            return Err(CliError::input(format!(
+                "--passes {p} is not modelled: expected 1 (online) or 3 (max, sum, normalise)"
+            )))
+        }
+    };
+    op(SoftmaxSpec { rows: s.rows, cols: s.cols, dtype: precision("--dtype", &s.dtype)?, passes }
+        .work())
+}
+
+fn elementwise_work(e: &ElementwiseArgs) -> Result<Work> {
+    op(ElementwiseSpec {
+        elements: e.elements,
+        inputs: e.inputs,
+        outputs: e.outputs,
+        dtype: precision("--dtype", &e.dtype)?,
+        flops_per_element: e.flops_per_element,
+        broadcast_elements: None,
+    }
+    .work())
+}
+
+fn reduction_work(r: &RowsArgs) -> Result<Work> {
+    let dtype = precision("--dtype", &r.dtype)?;
+    op(ReductionSpec { rows: r.rows, cols: r.cols, dtype, out_dtype: None }.work())
+}
+
+fn copy_work(c: &CopyArgs) -> Result<Work> {
+    op(CopySpec { elements: c.elements, dtype: precision("--dtype", &c.dtype)? }.work())
+}
+
+fn conv_work(c: &ConvArgs) -> Result<Work> {
+    op(Conv2dSpec {
+        n: c.n,
+        c: c.c,
+        h: c.h,
+        w: c.w,
+        k: c.k,
+        r: c.r,
+        s: c.s,
+        stride: (c.stride, c.stride),
+        pad: (c.pad, c.pad),
+        dilation: (c.dilation, c.dilation),
+        groups: c.groups,
+        dtype: precision("--dtype", &c.dtype)?,
+        bias: c.bias,
+    }
+    .work())
+}

@@ -1,0 +1,44 @@
+//! One module per command; each turns parsed arguments into core requests and returns
+//! the rendered output.
+
+mod analyze;
+mod devices;
+
+use crate::args::{Cli, Command};
+use crate::error::{CliError, Result};
+use crate::output;
+use rooftop_core::device::{Catalog, DeviceSpec, LookupError};
+
+/// Runs the command `cli` names.
+pub fn run(cli: &Cli) -> Result<()> {
+    let catalog = load_catalog(cli)?;
+    let fmt = output::format(cli.format);
+    let text = match &cli.command {
+        Command::Devices(a) => devices::run(&catalog, a, fmt)?,
+        Command::Analyze(a) => analyze::run(&catalog, a, fmt)?,
+    };
+    output::emit(&text, cli.output.as_deref())
+}
+
+/// The embedded catalog plus the user's device files, in order.
+fn load_catalog(cli: &Cli) -> Result<Catalog> {
+    let mut catalog = Catalog::builtin();
+    for path in &cli.device_files {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::input(format!("cannot read device file {}: {e}", path.display()))
+        })?;
+        let devices = rooftop_core::device::parse_device_file(&text, &path.display().to_string())
+            .map_err(|e| CliError::input(e.to_string()))?;
+        catalog.merge(devices);
+    }
+    Ok(catalog)
+}
+
+/// Looks a device up, turning a miss into one sentence with suggestions.
+fn find_device<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a DeviceSpec> {
+    catalog.lookup(name).map_err(|e| CliError::input(lookup_message(&e)))
+}
+
+fn lookup_message(e: &LookupError) -> String {
+    e.to_string()
+}

@@ -1,0 +1,37 @@
+//! The CLI's error: one sentence for the user and an exit code.
+
+use std::fmt;
+
+/// An error that ends the command.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input: exit code 2.
+    Input(String),
+    /// Anything else (writing the output failed): exit code 1.
+    Runtime(String),
+}
+
+impl CliError {
+    pub fn input(msg: impl Into<String>) -> CliError {
+        CliError::Input(msg.into())
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Input(_) => 2,
+            CliError::Runtime(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Input(m) | CliError::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+pub type Result<T> = std::result::Result<T, CliError>;

@@ -1,0 +1,33 @@
+//! Where a command's output goes: standard output or the `-o` file.
+
+use crate::args::OutputFormat;
+use crate::error::{CliError, Result};
+use rooftop_report::Format;
+use std::io::Write;
+use std::path::Path;
+
+/// The renderer format of a CLI format flag.
+pub fn format(f: OutputFormat) -> Format {
+    match f {
+        OutputFormat::Table => Format::Table,
+        OutputFormat::Json => Format::Json,
+        OutputFormat::Csv => Format::Csv,
+        OutputFormat::Md => Format::Markdown,
+    }
+}
+
+/// Writes `text` to `path`, or to standard output. A closed pipe (`| head`) is not an
+/// error.
+pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
+    if let Some(p) = path {
+        return std::fs::write(p, text).map_err(|e| {
+            CliError::Runtime(format!("cannot write the output to {}: {e}", p.display()))
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::Runtime(format!("cannot write to standard output: {e}"))),
+    }
+}

@@ -1,0 +1,332 @@
+//! End-to-end tests of the `rooftop` binary: worked examples from the seeds with the
+//! arithmetic written here, bad input and exit codes, every output format.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn rooftop() -> Command {
+    Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = rooftop().args(args).args(["--format", "json"]).output().expect("runs");
+    assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1e-300)
+}
+
+/// Seed 000 §7.1: 3-bit decode GEMM, M=1 N=4096 K=4096, group 128, fp16 activations.
+/// bytes = M*K*2 + K*N*3/8 + (K/128)*N*2 + M*N*2 = 8192 + 6291456 + 262144 + 8192.
+#[test]
+fn seed000_decode_gemm_numbers() {
+    let v = json(&[
+        "analyze", "gemm", "--m", "1", "--n", "4096", "--k", "4096", "--dtype", "fp16", "--wbits",
+        "3", "--group", "128", "--device", "m4-max", "--time-us", "42",
+    ]);
+    assert_eq!(num(&v, "bytes"), 6_569_984.0);
+    assert_eq!(num(&v, "flops"), 33_554_432.0);
+    // 6569984 B / 42 µs = 156.43 GB/s; the M4 Max catalog roof is 546 GB/s.
+    assert!(close(num(&v, "achieved_gbs"), 6_569_984.0 / 42e-6 / 1e9, 1e-9));
+    assert!(close(num(&v, "memory_utilization_pct"), 6_569_984.0 / 42e-6 / 546e9 * 100.0, 1e-9));
+    // Floor: bytes / bandwidth = 12.03 µs (compute floor 33554432 / 17.2e12 = 1.95 µs).
+    assert!(close(num(&v, "floor_time_us"), 6_569_984.0 / 546e9 * 1e6, 1e-9));
+    assert_eq!(v["bound"], "memory");
+    assert_eq!(v["op"], "quantized matvec");
+    assert!(v["findings"].as_array().is_some_and(|f| !f.is_empty()));
+}
+
+/// Seed 001 example 1: M=10240, N=2048, MT256x64 on 304 CUs → 1280 tiles, 5 waves,
+/// wq_eff = 1280 / (5 * 304) = 0.8421.
+#[test]
+fn seed001_example1_wave_quantization() {
+    let v = json(&[
+        "analyze",
+        "gemm",
+        "--m",
+        "10240",
+        "--n",
+        "2048",
+        "--k",
+        "2048",
+        "--dtype",
+        "bf16",
+        "--device",
+        "mi300x",
+        "--kernel",
+        "Cijk_Alik_Bljk_BBS_BH_MT256x64x64_MI32x32x8x1_SN_WG32_8_1",
+    ]);
+    assert_eq!(num(&v, "tile_efficiency"), 1.0);
+    assert!(close(num(&v, "wave_efficiency"), 1280.0 / 1520.0, 1e-12));
+    assert!(close(num(&v, "dim_efficiency"), 1280.0 / 1520.0, 1e-12));
+    assert_eq!(v["tiles"]["num_tiles"], 1280);
+    assert_eq!(v["tiles"]["waves"], 5);
+}
+
+/// Seed 001 example 2: M=2048, N=10240, MT256x144 → tiles 8 x 72 = 576,
+/// tile_eff = 2048*10240 / (2048*10368) = 0.98765, wq_eff = 576/608 = 0.9474,
+/// dim_eff = 0.9357.
+#[test]
+fn seed001_example2_tile_quantization() {
+    let v = json(&[
+        "analyze",
+        "gemm",
+        "--m",
+        "2048",
+        "--n",
+        "10240",
+        "--k",
+        "2048",
+        "--dtype",
+        "fp16",
+        "--device",
+        "mi300x",
+        "--kernel",
+        "Cijk_Alik_Bljk_HHS_BH_MT256x144x32_MI32x32x8x1_SN_WG32_8_1_WGM8",
+    ]);
+    let tile = (2048.0 * 10240.0) / (2048.0 * 10368.0);
+    let wq = 576.0 / 608.0;
+    assert!(close(num(&v, "tile_efficiency"), tile, 1e-12));
+    assert!(close(num(&v, "wave_efficiency"), wq, 1e-12));
+    assert!(close(num(&v, "dim_efficiency"), tile * wq, 1e-12));
+    assert_eq!(v["tiles"]["num_tiles"], 576);
+}
+
+/// The same GEMM given in PyTorch's view is swapped before the tile math.
+#[test]
+fn torch_view_swaps_m_and_n_for_blas_kernels() {
+    let v = json(&[
+        "analyze",
+        "gemm",
+        "--m",
+        "10240",
+        "--n",
+        "2048",
+        "--k",
+        "2048",
+        "--view",
+        "torch",
+        "--device",
+        "mi300x",
+        "--kernel",
+        "Cijk_Alik_Bljk_HHS_BH_MT256x144x32_MI32x32x8x1_SN_WG32_8_1_WGM8",
+    ]);
+    assert_eq!(v["tiles"]["kernel_m"], 2048);
+    assert_eq!(v["tiles"]["kernel_n"], 10240);
+    assert_eq!(v["tiles"]["swapped_from_torch_view"], true);
+    assert_eq!(v["tiles"]["num_tiles"], 576);
+}
+
+/// Seed 002's RMSNorm byte table: read N*D + D, write N*D (bf16 = 2 B).
+/// 4096 x 8192: read 67,125,248 B, write 67,108,864 B. At 55 µs on H100 SXM (3350 GB/s):
+/// 134,234,112 / 55e-6 = 2440.6 GB/s = 72.9% of peak.
+#[test]
+fn rmsnorm_bandwidth_on_h100() {
+    let v = json(&[
+        "analyze", "rmsnorm", "--rows", "4096", "--cols", "8192", "--dtype", "bf16", "--device",
+        "h100-sxm", "--time-us", "55",
+    ]);
+    assert_eq!(num(&v, "bytes_read"), 67_125_248.0);
+    assert_eq!(num(&v, "bytes_written"), 67_108_864.0);
+    let util = 134_234_112.0 / 55e-6 / 3350e9 * 100.0;
+    assert!(close(num(&v, "memory_utilization_pct"), util, 1e-9));
+    assert_eq!(v["bound"], "memory");
+    let ids: Vec<&str> =
+        v["findings"].as_array().unwrap().iter().filter_map(|f| f["id"].as_str()).collect();
+    assert!(ids.contains(&"bandwidth.near_peak"), "{ids:?}");
+}
+
+/// Without a time, analyze gives the floor and the bound only.
+#[test]
+fn floor_only_without_time() {
+    let v = json(&[
+        "analyze", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "bf16",
+        "--device", "h100-sxm",
+    ]);
+    // 2*4096^3 = 137,438,953,472 FLOP at 989.4 TFLOP/s = 138.9 µs;
+    // bytes = 3 * 4096^2 * 2 = 100,663,296 at 3350 GB/s = 30.05 µs → compute bound.
+    assert!(close(num(&v, "floor_time_us"), 137_438_953_472.0 / 989.4e12 * 1e6, 1e-9));
+    assert_eq!(v["bound"], "compute");
+    assert!(v["time_us"].is_null());
+    assert!(v["roofline_attainment_pct"].is_null());
+}
+
+#[test]
+fn occupancy_from_launch_flags() {
+    // hardware.md §4.1 N1: A100, 256 threads, 64 registers, no smem → 4 blocks, 50%.
+    let v = json(&[
+        "analyze",
+        "gemm",
+        "--m",
+        "4096",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "--device",
+        "a100-sxm-80gb",
+        "--block",
+        "256",
+        "--regs",
+        "64",
+    ]);
+    assert_eq!(num(&v, "occupancy_pct"), 50.0);
+    assert_eq!(v["occupancy"]["blocks_per_cu"], 4);
+}
+
+#[test]
+fn devices_list_and_lookup_by_tool_name() {
+    rooftop()
+        .arg("devices")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("h100-sxm").and(predicate::str::contains("38 devices")));
+    let v = json(&["devices", "NVIDIA H100 80GB HBM3"]);
+    assert_eq!(v["id"], "h100-sxm");
+    let list = json(&["devices", "--vendor", "apple"]);
+    assert_eq!(list.as_array().map(Vec::len), Some(14));
+}
+
+#[test]
+fn unknown_device_is_one_sentence_and_exit_2() {
+    let out = rooftop().args(["devices", "h100-sxm4"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("h100-sxm"), "{err}");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_sentence() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["analyze", "gemm", "--m", "0", "--n", "1", "--k", "1", "--device", "h100-sxm"], "m"),
+        (
+            &["analyze", "gemm", "--m", "1", "--n", "1", "--k", "1", "--device", "h100-sxm", "--time-us", "0"],
+            "--time-us",
+        ),
+        (
+            &["analyze", "gemm", "--m", "1", "--n", "1", "--k", "1", "--device", "h100-sxm", "--time-us", "-5"],
+            "",
+        ),
+        (&["analyze", "gemm", "--m", "1", "--n", "1", "--k", "1", "--device", "h100-sxm", "--group", "64"], "--wbits"),
+        (&["analyze", "gemm", "--m", "1", "--n", "1", "--k", "1", "--device", "nope-gpu"], "nope-gpu"),
+        (&["analyze", "gemm", "--m", "1", "--n", "1", "--k", "1", "--dtype", "fp12", "--device", "h100-sxm"], "fp12"),
+        (
+            &["analyze", "gemm", "--m", "1", "--n", "1", "--k", "1", "--device", "h100-sxm", "--block", "2048"],
+            "",
+        ),
+        (&["analyze", "rmsnorm", "--rows", "1", "--cols", "0", "--device", "h100-sxm"], "cols"),
+    ];
+    for (args, needle) in cases {
+        let out = rooftop().args(*args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "args {args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "args {args:?}: {err}");
+        assert!(!err.contains("panicked"), "args {args:?}: {err}");
+    }
+}
+
+#[test]
+fn huge_dimensions_do_not_panic() {
+    let max = u64::MAX.to_string();
+    let out = rooftop()
+        .args(["analyze", "gemm", "--m", &max, "--n", &max, "--k", &max, "--device", "h100-sxm"])
+        .args(["--time-us", "1e300"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{err}");
+}
+
+#[test]
+fn user_device_file_extends_a_catalog_device() {
+    let dir = std::env::temp_dir().join(format!("rooftop-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mine.toml");
+    std::fs::write(
+        &file,
+        "schema_version = 1\n[[device]]\nid = \"my-h100\"\nextends = \"h100-sxm\"\n\
+         name = \"My H100 (measured)\"\nprovenance = \"calibrated\"\n\
+         source = \"measured by hand\"\n[device.memory]\nbandwidth_gbs = 3000\n",
+    )
+    .unwrap();
+    let out = rooftop()
+        .args(["--device-file", file.to_str().unwrap()])
+        .args(["analyze", "copy", "--elements", "1000000000", "--device", "my-h100"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(num(&v, "peak_bandwidth_gbs"), 3000.0);
+    assert_eq!(v["bandwidth_source"]["provenance"], "calibrated");
+    // Broken file: the error names the file and the line.
+    std::fs::write(&file, "schema_version = 1\n[[device]]\nid = \n").unwrap();
+    let out = rooftop()
+        .args(["--device-file", file.to_str().unwrap(), "devices"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mine.toml") && err.contains("line 3"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn csv_and_markdown_outputs() {
+    let base = [
+        "analyze", "softmax", "--rows", "4096", "--cols", "4096", "--device", "m1", "--time-us",
+        "900",
+    ];
+    let out = rooftop().args(base).args(["--format", "csv"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rdr = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+    let headers = rdr.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].len(), headers.len());
+    let md = rooftop().args(base).args(["--format", "md"]).output().unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(md.starts_with("### softmax"), "{md}");
+    assert!(md.contains("| metric | value | source |"));
+}
+
+#[test]
+fn table_output_fits_100_columns() {
+    for args in [
+        vec!["devices"],
+        vec!["devices", "mi300x"],
+        vec![
+            "analyze", "gemm", "--m", "1", "--n", "4096", "--k", "4096", "--dtype", "fp16",
+            "--wbits", "3", "--group", "128", "--device", "m4-max", "--time-us", "42",
+        ],
+    ] {
+        let out = rooftop().args(&args).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{args:?}: {line}");
+        }
+    }
+}
+
+#[test]
+fn output_file() {
+    let path = std::env::temp_dir().join(format!("rooftop-out-{}.json", std::process::id()));
+    rooftop()
+        .args(["devices", "--format", "json", "-o", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout("");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(38));
+    let _ = std::fs::remove_file(&path);
+}

@@ -1,0 +1,719 @@
+//! The diagnosis rules. Each rule reads the analysis numbers and pushes at most one
+//! finding; thresholds are named constants with their source.
+
+use super::{Finding, Severity};
+use crate::device::DeviceSpec;
+use crate::gemm_tiles::TileEfficiency;
+use crate::occupancy::{Limiter, Occupancy};
+use crate::ops::quant::DequantFusion;
+use crate::ops::{OpClass, Work};
+use crate::roofline::{Bound, Roofline};
+use crate::units::{pct, si, sig3, ExecUnit};
+
+/// Seed 002 decision tree: ">= 70% of peak bandwidth: near-optimal".
+const NEAR_PEAK_PCT: f64 = 70.0;
+/// Seed 002 decision tree: "< 30% of peak bandwidth: major issue".
+const MAJOR_ISSUE_PCT: f64 = 30.0;
+/// Seed 000 §4.3: "Target occupancy: >50% for latency hiding".
+const LOW_OCCUPANCY_PCT: f64 = 50.0;
+/// Work whose floor is below this is dominated by launch cost. Seed 002 quotes 5-20 µs
+/// for a Metal launch; CUDA/HIP launches cost ~2-10 µs end to end.
+const LAUNCH_OVERHEAD_US: f64 = 5.0;
+/// Tile or wave efficiency below this is worth a finding (10% of the MMA work lost).
+const QUANTIZATION_EFF: f64 = 0.9;
+
+/// What the rules look at.
+#[derive(Debug, Clone, Copy)]
+pub struct DiagnoseInput<'a> {
+    pub device: &'a DeviceSpec,
+    pub work: &'a Work,
+    pub roofline: &'a Roofline,
+    pub tiles: Option<&'a TileEfficiency>,
+    pub occupancy: Option<&'a Occupancy>,
+    /// Fused vs unfused dequantization traffic, for quantized GEMMs.
+    pub dequant_fusion: Option<&'a DequantFusion>,
+}
+
+/// The bandwidth efficiency an op class usually reaches (seed 002 "Quick Reference").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExpectedBand {
+    pub low_pct: f64,
+    pub high_pct: f64,
+    /// The seed's label for the class.
+    pub label: &'static str,
+}
+
+/// Seed 002's expected bandwidth efficiency for memory-bound op classes.
+pub fn expected_band(class: OpClass) -> Option<ExpectedBand> {
+    let (low_pct, high_pct, label) = match class {
+        OpClass::Elementwise | OpClass::Copy => (70.0, 90.0, "element-wise"),
+        OpClass::RmsNorm | OpClass::LayerNorm => (50.0, 80.0, "row reduction (RMSNorm, LayerNorm)"),
+        OpClass::Reduction => (50.0, 80.0, "row reduction"),
+        OpClass::Softmax => (40.0, 70.0, "softmax (3-pass)"),
+        OpClass::Attention => (30.0, 60.0, "tiled attention"),
+        OpClass::QuantizedMatvec => (40.0, 70.0, "quantized matvec"),
+        OpClass::Gemm | OpClass::QuantizedGemm | OpClass::Conv => return None,
+    };
+    Some(ExpectedBand { low_pct, high_pct, label })
+}
+
+/// Runs every rule and returns the findings, most severe first.
+pub fn diagnose(input: &DiagnoseInput<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    below_floor(input, &mut out);
+    launch_overhead(input, &mut out);
+    bandwidth_tree(input, &mut out);
+    class_band(input, &mut out);
+    compute_utilisation(input, &mut out);
+    fp32_on_vector(input, &mut out);
+    tiles(input, &mut out);
+    occupancy(input, &mut out);
+    fusion(input, &mut out);
+    dequant_fusion(input, &mut out);
+    // Stable: keeps rule order within a severity.
+    out.sort_by(|a, b| b.severity.cmp(&a.severity));
+    out
+}
+
+fn us(v: f64) -> String {
+    si(v * 1e-6, "s")
+}
+
+fn gbs(v: f64) -> String {
+    si(v * 1e9, "B/s")
+}
+
+/// "up to 1.8× (42.0 µs → 23.6 µs)" for a time that could drop to `target_us`.
+fn gain(time_us: f64, target_us: f64, what: &str) -> Option<String> {
+    if !(target_us > 0.0 && time_us > target_us) {
+        return None;
+    }
+    Some(format!(
+        "up to {}× ({} → {} {what})",
+        sig3(time_us / target_us),
+        us(time_us),
+        us(target_us)
+    ))
+}
+
+fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let Some(a) = &i.roofline.achieved else { return };
+    if a.roofline_attainment_pct <= 100.0 + 1e-9 {
+        return;
+    }
+    let cache_note = match i.device.l2_bytes {
+        Some(l2) if i.roofline.bytes <= l2 as f64 => format!(
+            " The {} of traffic fit in the {} L2, so repeated runs may be served from cache \
+             rather than {}.",
+            si(i.roofline.bytes, "B"),
+            si(l2 as f64, "B"),
+            i.device.mem_type.as_deref().unwrap_or("device memory")
+        ),
+        _ => String::new(),
+    };
+    out.push(Finding {
+        id: "roofline.faster_than_floor",
+        severity: Severity::Critical,
+        title: "Faster than the hardware allows".to_string(),
+        evidence: format!(
+            "measured {} is below the floor of {} ({} attainment).{cache_note}",
+            us(a.time_us),
+            us(i.roofline.floor_time_us),
+            pct(a.roofline_attainment_pct)
+        ),
+        recommendation: "Check the inputs: the work model (shape, dtype, bits), the device \
+                         (clock, SKU), and that the time covers the whole kernel; flush caches \
+                         between timed runs."
+            .to_string(),
+        expected_gain: None,
+    });
+}
+
+fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let floor = i.roofline.floor_time_us;
+    if floor >= LAUNCH_OVERHEAD_US {
+        return;
+    }
+    let (severity, evidence) = match &i.roofline.achieved {
+        Some(a) if a.time_us < 4.0 * LAUNCH_OVERHEAD_US && a.roofline_attainment_pct < 50.0 => (
+            Severity::Warning,
+            format!(
+                "the floor is {} but the kernel took {}: a fixed launch cost of a few µs is \
+                 most of the time",
+                us(floor),
+                us(a.time_us)
+            ),
+        ),
+        Some(_) => return,
+        None => (
+            Severity::Info,
+            format!(
+                "the floor is {}, below the ~{} a kernel launch costs",
+                us(floor),
+                us(LAUNCH_OVERHEAD_US)
+            ),
+        ),
+    };
+    out.push(Finding {
+        id: "launch.overhead",
+        severity,
+        title: "Launch overhead dominates this size".to_string(),
+        evidence,
+        recommendation: "Batch more work per launch, fuse with neighbouring kernels, capture \
+                         launches in a CUDA/HIP graph, or fall back to a library op for small \
+                         tensors (seed 002: guard custom kernels with a size check)."
+            .to_string(),
+        expected_gain: None,
+    });
+}
+
+fn memory_limited(r: &Roofline) -> bool {
+    matches!(r.bound, Bound::Memory | Bound::Balanced)
+}
+
+fn bandwidth_tree(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let r = i.roofline;
+    let Some(a) = &r.achieved else { return };
+    if !memory_limited(r) || a.roofline_attainment_pct > 100.0 + 1e-9 {
+        return;
+    }
+    let util = a.memory_utilization_pct;
+    let evidence = format!(
+        "achieved {} of {} peak ({}); intensity {} FLOP/B{}",
+        gbs(a.achieved_gbs),
+        gbs(r.bandwidth_gbs),
+        pct(util),
+        sig3(r.arithmetic_intensity),
+        r.ridge_point.map(|p| format!(" is below the ridge point {}", sig3(p))).unwrap_or_default()
+    );
+    let at = |target_pct: f64| a.time_us * util / target_pct;
+    let f = if util >= NEAR_PEAK_PCT {
+        Finding {
+            id: "bandwidth.near_peak",
+            severity: Severity::Info,
+            title: "Near the bandwidth roof".to_string(),
+            evidence,
+            recommendation: "The kernel is near-optimal for a memory-bound op. To go faster, \
+                             move fewer bytes: fuse with adjacent operations (e.g. RMSNorm + \
+                             residual add), keep intermediates in registers or shared memory, \
+                             or use a narrower dtype."
+                .to_string(),
+            expected_gain: gain(a.time_us, r.memory_floor_us, "at 100% of peak bandwidth"),
+        }
+    } else if util >= MAJOR_ISSUE_PCT {
+        Finding {
+            id: "bandwidth.room",
+            severity: Severity::Warning,
+            title: "Bandwidth below what the hardware allows".to_string(),
+            evidence,
+            recommendation: "Check that adjacent threads read adjacent addresses (coalescing, \
+                             16-byte vector loads), autotune the block/threadgroup size from 32 \
+                             to 1024, remove unnecessary barriers, and cache re-read values in \
+                             registers."
+                .to_string(),
+            expected_gain: gain(a.time_us, at(NEAR_PEAK_PCT), "at 70% of peak bandwidth"),
+        }
+    } else {
+        Finding {
+            id: "bandwidth.low",
+            severity: Severity::Critical,
+            title: "Far below the bandwidth roof".to_string(),
+            evidence,
+            recommendation: "Look for a major issue: a grid too small to fill the GPU (too few \
+                             blocks or threads), launch overhead on a small tensor, a hidden \
+                             copy of a non-contiguous input, or register spilling to memory."
+                .to_string(),
+            expected_gain: gain(a.time_us, at(NEAR_PEAK_PCT), "at 70% of peak bandwidth"),
+        }
+    };
+    out.push(f);
+}
+
+fn class_band(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let r = i.roofline;
+    let (Some(a), Some(band)) = (&r.achieved, expected_band(i.work.class)) else { return };
+    if !memory_limited(r) || a.roofline_attainment_pct > 100.0 + 1e-9 {
+        return;
+    }
+    let util = a.memory_utilization_pct;
+    // Seed 002 rules of thumb: RMSNorm under 40% is likely wrong; element-wise should be
+    // within 2x of peak.
+    let hard_floor = match i.work.class {
+        OpClass::RmsNorm => Some((40.0, "an RMSNorm under 40% of peak bandwidth is likely wrong")),
+        OpClass::Elementwise | OpClass::Copy => {
+            Some((50.0, "element-wise kernels should be within 2x of peak bandwidth"))
+        }
+        _ => None,
+    };
+    if let Some((limit, rule)) = hard_floor {
+        if util < limit {
+            out.push(Finding {
+                id: "class.likely_wrong",
+                severity: Severity::Critical,
+                title: format!("Too slow for a {} kernel", i.work.class.as_str()),
+                evidence: format!("{} of peak bandwidth; seed 002: {rule}", pct(util)),
+                recommendation: "Compare with the framework's built-in kernel on the same \
+                                 input and check the launch configuration and memory access \
+                                 pattern before tuning anything else."
+                    .to_string(),
+                expected_gain: gain(
+                    a.time_us,
+                    a.time_us * util / band.low_pct,
+                    "at the low end of the expected band",
+                ),
+            });
+            return;
+        }
+    }
+    if util < band.low_pct {
+        out.push(Finding {
+            id: "class.below_expected",
+            severity: Severity::Warning,
+            title: format!("Below the usual band for {}", band.label),
+            evidence: format!(
+                "{} of peak bandwidth; {} kernels usually reach {}–{}",
+                pct(util),
+                band.label,
+                pct(band.low_pct),
+                pct(band.high_pct)
+            ),
+            recommendation: "Well-written kernels of this class reach the band; profile the \
+                             memory access pattern and the launch configuration."
+                .to_string(),
+            expected_gain: gain(
+                a.time_us,
+                a.time_us * util / band.low_pct,
+                "at the low end of the expected band",
+            ),
+        });
+    }
+}
+
+fn compute_utilisation(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let r = i.roofline;
+    let (Some(a), Some(roof)) = (&r.achieved, &r.compute_roof) else { return };
+    if r.bound != Bound::Compute || a.roofline_attainment_pct > 100.0 + 1e-9 {
+        return;
+    }
+    let util = a.compute_utilization_pct;
+    let evidence = format!(
+        "achieved {} of the {} {} {} peak ({}); intensity {} FLOP/B is above the ridge point \
+         {}",
+        si(a.achieved_tflops * 1e12, "FLOP/s"),
+        si(roof.tflops * 1e12, "FLOP/s"),
+        roof.precision,
+        roof.unit,
+        pct(util),
+        sig3(r.arithmetic_intensity),
+        r.ridge_point.map(sig3).unwrap_or_default()
+    );
+    let target = |p: f64| a.time_us * util / p;
+    let f = if util >= NEAR_PEAK_PCT {
+        Finding {
+            id: "compute.near_peak",
+            severity: Severity::Info,
+            title: "Near the compute roof".to_string(),
+            evidence,
+            recommendation: "Little is left on this roof: a lower precision (FP8/INT8 where \
+                             accuracy allows) or less work (algorithmic changes) are the \
+                             remaining levers."
+                .to_string(),
+            expected_gain: gain(a.time_us, r.compute_floor_us, "at 100% of peak"),
+        }
+    } else {
+        let severity =
+            if util < MAJOR_ISSUE_PCT { Severity::Critical } else { Severity::Warning };
+        Finding {
+            id: "compute.low",
+            severity,
+            title: "Compute-bound but below the compute roof".to_string(),
+            evidence,
+            recommendation: "Seed 000 §4.2: increase parallelism (more warps/simdgroups per \
+                             block), use the matrix units (tensor cores / MFMA / \
+                             simdgroup_matrix) for dense products, cut register pressure that \
+                             limits occupancy, and fuse to save launches; accumulate in FP32 \
+                             with FP16/BF16 inputs."
+                .to_string(),
+            expected_gain: gain(a.time_us, target(NEAR_PEAK_PCT), "at 70% of peak"),
+        }
+    };
+    out.push(f);
+}
+
+fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let r = i.roofline;
+    let Some(roof) = &r.compute_roof else { return };
+    if !matches!(i.work.class, OpClass::Gemm | OpClass::Conv | OpClass::Attention)
+        || roof.unit != ExecUnit::Vector
+        || r.bound == Bound::Memory
+    {
+        return;
+    }
+    let best = i
+        .device
+        .peaks
+        .iter()
+        .filter(|p| p.unit == ExecUnit::Matrix && !p.precision.is_integer())
+        .filter(|p| {
+            matches!(
+                p.precision,
+                crate::units::Precision::Tf32
+                    | crate::units::Precision::Bf16
+                    | crate::units::Precision::Fp16
+            )
+        })
+        .max_by(|a, b| a.tflops.total_cmp(&b.tflops));
+    let Some(best) = best else { return };
+    if best.tflops <= roof.tflops * 1.5 {
+        return;
+    }
+    out.push(Finding {
+        id: "compute.matrix_units_unused",
+        severity: Severity::Info,
+        title: "Matrix units available".to_string(),
+        evidence: format!(
+            "this {} work runs on the {} vector roof ({}); the device's {} matrix roof is {}",
+            i.work.class.as_str(),
+            roof.precision,
+            si(roof.tflops * 1e12, "FLOP/s"),
+            best.precision,
+            si(best.tflops * 1e12, "FLOP/s")
+        ),
+        recommendation: format!(
+            "If accuracy allows, run it as {} on the matrix units (e.g. \
+             torch.backends.cuda.matmul.allow_tf32 or autocast).",
+            best.precision
+        ),
+        expected_gain: Some(format!(
+            "compute roof {}× higher",
+            sig3(best.tflops / roof.tflops)
+        )),
+    });
+}
+
+fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let Some(t) = i.tiles else { return };
+    if t.tile_eff < QUANTIZATION_EFF {
+        out.push(Finding {
+            id: "tiles.tile_quantization",
+            severity: Severity::Warning,
+            title: "Tile quantization wastes work".to_string(),
+            evidence: format!(
+                "the {}x{} macro tile pads the problem to {} tiles ({} x {}); tile_eff {}: \
+                 {} of the computed outputs are padding",
+                t.mt_m,
+                t.mt_n,
+                t.num_tiles,
+                t.tiles_m,
+                t.tiles_n,
+                sig3(t.tile_eff),
+                pct((1.0 - t.tile_eff) * 100.0)
+            ),
+            recommendation: "Pad the model dimension to a multiple of the tile, or tune the \
+                             GEMM (hipBLASLt/cuBLASLt heuristics, CUTLASS/CK configs) for a \
+                             tile that divides M and N."
+                .to_string(),
+            expected_gain: Some(format!("up to {}× on the MMA work", sig3(1.0 / t.tile_eff))),
+        });
+    }
+    if let (Some(wq), Some(waves)) = (t.wq_eff, t.waves) {
+        if wq < QUANTIZATION_EFF {
+            let num_cu = i.device.num_cu;
+            out.push(Finding {
+                id: "tiles.wave_quantization",
+                severity: Severity::Warning,
+                title: "Last wave leaves compute units idle".to_string(),
+                evidence: format!(
+                    "{} tiles on {} {}s run in {} waves; wq_eff {} (dim_eff {})",
+                    t.num_tiles,
+                    num_cu,
+                    i.device.cu_kind,
+                    waves,
+                    sig3(wq),
+                    sig3(t.dim_eff)
+                ),
+                recommendation: "Choose a tile (or split-K / stream-K) so the tile count is \
+                                 close to a multiple of the compute-unit count, or batch \
+                                 independent GEMMs into one launch."
+                    .to_string(),
+                expected_gain: Some(format!("up to {}×", sig3(1.0 / wq))),
+            });
+        }
+    }
+}
+
+fn occupancy(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let Some(o) = i.occupancy else { return };
+    if o.occupancy_pct >= LOW_OCCUPANCY_PCT {
+        return;
+    }
+    let advice = match o.limiter {
+        Limiter::Registers => {
+            "Reduce registers per thread (__launch_bounds__, -maxrregcount, fewer live \
+             accumulators; AMD: amdgpu-waves-per-eu), or accept it if the kernel is \
+             compute-bound with enough ILP."
+        }
+        Limiter::SharedMemory => {
+            "Use less shared memory per block: smaller tiles, reuse one buffer across stages \
+             with barriers, or split large allocations."
+        }
+        Limiter::Warps => "Use fewer threads per block so more blocks fit, or more work per thread.",
+        Limiter::BlockSlots => {
+            "Blocks are too small: the per-SM block-slot limit is reached before the warp \
+             limit. Use larger blocks (>= 128 threads)."
+        }
+        Limiter::Barriers => "Use fewer, larger workgroups: the barrier-slot limit binds.",
+    };
+    let label = if o.estimate { " (estimate)" } else { "" };
+    out.push(Finding {
+        id: "occupancy.low",
+        severity: Severity::Warning,
+        title: "Low occupancy".to_string(),
+        evidence: format!(
+            "{} occupancy{label}: {} blocks/{} and {} of {} warps resident, limited by {}",
+            pct(o.occupancy_pct),
+            o.blocks_per_cu,
+            i.device.cu_kind,
+            o.active_warps_per_cu,
+            o.max_warps_per_cu,
+            limiter_name(o.limiter)
+        ),
+        recommendation: format!(
+            "{advice} Below 50% there may be too few warps to hide memory latency (seed 000 \
+             §4.3)."
+        ),
+        expected_gain: None,
+    });
+}
+
+fn limiter_name(l: Limiter) -> &'static str {
+    match l {
+        Limiter::Warps => "warps per block",
+        Limiter::Registers => "registers",
+        Limiter::SharedMemory => "shared memory",
+        Limiter::BlockSlots => "block slots",
+        Limiter::Barriers => "barriers",
+    }
+}
+
+fn fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let r = i.roofline;
+    if r.bound != Bound::Memory {
+        return;
+    }
+    let (partner, saved) = match i.work.class {
+        // The output of a norm or element-wise op is usually read by the next op: fusing
+        // the two removes one write and one read of it.
+        OpClass::RmsNorm | OpClass::LayerNorm => {
+            ("the residual add before it or the projection after it", 2.0 * i.work.bytes_written)
+        }
+        OpClass::Elementwise => ("its producer or consumer", 2.0 * i.work.bytes_written),
+        OpClass::Softmax => ("the matmuls around it (flash attention)", 2.0 * i.work.bytes_written),
+        _ => return,
+    };
+    if saved <= 0.0 {
+        return;
+    }
+    let t_saved_us = saved / (r.bandwidth_gbs * 1e9) * 1e6;
+    out.push(Finding {
+        id: "fusion.opportunity",
+        severity: Severity::Info,
+        title: "Fusion would save traffic".to_string(),
+        evidence: format!(
+            "this {} writes {} that the next kernel reads back",
+            i.work.class.as_str(),
+            si(i.work.bytes_written, "B")
+        ),
+        recommendation: format!(
+            "Fuse with {partner}: the intermediate stays on chip (seed 002: fusing two \
+             memory-bound kernels roughly halves their traffic)."
+        ),
+        expected_gain: Some(format!(
+            "{} less DRAM traffic, {} at peak bandwidth",
+            si(saved, "B"),
+            us(t_saved_us)
+        )),
+    });
+}
+
+fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
+    let Some(f) = i.dequant_fusion else { return };
+    let m = &f.minimal;
+    if m.saving <= 1.0 {
+        return;
+    }
+    let bw = i.roofline.bandwidth_gbs * 1e9;
+    let seed = f
+        .seed_003
+        .as_ref()
+        .map(|s| {
+            format!(
+                " (seed 003's counting: {} vs {}, {}×)",
+                si(s.unfused_bytes, "B"),
+                si(s.fused_bytes, "B"),
+                sig3(s.saving)
+            )
+        })
+        .unwrap_or_default();
+    out.push(Finding {
+        id: "fusion.dequant",
+        severity: Severity::Info,
+        title: "Keep dequantization fused into the matmul".to_string(),
+        evidence: format!(
+            "dequantize-then-matmul moves {} ({} at peak bandwidth); the fused kernel moves {} \
+             ({}){seed}",
+            si(m.unfused_bytes, "B"),
+            us(m.unfused_bytes / bw * 1e6),
+            si(m.fused_bytes, "B"),
+            us(m.fused_bytes / bw * 1e6),
+        ),
+        recommendation: "Dequantize in registers inside the GEMM/GEMV (as Marlin, GGML and \
+                         ROCmForge's fused Q4_0 kernel do) rather than materialising the \
+                         dequantized weights."
+            .to_string(),
+        expected_gain: Some(format!("{}× less DRAM traffic than unfused", sig3(m.saving))),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::{analyze, GemmShape, GemmView, KernelRequest};
+    use crate::device::Catalog;
+    use crate::diagnose::Severity;
+    use crate::occupancy::KernelResources;
+    use crate::ops::elementwise::ElementwiseSpec;
+    use crate::ops::gemm::GemmSpec;
+    use crate::ops::norm::RmsNormSpec;
+    use crate::ops::quant::{QuantGemmSpec, WeightFormat};
+    use crate::ops::Work;
+    use crate::units::Precision;
+
+    fn ids(device: &str, req: &KernelRequest) -> Vec<(&'static str, Severity)> {
+        let cat = Catalog::builtin();
+        let d = cat.lookup(device).unwrap();
+        analyze(d, req).unwrap().findings.iter().map(|f| (f.id, f.severity)).collect()
+    }
+
+    fn rmsnorm() -> Work {
+        RmsNormSpec { rows: 4096, cols: 8192, dtype: Precision::Bf16, weight_dtype: None }
+            .work()
+            .unwrap()
+    }
+
+    fn timed(work: Work, us: u64) -> KernelRequest {
+        let mut r = KernelRequest::new(work);
+        r.time_ns = Some(us * 1000);
+        r
+    }
+
+    #[test]
+    fn rmsnorm_near_peak_suggests_fusion_only() {
+        // 134,234,112 B in 55 µs = 2.44 TB/s = 72.9% of 3.35 TB/s.
+        let f = ids("h100-sxm", &timed(rmsnorm(), 55));
+        assert_eq!(f[0], ("bandwidth.near_peak", Severity::Info));
+        assert!(f.contains(&("fusion.opportunity", Severity::Info)));
+        assert!(f.iter().all(|(_, s)| *s == Severity::Info), "{f:?}");
+    }
+
+    #[test]
+    fn slow_rmsnorm_is_likely_wrong() {
+        // 134,234,112 B in 150 µs = 26.7% of peak: < 30% (major issue) and < 40% (seed 002:
+        // "an RMSNorm under 40% of peak bandwidth is likely wrong").
+        let cat = Catalog::builtin();
+        let a = analyze(cat.lookup("h100-sxm").unwrap(), &timed(rmsnorm(), 150)).unwrap();
+        let f: Vec<_> = a.findings.iter().map(|f| f.id).collect();
+        assert!(f.contains(&"bandwidth.low") && f.contains(&"class.likely_wrong"), "{f:?}");
+        assert_eq!(a.findings[0].severity, Severity::Critical);
+        // Gain to 70% of peak: 150 µs * 26.71% / 70% = 57.2 µs → 2.62×.
+        let low = a.findings.iter().find(|f| f.id == "bandwidth.low").unwrap();
+        let g = low.expected_gain.as_deref().unwrap();
+        assert!(g.starts_with("up to 2.62×"), "{g}");
+        assert!(g.contains("57.2 µs"), "{g}");
+    }
+
+    #[test]
+    fn elementwise_in_the_middle_band() {
+        // 2^28 bf16 in, 2^28 out: 1,073,741,824 B. At 534 µs: 2.011 TB/s = 60.0% of peak:
+        // room for improvement, and below the element-wise band (70-90%).
+        let w = ElementwiseSpec::unary(1 << 28, Precision::Bf16, 1.0).work().unwrap();
+        assert_eq!(w.bytes(), 1_073_741_824.0);
+        let f = ids("h100-sxm", &timed(w, 534));
+        assert!(f.contains(&("bandwidth.room", Severity::Warning)), "{f:?}");
+        assert!(f.contains(&("class.below_expected", Severity::Warning)), "{f:?}");
+        assert!(!f.iter().any(|(id, _)| *id == "class.likely_wrong"), "{f:?}");
+    }
+
+    #[test]
+    fn compute_bound_gemm_below_roof() {
+        // 2*8192^3 = 1.0995e12 FLOP; at 2222 µs = 494.8 TFLOP/s = 50.0% of 989.4.
+        let w = GemmSpec::new(8192, 8192, 8192, Precision::Bf16).work().unwrap();
+        let f = ids("h100-sxm", &timed(w, 2222));
+        assert!(f.contains(&("compute.low", Severity::Warning)), "{f:?}");
+    }
+
+    #[test]
+    fn seed001_wave_quantization_finding() {
+        let w = GemmSpec::new(10240, 2048, 2048, Precision::Bf16).work().unwrap();
+        let mut req = KernelRequest::new(w);
+        req.kernel_name = Some("Cijk_Alik_Bljk_BBS_BH_MT256x64x64_MI32x32x8x1_SN_WG32_8_1".into());
+        req.gemm = Some(GemmShape { m: 10240, n: 2048, batch: 1, view: GemmView::Blas });
+        let cat = Catalog::builtin();
+        let a = analyze(cat.lookup("mi300x").unwrap(), &req).unwrap();
+        let f = a.findings.iter().find(|f| f.id == "tiles.wave_quantization").unwrap();
+        // 1 / 0.8421 = 1.1875
+        assert_eq!(f.expected_gain.as_deref(), Some("up to 1.19×"));
+        assert!(f.evidence.contains("1280 tiles on 304 CUs run in 5 waves"), "{}", f.evidence);
+    }
+
+    #[test]
+    fn low_occupancy_names_the_limiter() {
+        // hardware.md §4.1 N8: A100, 128 threads x 255 registers -> 2 blocks, 12.5%.
+        let w = GemmSpec::new(4096, 4096, 4096, Precision::Bf16).work().unwrap();
+        let mut req = KernelRequest::new(w);
+        req.resources = Some(KernelResources {
+            threads_per_block: 128,
+            regs_per_thread: Some(255),
+            ..KernelResources::default()
+        });
+        let cat = Catalog::builtin();
+        let a = analyze(cat.lookup("a100-sxm-80gb").unwrap(), &req).unwrap();
+        let f = a.findings.iter().find(|f| f.id == "occupancy.low").unwrap();
+        assert!(f.evidence.contains("12.5%") && f.evidence.contains("registers"), "{}", f.evidence);
+    }
+
+    #[test]
+    fn tiny_work_warns_about_launch_overhead() {
+        let w = ElementwiseSpec::unary(1024, Precision::Fp32, 1.0).work().unwrap();
+        let f = ids("h100-sxm", &KernelRequest::new(w.clone()));
+        assert_eq!(f, vec![("launch.overhead", Severity::Info)]);
+        let f = ids("h100-sxm", &timed(w, 8));
+        assert!(f.contains(&("launch.overhead", Severity::Warning)), "{f:?}");
+    }
+
+    #[test]
+    fn quantized_gemm_quantifies_dequant_fusion() {
+        let spec = QuantGemmSpec {
+            m: 1,
+            n: 4096,
+            k: 4096,
+            act_dtype: Precision::Fp16,
+            format: WeightFormat::Q4_0,
+            out_dtype: None,
+        };
+        let mut req = KernelRequest::new(spec.work().unwrap());
+        req.dequant_fusion = spec.dequant_fusion(Precision::Fp16).ok();
+        let cat = Catalog::builtin();
+        let a = analyze(cat.lookup("rx-7900-xt").unwrap(), &req).unwrap();
+        let f = a.findings.iter().find(|f| f.id == "fusion.dequant").unwrap();
+        assert!(f.expected_gain.as_deref().unwrap().ends_with("× less DRAM traffic than unfused"));
+        assert!(f.evidence.contains("seed 003"), "{}", f.evidence);
+    }
+
+    #[test]
+    fn faster_than_floor_is_critical() {
+        // Floor 40.07 µs at 3.35 TB/s; 20 µs is impossible from DRAM.
+        let f = ids("h100-sxm", &timed(rmsnorm(), 20));
+        assert_eq!(f[0], ("roofline.faster_than_floor", Severity::Critical));
+        assert!(!f.iter().any(|(id, _)| id.starts_with("bandwidth.")), "{f:?}");
+    }
+}

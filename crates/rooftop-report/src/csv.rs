@@ -1,0 +1,121 @@
+//! CSV output: one row per analysis (the scalar fields of the JSON record) or device.
+
+use crate::devices::DeviceRow;
+use crate::record::AnalysisRecord;
+use rooftop_core::analysis::Analysis;
+use rooftop_core::device::DeviceSpec;
+
+const ANALYSIS_HEADER: [&str; 26] = [
+    "device_id",
+    "op",
+    "shape",
+    "kernel_name",
+    "flops",
+    "bytes",
+    "arithmetic_intensity",
+    "ridge_point",
+    "peak_tflops",
+    "peak_bandwidth_gbs",
+    "attainable_tflops",
+    "floor_time_us",
+    "bound",
+    "time_us",
+    "achieved_tflops",
+    "achieved_gbs",
+    "compute_utilization_pct",
+    "memory_utilization_pct",
+    "roofline_attainment_pct",
+    "tile_efficiency",
+    "wave_efficiency",
+    "dim_efficiency",
+    "occupancy_pct",
+    "findings",
+    "flops_formula",
+    "bytes_formula",
+];
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |v| format!("{v}"))
+}
+
+fn write(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Writing to a Vec cannot fail with I/O errors; record lengths match the header.
+    let _ = w.write_record(header);
+    for r in rows {
+        let _ = w.write_record(&r);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// Analyses as CSV.
+pub fn analyses(items: &[Analysis]) -> String {
+    let rows = items
+        .iter()
+        .map(|a| {
+            let r = AnalysisRecord::from_analysis(a);
+            vec![
+                r.device_id,
+                r.op.to_string(),
+                r.shape,
+                r.kernel_name.unwrap_or_default(),
+                format!("{}", r.flops),
+                format!("{}", r.bytes),
+                num(r.arithmetic_intensity),
+                num(r.ridge_point),
+                num(r.peak_tflops),
+                format!("{}", r.peak_bandwidth_gbs),
+                format!("{}", r.attainable_tflops),
+                format!("{}", r.floor_time_us),
+                r.bound.to_string(),
+                num(r.time_us),
+                num(r.achieved_tflops),
+                num(r.achieved_gbs),
+                num(r.compute_utilization_pct),
+                num(r.memory_utilization_pct),
+                num(r.roofline_attainment_pct),
+                num(r.tile_efficiency),
+                num(r.wave_efficiency),
+                num(r.dim_efficiency),
+                num(r.occupancy_pct),
+                r.findings.iter().map(|f| f.id).collect::<Vec<_>>().join(";"),
+                r.flops_formula,
+                r.bytes_formula,
+            ]
+        })
+        .collect();
+    write(&ANALYSIS_HEADER, rows)
+}
+
+/// Devices as CSV.
+pub fn devices(devs: &[DeviceSpec]) -> String {
+    let rows = devs
+        .iter()
+        .map(|d| {
+            let r = DeviceRow::of(d);
+            vec![
+                r.id,
+                r.name,
+                r.vendor.to_string(),
+                num(r.half_matrix_tflops),
+                num(r.fp32_tflops),
+                format!("{}", r.bandwidth_gbs),
+                num(r.ridge_flop_per_byte),
+                r.confidence.to_string(),
+            ]
+        })
+        .collect();
+    write(
+        &[
+            "id",
+            "name",
+            "vendor",
+            "fp16_matrix_tflops",
+            "fp32_tflops",
+            "bandwidth_gbs",
+            "ridge_flop_per_byte",
+            "confidence",
+        ],
+        rows,
+    )
+}

@@ -1,0 +1,91 @@
+//! Markdown output, for pull-request comments and reports.
+
+use crate::devices::DeviceRow;
+use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row};
+use rooftop_core::analysis::Analysis;
+use rooftop_core::device::DeviceSpec;
+use rooftop_core::units::{si, sig3};
+use std::fmt::Write as _;
+
+/// Escapes a cell: pipes would end the cell, newlines the row.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', "<br>")
+}
+
+fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
+}
+
+fn rows_md(rows: Vec<Row>) -> String {
+    let rows: Vec<Vec<String>> = rows.into_iter().map(|r| r.to_vec()).collect();
+    md_table(&["metric", "value", "source"], &rows)
+}
+
+/// One analysis as a Markdown section.
+pub fn analysis(a: &Analysis) -> String {
+    let mut out = format!("### {}\n\n", cell(&analysis_title(a)));
+    if let Some(k) = &a.kernel_name {
+        let _ = writeln!(out, "Kernel: `{k}`\n");
+    }
+    out.push_str(&rows_md(analysis_rows(a)));
+    if !a.work.assumptions.is_empty() {
+        out.push_str("\nAssumptions:\n\n");
+        for s in &a.work.assumptions {
+            let _ = writeln!(out, "- {s}");
+        }
+    }
+    if !a.findings.is_empty() {
+        out.push_str("\n#### Findings\n\n");
+        for f in &a.findings {
+            let _ = write!(
+                out,
+                "- **{}** ({}): {}. {}",
+                f.title,
+                f.severity.as_str(),
+                f.evidence,
+                f.recommendation
+            );
+            if let Some(g) = &f.expected_gain {
+                let _ = write!(out, " Expected gain: {g}.");
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The device list as a Markdown table.
+pub fn devices(devs: &[DeviceSpec]) -> String {
+    let rows: Vec<Vec<String>> = devs
+        .iter()
+        .map(|d| {
+            let r = DeviceRow::of(d);
+            vec![
+                format!("`{}`", r.id),
+                r.name,
+                r.vendor.to_string(),
+                r.half_matrix_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                r.fp32_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                si(r.bandwidth_gbs * 1e9, "B/s"),
+                r.ridge_flop_per_byte.map_or("-".to_string(), |v| format!("{} FLOP/B", sig3(v))),
+            ]
+        })
+        .collect();
+    md_table(&["id", "name", "vendor", "FP16 matrix", "FP32", "bandwidth", "ridge"], &rows)
+}
+
+/// One device as a Markdown section.
+pub fn device_detail(d: &DeviceSpec) -> String {
+    let mut out = format!("### {} (`{}`)\n\n", cell(&d.name), d.id);
+    out.push_str(&rows_md(device_rows(d)));
+    out.push('\n');
+    for line in device_footer(d) {
+        let _ = writeln!(out, "{line}\n");
+    }
+    out
+}

@@ -1,0 +1,260 @@
+//! The rows (metric, value, source) that the table and Markdown renderers both lay
+//! out, so the two formats always say the same thing.
+
+use crate::devices::headline_peak;
+use rooftop_core::analysis::Analysis;
+use rooftop_core::device::{DeviceSpec, FigureMeta};
+use rooftop_core::units::{pct, si, sig3};
+
+/// One row: metric, value, where the value comes from.
+pub type Row = [String; 3];
+
+fn row(a: impl Into<String>, b: impl Into<String>, c: impl Into<String>) -> Row {
+    [a.into(), b.into(), c.into()]
+}
+
+/// Seconds from microseconds, formatted.
+pub fn us(v: f64) -> String {
+    si(v * 1e-6, "s")
+}
+
+fn meta_label(meta: &FigureMeta) -> String {
+    format!("{} ({} confidence)", meta.provenance, meta.confidence)
+}
+
+fn rate_unit(integer: bool) -> &'static str {
+    if integer {
+        "OP/s"
+    } else {
+        "FLOP/s"
+    }
+}
+
+/// The title line of an analysis.
+pub fn analysis_title(a: &Analysis) -> String {
+    format!("{} {} on {} [{}]", a.work.class.as_str(), a.work.shape, a.device.name, a.device.id)
+}
+
+/// The rows of one analysis.
+pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
+    let r = &a.roofline;
+    let w = &a.work;
+    let mut rows = vec![
+        row("FLOPs", si(r.flops, "FLOP"), format!("model: {}", w.flops_formula)),
+        row("bytes (DRAM, minimum)", si(r.bytes, "B"), format!("model: {}", w.bytes_formula)),
+        row(
+            "arithmetic intensity",
+            if r.arithmetic_intensity.is_finite() {
+                format!("{} FLOP/B", sig3(r.arithmetic_intensity))
+            } else {
+                "∞ (no bytes)".to_string()
+            },
+            "model",
+        ),
+    ];
+    if let Some(c) = &r.compute_roof {
+        let note = c.note.as_deref().map(|n| format!("; {n}")).unwrap_or_default();
+        rows.push(row(
+            "compute roof",
+            format!("{} {} {}", si(c.tflops * 1e12, rate_unit(c.precision.is_integer())), c.precision, c.unit),
+            format!("{}{note}", meta_label(&c.meta)),
+        ));
+    }
+    rows.push(row("memory roof", si(r.bandwidth_gbs * 1e9, "B/s"), meta_label(&r.bandwidth_meta)));
+    if let Some(p) = r.ridge_point {
+        rows.push(row("ridge point", format!("{} FLOP/B", sig3(p)), "compute roof ÷ memory roof"));
+    }
+    rows.push(row(
+        "floor time",
+        us(r.floor_time_us),
+        format!("compute {} / memory {}", us(r.compute_floor_us), us(r.memory_floor_us)),
+    ));
+    rows.push(row(
+        "attainable",
+        si(r.attainable_tflops * 1e12, "FLOP/s"),
+        "min(peak, intensity × bandwidth)",
+    ));
+    rows.push(row("bound", r.bound.as_str(), "balanced = within ±20% of the ridge"));
+    if let Some(m) = &r.achieved {
+        rows.push(row("time", us(m.time_us), "measured"));
+        rows.push(row(
+            "achieved",
+            format!("{}, {}", si(m.achieved_tflops * 1e12, "FLOP/s"), si(m.achieved_gbs * 1e9, "B/s")),
+            "model ÷ measured time",
+        ));
+        rows.push(row("compute utilization", pct(m.compute_utilization_pct), "of the compute roof"));
+        rows.push(row("memory utilization", pct(m.memory_utilization_pct), "of the memory roof"));
+        rows.push(row("roofline attainment", pct(m.roofline_attainment_pct), "floor time ÷ time"));
+    }
+    for l in &r.levels {
+        let util = l
+            .utilization_pct
+            .map_or_else(String::new, |u| format!("{} of {}", pct(u), si(l.bandwidth_gbs * 1e9, "B/s")));
+        rows.push(row(format!("{} traffic", l.level.as_str()), si(l.bytes, "B"), util));
+    }
+    if let Some(tr) = &a.tiles {
+        let e = &tr.efficiency;
+        let view = if tr.swapped { " (swapped from the PyTorch view)" } else { "" };
+        rows.push(row(
+            "GEMM tiles",
+            format!("{}x{} tile, {} tiles", e.mt_m, e.mt_n, e.num_tiles),
+            format!("kernel view M={} N={}{view}", tr.kernel_m, tr.kernel_n),
+        ));
+        rows.push(row("tile efficiency", sig3(e.tile_eff), "M·N ÷ padded M·N"));
+        match (e.wq_eff, e.waves) {
+            (Some(wq), Some(waves)) => rows.push(row(
+                "wave efficiency",
+                sig3(wq),
+                format!("{waves} waves on {} {}s", a.device.num_cu, a.device.cu_kind),
+            )),
+            _ => rows.push(row("wave efficiency", "n/a", e.notes.join("; "))),
+        }
+        rows.push(row("dim efficiency", sig3(e.dim_eff), "tile × wave"));
+    } else if let Some(k) = &a.gemm_kernel {
+        rows.push(row("GEMM tiles", "unknown", format!("{:?} kernel name carries no macro tile", k.family)));
+    }
+    if let Some(o) = &a.occupancy {
+        let est = if o.estimate { " (estimate)" } else { "" };
+        rows.push(row(
+            "occupancy",
+            format!("{}{est}", pct(o.occupancy_pct)),
+            format!(
+                "{} blocks, {}/{} warps per {}; limited by {:?}",
+                o.blocks_per_cu, o.active_warps_per_cu, o.max_warps_per_cu, a.device.cu_kind, o.limiter
+            ),
+        ));
+    } else if let Some(n) = &a.occupancy_note {
+        rows.push(row("occupancy", "n/a", n.clone()));
+    }
+    rows
+}
+
+fn kib(b: u64) -> String {
+    if b % 1024 == 0 {
+        format!("{} KiB", b / 1024)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn mib(b: u64) -> String {
+    let m = b as f64 / (1024.0 * 1024.0);
+    if m >= 1.0 {
+        format!("{} MiB", sig3(m))
+    } else {
+        kib(b)
+    }
+}
+
+/// The rows of one device, every figure with its source.
+pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
+    let src = |key: &str| {
+        let m = d.figure(key);
+        format!("{} ({}, {})", m.source, m.provenance, m.confidence)
+    };
+    let mut rows = vec![row(
+        "vendor / arch",
+        format!("{} {}", d.vendor.as_str(), d.arch),
+        d.chip.clone().unwrap_or_default(),
+    )];
+    if let Some(cc) = &d.compute_capability {
+        rows.push(row("compute capability", cc.clone(), ""));
+    }
+    if let Some(l) = &d.llvm_target {
+        rows.push(row("LLVM target", l.clone(), ""));
+    }
+    rows.push(row(format!("{}s", d.cu_kind), d.num_cu.to_string(), src("compute.num_cu")));
+    let width = match d.alt_warp_size {
+        Some(alt) => format!("{} (alt {alt})", d.warp_size),
+        None => d.warp_size.to_string(),
+    };
+    rows.push(row("warp / wave / SIMD width", width, ""));
+    if let Some(c) = d.boost_clock_mhz {
+        rows.push(row("boost clock", si(c * 1e6, "Hz"), src("compute.boost_clock_mhz")));
+    }
+    for p in &d.peaks {
+        rows.push(row(
+            format!("peak {} {}", p.precision, p.unit),
+            si(p.tflops * 1e12, rate_unit(p.precision.is_integer())),
+            format!("{} ({}, {})", p.meta.source, p.meta.provenance, p.meta.confidence),
+        ));
+    }
+    for (name, v) in &d.variant_peaks {
+        rows.push(row(format!("variant {name}"), si(v * 1e12, "FLOP/s"), "special issue mode"));
+    }
+    for p in &d.achievable {
+        rows.push(row(
+            format!("achievable {} {}", p.precision, p.unit),
+            si(p.tflops * 1e12, rate_unit(p.precision.is_integer())),
+            format!("{} ({}, {})", p.meta.source, p.meta.provenance, p.meta.confidence),
+        ));
+    }
+    rows.push(row("memory bandwidth", si(d.peak_bw_gbs * 1e9, "B/s"), src("memory.bandwidth_gbs")));
+    for b in &d.bandwidths {
+        rows.push(row(
+            format!("{} bandwidth", b.level.as_str()),
+            si(b.gbs * 1e9, "B/s"),
+            format!("{} ({})", b.meta.source, b.meta.provenance),
+        ));
+    }
+    if let Some(gb) = d.mem_gb {
+        rows.push(row(
+            "memory",
+            format!("{} GB {}", sig3(gb), d.mem_type.clone().unwrap_or_default()),
+            src("memory.size_gb"),
+        ));
+    }
+    if let Some(l2) = d.l2_bytes {
+        rows.push(row("L2 cache", mib(l2), src("memory.l2_mib")));
+    }
+    if let Some(llc) = d.llc_bytes {
+        rows.push(row("last-level cache", mib(llc), src("memory.llc_mib")));
+    }
+    if let Some((p, u)) = headline_peak(d) {
+        if let Some(r) = d.ridge_point(p, u) {
+            rows.push(row(format!("ridge point ({p} {u})"), format!("{} FLOP/B", sig3(r)), "peak ÷ bandwidth"));
+        }
+    }
+    let l = &d.limits;
+    let limits: [(&str, &str, Option<String>); 18] = [
+        ("shared memory per CU", "smem_kib_per_cu", l.smem_bytes_per_cu.map(kib)),
+        ("shared memory per WGP", "smem_kib_per_wgp", l.smem_bytes_per_wgp.map(kib)),
+        ("shared memory per block (max)", "smem_kib_per_block_max", l.smem_bytes_per_block_max.map(kib)),
+        ("shared memory per block (default)", "smem_kib_per_block_default", l.smem_bytes_per_block_default.map(kib)),
+        ("shared memory granularity", "smem_alloc_granularity_bytes", l.smem_alloc_granularity_bytes.map(|b| format!("{b} B"))),
+        ("shared memory reserved per block", "smem_reserved_per_block_bytes", l.smem_reserved_per_block_bytes.map(|b| format!("{b} B"))),
+        ("max threads per block", "max_threads_per_block", l.max_threads_per_block.map(|v| v.to_string())),
+        ("max threads per CU", "max_threads_per_cu", l.max_threads_per_cu.map(|v| v.to_string())),
+        ("32-bit registers per CU", "regs_32bit_per_cu", l.regs_32bit_per_cu.map(|v| v.to_string())),
+        ("register file per CU", "reg_file_kib_per_cu", l.reg_file_kib_per_cu.map(|v| format!("{v} KiB"))),
+        ("max registers per thread", "max_regs_per_thread", l.max_regs_per_thread.map(|v| v.to_string())),
+        ("max warps per CU", "max_warps_per_cu", l.max_warps_per_cu.map(|v| v.to_string())),
+        ("max blocks per CU", "max_blocks_per_cu", l.max_blocks_per_cu.map(|v| v.to_string())),
+        ("SIMDs per CU", "simds_per_cu", l.simds_per_cu.map(|v| v.to_string())),
+        ("max waves per SIMD", "max_waves_per_simd", l.max_waves_per_simd.map(|v| v.to_string())),
+        ("VGPRs per lane per SIMD", "vgpr_per_lane_per_simd", l.vgpr_per_lane_per_simd.map(|v| v.to_string())),
+        ("VGPR allocation granule", "vgpr_alloc_granule", l.vgpr_alloc_granule.map(|v| v.to_string())),
+        ("SGPRs per SIMD", "sgpr_per_simd", l.sgpr_per_simd.map(|v| v.to_string())),
+    ];
+    for (name, key, value) in limits {
+        if let Some(v) = value {
+            rows.push(row(name, v, src(&format!("limits.{key}"))));
+        }
+    }
+    rows
+}
+
+/// Lines after a device's rows: unsupported formats, aliases, note.
+pub fn device_footer(d: &DeviceSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    if !d.unsupported.is_empty() {
+        out.push(format!("not supported natively: {}", d.unsupported.join(", ")));
+    }
+    if !d.aliases.is_empty() {
+        out.push(format!("also found as: {}", d.aliases.join(", ")));
+    }
+    if let Some(n) = &d.note {
+        out.push(format!("note: {n}"));
+    }
+    out
+}

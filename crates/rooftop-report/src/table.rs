@@ -1,0 +1,103 @@
+//! Terminal tables (the default output): at most 100 columns wide, numbers to three
+//! significant digits with SI units, each figure with its provenance.
+
+use crate::devices::DeviceRow;
+use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row};
+use comfy_table::presets::UTF8_BORDERS_ONLY;
+use comfy_table::{ContentArrangement, Table};
+use rooftop_core::analysis::Analysis;
+use rooftop_core::device::DeviceSpec;
+use rooftop_core::units::{si, sig3};
+use std::fmt::Write as _;
+
+/// Width every table is laid out for.
+pub const WIDTH: u16 = 100;
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(WIDTH)
+        .set_header(header.to_vec());
+    t
+}
+
+fn rows_table(rows: Vec<Row>) -> String {
+    let mut t = table(&["metric", "value", "source"]);
+    for r in rows {
+        t.add_row(r.to_vec());
+    }
+    t.to_string()
+}
+
+/// Renders one analysis.
+pub fn analysis(a: &Analysis) -> String {
+    let mut out = analysis_title(a);
+    out.push('\n');
+    if let Some(k) = &a.kernel_name {
+        let _ = writeln!(out, "kernel {k}");
+    }
+    out.push_str(&rows_table(analysis_rows(a)));
+    out.push('\n');
+    if !a.work.assumptions.is_empty() {
+        out.push_str("assumptions:\n");
+        for s in &a.work.assumptions {
+            let _ = writeln!(out, "  - {s}");
+        }
+    }
+    out.push_str(&findings(a));
+    out
+}
+
+fn findings(a: &Analysis) -> String {
+    if a.findings.is_empty() {
+        return if a.roofline.achieved.is_none() {
+            "findings: none without a measured time (pass --time-us)\n".to_string()
+        } else {
+            "findings: none\n".to_string()
+        };
+    }
+    let mut t = table(&["severity", "finding"]);
+    for f in &a.findings {
+        let mut text = format!("{}: {}\n→ {}", f.title, f.evidence, f.recommendation);
+        if let Some(g) = &f.expected_gain {
+            let _ = write!(text, "\nexpected gain: {g}");
+        }
+        t.add_row(vec![f.severity.as_str().to_string(), text]);
+    }
+    format!("{t}\n")
+}
+
+/// Renders the device list.
+pub fn devices(devs: &[DeviceSpec]) -> String {
+    let mut t = table(&["id", "name", "vendor", "FP16 matrix", "FP32", "bandwidth", "ridge"]);
+    for d in devs {
+        let r = DeviceRow::of(d);
+        t.add_row(vec![
+            r.id,
+            r.name,
+            r.vendor.to_string(),
+            r.half_matrix_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+            r.fp32_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+            si(r.bandwidth_gbs * 1e9, "B/s"),
+            r.ridge_flop_per_byte.map_or("-".to_string(), |v| format!("{} FLOP/B", sig3(v))),
+        ]);
+    }
+    format!(
+        "{t}\n{} devices. Dense catalog peaks; ridge = FP16 (else BF16) matrix, else FP32, over \
+         DRAM bandwidth. `rooftop devices ID` shows every figure with its source.\n",
+        devs.len()
+    )
+}
+
+/// Renders everything known about one device, with sources.
+pub fn device_detail(d: &DeviceSpec) -> String {
+    let mut out = format!("{} [{}]\n", d.name, d.id);
+    out.push_str(&rows_table(device_rows(d)));
+    out.push('\n');
+    for line in device_footer(d) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
