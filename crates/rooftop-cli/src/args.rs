@@ -43,7 +43,7 @@ pub enum Command {
     /// List the device catalog, or show one device with every figure and its source.
     Devices(DevicesArgs),
     /// Roofline, bound, efficiency and findings for one operation on one device.
-    Analyze(AnalyzeArgs),
+    Analyze(Box<AnalyzeArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@
 
 use crate::device::{DeviceSpec, MemLevel};
 use crate::diagnose::{diagnose, DiagnoseInput, Finding};
-use crate::gemm_tiles::{self, GemmKernelInfo, TileEfficiency, TileProblem};
+use crate::gemm_tiles::{self, GemmKernelInfo, TileEfficiency};
 use crate::occupancy::{self, KernelResources, Occupancy};
 use crate::ops::quant::DequantFusion;
 use crate::ops::Work;
@@ -160,19 +160,18 @@ fn tile_report(
 ) -> Option<TileReport> {
     let shape = req.gemm?;
     let info = info?;
-    let (mt_m, mt_n) = (info.mt_m?, info.mt_n?);
     let swapped = shape.view == GemmView::Torch && info.blas_column_major;
-    let (m, n) = if swapped { (shape.n, shape.m) } else { (shape.m, shape.n) };
-    let efficiency = gemm_tiles::tile_efficiency(&TileProblem {
+    // `tile_problem_from_torch` swaps for column-major BLAS kernels; a shape already in
+    // the kernel's view is handed over pre-swapped so the swap restores it.
+    let pre_swap = shape.view == GemmView::Blas && info.blas_column_major;
+    let (m, n) = if pre_swap { (shape.n, shape.m) } else { (shape.m, shape.n) };
+    let problem = info.tile_problem_from_torch(
         m,
         n,
-        batch: shape.batch.max(1),
-        mt_m,
-        mt_n,
-        num_cu: device.num_cu,
-        ctas_per_cu: req.ctas_per_cu.max(1),
-        split_k: info.split_k.unwrap_or(1),
-        stream_k: info.stream_k,
-    })?;
-    Some(TileReport { kernel_m: m, kernel_n: n, swapped, efficiency })
+        shape.batch.max(1),
+        device.num_cu,
+        req.ctas_per_cu.max(1),
+    )?;
+    let efficiency = gemm_tiles::tile_efficiency(&problem)?;
+    Some(TileReport { kernel_m: problem.m, kernel_n: problem.n, swapped, efficiency })
 }

@@ -181,7 +181,7 @@ pub fn roofline(
     let achieved = time_ns.map(|ns| {
         let t = ns as f64 * 1e-9;
         Achieved {
-            time_us: t * 1e6,
+            time_us: ns as f64 / 1e3,
             achieved_tflops: flops / t / 1e12,
             achieved_gbs: bytes / t / 1e9,
             compute_utilization_pct: if peak_flops.is_finite() {

@@ -171,7 +171,9 @@ impl fmt::Display for Provenance {
 }
 
 /// How much a catalog figure can be trusted (see `reference/devices.toml` header).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     Low,
@@ -200,12 +202,6 @@ impl fmt::Display for Confidence {
 /// `si(3.35e12, "B/s")` is `"3.35 TB/s"`, `si(0.000042, "s")` is `"42.0 µs"`.
 /// Non-finite values print as `"n/a"`.
 pub fn si(value: f64, unit: &str) -> String {
-    if !value.is_finite() {
-        return "n/a".to_string();
-    }
-    if value == 0.0 {
-        return format!("0 {unit}");
-    }
     const PREFIXES: [(f64, &str); 11] = [
         (1e18, "E"),
         (1e15, "P"),
@@ -219,13 +215,19 @@ pub fn si(value: f64, unit: &str) -> String {
         (1e-9, "n"),
         (1e-12, "p"),
     ];
+    if !value.is_finite() {
+        return "n/a".to_string();
+    }
+    if value == 0.0 {
+        return format!("0 {unit}");
+    }
     let mag = value.abs();
     // Choose the prefix after rounding to 3 significant digits, so 999.96 becomes "1.00 k"
     // rather than "1000".
     let rounded = round_sig(mag, 3);
     let (scale, prefix) =
         PREFIXES.iter().copied().find(|(s, _)| rounded >= *s).unwrap_or((1e-12, "p"));
-    let scaled = value / scale;
+    let scaled = value.signum() * rounded / scale;
     let body = sig3(scaled);
     if unit.is_empty() {
         format!("{body}{prefix}")

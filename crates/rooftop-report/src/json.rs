@@ -8,7 +8,8 @@ use rooftop_core::device::DeviceSpec;
 fn pretty<T: serde::Serialize>(v: &T) -> String {
     // Serialising our own plain structs cannot fail (no maps with non-string keys, no
     // non-finite floats: those are mapped to null before).
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -204,7 +204,7 @@ impl AnalysisRecord {
                 blocks_per_cu: o.blocks_per_cu,
                 active_warps_per_cu: o.active_warps_per_cu,
                 max_warps_per_cu: o.max_warps_per_cu,
-                limiter: format!("{:?}", o.limiter),
+                limiter: o.limiter.as_str().to_string(),
                 estimate: o.estimate,
                 notes: o.notes.clone(),
             }),

@@ -56,7 +56,12 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
         let note = c.note.as_deref().map(|n| format!("; {n}")).unwrap_or_default();
         rows.push(row(
             "compute roof",
-            format!("{} {} {}", si(c.tflops * 1e12, rate_unit(c.precision.is_integer())), c.precision, c.unit),
+            format!(
+                "{} {} {}",
+                si(c.tflops * 1e12, rate_unit(c.precision.is_integer())),
+                c.precision,
+                c.unit
+            ),
             format!("{}{note}", meta_label(&c.meta)),
         ));
     }
@@ -79,17 +84,25 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
         rows.push(row("time", us(m.time_us), "measured"));
         rows.push(row(
             "achieved",
-            format!("{}, {}", si(m.achieved_tflops * 1e12, "FLOP/s"), si(m.achieved_gbs * 1e9, "B/s")),
+            format!(
+                "{}, {}",
+                si(m.achieved_tflops * 1e12, "FLOP/s"),
+                si(m.achieved_gbs * 1e9, "B/s")
+            ),
             "model ÷ measured time",
         ));
-        rows.push(row("compute utilization", pct(m.compute_utilization_pct), "of the compute roof"));
+        rows.push(row(
+            "compute utilization",
+            pct(m.compute_utilization_pct),
+            "of the compute roof",
+        ));
         rows.push(row("memory utilization", pct(m.memory_utilization_pct), "of the memory roof"));
         rows.push(row("roofline attainment", pct(m.roofline_attainment_pct), "floor time ÷ time"));
     }
     for l in &r.levels {
-        let util = l
-            .utilization_pct
-            .map_or_else(String::new, |u| format!("{} of {}", pct(u), si(l.bandwidth_gbs * 1e9, "B/s")));
+        let util = l.utilization_pct.map_or_else(String::new, |u| {
+            format!("{} of {}", pct(u), si(l.bandwidth_gbs * 1e9, "B/s"))
+        });
         rows.push(row(format!("{} traffic", l.level.as_str()), si(l.bytes, "B"), util));
     }
     if let Some(tr) = &a.tiles {
@@ -111,7 +124,11 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
         }
         rows.push(row("dim efficiency", sig3(e.dim_eff), "tile × wave"));
     } else if let Some(k) = &a.gemm_kernel {
-        rows.push(row("GEMM tiles", "unknown", format!("{:?} kernel name carries no macro tile", k.family)));
+        rows.push(row(
+            "GEMM tiles",
+            "unknown",
+            format!("{:?} kernel name carries no macro tile", k.family),
+        ));
     }
     if let Some(o) = &a.occupancy {
         let est = if o.estimate { " (estimate)" } else { "" };
@@ -119,8 +136,12 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
             "occupancy",
             format!("{}{est}", pct(o.occupancy_pct)),
             format!(
-                "{} blocks, {}/{} warps per {}; limited by {:?}",
-                o.blocks_per_cu, o.active_warps_per_cu, o.max_warps_per_cu, a.device.cu_kind, o.limiter
+                "{} blocks, {}/{} warps per {}; limited by {}",
+                o.blocks_per_cu,
+                o.active_warps_per_cu,
+                o.max_warps_per_cu,
+                o.scope.as_str(),
+                o.limiter
             ),
         ));
     } else if let Some(n) = &a.occupancy_note {
@@ -148,10 +169,9 @@ fn mib(b: u64) -> String {
 
 /// The rows of one device, every figure with its source.
 pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
-    let src = |key: &str| {
-        let m = d.figure(key);
-        format!("{} ({}, {})", m.source, m.provenance, m.confidence)
-    };
+    // Figures without their own meta share the device's sources, printed once in the
+    // footer; rows then show only provenance and confidence.
+    let src = |key: &str| meta_cell(d, d.figure(key));
     let mut rows = vec![row(
         "vendor / arch",
         format!("{} {}", d.vendor.as_str(), d.arch),
@@ -176,7 +196,7 @@ pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
         rows.push(row(
             format!("peak {} {}", p.precision, p.unit),
             si(p.tflops * 1e12, rate_unit(p.precision.is_integer())),
-            format!("{} ({}, {})", p.meta.source, p.meta.provenance, p.meta.confidence),
+            meta_cell(d, &p.meta),
         ));
     }
     for (name, v) in &d.variant_peaks {
@@ -186,7 +206,7 @@ pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
         rows.push(row(
             format!("achievable {} {}", p.precision, p.unit),
             si(p.tflops * 1e12, rate_unit(p.precision.is_integer())),
-            format!("{} ({}, {})", p.meta.source, p.meta.provenance, p.meta.confidence),
+            meta_cell(d, &p.meta),
         ));
     }
     rows.push(row("memory bandwidth", si(d.peak_bw_gbs * 1e9, "B/s"), src("memory.bandwidth_gbs")));
@@ -194,7 +214,7 @@ pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
         rows.push(row(
             format!("{} bandwidth", b.level.as_str()),
             si(b.gbs * 1e9, "B/s"),
-            format!("{} ({})", b.meta.source, b.meta.provenance),
+            meta_cell(d, &b.meta),
         ));
     }
     if let Some(gb) = d.mem_gb {
@@ -212,28 +232,72 @@ pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
     }
     if let Some((p, u)) = headline_peak(d) {
         if let Some(r) = d.ridge_point(p, u) {
-            rows.push(row(format!("ridge point ({p} {u})"), format!("{} FLOP/B", sig3(r)), "peak ÷ bandwidth"));
+            rows.push(row(
+                format!("ridge point ({p} {u})"),
+                format!("{} FLOP/B", sig3(r)),
+                "peak ÷ bandwidth",
+            ));
         }
     }
     let l = &d.limits;
     let limits: [(&str, &str, Option<String>); 18] = [
         ("shared memory per CU", "smem_kib_per_cu", l.smem_bytes_per_cu.map(kib)),
         ("shared memory per WGP", "smem_kib_per_wgp", l.smem_bytes_per_wgp.map(kib)),
-        ("shared memory per block (max)", "smem_kib_per_block_max", l.smem_bytes_per_block_max.map(kib)),
-        ("shared memory per block (default)", "smem_kib_per_block_default", l.smem_bytes_per_block_default.map(kib)),
-        ("shared memory granularity", "smem_alloc_granularity_bytes", l.smem_alloc_granularity_bytes.map(|b| format!("{b} B"))),
-        ("shared memory reserved per block", "smem_reserved_per_block_bytes", l.smem_reserved_per_block_bytes.map(|b| format!("{b} B"))),
-        ("max threads per block", "max_threads_per_block", l.max_threads_per_block.map(|v| v.to_string())),
+        (
+            "shared memory per block (max)",
+            "smem_kib_per_block_max",
+            l.smem_bytes_per_block_max.map(kib),
+        ),
+        (
+            "shared memory per block (default)",
+            "smem_kib_per_block_default",
+            l.smem_bytes_per_block_default.map(kib),
+        ),
+        (
+            "shared memory granularity",
+            "smem_alloc_granularity_bytes",
+            l.smem_alloc_granularity_bytes.map(|b| format!("{b} B")),
+        ),
+        (
+            "shared memory reserved per block",
+            "smem_reserved_per_block_bytes",
+            l.smem_reserved_per_block_bytes.map(|b| format!("{b} B")),
+        ),
+        (
+            "max threads per block",
+            "max_threads_per_block",
+            l.max_threads_per_block.map(|v| v.to_string()),
+        ),
         ("max threads per CU", "max_threads_per_cu", l.max_threads_per_cu.map(|v| v.to_string())),
-        ("32-bit registers per CU", "regs_32bit_per_cu", l.regs_32bit_per_cu.map(|v| v.to_string())),
-        ("register file per CU", "reg_file_kib_per_cu", l.reg_file_kib_per_cu.map(|v| format!("{v} KiB"))),
-        ("max registers per thread", "max_regs_per_thread", l.max_regs_per_thread.map(|v| v.to_string())),
+        (
+            "32-bit registers per CU",
+            "regs_32bit_per_cu",
+            l.regs_32bit_per_cu.map(|v| v.to_string()),
+        ),
+        (
+            "register file per CU",
+            "reg_file_kib_per_cu",
+            l.reg_file_kib_per_cu.map(|v| format!("{v} KiB")),
+        ),
+        (
+            "max registers per thread",
+            "max_regs_per_thread",
+            l.max_regs_per_thread.map(|v| v.to_string()),
+        ),
         ("max warps per CU", "max_warps_per_cu", l.max_warps_per_cu.map(|v| v.to_string())),
         ("max blocks per CU", "max_blocks_per_cu", l.max_blocks_per_cu.map(|v| v.to_string())),
         ("SIMDs per CU", "simds_per_cu", l.simds_per_cu.map(|v| v.to_string())),
         ("max waves per SIMD", "max_waves_per_simd", l.max_waves_per_simd.map(|v| v.to_string())),
-        ("VGPRs per lane per SIMD", "vgpr_per_lane_per_simd", l.vgpr_per_lane_per_simd.map(|v| v.to_string())),
-        ("VGPR allocation granule", "vgpr_alloc_granule", l.vgpr_alloc_granule.map(|v| v.to_string())),
+        (
+            "VGPRs per lane per SIMD",
+            "vgpr_per_lane_per_simd",
+            l.vgpr_per_lane_per_simd.map(|v| v.to_string()),
+        ),
+        (
+            "VGPR allocation granule",
+            "vgpr_alloc_granule",
+            l.vgpr_alloc_granule.map(|v| v.to_string()),
+        ),
         ("SGPRs per SIMD", "sgpr_per_simd", l.sgpr_per_simd.map(|v| v.to_string())),
     ];
     for (name, key, value) in limits {
@@ -244,9 +308,22 @@ pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
     rows
 }
 
-/// Lines after a device's rows: unsupported formats, aliases, note.
+/// The source cell of a figure: its own source when it has one, else only provenance
+/// and confidence (the device's sources are in the footer).
+fn meta_cell(d: &DeviceSpec, m: &FigureMeta) -> String {
+    if m.source == d.meta.source {
+        format!("{}, {}", m.provenance, m.confidence)
+    } else {
+        format!("{} ({}, {})", m.source, m.provenance, m.confidence)
+    }
+}
+
+/// Lines after a device's rows: sources, unsupported formats, aliases, note.
 pub fn device_footer(d: &DeviceSpec) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = vec![format!(
+        "sources: {} ({}, {} confidence)",
+        d.meta.source, d.meta.provenance, d.meta.confidence
+    )];
     if !d.unsupported.is_empty() {
         out.push(format!("not supported natively: {}", d.unsupported.join(", ")));
     }

@@ -2,12 +2,12 @@
 //! significant digits with SI units, each figure with its provenance.
 
 use crate::devices::DeviceRow;
-use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row};
+use crate::rows::{analysis_rows, device_footer, device_rows, Row};
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{ContentArrangement, Table};
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
-use rooftop_core::units::{si, sig3};
+use rooftop_core::units::sig3;
 use std::fmt::Write as _;
 
 /// Width every table is laid out for.
@@ -32,8 +32,15 @@ fn rows_table(rows: Vec<Row>) -> String {
 
 /// Renders one analysis.
 pub fn analysis(a: &Analysis) -> String {
-    let mut out = analysis_title(a);
-    out.push('\n');
+    // Title on two lines: op and shape, then the device (long names would pass 100
+    // columns on one).
+    let mut out = format!(
+        "{} {}\ndevice: {} [{}]\n",
+        a.work.class.as_str(),
+        a.work.shape,
+        a.device.name,
+        a.device.id
+    );
     if let Some(k) = &a.kernel_name {
         let _ = writeln!(out, "kernel {k}");
     }
@@ -42,7 +49,7 @@ pub fn analysis(a: &Analysis) -> String {
     if !a.work.assumptions.is_empty() {
         out.push_str("assumptions:\n");
         for s in &a.work.assumptions {
-            let _ = writeln!(out, "  - {s}");
+            out.push_str(&wrap(s, usize::from(WIDTH), "  - ", "    "));
         }
     }
     out.push_str(&findings(a));
@@ -68,24 +75,24 @@ fn findings(a: &Analysis) -> String {
     format!("{t}\n")
 }
 
-/// Renders the device list.
+/// Renders the device list. Units live in the header so the rows stay narrow.
 pub fn devices(devs: &[DeviceSpec]) -> String {
-    let mut t = table(&["id", "name", "vendor", "FP16 matrix", "FP32", "bandwidth", "ridge"]);
+    let mut t = table(&["id", "name", "FP16 mat TFLOP/s", "FP32 TFLOP/s", "GB/s", "ridge FLOP/B"]);
+    let dash = || "-".to_string();
     for d in devs {
         let r = DeviceRow::of(d);
         t.add_row(vec![
             r.id,
             r.name,
-            r.vendor.to_string(),
-            r.half_matrix_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
-            r.fp32_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
-            si(r.bandwidth_gbs * 1e9, "B/s"),
-            r.ridge_flop_per_byte.map_or("-".to_string(), |v| format!("{} FLOP/B", sig3(v))),
+            r.half_matrix_tflops.map_or_else(dash, sig3),
+            r.fp32_tflops.map_or_else(dash, sig3),
+            sig3(r.bandwidth_gbs),
+            r.ridge_flop_per_byte.map_or_else(dash, sig3),
         ]);
     }
     format!(
         "{t}\n{} devices. Dense catalog peaks; ridge = FP16 (else BF16) matrix, else FP32, over \
-         DRAM bandwidth. `rooftop devices ID` shows every figure with its source.\n",
+         DRAM bandwidth.\n`rooftop devices ID` shows every figure with its source.\n",
         devs.len()
     )
 }
@@ -96,8 +103,30 @@ pub fn device_detail(d: &DeviceSpec) -> String {
     out.push_str(&rows_table(device_rows(d)));
     out.push('\n');
     for line in device_footer(d) {
-        out.push_str(&line);
-        out.push('\n');
+        out.push_str(&wrap(&line, usize::from(WIDTH), "", "  "));
     }
+    out
+}
+
+/// Wraps `text` at word boundaries to lines of at most `width` characters; the first
+/// line starts with `first`, the others with `rest`.
+fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let len = line.chars().count();
+        if !empty && len + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+        } else if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
     out
 }

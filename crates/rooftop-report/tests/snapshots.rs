@@ -3,6 +3,8 @@
 //! an MI300X (tiles and waves). The numbers inside are asserted against hand arithmetic
 //! in the core and CLI tests; these snapshots pin the layout.
 
+#![allow(clippy::unwrap_used)]
+
 use rooftop_core::analysis::{analyze, Analysis, GemmShape, GemmView, KernelRequest};
 use rooftop_core::device::Catalog;
 use rooftop_core::ops::gemm::GemmSpec;
@@ -68,6 +70,12 @@ fn devices() {
     let cat = Catalog::builtin();
     insta::assert_snapshot!("devices_table", device_list(Format::Table, &cat.devices));
     insta::assert_snapshot!("devices_md", device_list(Format::Markdown, &cat.devices));
-    insta::assert_snapshot!("h100_detail", device_detail(Format::Table, cat.lookup("h100-sxm").unwrap()));
-    insta::assert_snapshot!("mi300x_detail", device_detail(Format::Table, cat.lookup("mi300x").unwrap()));
+    insta::assert_snapshot!(
+        "h100_detail",
+        device_detail(Format::Table, cat.lookup("h100-sxm").unwrap())
+    );
+    insta::assert_snapshot!(
+        "mi300x_detail",
+        device_detail(Format::Table, cat.lookup("mi300x").unwrap())
+    );
 }

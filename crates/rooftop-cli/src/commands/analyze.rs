@@ -133,17 +133,20 @@ fn gemm_work(g: &GemmArgs) -> Result<GemmParts<'_>> {
             // Dequantizing to the activation precision is what an unfused pipeline does.
             (work, spec.dequant_fusion(dtype).ok())
         }
-        None => (op(GemmSpec {
-            m: g.m,
-            n: g.n,
-            k: g.k,
-            batch: g.batch,
-            dtype,
-            out_dtype,
-            bias: g.bias,
-            unit: g.vector_units.then_some(ExecUnit::Vector),
-        }
-        .work())?, None),
+        None => (
+            op(GemmSpec {
+                m: g.m,
+                n: g.n,
+                k: g.k,
+                batch: g.batch,
+                dtype,
+                out_dtype,
+                bias: g.bias,
+                unit: g.vector_units.then_some(ExecUnit::Vector),
+            }
+            .work())?,
+            None,
+        ),
     };
     let view = match g.view {
         View::Blas => GemmView::Blas,

@@ -15,12 +15,8 @@ pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String>
         None => None,
         Some(v) => Some(parse_vendor(v)?),
     };
-    let list: Vec<DeviceSpec> = catalog
-        .devices
-        .iter()
-        .filter(|d| vendor.is_none_or(|v| d.vendor == v))
-        .cloned()
-        .collect();
+    let list: Vec<DeviceSpec> =
+        catalog.devices.iter().filter(|d| vendor.is_none_or(|v| d.vendor == v)).cloned().collect();
     Ok(rooftop_report::device_list(fmt, &list))
 }
 

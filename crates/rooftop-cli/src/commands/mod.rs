@@ -7,7 +7,7 @@ mod devices;
 use crate::args::{Cli, Command};
 use crate::error::{CliError, Result};
 use crate::output;
-use rooftop_core::device::{Catalog, DeviceSpec, LookupError};
+use rooftop_core::device::{Catalog, DeviceSpec};
 
 /// Runs the command `cli` names.
 pub fn run(cli: &Cli) -> Result<()> {
@@ -27,18 +27,16 @@ fn load_catalog(cli: &Cli) -> Result<Catalog> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             CliError::input(format!("cannot read device file {}: {e}", path.display()))
         })?;
-        let devices = rooftop_core::device::parse_device_file(&text, &path.display().to_string())
+        // merge_file resolves `extends` against everything loaded so far, so a later
+        // file may extend a device an earlier file defined.
+        catalog
+            .merge_file(&text, &path.display().to_string())
             .map_err(|e| CliError::input(e.to_string()))?;
-        catalog.merge(devices);
     }
     Ok(catalog)
 }
 
 /// Looks a device up, turning a miss into one sentence with suggestions.
 fn find_device<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a DeviceSpec> {
-    catalog.lookup(name).map_err(|e| CliError::input(lookup_message(&e)))
-}
-
-fn lookup_message(e: &LookupError) -> String {
-    e.to_string()
+    catalog.lookup(name).map_err(|e| CliError::input(e.to_string()))
 }

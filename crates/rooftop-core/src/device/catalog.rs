@@ -455,6 +455,21 @@ fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
     }
 
     #[test]
+    fn the_documented_example_file_parses() {
+        let doc = include_str!("../../../../docs/device-format.md");
+        let example = doc
+            .split_once("```toml\n")
+            .and_then(|(_, rest)| rest.split_once("```"))
+            .map(|(toml, _)| toml);
+        let mut cat = Catalog::builtin();
+        let merged = example.map(|text| cat.merge_file(text, "docs/device-format.md"));
+        assert_eq!(merged, Some(Ok(())));
+        assert_eq!(cat.lookup("NVIDIA A100-PG509-200").map(|d| d.peak_bw_gbs), Ok(1555.0));
+        assert_eq!(cat.lookup("h100-sxm").map(|d| d.peak_bw_gbs), Ok(3010.0));
+        assert_eq!(cat.lookup("my-cpu").map(|d| d.num_cu), Ok(16));
+    }
+
+    #[test]
     fn merge_by_alias_keeps_the_old_id_as_alias() {
         let mut c = Catalog::builtin();
         let user = r#"

@@ -236,12 +236,14 @@ impl DeviceSpec {
                 (Precision::Fp32, ExecUnit::Matrix, "no TF32 matrix peak: FP32 matrix roof"),
                 (Precision::Fp32, ExecUnit::Vector, "no TF32 matrix peak: FP32 vector roof"),
             ],
-            (Precision::Fp16 | Precision::Bf16, ExecUnit::Vector) => &[
-                (Precision::Fp32, ExecUnit::Vector, "no half-precision vector peak: FP32 vector roof"),
-            ],
-            (Precision::Bf16, ExecUnit::Matrix) => &[
-                (Precision::Fp16, ExecUnit::Matrix, "no BF16 matrix peak: FP16 matrix roof"),
-            ],
+            (Precision::Fp16 | Precision::Bf16, ExecUnit::Vector) => &[(
+                Precision::Fp32,
+                ExecUnit::Vector,
+                "no half-precision vector peak: FP32 vector roof",
+            )],
+            (Precision::Bf16, ExecUnit::Matrix) => {
+                &[(Precision::Fp16, ExecUnit::Matrix, "no BF16 matrix peak: FP16 matrix roof")]
+            }
             (p, ExecUnit::Matrix) => {
                 // Resolved below without a static table because the vector roof has the
                 // same precision.

@@ -55,8 +55,10 @@ struct ArgLayout {
 const PLAIN: ArgLayout = ArgLayout { before_block: 0, after_block: 0, what: "plain" };
 const AB_SCALE: ArgLayout =
     ArgLayout { before_block: 0, after_block: 3, what: "ABScale/blockscale (3 scale blocks)" };
-const B_SCALE: ArgLayout = ArgLayout { before_block: 0, after_block: 2, what: "B-scale (2 scale blocks)" };
-const MX: ArgLayout = ArgLayout { before_block: 1, after_block: 0, what: "MX (ScaleBlockSize first)" };
+const B_SCALE: ArgLayout =
+    ArgLayout { before_block: 0, after_block: 2, what: "B-scale (2 scale blocks)" };
+const MX: ArgLayout =
+    ArgLayout { before_block: 1, after_block: 0, what: "MX (ScaleBlockSize first)" };
 const ALL_LAYOUTS: [ArgLayout; 4] = [PLAIN, AB_SCALE, B_SCALE, MX];
 
 /// BlockSize and the block tile read at one layout.
@@ -86,7 +88,15 @@ fn read_at(ints: &[Option<u64>], layout: ArgLayout) -> Option<Reading> {
 }
 
 /// `BlockSize == waves * wave_size` with `waves = (M / (MRep * MPer)) * (N / (NRep * NPer))`.
-fn block_size_consistent(block: u64, m: u64, n: u64, m_per: u64, n_per: u64, m_rep: u64, n_rep: u64) -> bool {
+fn block_size_consistent(
+    block: u64,
+    m: u64,
+    n: u64,
+    m_per: u64,
+    n_per: u64,
+    m_rep: u64,
+    n_rep: u64,
+) -> bool {
     let (Some(dm), Some(dn)) = (m_per.checked_mul(m_rep), n_per.checked_mul(n_rep)) else {
         return false;
     };
@@ -104,7 +114,8 @@ fn layout_for_class(cls: &str) -> ArgLayout {
     let lower = cls.to_ascii_lowercase();
     if cls.contains("MX") || lower.contains("_mx") {
         MX
-    } else if cls.contains("ABScale") || lower.contains("blockscale") || lower.contains("ab_scale") {
+    } else if cls.contains("ABScale") || lower.contains("blockscale") || lower.contains("ab_scale")
+    {
         AB_SCALE
     } else if cls.contains("BScale") || lower.contains("b_scale") {
         B_SCALE
@@ -125,10 +136,9 @@ fn tile_after_spec(info: &mut GemmKernelInfo, cls: &str, ints: &[Option<u64>]) {
             Some(r)
         }
         first => {
-            let other = ALL_LAYOUTS
-                .iter()
-                .filter(|&&l| l != primary)
-                .find_map(|&l| read_at(ints, l).filter(|r| r.checked == Some(true)).map(|r| (l, r)));
+            let other = ALL_LAYOUTS.iter().filter(|&&l| l != primary).find_map(|&l| {
+                read_at(ints, l).filter(|r| r.checked == Some(true)).map(|r| (l, r))
+            });
             if let Some((l, r)) = other {
                 info.note(format!(
                     "class {cls}: parameters read as {} (the layout that matches BlockSize)",
@@ -229,12 +239,15 @@ fn layout_from_args(args: &[&str]) -> Option<(Transpose, Transpose)> {
     };
     // CK's `RowMajor` A is M x K with K contiguous, which in the BLAS (column-major) view is
     // op(A) = T; its `ColumnMajor` B is K x N with K contiguous, op(B) = N; and the reverse.
-    Some((read(args.first()?, Transpose::T, Transpose::N)?, read(args.get(1)?, Transpose::T, Transpose::N)?))
+    Some((
+        read(args.first()?, Transpose::T, Transpose::N)?,
+        read(args.get(1)?, Transpose::T, Transpose::N)?,
+    ))
 }
 
 fn note_split_k(info: &mut GemmKernelInfo, name: &str, cls: &str) {
-    let atomic =
-        name.contains("InMemoryDataOperationEnum)1") || name.contains("InMemoryDataOperationEnumE1E");
+    let atomic = name.contains("InMemoryDataOperationEnum)1")
+        || name.contains("InMemoryDataOperationEnumE1E");
     if !atomic {
         return;
     }
@@ -248,7 +261,9 @@ fn note_split_k(info: &mut GemmKernelInfo, name: &str, cls: &str) {
 
 fn parse_ck_tile(name: &str) -> Option<GemmKernelInfo> {
     let shape = CK_TILE_SHAPE.captures(name);
-    if shape.is_none() && !(name.contains("ck_tile::") && name.contains("GemmKernel") && !name.contains("Fmha")) {
+    if shape.is_none()
+        && !(name.contains("ck_tile::") && name.contains("GemmKernel") && !name.contains("Fmha"))
+    {
         return None;
     }
     let mut info = GemmKernelInfo::new(KernelFamily::CkTile, false);
@@ -274,7 +289,10 @@ fn parse_mangled(name: &str) -> Option<GemmKernelInfo> {
     let mut info = GemmKernelInfo::new(KernelFamily::ComposableKernel, false);
     info.implicit_conv = name.contains("conv");
     let ints_of = |s: &str| -> Vec<Option<u64>> {
-        MANGLED_INT.captures_iter(s).map(|c| c.name("v").and_then(|v| v.as_str().parse().ok())).collect()
+        MANGLED_INT
+            .captures_iter(s)
+            .map(|c| c.name("v").and_then(|v| v.as_str().parse().ok()))
+            .collect()
     };
     if let Some(spec) = MANGLED_SPEC.captures(name) {
         let ints = ints_of(spec.name("ints").map_or("", |m| m.as_str()));
@@ -326,14 +344,14 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
         let mut runs: Vec<Vec<Option<u64>>> = Vec::new();
         let mut run = Vec::new();
         for a in &args {
-            match int_arg(a) {
-                Some(v) => run.push(Some(v)),
-                None => {
-                    if run.len() >= 10 {
-                        runs.push(std::mem::take(&mut run));
-                    }
-                    run.clear();
+            let v = int_arg(a);
+            if v.is_some() {
+                run.push(v);
+            } else {
+                if run.len() >= 10 {
+                    runs.push(std::mem::take(&mut run));
                 }
+                run.clear();
             }
         }
         if run.len() >= 10 {

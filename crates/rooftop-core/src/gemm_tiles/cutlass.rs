@@ -63,8 +63,7 @@ pub(super) fn parse_cutlass3(name: &str) -> Option<GemmKernelInfo> {
         info.two_sm = true;
         info.note("2-SM kernel: the tile spans the SM pair (per-SM M = mt_m / 2)");
     }
-    if rest.contains("warpspecialized_cooperative") || rest.contains("warpspecialized_pingpong")
-    {
+    if rest.contains("warpspecialized_cooperative") || rest.contains("warpspecialized_pingpong") {
         // Cooperative and ping-pong sm90 kernels run a persistent tile scheduler: about one
         // CTA per SM, each looping over output tiles. Tiles still quantize into waves.
         info.persistent = true;

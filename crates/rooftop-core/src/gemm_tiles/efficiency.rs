@@ -50,10 +50,8 @@ pub fn tile_efficiency(p: &TileProblem) -> Option<TileEfficiency> {
     }
     let tiles_m = p.m.div_ceil(u64::from(p.mt_m));
     let tiles_n = p.n.div_ceil(u64::from(p.mt_n));
-    let num_tiles = tiles_m
-        .checked_mul(tiles_n)?
-        .checked_mul(p.batch)?
-        .checked_mul(u64::from(p.split_k))?;
+    let num_tiles =
+        tiles_m.checked_mul(tiles_n)?.checked_mul(p.batch)?.checked_mul(u64::from(p.split_k))?;
 
     // (M / M_pad) * (N / N_pad): each factor is <= 1 because M <= M_pad, and u64 -> f64 is
     // monotonic, so the product stays in (0, 1] even where M * N would not fit in u64.
@@ -142,12 +140,17 @@ impl GridCheck {
 ///
 /// Pass `persistent` from [`super::GemmKernelInfo::persistent`]. For HIP traces whose grid is in
 /// work-items, convert with [`grid_blocks_from_work_items`] first.
-pub fn check_launch_grid(eff: &TileEfficiency, grid_blocks: [u64; 3], persistent: bool) -> GridCheck {
+pub fn check_launch_grid(
+    eff: &TileEfficiency,
+    grid_blocks: [u64; 3],
+    persistent: bool,
+) -> GridCheck {
     if persistent {
         return GridCheck::NotApplicable;
     }
     let expected = eff.num_tiles;
-    let launched = u128::from(grid_blocks[0]) * u128::from(grid_blocks[1]) * u128::from(grid_blocks[2]);
+    let launched =
+        u128::from(grid_blocks[0]) * u128::from(grid_blocks[1]) * u128::from(grid_blocks[2]);
     if launched == u128::from(expected) {
         return GridCheck::Matches;
     }
@@ -195,7 +198,17 @@ mod tests {
     use crate::gemm_tiles::parse_kernel_name;
 
     fn problem(m: u64, n: u64, mt_m: u32, mt_n: u32, num_cu: u32) -> TileProblem {
-        TileProblem { m, n, batch: 1, mt_m, mt_n, num_cu, ctas_per_cu: 1, split_k: 1, stream_k: false }
+        TileProblem {
+            m,
+            n,
+            batch: 1,
+            mt_m,
+            mt_n,
+            num_cu,
+            ctas_per_cu: 1,
+            split_k: 1,
+            stream_k: false,
+        }
     }
 
     fn eff(p: &TileProblem) -> TileEfficiency {
@@ -240,7 +253,12 @@ mod tests {
 
     #[test]
     fn batch_and_split_multiply_tiles() {
-        let p = TileProblem { batch: 3, split_k: 4, ctas_per_cu: 2, ..problem(1000, 500, 128, 128, 100) };
+        let p = TileProblem {
+            batch: 3,
+            split_k: 4,
+            ctas_per_cu: 2,
+            ..problem(1000, 500, 128, 128, 100)
+        };
         let e = eff(&p);
         // ceil(1000/128) = 8, ceil(500/128) = 4 -> 32 tiles * 3 * 4 = 384 over 200 slots.
         assert_eq!(e.num_tiles, 384);

@@ -59,8 +59,7 @@ use regex::Regex;
 use serde::Serialize;
 
 pub use efficiency::{
-    blas_mn_from_torch, check_launch_grid, grid_blocks_from_work_items, tile_efficiency,
-    GridCheck,
+    blas_mn_from_torch, check_launch_grid, grid_blocks_from_work_items, tile_efficiency, GridCheck,
 };
 
 /// The library family a GEMM kernel name belongs to.
@@ -230,8 +229,11 @@ impl GemmKernelInfo {
         num_cu: u32,
         ctas_per_cu: u32,
     ) -> Option<TileProblem> {
-        let (m, n) =
-            if self.blas_column_major { blas_mn_from_torch(torch_m, torch_n) } else { (torch_m, torch_n) };
+        let (m, n) = if self.blas_column_major {
+            blas_mn_from_torch(torch_m, torch_n)
+        } else {
+            (torch_m, torch_n)
+        };
         let units = if self.two_sm { num_cu / 2 } else { num_cu };
         if units == 0 {
             return None;
@@ -264,7 +266,8 @@ pub struct TileEfficiency {
     /// tiles_m * tiles_n * batch * split_k.
     pub num_tiles: u64,
     pub tile_eff: f64,
-    /// None for stream-K / persistent kernels (wave quantization does not apply).
+    /// None for stream-K kernels (wave quantization does not apply). Persistent
+    /// data-parallel kernels keep their waves: each CTA still takes whole tiles.
     pub waves: Option<u64>,
     pub wq_eff: Option<f64>,
     /// tile_eff * wq_eff (tile_eff alone when wq_eff is None).

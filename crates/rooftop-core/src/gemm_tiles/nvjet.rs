@@ -20,7 +20,9 @@ static FULL: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// The leading groups only, for names whose tail does not follow the expected form.
 static HEAD: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"^nvjet_(?:sm(?P<arch>\d+)_)?[a-z][a-z0-9]*_(?P<m>\d+)x(?P<n>\d+)_(?P<k>\d+)x(?P<st>\d+)(?:_|$)")
+    regex(
+        r"^nvjet_(?:sm(?P<arch>\d+)_)?[a-z][a-z0-9]*_(?P<m>\d+)x(?P<n>\d+)_(?P<k>\d+)x(?P<st>\d+)(?:_|$)",
+    )
 });
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {

@@ -20,8 +20,7 @@ use super::{cap_u32, regex, set_tile, GemmKernelInfo, KernelFamily, Transpose};
 static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?:^|[^A-Za-z0-9])C(?P<c>[a-z]{2,4})_A(?P<a>[a-zA-Z]{2,5})_B(?P<b>[a-zA-Z]{2,5})_")
 });
-static MT: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"_MT(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)(?:_|$)"));
+static MT: LazyLock<Regex> = LazyLock::new(|| regex(r"_MT(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)(?:_|$)"));
 static GSU: LazyLock<Regex> = LazyLock::new(|| regex(r"_GSU(?P<v>n?\d+)(?:_|$)"));
 static SK: LazyLock<Regex> = LazyLock::new(|| regex(r"_SK(?P<v>\d+)(?:_|$)"));
 static WG: LazyLock<Regex> = LazyLock::new(|| regex(r"_WG(?P<x>\d+)_(?P<y>\d+)_(?P<z>\d+)(?:_|$)"));
@@ -66,7 +65,9 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
 
     match GSU.captures(rest).and_then(|c| c.name("v")).map(|m| m.as_str()) {
         Some(v) if v.starts_with('n') => {
-            info.note("GSU is chosen at run time (negative GSU): the split-K factor shows in the grid");
+            info.note(
+                "GSU is chosen at run time (negative GSU): the split-K factor shows in the grid",
+            );
         }
         Some(v) => match v.parse::<u32>() {
             Ok(g) if g > 1 => {
@@ -217,7 +218,9 @@ mod tests {
 
     #[test]
     fn huge_numbers_do_not_panic() {
-        let i = p("Cijk_Ailk_Bljk_SB_MT99999999999999999999x64x16_GSU99999999999999_WG99999_99999_99999");
+        let i = p(
+            "Cijk_Ailk_Bljk_SB_MT99999999999999999999x64x16_GSU99999999999999_WG99999_99999_99999",
+        );
         assert!(!i.has_tile());
         assert_eq!(i.block_threads, None);
     }

@@ -36,8 +36,10 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
 
     let mid = caps.name("mid").map_or("", |m| m.as_str());
     if !conv {
-        info.layout =
-            GEMM_LAYOUT.captures(mid).and_then(|l| l.name("ab")).and_then(|ab| layout_from_letters(ab.as_str()));
+        info.layout = GEMM_LAYOUT
+            .captures(mid)
+            .and_then(|l| l.name("ab"))
+            .and_then(|ab| layout_from_letters(ab.as_str()));
         if info.layout.is_none() {
             info.note("layout unknown: no {ab}_{c} field before tilesize");
         }
@@ -45,7 +47,9 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
 
     let rest = caps.name("rest").map_or("", |r| r.as_str());
     info.stages = STAGE.captures(rest).and_then(|s| cap_u32(&s, "v"));
-    if let Some(wg) = WARPGROUP.captures(rest).and_then(|w| w.name("v")).and_then(|v| triple(v.as_str())) {
+    if let Some(wg) =
+        WARPGROUP.captures(rest).and_then(|w| w.name("v")).and_then(|v| triple(v.as_str()))
+    {
         // The field counts consumer warpgroups; the CTA's thread count is not derivable from
         // it (the H100 goldens launch `warpgroupsize1x1x1` kernels with 384 threads).
         if let Some(g) = wg.iter().try_fold(1u32, |acc, &x| acc.checked_mul(x)) {

@@ -158,11 +158,25 @@ impl AttentionSpec {
 
         let pairs = unmasked_pairs(sqv, skvv, self.causal);
         let pairs_sym = if self.causal == CausalMode::None { "Sq*Skv" } else { "pairs" };
-        let pairs_num = if self.causal == CausalMode::None { format!("{sqv}*{skvv}") } else { pairs.to_string() };
+        let pairs_num = if self.causal == CausalMode::None {
+            format!("{sqv}*{skvv}")
+        } else {
+            pairs.to_string()
+        };
 
         let mut flops = Terms::new();
-        let mm = |label: &str, t: &mut Terms, hd_sym: &str, hd: u128, hd_num: u64| -> Result<(), OpError> {
-            t.push(label, format!("2*B*Hq*{pairs_sym}*{hd_sym}"), format!("2*{bv}*{hqv}*{pairs_num}*{hd_num}"), count::mul("FLOPs", &[2, b, hq, pairs, hd])?);
+        let mm = |label: &str,
+                  t: &mut Terms,
+                  hd_sym: &str,
+                  hd: u128,
+                  hd_num: u64|
+         -> Result<(), OpError> {
+            t.push(
+                label,
+                format!("2*B*Hq*{pairs_sym}*{hd_sym}"),
+                format!("2*{bv}*{hqv}*{pairs_num}*{hd_num}"),
+                count::mul("FLOPs", &[2, b, hq, pairs, hd])?,
+            );
             Ok(())
         };
         match self.pass {
@@ -181,15 +195,42 @@ impl AttentionSpec {
 
         let (q_used, k_used) = used_rows(sqv, skvv, self.causal);
         let (qu, ku) = (u128::from(q_used), u128::from(k_used));
-        let (sq_sym, sk_sym) = if self.causal == CausalMode::None { ("Sq", "Skv") } else { ("Sq_used", "Skv_used") };
+        let (sq_sym, sk_sym) =
+            if self.causal == CausalMode::None { ("Sq", "Skv") } else { ("Sq_used", "Skv_used") };
         let mut read = Terms::new();
         let mut write = Terms::new();
-        let q_term = |t: &mut Terms, label: &str, rows: u128, rows_sym: &str, rows_num: u64, hd_sym: &str, hd: u128, hd_num: u64| -> Result<(), OpError> {
-            t.push(label, format!("B*Hq*{rows_sym}*{hd_sym}*{sx}"), format!("{bv}*{hqv}*{rows_num}*{hd_num}*{sx}"), count::mul("bytes", &[b, hq, rows, hd, xb])?);
+        let q_term = |t: &mut Terms,
+                      label: &str,
+                      rows: u128,
+                      rows_sym: &str,
+                      rows_num: u64,
+                      hd_sym: &str,
+                      hd: u128,
+                      hd_num: u64|
+         -> Result<(), OpError> {
+            t.push(
+                label,
+                format!("B*Hq*{rows_sym}*{hd_sym}*{sx}"),
+                format!("{bv}*{hqv}*{rows_num}*{hd_num}*{sx}"),
+                count::mul("bytes", &[b, hq, rows, hd, xb])?,
+            );
             Ok(())
         };
-        let kv_term = |t: &mut Terms, label: &str, rows: u128, rows_sym: &str, rows_num: u64, hd_sym: &str, hd: u128, hd_num: u64| -> Result<(), OpError> {
-            t.push(label, format!("B*Hkv*{rows_sym}*{hd_sym}*{sx}"), format!("{bv}*{hkvv}*{rows_num}*{hd_num}*{sx}"), count::mul("bytes", &[b, hkv, rows, hd, xb])?);
+        let kv_term = |t: &mut Terms,
+                       label: &str,
+                       rows: u128,
+                       rows_sym: &str,
+                       rows_num: u64,
+                       hd_sym: &str,
+                       hd: u128,
+                       hd_num: u64|
+         -> Result<(), OpError> {
+            t.push(
+                label,
+                format!("B*Hkv*{rows_sym}*{hd_sym}*{sx}"),
+                format!("{bv}*{hkvv}*{rows_num}*{hd_num}*{sx}"),
+                count::mul("bytes", &[b, hkv, rows, hd, xb])?,
+            );
             Ok(())
         };
         q_term(&mut read, "Q", qu, sq_sym, q_used, "D", d, dval)?;
@@ -202,7 +243,12 @@ impl AttentionSpec {
             Pass::Backward => {
                 q_term(&mut read, "O", qu, sq_sym, q_used, "Dv", dv, dvv)?;
                 q_term(&mut read, "dO", qu, sq_sym, q_used, "Dv", dv, dvv)?;
-                read.push("logsumexp", format!("B*Hq*{sq_sym}*4"), format!("{bv}*{hqv}*{q_used}*4"), count::mul("bytes", &[b, hq, qu, 32])?);
+                read.push(
+                    "logsumexp",
+                    format!("B*Hq*{sq_sym}*4"),
+                    format!("{bv}*{hqv}*{q_used}*4"),
+                    count::mul("bytes", &[b, hq, qu, 32])?,
+                );
                 q_term(&mut write, "dQ", sq, "Sq", sqv, "D", d, dval)?;
                 kv_term(&mut write, "dK", skv, "Skv", skvv, "D", d, dval)?;
                 kv_term(&mut write, "dV", skv, "Skv", skvv, "Dv", dv, dvv)?;
@@ -326,7 +372,11 @@ mod tests {
         for sq in 1..=24 {
             for skv in 1..=24 {
                 for mode in [CausalMode::None, CausalMode::TopLeft, CausalMode::BottomRight] {
-                    assert_eq!(unmasked_pairs(sq, skv, mode), brute(sq, skv, mode), "sq={sq} skv={skv} {mode:?}");
+                    assert_eq!(
+                        unmasked_pairs(sq, skv, mode),
+                        brute(sq, skv, mode),
+                        "sq={sq} skv={skv} {mode:?}"
+                    );
                 }
             }
         }
@@ -355,8 +405,8 @@ mod tests {
     fn causal_pairs_do_not_overflow_at_u64_max() {
         let m = u128::from(u64::MAX);
         assert_eq!(unmasked_pairs(u64::MAX, u64::MAX, CausalMode::None), m * m);
-        // S(S+1)/2 with S = 2^64 - 1.
-        assert_eq!(unmasked_pairs(u64::MAX, u64::MAX, CausalMode::TopLeft), m * ((m + 1) / 2));
+        // S(S+1)/2 with S = 2^64 - 1 (odd, so (S+1)/2 = S/2 + 1).
+        assert_eq!(unmasked_pairs(u64::MAX, u64::MAX, CausalMode::TopLeft), m * (m / 2 + 1));
         assert_eq!(unmasked_pairs(u64::MAX, 1, CausalMode::BottomRight), 1);
         assert_eq!(unmasked_pairs(1, u64::MAX, CausalMode::BottomRight), m);
     }
@@ -425,7 +475,9 @@ mod tests {
     fn causal_square_is_slightly_more_than_half() {
         // Sq = Skv = 197: 197*198/2 = 19,503 pairs, not 197^2/2 = 19,404.5 (TraceLens
         // halves the FLOPs when Sq == Skv and rejects causal with Sq != Skv).
-        let w = AttentionSpec { causal: CausalMode::TopLeft, ..spec(4, 12, 197, 197, 64) }.work().unwrap();
+        let w = AttentionSpec { causal: CausalMode::TopLeft, ..spec(4, 12, 197, 197, 64) }
+            .work()
+            .unwrap();
         assert_eq!(w.flops, 4.0 * 4.0 * 12.0 * 19_503.0 * 64.0);
         let full = spec(4, 12, 197, 197, 64).work().unwrap().flops;
         assert_eq!(w.flops / full, 198.0 / (2.0 * 197.0));

@@ -126,17 +126,42 @@ impl Conv2dSpec {
             count::mul("FLOPs", &[2, n, k, p, q, cg, r, s])?,
         );
         if self.bias {
-            flops.push("bias", "N*K*P*Q", format!("{nv}*{kv}*{pv}*{qv}"), count::mul("FLOPs", &[n, k, p, q])?);
+            flops.push(
+                "bias",
+                "N*K*P*Q",
+                format!("{nv}*{kv}*{pv}*{qv}"),
+                count::mul("FLOPs", &[n, k, p, q])?,
+            );
         }
 
         let mut read = Terms::new();
-        read.push("input", format!("N*C*H*W*{sx}"), format!("{nv}*{cv}*{hv}*{wv}*{sx}"), count::mul("bytes of the input", &[n, c, h, w, xb])?);
-        read.push("weights", format!("K*(C/groups)*R*S*{sx}"), format!("{kv}*{cgv}*{rv}*{sv}*{sx}"), count::mul("bytes of the weights", &[k, cg, r, s, xb])?);
+        read.push(
+            "input",
+            format!("N*C*H*W*{sx}"),
+            format!("{nv}*{cv}*{hv}*{wv}*{sx}"),
+            count::mul("bytes of the input", &[n, c, h, w, xb])?,
+        );
+        read.push(
+            "weights",
+            format!("K*(C/groups)*R*S*{sx}"),
+            format!("{kv}*{cgv}*{rv}*{sv}*{sx}"),
+            count::mul("bytes of the weights", &[k, cg, r, s, xb])?,
+        );
         if self.bias {
-            read.push("bias", format!("K*{sx}"), format!("{kv}*{sx}"), count::mul("bytes of the bias", &[k, xb])?);
+            read.push(
+                "bias",
+                format!("K*{sx}"),
+                format!("{kv}*{sx}"),
+                count::mul("bytes of the bias", &[k, xb])?,
+            );
         }
         let mut write = Terms::new();
-        write.push("output", format!("N*K*P*Q*{sx}"), format!("{nv}*{kv}*{pv}*{qv}*{sx}"), count::mul("bytes of the output", &[n, k, p, q, xb])?);
+        write.push(
+            "output",
+            format!("N*K*P*Q*{sx}"),
+            format!("{nv}*{kv}*{pv}*{qv}*{sx}"),
+            count::mul("bytes of the output", &[n, k, p, q, xb])?,
+        );
 
         let (precision, unit) = if x == Precision::Fp32 {
             (Precision::Tf32, ExecUnit::Matrix)

@@ -33,9 +33,8 @@ impl CopySpec {
         read.push("source", format!("E*{sx}"), format!("{ev}*{sx}"), bits);
         let mut write = Terms::new();
         write.push("destination", format!("E*{sx}"), format!("{ev}*{sx}"), bits);
-        let assumptions = vec![
-            "source read once, destination written once; no arithmetic".to_string(),
-        ];
+        let assumptions =
+            vec!["source read once, destination written once; no arithmetic".to_string()];
         finish(OpClass::Copy, format!("E={ev} {x}"), x, &Terms::new(), &read, &write, assumptions)
     }
 }

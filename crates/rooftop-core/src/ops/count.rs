@@ -38,7 +38,7 @@ pub(crate) fn add(what: &str, terms: &[u128]) -> Result<u128, OpError> {
 
 /// `ceil(a / b)` for `b >= 1`.
 pub(crate) fn ceil_div(a: u128, b: u128) -> u128 {
-    a / b + u128::from(a % b != 0)
+    a.div_ceil(b)
 }
 
 /// Bytes (possibly fractional) of a bit count.
@@ -131,7 +131,13 @@ impl Terms {
     }
 
     /// Adds a term.
-    pub fn push(&mut self, label: &str, sym: impl Into<String>, num: impl Into<String>, value: u128) {
+    pub fn push(
+        &mut self,
+        label: &str,
+        sym: impl Into<String>,
+        num: impl Into<String>,
+        value: u128,
+    ) {
         self.items.push(Term { sym: sym.into(), label: label.to_string(), num: num.into(), value });
     }
 
@@ -147,7 +153,13 @@ impl Terms {
         let sym: Vec<String> = self
             .items
             .iter()
-            .map(|t| if t.label.is_empty() { t.sym.clone() } else { format!("{} ({})", t.sym, t.label) })
+            .map(|t| {
+                if t.label.is_empty() {
+                    t.sym.clone()
+                } else {
+                    format!("{} ({})", t.sym, t.label)
+                }
+            })
             .collect();
         let num: Vec<&str> = self.items.iter().map(|t| t.num.as_str()).collect();
         format!("{} = {} = {total}{unit}", sym.join(" + "), num.join(" + "))
@@ -187,7 +199,15 @@ pub(crate) fn vector_work(
     assumptions: Vec<String>,
 ) -> Result<Work, OpError> {
     let f = to_f64(flops.total("FLOPs")?);
-    vector_work_f64(class, shape, storage, (f, flops.flops_formula("FLOPs")?), read, write, assumptions)
+    vector_work_f64(
+        class,
+        shape,
+        storage,
+        (f, flops.flops_formula("FLOPs")?),
+        read,
+        write,
+        assumptions,
+    )
 }
 
 /// [`vector_work`] with FLOPs already counted (`(flops, formula)`).

@@ -37,12 +37,26 @@ pub struct ElementwiseSpec {
 impl ElementwiseSpec {
     /// A unary op: one input, one output.
     pub fn unary(elements: u64, dtype: Precision, flops_per_element: f64) -> ElementwiseSpec {
-        ElementwiseSpec { elements, inputs: 1, outputs: 1, dtype, flops_per_element, broadcast_elements: None }
+        ElementwiseSpec {
+            elements,
+            inputs: 1,
+            outputs: 1,
+            dtype,
+            flops_per_element,
+            broadcast_elements: None,
+        }
     }
 
     /// A binary op: two inputs of `elements`, one output.
     pub fn binary(elements: u64, dtype: Precision, flops_per_element: f64) -> ElementwiseSpec {
-        ElementwiseSpec { elements, inputs: 2, outputs: 1, dtype, flops_per_element, broadcast_elements: None }
+        ElementwiseSpec {
+            elements,
+            inputs: 2,
+            outputs: 1,
+            dtype,
+            flops_per_element,
+            broadcast_elements: None,
+        }
     }
 
     /// The FLOPs and minimum DRAM bytes of this element-wise op.
@@ -93,7 +107,12 @@ impl ElementwiseSpec {
                         count::mul("bytes read", &[inputs - 1, e, bits])?,
                     );
                 }
-                read.push("broadcast input", format!("B*{sx}"), format!("{b}*{sx}"), count::mul("bytes read", &[bc, bits])?);
+                read.push(
+                    "broadcast input",
+                    format!("B*{sx}"),
+                    format!("{b}*{sx}"),
+                    count::mul("bytes read", &[bc, bits])?,
+                );
             }
         }
         let mut write = Terms::new();
@@ -111,22 +130,34 @@ impl ElementwiseSpec {
         let flops_formula = format!("E*flops_per_element = {ev}*{fpe} = {flops}");
 
         let mut assumptions = vec![
-            "each input element is read once and each output element written once (seed 002)".to_string(),
+            "each input element is read once and each output element written once (seed 002)"
+                .to_string(),
             count::vector_precision_note(x),
             format!("FLOPs: {fpe} per output element, as given"),
         ];
         if let Some(b) = self.broadcast_elements {
-            assumptions.push(format!("one input is broadcast from {b} elements and read once at that size"));
+            assumptions.push(format!(
+                "one input is broadcast from {b} elements and read once at that size"
+            ));
         }
         let mut shape = format!("E={ev} {x} in={} out={}", self.inputs, self.outputs);
         if let Some(b) = self.broadcast_elements {
             let _ = write!(shape, " broadcast={b}");
         }
-        vector_work_f64(OpClass::Elementwise, shape, x, (flops, flops_formula), &read, &write, assumptions)
+        vector_work_f64(
+            OpClass::Elementwise,
+            shape,
+            x,
+            (flops, flops_formula),
+            &read,
+            &write,
+            assumptions,
+        )
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -148,7 +179,9 @@ mod tests {
     #[test]
     fn fill_reads_nothing_and_fractional_flops_work() {
         // zeros: 0 inputs, 1 output of 10 fp32 elements.
-        let w = ElementwiseSpec { inputs: 0, ..ElementwiseSpec::unary(10, Precision::Fp32, 0.5) }.work().unwrap();
+        let w = ElementwiseSpec { inputs: 0, ..ElementwiseSpec::unary(10, Precision::Fp32, 0.5) }
+            .work()
+            .unwrap();
         assert_eq!(w.bytes_read, 0.0);
         assert_eq!(w.bytes_written, 40.0);
         assert_eq!(w.flops, 5.0);
@@ -158,13 +191,29 @@ mod tests {
     #[test]
     fn invalid_options() {
         let bad = |s: ElementwiseSpec| s.work().unwrap_err();
-        assert!(matches!(bad(ElementwiseSpec::unary(10, Precision::Fp32, f64::NAN)), OpError::Invalid(_)));
-        assert!(matches!(bad(ElementwiseSpec::unary(10, Precision::Fp32, -1.0)), OpError::Invalid(_)));
-        let e = bad(ElementwiseSpec { broadcast_elements: Some(11), ..ElementwiseSpec::binary(10, Precision::Fp32, 1.0) });
+        assert!(matches!(
+            bad(ElementwiseSpec::unary(10, Precision::Fp32, f64::NAN)),
+            OpError::Invalid(_)
+        ));
+        assert!(matches!(
+            bad(ElementwiseSpec::unary(10, Precision::Fp32, -1.0)),
+            OpError::Invalid(_)
+        ));
+        let e = bad(ElementwiseSpec {
+            broadcast_elements: Some(11),
+            ..ElementwiseSpec::binary(10, Precision::Fp32, 1.0)
+        });
         assert!(matches!(e, OpError::Invalid(ref s) if s.contains("11 elements")), "{e}");
-        let e = bad(ElementwiseSpec { inputs: 0, broadcast_elements: Some(1), ..ElementwiseSpec::binary(10, Precision::Fp32, 1.0) });
+        let e = bad(ElementwiseSpec {
+            inputs: 0,
+            broadcast_elements: Some(1),
+            ..ElementwiseSpec::binary(10, Precision::Fp32, 1.0)
+        });
         assert!(matches!(e, OpError::Invalid(_)));
-        let e = bad(ElementwiseSpec { outputs: 0, ..ElementwiseSpec::binary(10, Precision::Fp32, 1.0) });
+        let e = bad(ElementwiseSpec {
+            outputs: 0,
+            ..ElementwiseSpec::binary(10, Precision::Fp32, 1.0)
+        });
         assert_eq!(e, OpError::ZeroDim { name: "outputs", value: 0 });
         let e = bad(ElementwiseSpec::unary(u64::MAX, Precision::Fp32, f64::MAX));
         assert!(matches!(e, OpError::Overflow(_)));
@@ -191,9 +240,12 @@ mod tests {
         // Same file: aten::add_ (4, 768, 14, 14) + (1, 768, 1, 1): GFLOPS_first=0.000602112,
         // Data Moved (MB)_first=2.29833984375
         let e = 4 * 768 * 14 * 14; // 602,112
-        let w = ElementwiseSpec { broadcast_elements: Some(768), ..ElementwiseSpec::binary(e, Precision::Bf16, 1.0) }
-            .work()
-            .unwrap();
+        let w = ElementwiseSpec {
+            broadcast_elements: Some(768),
+            ..ElementwiseSpec::binary(e, Precision::Bf16, 1.0)
+        }
+        .work()
+        .unwrap();
         assert_eq!(w.flops, 602_112.0);
         // (602,112 + 768 + 602,112)*2 = 2,409,984 B
         assert_eq!(w.bytes(), 2_409_984.0);

@@ -57,21 +57,51 @@ impl GemmSpec {
         let (mv, nv, kv, bv) = (self.m, self.n, self.k, self.batch);
 
         let mut flops = Terms::new();
-        flops.push("matmul", "2*M*N*K*batch", format!("2*{mv}*{nv}*{kv}*{bv}"), count::mul("FLOPs", &[2, m, n, k, b])?);
+        flops.push(
+            "matmul",
+            "2*M*N*K*batch",
+            format!("2*{mv}*{nv}*{kv}*{bv}"),
+            count::mul("FLOPs", &[2, m, n, k, b])?,
+        );
         if self.bias {
-            flops.push("bias", "M*N*batch", format!("{mv}*{nv}*{bv}"), count::mul("FLOPs", &[m, n, b])?);
+            flops.push(
+                "bias",
+                "M*N*batch",
+                format!("{mv}*{nv}*{bv}"),
+                count::mul("FLOPs", &[m, n, b])?,
+            );
         }
 
         let (bi, bo) = (u128::from(inp.bits()), u128::from(out.bits()));
         let (si, so) = (bpe(inp), bpe(out));
         let mut read = Terms::new();
-        read.push("A", format!("M*K*{si}*batch"), format!("{mv}*{kv}*{si}*{bv}"), count::mul("bytes of A", &[m, k, bi, b])?);
-        read.push("B", format!("K*N*{si}*batch"), format!("{kv}*{nv}*{si}*{bv}"), count::mul("bytes of B", &[k, n, bi, b])?);
+        read.push(
+            "A",
+            format!("M*K*{si}*batch"),
+            format!("{mv}*{kv}*{si}*{bv}"),
+            count::mul("bytes of A", &[m, k, bi, b])?,
+        );
+        read.push(
+            "B",
+            format!("K*N*{si}*batch"),
+            format!("{kv}*{nv}*{si}*{bv}"),
+            count::mul("bytes of B", &[k, n, bi, b])?,
+        );
         if self.bias {
-            read.push("bias", format!("N*{so}"), format!("{nv}*{so}"), count::mul("bytes of bias", &[n, bo])?);
+            read.push(
+                "bias",
+                format!("N*{so}"),
+                format!("{nv}*{so}"),
+                count::mul("bytes of bias", &[n, bo])?,
+            );
         }
         let mut write = Terms::new();
-        write.push("C", format!("M*N*{so}*batch"), format!("{mv}*{nv}*{so}*{bv}"), count::mul("bytes of C", &[m, n, bo, b])?);
+        write.push(
+            "C",
+            format!("M*N*{so}*batch"),
+            format!("{mv}*{nv}*{so}*{bv}"),
+            count::mul("bytes of C", &[m, n, bo, b])?,
+        );
 
         let unit = self.unit.unwrap_or_else(|| default_matmul_unit(inp));
         let mut assumptions = vec![
@@ -133,6 +163,7 @@ impl GemmSpec {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -148,7 +179,7 @@ mod tests {
         // M=1 N=4096 K=4096 fp16, no bias.
         let w = GemmSpec::new(1, 4096, 4096, Precision::Fp16).work().unwrap();
         assert_eq!(w.flops, 2.0 * 4096.0 * 4096.0); // 33,554,432
-        // read (1*4096 + 4096*4096)*2 = 8192 + 33,554,432 = 33,562,624
+                                                    // read (1*4096 + 4096*4096)*2 = 8192 + 33,554,432 = 33,562,624
         assert_eq!(w.bytes_read, 33_562_624.0);
         // write 1*4096*2 = 8192
         assert_eq!(w.bytes_written, 8192.0);
@@ -188,9 +219,10 @@ mod tests {
     fn fp32_defaults_to_vector_and_can_be_overridden() {
         let w = GemmSpec::new(64, 64, 64, Precision::Fp32).work().unwrap();
         assert_eq!(w.unit, ExecUnit::Vector);
-        let w = GemmSpec { unit: Some(ExecUnit::Matrix), ..GemmSpec::new(64, 64, 64, Precision::Fp32) }
-            .work()
-            .unwrap();
+        let w =
+            GemmSpec { unit: Some(ExecUnit::Matrix), ..GemmSpec::new(64, 64, 64, Precision::Fp32) }
+                .work()
+                .unwrap();
         assert_eq!(w.unit, ExecUnit::Matrix);
         assert_eq!(GemmSpec::new(8, 8, 8, Precision::Tf32).work().unwrap().unit, ExecUnit::Matrix);
     }
@@ -209,15 +241,19 @@ mod tests {
     fn zero_dims_are_named() {
         let e = GemmSpec::new(0, 1, 1, Precision::Fp16).work().unwrap_err();
         assert_eq!(e, OpError::ZeroDim { name: "m", value: 0 });
-        let e = GemmSpec { batch: 0, ..GemmSpec::new(1, 1, 1, Precision::Fp16) }.work().unwrap_err();
+        let e =
+            GemmSpec { batch: 0, ..GemmSpec::new(1, 1, 1, Precision::Fp16) }.work().unwrap_err();
         assert_eq!(e, OpError::ZeroDim { name: "batch", value: 0 });
     }
 
     #[test]
     fn huge_shapes_overflow_cleanly() {
-        let e = GemmSpec { batch: u64::MAX, ..GemmSpec::new(u64::MAX, u64::MAX, u64::MAX, Precision::Fp64) }
-            .work()
-            .unwrap_err();
+        let e = GemmSpec {
+            batch: u64::MAX,
+            ..GemmSpec::new(u64::MAX, u64::MAX, u64::MAX, Precision::Fp64)
+        }
+        .work()
+        .unwrap_err();
         assert!(matches!(e, OpError::Overflow(_)));
     }
 

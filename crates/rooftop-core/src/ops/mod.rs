@@ -2,9 +2,21 @@
 //! must move through device memory (each input read once, each output written once),
 //! with the formula that produced them.
 //!
+//! One module per operation, each a plain spec struct with `pub` fields and a
+//! `work(&self) -> Result<Work, OpError>`:
+//! [`gemm`] (seed 000 §2.3-2.4), [`quant`] (seed 000 §2.3 quantized GEMM bytes, seed 003
+//! §1.1 fused vs unfused dequantization), [`attention`] (FlashAttention counting, exact
+//! causal pairs), [`conv`], [`norm`] / [`softmax`] / [`elementwise`] (seed 002 byte
+//! table), [`reduction`], [`copy`]. Where TraceLens (AMD-AGI/TraceLens `perf_model.py`)
+//! models the same op, the module's tests check our numbers against its golden CSVs
+//! (`fixtures/kineto/tracelens_*/*_perf_report_csvs/`) and explain every difference.
+//!
 //! Invariants: `flops >= 0`, `bytes_read >= 0`, `bytes_written >= 0`, all finite for
-//! any accepted input (constructors reject zero dimensions and overflow with an
-//! [`OpError`]); `formula` shows the arithmetic with the numbers substituted.
+//! any accepted input (`work()` rejects zero dimensions with [`OpError::ZeroDim`],
+//! contradictory options with [`OpError::Invalid`] and counts beyond 128 bits with
+//! [`OpError::Overflow`], and never panics: all counting is exact checked `u128`
+//! arithmetic, with bytes kept in bits until the end so sub-byte formats stay exact);
+//! the formulas show the arithmetic with the numbers substituted.
 
 use crate::units::{ExecUnit, Precision};
 use serde::Serialize;
@@ -22,6 +34,8 @@ pub mod softmax;
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod seed_checks;
 
 /// The class of an operation: selects the expected-efficiency band (seed 002) and the
 /// advice the diagnosis gives.

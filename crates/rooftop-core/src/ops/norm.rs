@@ -66,14 +66,34 @@ impl RmsNormSpec {
         let (sx, sw) = (bpe(x), bpe(wd));
 
         let mut flops = Terms::new();
-        flops.push("per element", "4*N*D", format!("4*{nv}*{dv}"), count::mul("FLOPs", &[4, n, d])?);
+        flops.push(
+            "per element",
+            "4*N*D",
+            format!("4*{nv}*{dv}"),
+            count::mul("FLOPs", &[4, n, d])?,
+        );
         flops.push("per row", "2*N", format!("2*{nv}"), count::mul("FLOPs", &[2, n])?);
 
         let mut read = Terms::new();
-        read.push("x", format!("N*D*{sx}"), format!("{nv}*{dv}*{sx}"), count::mul("bytes of x", &[n, d, u128::from(x.bits())])?);
-        read.push("weight", format!("D*{sw}"), format!("{dv}*{sw}"), count::mul("bytes of the weight", &[d, u128::from(wd.bits())])?);
+        read.push(
+            "x",
+            format!("N*D*{sx}"),
+            format!("{nv}*{dv}*{sx}"),
+            count::mul("bytes of x", &[n, d, u128::from(x.bits())])?,
+        );
+        read.push(
+            "weight",
+            format!("D*{sw}"),
+            format!("{dv}*{sw}"),
+            count::mul("bytes of the weight", &[d, u128::from(wd.bits())])?,
+        );
         let mut write = Terms::new();
-        write.push("y", format!("N*D*{sx}"), format!("{nv}*{dv}*{sx}"), count::mul("bytes of y", &[n, d, u128::from(x.bits())])?);
+        write.push(
+            "y",
+            format!("N*D*{sx}"),
+            format!("{nv}*{dv}*{sx}"),
+            count::mul("bytes of y", &[n, d, u128::from(x.bits())])?,
+        );
 
         let mut assumptions = row_assumptions(x);
         assumptions.push(
@@ -101,16 +121,36 @@ impl LayerNormSpec {
 
         let per_elem: u128 = if self.affine { 7 } else { 5 };
         let mut flops = Terms::new();
-        flops.push("per element", format!("{per_elem}*N*D"), format!("{per_elem}*{nv}*{dv}"), count::mul("FLOPs", &[per_elem, n, d])?);
+        flops.push(
+            "per element",
+            format!("{per_elem}*N*D"),
+            format!("{per_elem}*{nv}*{dv}"),
+            count::mul("FLOPs", &[per_elem, n, d])?,
+        );
         flops.push("per row", "4*N", format!("4*{nv}"), count::mul("FLOPs", &[4, n])?);
 
         let mut read = Terms::new();
-        read.push("x", format!("N*D*{sx}"), format!("{nv}*{dv}*{sx}"), count::mul("bytes of x", &[n, d, bits])?);
+        read.push(
+            "x",
+            format!("N*D*{sx}"),
+            format!("{nv}*{dv}*{sx}"),
+            count::mul("bytes of x", &[n, d, bits])?,
+        );
         if self.affine {
-            read.push("weight + bias", format!("2*D*{sx}"), format!("2*{dv}*{sx}"), count::mul("bytes of the weight and bias", &[2, d, bits])?);
+            read.push(
+                "weight + bias",
+                format!("2*D*{sx}"),
+                format!("2*{dv}*{sx}"),
+                count::mul("bytes of the weight and bias", &[2, d, bits])?,
+            );
         }
         let mut write = Terms::new();
-        write.push("y", format!("N*D*{sx}"), format!("{nv}*{dv}*{sx}"), count::mul("bytes of y", &[n, d, bits])?);
+        write.push(
+            "y",
+            format!("N*D*{sx}"),
+            format!("{nv}*{dv}*{sx}"),
+            count::mul("bytes of y", &[n, d, bits])?,
+        );
 
         let mut assumptions = row_assumptions(x);
         assumptions.push(format!(
@@ -129,6 +169,7 @@ impl LayerNormSpec {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::units::ExecUnit;
@@ -144,7 +185,7 @@ mod tests {
             .unwrap();
         assert_eq!(w.bytes_read, (4096.0 * 4096.0 + 4096.0) * 2.0); // 33,562,624
         assert_eq!(w.bytes_written, 4096.0 * 4096.0 * 2.0); // 33,554,432
-        // 4*N*D + 2*N = 67,108,864 + 8,192
+                                                            // 4*N*D + 2*N = 67,108,864 + 8,192
         assert_eq!(w.flops, 67_117_056.0);
         assert_eq!(w.class, OpClass::RmsNorm);
         assert_eq!(w.unit, ExecUnit::Vector);
@@ -155,9 +196,14 @@ mod tests {
     #[test]
     fn rmsnorm_fp32_weight() {
         // N=2, D=8, fp16 x with an fp32 weight: read 2*8*2 + 8*4 = 64, write 32.
-        let w = RmsNormSpec { rows: 2, cols: 8, dtype: Precision::Fp16, weight_dtype: Some(Precision::Fp32) }
-            .work()
-            .unwrap();
+        let w = RmsNormSpec {
+            rows: 2,
+            cols: 8,
+            dtype: Precision::Fp16,
+            weight_dtype: Some(Precision::Fp32),
+        }
+        .work()
+        .unwrap();
         assert_eq!(w.bytes_read, 64.0);
         assert_eq!(w.bytes_written, 32.0);
         assert_eq!(w.shape, "N=2 D=8 fp16 weight fp32");
@@ -171,21 +217,29 @@ mod tests {
     fn layernorm_matches_seed_002_table() {
         // Seed 002: LayerNorm (N, D) reads N×D + 2×D, writes N×D. N=3, D=5, fp32:
         // read (15 + 10)*4 = 100, write 15*4 = 60; FLOPs 7*15 + 4*3 = 117.
-        let w = LayerNormSpec { rows: 3, cols: 5, dtype: Precision::Fp32, affine: true }.work().unwrap();
+        let w = LayerNormSpec { rows: 3, cols: 5, dtype: Precision::Fp32, affine: true }
+            .work()
+            .unwrap();
         assert_eq!(w.bytes_read, 100.0);
         assert_eq!(w.bytes_written, 60.0);
         assert_eq!(w.flops, 117.0);
         // Without the affine transform: read 60, FLOPs 5*15 + 4*3 = 87.
-        let w = LayerNormSpec { rows: 3, cols: 5, dtype: Precision::Fp32, affine: false }.work().unwrap();
+        let w = LayerNormSpec { rows: 3, cols: 5, dtype: Precision::Fp32, affine: false }
+            .work()
+            .unwrap();
         assert_eq!(w.bytes_read, 60.0);
         assert_eq!(w.flops, 87.0);
     }
 
     #[test]
     fn zero_dims_are_named() {
-        let e = LayerNormSpec { rows: 1, cols: 0, dtype: Precision::Fp16, affine: true }.work().unwrap_err();
+        let e = LayerNormSpec { rows: 1, cols: 0, dtype: Precision::Fp16, affine: true }
+            .work()
+            .unwrap_err();
         assert_eq!(e, OpError::ZeroDim { name: "cols", value: 0 });
-        let e = RmsNormSpec { rows: 0, cols: 1, dtype: Precision::Fp16, weight_dtype: None }.work().unwrap_err();
+        let e = RmsNormSpec { rows: 0, cols: 1, dtype: Precision::Fp16, weight_dtype: None }
+            .work()
+            .unwrap_err();
         assert_eq!(e, OpError::ZeroDim { name: "rows", value: 0 });
     }
 

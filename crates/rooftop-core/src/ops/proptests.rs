@@ -51,9 +51,11 @@ fn weight_format() -> impl Strategy<Value = WeightFormat> {
     prop_oneof![
         Just(WeightFormat::Q4_0),
         Just(WeightFormat::Q8_0),
-        (0u32..=20, dim(), precision(), any::<bool>()).prop_map(|(bits, group_size, scale_dtype, zero_point)| {
-            WeightFormat::Affine { bits, group_size, scale_dtype, zero_point }
-        }),
+        (0u32..=20, dim(), precision(), any::<bool>()).prop_map(
+            |(bits, group_size, scale_dtype, zero_point)| {
+                WeightFormat::Affine { bits, group_size, scale_dtype, zero_point }
+            }
+        ),
     ]
 }
 
@@ -62,10 +64,16 @@ fn check(r: Result<Work, OpError>) -> Result<(), TestCaseError> {
     if let Ok(w) = r {
         prop_assert!(w.flops.is_finite() && w.flops >= 0.0, "flops {}", w.flops);
         prop_assert!(w.bytes_read.is_finite() && w.bytes_read >= 0.0, "read {}", w.bytes_read);
-        prop_assert!(w.bytes_written.is_finite() && w.bytes_written > 0.0, "written {}", w.bytes_written);
+        prop_assert!(
+            w.bytes_written.is_finite() && w.bytes_written > 0.0,
+            "written {}",
+            w.bytes_written
+        );
         prop_assert!(w.bytes().is_finite());
         prop_assert!(!w.arithmetic_intensity().is_nan());
-        prop_assert!(!w.shape.is_empty() && !w.flops_formula.is_empty() && !w.bytes_formula.is_empty());
+        prop_assert!(
+            !w.shape.is_empty() && !w.flops_formula.is_empty() && !w.bytes_formula.is_empty()
+        );
         prop_assert!(!w.assumptions.is_empty());
     }
     Ok(())

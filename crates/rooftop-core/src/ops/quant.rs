@@ -92,18 +92,26 @@ impl WeightFormat {
         if l.group == 0 {
             return f64::from(l.bits);
         }
-        let per_group = f64::from(l.scale.bits()) + if l.zero_point { f64::from(l.bits) } else { 0.0 };
+        let per_group =
+            f64::from(l.scale.bits()) + if l.zero_point { f64::from(l.bits) } else { 0.0 };
         f64::from(l.bits) + per_group / l.group as f64
     }
 
-    /// Short name for shapes and tables: `3-bit g128 fp16-scales`, `Q4_0`.
+    /// Short name for shapes and tables: `3-bit g128` (fp16 scales), `4-bit g64 bf16-scales
+    /// zp`, `Q4_0`.
     pub fn label(self) -> String {
         let l = self.layout();
         if let Some(name) = l.ggml {
             return name.to_string();
         }
-        let zp = if l.zero_point { " +zp" } else { "" };
-        format!("{}-bit g{} {}-scales{zp}", l.bits, l.group, l.scale)
+        let mut s = format!("{}-bit g{}", l.bits, l.group);
+        if l.scale != Precision::Fp16 {
+            let _ = write!(s, " {}-scales", l.scale);
+        }
+        if l.zero_point {
+            s.push_str(" zp");
+        }
+        s
     }
 
     fn validate(self, k: u64) -> Result<Layout, OpError> {
@@ -175,10 +183,23 @@ pub struct DequantFusion {
 }
 
 /// The byte terms of the packed weights (quants, scales, zero points).
-fn weight_terms(l: &Layout, k: u128, n: u128, kv: u64, nv: u64, t: &mut Terms) -> Result<(), OpError> {
+#[allow(clippy::many_single_char_names)]
+fn weight_terms(
+    l: &Layout,
+    k: u128,
+    n: u128,
+    kv: u64,
+    nv: u64,
+    t: &mut Terms,
+) -> Result<(), OpError> {
     let bits = u128::from(l.bits);
     let name = l.ggml.unwrap_or("weights");
-    t.push(name, format!("K*N*{}/8", l.bits), format!("{kv}*{nv}*{}/8", l.bits), count::mul("bytes of the weights", &[k, n, bits])?);
+    t.push(
+        name,
+        format!("K*N*{}/8", l.bits),
+        format!("{kv}*{nv}*{}/8", l.bits),
+        count::mul("bytes of the weights", &[k, n, bits])?,
+    );
     let g = u128::from(l.group);
     let groups = ceil_div(k, g);
     let gsym = if k % g == 0 { format!("(K/{})", l.group) } else { format!("ceil(K/{})", l.group) };
@@ -219,10 +240,20 @@ impl QuantGemmSpec {
 
         let (sa, so) = (bpe(act), bpe(out));
         let mut read = Terms::new();
-        read.push("A", format!("M*K*{sa}"), format!("{mv}*{kv}*{sa}"), count::mul("bytes of A", &[m, k, u128::from(act.bits())])?);
+        read.push(
+            "A",
+            format!("M*K*{sa}"),
+            format!("{mv}*{kv}*{sa}"),
+            count::mul("bytes of A", &[m, k, u128::from(act.bits())])?,
+        );
         weight_terms(&l, k, n, kv, nv, &mut read)?;
         let mut write = Terms::new();
-        write.push("C", format!("M*N*{so}"), format!("{mv}*{nv}*{so}"), count::mul("bytes of C", &[m, n, u128::from(out.bits())])?);
+        write.push(
+            "C",
+            format!("M*N*{so}"),
+            format!("{mv}*{nv}*{so}"),
+            count::mul("bytes of C", &[m, n, u128::from(out.bits())])?,
+        );
 
         let (class, unit, precision) = if self.m == 1 {
             (OpClass::QuantizedMatvec, ExecUnit::Vector, count::vector_precision(act))
@@ -235,7 +266,7 @@ impl QuantGemmSpec {
                 .to_string(),
             format!(
                 "weights stored at {} bits/weight including scales{}",
-                self.format.bits_per_weight(),
+                fmt_bits_per_weight(self.format),
                 if l.zero_point { " and zero points" } else { "" }
             ),
             "FLOPs are the 2*M*N*K of the matmul; unpacking and scaling weights is not counted"
@@ -253,8 +284,7 @@ impl QuantGemmSpec {
         }
         if self.m == 1 {
             assumptions.push(format!(
-                "M=1 is a matvec: SIMT dot products on the vector unit (llama.cpp mul_mat_vec, \
-                 MLX qmv) accumulating in {}",
+                "M=1 is a matvec: SIMT dot products on the vector unit, accumulating in {}",
                 count::vector_precision(act)
             ));
         }
@@ -301,7 +331,10 @@ impl QuantGemmSpec {
         let (sa, so, sd) = (bpe(act), bpe(out), bpe(dequant_dtype));
         let a_bits = count::mul("bytes of A", &[m, k, u128::from(act.bits())])?;
         let c_bits = count::mul("bytes of C", &[m, n, u128::from(out.bits())])?;
-        let d_bits = count::mul("bytes of the dequantized weights", &[k, n, u128::from(dequant_dtype.bits())])?;
+        let d_bits = count::mul(
+            "bytes of the dequantized weights",
+            &[k, n, u128::from(dequant_dtype.bits())],
+        )?;
 
         let mut wq = Terms::new();
         weight_terms(&l, k, n, kv, nv, &mut wq)?;
@@ -321,7 +354,7 @@ impl QuantGemmSpec {
                 format!(
                     "real {} storage ({} bits/weight), read once by each kernel that needs it",
                     self.format.label(),
-                    self.format.bits_per_weight()
+                    fmt_bits_per_weight(self.format)
                 ),
                 format!("the unfused dequantize kernel writes K*N {dequant_dtype} weights that the matmul reads back (they do not stay in cache)"),
                 "both versions read the activations and write the output once".to_string(),
@@ -336,9 +369,24 @@ impl QuantGemmSpec {
             un.push("write FP32", "K*N*4", format!("{kv}*{nv}*4"), f32_w);
             un.push("read FP32", "K*N*4", format!("{kv}*{nv}*4"), f32_w);
             let mut fu = Terms::new();
-            fu.push("read Q4_0 (2x)", "K*N/4*2", format!("{kv}*{nv}/4*2"), count::mul("bytes of the weights", &[q_seed, 2])?);
-            fu.push("read activations", "M*K*4", format!("{mv}*{kv}*4"), count::mul("bytes of A", &[m, k, 32])?);
-            fu.push("write output", "M*N*4", format!("{mv}*{nv}*4"), count::mul("bytes of C", &[m, n, 32])?);
+            fu.push(
+                "read Q4_0 (2x)",
+                "K*N/4*2",
+                format!("{kv}*{nv}/4*2"),
+                count::mul("bytes of the weights", &[q_seed, 2])?,
+            );
+            fu.push(
+                "read activations",
+                "M*K*4",
+                format!("{mv}*{kv}*4"),
+                count::mul("bytes of A", &[m, k, 32])?,
+            );
+            fu.push(
+                "write output",
+                "M*N*4",
+                format!("{mv}*{nv}*4"),
+                count::mul("bytes of C", &[m, n, 32])?,
+            );
             Some(traffic(
                 &un,
                 &fu,
@@ -369,7 +417,17 @@ impl QuantGemmSpec {
     }
 }
 
-fn traffic(unfused: &Terms, fused: &Terms, assumptions: Vec<String>) -> Result<FusionTraffic, OpError> {
+/// Bits per weight with at most 4 decimals and no trailing zeros: `3.125`, `4.5`, `8.3333`.
+fn fmt_bits_per_weight(f: WeightFormat) -> String {
+    let s = format!("{:.4}", f.bits_per_weight());
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn traffic(
+    unfused: &Terms,
+    fused: &Terms,
+    assumptions: Vec<String>,
+) -> Result<FusionTraffic, OpError> {
     let u = count::bits_to_bytes(unfused.total("unfused bytes")?);
     let f = count::bits_to_bytes(fused.total("fused bytes")?);
     Ok(FusionTraffic {
@@ -383,6 +441,7 @@ fn traffic(unfused: &Terms, fused: &Terms, assumptions: Vec<String>) -> Result<F
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -411,7 +470,14 @@ mod tests {
         assert_eq!(w.class, OpClass::QuantizedMatvec);
         assert_eq!(w.unit, ExecUnit::Vector);
         assert_eq!(w.precision, Precision::Fp32);
-        assert_eq!(w.shape, "M=1 N=4096 K=4096 fp16 x 3-bit g128 fp16-scales");
+        assert_eq!(w.shape, "M=1 N=4096 K=4096 fp16 x 3-bit g128");
+        let bf16_zp = WeightFormat::Affine {
+            bits: 4,
+            group_size: 64,
+            scale_dtype: Precision::Bf16,
+            zero_point: true,
+        };
+        assert_eq!(bf16_zp.label(), "4-bit g64 bf16-scales zp");
         assert_eq!(
             w.bytes_formula,
             "read M*K*2 (A) + K*N*3/8 (weights) + (K/128)*N*2 (scales) = 1*4096*2 + 4096*4096*3/8 \
@@ -461,6 +527,9 @@ mod tests {
         assert_eq!(w.bytes_read, 8192.0 + 17_825_792.0);
         assert_eq!(WeightFormat::Q8_0.bits_per_weight(), 8.5);
         assert_eq!(affine(3, 128, false).bits_per_weight(), 3.125);
+        assert_eq!(fmt_bits_per_weight(affine(3, 128, false)), "3.125");
+        assert_eq!(fmt_bits_per_weight(affine(2, 3, false)), "7.3333");
+        assert_eq!(fmt_bits_per_weight(affine(8, 16, false)), "9");
     }
 
     #[test]
@@ -529,7 +598,9 @@ mod tests {
         assert_eq!(f.minimal.fused_bytes, 9_453_568.0);
         assert!((f.minimal.saving - 8.0988).abs() < 1e-4);
         // No seed numbers for formats the seed does not describe.
-        let g = QuantGemmSpec { format: WeightFormat::Q8_0, ..s }.dequant_fusion(Precision::Fp32).unwrap();
+        let g = QuantGemmSpec { format: WeightFormat::Q8_0, ..s }
+            .dequant_fusion(Precision::Fp32)
+            .unwrap();
         assert!(g.seed_003.is_none());
     }
 }

@@ -37,9 +37,19 @@ impl ReductionSpec {
         let mut flops = Terms::new();
         flops.push("", "N*D", format!("{nv}*{dv}"), count::mul("FLOPs", &[n, d])?);
         let mut read = Terms::new();
-        read.push("x", format!("N*D*{sx}"), format!("{nv}*{dv}*{sx}"), count::mul("bytes of x", &[n, d, u128::from(x.bits())])?);
+        read.push(
+            "x",
+            format!("N*D*{sx}"),
+            format!("{nv}*{dv}*{sx}"),
+            count::mul("bytes of x", &[n, d, u128::from(x.bits())])?,
+        );
         let mut write = Terms::new();
-        write.push("y", format!("N*{so}"), format!("{nv}*{so}"), count::mul("bytes of y", &[n, u128::from(out.bits())])?);
+        write.push(
+            "y",
+            format!("N*{so}"),
+            format!("{nv}*{so}"),
+            count::mul("bytes of y", &[n, u128::from(out.bits())])?,
+        );
 
         let assumptions = vec![
             "the input is read once, one value per row written once".to_string(),
@@ -55,6 +65,7 @@ impl ReductionSpec {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -62,9 +73,14 @@ mod tests {
     fn row_sum_bf16_to_fp32() {
         // N=1024 rows of D=4096 bf16 summed into fp32:
         // read 1024*4096*2 = 8,388,608; write 1024*4 = 4,096; FLOPs 1024*4096 = 4,194,304.
-        let w = ReductionSpec { rows: 1024, cols: 4096, dtype: Precision::Bf16, out_dtype: Some(Precision::Fp32) }
-            .work()
-            .unwrap();
+        let w = ReductionSpec {
+            rows: 1024,
+            cols: 4096,
+            dtype: Precision::Bf16,
+            out_dtype: Some(Precision::Fp32),
+        }
+        .work()
+        .unwrap();
         assert_eq!(w.bytes_read, 8_388_608.0);
         assert_eq!(w.bytes_written, 4096.0);
         assert_eq!(w.flops, 4_194_304.0);
@@ -74,7 +90,9 @@ mod tests {
 
     #[test]
     fn zero_dims_are_named() {
-        let e = ReductionSpec { rows: 0, cols: 1, dtype: Precision::Fp32, out_dtype: None }.work().unwrap_err();
+        let e = ReductionSpec { rows: 0, cols: 1, dtype: Precision::Fp32, out_dtype: None }
+            .work()
+            .unwrap_err();
         assert_eq!(e, OpError::ZeroDim { name: "rows", value: 0 });
     }
 }

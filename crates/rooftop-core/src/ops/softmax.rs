@@ -59,27 +59,49 @@ impl SoftmaxSpec {
         };
 
         let mut flops = Terms::new();
-        flops.push("per element", format!("{per_elem}*N*D"), format!("{per_elem}*{nv}*{dv}"), count::mul("FLOPs", &[per_elem, n, d])?);
+        flops.push(
+            "per element",
+            format!("{per_elem}*N*D"),
+            format!("{per_elem}*{nv}*{dv}"),
+            count::mul("FLOPs", &[per_elem, n, d])?,
+        );
         flops.push("per row", "N", nv.to_string(), n);
 
         let mut read = Terms::new();
         if reads == 1 {
-            read.push("x", format!("N*D*{sx}"), format!("{nv}*{dv}*{sx}"), count::mul("bytes of x", &[n, d, bits])?);
+            read.push(
+                "x",
+                format!("N*D*{sx}"),
+                format!("{nv}*{dv}*{sx}"),
+                count::mul("bytes of x", &[n, d, bits])?,
+            );
         } else {
-            read.push("x, 3 passes", format!("3*N*D*{sx}"), format!("3*{nv}*{dv}*{sx}"), count::mul("bytes of x", &[3, n, d, bits])?);
+            read.push(
+                "x, 3 passes",
+                format!("3*N*D*{sx}"),
+                format!("3*{nv}*{dv}*{sx}"),
+                count::mul("bytes of x", &[3, n, d, bits])?,
+            );
         }
         let mut write = Terms::new();
-        write.push("y", format!("N*D*{sx}"), format!("{nv}*{dv}*{sx}"), count::mul("bytes of y", &[n, d, bits])?);
+        write.push(
+            "y",
+            format!("N*D*{sx}"),
+            format!("{nv}*{dv}*{sx}"),
+            count::mul("bytes of y", &[n, d, bits])?,
+        );
 
         let mut assumptions = vec![count::vector_precision_note(x)];
         match self.passes {
             SoftmaxPasses::One => {
                 assumptions.insert(
                     0,
-                    "minimum traffic: each row read once and written once (seed 002 byte table)".to_string(),
+                    "minimum traffic: each row read once and written once (seed 002 byte table)"
+                        .to_string(),
                 );
                 assumptions.push(
-                    "FLOPs: 5 per element (max, subtract, exp, accumulate, scale) + 1 per row".to_string(),
+                    "FLOPs: 5 per element (max, subtract, exp, accumulate, scale) + 1 per row"
+                        .to_string(),
                 );
             }
             SoftmaxPasses::Three => {
@@ -105,15 +127,21 @@ impl SoftmaxSpec {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
     #[test]
     fn one_pass_matches_seed_002_table() {
         // Seed 002: Softmax (N, D) reads N×D, writes N×D. N=32*128 rows, D=2048, fp16.
-        let w = SoftmaxSpec { rows: 4096, cols: 2048, dtype: Precision::Fp16, passes: SoftmaxPasses::One }
-            .work()
-            .unwrap();
+        let w = SoftmaxSpec {
+            rows: 4096,
+            cols: 2048,
+            dtype: Precision::Fp16,
+            passes: SoftmaxPasses::One,
+        }
+        .work()
+        .unwrap();
         assert_eq!(w.bytes_read, 4096.0 * 2048.0 * 2.0); // 16,777,216
         assert_eq!(w.bytes_written, 4096.0 * 2048.0 * 2.0);
         // 5*N*D + N = 41,943,040 + 4,096
@@ -124,9 +152,10 @@ mod tests {
     #[test]
     fn three_pass_reads_three_times() {
         // N=2, D=10, fp32: read 3*2*10*4 = 240, write 2*10*4 = 80, FLOPs 7*20 + 2 = 142.
-        let w = SoftmaxSpec { rows: 2, cols: 10, dtype: Precision::Fp32, passes: SoftmaxPasses::Three }
-            .work()
-            .unwrap();
+        let w =
+            SoftmaxSpec { rows: 2, cols: 10, dtype: Precision::Fp32, passes: SoftmaxPasses::Three }
+                .work()
+                .unwrap();
         assert_eq!(w.bytes_read, 240.0);
         assert_eq!(w.bytes_written, 80.0);
         assert_eq!(w.flops, 142.0);
@@ -136,9 +165,10 @@ mod tests {
 
     #[test]
     fn zero_dims_are_named() {
-        let e = SoftmaxSpec { rows: 1, cols: 0, dtype: Precision::Fp16, passes: SoftmaxPasses::One }
-            .work()
-            .unwrap_err();
+        let e =
+            SoftmaxSpec { rows: 1, cols: 0, dtype: Precision::Fp16, passes: SoftmaxPasses::One }
+                .work()
+                .unwrap_err();
         assert_eq!(e, OpError::ZeroDim { name: "cols", value: 0 });
     }
 }
