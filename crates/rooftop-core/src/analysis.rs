@@ -175,3 +175,56 @@ fn tile_report(
     let efficiency = gemm_tiles::tile_efficiency(&problem)?;
     Some(TileReport { kernel_m: problem.m, kernel_n: problem.n, swapped, efficiency })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Catalog;
+    use crate::ops::gemm::GemmSpec;
+    use crate::units::Precision;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The whole pipeline never panics on any GEMM shape, time, kernel tile or launch,
+        /// and every efficiency it reports lies in (0, 1].
+        #[test]
+        fn pipeline_never_panics_and_efficiencies_are_fractions(
+            m in 0u64..=u64::MAX, n in 0u64..=u64::MAX, k in 0u64..=u64::MAX,
+            small in 1u64..100_000, use_small in any::<bool>(),
+            time_ns in proptest::option::of(0u64..=u64::MAX),
+            mt in (1u32..1024, 1u32..1024),
+            block in proptest::option::of(0u32..4096), regs in 0u32..300, smem in 0u64..300_000,
+            torch in any::<bool>(),
+            device in prop::sample::select(vec!["h100-sxm", "mi300x", "m1", "m4-max", "rx-7900-xt", "intel-max-1550"]),
+        ) {
+            let (m, n) = if use_small { (small, small / 2 + 1) } else { (m, n) };
+            let Ok(work) = GemmSpec::new(m, n, k, Precision::Bf16).work() else { return Ok(()) };
+            let mut req = KernelRequest::new(work);
+            req.time_ns = time_ns;
+            req.kernel_name = Some(format!("Cijk_Alik_Bljk_BBS_BH_MT{}x{}x64_MI32x32x8x1", mt.0, mt.1));
+            req.gemm = Some(GemmShape {
+                m, n, batch: 1, view: if torch { GemmView::Torch } else { GemmView::Blas },
+            });
+            req.resources = block.map(|b| KernelResources {
+                threads_per_block: b,
+                regs_per_thread: Some(regs),
+                smem_bytes: smem,
+                ..KernelResources::default()
+            });
+            let cat = Catalog::builtin();
+            let dev = cat.lookup(device).unwrap();
+            if let Ok(a) = analyze(dev, &req) {
+                if let Some(t) = &a.tiles {
+                    let e = &t.efficiency;
+                    prop_assert!(e.tile_eff > 0.0 && e.tile_eff <= 1.0);
+                    prop_assert!(e.dim_eff > 0.0 && e.dim_eff <= 1.0);
+                    if let Some(w) = e.wq_eff { prop_assert!(w > 0.0 && w <= 1.0); }
+                }
+                if let Some(o) = &a.occupancy {
+                    prop_assert!((0.0..=100.0).contains(&o.occupancy_pct));
+                }
+                prop_assert!(a.roofline.floor_time_us.is_finite());
+            }
+        }
+    }
+}

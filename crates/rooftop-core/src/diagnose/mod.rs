@@ -8,8 +8,9 @@
 //!   overhead, hidden copies, register spilling);
 //! - seed 002 "Quick Reference: Expected Performance": the bandwidth efficiency each op
 //!   class usually reaches, and "an RMSNorm under 40% of peak bandwidth is likely
-//!   wrong", "element-wise kernels should be within 2x of peak bandwidth", "fusing two
-//!   memory-bound kernels halves memory traffic";
+//!   wrong", "element-wise kernels should be within 2x of peak bandwidth" (its "fusing
+//!   two memory-bound kernels gives ~2x" is not used: the fusion finding states the bytes
+//!   a fusion actually saves, see `docs/methodology.md`);
 //! - seed 002 "Kernel Launch Overhead": fixed launch cost of ~5-20 µs dominates small
 //!   tensors;
 //! - seed 000 §4.2-4.3: compute-bound and low-occupancy symptoms and fixes (>70% / <30%

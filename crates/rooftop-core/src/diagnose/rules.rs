@@ -523,8 +523,8 @@ fn fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             si(i.work.bytes_written, "B")
         ),
         recommendation: format!(
-            "Fuse with {partner}: the intermediate stays on chip (seed 002: fusing two \
-             memory-bound kernels roughly halves their traffic)."
+            "Fuse with {partner}: the intermediate then stays on chip instead of making a \
+             round trip through DRAM."
         ),
         expected_gain: Some(format!(
             "{} less DRAM traffic, {} at peak bandwidth",

@@ -329,7 +329,6 @@ impl AttentionSpec {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::units::ExecUnit;

@@ -214,7 +214,6 @@ impl Conv2dSpec {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

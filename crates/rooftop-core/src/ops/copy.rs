@@ -40,7 +40,6 @@ impl CopySpec {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

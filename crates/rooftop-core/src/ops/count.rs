@@ -235,7 +235,6 @@ pub(crate) fn vector_work_f64(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -169,7 +169,6 @@ impl LayerNormSpec {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::units::ExecUnit;

@@ -10,7 +10,6 @@ use super::quant::{QuantGemmSpec, WeightFormat};
 use crate::units::Precision;
 
 #[test]
-#[allow(clippy::unwrap_used)]
 fn seed_000_section_7_1_decode_rates() {
     // Seed 000 §7.1: M=1 N=K=4096 3-bit, 0.042 ms, "1.63 TFLOPS, 285 GB/s".
     let w = QuantGemmSpec {
@@ -37,7 +36,6 @@ fn seed_000_section_7_1_decode_rates() {
 }
 
 #[test]
-#[allow(clippy::unwrap_used)]
 fn seed_003_section_6_1_single_token_table() {
     // Seed 003 §6.1 claims, per layer of a 7B model for one token: QKV projection
     // 184 MB read + 184 MB written, output projection 184 MB + 8 MB, 1.1 GB per layer and
@@ -76,7 +74,6 @@ fn seed_003_section_6_1_single_token_table() {
 }
 
 #[test]
-#[allow(clippy::unwrap_used)]
 fn seed_002_fusing_two_memory_bound_kernels_is_not_always_2x() {
     // Seed 002: "Fusing two memory-bound kernels into one gives ~2x speedup (halves
     // memory traffic)". Its own example, residual add + RMSNorm, N=4096 D=4096 bf16:

@@ -127,7 +127,6 @@ impl SoftmaxSpec {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
