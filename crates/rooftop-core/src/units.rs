@@ -245,8 +245,10 @@ pub fn sig3(value: f64) -> String {
     if value == 0.0 {
         return "0".to_string();
     }
-    let mag = value.abs();
-    let digits = mag.log10().floor() as i32;
+    // Decide the decimals on the value rounded to 3 significant digits, so 0.99997 is
+    // "1.00", not "1.000".
+    let rounded = round_sig(value.abs(), 3);
+    let digits = rounded.log10().floor() as i32;
     let decimals = (2 - digits).max(0) as usize;
     format!("{value:.decimals$}")
 }
@@ -287,6 +289,8 @@ mod tests {
         assert_eq!(sig3(42.0), "42.0");
         assert_eq!(sig3(71.33), "71.3");
         assert_eq!(pct(100.0), "100%");
+        assert_eq!(sig3(0.99997), "1.00");
+        assert_eq!(sig3(9.996), "10.0");
     }
 
     #[test]

@@ -527,7 +527,7 @@ fn fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
              round trip through DRAM."
         ),
         expected_gain: Some(format!(
-            "{} less DRAM traffic, {} at peak bandwidth",
+            "{} less DRAM traffic ({} saved at peak bandwidth)",
             si(saved, "B"),
             us(t_saved_us)
         )),
