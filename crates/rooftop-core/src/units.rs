@@ -236,6 +236,12 @@ pub fn si(value: f64, unit: &str) -> String {
     }
 }
 
+/// Formats a duration given in microseconds: `us(42.0)` is `"42.0 µs"`, `us(1500.0)` is
+/// `"1.50 ms"`.
+pub fn us(micros: f64) -> String {
+    si(micros * 1e-6, "s")
+}
+
 /// Formats a plain number with three significant digits (no prefix): `sig3(0.8421)` is
 /// `"0.842"`, `sig3(1280.0)` is `"1280"`, `sig3(42.0)` is `"42.0"`.
 pub fn sig3(value: f64) -> String {

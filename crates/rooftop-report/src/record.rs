@@ -189,7 +189,7 @@ impl AnalysisRecord {
             wave_efficiency: a.tiles.as_ref().and_then(|t| t.efficiency.wq_eff),
             dim_efficiency: a.tiles.as_ref().map(|t| t.efficiency.dim_eff),
             tiles: a.tiles.as_ref().map(|t| TilesRecord {
-                family: a.gemm_kernel.as_ref().map(|k| format!("{:?}", k.family)),
+                family: a.gemm_kernel.as_ref().map(|k| k.family.label().to_string()),
                 mt_m: t.efficiency.mt_m,
                 mt_n: t.efficiency.mt_n,
                 kernel_m: t.kernel_m,

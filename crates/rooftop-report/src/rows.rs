@@ -4,18 +4,13 @@
 use crate::devices::headline_peak;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::{DeviceSpec, FigureMeta};
-use rooftop_core::units::{pct, si, sig3};
+use rooftop_core::units::{pct, si, sig3, us};
 
 /// One row: metric, value, where the value comes from.
 pub type Row = [String; 3];
 
 fn row(a: impl Into<String>, b: impl Into<String>, c: impl Into<String>) -> Row {
     [a.into(), b.into(), c.into()]
-}
-
-/// Seconds from microseconds, formatted.
-pub fn us(v: f64) -> String {
-    si(v * 1e-6, "s")
 }
 
 fn meta_label(meta: &FigureMeta) -> String {
@@ -127,7 +122,7 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
         rows.push(row(
             "GEMM tiles",
             "unknown",
-            format!("{:?} kernel name carries no macro tile", k.family),
+            format!("{} kernel name carries no macro tile", k.family.label()),
         ));
     }
     if let Some(o) = &a.occupancy {

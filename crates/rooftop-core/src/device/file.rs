@@ -401,8 +401,8 @@ fn resolve(
     Ok(spec)
 }
 
-/// A new device without `extends`: every field a placeholder that `check_required`
-/// guarantees is overwritten.
+/// A new device without `extends`: an empty starting value whose required fields
+/// `check_required` guarantees are then set from the file.
 fn skeleton(id: String) -> DeviceSpec {
     DeviceSpec {
         id,

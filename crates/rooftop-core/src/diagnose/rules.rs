@@ -8,7 +8,7 @@ use crate::occupancy::{Limiter, Occupancy};
 use crate::ops::quant::DequantFusion;
 use crate::ops::{OpClass, Work};
 use crate::roofline::{Bound, Roofline};
-use crate::units::{pct, si, sig3, ExecUnit};
+use crate::units::{pct, si, sig3, us, ExecUnit};
 
 /// Seed 002 decision tree: ">= 70% of peak bandwidth: near-optimal".
 const NEAR_PEAK_PCT: f64 = 70.0;
@@ -73,10 +73,6 @@ pub fn diagnose(input: &DiagnoseInput<'_>) -> Vec<Finding> {
     // Stable: keeps rule order within a severity.
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));
     out
-}
-
-fn us(v: f64) -> String {
-    si(v * 1e-6, "s")
 }
 
 fn gbs(v: f64) -> String {

@@ -1,6 +1,6 @@
 //! Hand-built devices for the occupancy tests, filled from the per-SM/CU tables of
 //! `reference/hardware.md` §1.2-1.4 (only the fields the calculators read are
-//! meaningful; peaks and bandwidth are placeholders). The tests do not depend on the
+//! meaningful; peaks and bandwidth are arbitrary positive values). The tests do not depend on the
 //! catalog so that a catalog edit cannot silently change an occupancy rule's test.
 
 use crate::device::{ArchFamily, DeviceSpec, FigureMeta, ResourceLimits, Vendor};
