@@ -17,4 +17,5 @@ pub mod gemm_tiles;
 pub mod occupancy;
 pub mod ops;
 pub mod roofline;
+pub mod trace;
 pub mod units;

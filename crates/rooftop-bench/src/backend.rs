@@ -1,0 +1,275 @@
+//! The backend interface every device implements (CPU here; CUDA and wgpu later).
+
+use crate::case::Case;
+use crate::error::BackendError;
+use serde::Serialize;
+
+/// Element type of a device buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    F32,
+    F64,
+    /// IEEE half, stored as raw bits.
+    F16,
+    /// bfloat16, stored as raw bits.
+    Bf16,
+    U8,
+    I8,
+    U32,
+}
+
+impl DType {
+    pub fn size_bytes(self) -> usize {
+        match self {
+            DType::F32 | DType::U32 => 4,
+            DType::F64 => 8,
+            DType::F16 | DType::Bf16 => 2,
+            DType::U8 | DType::I8 => 1,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::F16 => "f16",
+            DType::Bf16 => "bf16",
+            DType::U8 => "u8",
+            DType::I8 => "i8",
+            DType::U32 => "u32",
+        }
+    }
+}
+
+/// Host-side contents of a buffer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostBuf {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    /// F16 or BF16 bits (the [`DType`] of the buffer says which).
+    U16(Vec<u16>),
+    U8(Vec<u8>),
+    I8(Vec<i8>),
+    U32(Vec<u32>),
+}
+
+impl HostBuf {
+    /// A zero-filled buffer of `len` elements of `dtype`.
+    pub fn zeros(dtype: DType, len: usize) -> HostBuf {
+        match dtype {
+            DType::F32 => HostBuf::F32(vec![0.0; len]),
+            DType::F64 => HostBuf::F64(vec![0.0; len]),
+            DType::F16 | DType::Bf16 => HostBuf::U16(vec![0; len]),
+            DType::U8 => HostBuf::U8(vec![0; len]),
+            DType::I8 => HostBuf::I8(vec![0; len]),
+            DType::U32 => HostBuf::U32(vec![0; len]),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            HostBuf::F32(v) => v.len(),
+            HostBuf::F64(v) => v.len(),
+            HostBuf::U16(v) => v.len(),
+            HostBuf::U8(v) => v.len(),
+            HostBuf::I8(v) => v.len(),
+            HostBuf::U32(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The variant's name, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            HostBuf::F32(_) => "f32",
+            HostBuf::F64(_) => "f64",
+            HostBuf::U16(_) => "u16 (f16/bf16 bits)",
+            HostBuf::U8(_) => "u8",
+            HostBuf::I8(_) => "i8",
+            HostBuf::U32(_) => "u32",
+        }
+    }
+
+    pub fn as_f32(&self) -> Option<&[f32]> {
+        if let HostBuf::F32(v) = self {
+            Some(v)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<&[f64]> {
+        if let HostBuf::F64(v) = self {
+            Some(v)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_u32(&self) -> Option<&[u32]> {
+        if let HostBuf::U32(v) = self {
+            Some(v)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_u16(&self) -> Option<&[u16]> {
+        if let HostBuf::U16(v) = self {
+            Some(v)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_u8(&self) -> Option<&[u8]> {
+        if let HostBuf::U8(v) = self {
+            Some(v)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_i8(&self) -> Option<&[i8]> {
+        if let HostBuf::I8(v) = self {
+            Some(v)
+        } else {
+            None
+        }
+    }
+
+    /// Every element widened to f64 (f16/bf16 bits are NOT decoded: use the typed
+    /// accessors for those).
+    pub fn to_f64_lossy(&self) -> Vec<f64> {
+        match self {
+            HostBuf::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            HostBuf::F64(v) => v.clone(),
+            HostBuf::U16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            HostBuf::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            HostBuf::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            HostBuf::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        }
+    }
+}
+
+/// Handle of a device buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct BufId(pub u32);
+
+/// Launch parameters. The CPU backend reads `threads` (rayon pool size) and `tile`
+/// (a kernel-specific chunk or tile size); GPU backends read `block` and `grid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub struct Launch {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tile: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<[u32; 3]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grid: Option<[u32; 3]>,
+}
+
+impl Launch {
+    /// A short label: `threads=2 tile=256`, or `default`.
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(t) = self.threads {
+            parts.push(format!("threads={t}"));
+        }
+        if let Some(t) = self.tile {
+            parts.push(format!("tile={t}"));
+        }
+        if let Some([x, y, z]) = self.block {
+            parts.push(format!("block={x}x{y}x{z}"));
+        }
+        if let Some([x, y, z]) = self.grid {
+            parts.push(format!("grid={x}x{y}x{z}"));
+        }
+        if parts.is_empty() {
+            "default".to_string()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
+/// One implementation of a kernel on a backend: ours, or a library's built-in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Implementation {
+    /// `rooftop` for our kernels; the library's short name for built-ins
+    /// (`matrixmultiply`, `cublas`).
+    pub id: String,
+    pub builtin: bool,
+    /// Human-readable description (`matrixmultiply 0.3 sgemm, threaded`).
+    pub label: String,
+}
+
+/// What one run of a kernel needs: the case (sizes, dtype, options), which
+/// implementation, the buffers in the order the suite's `buffers()` lists them, and the
+/// launch parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelCall<'a> {
+    pub case: &'a Case,
+    pub implementation: &'a str,
+    pub buffers: &'a [BufId],
+    pub launch: &'a Launch,
+}
+
+/// What a backend says about itself and its device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BackendInfo {
+    /// `cpu`, `mock`, `cuda`, `wgpu`.
+    pub backend: String,
+    /// The device as the backend sees it (`AMD EPYC 9R14 (2 cores)`).
+    pub device_name: String,
+    /// How time is measured (`wall clock (std::time::Instant) around the run loop`).
+    pub timer: String,
+    /// Parallel workers available by default (CPU threads, SMs, ...).
+    pub parallelism: u32,
+    /// True when timings are not real (mock backend, a software rasteriser).
+    pub simulated: bool,
+    /// Anything a reader of the results should know.
+    pub notes: Vec<String>,
+}
+
+/// A device that can run the kernel suite.
+///
+/// Buffers are created by [`Backend::alloc`] and filled by [`Backend::upload`]; a kernel
+/// run names them in [`KernelCall::buffers`]. [`Backend::run`] must not return before the
+/// device has finished (synchronise, or use device timestamps) and returns the elapsed
+/// seconds of `iters` back-to-back runs.
+pub trait Backend {
+    fn info(&self) -> &BackendInfo;
+
+    fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufId, BackendError>;
+    fn upload(&mut self, buf: BufId, data: &HostBuf) -> Result<(), BackendError>;
+    fn download(&mut self, buf: BufId) -> Result<HostBuf, BackendError>;
+    fn free(&mut self, buf: BufId);
+
+    /// The implementations this backend has for `kernel` (ours first), empty when the
+    /// backend cannot run it.
+    fn implementations(&self, kernel: &str) -> Vec<Implementation>;
+
+    /// Compiles or otherwise readies a call; never timed.
+    fn prepare(&mut self, call: &KernelCall<'_>) -> Result<(), BackendError>;
+
+    /// Runs the call `iters` times back to back and returns the elapsed seconds.
+    fn run(&mut self, call: &KernelCall<'_>, iters: u32) -> Result<f64, BackendError>;
+
+    /// Evicts the caches so that the next run starts cold (for `--flush-cache`).
+    fn flush_cache(&mut self) -> Result<(), BackendError>;
+
+    /// Launch configurations `--autotune` sweeps for this call (at least one).
+    fn launch_space(&self, call: &KernelCall<'_>) -> Vec<Launch>;
+
+    /// The launch used when none is given.
+    fn default_launch(&self, case: &Case) -> Launch;
+
+    /// Memory available for buffers, when known (to refuse impossible sizes up front).
+    fn available_memory_bytes(&self) -> Option<u64>;
+}

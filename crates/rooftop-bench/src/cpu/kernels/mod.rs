@@ -1,0 +1,53 @@
+//! CPU implementations of the suite's kernels, registered by (kernel, implementation).
+
+mod gemm;
+mod norm;
+mod probe;
+mod quant;
+mod reduce;
+mod softmax;
+mod stream;
+
+use crate::backend::{HostBuf, Launch};
+use crate::case::Case;
+use crate::error::BackendError;
+
+/// Runs one kernel once over its buffers (in the suite's `buffers()` order: inputs, then
+/// outputs). Called inside the rayon pool sized by `launch.threads`; `launch.tile` is the
+/// kernel's own chunk/tile parameter (`None`: the kernel's default).
+pub type CpuKernelFn = fn(&Case, &mut [HostBuf], &Launch) -> Result<(), BackendError>;
+
+/// One CPU implementation of a suite kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuKernel {
+    /// Suite kernel name (`gemm`).
+    pub kernel: &'static str,
+    /// `rooftop` for ours, the library's short name for a built-in (`matrixmultiply`).
+    pub implementation: &'static str,
+    pub builtin: bool,
+    /// Description shown in results (`matrixmultiply 0.3 sgemm/dgemm, threaded`).
+    pub label: &'static str,
+    /// `--autotune` values of `Launch::tile` for this kernel (empty: no tile parameter).
+    pub tiles: &'static [u32],
+    pub run: CpuKernelFn,
+}
+
+/// Every CPU implementation.
+pub fn all() -> impl Iterator<Item = &'static CpuKernel> {
+    [
+        stream::KERNELS,
+        norm::KERNELS,
+        softmax::KERNELS,
+        reduce::KERNELS,
+        gemm::KERNELS,
+        quant::KERNELS,
+        probe::KERNELS,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The implementation `implementation` of `kernel`.
+pub fn find(kernel: &str, implementation: &str) -> Option<&'static CpuKernel> {
+    all().find(|k| k.kernel == kernel && k.implementation == implementation)
+}

@@ -1,0 +1,318 @@
+//! Bench results in the documented schema (`docs/bench-schema.md`): each timed case
+//! with its check, raw samples, statistics, work, achieved rates, % of the measured
+//! ceiling and of the theoretical peak, floor, bound, attainment and findings.
+
+use crate::backend::{BackendInfo, Implementation, Launch};
+use crate::ceilings::Ceilings;
+use crate::harness::{CacheState, CaseResult, TimingOptions};
+use crate::suite::{CheckResult, Kernel};
+use rooftop_core::analysis::{analyze, KernelRequest};
+use rooftop_core::device::DeviceSpec;
+use rooftop_core::diagnose::Finding;
+use rooftop_core::roofline::Bound;
+use rooftop_core::units::{ExecUnit, Provenance};
+use serde::Serialize;
+
+/// Version of the bench JSON schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A roof a result is compared with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoofRef {
+    /// `dram bandwidth`, `fp32 vector FMA`.
+    pub what: String,
+    pub value: f64,
+    /// `GB/s` or `GFLOP/s`.
+    pub unit: String,
+    pub provenance: Provenance,
+    pub source: String,
+}
+
+/// The configuration of a result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    /// Size parameters by name.
+    pub sizes: serde_json::Map<String, serde_json::Value>,
+    pub dtype: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    pub launch: Launch,
+    /// `Launch::label()`.
+    pub launch_label: String,
+}
+
+/// One result row of the export.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultRecord {
+    pub kernel: String,
+    pub implementation: Implementation,
+    pub config: Config,
+    pub check: CheckResult,
+    /// Raw per-run seconds, one per sample.
+    pub times_s: Vec<f64>,
+    pub iters_per_sample: u32,
+    pub warmup_runs: u32,
+    pub cache: Option<CacheState>,
+    pub median_s: Option<f64>,
+    pub mean_s: Option<f64>,
+    pub stddev_s: Option<f64>,
+    pub min_s: Option<f64>,
+    pub max_s: Option<f64>,
+    /// FLOPs of one run (work model).
+    pub flops: f64,
+    /// Bytes of one run at device memory (work model).
+    pub bytes: f64,
+    pub flops_formula: String,
+    pub bytes_formula: String,
+    pub arithmetic_intensity: f64,
+    pub achieved_gbs: Option<f64>,
+    pub achieved_gflops: Option<f64>,
+    /// The roof of the kernel's bound measured on this machine (`ceilings`).
+    pub measured_ceiling: Option<RoofRef>,
+    pub pct_of_measured_ceiling: Option<f64>,
+    /// The theoretical (catalog / datasheet / CPU-report) roof of the kernel's bound.
+    pub theoretical_peak: Option<RoofRef>,
+    pub pct_of_theoretical_peak: Option<f64>,
+    /// Roofline floor time on the roofs the analysis used, seconds.
+    pub floor_s: f64,
+    /// `memory`, `compute` or `balanced`.
+    pub bound: String,
+    /// floor / median × 100.
+    pub attainment_pct: Option<f64>,
+    /// Median of the built-in implementation / our median (> 1: we are faster), on the
+    /// results of the same case.
+    pub speedup_vs_builtin: Option<f64>,
+    pub findings: Vec<Finding>,
+    pub warnings: Vec<String>,
+    pub interrupted: bool,
+}
+
+/// The device part of the export.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceRecord {
+    pub id: String,
+    pub name: String,
+    /// Roofs the analysis used (after calibration, when ceilings were measured).
+    pub roofs: Vec<RoofRef>,
+}
+
+/// How cases were timed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimingRecord {
+    pub warmup_runs: u32,
+    pub warmup_time_s: f64,
+    pub min_runs: u32,
+    pub max_runs: u32,
+    pub min_time_s: f64,
+    pub min_sample_s: f64,
+    pub cache: CacheState,
+    pub timer: String,
+}
+
+impl TimingRecord {
+    pub fn of(o: &TimingOptions, timer: &str) -> TimingRecord {
+        TimingRecord {
+            warmup_runs: o.warmup_runs,
+            warmup_time_s: o.warmup_time_s,
+            min_runs: o.min_runs,
+            max_runs: o.max_runs,
+            min_time_s: o.min_time_s,
+            min_sample_s: o.min_sample_s,
+            cache: if o.flush_cache { CacheState::Flushed } else { CacheState::Warm },
+            timer: timer.to_string(),
+        }
+    }
+}
+
+/// The whole export (`--export-json`, `--format json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchReport {
+    pub schema_version: u32,
+    pub tool: String,
+    pub backend: BackendInfo,
+    pub device: DeviceRecord,
+    pub ceilings: Option<Ceilings>,
+    pub timing: TimingRecord,
+    pub results: Vec<ResultRecord>,
+    pub warnings: Vec<String>,
+    /// Ctrl-C stopped the run; `results` holds what finished.
+    pub interrupted: bool,
+}
+
+/// Roofs a result is judged against.
+#[derive(Debug, Clone, Copy)]
+pub struct Roofs<'a> {
+    /// Theoretical figures (catalog, datasheet, or the CPU's own reports).
+    pub theoretical: &'a DeviceSpec,
+    /// The spec the roofline analysis uses: `theoretical` with measured ceilings
+    /// substituted (calibrated), or `theoretical` itself.
+    pub analysis: &'a DeviceSpec,
+    pub ceilings: Option<&'a Ceilings>,
+}
+
+/// Turns a harness result into an export row.
+pub fn evaluate(
+    kernel: &dyn Kernel,
+    r: &CaseResult,
+    roofs: Roofs<'_>,
+) -> Result<ResultRecord, crate::error::BenchError> {
+    let work = kernel.work(&r.case)?;
+    let stats = r.timing.as_ref().map(|t| &t.stats);
+    let median = stats.map(|s| s.median_s);
+    let time_ns = median.map(|m| ((m * 1e9).round() as u64).max(1));
+    let mut req = KernelRequest::new(work.clone());
+    req.time_ns = time_ns;
+    let analysis = analyze(roofs.analysis, &req)
+        .map_err(|e| crate::error::BenchError::Model(format!("{}: {e}", r.case.kernel)))?;
+    let bound = analysis.roofline.bound;
+    let achieved_gbs = median.map(|m| work.bytes() / m / 1e9);
+    let achieved_gflops = median.map(|m| work.flops / m / 1e9);
+    let memory_side = matches!(bound, Bound::Memory) || work.flops == 0.0;
+
+    let measured_ceiling = roofs.ceilings.and_then(|c| {
+        if memory_side {
+            c.best_gbs(rooftop_core::device::MemLevel::Dram).map(|v| RoofRef {
+                what: "dram bandwidth (best pattern)".to_string(),
+                value: v,
+                unit: "GB/s".to_string(),
+                provenance: Provenance::Calibrated,
+                source: format!("rooftop ceilings ({}) on {}", c.method, c.device_name),
+            })
+        } else {
+            c.vector_gflops(work.precision).map(|v| RoofRef {
+                what: format!("{} FMA", work.precision.as_str()),
+                value: v,
+                unit: "GFLOP/s".to_string(),
+                provenance: Provenance::Calibrated,
+                source: format!("rooftop ceilings ({}) on {}", c.method, c.device_name),
+            })
+        }
+    });
+    let theoretical_peak = theoretical_roof(roofs.theoretical, memory_side, &work);
+    let pct = |achieved: Option<f64>, roof: &Option<RoofRef>| match (achieved, roof) {
+        (Some(a), Some(r)) if r.value > 0.0 => Some(a / r.value * 100.0),
+        _ => None,
+    };
+    let achieved_for_roof = if memory_side { achieved_gbs } else { achieved_gflops };
+
+    let timing = r.timing.as_ref();
+    let mut sizes = serde_json::Map::new();
+    for (k, v) in &r.case.sizes {
+        sizes.insert((*k).to_string(), serde_json::Value::from(*v));
+    }
+    Ok(ResultRecord {
+        kernel: r.case.kernel.to_string(),
+        implementation: r.implementation.clone(),
+        config: Config {
+            sizes,
+            dtype: r.case.dtype.as_str().to_string(),
+            weights: r.case.weights.map(|w| w.label()),
+            variant: r.case.variant.map(str::to_string),
+            launch: r.launch,
+            launch_label: r.launch.label(),
+        },
+        check: r.check.clone(),
+        times_s: timing.map(|t| t.times_s.clone()).unwrap_or_default(),
+        iters_per_sample: timing.map_or(0, |t| t.iters_per_sample),
+        warmup_runs: timing.map_or(0, |t| t.warmup_runs),
+        cache: timing.map(|t| t.cache),
+        median_s: median,
+        mean_s: stats.map(|s| s.mean_s),
+        stddev_s: stats.map(|s| s.stddev_s),
+        min_s: stats.map(|s| s.min_s),
+        max_s: stats.map(|s| s.max_s),
+        flops: work.flops,
+        bytes: work.bytes(),
+        flops_formula: work.flops_formula.clone(),
+        bytes_formula: work.bytes_formula.clone(),
+        arithmetic_intensity: work.arithmetic_intensity(),
+        achieved_gbs,
+        achieved_gflops,
+        pct_of_measured_ceiling: pct(achieved_for_roof, &measured_ceiling),
+        measured_ceiling,
+        pct_of_theoretical_peak: pct(achieved_for_roof, &theoretical_peak),
+        theoretical_peak,
+        floor_s: analysis.roofline.floor_time_us * 1e-6,
+        bound: bound.as_str().to_string(),
+        attainment_pct: analysis.roofline.achieved.as_ref().map(|a| a.roofline_attainment_pct),
+        speedup_vs_builtin: None,
+        findings: if median.is_some() { analysis.findings } else { Vec::new() },
+        warnings: r.warnings.clone(),
+        interrupted: r.interrupted,
+    })
+}
+
+fn theoretical_roof(d: &DeviceSpec, memory_side: bool, work: &rooftop_core::ops::Work) -> Option<RoofRef> {
+    if memory_side {
+        let meta = d.figure("memory.bandwidth_gbs");
+        // A DRAM figure that is itself a measurement is not a theoretical peak.
+        if meta.provenance == Provenance::Calibrated || meta.provenance == Provenance::Measured {
+            return None;
+        }
+        return Some(RoofRef {
+            what: "dram bandwidth".to_string(),
+            value: d.peak_bw_gbs,
+            unit: "GB/s".to_string(),
+            provenance: meta.provenance,
+            source: meta.source.clone(),
+        });
+    }
+    let choice = d.compute_roof(work.precision, work.unit)?;
+    if matches!(choice.peak.meta.provenance, Provenance::Calibrated | Provenance::Measured) {
+        return None;
+    }
+    Some(RoofRef {
+        what: format!(
+            "{} {}",
+            choice.peak.precision.as_str(),
+            if choice.peak.unit == ExecUnit::Matrix { "matrix" } else { "vector" }
+        ),
+        value: choice.peak.tflops * 1e3,
+        unit: "GFLOP/s".to_string(),
+        provenance: choice.peak.meta.provenance,
+        source: choice.peak.meta.source.clone(),
+    })
+}
+
+/// Fills `speedup_vs_builtin` of our results from the built-in results of the same case
+/// (same kernel, sizes, dtype, weights and variant).
+pub fn link_builtins(results: &mut [ResultRecord]) {
+    let key = |r: &ResultRecord| {
+        (r.kernel.clone(), format!("{:?}", r.config.sizes), r.config.dtype.clone(), r.config.weights.clone(), r.config.variant.clone())
+    };
+    let builtins: Vec<_> = results
+        .iter()
+        .filter(|r| r.implementation.builtin)
+        .filter_map(|r| r.median_s.map(|m| (key(r), m)))
+        .collect();
+    for r in results.iter_mut().filter(|r| !r.implementation.builtin) {
+        let k = key(r);
+        let best = builtins.iter().filter(|(bk, _)| *bk == k).map(|(_, m)| *m).reduce(f64::min);
+        if let (Some(b), Some(m)) = (best, r.median_s) {
+            r.speedup_vs_builtin = Some(b / m);
+        }
+    }
+}
+
+/// The device record of the roofs an analysis used.
+pub fn device_record(d: &DeviceSpec) -> DeviceRecord {
+    let mut roofs = vec![RoofRef {
+        what: "dram bandwidth".to_string(),
+        value: d.peak_bw_gbs,
+        unit: "GB/s".to_string(),
+        provenance: d.figure("memory.bandwidth_gbs").provenance,
+        source: d.figure("memory.bandwidth_gbs").source.clone(),
+    }];
+    for p in &d.peaks {
+        roofs.push(RoofRef {
+            what: format!("{} {}", p.precision.as_str(), p.unit.as_str()),
+            value: p.tflops * 1e3,
+            unit: "GFLOP/s".to_string(),
+            provenance: p.meta.provenance,
+            source: p.meta.source.clone(),
+        });
+    }
+    DeviceRecord { id: d.id.clone(), name: d.name.clone(), roofs }
+}

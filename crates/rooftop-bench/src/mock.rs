@@ -1,0 +1,237 @@
+//! A deterministic backend for tests of the whole pipeline (as hyperfine's
+//! `MockExecutor`): buffers live in memory, a "run" writes the reference outputs and
+//! returns a simulated time from the kernel's work on a fictional device (100 GB/s,
+//! 1 TFLOP/s fp32, 0.5 TFLOP/s fp64, 2 µs launch cost) with a fixed ±2% jitter pattern.
+//! Selected by the hidden `--backend mock`; never presented as a measurement.
+
+use crate::backend::{Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch};
+use crate::case::Case;
+use crate::error::BackendError;
+use crate::suite;
+use rooftop_core::units::Precision;
+
+/// Mock device bandwidth, bytes/s.
+pub const MOCK_BW: f64 = 100e9;
+/// Mock fp32 peak, FLOP/s.
+pub const MOCK_FP32: f64 = 1e12;
+/// Mock launch cost, seconds.
+pub const MOCK_LAUNCH_S: f64 = 2e-6;
+const JITTER: [f64; 5] = [1.0, 1.01, 0.99, 1.02, 0.98];
+
+/// Knobs of the mock backend.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MockConfig {
+    /// Kernels whose outputs are deliberately wrong (to test failed checks).
+    pub wrong_results: Vec<String>,
+    /// Bytes available for buffers (`None`: unlimited).
+    pub memory_bytes: Option<u64>,
+}
+
+impl MockConfig {
+    /// From the environment: `ROOFTOP_MOCK_WRONG=k1,k2`, `ROOFTOP_MOCK_MEMORY=bytes`.
+    pub fn from_env() -> MockConfig {
+        MockConfig {
+            wrong_results: std::env::var("ROOFTOP_MOCK_WRONG")
+                .map(|s| s.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
+            memory_bytes: std::env::var("ROOFTOP_MOCK_MEMORY").ok().and_then(|s| s.parse().ok()),
+        }
+    }
+}
+
+/// The mock backend.
+#[derive(Debug)]
+pub struct MockBackend {
+    info: BackendInfo,
+    config: MockConfig,
+    buffers: Vec<Option<(DType, HostBuf)>>,
+    runs: u64,
+    pending: bool,
+}
+
+impl MockBackend {
+    pub fn new(config: MockConfig) -> MockBackend {
+        MockBackend {
+            info: BackendInfo {
+                backend: "mock".to_string(),
+                device_name: "mock device (simulated: 100 GB/s, 1 TFLOP/s fp32)".to_string(),
+                timer: "simulated from the work model (no kernel runs)".to_string(),
+                parallelism: 4,
+                simulated: true,
+                notes: vec!["mock backend: every time is simulated, not measured".to_string()],
+            },
+            config,
+            buffers: Vec::new(),
+            runs: 0,
+            pending: true,
+        }
+    }
+
+    fn slot(&mut self, buf: BufId) -> Result<&mut (DType, HostBuf), BackendError> {
+        self.buffers
+            .get_mut(buf.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(BackendError::BadBuffer(buf.0))
+    }
+
+    /// Simulated seconds of one run of `case`.
+    pub fn simulated_time(case: &Case) -> f64 {
+        let Ok(kernel) = suite::find(case.kernel) else { return MOCK_LAUNCH_S };
+        let Ok(work) = kernel.work(case) else { return MOCK_LAUNCH_S };
+        let peak = match work.precision {
+            Precision::Fp64 => MOCK_FP32 / 2.0,
+            _ => MOCK_FP32,
+        };
+        (work.bytes() / MOCK_BW).max(work.flops / peak) + MOCK_LAUNCH_S
+    }
+}
+
+impl Backend for MockBackend {
+    fn info(&self) -> &BackendInfo {
+        &self.info
+    }
+
+    fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufId, BackendError> {
+        let id = self.buffers.len() as u32;
+        self.buffers.push(Some((dtype, HostBuf::zeros(dtype, len))));
+        Ok(BufId(id))
+    }
+
+    fn upload(&mut self, buf: BufId, data: &HostBuf) -> Result<(), BackendError> {
+        let slot = self.slot(buf)?;
+        if slot.1.len() != data.len() {
+            return Err(BackendError::BufferMismatch {
+                buffer: buf.0,
+                expected: format!("{} elements", slot.1.len()),
+                got: format!("{} elements", data.len()),
+            });
+        }
+        slot.1.clone_from(data);
+        Ok(())
+    }
+
+    fn download(&mut self, buf: BufId) -> Result<HostBuf, BackendError> {
+        Ok(self.slot(buf)?.1.clone())
+    }
+
+    fn free(&mut self, buf: BufId) {
+        if let Some(s) = self.buffers.get_mut(buf.0 as usize) {
+            *s = None;
+        }
+    }
+
+    fn implementations(&self, kernel: &str) -> Vec<Implementation> {
+        if suite::find(kernel).is_err() {
+            return Vec::new();
+        }
+        vec![Implementation {
+            id: "rooftop".to_string(),
+            builtin: false,
+            label: "mock (reference outputs, simulated time)".to_string(),
+        }]
+    }
+
+    fn prepare(&mut self, _call: &KernelCall<'_>) -> Result<(), BackendError> {
+        self.pending = true;
+        Ok(())
+    }
+
+    fn run(&mut self, call: &KernelCall<'_>, iters: u32) -> Result<f64, BackendError> {
+        if self.pending {
+            let kernel = suite::find(call.case.kernel)
+                .map_err(|e| BackendError::Other(e.to_string()))?;
+            let specs = kernel.buffers(call.case);
+            let mut inputs = Vec::with_capacity(call.buffers.len());
+            for id in call.buffers {
+                inputs.push(self.slot(*id)?.1.clone());
+            }
+            let mut outs = kernel.reference(call.case, &inputs).into_iter();
+            let wrong = self.config.wrong_results.iter().any(|k| k == call.case.kernel);
+            for (s, id) in specs.iter().zip(call.buffers) {
+                if s.output {
+                    let mut o = outs.next().ok_or_else(|| {
+                        BackendError::Other("reference returned too few outputs".to_string())
+                    })?;
+                    if wrong {
+                        corrupt(&mut o);
+                    }
+                    self.slot(*id)?.1 = o;
+                }
+            }
+            self.pending = false;
+        }
+        let t = Self::simulated_time(call.case);
+        let mut total = 0.0;
+        for _ in 0..iters {
+            total += t * JITTER[(self.runs % JITTER.len() as u64) as usize];
+            self.runs += 1;
+        }
+        Ok(total)
+    }
+
+    fn flush_cache(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn launch_space(&self, _call: &KernelCall<'_>) -> Vec<Launch> {
+        [64, 128, 256].iter().map(|&b| Launch { block: Some([b, 1, 1]), ..Launch::default() }).collect()
+    }
+
+    fn default_launch(&self, _case: &Case) -> Launch {
+        Launch { block: Some([256, 1, 1]), ..Launch::default() }
+    }
+
+    fn available_memory_bytes(&self) -> Option<u64> {
+        self.config.memory_bytes
+    }
+}
+
+fn corrupt(b: &mut HostBuf) {
+    match b {
+        HostBuf::F32(v) => v.iter_mut().for_each(|x| *x = *x * 1.5 + 1.0),
+        HostBuf::F64(v) => v.iter_mut().for_each(|x| *x = *x * 1.5 + 1.0),
+        HostBuf::U16(v) => v.iter_mut().for_each(|x| *x ^= 0x4000),
+        HostBuf::U8(v) => v.iter_mut().for_each(|x| *x ^= 0xFF),
+        HostBuf::I8(v) => v.iter_mut().for_each(|x| *x = x.wrapping_add(1)),
+        HostBuf::U32(v) => v.iter_mut().for_each(|x| *x = x.wrapping_add(1)),
+    }
+}
+
+/// The fictional device of the mock backend, as a device file.
+const MOCK_DEVICE: &str = r#"
+schema_version = 1
+[[device]]
+id = "mock"
+name = "mock device (simulated)"
+vendor = "other"
+family = "unknown"
+source = "rooftop mock backend (fictional figures)"
+confidence = "high"
+provenance = "catalog"
+[device.compute]
+num_cu = 4
+cu_kind = "core"
+warp_size = 1
+[device.peak_tflops]
+fp32_vector = 1.0
+fp64_vector = 0.5
+[device.memory]
+bandwidth_gbs = 100
+"#;
+
+/// The mock device's spec (100 GB/s, 1 TFLOP/s fp32, 0.5 TFLOP/s fp64).
+pub fn device_spec() -> rooftop_core::device::DeviceSpec {
+    rooftop_core::device::parse_device_file(MOCK_DEVICE, "mock")
+        .ok()
+        .and_then(|mut v| v.pop())
+        .expect("the embedded mock device file parses")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn mock_device_parses() {
+        let d = super::device_spec();
+        assert_eq!(d.peak_bw_gbs, 100.0);
+    }
+}

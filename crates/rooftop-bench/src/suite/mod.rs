@@ -1,0 +1,150 @@
+//! The kernel suite, backend-neutral: what each kernel reads and writes, its reference
+//! implementation and tolerance, and its work through the core's work models. Backends
+//! implement the kernels by name (`cpu::kernels`, later CUDA and WGSL sources).
+
+mod check;
+pub mod gemm;
+pub mod norm;
+pub mod probe;
+pub mod quant;
+pub mod reduce;
+pub mod softmax;
+pub mod stream;
+
+pub use check::{compare, CheckResult, Tolerance};
+
+use crate::backend::{DType, HostBuf};
+use crate::case::{Case, Selection};
+use crate::error::SuiteError;
+use crate::rng::Init;
+use rooftop_core::ops::Work;
+use serde::Serialize;
+
+/// One buffer a kernel reads or writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BufferSpec {
+    pub name: &'static str,
+    pub dtype: DType,
+    pub len: usize,
+    pub init: Init,
+    /// Written by the kernel and compared with the reference.
+    pub output: bool,
+}
+
+impl BufferSpec {
+    pub fn input(name: &'static str, dtype: DType, len: usize, init: Init) -> BufferSpec {
+        BufferSpec { name, dtype, len, init, output: false }
+    }
+
+    pub fn output(name: &'static str, dtype: DType, len: usize) -> BufferSpec {
+        BufferSpec { name, dtype, len, init: Init::Poison, output: true }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        (self.len * self.dtype.size_bytes()) as u64
+    }
+}
+
+/// A kernel of the suite.
+pub trait Kernel: Sync + std::fmt::Debug {
+    /// Suite name (`triad`); what `--kernel` takes.
+    fn name(&self) -> &'static str;
+    /// One line for `rooftop bench --list`.
+    fn summary(&self) -> &'static str;
+    /// Size parameters in `--single-config` order (`["m", "n", "k"]`).
+    fn size_params(&self) -> &'static [&'static str];
+    /// True for kernels run by `rooftop bench` with no `--kernel` (the default suite);
+    /// probes such as `fma` and `chase` are for `ceilings` and `--all-kernels`.
+    fn in_default_suite(&self) -> bool {
+        true
+    }
+    /// The cases for a selection (defaults where the selection is silent).
+    fn cases(&self, sel: &Selection) -> Result<Vec<Case>, SuiteError>;
+    /// The buffers of a case, inputs then outputs, in the order backends receive them.
+    fn buffers(&self, case: &Case) -> Vec<BufferSpec>;
+    /// Expected contents of the output buffers (in `buffers()` order of the outputs),
+    /// computed from the initialised buffers (all of them, in `buffers()` order).
+    fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf>;
+    /// Tolerance of the check for a case.
+    fn tolerance(&self, case: &Case) -> Tolerance;
+    /// FLOPs and bytes of one run, from the core's work models.
+    fn work(&self, case: &Case) -> Result<Work, SuiteError>;
+}
+
+/// Every kernel of the suite, in display order.
+pub fn all() -> Vec<&'static dyn Kernel> {
+    let mut v: Vec<&'static dyn Kernel> = Vec::new();
+    v.extend(stream::kernels());
+    v.extend(norm::kernels());
+    v.extend(softmax::kernels());
+    v.extend(reduce::kernels());
+    v.extend(gemm::kernels());
+    v.extend(quant::kernels());
+    v.extend(probe::kernels());
+    v
+}
+
+/// The kernel called `name`, or an error with the closest names.
+pub fn find(name: &str) -> Result<&'static dyn Kernel, SuiteError> {
+    let kernels = all();
+    if let Some(k) = kernels.iter().find(|k| k.name().eq_ignore_ascii_case(name)) {
+        return Ok(*k);
+    }
+    let mut scored: Vec<(f64, &str)> =
+        kernels.iter().map(|k| (strsim_score(name, k.name()), k.name())).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let suggestions =
+        scored.iter().filter(|(s, _)| *s > 0.7).take(3).map(|(_, n)| (*n).to_string()).collect();
+    Err(SuiteError::UnknownKernel { name: name.to_string(), suggestions })
+}
+
+fn strsim_score(a: &str, b: &str) -> f64 {
+    strsim::jaro_winkler(&a.to_ascii_lowercase(), &b.to_ascii_lowercase())
+}
+
+/// Helper for kernels: a `BadConfig` error.
+pub(crate) fn bad(kernel: &str, message: impl Into<String>) -> SuiteError {
+    SuiteError::BadConfig { kernel: kernel.to_string(), message: message.into() }
+}
+
+/// Helper for kernels: wraps a core work-model error.
+pub(crate) fn model_err(kernel: &str, e: impl std::fmt::Display) -> SuiteError {
+    bad(kernel, format!("work model: {e}"))
+}
+
+/// Helper for kernels whose only size is `n`: the sizes from `--single-config N` or
+/// `--sizes`, else `defaults`.
+pub(crate) fn sizes_1d(
+    kernel: &str,
+    sel: &Selection,
+    defaults: &[u64],
+) -> Result<Vec<u64>, SuiteError> {
+    if let Some(c) = &sel.single_config {
+        if c.len() != 1 {
+            return Err(bad(kernel, format!("--single-config takes 1 value (n), got {}", c.len())));
+        }
+        return Ok(c.clone());
+    }
+    Ok(sel.sizes.clone().unwrap_or_else(|| defaults.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_kernel_suggests_close_names() {
+        let e = find("triadd").unwrap_err();
+        let SuiteError::UnknownKernel { suggestions, .. } = e else { panic!() };
+        assert!(suggestions.iter().any(|s| s == "triad"), "{suggestions:?}");
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let names: Vec<&str> = all().iter().map(|k| k.name()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(names.len(), sorted.len());
+    }
+}

@@ -1,0 +1,151 @@
+//! The normalised content of a PyTorch profiler (Kineto) trace, as the reader in
+//! `rooftop-ingest` produces it and the analysis in [`super`] consumes it.
+//!
+//! Times are integer nanoseconds on the trace's own clock (Kineto writes microseconds
+//! with three decimals). Indices are positions in the model's vectors.
+
+use serde::Serialize;
+
+/// What produced the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Schema {
+    /// `cpu_op`, `kernel`, `cuda_runtime`, `ac2g` flows (PyTorch ≥ 1.9).
+    #[default]
+    Current,
+    /// 2021 legacy: `Operator`, `Kernel`, `Runtime`, flow category `async`.
+    Legacy,
+}
+
+/// One GPU (or the single device) as `deviceProperties` describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct TraceDevice {
+    /// Device index as the trace numbers it (`id`).
+    pub index: i64,
+    pub name: String,
+    /// SMs / CUs (`numSms`), if given.
+    pub num_sms: Option<u32>,
+    /// Compute capability `major.minor`, if given.
+    pub compute_capability: Option<String>,
+    pub total_memory_bytes: Option<u64>,
+}
+
+/// One argument's shape as Kineto records it in `Input Dims`: a tensor's dims, a
+/// tensor list's dims, or nothing (scalars, `None`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Dims {
+    Tensor(Vec<i64>),
+    List(Vec<Vec<i64>>),
+}
+
+impl Dims {
+    /// The dims of a plain tensor argument (an empty list for scalars).
+    pub fn tensor(&self) -> Option<&[i64]> {
+        match self {
+            Dims::Tensor(d) => Some(d),
+            Dims::List(_) => None,
+        }
+    }
+}
+
+/// The recorded arguments of a CPU op (`record_shapes=True`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct OpArgs {
+    /// `Input Dims` (legacy: `Input dims`), one entry per argument.
+    pub input_dims: Vec<Dims>,
+    /// `Input type` (`c10::BFloat16`, `float`, `Scalar`, `ScalarList`, ...).
+    pub input_types: Vec<String>,
+    /// `Input Strides`, one entry per argument, when recorded.
+    pub input_strides: Vec<Dims>,
+    /// `Concrete Inputs` as strings (`''` for tensors, `'1'`, `'False'`, `'[1, 1]'`).
+    pub concrete_inputs: Vec<String>,
+}
+
+/// A CPU op (`cpu_op`, legacy `Operator`) with its place in the per-thread call tree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuOp {
+    pub name: String,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    pub pid: i64,
+    pub tid: i64,
+    /// `External id` (legacy `external id`).
+    pub external_id: Option<i64>,
+    /// Kineto's `Record function id`/`Ev Idx`, when present.
+    pub seq: Option<i64>,
+    pub args: OpArgs,
+    /// The innermost enclosing CPU op on the same thread.
+    pub parent: Option<u32>,
+    pub children: Vec<u32>,
+    /// GPU events launched by runtime calls made directly inside this op (not inside a
+    /// child op), in launch order.
+    pub launched: Vec<u32>,
+}
+
+/// Kind of GPU activity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuKind {
+    Kernel,
+    Memcpy,
+    Memset,
+}
+
+/// One GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset`; legacy `Kernel`, `Memcpy`,
+/// `Memset`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuEvent {
+    pub kind: GpuKind,
+    pub name: String,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    /// `pid` of a GPU track is the device index.
+    pub device: i64,
+    pub stream: i64,
+    pub correlation: Option<i64>,
+    pub external_id: Option<i64>,
+    /// From the kernel event, or on ROCm from its runtime launch event.
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub shared_memory_bytes: Option<u64>,
+    pub registers_per_thread: Option<u32>,
+    /// The runtime call that launched it (`cudaLaunchKernel`, `hipGraphLaunch`, ...).
+    pub launcher: Option<String>,
+    /// The innermost CPU op enclosing that runtime call.
+    pub op: Option<u32>,
+}
+
+/// A `gpu_user_annotation` range (or `user_annotation` on the CPU).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Annotation {
+    pub name: String,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    pub on_gpu: bool,
+}
+
+/// A counted problem the reader tolerated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TraceWarning {
+    /// Stable key (`missing_device_properties`, `negative_duration`, `unlinked_kernel`).
+    pub kind: String,
+    pub count: u64,
+    /// One example, with its byte offset when known.
+    pub example: String,
+}
+
+/// Everything the analysis needs from one trace file (one rank).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct TraceModel {
+    pub schema: Schema,
+    pub devices: Vec<TraceDevice>,
+    /// Sorted by (pid, tid, ts, longer first).
+    pub ops: Vec<CpuOp>,
+    /// Sorted by ts.
+    pub gpu: Vec<GpuEvent>,
+    pub annotations: Vec<Annotation>,
+    /// `distributedInfo.rank`, when present.
+    pub rank: Option<i64>,
+    pub warnings: Vec<TraceWarning>,
+}

@@ -1,0 +1,1 @@
+//! Readers of profiler outputs: PyTorch/Kineto traces (and later rocprof, ncu, nsys).
