@@ -3,6 +3,7 @@
 
 pub mod info;
 pub mod kernels;
+pub(crate) mod simd;
 
 use crate::backend::{Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch};
 use crate::case::Case;

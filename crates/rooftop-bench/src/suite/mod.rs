@@ -3,6 +3,7 @@
 //! implement the kernels by name (`cpu::kernels`, later CUDA and WGSL sources).
 
 mod check;
+pub mod fma;
 pub mod gemm;
 pub mod norm;
 pub mod probe;
@@ -69,6 +70,11 @@ pub trait Kernel: Sync + std::fmt::Debug {
     fn tolerance(&self, case: &Case) -> Tolerance;
     /// FLOPs and bytes of one run, from the core's work models.
     fn work(&self, case: &Case) -> Result<Work, SuiteError>;
+    /// Dependent memory accesses of one run, for latency kernels (pointer chasing):
+    /// the export then reports nanoseconds per access.
+    fn latency_accesses(&self, _case: &Case) -> Option<u64> {
+        None
+    }
 }
 
 /// Every kernel of the suite, in display order.
@@ -80,6 +86,7 @@ pub fn all() -> Vec<&'static dyn Kernel> {
     v.extend(reduce::kernels());
     v.extend(gemm::kernels());
     v.extend(quant::kernels());
+    v.extend(fma::kernels());
     v.extend(probe::kernels());
     v
 }

@@ -1,8 +1,24 @@
 //! PyTorch profiler trace analysis: TraceLens-equivalent tables (GPU timeline, ops
 //! summary, per-category roofline tables, kernels, short kernels) plus roofline
 //! attainment, bound, tile/wave efficiency and findings.
+//!
+//! - [`model`]: the normalised trace the reader in `rooftop-ingest` produces.
+//! - [`ops`]: op classification (category) and TraceLens-equivalent work models per op.
+//! - [`attrib`]: kernels per op, direct and subtree (union of their busy time).
+//! - [`tables`]: per-category roofline tables, one row per unique (op, shapes, dtypes).
+//! - [`timeline`]: GPU timeline (compute, comm, memcpy, memset, idle; exposed comm).
+//! - [`summary`]: ops summary, by category, kernel summary, short kernels.
+//! - [`findings`]: trace-wide findings ranked by time at stake.
+//! - [`report`]: `TraceReport` (the stable JSON schema) and `analyze()`.
 
+pub mod attrib;
+pub mod findings;
 pub mod model;
+pub mod ops;
+pub mod report;
+pub mod summary;
+pub mod tables;
+pub mod timeline;
 
 pub use model::{
     Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, Schema, TraceDevice, TraceModel,

@@ -1,5 +1,6 @@
 //! CPU implementations of the suite's kernels, registered by (kernel, implementation).
 
+mod fma;
 mod gemm;
 mod norm;
 mod probe;
@@ -41,6 +42,7 @@ pub fn all() -> impl Iterator<Item = &'static CpuKernel> {
         reduce::KERNELS,
         gemm::KERNELS,
         quant::KERNELS,
+        fma::KERNELS,
         probe::KERNELS,
     ]
     .into_iter()

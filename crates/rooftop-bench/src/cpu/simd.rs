@@ -1,0 +1,1 @@
+//! Runtime-dispatched SIMD helpers for the CPU kernels (being written).
