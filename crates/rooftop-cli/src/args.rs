@@ -44,6 +44,15 @@ pub enum Command {
     Devices(DevicesArgs),
     /// Roofline, bound, efficiency and findings for one operation on one device.
     Analyze(Box<AnalyzeArgs>),
+    /// Time the kernel suite (or one kernel) on this machine, check every result, and
+    /// compare it with the measured ceilings and the theoretical peaks.
+    Bench(Box<crate::commands::bench::BenchArgs>),
+    /// Measure this machine's real roofs (bandwidth per cache level, peak FLOP/s) and
+    /// write them as a device file for `--device-file`.
+    Ceilings(Box<crate::commands::ceilings::CeilingsArgs>),
+    /// Analyse a PyTorch profiler (Kineto) trace: timeline, ops, roofline tables,
+    /// kernels, findings.
+    Trace(Box<crate::commands::trace::TraceArgs>),
 }
 
 #[derive(Debug, Args)]

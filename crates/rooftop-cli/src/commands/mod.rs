@@ -2,7 +2,10 @@
 //! the rendered output.
 
 mod analyze;
+pub mod bench;
+pub mod ceilings;
 mod devices;
+pub mod trace;
 
 use crate::args::{Cli, Command};
 use crate::error::{CliError, Result};
@@ -16,6 +19,11 @@ pub fn run(cli: &Cli) -> Result<()> {
     let text = match &cli.command {
         Command::Devices(a) => devices::run(&catalog, a, fmt)?,
         Command::Analyze(a) => analyze::run(&catalog, a, fmt)?,
+        // These write their own output (export files, CSV directories, partial results
+        // on Ctrl-C).
+        Command::Bench(a) => return bench::run(&catalog, a, cli),
+        Command::Ceilings(a) => return ceilings::run(&catalog, a, cli),
+        Command::Trace(a) => return trace::run(&catalog, a, cli),
     };
     output::emit(&text, cli.output.as_deref())
 }
