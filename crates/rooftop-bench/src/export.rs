@@ -84,6 +84,8 @@ pub struct ResultRecord {
     /// Median of the built-in implementation / our median (> 1: we are faster), on the
     /// results of the same case.
     pub speedup_vs_builtin: Option<f64>,
+    /// Nanoseconds per dependent access (latency kernels such as `chase`).
+    pub ns_per_access: Option<f64>,
     pub findings: Vec<Finding>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
@@ -238,6 +240,10 @@ pub fn evaluate(
         bound: bound.as_str().to_string(),
         attainment_pct: analysis.roofline.achieved.as_ref().map(|a| a.roofline_attainment_pct),
         speedup_vs_builtin: None,
+        ns_per_access: match (kernel.latency_accesses(&r.case), median) {
+            (Some(n), Some(m)) if n > 0 => Some(m * 1e9 / n as f64),
+            _ => None,
+        },
         findings: if median.is_some() { analysis.findings } else { Vec::new() },
         warnings: r.warnings.clone(),
         interrupted: r.interrupted,

@@ -10,6 +10,7 @@ mod args;
 mod commands;
 mod error;
 mod output;
+mod progress;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 /// Width every table is laid out for.
 pub const WIDTH: u16 = 100;
 
-fn table(header: &[&str]) -> Table {
+pub(crate) fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
@@ -110,7 +110,7 @@ pub fn device_detail(d: &DeviceSpec) -> String {
 
 /// Wraps `text` at word boundaries to lines of at most `width` characters; the first
 /// line starts with `first`, the others with `rest`.
-fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;

@@ -105,3 +105,94 @@ impl Ceilings {
             .reduce(f64::max)
     }
 }
+
+/// `base` with the measured ceilings substituted for its roofs (DRAM and other levels'
+/// bandwidth, vector FMA peaks), each marked `calibrated` with its source. What
+/// `rooftop bench` analyses against when it has measured the ceilings.
+pub fn calibrated_spec(
+    base: &rooftop_core::device::DeviceSpec,
+    c: &Ceilings,
+) -> rooftop_core::device::DeviceSpec {
+    use rooftop_core::device::{BandwidthRoof, FigureMeta, PeakRate};
+    use rooftop_core::units::{Confidence, ExecUnit, Provenance};
+    let meta = |what: String| FigureMeta {
+        source: format!("measured by rooftop ceilings ({}): {what}", c.method),
+        confidence: Confidence::Medium,
+        provenance: Provenance::Calibrated,
+    };
+    let mut d = base.clone();
+    for level in [MemLevel::Dram, MemLevel::Llc, MemLevel::L2, MemLevel::L1] {
+        let Some(best) = c
+            .bandwidth
+            .iter()
+            .filter(|b| b.level == level)
+            .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
+        else {
+            continue;
+        };
+        let m = meta(format!(
+            "{} at {} bytes",
+            best.pattern.as_str(),
+            best.working_set_bytes
+        ));
+        if level == MemLevel::Dram {
+            d.peak_bw_gbs = best.gbs;
+            d.figure_meta.insert("memory.bandwidth_gbs".to_string(), m);
+        } else {
+            d.bandwidths.retain(|b| b.level != level);
+            d.bandwidths.push(BandwidthRoof { level, gbs: best.gbs, meta: m });
+        }
+    }
+    for p in [Precision::Fp32, Precision::Fp64] {
+        if let Some(g) = c.vector_gflops(p) {
+            d.peaks.retain(|r| !(r.precision == p && r.unit == ExecUnit::Vector));
+            d.peaks.push(PeakRate {
+                precision: p,
+                unit: ExecUnit::Vector,
+                tflops: g / 1e3,
+                meta: meta(format!("{} vector FMA kernel", p.as_str())),
+            });
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibrated_spec_overrides_roofs_and_marks_them() {
+        let base = crate::mock::device_spec();
+        let c = Ceilings {
+            backend: "mock".into(),
+            device_name: "mock".into(),
+            method: "quick".into(),
+            parallelism: 1,
+            bandwidth: vec![
+                BandwidthCeiling { level: MemLevel::Dram, pattern: Pattern::Triad, gbs: 80.0, working_set_bytes: 1 << 30 },
+                BandwidthCeiling { level: MemLevel::Dram, pattern: Pattern::Copy, gbs: 85.0, working_set_bytes: 1 << 30 },
+            ],
+            sweep: Vec::new(),
+            compute: vec![ComputeCeiling {
+                precision: Precision::Fp32,
+                variant: "vector".into(),
+                gflops: 900.0,
+                theoretical_gflops: None,
+                theoretical_formula: None,
+            }],
+            notes: Vec::new(),
+        };
+        let d = calibrated_spec(&base, &c);
+        assert_eq!(d.peak_bw_gbs, 85.0);
+        assert_eq!(
+            d.figure("memory.bandwidth_gbs").provenance,
+            rooftop_core::units::Provenance::Calibrated
+        );
+        let p = d.peak(Precision::Fp32, rooftop_core::units::ExecUnit::Vector).unwrap();
+        assert!((p.tflops - 0.9).abs() < 1e-12);
+        // fp64 was not measured: the base figure stays.
+        let p = d.peak(Precision::Fp64, rooftop_core::units::ExecUnit::Vector).unwrap();
+        assert_eq!(p.tflops, 0.5);
+    }
+}

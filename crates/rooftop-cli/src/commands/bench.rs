@@ -1,13 +1,610 @@
-//! `rooftop bench` (being written).
+//! `rooftop bench`: check and time the kernel suite (or chosen kernels) on a backend,
+//! then judge every result against the measured ceilings and the theoretical peaks.
 
 use crate::args::Cli;
 use crate::error::{CliError, Result};
-use clap::Args;
-use rooftop_core::device::Catalog;
+use crate::output;
+use crate::progress;
+use clap::{Args, ValueEnum};
+use rooftop_bench::backend::{Backend, Launch};
+use rooftop_bench::ceilings::{self, CeilingOptions, Ceilings};
+use rooftop_bench::cpu::CpuBackend;
+use rooftop_bench::error::BenchError;
+use rooftop_bench::export::{self, BenchReport, Roofs, TimingRecord};
+use rooftop_bench::harness::{self, Progress, TimingOptions};
+use rooftop_bench::mock::{MockBackend, MockConfig};
+use rooftop_bench::suite::{self, Kernel};
+use rooftop_bench::{Case, Selection};
+use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::units::Precision;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// Backends `--backend` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// This machine's CPU cores (always available).
+    Cpu,
+    /// Deterministic simulated backend for tests (hidden).
+    #[value(hide = true)]
+    Mock,
+}
 
 #[derive(Debug, Args)]
-pub struct BenchArgs {}
+#[allow(clippy::struct_excessive_bools)]
+pub struct BenchArgs {
+    /// Backend to run on.
+    #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
+    pub backend: BackendKind,
 
-pub fn run(_catalog: &Catalog, _args: &BenchArgs, _cli: &Cli) -> Result<()> {
-    Err(CliError::Runtime("rooftop bench is not available yet".to_string()))
+    /// Kernel(s) to run, comma-separated or repeated (`--list` shows them). Default: the
+    /// default suite.
+    #[arg(long, short = 'k', value_delimiter = ',')]
+    pub kernel: Vec<String>,
+
+    /// Run every kernel, probes (fma, chase) included.
+    #[arg(long, conflicts_with = "kernel")]
+    pub all_kernels: bool,
+
+    /// List the kernels with their size parameters and exit.
+    #[arg(long)]
+    pub list: bool,
+
+    /// One configuration: one value per size parameter, in the kernel's order
+    /// (gemm: M,N,K; rmsnorm: ROWS,COLS; triad: N). Suffixes K, M, G are binary
+    /// (1M = 1,048,576).
+    #[arg(long, value_name = "V,V,...", value_delimiter = ',')]
+    pub single_config: Option<Vec<String>>,
+
+    /// Problem sizes in elements, comma-separated (1-D kernels: N; row kernels: ROWS x
+    /// COLS with the default COLS; gemm: M=N=K). Suffixes K, M, G are binary.
+    #[arg(long, value_name = "S,S,...", value_delimiter = ',')]
+    pub sizes: Option<Vec<String>>,
+
+    /// Element type (fp32 or fp64; kernel-dependent). Default: fp32.
+    #[arg(long)]
+    pub dtype: Option<String>,
+
+    /// Quantized kernels: weight bits (4 or 8). Default: 4.
+    #[arg(long)]
+    pub bits: Option<u32>,
+
+    /// Quantized kernels: weights per scale (32, 64 or 128). Default: 128.
+    #[arg(long = "group-size")]
+    pub group_size: Option<u32>,
+
+    /// Quantized kernels: weight format (affine, q4_0, q8_0). Default: affine.
+    #[arg(long)]
+    pub wformat: Option<String>,
+
+    /// Kernel variant (fma: vector or scalar).
+    #[arg(long)]
+    pub variant: Option<String>,
+
+    /// Worker threads (CPU). Default: all the process may use.
+    #[arg(long)]
+    pub threads: Option<u32>,
+
+    /// Kernel tile / chunk parameter (CPU). Default: the kernel's own.
+    #[arg(long)]
+    pub tile: Option<u32>,
+
+    /// Sweep a launch parameter, e.g. `threads=1,2` or `tile=64,128` (repeatable: the
+    /// product is swept). Every point is reported, the best first.
+    #[arg(long, value_name = "PARAM=V,V,...")]
+    pub sweep: Vec<String>,
+
+    /// Sweep the backend's launch parameters (CPU: threads and tile size) and report the
+    /// best with the whole sweep.
+    #[arg(long)]
+    pub autotune: bool,
+
+    /// Only our kernels: skip the built-in baselines (e.g. matrixmultiply's GEMM).
+    #[arg(long)]
+    pub no_builtin: bool,
+
+    /// Do not measure the quick ceilings (DRAM bandwidth, FMA peak) before the suite;
+    /// results then have no "% of measured ceiling".
+    #[arg(long)]
+    pub no_ceilings: bool,
+
+    /// Judge results against this catalog or device-file device instead of the detected
+    /// one (e.g. a file written by `rooftop ceilings -o`).
+    #[arg(long, short = 'd')]
+    pub device: Option<String>,
+
+    /// Warm-up runs before sampling.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: u32,
+
+    /// Minimum seconds of warm-up.
+    #[arg(long = "warmup-time", default_value_t = 0.05)]
+    pub warmup_time: f64,
+
+    /// Minimum number of samples per case.
+    #[arg(long = "min-runs", default_value_t = 10)]
+    pub min_runs: u32,
+
+    /// Maximum number of samples per case.
+    #[arg(long = "max-runs", default_value_t = 10_000)]
+    pub max_runs: u32,
+
+    /// Minimum seconds of sampled kernel time per case.
+    #[arg(long = "min-time", default_value_t = 0.25)]
+    pub min_time: f64,
+
+    /// Minimum seconds per sample: shorter kernels run several times per sample.
+    #[arg(long = "min-sample-time", default_value_t = 5e-4)]
+    pub min_sample_time: f64,
+
+    /// Evict the caches before every sample (one run per sample) instead of timing warm.
+    #[arg(long)]
+    pub flush_cache: bool,
+
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0x5EED_2026)]
+    pub seed: u64,
+
+    /// Also write the results as JSON (docs/bench-schema.md), rewritten after every case.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Also write the results as CSV, rewritten after every case.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Also write the results as Markdown, rewritten after every case.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+}
+
+/// A backend and what it knows about its device.
+pub(crate) enum AnyBackend {
+    Cpu(Box<CpuBackend>),
+    Mock(MockBackend),
+}
+
+impl AnyBackend {
+    pub(crate) fn new(kind: BackendKind) -> AnyBackend {
+        match kind {
+            BackendKind::Cpu => AnyBackend::Cpu(Box::new(CpuBackend::new())),
+            BackendKind::Mock => AnyBackend::Mock(MockBackend::new(MockConfig::from_env())),
+        }
+    }
+
+    pub(crate) fn as_dyn(&mut self) -> &mut dyn Backend {
+        match self {
+            AnyBackend::Cpu(b) => b.as_mut(),
+            AnyBackend::Mock(b) => b,
+        }
+    }
+
+    /// The device's theoretical spec (datasheet / the CPU's own reports), given the
+    /// measured ceilings for what the device cannot tell (a CPU's DRAM bandwidth).
+    pub(crate) fn device_spec(&self, ceilings: Option<&Ceilings>) -> Result<DeviceSpec> {
+        match self {
+            AnyBackend::Cpu(b) => {
+                b.cpu().device_spec(ceilings).map_err(|e| CliError::input(e.to_string()))
+            }
+            AnyBackend::Mock(_) => Ok(rooftop_bench::mock::device_spec()),
+        }
+    }
+
+    /// Ceilings measurement options for this backend.
+    pub(crate) fn ceiling_options(&self, quick: bool, timing: TimingOptions) -> CeilingOptions {
+        match self {
+            AnyBackend::Cpu(b) => CeilingOptions::for_cpu(b.cpu(), quick, timing),
+            AnyBackend::Mock(_) => CeilingOptions::new(quick, timing),
+        }
+    }
+}
+
+/// Parses `1M`, `4096`, `2Gi`, `16k` (binary multiples).
+pub(crate) fn parse_size(s: &str, flag: &str) -> Result<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.trim_end_matches('i').char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => {
+                    return Err(CliError::input(format!(
+                        "{flag}: `{s}` has an unknown suffix `{c}` (expected K, M or G)"
+                    )))
+                }
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| {
+        CliError::input(format!("{flag}: `{s}` is not a size (expected e.g. 4096, 16M, 1G)"))
+    })?;
+    n.checked_mul(mult)
+        .filter(|v| *v > 0)
+        .ok_or_else(|| CliError::input(format!("{flag}: `{s}` must be between 1 and 2^64-1")))
+}
+
+fn selection(a: &BenchArgs) -> Result<Selection> {
+    let parse_list = |v: &Option<Vec<String>>, flag: &str| -> Result<Option<Vec<u64>>> {
+        v.as_ref()
+            .map(|items| items.iter().map(|s| parse_size(s, flag)).collect::<Result<Vec<_>>>())
+            .transpose()
+    };
+    let dtype = a
+        .dtype
+        .as_deref()
+        .map(|s| {
+            s.parse::<Precision>()
+                .map_err(|_| CliError::input(format!("--dtype: unknown precision `{s}`")))
+        })
+        .transpose()?;
+    Ok(Selection {
+        single_config: parse_list(&a.single_config, "--single-config")?,
+        sizes: parse_list(&a.sizes, "--sizes")?,
+        dtype,
+        bits: a.bits,
+        group_size: a.group_size,
+        wformat: a.wformat.clone(),
+        variant: a.variant.clone(),
+    })
+}
+
+/// Launches to run each case with: the sweep product, the autotune space, or one.
+fn launch_sweep(a: &BenchArgs) -> Result<Option<Vec<Launch>>> {
+    if a.sweep.is_empty() {
+        return Ok(None);
+    }
+    let mut launches = vec![Launch { threads: a.threads, tile: a.tile, ..Launch::default() }];
+    for s in &a.sweep {
+        let (key, values) = s.split_once('=').ok_or_else(|| {
+            CliError::input(format!("--sweep `{s}`: expected PARAM=V,V,... (threads or tile)"))
+        })?;
+        let values: Vec<u32> = values
+            .split(',')
+            .map(|v| {
+                v.trim().parse::<u32>().ok().filter(|n| (1..=1_048_576).contains(n)).ok_or_else(
+                    || {
+                        CliError::input(format!(
+                            "--sweep `{s}`: `{v}` is not a positive integer up to 1048576"
+                        ))
+                    },
+                )
+            })
+            .collect::<Result<_>>()?;
+        let mut next = Vec::new();
+        for l in &launches {
+            for &v in &values {
+                let mut l = *l;
+                match key.trim() {
+                    "threads" => l.threads = Some(v),
+                    "tile" => l.tile = Some(v),
+                    other => {
+                        return Err(CliError::input(format!(
+                            "--sweep: unknown parameter `{other}` (expected threads or tile)"
+                        )))
+                    }
+                }
+                next.push(l);
+            }
+        }
+        launches = next;
+    }
+    Ok(Some(launches))
+}
+
+fn timing_options(a: &BenchArgs) -> Result<TimingOptions> {
+    for (v, flag) in [
+        (a.warmup_time, "--warmup-time"),
+        (a.min_time, "--min-time"),
+        (a.min_sample_time, "--min-sample-time"),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(CliError::input(format!("{flag}: expected seconds >= 0, got {v}")));
+        }
+    }
+    if a.min_runs == 0 || a.max_runs < a.min_runs {
+        return Err(CliError::input(format!(
+            "--min-runs {} / --max-runs {}: need 1 <= min-runs <= max-runs",
+            a.min_runs, a.max_runs
+        )));
+    }
+    Ok(TimingOptions {
+        warmup_runs: a.warmup,
+        warmup_time_s: a.warmup_time,
+        min_runs: a.min_runs,
+        max_runs: a.max_runs,
+        min_time_s: a.min_time,
+        min_sample_s: a.min_sample_time,
+        flush_cache: a.flush_cache,
+        seed: a.seed,
+    })
+}
+
+fn kernel_list() -> String {
+    let mut out = String::from("kernel           sizes            default  summary\n");
+    for k in suite::all() {
+        out.push_str(&format!(
+            "{:<16} {:<16} {:<8} {}\n",
+            k.name(),
+            k.size_params().join(","),
+            if k.in_default_suite() { "yes" } else { "no" },
+            k.summary()
+        ));
+    }
+    out
+}
+
+/// One unit of work: a case with one implementation, at one or several launches.
+struct Job {
+    kernel: &'static dyn Kernel,
+    case: Case,
+    implementation: rooftop_bench::backend::Implementation,
+}
+
+fn plan(a: &BenchArgs, backend: &mut dyn Backend, sel: &Selection) -> Result<(Vec<Job>, Vec<String>)> {
+    let explicit = !a.kernel.is_empty();
+    let kernels: Vec<&'static dyn Kernel> = if explicit {
+        a.kernel
+            .iter()
+            .map(|n| suite::find(n).map_err(|e| CliError::input(format!("--kernel: {e}"))))
+            .collect::<Result<_>>()?
+    } else if a.all_kernels {
+        suite::all()
+    } else {
+        suite::all().into_iter().filter(|k| k.in_default_suite()).collect()
+    };
+    let mut jobs = Vec::new();
+    let mut notes = Vec::new();
+    for k in kernels {
+        let impls: Vec<_> = backend
+            .implementations(k.name())
+            .into_iter()
+            .filter(|i| !(a.no_builtin && i.builtin))
+            .collect();
+        if impls.is_empty() {
+            let msg = format!("the {} backend has no `{}` kernel", backend.info().backend, k.name());
+            if explicit {
+                return Err(CliError::input(msg));
+            }
+            notes.push(format!("{msg}: skipped"));
+            continue;
+        }
+        let cases = k.cases(sel).map_err(|e| CliError::input(e.to_string()))?;
+        for case in cases {
+            for i in &impls {
+                jobs.push(Job { kernel: k, case: case.clone(), implementation: i.clone() });
+            }
+        }
+    }
+    // Refuse impossible sizes before running anything.
+    if let Some(avail) = backend.available_memory_bytes() {
+        for j in &jobs {
+            let bytes: u64 = j.kernel.buffers(&j.case).iter().map(|b| b.bytes()).sum();
+            if bytes.saturating_mul(2) > avail {
+                return Err(CliError::input(format!(
+                    "{} {}: needs {} of buffers (twice {}: device copy and host reference) \
+                     but the {} backend has {} available",
+                    j.case.kernel,
+                    j.case.label(),
+                    rooftop_core::units::si(bytes as f64 * 2.0, "B"),
+                    rooftop_core::units::si(bytes as f64, "B"),
+                    backend.info().backend,
+                    rooftop_core::units::si(avail as f64, "B"),
+                )));
+            }
+        }
+    }
+    Ok((jobs, notes))
+}
+
+fn bench_error(e: BenchError) -> CliError {
+    match e {
+        BenchError::Suite(_) | BenchError::TooLarge { .. } => CliError::input(e.to_string()),
+        other => CliError::Runtime(other.to_string()),
+    }
+}
+
+/// Writes `text` to `path` through a temporary file and a rename, so a reader (or a
+/// Ctrl-C) never sees a half-written file.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("rooftop-tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| CliError::Runtime(format!("cannot write {}: {e}", path.display())))
+}
+
+fn write_exports(a: &BenchArgs, rep: &BenchReport) -> Result<()> {
+    if let Some(p) = &a.export_json {
+        write_atomic(p, &rooftop_report::bench::json_report(rep))?;
+    }
+    if let Some(p) = &a.export_csv {
+        write_atomic(p, &rooftop_report::bench::csv_report(rep))?;
+    }
+    if let Some(p) = &a.export_markdown {
+        write_atomic(p, &rooftop_report::bench::markdown_report(rep))?;
+    }
+    Ok(())
+}
+
+pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
+    if a.list {
+        return output::emit(&kernel_list(), cli.output.as_deref());
+    }
+    // Install the Ctrl-C handler first: backend start-up (CPU detection) takes a moment.
+    let stop = progress::interrupt_flag();
+    let sel = selection(a)?;
+    let timing = timing_options(a)?;
+    let sweep = launch_sweep(a)?;
+    let mut any = AnyBackend::new(a.backend);
+    let (jobs, mut notes) = plan(a, any.as_dyn(), &sel)?;
+    if jobs.is_empty() {
+        return Err(CliError::input("nothing to run: no kernel matched the selection"));
+    }
+
+    // Ceilings first (quick), unless told otherwise.
+    let ceilings = if a.no_ceilings {
+        None
+    } else {
+        let pb = progress::bar(1, "ceilings");
+        let opts = any.ceiling_options(true, ceilings_timing(&timing));
+        let r = ceilings::measure(any.as_dyn(), &opts, &stop, &mut |p| {
+            let (Progress::Checking { label } | Progress::Sampling { label, .. }) = p;
+            pb.set_message(label.to_string());
+        });
+        pb.finish_and_clear();
+        match r {
+            Ok(c) => Some(c),
+            Err(e) => {
+                notes.push(format!("quick ceilings not measured: {e}"));
+                None
+            }
+        }
+    };
+    let theoretical = match &a.device {
+        Some(id) => super::find_device(catalog, id)?.clone(),
+        None => any.device_spec(ceilings.as_ref()).map_err(|e| {
+            if a.no_ceilings {
+                CliError::input(format!("{e} (or drop --no-ceilings)"))
+            } else {
+                e
+            }
+        })?,
+    };
+    let analysis_spec =
+        ceilings.as_ref().map_or_else(|| theoretical.clone(), |c| ceilings::calibrated_spec(&theoretical, c));
+
+    let info = any.as_dyn().info().clone();
+    let mut report = BenchReport {
+        schema_version: export::SCHEMA_VERSION,
+        tool: format!("rooftop {}", env!("CARGO_PKG_VERSION")),
+        backend: info.clone(),
+        device: export::device_record(&analysis_spec),
+        ceilings: ceilings.clone(),
+        timing: TimingRecord::of(&timing, &info.timer),
+        results: Vec::new(),
+        warnings: notes,
+        interrupted: false,
+    };
+    let roofs = Roofs { theoretical: &theoretical, analysis: &analysis_spec, ceilings: ceilings.as_ref() };
+
+    // An export file exists (with no results yet) as soon as the cases start.
+    write_exports(a, &report)?;
+    let pb = progress::bar(jobs.len() as u64, "bench");
+    let mut failed_checks = 0usize;
+    for job in &jobs {
+        if stop.load(Ordering::Relaxed) {
+            report.interrupted = true;
+            break;
+        }
+        let backend = any.as_dyn();
+        let launches: Vec<Launch> = if let Some(s) = &sweep {
+            s.clone()
+        } else if a.autotune {
+            let call_launch = backend.default_launch(&job.case);
+            let ids = [];
+            let call = rooftop_bench::backend::KernelCall {
+                case: &job.case,
+                implementation: &job.implementation.id,
+                buffers: &ids,
+                launch: &call_launch,
+            };
+            backend.launch_space(&call)
+        } else {
+            let mut l = backend.default_launch(&job.case);
+            if a.threads.is_some() {
+                l.threads = a.threads;
+            }
+            if a.tile.is_some() {
+                l.tile = a.tile;
+            }
+            vec![l]
+        };
+        let mut on_progress = |p: Progress<'_>| match p {
+            Progress::Checking { label } => pb.set_message(format!("{label}: checking")),
+            Progress::Sampling { label, runs, .. } => pb.set_message(format!("{label}: {runs} samples")),
+        };
+        let results = if launches.len() > 1 {
+            harness::autotune(backend, job.kernel, &job.case, &job.implementation, &launches, &timing, &stop, &mut on_progress)
+        } else {
+            harness::run_case(
+                backend,
+                job.kernel,
+                &job.case,
+                &job.implementation,
+                launches.first().copied(),
+                &timing,
+                &stop,
+                &mut on_progress,
+            )
+            .map(|r| vec![r])
+        }
+        .map_err(bench_error)?;
+        for r in &results {
+            if !r.check.passed {
+                failed_checks += 1;
+            }
+            if r.interrupted {
+                report.interrupted = true;
+            }
+            report.results.push(export::evaluate(job.kernel, r, roofs).map_err(bench_error)?);
+        }
+        export::link_builtins(&mut report.results);
+        write_exports(a, &report)?;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    if stop.load(Ordering::Relaxed) {
+        report.interrupted = true;
+    }
+    export::link_builtins(&mut report.results);
+    write_exports(a, &report)?;
+
+    let fmt = output::format(cli.format);
+    let text = match fmt {
+        rooftop_report::Format::Table => rooftop_report::bench::table_report(&report),
+        rooftop_report::Format::Json => rooftop_report::bench::json_report(&report),
+        rooftop_report::Format::Csv => rooftop_report::bench::csv_report(&report),
+        rooftop_report::Format::Markdown => rooftop_report::bench::markdown_report(&report),
+    };
+    output::emit(&text, cli.output.as_deref())?;
+    if report.interrupted {
+        return Err(CliError::Runtime(format!(
+            "interrupted by Ctrl-C: {} results kept{}",
+            report.results.len(),
+            if a.export_json.is_some() || a.export_csv.is_some() || a.export_markdown.is_some() {
+                " in the export files"
+            } else {
+                ""
+            }
+        )));
+    }
+    if failed_checks > 0 {
+        return Err(CliError::Runtime(format!(
+            "{failed_checks} result(s) failed their check against the reference (not timed)"
+        )));
+    }
+    Ok(())
+}
+
+/// Timing of the quick ceilings: shorter than the suite's.
+fn ceilings_timing(t: &TimingOptions) -> TimingOptions {
+    TimingOptions { min_time_s: t.min_time_s.min(0.1), min_runs: t.min_runs.min(5), ..t.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("4096", "--sizes").unwrap(), 4096);
+        assert_eq!(parse_size("1M", "--sizes").unwrap(), 1_048_576);
+        assert_eq!(parse_size("16k", "--sizes").unwrap(), 16_384);
+        assert_eq!(parse_size("2Gi", "--sizes").unwrap(), 2 * 1_073_741_824);
+        assert!(parse_size("0", "--sizes").is_err());
+        assert!(parse_size("12Q", "--sizes").unwrap_err().to_string().contains("suffix `Q`"));
+        assert!(parse_size("abc", "--sizes").is_err());
+    }
 }

@@ -1,0 +1,238 @@
+//! End-to-end tests of `rooftop bench` and `rooftop ceilings` through the mock backend
+//! (simulated, deterministic times) and, for Ctrl-C and the real pipeline, the CPU
+//! backend on tiny sizes. Expected numbers are hand arithmetic on the mock's model:
+//! 100 GB/s, 1 TFLOP/s fp32, 2 µs per launch, jitter pattern [1, 1.01, 0.99, 1.02, 0.98].
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn rooftop() -> Command {
+    Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
+}
+
+fn mock(args: &[&str]) -> Command {
+    let mut c = rooftop();
+    c.args(["bench", "--backend", "mock"]).args(args);
+    c
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Triad n = 32 Mi fp32: 3 arrays x 4 B x 33,554,432 = 402,653,184 B per run, 2 FLOP per
+/// element. Mock time t = 402,653,184 / 100e9 + 2e-6 = 4.028532e-3 s. Warm-up runs until
+/// >= 0.05 s: 12 runs sum to 12.01 t = 0.0484 s, 13 to 13.0 t = 0.0524 s. Samples start at
+/// jitter index 13 % 5 = 3 (1.02, 0.98, 1.0, 1.01, 0.99, ...: 5.0 t per cycle) and run
+/// until >= 0.25 s: 62 samples sum to 62 t = 0.24977 s, 63 to 0.2538 s. The 63 are
+/// 13 x 1.02, 13 x 0.98, 13 x 1.0, 12 x 1.01, 12 x 0.99: the 32nd sorted value is 1.0, so
+/// the median is exactly t.
+#[test]
+fn mock_triad_has_the_hand_computed_statistics_and_rates() {
+    let out = mock(&["--kernel", "triad", "--no-ceilings", "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json_of(&out);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["backend"]["backend"], "mock");
+    assert_eq!(v["backend"]["simulated"], true);
+    let r = &v["results"][0];
+    assert_eq!(r["kernel"], "triad");
+    assert_eq!(r["check"]["passed"], true);
+    assert_eq!(r["config"]["sizes"]["n"], 33_554_432);
+    assert_eq!(r["bytes"].as_f64().unwrap(), 402_653_184.0);
+    assert_eq!(r["flops"].as_f64().unwrap(), 67_108_864.0);
+    let t = 402_653_184.0 / 100e9 + 2e-6;
+    let median = r["median_s"].as_f64().unwrap();
+    assert!((median - t).abs() < 1e-12, "median {median} vs {t}");
+    let times = r["times_s"].as_array().unwrap();
+    assert_eq!(times.len(), 63);
+    assert_eq!(r["min_s"].as_f64().unwrap(), t * 0.98);
+    assert_eq!(r["max_s"].as_f64().unwrap(), t * 1.02);
+    let gbs = r["achieved_gbs"].as_f64().unwrap();
+    assert!((gbs - 402_653_184.0 / t / 1e9).abs() < 1e-9);
+    // Theoretical: the mock's catalog 100 GB/s; no ceilings measured.
+    assert!((r["pct_of_theoretical_peak"].as_f64().unwrap() - gbs).abs() < 1e-9);
+    assert!(r["pct_of_measured_ceiling"].is_null());
+    assert_eq!(r["bound"], "memory");
+    // Floor = bytes / 100 GB/s; attainment = floor / median.
+    let floor = 402_653_184.0 / 100e9;
+    assert!((r["floor_s"].as_f64().unwrap() - floor).abs() < 1e-15);
+    // The core rounds the time to whole nanoseconds (4,028,532 ns): relative 1e-6.
+    assert!((r["attainment_pct"].as_f64().unwrap() / (floor / t * 100.0) - 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn failed_check_is_not_timed_and_exits_nonzero() {
+    let out = mock(&["--kernel", "triad", "--no-ceilings", "--format", "json"])
+        .env("ROOFTOP_MOCK_WRONG", "triad")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failed their check"));
+    let v = json_of(&out);
+    let r = &v["results"][0];
+    assert_eq!(r["check"]["passed"], false);
+    assert!(r["check"]["first_failure"].as_str().unwrap().starts_with('a'), "{r}");
+    assert!(r["times_s"].as_array().unwrap().is_empty());
+    assert!(r["median_s"].is_null() && r["achieved_gbs"].is_null());
+}
+
+#[test]
+fn table_says_check_failed() {
+    mock(&["--kernel", "copy", "--no-ceilings"])
+        .env("ROOFTOP_MOCK_WRONG", "copy")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("CHECK FAILED"));
+}
+
+#[test]
+fn unknown_kernel_suggests_and_exits_2() {
+    mock(&["--kernel", "triadd"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown kernel `triadd`").and(predicate::str::contains("triad")));
+}
+
+#[test]
+fn impossible_size_is_refused_with_the_numbers() {
+    // Triad n = 1000: 3 x 4000 B = 12 kB of buffers, 24 kB with the host copies.
+    mock(&["--kernel", "triad", "--single-config", "1000", "--no-ceilings"])
+        .env("ROOFTOP_MOCK_MEMORY", "20000")
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("needs 24.0 kB")
+                .and(predicate::str::contains("has 20.0 kB available")),
+        );
+}
+
+#[test]
+fn bad_flags_are_input_errors() {
+    for (args, msg) in [
+        (vec!["--sweep", "threads"], "expected PARAM=V"),
+        (vec!["--sweep", "warps=1,2"], "unknown parameter `warps`"),
+        (vec!["--sweep", "threads=0"], "not a positive integer"),
+        (vec!["--sizes", "12Q"], "unknown suffix"),
+        (vec!["--dtype", "fp13"], "unknown precision"),
+        (vec!["--min-runs", "0"], "min-runs"),
+        (vec!["--kernel", "triad", "--single-config", "1,2"], "takes 1 value"),
+    ] {
+        mock(&args).assert().code(2).stderr(predicate::str::contains(msg));
+    }
+}
+
+#[test]
+fn exports_are_written_and_agree() {
+    let dir = tempdir();
+    let j = dir.join("r.json");
+    let c = dir.join("r.csv");
+    let m = dir.join("r.md");
+    mock(&["--kernel", "copy", "--single-config", "4096", "--no-ceilings"])
+        .arg("--export-json")
+        .arg(&j)
+        .arg("--export-csv")
+        .arg(&c)
+        .arg("--export-markdown")
+        .arg(&m)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 1);
+    assert_eq!(v["interrupted"], false);
+    let csv = std::fs::read_to_string(&c).unwrap();
+    assert!(csv.starts_with("kernel,implementation,builtin,config,launch,check_passed"));
+    assert_eq!(csv.lines().count(), 2);
+    assert!(csv.lines().nth(1).unwrap().starts_with("copy,rooftop,false,n=4Ki fp32,"));
+    let md = std::fs::read_to_string(&m).unwrap();
+    assert!(md.contains("| copy | n=4Ki fp32 |"));
+}
+
+#[test]
+fn autotune_reports_every_launch_best_first() {
+    let out = mock(&["--kernel", "copy", "--single-config", "4096", "--autotune", "--no-ceilings", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v = json_of(&out);
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 3, "mock launch space is block 64, 128, 256");
+    let med: Vec<f64> = rs.iter().map(|r| r["median_s"].as_f64().unwrap()).collect();
+    assert!(med.windows(2).all(|w| w[0] <= w[1]), "{med:?}");
+}
+
+#[test]
+fn list_shows_kernels() {
+    rooftop()
+        .args(["bench", "--list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("triad").and(predicate::str::contains("gemm")));
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "rooftop-test-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Ctrl-C: the run stops after the current sample, keeps its results in the export file
+/// (valid JSON, `interrupted: true`) and exits non-zero.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_keeps_results_so_far() {
+    let dir = tempdir();
+    let j = dir.join("r.json");
+    // A CPU device file with a DRAM figure, so that --no-ceilings needs no measurement.
+    let dev = dir.join("cpu.toml");
+    std::fs::write(
+        &dev,
+        "[[device]]\nid = \"test-cpu\"\nname = \"test CPU\"\nvendor = \"cpu\"\n\
+         family = \"cpu\"\nsource = \"test\"\n[device.compute]\nnum_cu = 2\n\
+         cu_kind = \"core\"\nwarp_size = 1\n[device.peak_tflops]\nfp32_vector = 0.2\n\
+         [device.memory]\nbandwidth_gbs = 50\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rooftop");
+    let mut child = std::process::Command::new(bin)
+        .arg("--device-file")
+        .arg(&dev)
+        .args(["bench", "--device", "test-cpu", "--kernel", "copy,scale"])
+        .args(["--single-config", "4096", "--no-ceilings"])
+        .args(["--min-time", "60", "--export-json"])
+        .arg(&j)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The export file appears (empty) when the cases start; then give the first case a
+    // moment to check, warm up and take samples.
+    let start = std::time::Instant::now();
+    while !j.exists() && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted by Ctrl-C"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let r = &v["results"][0];
+    assert_eq!(r["kernel"], "copy");
+    assert_eq!(r["interrupted"], true);
+    assert!(!r["times_s"].as_array().unwrap().is_empty());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted (Ctrl-C)"));
+}

@@ -1,0 +1,367 @@
+//! Renderers of `rooftop bench` and `rooftop ceilings` results.
+
+use crate::table::{table, wrap, WIDTH};
+use rooftop_bench::ceilings::Ceilings;
+use rooftop_bench::export::{BenchReport, ResultRecord};
+use rooftop_core::diagnose::Severity;
+use rooftop_core::units::{pct, si, sig3};
+use std::fmt::Write as _;
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "–".to_string(), f)
+}
+
+/// `m=2048 n=2048 k=2048 fp32 int4-g128`.
+fn config_label(r: &ResultRecord) -> String {
+    let mut parts: Vec<String> =
+        r.config.sizes.iter().map(|(k, v)| format!("{k}={}", compact(v))).collect();
+    parts.push(r.config.dtype.clone());
+    if let Some(w) = &r.config.weights {
+        parts.push(w.clone());
+    }
+    if let Some(v) = &r.config.variant {
+        parts.push(v.clone());
+    }
+    parts.join(" ")
+}
+
+/// Sizes as the user types them: 33554432 → 32Mi.
+fn compact(v: &serde_json::Value) -> String {
+    let Some(n) = v.as_u64() else { return v.to_string() };
+    for (shift, suffix) in [(30, "Gi"), (20, "Mi"), (10, "Ki")] {
+        if n >= 1 << shift && n % (1 << shift) == 0 {
+            return format!("{}{suffix}", n >> shift);
+        }
+    }
+    n.to_string()
+}
+
+fn impl_label(r: &ResultRecord) -> String {
+    let mut s = r.implementation.id.clone();
+    if r.config.launch_label != "default" {
+        let _ = write!(s, "\n{}", r.config.launch_label);
+    }
+    s
+}
+
+fn time_cell(r: &ResultRecord) -> String {
+    if !r.check.passed {
+        return "CHECK FAILED".to_string();
+    }
+    match (r.median_s, r.stddev_s) {
+        (Some(m), Some(s)) => format!("{}\n±{}", si(m, "s"), si(s, "s")),
+        _ => "not timed".to_string(),
+    }
+}
+
+/// The terminal table of a bench run.
+pub fn table_report(rep: &BenchReport) -> String {
+    let mut out = header(rep);
+    let mut t = table(&[
+        "kernel", "config", "impl", "median ±σ", "GB/s", "GFLOP/s", "% ceil", "% peak", "bound",
+    ]);
+    for r in &rep.results {
+        t.add_row(vec![
+            r.kernel.clone(),
+            config_label(r),
+            impl_label(r),
+            time_cell(r),
+            opt(r.achieved_gbs, sig3),
+            opt(r.achieved_gflops, sig3),
+            opt(r.pct_of_measured_ceiling, pct),
+            opt(r.pct_of_theoretical_peak, pct),
+            r.bound.clone(),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    out.push_str(&wrap(
+        "% ceil: of the roof measured on this machine (ceilings); % peak: of the theoretical \
+         peak; both for the kernel's bound (memory: GB/s, compute: GFLOP/s).",
+        usize::from(WIDTH),
+        "",
+        "",
+    ));
+    out.push_str(&notes(rep));
+    out
+}
+
+fn header(rep: &BenchReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "backend: {} | device: {}", rep.backend.backend, rep.backend.device_name);
+    let line = format!(
+        "timing: warm-up {} runs / {}s, >= {} samples and {}s per case, cache {}, {}",
+        rep.timing.warmup_runs,
+        sig3(rep.timing.warmup_time_s),
+        rep.timing.min_runs,
+        sig3(rep.timing.min_time_s),
+        match rep.timing.cache {
+            rooftop_bench::harness::CacheState::Warm => "warm",
+            rooftop_bench::harness::CacheState::Flushed => "flushed before every sample",
+        },
+        rep.timing.timer
+    );
+    out.push_str(&wrap(&line, usize::from(WIDTH), "", "  "));
+    if let Some(c) = &rep.ceilings {
+        out.push_str(&ceilings_line(c));
+    }
+    for n in &rep.backend.notes {
+        out.push_str(&wrap(&format!("note: {n}"), usize::from(WIDTH), "", "  "));
+    }
+    out
+}
+
+fn ceilings_line(c: &Ceilings) -> String {
+    let mut parts = Vec::new();
+    if let Some(bw) = c.best_gbs(rooftop_core::device::MemLevel::Dram) {
+        parts.push(format!("DRAM {}", si(bw * 1e9, "B/s")));
+    }
+    for p in &c.compute {
+        if p.variant != "scalar" {
+            parts.push(format!("{} {}", p.precision.as_str(), si(p.gflops * 1e9, "FLOP/s")));
+        }
+    }
+    wrap(
+        &format!("measured ceilings ({}): {}", c.method, parts.join(", ")),
+        usize::from(WIDTH),
+        "",
+        "  ",
+    )
+}
+
+fn notes(rep: &BenchReport) -> String {
+    let mut out = String::new();
+    let w = usize::from(WIDTH);
+    for r in &rep.results {
+        let name = format!("{} {} [{}]", r.kernel, config_label(r), r.implementation.id);
+        if let Some(s) = r.speedup_vs_builtin {
+            out.push_str(&wrap(
+                &format!("{name}: {}x the speed of the built-in", sig3(s)),
+                w,
+                "- ",
+                "  ",
+            ));
+        }
+        if let Some(ns) = latency(r) {
+            out.push_str(&wrap(&format!("{name}: {} per dependent access", si(ns * 1e-9, "s")), w, "- ", "  "));
+        }
+        if !r.check.passed {
+            out.push_str(&wrap(
+                &format!(
+                    "{name}: result check FAILED: {}",
+                    r.check.first_failure.as_deref().unwrap_or("outputs differ")
+                ),
+                w,
+                "- ",
+                "  ",
+            ));
+        }
+        for warn in &r.warnings {
+            if !warn.starts_with("result check failed") {
+                out.push_str(&wrap(&format!("{name}: warning: {warn}"), w, "- ", "  "));
+            }
+        }
+        // Info findings ("near the roof") are in the JSON; the table keeps the actionable.
+        if let Some(f) = r.findings.iter().find(|f| f.severity > Severity::Info) {
+            out.push_str(&wrap(&format!("{name}: {}: {}", f.title, f.recommendation), w, "- ", "  "));
+        }
+    }
+    for warn in &rep.warnings {
+        out.push_str(&wrap(&format!("warning: {warn}"), w, "- ", "  "));
+    }
+    if rep.interrupted {
+        out.push_str("interrupted (Ctrl-C): the results above are those finished so far\n");
+    }
+    out
+}
+
+fn latency(r: &ResultRecord) -> Option<f64> {
+    r.ns_per_access
+}
+
+/// Markdown of a bench run (for pull-request comments).
+pub fn markdown_report(rep: &BenchReport) -> String {
+    let mut out = String::from("## rooftop bench\n\n");
+    let _ = writeln!(out, "Backend `{}` on {}.\n", rep.backend.backend, rep.backend.device_name);
+    if let Some(c) = &rep.ceilings {
+        let _ = writeln!(out, "{}", ceilings_line(c).trim_end());
+    }
+    out.push_str("| kernel | config | impl | median | ±σ | GB/s | GFLOP/s | % ceiling | % peak | bound | check |\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+    for r in &rep.results {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.kernel,
+            config_label(r),
+            impl_label(r).replace('\n', " "),
+            opt(r.median_s, |v| si(v, "s")),
+            opt(r.stddev_s, |v| si(v, "s")),
+            opt(r.achieved_gbs, sig3),
+            opt(r.achieved_gflops, sig3),
+            opt(r.pct_of_measured_ceiling, pct),
+            opt(r.pct_of_theoretical_peak, pct),
+            r.bound,
+            if r.check.passed { "passed" } else { "FAILED" },
+        );
+    }
+    let n = notes(rep);
+    if !n.is_empty() {
+        out.push('\n');
+        out.push_str(&n);
+    }
+    out
+}
+
+const CSV_HEADER: [&str; 24] = [
+    "kernel",
+    "implementation",
+    "builtin",
+    "config",
+    "launch",
+    "check_passed",
+    "max_abs_error",
+    "samples",
+    "median_s",
+    "mean_s",
+    "stddev_s",
+    "min_s",
+    "max_s",
+    "flops",
+    "bytes",
+    "achieved_gbs",
+    "achieved_gflops",
+    "pct_of_measured_ceiling",
+    "pct_of_theoretical_peak",
+    "floor_s",
+    "bound",
+    "attainment_pct",
+    "speedup_vs_builtin",
+    "ns_per_access",
+];
+
+/// CSV of a bench run, one row per result.
+pub fn csv_report(rep: &BenchReport) -> String {
+    let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(CSV_HEADER);
+    for r in &rep.results {
+        let _ = w.write_record([
+            r.kernel.clone(),
+            r.implementation.id.clone(),
+            r.implementation.builtin.to_string(),
+            config_label(r),
+            r.config.launch_label.clone(),
+            r.check.passed.to_string(),
+            format!("{}", r.check.max_abs_error),
+            r.times_s.len().to_string(),
+            num(r.median_s),
+            num(r.mean_s),
+            num(r.stddev_s),
+            num(r.min_s),
+            num(r.max_s),
+            format!("{}", r.flops),
+            format!("{}", r.bytes),
+            num(r.achieved_gbs),
+            num(r.achieved_gflops),
+            num(r.pct_of_measured_ceiling),
+            num(r.pct_of_theoretical_peak),
+            format!("{}", r.floor_s),
+            r.bound.clone(),
+            num(r.attainment_pct),
+            num(r.speedup_vs_builtin),
+            num(r.ns_per_access),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// JSON of a bench run (docs/bench-schema.md).
+pub fn json_report(rep: &BenchReport) -> String {
+    let mut s = serde_json::to_string_pretty(rep).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The terminal table of measured ceilings.
+pub fn ceilings_table(c: &Ceilings) -> String {
+    let mut out = format!(
+        "ceilings of {} ({} backend, {} workers, {})\n",
+        c.device_name, c.backend, c.parallelism, c.method
+    );
+    let mut t = table(&["level", "pattern", "bandwidth", "at working set"]);
+    for b in &c.bandwidth {
+        t.add_row(vec![
+            b.level.as_str().to_string(),
+            b.pattern.as_str().to_string(),
+            si(b.gbs * 1e9, "B/s"),
+            si(b.working_set_bytes as f64, "B"),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    let mut t = table(&["precision", "unit", "measured", "theoretical", "% of theory"]);
+    for p in &c.compute {
+        t.add_row(vec![
+            p.precision.as_str().to_string(),
+            p.variant.clone(),
+            si(p.gflops * 1e9, "FLOP/s"),
+            opt(p.theoretical_gflops, |v| si(v * 1e9, "FLOP/s")),
+            opt(p.theoretical_gflops, |v| pct(p.gflops / v * 100.0)),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    for p in &c.compute {
+        if let Some(f) = &p.theoretical_formula {
+            out.push_str(&wrap(
+                &format!("theoretical {} {}: {f}", p.precision.as_str(), p.variant),
+                usize::from(WIDTH),
+                "- ",
+                "  ",
+            ));
+        }
+    }
+    for n in &c.notes {
+        out.push_str(&wrap(n, usize::from(WIDTH), "- ", "  "));
+    }
+    out
+}
+
+/// The working-set sweep as CSV.
+pub fn ceilings_csv(c: &Ceilings) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(["pattern", "working_set_bytes", "gbs"]);
+    for p in &c.sweep {
+        let _ = w.write_record([
+            p.pattern.as_str().to_string(),
+            p.working_set_bytes.to_string(),
+            format!("{}", p.gbs),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// Markdown of measured ceilings.
+pub fn ceilings_markdown(c: &Ceilings) -> String {
+    let mut out = format!("## Ceilings of {}\n\n| level | pattern | GB/s | working set |\n|---|---|---:|---:|\n", c.device_name);
+    for b in &c.bandwidth {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            b.level.as_str(),
+            b.pattern.as_str(),
+            sig3(b.gbs),
+            si(b.working_set_bytes as f64, "B")
+        );
+    }
+    out.push_str("\n| precision | unit | measured GFLOP/s | theoretical GFLOP/s |\n|---|---|---:|---:|\n");
+    for p in &c.compute {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            p.precision.as_str(),
+            p.variant,
+            sig3(p.gflops),
+            opt(p.theoretical_gflops, sig3)
+        );
+    }
+    out
+}
