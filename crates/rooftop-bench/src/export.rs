@@ -41,6 +41,9 @@ pub struct Config {
     pub launch: Launch,
     /// `Launch::label()`.
     pub launch_label: String,
+    /// The case as a user types it, sizes in the kernel's order (`m=128 n=4096 k=4096
+    /// fp32 int4-g128`).
+    pub label: String,
 }
 
 /// One result row of the export.
@@ -214,6 +217,7 @@ pub fn evaluate(
             variant: r.case.variant.map(str::to_string),
             launch: r.launch,
             launch_label: r.launch.label(),
+            label: r.case.label(),
         },
         check: r.check.clone(),
         times_s: timing.map(|t| t.times_s.clone()).unwrap_or_default(),

@@ -1,1 +1,8 @@
-//! Readers of profiler outputs: PyTorch/Kineto traces (and later rocprof, ncu, nsys).
+//! Readers of profiler outputs for rooftop. Each reader turns a file into a model type
+//! of `rooftop-core` and never prints: problems are errors with the position of the bad
+//! input, or counted warnings inside the model.
+//!
+//! - [`kineto`]: PyTorch profiler (Kineto) Chrome-trace JSON → `TraceModel`.
+
+pub mod kineto;
+mod mmap;

@@ -11,23 +11,24 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "–".to_string(), f)
 }
 
-/// `m=2048 n=2048 k=2048 fp32 int4-g128`.
+/// `m=2Ki n=2Ki k=2Ki fp32 int4-g128`: the case label with sizes written compactly.
 fn config_label(r: &ResultRecord) -> String {
-    let mut parts: Vec<String> =
-        r.config.sizes.iter().map(|(k, v)| format!("{k}={}", compact(v))).collect();
-    parts.push(r.config.dtype.clone());
-    if let Some(w) = &r.config.weights {
-        parts.push(w.clone());
-    }
-    if let Some(v) = &r.config.variant {
-        parts.push(v.clone());
-    }
-    parts.join(" ")
+    r.config
+        .label
+        .split(' ')
+        .map(|part| match part.split_once('=') {
+            Some((k, v)) => match v.parse::<u64>() {
+                Ok(n) => format!("{k}={}", compact(n)),
+                Err(_) => part.to_string(),
+            },
+            None => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Sizes as the user types them: 33554432 → 32Mi.
-fn compact(v: &serde_json::Value) -> String {
-    let Some(n) = v.as_u64() else { return v.to_string() };
+fn compact(n: u64) -> String {
     for (shift, suffix) in [(30, "Gi"), (20, "Mi"), (10, "Ki")] {
         if n >= 1 << shift && n % (1 << shift) == 0 {
             return format!("{}{suffix}", n >> shift);
@@ -49,8 +50,18 @@ fn time_cell(r: &ResultRecord) -> String {
         return "CHECK FAILED".to_string();
     }
     match (r.median_s, r.stddev_s) {
-        (Some(m), Some(s)) => format!("{}\n±{}", si(m, "s"), si(s, "s")),
+        (Some(m), Some(s)) => format!("{}\n{}", si(m, "s"), spread(s, m)),
         _ => "not timed".to_string(),
+    }
+}
+
+/// σ as a percentage of the median: `±1.42%`, `±<0.01%`.
+fn spread(sigma: f64, median: f64) -> String {
+    let cv = if median > 0.0 { sigma / median * 100.0 } else { 0.0 };
+    if cv < 0.01 {
+        "±<0.01%".to_string()
+    } else {
+        format!("±{}", pct(cv))
     }
 }
 
@@ -58,7 +69,7 @@ fn time_cell(r: &ResultRecord) -> String {
 pub fn table_report(rep: &BenchReport) -> String {
     let mut out = header(rep);
     let mut t = table(&[
-        "kernel", "config", "impl", "median ±σ", "GB/s", "GFLOP/s", "% ceil", "% peak", "bound",
+        "kernel", "config", "impl", "median ±σ/med", "GB/s", "GFLOP/s", "% ceil", "% peak", "bound",
     ]);
     for r in &rep.results {
         t.add_row(vec![

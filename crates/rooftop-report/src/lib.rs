@@ -4,6 +4,7 @@
 //! core results to a `String`; the CLI decides where the bytes go. Renderers never
 //! compute: every number they print comes from the core, with its provenance.
 
+pub mod bench;
 pub mod csv;
 pub mod devices;
 pub mod json;
@@ -11,9 +12,16 @@ pub mod markdown;
 pub mod record;
 pub mod rows;
 pub mod table;
+pub mod trace;
 
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
+
+/// Wraps `text` to `width` columns, the first line prefixed by `first`, the others by
+/// `rest`; ends with a newline.
+pub fn wrap_text(text: &str, width: usize, first: &str, rest: &str) -> String {
+    table::wrap(text, width, first, rest)
+}
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

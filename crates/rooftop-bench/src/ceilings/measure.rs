@@ -1,11 +1,36 @@
-//! Measuring ceilings (being written).
+//! Measuring ceilings with the suite's own kernels through the harness, on any backend,
+//! and writing them as a device file.
+//!
+//! **Bandwidth.** The 1-D kernels `read`, `write`, `copy` and `triad` (size `n`, fp32)
+//! run at working sets (all arrays of a case together) from 16 KiB up to
+//! [`CeilingOptions::max_working_set`] in steps of 2x (full mode), each point checked and
+//! timed by the harness like any benchmark case; GB/s = the work model's bytes / median
+//! time. Levels are then assigned from the cache capacities the backend's device has
+//! for the kernels as they run ([`CeilingOptions::cache_levels`], on a CPU the per-core
+//! L1d and L2 times the cores, and the L3): a level's points are those whose working set
+//! fits comfortably in it (at most half its capacity) and not in the level below
+//! (more than that level's capacity), each bound with 1% slack; DRAM's are those of at least 4x the last cache
+//! (STREAM's rule). A level's ceiling per pattern is the median of its points (the lower
+//! median for an even count, so that it is one measured point with its working set).
+//! Quick mode (what `rooftop bench` runs first) times `triad` and `copy` at one working
+//! set of 4x the last cache (256 MiB when no cache is known), capped by
+//! `max_working_set`.
+//!
+//! **Compute.** The `fma` kernel in fp32 and fp64, `vector` (and `scalar` in full mode);
+//! GFLOP/s = 2 x FMAs / median time, beside the theoretical figures the options carry
+//! (from `CpuInfo::theoretical_peak` on a CPU).
 
-use super::Ceilings;
+use super::{BandwidthCeiling, Ceilings, ComputeCeiling, Pattern, SweepPoint};
 use crate::backend::Backend;
-use crate::error::BenchError;
-use crate::harness::{Progress, TimingOptions};
-use rooftop_core::device::DeviceSpec;
-use std::sync::atomic::AtomicBool;
+use crate::case::Case;
+use crate::cpu::info::{quote, CpuInfo, TheoreticalPeak};
+use crate::error::{BenchError, SuiteError};
+use crate::harness::{self, Progress, TimingOptions};
+use crate::suite::{self, Kernel};
+use rooftop_core::device::{ArchFamily, Catalog, DeviceSpec, FigureMeta, MemLevel, Vendor};
+use rooftop_core::units::Precision;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What `measure` sweeps.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +41,83 @@ pub struct CeilingOptions {
     /// Largest working set of the sweep, bytes (default: 4x the last-level cache, at
     /// least 256 MiB).
     pub max_working_set: Option<u64>,
+    /// Capacity of each cache level as the kernels use it (all threads together),
+    /// from L1 out; empty when unknown, and then only DRAM is assigned.
+    pub cache_levels: Vec<(MemLevel, u64)>,
+    /// Theoretical FMA peaks to report beside the measured ones.
+    pub theoretical: Vec<TheoreticalPeak>,
+    /// Notes to keep with the ceilings (where the theoretical figures came from).
+    pub notes: Vec<String>,
+}
+
+/// Smallest working set of the sweep.
+pub const MIN_WORKING_SET: u64 = 16 << 10;
+/// Working set without a known last-level cache.
+const DEFAULT_WORKING_SET: u64 = 256 << 20;
+
+impl CeilingOptions {
+    /// Options for a backend whose caches and theoretical peaks are unknown.
+    pub fn new(quick: bool, timing: TimingOptions) -> CeilingOptions {
+        CeilingOptions {
+            quick,
+            timing,
+            max_working_set: None,
+            cache_levels: Vec::new(),
+            theoretical: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Options for the CPU backend: its cache capacities and theoretical peaks.
+    pub fn for_cpu(cpu: &CpuInfo, quick: bool, timing: TimingOptions) -> CeilingOptions {
+        let mut theoretical = Vec::new();
+        for p in [Precision::Fp32, Precision::Fp64] {
+            for scalar in [false, true] {
+                theoretical.extend(cpu.theoretical_peak(p, scalar));
+            }
+        }
+        let mut notes = vec![format!("FMA and GEMM kernels use {}", cpu.kernel_isa)];
+        match (&cpu.uarch, cpu.fma_width_bits) {
+            (Some(u), Some(w)) if cpu.kernel_isa == "avx2+fma" && w > 256 => notes.push(format!(
+                "{u} has {w}-bit FMA pipes but rooftop's kernels use 256-bit AVX2 (AVX-512 needs \
+                 Rust 1.89, above the minimum supported 1.85): expect at most {}% of the vector \
+                 peak",
+                100 * 256 / w
+            )),
+            (None, _) => notes.push(format!(
+                "no theoretical FMA peak: {} family {:?} model {:?} is not in rooftop's \
+                 micro-architecture table",
+                cpu.vendor, cpu.cpu_family, cpu.cpu_model
+            )),
+            _ => {}
+        }
+        if cpu.clock().is_none() {
+            notes.push("no theoretical FMA peak: the clock is unknown".to_string());
+        }
+        CeilingOptions {
+            cache_levels: cpu.cache_levels(),
+            theoretical,
+            notes,
+            ..CeilingOptions::new(quick, timing)
+        }
+    }
+
+    fn last_cache(&self) -> Option<u64> {
+        self.cache_levels.iter().map(|&(_, b)| b).max()
+    }
+
+    /// The sweep's largest working set.
+    fn max_ws(&self) -> u64 {
+        self.max_working_set.unwrap_or_else(|| {
+            self.last_cache().map_or(DEFAULT_WORKING_SET, |c| (4 * c).max(DEFAULT_WORKING_SET))
+        })
+    }
+
+    /// Quick mode's DRAM working set.
+    fn quick_ws(&self) -> u64 {
+        let ws = self.last_cache().map_or(DEFAULT_WORKING_SET, |c| 4 * c);
+        self.max_working_set.map_or(ws, |m| ws.min(m))
+    }
 }
 
 /// Measures the ceilings of `backend`'s device.
@@ -25,13 +127,832 @@ pub fn measure(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Ceilings, BenchError> {
-    let _ = (backend, opts, stop, progress);
-    Err(BenchError::Model("ceilings are not measured yet".to_string()))
+    let info = backend.info().clone();
+    let mut c = Ceilings {
+        backend: info.backend.clone(),
+        device_name: info.device_name.clone(),
+        method: if opts.quick { "quick" } else { "full" }.to_string(),
+        parallelism: info.parallelism,
+        bandwidth: Vec::new(),
+        sweep: Vec::new(),
+        compute: Vec::new(),
+        notes: opts.notes.clone(),
+    };
+    let mut run = Runner { backend, opts: &opts.timing, stop, progress };
+
+    if opts.quick {
+        let ws = opts.quick_ws();
+        for pattern in [Pattern::Triad, Pattern::Copy] {
+            if let Some(p) = run.point(pattern, ws, &mut c.notes)? {
+                c.bandwidth.push(BandwidthCeiling {
+                    level: MemLevel::Dram,
+                    pattern,
+                    gbs: p.gbs,
+                    working_set_bytes: p.working_set_bytes,
+                });
+                c.sweep.push(p);
+            }
+        }
+        c.notes.push(format!(
+            "quick: DRAM bandwidth = triad and copy at a {} working set ({})",
+            bytes_label(ws),
+            opts.last_cache().map_or("no cache size known".to_string(), |l| format!(
+                "4x the {} last cache",
+                bytes_label(l)
+            ))
+        ));
+    } else {
+        let max = opts.max_ws().max(MIN_WORKING_SET);
+        let mut sizes = Vec::new();
+        let mut ws = MIN_WORKING_SET;
+        while ws <= max {
+            sizes.push(ws);
+            ws *= 2;
+        }
+        'patterns: for pattern in [Pattern::Read, Pattern::Write, Pattern::Copy, Pattern::Triad] {
+            for &ws in &sizes {
+                if run.stopped() {
+                    break 'patterns;
+                }
+                match run.point(pattern, ws, &mut c.notes) {
+                    Ok(Some(p)) => c.sweep.push(p),
+                    Ok(None) => {}
+                    // Larger sizes of this pattern would not fit either.
+                    Err(BenchError::TooLarge { .. } | BenchError::Backend(_))
+                        if ws > MIN_WORKING_SET =>
+                    {
+                        c.notes.push(format!(
+                            "{}: stopped at {}: the buffers do not fit",
+                            pattern.as_str(),
+                            bytes_label(ws)
+                        ));
+                        continue 'patterns;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let (levels, note) = assign_levels(&c.sweep, &opts.cache_levels);
+        c.bandwidth = levels;
+        c.notes.push(note);
+    }
+
+    let variants: &[bool] = if opts.quick { &[false] } else { &[false, true] };
+    for p in [Precision::Fp32, Precision::Fp64] {
+        for &scalar in variants {
+            if run.stopped() {
+                break;
+            }
+            let case = suite::fma::ceiling_case(p, scalar);
+            let Some(seconds) = run.median(&case, &mut c.notes)? else { continue };
+            let kernel = suite::find("fma")?;
+            let work = kernel.work(&case)?;
+            let variant = if scalar { "scalar" } else { "vector" };
+            let t = opts.theoretical.iter().find(|t| t.precision == p && t.variant == variant);
+            c.compute.push(ComputeCeiling {
+                precision: p,
+                variant: variant.to_string(),
+                gflops: work.flops / seconds / 1e9,
+                theoretical_gflops: t.map(|t| t.gflops),
+                theoretical_formula: t.map(|t| t.formula.clone()),
+            });
+        }
+    }
+    if run.stopped() {
+        c.notes.push("interrupted: the ceilings are incomplete".to_string());
+    }
+    Ok(c)
+}
+
+/// Runs cases through the harness.
+struct Runner<'a, 'p> {
+    backend: &'a mut dyn Backend,
+    opts: &'a TimingOptions,
+    stop: &'a AtomicBool,
+    progress: &'a mut (dyn FnMut(Progress<'_>) + 'p),
+}
+
+impl Runner<'_, '_> {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Median seconds of `case` with our implementation; `None` (and a note) when it
+    /// failed its check or was interrupted.
+    fn median(&mut self, case: &Case, notes: &mut Vec<String>) -> Result<Option<f64>, BenchError> {
+        let kernel = suite::find(case.kernel)?;
+        let Some(imp) = self.backend.implementations(case.kernel).into_iter().find(|i| !i.builtin)
+        else {
+            return Err(BenchError::Suite(SuiteError::BadConfig {
+                kernel: case.kernel.to_string(),
+                message: format!(
+                    "the {} backend has no implementation of it",
+                    self.backend.info().backend
+                ),
+            }));
+        };
+        let r = harness::run_case(
+            self.backend,
+            kernel,
+            case,
+            &imp,
+            None,
+            self.opts,
+            self.stop,
+            &mut *self.progress,
+        )?;
+        match r.timing {
+            Some(t) if !r.interrupted => Ok(Some(t.stats.median_s)),
+            _ if !r.check.passed => {
+                notes.push(format!(
+                    "{} {}: result check failed ({}), not used",
+                    case.kernel,
+                    case.label(),
+                    r.check.first_failure.as_deref().unwrap_or("outputs differ")
+                ));
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// One sweep point: `pattern` at (about) `ws` bytes of arrays.
+    fn point(
+        &mut self,
+        pattern: Pattern,
+        ws: u64,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<SweepPoint>, BenchError> {
+        let kernel = suite::find(pattern.as_str())?;
+        let case = stream_case(kernel, ws);
+        let working_set_bytes: u64 =
+            kernel.buffers(&case).iter().map(suite::BufferSpec::bytes).sum();
+        let Some(seconds) = self.median(&case, notes)? else { return Ok(None) };
+        let bytes = kernel.work(&case)?.bytes();
+        Ok(Some(SweepPoint { pattern, working_set_bytes, gbs: bytes / seconds / 1e9 }))
+    }
+}
+
+/// The fp32 case of a 1-D kernel whose buffers add up to about `ws` bytes.
+fn stream_case(kernel: &dyn Kernel, ws: u64) -> Case {
+    const PROBE: u64 = 1 << 16;
+    let case = |n: u64| Case {
+        kernel: kernel.name(),
+        sizes: vec![("n", n)],
+        dtype: Precision::Fp32,
+        weights: None,
+        variant: None,
+    };
+    // bytes(n) = per_element * n + fixed (a scalar output, say): two probes.
+    let bytes =
+        |n: u64| -> u64 { kernel.buffers(&case(n)).iter().map(suite::BufferSpec::bytes).sum() };
+    let (b1, b2) = (bytes(PROBE), bytes(2 * PROBE));
+    let per_element = (b2.saturating_sub(b1) / PROBE).max(1);
+    let fixed = b1.saturating_sub(per_element * PROBE);
+    case((ws.saturating_sub(fixed) / per_element).max(16))
+}
+
+/// Levels from sweep points, per the module doc; returns the ceilings and a note saying
+/// how they were assigned.
+pub fn assign_levels(
+    sweep: &[SweepPoint],
+    caches: &[(MemLevel, u64)],
+) -> (Vec<BandwidthCeiling>, String) {
+    let mut caches = caches.to_vec();
+    caches.sort_by_key(|&(_, b)| b);
+    let mut ranges: Vec<(MemLevel, u64, u64)> = Vec::new(); // (level, exclusive lo, inclusive hi)
+    let mut below = 0;
+    for &(level, cap) in &caches {
+        ranges.push((level, below, cap / 2));
+        below = cap;
+    }
+    let mut note = String::from("levels: ");
+    for &(level, lo, hi) in &ranges {
+        let _ = write!(
+            note,
+            "{} = working sets in ({}, {}]; ",
+            level.as_str(),
+            bytes_label(lo),
+            bytes_label(hi)
+        );
+    }
+    let dram_min = caches.last().map(|&(_, c)| 4 * c);
+    match dram_min {
+        Some(m) => {
+            let _ = write!(note, "dram = working sets >= {} (4x the last cache); ", bytes_label(m));
+        }
+        None => {
+            note.push_str("no cache sizes known: dram = the largest working set of each pattern; ");
+        }
+    }
+    note.push_str("each figure is the (lower) median of its points");
+
+    let mut out = Vec::new();
+    for pattern in [Pattern::Read, Pattern::Write, Pattern::Copy, Pattern::Triad] {
+        let pts: Vec<&SweepPoint> = sweep.iter().filter(|p| p.pattern == pattern).collect();
+        let largest = pts.iter().map(|p| p.working_set_bytes).max();
+        let mut levels: Vec<(MemLevel, Vec<&SweepPoint>)> = ranges
+            .iter()
+            .map(|&(level, lo, hi)| {
+                (
+                    level,
+                    pts.iter().copied().filter(|p| within(p.working_set_bytes, lo, hi)).collect(),
+                )
+            })
+            .collect();
+        let dram = pts
+            .iter()
+            .copied()
+            .filter(|p| match dram_min {
+                Some(m) => p.working_set_bytes as f64 >= m as f64 * (1.0 - SLACK),
+                None => Some(p.working_set_bytes) == largest,
+            })
+            .collect();
+        levels.push((MemLevel::Dram, dram));
+        for (level, mut v) in levels {
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(|a, b| a.gbs.total_cmp(&b.gbs));
+            let m = v[(v.len() - 1) / 2];
+            out.push(BandwidthCeiling {
+                level,
+                pattern,
+                gbs: m.gbs,
+                working_set_bytes: m.working_set_bytes,
+            });
+        }
+    }
+    (out, note)
+}
+
+/// Relative slack of the level boundaries: a case's arrays add up to its target working
+/// set only to within a few elements (and a scalar output).
+const SLACK: f64 = 0.01;
+
+/// `lo < ws <= hi`, each bound widened by [`SLACK`].
+fn within(ws: u64, lo: u64, hi: u64) -> bool {
+    let ws = ws as f64;
+    ws > lo as f64 * (1.0 + SLACK) && ws <= hi as f64 * (1.0 + SLACK)
+}
+
+/// `16 KiB`, `1 MiB`, `1.5 GiB`.
+fn bytes_label(b: u64) -> String {
+    let b = b as f64;
+    let (v, unit) = if b >= f64::from(1u32 << 30) {
+        (b / f64::from(1u32 << 30), "GiB")
+    } else if b >= f64::from(1u32 << 20) {
+        (b / f64::from(1u32 << 20), "MiB")
+    } else if b >= 1024.0 {
+        (b / 1024.0, "KiB")
+    } else {
+        (b, "B")
+    };
+    if v.fract() == 0.0 {
+        format!("{v} {unit}")
+    } else {
+        format!("{v:.3} {unit}")
+    }
 }
 
 /// A device file (docs/device-format.md) with `base`'s figures overridden by the
 /// measured ceilings, `provenance = "calibrated"`.
+///
+/// A base from the built-in catalog is extended (`extends = "<id>"`, only the measured
+/// figures written, as the format's example does); any other base (a CPU, a device
+/// from a user file) is written out in full so that the file stands alone. Measured
+/// figures: `memory.bandwidth_gbs` (best DRAM pattern), `llc/l2/l1_bandwidth_gbs` where
+/// measured, and `fp32_vector`/`fp64_vector` both as peaks (the roofs the analysis
+/// uses) and as achievable ceilings; each says what was measured at which working set.
 pub fn device_file_toml(base: &DeviceSpec, ceilings: &Ceilings, date: &str) -> String {
-    let _ = (base, ceilings, date);
-    String::new()
+    let measured = |what: String| format!("measured by rooftop ceilings on {date}: {what}");
+    let cal = |value: f64, what: String| {
+        format!(
+            "{{ value = {}, source = {}, provenance = \"calibrated\", confidence = \"medium\" }}",
+            num(value),
+            quote(&measured(what))
+        )
+    };
+    let best = |level: MemLevel| {
+        ceilings
+            .bandwidth
+            .iter()
+            .filter(|b| b.level == level)
+            .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
+    };
+    let bw_what = |b: &BandwidthCeiling| {
+        format!(
+            "{} at {} ({} ceilings, {} workers)",
+            b.pattern.as_str(),
+            bytes_label(b.working_set_bytes),
+            ceilings.method,
+            ceilings.parallelism
+        )
+    };
+    let mut measured_peaks: Vec<(String, String)> = Vec::new();
+    for p in [Precision::Fp32, Precision::Fp64] {
+        if let Some(cc) =
+            ceilings.compute.iter().find(|c| c.precision == p && c.variant == "vector")
+        {
+            let mut what = format!("{} vector FMA kernel", p.as_str());
+            if let Some(t) = cc.theoretical_gflops {
+                let _ = write!(
+                    what,
+                    ", {:.0}% of the theoretical {:.1} GFLOP/s",
+                    100.0 * cc.gflops / t,
+                    t
+                );
+            }
+            measured_peaks.push((format!("{}_vector", p.as_str()), cal(cc.gflops / 1e3, what)));
+        }
+    }
+    let in_catalog = Catalog::builtin().get(&base.id).is_some();
+
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# Written by rooftop ceilings on {date} ({} backend, {}).",
+        ceilings.backend, ceilings.device_name
+    );
+    let _ = writeln!(t, "schema_version = 1\n\n[[device]]");
+    if in_catalog {
+        let _ = writeln!(t, "extends = {}", quote(&base.id));
+        let _ = writeln!(t, "provenance = \"calibrated\"\nconfidence = \"medium\"");
+        let _ =
+            writeln!(t, "source = {}", quote(&format!("measured by rooftop ceilings on {date}")));
+    } else {
+        write_identity(&mut t, base);
+    }
+
+    // Compute.
+    if !in_catalog {
+        let _ = writeln!(t, "\n[device.compute]");
+        let _ = writeln!(t, "num_cu = {}", fig(base, "compute.num_cu", f64::from(base.num_cu)));
+        let _ = writeln!(t, "cu_kind = {}", quote(&base.cu_kind));
+        let _ = writeln!(
+            t,
+            "warp_size = {}",
+            fig(base, "compute.warp_size", f64::from(base.warp_size))
+        );
+        if let Some(w) = base.alt_warp_size {
+            let _ =
+                writeln!(t, "alt_warp_size = {}", fig(base, "compute.alt_warp_size", f64::from(w)));
+        }
+        if let Some(c) = base.boost_clock_mhz {
+            let _ = writeln!(t, "boost_clock_mhz = {}", fig(base, "compute.boost_clock_mhz", c));
+        }
+    }
+
+    // Peaks: measured ones replace the base's; the others are kept (full write only).
+    let _ = writeln!(t, "\n[device.peak_tflops]");
+    for (k, v) in &measured_peaks {
+        let _ = writeln!(t, "{k} = {v}");
+    }
+    if !in_catalog {
+        for p in &base.peaks {
+            let k = format!("{}_{}", p.precision.as_str(), p.unit.as_str());
+            if !measured_peaks.iter().any(|(m, _)| *m == k) {
+                let _ = writeln!(t, "{k} = {}", fig(base, &format!("peak_tflops.{k}"), p.tflops));
+            }
+        }
+    }
+    if !measured_peaks.is_empty() || (!in_catalog && !base.achievable.is_empty()) {
+        let _ = writeln!(t, "\n[device.achievable_tflops]");
+        for (k, v) in &measured_peaks {
+            let _ = writeln!(t, "{k} = {v}");
+        }
+        if !in_catalog {
+            for p in &base.achievable {
+                let k = format!("{}_{}", p.precision.as_str(), p.unit.as_str());
+                if !measured_peaks.iter().any(|(m, _)| *m == k) {
+                    let _ = writeln!(
+                        t,
+                        "{k} = {}",
+                        fig(base, &format!("achievable_tflops.{k}"), p.tflops)
+                    );
+                }
+            }
+        }
+    }
+    if !in_catalog && !base.variant_peaks.is_empty() {
+        let _ = writeln!(t, "\n[device.variant_peaks_tflops]");
+        for (k, v) in &base.variant_peaks {
+            let _ = writeln!(t, "{k} = {}", fig(base, &format!("variant_peaks_tflops.{k}"), *v));
+        }
+    }
+
+    // Memory.
+    let _ = writeln!(t, "\n[device.memory]");
+    if !in_catalog {
+        if let Some(m) = &base.mem_type {
+            let _ = writeln!(t, "type = {}", quote(m));
+        }
+        if let Some(g) = base.mem_gb {
+            let _ = writeln!(t, "size_gb = {}", fig(base, "memory.size_gb", g));
+        }
+        for (key, bytes) in [("l2", base.l2_bytes), ("llc", base.llc_bytes)] {
+            if let Some(b) = bytes {
+                let _ = writeln!(
+                    t,
+                    "{key}_kib = {}",
+                    fig(base, &format!("memory.{key}_mib"), b as f64 / 1024.0)
+                );
+            }
+        }
+    }
+    match best(MemLevel::Dram) {
+        Some(b) => {
+            let _ = writeln!(t, "bandwidth_gbs = {}", cal(b.gbs, bw_what(b)));
+        }
+        None if !in_catalog => {
+            let _ = writeln!(
+                t,
+                "bandwidth_gbs = {}",
+                fig(base, "memory.bandwidth_gbs", base.peak_bw_gbs)
+            );
+        }
+        None => {}
+    }
+    for (level, key) in [(MemLevel::Llc, "llc"), (MemLevel::L2, "l2"), (MemLevel::L1, "l1")] {
+        if let Some(b) = best(level) {
+            let _ = writeln!(t, "{key}_bandwidth_gbs = {}", cal(b.gbs, bw_what(b)));
+        } else if let (false, Some(r)) =
+            (in_catalog, base.bandwidths.iter().find(|r| r.level == level))
+        {
+            let _ = writeln!(
+                t,
+                "{key}_bandwidth_gbs = {}",
+                fig(base, &format!("memory.{key}_bandwidth_gbs"), r.gbs)
+            );
+        }
+    }
+    if !in_catalog {
+        write_limits(&mut t, base);
+    }
+    t
+}
+
+/// Identity keys and figure defaults of a full (non-`extends`) device.
+fn write_identity(t: &mut String, d: &DeviceSpec) {
+    let _ = writeln!(t, "id = {}", quote(&d.id));
+    let _ = writeln!(t, "name = {}", quote(&d.name));
+    let vendor = match d.vendor {
+        Vendor::Nvidia => "nvidia",
+        Vendor::Amd => "amd",
+        Vendor::Apple => "apple",
+        Vendor::Intel => "intel",
+        Vendor::Cpu => "cpu",
+        Vendor::Other => "other",
+    };
+    let _ = writeln!(t, "vendor = \"{vendor}\"");
+    if !d.arch.is_empty() {
+        let _ = writeln!(t, "arch = {}", quote(&d.arch));
+    }
+    let family = match d.family {
+        ArchFamily::NvidiaCc { major, minor } => format!("sm{major}{minor}"),
+        ArchFamily::Cdna1 => "cdna1".into(),
+        ArchFamily::Cdna2 => "cdna2".into(),
+        ArchFamily::Cdna3 => "cdna3".into(),
+        ArchFamily::Cdna4 => "cdna4".into(),
+        ArchFamily::Rdna3 => "rdna3".into(),
+        ArchFamily::Apple78 => "apple7".into(),
+        ArchFamily::Apple9 => "apple9".into(),
+        ArchFamily::IntelXe => "xe".into(),
+        ArchFamily::Cpu => "cpu".into(),
+        ArchFamily::Unknown => "unknown".into(),
+    };
+    let _ = writeln!(t, "family = \"{family}\"");
+    for (k, v) in [
+        ("chip", &d.chip),
+        ("compute_capability", &d.compute_capability),
+        ("llvm_target", &d.llvm_target),
+    ] {
+        if let Some(v) = v {
+            let _ = writeln!(t, "{k} = {}", quote(v));
+        }
+    }
+    if !d.aliases.is_empty() {
+        let a: Vec<String> = d.aliases.iter().map(|a| quote(a)).collect();
+        let _ = writeln!(t, "aliases = [{}]", a.join(", "));
+    }
+    if !d.unsupported.is_empty() {
+        let a: Vec<String> = d.unsupported.iter().map(|a| quote(a)).collect();
+        let _ = writeln!(t, "unsupported = [{}]", a.join(", "));
+    }
+    if let Some(n) = &d.note {
+        let _ = writeln!(t, "note = {}", quote(n));
+    }
+    let _ = writeln!(t, "source = {}", quote(&d.meta.source));
+    let _ = writeln!(t, "confidence = \"{}\"", d.meta.confidence.as_str());
+    let _ = writeln!(t, "provenance = \"{}\"", d.meta.provenance.as_str());
+}
+
+/// `[device.limits]` of a full device.
+fn write_limits(t: &mut String, d: &DeviceSpec) {
+    let l = &d.limits;
+    let kib = |b: Option<u64>| b.map(|b| b as f64 / 1024.0);
+    let n32 = |v: Option<u32>| v.map(f64::from);
+    let n64 = |v: Option<u64>| v.map(|v| v as f64);
+    let rows: [(&str, Option<f64>); 19] = [
+        ("smem_kib_per_cu", kib(l.smem_bytes_per_cu)),
+        ("smem_kib_per_wgp", kib(l.smem_bytes_per_wgp)),
+        ("smem_kib_per_block_max", kib(l.smem_bytes_per_block_max)),
+        ("smem_kib_per_block_default", kib(l.smem_bytes_per_block_default)),
+        ("smem_alloc_granularity_bytes", n64(l.smem_alloc_granularity_bytes)),
+        ("smem_reserved_per_block_bytes", n64(l.smem_reserved_per_block_bytes)),
+        ("max_threads_per_block", n32(l.max_threads_per_block)),
+        ("max_threads_per_cu", n32(l.max_threads_per_cu)),
+        ("regs_32bit_per_cu", n32(l.regs_32bit_per_cu)),
+        ("reg_file_kib_per_cu", n32(l.reg_file_kib_per_cu)),
+        ("max_regs_per_thread", n32(l.max_regs_per_thread)),
+        ("max_warps_per_cu", n32(l.max_warps_per_cu)),
+        ("max_blocks_per_cu", n32(l.max_blocks_per_cu)),
+        ("simds_per_cu", n32(l.simds_per_cu)),
+        ("max_waves_per_simd", n32(l.max_waves_per_simd)),
+        ("vgpr_per_lane_per_simd", n32(l.vgpr_per_lane_per_simd)),
+        ("agpr_per_lane_per_simd", n32(l.agpr_per_lane_per_simd)),
+        ("vgpr_alloc_granule", n32(l.vgpr_alloc_granule)),
+        ("sgpr_per_simd", n32(l.sgpr_per_simd)),
+    ];
+    if rows.iter().all(|(_, v)| v.is_none()) {
+        return;
+    }
+    let _ = writeln!(t, "\n[device.limits]");
+    for (k, v) in rows {
+        if let Some(v) = v {
+            let _ = writeln!(t, "{k} = {}", fig(d, &format!("limits.{k}"), v));
+        }
+    }
+}
+
+/// A figure of `d`: bare when its meta is the device default, else an inline table.
+fn fig(d: &DeviceSpec, key: &str, value: f64) -> String {
+    let m: &FigureMeta = d.figure(key);
+    if *m == d.meta {
+        num(value)
+    } else {
+        format!(
+            "{{ value = {}, source = {}, confidence = \"{}\", provenance = \"{}\" }}",
+            num(value),
+            quote(&m.source),
+            m.confidence.as_str(),
+            m.provenance.as_str()
+        )
+    }
+}
+
+/// A TOML number that reads back as the same f64.
+fn num(v: f64) -> String {
+    format!("{v}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock::{MockBackend, MockConfig, MOCK_BW, MOCK_FP32, MOCK_LAUNCH_S};
+    use rooftop_core::device::parse_device_file;
+    use rooftop_core::units::{ExecUnit, Provenance};
+
+    fn fast() -> TimingOptions {
+        TimingOptions {
+            warmup_runs: 1,
+            warmup_time_s: 0.0,
+            min_runs: 5,
+            min_time_s: 0.0,
+            ..TimingOptions::default()
+        }
+    }
+
+    /// The mock's GB/s for a case of `bytes` per run: bytes / (bytes/BW + launch), the
+    /// jitter pattern's median being 1.
+    fn mock_gbs(bytes: f64) -> f64 {
+        bytes / (bytes / MOCK_BW + MOCK_LAUNCH_S) / 1e9
+    }
+
+    #[test]
+    fn assign_levels_by_hand() {
+        let caches = [(MemLevel::L1, 64 << 10), (MemLevel::L2, 2 << 20), (MemLevel::Llc, 32 << 20)];
+        let pt =
+            |ws: u64, gbs: f64| SweepPoint { pattern: Pattern::Copy, working_set_bytes: ws, gbs };
+        let sweep = vec![
+            pt(16 << 10, 50.0),
+            pt(32 << 10, 60.0), // L1: <= 32 KiB
+            pt(64 << 10, 1.0),  // neither L1 (> 32 KiB) nor L2 (not > 64 KiB)
+            pt(128 << 10, 40.0),
+            pt(256 << 10, 44.0),
+            pt(1 << 20, 42.0), // L2: (64 KiB, 1 MiB]
+            pt(4 << 20, 30.0),
+            pt(16 << 20, 20.0), // LLC: (2 MiB, 16 MiB]
+            pt(64 << 20, 3.0),  // between LLC and DRAM
+            pt(128 << 20, 12.0),
+            pt(256 << 20, 11.0), // DRAM: >= 128 MiB
+        ];
+        let (b, note) = assign_levels(&sweep, &caches);
+        let got: Vec<(MemLevel, f64, u64)> =
+            b.iter().map(|c| (c.level, c.gbs, c.working_set_bytes)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (MemLevel::L1, 50.0, 16 << 10),    // lower median of {50, 60}
+                (MemLevel::L2, 42.0, 1 << 20),     // median of {40, 44, 42}
+                (MemLevel::Llc, 20.0, 16 << 20),   // lower median of {30, 20}
+                (MemLevel::Dram, 11.0, 256 << 20), // lower median of {12, 11}
+            ]
+        );
+        assert!(note.contains("dram = working sets >= 128 MiB"), "{note}");
+        // Without caches: DRAM = the largest working set only.
+        let (b, note) = assign_levels(&sweep, &[]);
+        assert_eq!(b.len(), 1);
+        assert_eq!((b[0].level, b[0].gbs), (MemLevel::Dram, 11.0));
+        assert!(note.contains("no cache sizes known"));
+    }
+
+    #[test]
+    fn quick_ceilings_on_the_mock_by_hand() {
+        let mut be = MockBackend::new(MockConfig::default());
+        let mut opts = CeilingOptions::new(true, fast());
+        opts.max_working_set = Some(4 << 20);
+        let stop = AtomicBool::new(false);
+        let c = measure(&mut be, &opts, &stop, &mut |_| {}).unwrap();
+        assert_eq!(c.method, "quick");
+        assert_eq!(c.bandwidth.len(), 2);
+        for b in &c.bandwidth {
+            assert_eq!(b.level, MemLevel::Dram);
+            // 4 MiB of arrays: triad moves all three arrays once, copy both.
+            let want = mock_gbs(b.working_set_bytes as f64);
+            assert!((b.gbs - want).abs() / want < 0.011, "{b:?} vs {want}");
+            assert!(b.working_set_bytes <= 4 << 20 && b.working_set_bytes > 4 << 19);
+        }
+        // fp32 vector FMA: 2*92160*4096 FLOPs at 1 TFLOP/s + 2 us; fp64 at 0.5 TFLOP/s.
+        let flops = 2.0 * 92_160.0 * 4096.0;
+        let want32 = flops / (flops / MOCK_FP32 + MOCK_LAUNCH_S) / 1e9;
+        let want64 = flops / (flops / (MOCK_FP32 / 2.0) + MOCK_LAUNCH_S) / 1e9;
+        assert_eq!(c.compute.len(), 2);
+        assert!((c.compute[0].gflops - want32).abs() / want32 < 0.011, "{:?}", c.compute[0]);
+        assert!((c.compute[1].gflops - want64).abs() / want64 < 0.011, "{:?}", c.compute[1]);
+    }
+
+    #[test]
+    fn full_ceilings_on_the_mock_assign_every_level() {
+        let mut be = MockBackend::new(MockConfig::default());
+        let mut opts = CeilingOptions::new(false, fast());
+        opts.cache_levels =
+            vec![(MemLevel::L1, 64 << 10), (MemLevel::L2, 256 << 10), (MemLevel::Llc, 1 << 20)];
+        opts.max_working_set = Some(4 << 20);
+        // Sweep 16 KiB .. 4 MiB = 4x the 1 MiB "LLC": 9 points per pattern.
+        let stop = AtomicBool::new(false);
+        let c = measure(&mut be, &opts, &stop, &mut |_| {}).unwrap();
+        assert_eq!(c.sweep.len(), 4 * 9);
+        for p in &c.sweep {
+            let want = mock_gbs(p.working_set_bytes as f64);
+            assert!((p.gbs - want).abs() / want < 0.011, "{p:?}");
+        }
+        // Per pattern: L1 {16, 32 KiB}, L2 {128 KiB}, LLC {512 KiB}, DRAM {4 MiB}.
+        for pattern in [Pattern::Read, Pattern::Write, Pattern::Copy, Pattern::Triad] {
+            let lv: Vec<MemLevel> =
+                c.bandwidth.iter().filter(|b| b.pattern == pattern).map(|b| b.level).collect();
+            assert_eq!(
+                lv,
+                vec![MemLevel::L1, MemLevel::L2, MemLevel::Llc, MemLevel::Dram],
+                "{pattern:?}"
+            );
+        }
+        // The mock's GB/s grows with the working set (fixed launch cost): DRAM is the
+        // largest point, and its ceiling is what the model gives at ~4 MiB.
+        let dram = c
+            .bandwidth
+            .iter()
+            .find(|b| b.level == MemLevel::Dram && b.pattern == Pattern::Triad)
+            .unwrap();
+        assert!(dram.working_set_bytes <= 4 << 20 && dram.working_set_bytes > (4 << 20) - 64);
+        assert!((dram.gbs - mock_gbs(dram.working_set_bytes as f64)).abs() < 1.0);
+        assert_eq!(c.compute.len(), 4, "fp32/fp64 x vector/scalar");
+    }
+
+    #[test]
+    fn device_file_round_trips_through_the_parser() {
+        let base = crate::mock::device_spec();
+        let mut be = MockBackend::new(MockConfig::default());
+        let mut opts = CeilingOptions::new(true, fast());
+        opts.max_working_set = Some(1 << 20);
+        opts.theoretical = vec![TheoreticalPeak {
+            precision: Precision::Fp32,
+            variant: "vector",
+            gflops: 1000.0,
+            formula: "mock".into(),
+        }];
+        let c = measure(&mut be, &opts, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        let text = device_file_toml(&base, &c, "2026-01-02");
+        let d = parse_device_file(&text, "ceilings.toml")
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .pop()
+            .unwrap();
+        assert_eq!(d.id, "mock");
+        let dram = c.best_gbs(MemLevel::Dram).unwrap();
+        assert_eq!(d.peak_bw_gbs, dram);
+        let m = d.figure("memory.bandwidth_gbs");
+        assert_eq!(m.provenance, Provenance::Calibrated);
+        assert!(
+            m.source.starts_with("measured by rooftop ceilings on 2026-01-02: "),
+            "{}",
+            m.source
+        );
+        let fp32 = c.vector_gflops(Precision::Fp32).unwrap();
+        let p = d.peak(Precision::Fp32, ExecUnit::Vector).unwrap();
+        assert_eq!(p.tflops, fp32 / 1e3);
+        assert_eq!(p.meta.provenance, Provenance::Calibrated);
+        assert!(p.meta.source.contains("% of the theoretical 1000.0 GFLOP/s"), "{}", p.meta.source);
+        assert_eq!(d.achievable.len(), 2);
+        // Unmeasured figures keep the base's values.
+        assert_eq!((d.num_cu, d.warp_size), (4, 1));
+        assert_eq!(d.vendor, Vendor::Other);
+    }
+
+    #[test]
+    fn device_file_extends_catalog_devices() {
+        let base = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let c = Ceilings {
+            backend: "cuda".into(),
+            device_name: "H100".into(),
+            method: "full".into(),
+            parallelism: 132,
+            bandwidth: vec![
+                BandwidthCeiling {
+                    level: MemLevel::Dram,
+                    pattern: Pattern::Copy,
+                    gbs: 3000.5,
+                    working_set_bytes: 1 << 30,
+                },
+                BandwidthCeiling {
+                    level: MemLevel::L2,
+                    pattern: Pattern::Read,
+                    gbs: 9100.0,
+                    working_set_bytes: 16 << 20,
+                },
+            ],
+            sweep: Vec::new(),
+            compute: Vec::new(),
+            notes: Vec::new(),
+        };
+        let text = device_file_toml(&base, &c, "2026-01-02");
+        assert!(text.contains("extends = \"h100-sxm\""), "{text}");
+        let d = parse_device_file(&text, "x").unwrap().pop().unwrap();
+        assert_eq!(d.id, "h100-sxm");
+        assert_eq!(d.peak_bw_gbs, 3000.5);
+        assert_eq!(d.bandwidth(MemLevel::L2), Some(9100.0));
+        assert_eq!(d.peaks, base.peaks, "unmeasured peaks inherited");
+        assert_eq!(d.figure("memory.l2_bandwidth_gbs").provenance, Provenance::Calibrated);
+    }
+
+    #[test]
+    fn cpu_device_file_round_trips() {
+        let mut cpu = CpuInfo::from_files(std::path::Path::new("/nonexistent"));
+        cpu.model_name = "Test \"CPU\"".into();
+        cpu.fma_units = Some(2);
+        cpu.fma_width_bits = Some(256);
+        cpu.uarch = Some("Zen 4".into());
+        cpu.measured_mhz = Some(3000.0);
+        cpu.l2_bytes = Some(1 << 20);
+        let c = Ceilings {
+            backend: "cpu".into(),
+            device_name: "Test".into(),
+            method: "quick".into(),
+            parallelism: 1,
+            bandwidth: vec![BandwidthCeiling {
+                level: MemLevel::Dram,
+                pattern: Pattern::Triad,
+                gbs: 20.0,
+                working_set_bytes: 1 << 27,
+            }],
+            sweep: Vec::new(),
+            compute: vec![ComputeCeiling {
+                precision: Precision::Fp64,
+                variant: "vector".into(),
+                gflops: 40.0,
+                theoretical_gflops: Some(48.0),
+                theoretical_formula: None,
+            }],
+            notes: Vec::new(),
+        };
+        let base = cpu.device_spec(Some(&c)).unwrap();
+        let text = device_file_toml(&base, &c, "2026-01-02");
+        let d =
+            parse_device_file(&text, "x").unwrap_or_else(|e| panic!("{e}\n{text}")).pop().unwrap();
+        assert_eq!(d.name, "Test \"CPU\" (1 cores)");
+        assert_eq!(d.family, ArchFamily::Cpu);
+        assert_eq!(d.peak(Precision::Fp64, ExecUnit::Vector).unwrap().tflops, 0.04);
+        // fp32 not measured: the theoretical 1 core x 3 GHz x 16 lanes x 2 = 96 GFLOP/s.
+        let p = d.peak(Precision::Fp32, ExecUnit::Vector).unwrap();
+        assert!((p.tflops - 0.096).abs() < 1e-12);
+        assert_eq!(p.meta.provenance, Provenance::Catalog);
+        assert_eq!(d.l2_bytes, Some(1 << 20));
+        assert_eq!(d.peak_bw_gbs, 20.0);
+    }
+
+    #[test]
+    fn bytes_labels() {
+        assert_eq!(bytes_label(16 << 10), "16 KiB");
+        assert_eq!(bytes_label(3 << 19), "1.500 MiB");
+        assert_eq!(bytes_label(100), "100 B");
+    }
 }

@@ -1,8 +1,190 @@
-//! Suite kernels: softmax (being written).
+//! Row softmax over the last dimension of a rows × cols input, two algorithms:
+//!
+//! - `softmax`: three passes over each row — its maximum, the sum of `exp(x - max)`, then
+//!   `exp(x - max) / sum` (the exponentials are recomputed, not stored);
+//! - `softmax-online`: one pass that keeps a running maximum and a running sum rescaled
+//!   whenever the maximum grows (Milakov & Gimelshein, "Online normalizer calculation
+//!   for softmax", 2018), then the normalising pass.
+//!
+//! Size parameters `rows`, `cols`, default 4096 × 4096; `--sizes S` means rows = S / 4096
+//! (as `suite::norm`). fp32 by default, fp64 with `--dtype fp64`. Inputs uniform in
+//! [-5, 5).
+//!
+//! Work: both read each row from memory once and write it once — seed 002's minimum,
+//! the core's `SoftmaxPasses::One` bytes. The three-pass kernel keeps a row in cache
+//! between its passes (a row of 4096 fp32 is 16 KiB), so the core's `Three` traffic
+//! (the input read three times from DRAM) does not apply; its FLOPs are the `Three`
+//! count, 7 per element, because it recomputes `exp(x - max)`.
 
-use super::Kernel;
+use super::norm::row_cases;
+use super::stream::{float_buffer, store, unit_roundoff};
+use super::{model_err, BufferSpec, Kernel, Tolerance};
+use crate::backend::HostBuf;
+use crate::case::{Case, Selection};
+use crate::error::SuiteError;
+use crate::rng::Init;
+use rooftop_core::ops::softmax::{SoftmaxPasses, SoftmaxSpec};
+use rooftop_core::ops::Work;
+
+/// Elements per block of the online kernel's running statistics: the maximum is updated
+/// (and the running sums rescaled) once per block.
+pub const ONLINE_BLOCK: usize = 512;
+
+/// A softmax kernel.
+#[derive(Debug)]
+pub struct Softmax {
+    /// True for the online (one statistics pass) algorithm.
+    pub online: bool,
+}
+
+static SOFTMAX: [Softmax; 2] = [Softmax { online: false }, Softmax { online: true }];
 
 /// The kernels of this module.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
-    Vec::new()
+    SOFTMAX.iter().map(|k| k as &dyn Kernel).collect()
+}
+
+impl Kernel for Softmax {
+    fn name(&self) -> &'static str {
+        if self.online {
+            "softmax-online"
+        } else {
+            "softmax"
+        }
+    }
+
+    fn summary(&self) -> &'static str {
+        if self.online {
+            "row softmax of rows x cols, online max and sum in one pass + normalise pass"
+        } else {
+            "row softmax of rows x cols in three passes: max, sum of exp, normalise"
+        }
+    }
+
+    fn size_params(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn cases(&self, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
+        row_cases(self.name(), sel)
+    }
+
+    fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
+        let e = case.size_usize("rows") * case.size_usize("cols");
+        let t = float_buffer(case.dtype);
+        vec![
+            BufferSpec::input("x", t, e, Init::Uniform { lo: -5.0, hi: 5.0 }),
+            BufferSpec::output("y", t, e),
+        ]
+    }
+
+    fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
+        let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
+        let x = buffers.first().map(HostBuf::to_f64_lossy).unwrap_or_default();
+        if x.len() != rows * cols {
+            return Vec::new();
+        }
+        let mut y = Vec::with_capacity(x.len());
+        for row in x.chunks_exact(cols) {
+            let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = row.iter().map(|v| (v - m).exp()).sum();
+            y.extend(row.iter().map(|v| (v - m).exp() / s));
+        }
+        vec![store(case.dtype, y)]
+    }
+
+    fn tolerance(&self, case: &Case) -> Tolerance {
+        // y = exp(x - max) / sum. The sum of `cols` positive terms is within
+        // (4 sqrt(cols) + 16) u in any order; x - max (|x - max| < 10) is rounded by up
+        // to 8u absolute, which is relative error in exp; the exp approximation, the
+        // online rescaling (one exp per lane per block) and the division add a few u
+        // each. 64u covers everything but the sum.
+        let u = unit_roundoff(case.dtype);
+        Tolerance::new(0.0, (4.0 * (case.size("cols") as f64).sqrt() + 64.0) * u)
+    }
+
+    fn work(&self, case: &Case) -> Result<Work, SuiteError> {
+        let (rows, cols) = (case.size("rows"), case.size("cols"));
+        let name = self.name();
+        let spec = |passes| SoftmaxSpec { rows, cols, dtype: case.dtype, passes };
+        let mut w = spec(SoftmaxPasses::One).work().map_err(|e| model_err(name, e))?;
+        if self.online {
+            w.assumptions.push(format!(
+                "online statistics (Milakov & Gimelshein 2018): the running sums are rescaled \
+                 once per {ONLINE_BLOCK}-element block, an extra exp per block and lane not \
+                 counted"
+            ));
+        } else {
+            let three = spec(SoftmaxPasses::Three).work().map_err(|e| model_err(name, e))?;
+            w.flops = three.flops;
+            w.flops_formula = three.flops_formula;
+            w.shape = format!("{} 3-pass", w.shape);
+            w.assumptions.retain(|a| !a.starts_with("FLOPs"));
+            w.assumptions.push(
+                "3-pass algorithm (max, sum of exp, normalise): FLOPs 7 per element (exp(x - \
+                 max) recomputed in the last pass) + 1 per row, the core's passes=three count"
+                    .to_string(),
+            );
+            w.assumptions.push(format!(
+                "bytes are the one-pass minimum, not the core's 3-pass traffic: a row of {cols} \
+                 elements stays in cache between the passes"
+            ));
+        }
+        Ok(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{run_case, TimingOptions};
+    use crate::mock::{MockBackend, MockConfig};
+    use crate::suite::find;
+    use rooftop_core::units::Precision;
+    use std::sync::atomic::AtomicBool;
+
+    fn case(name: &'static str, rows: u64, cols: u64) -> Case {
+        Case {
+            kernel: name,
+            sizes: vec![("rows", rows), ("cols", cols)],
+            dtype: Precision::Fp64,
+            weights: None,
+            variant: None,
+        }
+    }
+
+    #[test]
+    fn softmax_of_0_ln2() {
+        // e^0 = 1, e^ln2 = 2: [1/3, 2/3].
+        let out = find("softmax")
+            .unwrap()
+            .reference(&case("softmax", 1, 2), &[HostBuf::F64(vec![0.0, 2f64.ln()])]);
+        let HostBuf::F64(y) = &out[0] else { panic!() };
+        assert!((y[0] - 1.0 / 3.0).abs() < 1e-15 && (y[1] - 2.0 / 3.0).abs() < 1e-15, "{y:?}");
+    }
+
+    #[test]
+    fn work_by_hand() {
+        // 3 x 5 fp64: read 15*8 = 120, write 120 for both kernels.
+        // 3-pass FLOPs 7*15 + 3 = 108; online 5*15 + 3 = 78.
+        let w = find("softmax").unwrap().work(&case("softmax", 3, 5)).unwrap();
+        assert_eq!((w.bytes_read, w.bytes_written, w.flops), (120.0, 120.0, 108.0));
+        assert!(w.flops_formula.contains("7*3*5"), "{}", w.flops_formula);
+        assert!(w.assumptions.iter().any(|a| a.contains("stays in cache")));
+        let w = find("softmax-online").unwrap().work(&case("softmax-online", 3, 5)).unwrap();
+        assert_eq!((w.bytes_read, w.bytes_written, w.flops), (120.0, 120.0, 78.0));
+    }
+
+    #[test]
+    fn mock_backend_end_to_end() {
+        let k = find("softmax-online").unwrap();
+        let c = Case { dtype: Precision::Fp32, ..case("softmax-online", 2, 1000) };
+        let mut mock = MockBackend::new(MockConfig::default());
+        let imp = crate::backend::Backend::implementations(&mock, "softmax-online").remove(0);
+        let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
+        let r = run_case(&mut mock, k, &c, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
+            .unwrap();
+        assert!(r.check.passed, "{:?}", r.check);
+        assert_eq!(r.check.elements, 2000);
+    }
 }

@@ -65,19 +65,21 @@ pub struct BenchArgs {
     #[arg(long)]
     pub dtype: Option<String>,
 
-    /// Quantized kernels: weight bits (4 or 8). Default: 4.
+    /// Quantized kernels: weight bits (4 or 8). Without any quantization option the suite
+    /// runs Q4_0 and int4 in groups of 128.
     #[arg(long)]
     pub bits: Option<u32>,
 
-    /// Quantized kernels: weights per scale (32, 64 or 128). Default: 128.
+    /// Quantized kernels: weights per scale (32, 64 or 128).
     #[arg(long = "group-size")]
     pub group_size: Option<u32>,
 
-    /// Quantized kernels: weight format (affine, q4_0, q8_0). Default: affine.
+    /// Quantized kernels: weight format (affine, q4_0, q8_0).
     #[arg(long)]
     pub wformat: Option<String>,
 
-    /// Kernel variant (fma: vector or scalar).
+    /// Kernel variant (fma: vector or scalar; quantized kernels: zp for a stored zero
+    /// point, sym for the implicit one).
     #[arg(long)]
     pub variant: Option<String>,
 
@@ -323,15 +325,16 @@ fn timing_options(a: &BenchArgs) -> Result<TimingOptions> {
 }
 
 fn kernel_list() -> String {
-    let mut out = String::from("kernel           sizes            default  summary\n");
+    let mut out = String::from("kernel          sizes      default  summary\n");
     for k in suite::all() {
-        out.push_str(&format!(
-            "{:<16} {:<16} {:<8} {}\n",
+        let head = format!(
+            "{:<15} {:<10} {:<8} ",
             k.name(),
             k.size_params().join(","),
-            if k.in_default_suite() { "yes" } else { "no" },
-            k.summary()
-        ));
+            if k.in_default_suite() { "yes" } else { "no" }
+        );
+        let indent = " ".repeat(head.chars().count());
+        out.push_str(&rooftop_report::wrap_text(k.summary(), 100, &head, &indent));
     }
     out
 }

@@ -1,1 +1,307 @@
-//! (being written)
+//! `TraceReport`: everything `rooftop trace` reports about one trace (one rank), the
+//! stable JSON schema of `rooftop trace --format json` (`docs/json-schema.md`), and
+//! [`analyze`], which computes it from a [`TraceModel`]; plus [`cross_rank`] for a
+//! directory of per-rank traces.
+//!
+//! Top-level keys: `schema_version`, `device`, `window`, `timeline`, `ops_summary`,
+//! `categories`, `kernels`, `short_kernels`, `findings`, `warnings`. Adding a key is a
+//! compatible change; renaming or removing one bumps [`SCHEMA_VERSION`].
+
+use super::findings::{findings, FindingsInput, TraceFinding};
+use super::model::{TraceModel, TraceWarning};
+use super::ops;
+use super::summary::{
+    kernel_summary, ops_summary, short_kernels, KernelRow, OpsSummary, ShortKernels,
+};
+use super::tables::{category_tables, OpRow};
+use super::timeline::{is_comm_name, timeline, Timeline, Window};
+use crate::device::DeviceSpec;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Version of the JSON schema below.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Analysis settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceOptions {
+    /// Kernels shorter than this are "short" (TraceLens's default: 10 µs).
+    pub short_kernel_threshold_us: f64,
+    /// Bins of the short-kernel histogram (TraceLens's default: 100).
+    pub histogram_bins: usize,
+    /// Count GPU events no runtime call launched in the timeline (TraceLens's default:
+    /// no).
+    pub include_unlinked: bool,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            short_kernel_threshold_us: 10.0,
+            histogram_bins: 100,
+            include_unlinked: false,
+        }
+    }
+}
+
+/// The device: what the trace says and the catalog entry used for roofline numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DeviceInfo {
+    /// `deviceProperties[].name` of the first device, when present.
+    pub trace_name: Option<String>,
+    /// SMs / CUs (`numSms`), when present.
+    pub trace_num_sms: Option<u32>,
+    /// Compute capability, when present.
+    pub trace_compute_capability: Option<String>,
+    /// Devices listed in `deviceProperties`.
+    pub trace_device_count: usize,
+    /// Catalog id of the device used for the roofline (`None`: no roofline numbers).
+    pub catalog_id: Option<String>,
+    pub catalog_name: Option<String>,
+    /// Its DRAM bandwidth, GB/s.
+    pub peak_bw_gbs: Option<f64>,
+}
+
+/// The report of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceReport {
+    pub schema_version: u32,
+    pub device: DeviceInfo,
+    /// The time window the timeline and percent-of-total figures use.
+    pub window: Window,
+    pub timeline: Timeline,
+    pub ops_summary: OpsSummary,
+    /// Per-category roofline tables: table name (`GEMM`, `SDPA_fwd`, `CONV_fwd`,
+    /// `Normalization`, `BinaryElementwise`, ..., `unmodelled`) → rows.
+    pub categories: BTreeMap<String, Vec<OpRow>>,
+    pub kernels: Vec<KernelRow>,
+    pub short_kernels: ShortKernels,
+    pub findings: Vec<TraceFinding>,
+    /// What the reader tolerated and what the analysis could not do.
+    pub warnings: Vec<TraceWarning>,
+}
+
+/// Analyses one trace. `device` is the catalog entry for the roofline numbers (`None`:
+/// tables without attainment, and a warning).
+pub fn analyze(
+    model: &TraceModel,
+    device: Option<&DeviceSpec>,
+    opts: &TraceOptions,
+) -> TraceReport {
+    let (timeline, window) = timeline(model, opts.include_unlinked);
+    let total_us = timeline.all.total.time_ms * 1e3;
+    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel.
+    let category_name = |i: u32| ops::categorize_in(model, i as usize).as_str().to_string();
+    let is_elementwise =
+        |i: u32| ops::categorize_in(model, i as usize) == ops::Category::Elementwise;
+    let ops_summary = ops_summary(model, &category_name);
+    let kernels = kernel_summary(model, &category_name, total_us);
+    let short_kernels =
+        short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
+    let tables = category_tables(model, device);
+    let findings = findings(&FindingsInput {
+        model,
+        timeline: &timeline,
+        short: &short_kernels,
+        tables: &tables,
+        is_elementwise: &is_elementwise,
+    });
+    let mut categories: BTreeMap<String, Vec<OpRow>> = BTreeMap::new();
+    for t in tables {
+        categories.entry(t.name).or_default().extend(t.rows);
+    }
+    let mut warnings = model.warnings.clone();
+    let mut warn = |w: TraceWarning| {
+        // The reader may have said it already (`no_gpu_events`).
+        if !warnings.iter().any(|x| x.kind == w.kind) {
+            warnings.push(w);
+        }
+    };
+    if device.is_none() {
+        warn(TraceWarning {
+            kind: "no_device".to_string(),
+            count: 1,
+            example: format!(
+                "no catalog device for {}; roofline columns are empty (pass --device)",
+                model.devices.first().map_or("this trace", |d| d.name.as_str())
+            ),
+        });
+    }
+    if timeline.unlinked_excluded > 0 {
+        warn(TraceWarning {
+            kind: "unlinked_gpu_events_excluded".to_string(),
+            count: timeline.unlinked_excluded,
+            example: "GPU events with no launching runtime call are left out of the timeline \
+                      (as TraceLens does by default)"
+                .to_string(),
+        });
+    }
+    if model.gpu.is_empty() {
+        warn(TraceWarning {
+            kind: "no_gpu_events".to_string(),
+            count: 1,
+            example: "the trace has no kernel, memcpy or memset events".to_string(),
+        });
+    }
+    let first = model.devices.first();
+    TraceReport {
+        schema_version: SCHEMA_VERSION,
+        device: DeviceInfo {
+            trace_name: first.map(|d| d.name.clone()),
+            trace_num_sms: first.and_then(|d| d.num_sms),
+            trace_compute_capability: first.and_then(|d| d.compute_capability.clone()),
+            trace_device_count: model.devices.len(),
+            catalog_id: device.map(|d| d.id.clone()),
+            catalog_name: device.map(|d| d.name.clone()),
+            peak_bw_gbs: device.map(|d| d.peak_bw_gbs),
+        },
+        window,
+        timeline,
+        ops_summary,
+        categories,
+        kernels,
+        short_kernels,
+        findings,
+        warnings,
+    }
+}
+
+/// One rank of a multi-rank run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankRow {
+    /// The trace's name (file name) as given.
+    pub name: String,
+    /// Timeline window.
+    pub total_ms: f64,
+    pub busy_ms: f64,
+    pub idle_ms: f64,
+    pub computation_ms: f64,
+    pub communication_ms: f64,
+    pub exposed_communication_ms: f64,
+    /// NCCL/RCCL kernels launched and their summed duration.
+    pub collective_kernel_count: u64,
+    pub collective_kernel_time_ms: f64,
+}
+
+/// The cross-rank table.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CrossRank {
+    pub ranks: Vec<RankRow>,
+    /// The rank with the most computation time: in collectives the others wait for it,
+    /// which shows on them as communication time.
+    pub slowest: Option<String>,
+    /// Largest minus smallest computation time across ranks.
+    pub computation_spread_ms: f64,
+    /// Largest minus smallest timeline window across ranks.
+    pub total_spread_ms: f64,
+}
+
+/// The cross-rank table of per-rank reports `(name, report)`, in the order given.
+pub fn cross_rank(reports: &[(String, TraceReport)]) -> CrossRank {
+    let ranks: Vec<RankRow> = reports
+        .iter()
+        .map(|(name, r)| {
+            let t = &r.timeline.all;
+            let (count, time_us) = r
+                .kernels
+                .iter()
+                .filter(|k| is_comm_name(&k.name))
+                .fold((0, 0.0), |(c, s), k| (c + k.count, s + k.total_us));
+            RankRow {
+                name: name.clone(),
+                total_ms: t.total.time_ms,
+                busy_ms: t.busy.time_ms,
+                idle_ms: t.idle.time_ms,
+                computation_ms: t.computation.time_ms,
+                communication_ms: t.communication.time_ms,
+                exposed_communication_ms: t.exposed_communication.time_ms,
+                collective_kernel_count: count,
+                collective_kernel_time_ms: time_us / 1e3,
+            }
+        })
+        .collect();
+    let spread = |f: fn(&RankRow) -> f64| {
+        let (lo, hi) = ranks
+            .iter()
+            .map(f)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+        if ranks.is_empty() {
+            0.0
+        } else {
+            hi - lo
+        }
+    };
+    let slowest = ranks
+        .iter()
+        .max_by(|a, b| a.computation_ms.total_cmp(&b.computation_ms))
+        .map(|r| r.name.clone());
+    CrossRank {
+        computation_spread_ms: spread(|r| r.computation_ms),
+        total_spread_ms: spread(|r| r.total_ms),
+        slowest,
+        ranks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Catalog;
+    use crate::trace::model::{CpuOp, GpuEvent};
+
+    fn model(gemm_us: i64, nccl_us: i64) -> TraceModel {
+        let k = |name: &str, ts: i64, dur: i64, stream: i64| GpuEvent {
+            name: name.to_string(),
+            ts_ns: ts * 1000,
+            dur_ns: dur * 1000,
+            stream,
+            launcher: Some("cudaLaunchKernel".to_string()),
+            op: Some(0),
+            ..GpuEvent::default()
+        };
+        TraceModel {
+            ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+            gpu: vec![
+                k("gemm", 0, gemm_us, 7),
+                k("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 0, nccl_us, 20),
+                k("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 100, 10, 20),
+            ],
+            ..TraceModel::default()
+        }
+    }
+
+    #[test]
+    fn analyze_assembles_every_section() {
+        let cat = Catalog::builtin();
+        let r = analyze(&model(60, 80), cat.lookup("h100-sxm").ok(), &TraceOptions::default());
+        assert_eq!(r.schema_version, SCHEMA_VERSION);
+        assert_eq!(r.device.catalog_id.as_deref(), Some("h100-sxm"));
+        // Window [0, 110) µs; comm [0,80) ∪ [100,110) = 90 µs, exposed [60,80) ∪ [100,110).
+        assert_eq!(r.window.duration_ms, 0.110);
+        assert_eq!(r.timeline.all.communication.time_ms, 0.090);
+        assert_eq!(r.timeline.all.exposed_communication.time_ms, 0.030);
+        // NCCL kernels are not ops-summary time; they are kernel rows.
+        assert_eq!(r.ops_summary.total_direct_kernel_time_ms, 0.060);
+        assert_eq!(r.kernels.len(), 2);
+        assert!(r.warnings.iter().all(|w| w.kind != "no_device"));
+        let r = analyze(&TraceModel::default(), None, &TraceOptions::default());
+        let kinds: Vec<&str> = r.warnings.iter().map(|w| w.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["no_device", "no_gpu_events"]);
+    }
+
+    #[test]
+    fn cross_rank_names_the_slowest() {
+        let opts = TraceOptions::default();
+        let reports = vec![
+            ("rank0".to_string(), analyze(&model(60, 80), None, &opts)),
+            ("rank1".to_string(), analyze(&model(75, 80), None, &opts)),
+        ];
+        let c = cross_rank(&reports);
+        assert_eq!(c.slowest.as_deref(), Some("rank1"));
+        assert_eq!(c.ranks[0].collective_kernel_count, 2);
+        assert!((c.ranks[0].collective_kernel_time_ms - 0.090).abs() < 1e-12);
+        assert!((c.computation_spread_ms - 0.015).abs() < 1e-12);
+        assert_eq!(c.total_spread_ms, 0.0);
+        assert_eq!(cross_rank(&[]), CrossRank::default());
+    }
+}

@@ -1,0 +1,368 @@
+//! Sorts parsed events by what they are (CPU op, runtime call, GPU activity, flow,
+//! annotation) into one [`Partial`] per parsed stretch of the event array, counting the
+//! events it cannot use. Partials of consecutive stretches are concatenated in file
+//! order; `link` turns the result into a `TraceModel`.
+
+use super::error::Warnings;
+use super::event::{op_args, Event, Phase};
+use super::hash::FxMap;
+use rooftop_core::trace::{Annotation, CpuOp, GpuEvent, GpuKind, OpArgs};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// A CUDA/HIP runtime or driver call (`cuda_runtime`, `cuda_driver`, legacy `Runtime`).
+#[derive(Debug, Clone)]
+pub(crate) struct Runtime {
+    pub name: String,
+    pub pid: i64,
+    pub tid: i64,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    pub correlation: Option<i64>,
+    pub external_id: Option<i64>,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub shared_memory: Option<u64>,
+    pub bytes: Option<u64>,
+}
+
+/// One end of a launch flow (`ac2g`, legacy `async`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FlowEnd {
+    pub id: i64,
+    pub pid: i64,
+    pub tid: i64,
+    pub ts_ns: i64,
+}
+
+/// What a category is to the reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Op {
+        legacy: bool,
+    },
+    Runtime {
+        legacy: bool,
+    },
+    Gpu {
+        kind: GpuKind,
+        legacy: bool,
+    },
+    Annotation {
+        on_gpu: bool,
+    },
+    /// Known categories the model does not carry (Python stack, memory instants,
+    /// synchronisation, CUPTI counters, ...).
+    Ignored,
+    Unknown,
+}
+
+/// Category names: libkineto's `ActivityType` strings, the 2021 legacy names (see the
+/// TensorBoard plugin's legacy test traces) and the spans Kineto adds.
+fn classify(cat: &str) -> Class {
+    match cat {
+        "cpu_op" => Class::Op { legacy: false },
+        "Operator" => Class::Op { legacy: true },
+        "cuda_runtime"
+        | "cuda_driver"
+        | "xpu_runtime"
+        | "privateuse1_runtime"
+        | "privateuse1_driver"
+        | "mtia_runtime" => Class::Runtime { legacy: false },
+        "Runtime" => Class::Runtime { legacy: true },
+        "kernel" => Class::Gpu { kind: GpuKind::Kernel, legacy: false },
+        "gpu_memcpy" => Class::Gpu { kind: GpuKind::Memcpy, legacy: false },
+        "gpu_memset" => Class::Gpu { kind: GpuKind::Memset, legacy: false },
+        "Kernel" => Class::Gpu { kind: GpuKind::Kernel, legacy: true },
+        "Memcpy" => Class::Gpu { kind: GpuKind::Memcpy, legacy: true },
+        "Memset" => Class::Gpu { kind: GpuKind::Memset, legacy: true },
+        "user_annotation" => Class::Annotation { on_gpu: false },
+        "gpu_user_annotation" => Class::Annotation { on_gpu: true },
+        "python_function"
+        | "cpu_instant_event"
+        | "cuda_sync"
+        | "cuda_event"
+        | "cuda_profiler_range"
+        | "collective_comm"
+        | "Trace"
+        | "overhead"
+        | "Overhead"
+        | "external_correlation"
+        | "glow_runtime"
+        | "mtia_ccp_events"
+        | "hpu_op"
+        | "Python function"
+        | "Python"
+        | "ac2g"
+        | "async"
+        | "fwdbwd" => Class::Ignored,
+        _ => Class::Unknown,
+    }
+}
+
+/// Categories whose events the reader never uses, whatever their phase: read past
+/// without looking inside.
+pub(crate) fn skippable(cat: &str) -> bool {
+    matches!(
+        cat,
+        "python_function"
+            | "cpu_instant_event"
+            | "Python function"
+            | "cuda_profiler_range"
+            | "fwdbwd"
+    )
+}
+
+/// Flow categories that link a launch to its GPU activity.
+fn is_launch_flow(cat: &str) -> bool {
+    matches!(cat, "ac2g" | "async")
+}
+
+/// The events of one stretch of `traceEvents`, in file order.
+#[derive(Debug, Default)]
+pub(crate) struct Partial {
+    pub ops: Vec<CpuOp>,
+    pub runtimes: Vec<Runtime>,
+    pub gpu: Vec<GpuEvent>,
+    pub flow_starts: Vec<FlowEnd>,
+    pub flow_ends: Vec<FlowEnd>,
+    pub annotations: Vec<Annotation>,
+    pub warnings: Warnings,
+    pub legacy_events: u64,
+    pub current_events: u64,
+    pub events: u64,
+    /// Distinct op argument lists seen in this stretch, by their raw JSON text (ops
+    /// share them).
+    args_pool: FxMap<Box<[u8]>, Arc<OpArgs>>,
+    /// The lookup key being built (reused to avoid an allocation per op).
+    key: Vec<u8>,
+}
+
+impl Partial {
+    /// One shared copy of each distinct argument list, parsed once.
+    fn intern(&mut self, shapes: &[Option<&RawValue>; 4]) -> Arc<OpArgs> {
+        self.key.clear();
+        for s in shapes {
+            // 0xff never occurs in UTF-8 text: an unambiguous separator.
+            self.key.extend_from_slice(s.map_or(&b""[..], |r| r.get().as_bytes()));
+            self.key.push(0xff);
+        }
+        if let Some(a) = self.args_pool.get(&self.key[..]) {
+            return Arc::clone(a);
+        }
+        let a = Arc::new(op_args(shapes));
+        self.args_pool.insert(self.key.clone().into_boxed_slice(), Arc::clone(&a));
+        a
+    }
+
+    /// Appends `other` (the stretch after this one).
+    pub fn append(&mut self, mut other: Partial) {
+        self.ops.append(&mut other.ops);
+        self.runtimes.append(&mut other.runtimes);
+        self.gpu.append(&mut other.gpu);
+        self.flow_starts.append(&mut other.flow_starts);
+        self.flow_ends.append(&mut other.flow_ends);
+        self.annotations.append(&mut other.annotations);
+        self.warnings.merge(other.warnings);
+        self.legacy_events += other.legacy_events;
+        self.current_events += other.current_events;
+        self.events += other.events;
+        // Later stretches keep sharing within themselves; merging pools is not needed.
+        other.args_pool.clear();
+    }
+
+    /// Counts an element of `traceEvents` that is not an object.
+    pub fn not_an_object(&mut self, offset: usize) {
+        self.events += 1;
+        self.warnings.add("bad_event", Some(offset), || {
+            "an element of `traceEvents` is not an object: skipped".to_string()
+        });
+    }
+
+    /// Sorts one event into its vector. `offset` is where its `{` is.
+    pub fn push(&mut self, ev: Event<'_>, offset: usize) {
+        self.events += 1;
+        match ev.ph {
+            Phase::Complete => self.complete(ev, offset),
+            Phase::FlowStart | Phase::FlowEnd | Phase::FlowStep => self.flow(&ev, offset),
+            Phase::BeginEnd => self.warnings.add("unsupported_phase", Some(offset), || {
+                "a `B`/`E` event (Kineto writes complete `X` events): skipped".to_string()
+            }),
+            Phase::Other => {}
+            Phase::Missing => self.warnings.add("missing_field", Some(offset), || {
+                "an event without `ph`: skipped".to_string()
+            }),
+        }
+    }
+
+    fn flow(&mut self, ev: &Event<'_>, offset: usize) {
+        let Some(cat) = ev.cat.as_deref() else { return };
+        if !is_launch_flow(cat) {
+            return;
+        }
+        let (Some(id), Some(pid), Some(tid), Some(Ok(ts_ns))) = (ev.id, ev.pid, ev.tid, ev.ts_ns)
+        else {
+            self.warnings.add("missing_field", Some(offset), || {
+                format!(
+                    "a `{cat}` flow event without `id`, `pid`, `tid` or a numeric `ts`: skipped"
+                )
+            });
+            return;
+        };
+        let end = FlowEnd { id, pid, tid, ts_ns };
+        match ev.ph {
+            Phase::FlowStart => self.flow_starts.push(end),
+            Phase::FlowEnd => self.flow_ends.push(end),
+            _ => {}
+        }
+    }
+
+    fn complete(&mut self, ev: Event<'_>, offset: usize) {
+        let Some(cat) = ev.cat.as_deref() else {
+            self.warnings.add("unknown_category", Some(offset), || {
+                "an `X` event without `cat`: skipped".to_string()
+            });
+            return;
+        };
+        let class = classify(cat);
+        match class {
+            Class::Ignored => return,
+            Class::Unknown => {
+                self.warnings.add("unknown_category", Some(offset), || {
+                    format!("events of category `{cat}` are not read: skipped")
+                });
+                return;
+            }
+            Class::Op { legacy: true }
+            | Class::Runtime { legacy: true }
+            | Class::Gpu { legacy: true, .. } => self.legacy_events += 1,
+            _ => self.current_events += 1,
+        }
+        let Some(name) = ev.name.as_deref() else {
+            self.warnings.add("missing_field", Some(offset), || {
+                format!("a `{cat}` event without `name`: skipped")
+            });
+            return;
+        };
+        let (ts_ns, dur_ns) = match (ev.ts_ns, ev.dur_ns) {
+            (Some(Ok(ts)), Some(Ok(dur))) => (ts, dur),
+            (None, _) | (_, None) => {
+                self.warnings.add("missing_field", Some(offset), || {
+                    let which = if ev.ts_ns.is_none() { "ts" } else { "dur" };
+                    format!("`{name}` ({cat}) has no `{which}`: skipped")
+                });
+                return;
+            }
+            _ => {
+                self.warnings.add("bad_timestamp", Some(offset), || {
+                    format!("`{name}` ({cat}) has a `ts` or `dur` that is not a number: skipped")
+                });
+                return;
+            }
+        };
+        if dur_ns < 0 {
+            self.warnings.add("negative_duration", Some(offset), || {
+                format!("`{name}` ({cat}) has a negative duration ({dur_ns} ns): skipped")
+            });
+            return;
+        }
+        let args = ev.args;
+        match class {
+            Class::Op { legacy } => {
+                let (Some(pid), Some(tid)) = (ev.pid, ev.tid) else {
+                    self.missing_thread(name, cat, offset);
+                    return;
+                };
+                // The legacy schema recorded profiler steps as operators; the current
+                // one as `user_annotation`. Keep them where the current schema puts them.
+                if legacy && name.starts_with("ProfilerStep#") {
+                    self.annotations.push(Annotation {
+                        name: name.to_string(),
+                        ts_ns,
+                        dur_ns,
+                        on_gpu: false,
+                    });
+                    return;
+                }
+                let op_args = self.intern(&args.shapes);
+                self.ops.push(CpuOp {
+                    name: into_string(ev.name),
+                    ts_ns,
+                    dur_ns,
+                    pid,
+                    tid,
+                    external_id: args.external_id,
+                    seq: args.ev_idx.or(args.record_function_id),
+                    sequence_number: args.sequence_number,
+                    args: op_args,
+                    parent: None,
+                    children: Vec::new(),
+                    launched: Vec::new(),
+                });
+            }
+            Class::Runtime { .. } => {
+                let (Some(pid), Some(tid)) = (ev.pid, ev.tid) else {
+                    self.missing_thread(name, cat, offset);
+                    return;
+                };
+                self.runtimes.push(Runtime {
+                    name: into_string(ev.name),
+                    pid,
+                    tid,
+                    ts_ns,
+                    dur_ns,
+                    correlation: args.correlation,
+                    external_id: args.external_id,
+                    grid: args.grid,
+                    block: args.block,
+                    shared_memory: args.shared_memory,
+                    bytes: args.bytes,
+                });
+            }
+            Class::Gpu { kind, .. } => {
+                let (Some(device), Some(stream)) = (args.device.or(ev.pid), args.stream.or(ev.tid))
+                else {
+                    self.warnings.add("missing_field", Some(offset), || {
+                        format!("`{name}` ({cat}) has neither `pid`/`tid` nor `device`/`stream`: skipped")
+                    });
+                    return;
+                };
+                self.gpu.push(GpuEvent {
+                    kind,
+                    name: into_string(ev.name),
+                    ts_ns,
+                    dur_ns,
+                    device,
+                    stream,
+                    correlation: args.correlation,
+                    external_id: args.external_id,
+                    grid: args.grid,
+                    block: args.block,
+                    shared_memory_bytes: args.shared_memory,
+                    registers_per_thread: args.registers_per_thread,
+                    bytes: args.bytes,
+                    launcher: None,
+                    op: None,
+                });
+            }
+            Class::Annotation { on_gpu } => self.annotations.push(Annotation {
+                name: into_string(ev.name),
+                ts_ns,
+                dur_ns,
+                on_gpu,
+            }),
+            Class::Ignored | Class::Unknown => {}
+        }
+    }
+
+    fn missing_thread(&mut self, name: &str, cat: &str, offset: usize) {
+        self.warnings.add("missing_field", Some(offset), || {
+            format!("`{name}` ({cat}) has no `pid` or `tid`: skipped")
+        });
+    }
+}
+
+fn into_string(s: Option<Cow<'_, str>>) -> String {
+    s.map(Cow::into_owned).unwrap_or_default()
+}

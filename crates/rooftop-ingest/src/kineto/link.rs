@@ -1,0 +1,356 @@
+//! Turns the parsed events into a [`TraceModel`]: nests CPU ops per thread by time,
+//! finds each runtime call's op, and links each GPU activity to the runtime call that
+//! launched it (by `correlation`, then `External id`, then launch flows).
+//!
+//! Rules (`reference/formats.md` §6.4):
+//! - An op's parent is the innermost op on the same (pid, tid) whose closed interval
+//!   contains it; ops are visited by start time, longer first, so a parent that starts
+//!   at the same time as its child comes first.
+//! - A runtime call belongs to the innermost op on its thread that contains it; when one
+//!   of the enclosing ops has the call's `External id`, the innermost such op wins (a
+//!   zero-length launch at an op's boundary is otherwise ambiguous).
+//! - A GPU activity's launch is the runtime call with its `correlation`; else the op
+//!   with its `External id`; else the runtime call at the other end of an `ac2g` /
+//!   `async` flow that ends (or starts) on it. One launch may have several activities
+//!   (`cudaGraphLaunch`, `hipGraphLaunch`).
+//! - On ROCm the launch carries grid, block and shared memory; they are copied to the
+//!   kernel when it lacks them. `hipExtModuleLaunchKernel` gives a global work size in
+//!   work-items (its HIP signature: `globalWorkSizeX`, `localWorkSizeX`), converted to
+//!   workgroups.
+
+use super::collect::{FlowEnd, Runtime};
+use super::hash::FxMap as HashMap;
+use super::parse::Parsed;
+use rayon::slice::ParallelSliceMut;
+use rooftop_core::trace::{CpuOp, GpuEvent, Schema, TraceModel};
+use std::hash::BuildHasherDefault;
+
+/// Builds the model; `buf` is only used to state positions in warnings.
+pub(crate) fn build(
+    parsed: Parsed,
+    buf: &[u8],
+    release: &(dyn Fn(usize, usize) + Sync),
+) -> TraceModel {
+    let Parsed { top, events } = parsed;
+    let mut warnings = events.warnings;
+    let schema =
+        if events.legacy_events > events.current_events { Schema::Legacy } else { Schema::Current };
+    let devices = if let Some(d) = top.devices {
+        d
+    } else {
+        warnings.add("missing_device_properties", None, || {
+            "the trace has no `deviceProperties`: the GPU is not named in it".to_string()
+        });
+        Vec::new()
+    };
+
+    // Unstable sorts do not allocate a copy of the vector (a stable parallel sort
+    // would); file order breaks ties, carried in `parent` / `op` until linking sets
+    // them.
+    let mut ops = events.ops;
+    for (i, o) in ops.iter_mut().enumerate() {
+        o.parent = Some(i as u32);
+    }
+    ops.par_sort_unstable_by_key(|o| {
+        (o.pid, o.tid, o.ts_ns, std::cmp::Reverse(o.dur_ns), o.parent)
+    });
+    for o in &mut ops {
+        o.parent = None;
+    }
+    nest(&mut ops);
+
+    let mut runtimes = events.runtimes;
+    runtimes.par_sort_by_key(|r| (r.pid, r.tid, r.ts_ns));
+    let runtime_op = attribute(&ops, &runtimes);
+
+    let mut gpu = events.gpu;
+    for (i, g) in gpu.iter_mut().enumerate() {
+        g.op = Some(i as u32);
+    }
+    gpu.par_sort_unstable_by_key(|g| (g.ts_ns, g.device, g.stream, g.op));
+    for g in &mut gpu {
+        g.op = None;
+    }
+    let launches = link_gpu(&gpu, &runtimes, &ops, &events.flow_starts, &events.flow_ends);
+
+    let mut no_launch = 0u64;
+    let mut no_op = 0u64;
+    let mut first_no_launch = None;
+    let mut first_no_op = None;
+    let mut order: Vec<(i64, i64, u32)> = Vec::new();
+    for (i, (g, link)) in gpu.iter_mut().zip(&launches).enumerate() {
+        match *link {
+            Link::Runtime(r) => {
+                let rt = &runtimes[r as usize];
+                apply_launch(g, rt);
+                g.op = runtime_op[r as usize];
+                if g.op.is_some() {
+                    order.push((rt.ts_ns, g.ts_ns, i as u32));
+                } else {
+                    no_op += 1;
+                    first_no_op.get_or_insert_with(|| g.name.clone());
+                }
+            }
+            Link::Op(op) => {
+                // No launch time is known: the activity's start bounds it.
+                g.op = Some(op);
+                order.push((g.ts_ns, g.ts_ns, i as u32));
+            }
+            Link::None => {
+                no_launch += 1;
+                first_no_launch.get_or_insert_with(|| g.name.clone());
+            }
+        }
+    }
+    order.sort_unstable();
+    for &(_, _, i) in &order {
+        if let Some(op) = gpu[i as usize].op {
+            ops[op as usize].launched.push(i);
+        }
+    }
+    if no_launch > 0 {
+        let name = first_no_launch.unwrap_or_default();
+        let n = no_launch;
+        warnings.add_n("unlinked_gpu_event", n, None, || {
+            format!("{n} GPU activities match no runtime launch or op (first: `{}`)", short(&name))
+        });
+    }
+    if no_op > 0 {
+        let name = first_no_op.unwrap_or_default();
+        let n = no_op;
+        warnings.add_n("gpu_event_without_op", n, None, || {
+            format!(
+                "{n} GPU activities were launched outside any CPU op (first: `{}`)",
+                short(&name)
+            )
+        });
+    }
+    if gpu.is_empty() {
+        warnings.add("no_gpu_events", None, || {
+            "the trace has no GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset`)".to_string()
+        });
+    }
+
+    let mut annotations = events.annotations;
+    annotations.par_sort_by_key(|a| a.ts_ns);
+    TraceModel {
+        schema,
+        devices,
+        ops,
+        gpu,
+        annotations,
+        rank: top.rank,
+        base_time_ns: top.base_time_ns,
+        warnings: warnings.finish(buf, release),
+    }
+}
+
+fn short(name: &str) -> String {
+    if name.len() <= 80 {
+        return name.to_string();
+    }
+    let mut end = 80;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &name[..end])
+}
+
+/// Sets `parent` and `children` of ops sorted by (pid, tid, ts, longer first).
+fn nest(ops: &mut [CpuOp]) {
+    let mut stack: Vec<u32> = Vec::new();
+    let mut thread = None;
+    for i in 0..ops.len() {
+        let key = (ops[i].pid, ops[i].tid);
+        if thread != Some(key) {
+            stack.clear();
+            thread = Some(key);
+        }
+        let (ts, end) = (ops[i].ts_ns, ops[i].ts_ns.saturating_add(ops[i].dur_ns));
+        while let Some(&top) = stack.last() {
+            let t = &ops[top as usize];
+            if t.ts_ns <= ts && end <= t.ts_ns.saturating_add(t.dur_ns) {
+                break;
+            }
+            stack.pop();
+        }
+        if let Some(&top) = stack.last() {
+            ops[i].parent = Some(top);
+            ops[top as usize].children.push(i as u32);
+        }
+        stack.push(i as u32);
+    }
+}
+
+/// The op of each runtime call (both sorted by thread, then time).
+fn attribute(ops: &[CpuOp], runtimes: &[Runtime]) -> Vec<Option<u32>> {
+    let mut out = vec![None; runtimes.len()];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut next_op = 0usize;
+    let mut thread = None;
+    for (ri, r) in runtimes.iter().enumerate() {
+        let key = (r.pid, r.tid);
+        if thread != Some(key) {
+            stack.clear();
+            thread = Some(key);
+            // Skip to the first op of this thread.
+            next_op = ops.partition_point(|o| (o.pid, o.tid) < key);
+        }
+        let r_end = r.ts_ns.saturating_add(r.dur_ns);
+        // Push every op of this thread that starts at or before the call.
+        while next_op < ops.len()
+            && (ops[next_op].pid, ops[next_op].tid) == key
+            && ops[next_op].ts_ns <= r.ts_ns
+        {
+            let o = &ops[next_op];
+            let o_end = o.ts_ns.saturating_add(o.dur_ns);
+            while let Some(&top) = stack.last() {
+                let t = &ops[top as usize];
+                if t.ts_ns <= o.ts_ns && o_end <= t.ts_ns.saturating_add(t.dur_ns) {
+                    break;
+                }
+                stack.pop();
+            }
+            stack.push(next_op as u32);
+            next_op += 1;
+        }
+        // Ops that ended before the call cannot contain it.
+        while let Some(&top) = stack.last() {
+            let t = &ops[top as usize];
+            if t.ts_ns.saturating_add(t.dur_ns) < r.ts_ns {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        let contains = |o: &CpuOp| o.ts_ns <= r.ts_ns && r_end <= o.ts_ns.saturating_add(o.dur_ns);
+        let by_ext = r.external_id.and_then(|x| {
+            stack
+                .iter()
+                .rev()
+                .find(|&&o| {
+                    ops[o as usize].external_id == Some(x)
+                        && ops[o as usize].ts_ns.saturating_add(ops[o as usize].dur_ns) >= r.ts_ns
+                })
+                .copied()
+        });
+        out[ri] = by_ext
+            .or_else(|| stack.iter().rev().find(|&&o| contains(&ops[o as usize])).copied())
+            .or_else(|| {
+                // A call that overruns its op by rounding: the innermost op it starts in.
+                stack
+                    .iter()
+                    .rev()
+                    .find(|&&o| {
+                        r.ts_ns < ops[o as usize].ts_ns.saturating_add(ops[o as usize].dur_ns)
+                    })
+                    .copied()
+            });
+    }
+    out
+}
+
+/// How a GPU activity was linked.
+#[derive(Debug, Clone, Copy)]
+enum Link {
+    Runtime(u32),
+    Op(u32),
+    None,
+}
+
+fn link_gpu(
+    gpu: &[GpuEvent],
+    runtimes: &[Runtime],
+    ops: &[CpuOp],
+    flow_starts: &[FlowEnd],
+    flow_ends: &[FlowEnd],
+) -> Vec<Link> {
+    let mut by_corr: HashMap<i64, u32> =
+        HashMap::with_capacity_and_hasher(runtimes.len(), BuildHasherDefault::default());
+    for (i, r) in runtimes.iter().enumerate() {
+        if let Some(c) = r.correlation {
+            by_corr.entry(c).or_insert(i as u32);
+        }
+    }
+    let mut out: Vec<Link> = gpu
+        .iter()
+        .map(|g| {
+            g.correlation.and_then(|c| by_corr.get(&c)).map_or(Link::None, |&r| Link::Runtime(r))
+        })
+        .collect();
+    if out.iter().all(|l| !matches!(l, Link::None)) {
+        return out;
+    }
+    let mut op_by_ext: HashMap<i64, u32> = HashMap::default();
+    for (i, o) in ops.iter().enumerate() {
+        if let Some(x) = o.external_id {
+            op_by_ext.entry(x).or_insert(i as u32);
+        }
+    }
+    for (g, l) in gpu.iter().zip(out.iter_mut()) {
+        if matches!(l, Link::None) {
+            if let Some(&o) = g.external_id.and_then(|x| op_by_ext.get(&x)) {
+                *l = Link::Op(o);
+            }
+        }
+    }
+    if out.iter().all(|l| !matches!(l, Link::None))
+        || (flow_starts.is_empty() && flow_ends.is_empty())
+    {
+        return out;
+    }
+    // Flows: each end sits at (pid, tid, ts) of the event it binds to. GPU tracks are
+    // (device, stream) in the model, which is Kineto's (pid, tid) for GPU events.
+    let mut runtime_at: HashMap<(i64, i64, i64), u32> =
+        HashMap::with_capacity_and_hasher(runtimes.len(), BuildHasherDefault::default());
+    for (i, r) in runtimes.iter().enumerate() {
+        runtime_at.entry((r.pid, r.tid, r.ts_ns)).or_insert(i as u32);
+    }
+    let mut ends_by_id: HashMap<i64, Vec<FlowEnd>> = HashMap::default();
+    let mut id_at: HashMap<(i64, i64, i64), i64> = HashMap::default();
+    for f in flow_starts.iter().chain(flow_ends) {
+        ends_by_id.entry(f.id).or_default().push(*f);
+        id_at.entry((f.pid, f.tid, f.ts_ns)).or_insert(f.id);
+    }
+    for (g, l) in gpu.iter().zip(out.iter_mut()) {
+        if !matches!(l, Link::None) {
+            continue;
+        }
+        let Some(id) = id_at.get(&(g.device, g.stream, g.ts_ns)) else { continue };
+        let found = ends_by_id[id].iter().find_map(|f| runtime_at.get(&(f.pid, f.tid, f.ts_ns)));
+        if let Some(&r) = found {
+            *l = Link::Runtime(r);
+        }
+    }
+    out
+}
+
+/// Copies what the launch knows and the activity lacks.
+fn apply_launch(g: &mut GpuEvent, r: &Runtime) {
+    g.launcher = Some(r.name.clone());
+    if r.name == "hipExtModuleLaunchKernel" {
+        if let (Some(grid), Some(block)) = (r.grid, r.block) {
+            if g.grid.is_none() || g.grid == Some(grid) {
+                let mut blocks = grid;
+                for (b, &t) in blocks.iter_mut().zip(&block) {
+                    if t > 0 {
+                        *b = b.div_ceil(t);
+                    }
+                }
+                g.grid = Some(blocks);
+            }
+        }
+    }
+    if g.grid.is_none() {
+        g.grid = r.grid;
+    }
+    if g.block.is_none() {
+        g.block = r.block;
+    }
+    if g.shared_memory_bytes.is_none() {
+        g.shared_memory_bytes = r.shared_memory;
+    }
+    if g.bytes.is_none() {
+        g.bytes = r.bytes;
+    }
+}

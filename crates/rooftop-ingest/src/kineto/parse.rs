@@ -1,0 +1,668 @@
+//! Walks the bytes of a Kineto trace: the top-level object by hand (so that the position
+//! of `traceEvents` is known), every other top-level value and every event with serde
+//! over the borrowed bytes.
+//!
+//! The event array is parsed on several threads. Split points are guessed where a line
+//! starts with an event's indentation and `{`; a raw newline never occurs inside a JSON
+//! string, so the guess can only be wrong about nesting depth. Each stretch is parsed
+//! from its guess; the stretch before it, parsed from a known-good start, must end
+//! exactly at the guess (after a `,`), which proves the guess is an element boundary. If
+//! it does not, the later stretches are dropped and parsing continues sequentially from
+//! where the good stretch stopped, so the result never depends on the guesses.
+
+use super::collect::Partial;
+use super::error::PosError;
+use super::event::EventSeed;
+use rooftop_core::trace::TraceDevice;
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes parsed between two progress reports.
+const PROGRESS_STEP: usize = 4 << 20;
+/// Bytes parsed between two releases of the parsed pages of a mapped file.
+const RELEASE_STEP: usize = 64 << 20;
+/// Stretches shorter than this are not worth a thread.
+const MIN_STRETCH: usize = 8 << 20;
+
+/// What the top level of the file holds besides the events.
+#[derive(Debug, Default)]
+pub(crate) struct TopLevel {
+    pub devices: Option<Vec<TraceDevice>>,
+    pub rank: Option<i64>,
+    pub base_time_ns: Option<i64>,
+}
+
+/// Everything parsed from one file.
+#[derive(Debug, Default)]
+pub(crate) struct Parsed {
+    pub top: TopLevel,
+    pub events: Partial,
+}
+
+/// Parses a whole trace. `threads` ≥ 1 stretches of the event array are parsed at once;
+/// `progress(done, total)` is called from this thread only.
+/// `release(from, to)` is told which bytes the parser is done with (from any thread).
+pub(crate) fn parse(
+    buf: &[u8],
+    threads: usize,
+    release: &(dyn Fn(usize, usize) + Sync),
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Parsed, PosError> {
+    parse_with(buf, threads, MIN_STRETCH, release, progress)
+}
+
+/// [`parse`] with the smallest stretch worth a thread as a parameter (tests split tiny
+/// inputs).
+fn parse_with(
+    buf: &[u8],
+    threads: usize,
+    min_stretch: usize,
+    release: &(dyn Fn(usize, usize) + Sync),
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Parsed, PosError> {
+    let mut out = Parsed::default();
+    let mut p = skip_ws(buf, skip_bom(buf));
+    match buf.get(p) {
+        Some(b'[') => {
+            p = events_array(buf, p, threads, min_stretch, release, &mut out.events, progress)?;
+        }
+        Some(b'{') => {
+            let mut found = false;
+            p = skip_ws(buf, p + 1);
+            if buf.get(p) == Some(&b'}') {
+                p += 1;
+            } else {
+                loop {
+                    if buf.get(p) != Some(&b'"') {
+                        return Err(expected(buf, p, "a member name in quotes"));
+                    }
+                    let (key, after) = one_value::<KeyName>(buf, p)?;
+                    p = skip_ws(buf, after);
+                    if buf.get(p) != Some(&b':') {
+                        return Err(expected(buf, p, "`:` after a member name"));
+                    }
+                    p = skip_ws(buf, p + 1);
+                    p = match key {
+                        KeyName::TraceEvents => {
+                            if buf.get(p) != Some(&b'[') {
+                                return Err(expected(buf, p, "`[` (`traceEvents` is an array)"));
+                            }
+                            found = true;
+                            events_array(
+                                buf,
+                                p,
+                                threads,
+                                min_stretch,
+                                release,
+                                &mut out.events,
+                                progress,
+                            )?
+                        }
+                        KeyName::DeviceProperties => {
+                            let (d, after) = one_value::<DeviceList>(buf, p)?;
+                            out.top.devices = Some(d.0);
+                            after
+                        }
+                        KeyName::DistributedInfo => {
+                            let (d, after) = one_value::<DistInfo>(buf, p)?;
+                            out.top.rank = d.0;
+                            after
+                        }
+                        KeyName::BaseTime => {
+                            let (v, after) =
+                                one_value::<super::event::Lenient<super::event::Id>>(buf, p)?;
+                            out.top.base_time_ns = v.0.map(|i| i.0);
+                            after
+                        }
+                        KeyName::Other => one_value::<IgnoredAny>(buf, p)?.1,
+                    };
+                    p = skip_ws(buf, p);
+                    match buf.get(p) {
+                        Some(b',') => p = skip_ws(buf, p + 1),
+                        Some(b'}') => {
+                            p += 1;
+                            break;
+                        }
+                        _ => return Err(expected(buf, p, "`,` or `}` after a top-level member")),
+                    }
+                }
+            }
+            if !found {
+                return Err(PosError { no_events: true, ..PosError::new(0, "") });
+            }
+        }
+        _ => return Err(expected(buf, p, "`{` (a Kineto trace is a JSON object)")),
+    }
+    p = skip_ws(buf, p);
+    if p < buf.len() {
+        return Err(PosError::new(p, "unexpected characters after the end of the trace object"));
+    }
+    progress(buf.len() as u64, buf.len() as u64);
+    Ok(out)
+}
+
+/// An error saying what was expected at `p` (or that the file ended there).
+pub(super) fn expected(buf: &[u8], p: usize, what: &str) -> PosError {
+    match buf.get(p) {
+        None => PosError {
+            eof: true,
+            ..PosError::new(p, format!("the file ends here; expected {what}"))
+        },
+        Some(&c) => {
+            let found = if c.is_ascii_graphic() {
+                format!("`{}`", c as char)
+            } else {
+                format!("byte 0x{c:02x}")
+            };
+            PosError::new(p, format!("expected {what}, found {found}"))
+        }
+    }
+}
+
+pub(super) fn skip_bom(buf: &[u8]) -> usize {
+    if buf.starts_with(&[0xef, 0xbb, 0xbf]) {
+        3
+    } else {
+        0
+    }
+}
+
+pub(super) fn skip_ws(buf: &[u8], mut p: usize) -> usize {
+    while p < buf.len() && matches!(buf[p], b' ' | b'\n' | b'\r' | b'\t') {
+        p += 1;
+    }
+    p
+}
+
+/// Deserializes one JSON value starting at `p`; returns it and the position after it.
+pub(super) fn one_value<'a, T: Deserialize<'a>>(
+    buf: &'a [u8],
+    p: usize,
+) -> Result<(T, usize), PosError> {
+    let mut it = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<T>();
+    match it.next() {
+        Some(Ok(v)) => Ok((v, p + it.byte_offset())),
+        Some(Err(e)) => Err(PosError::from_json(buf, p, &e)),
+        None => Err(expected(buf, buf.len(), "a value")),
+    }
+}
+
+/// How a stretch of the event array ended.
+enum End {
+    /// After a `,`: the next element starts at this position.
+    Next(usize),
+    /// At the closing `]`; the position after it.
+    Closed(usize),
+}
+
+/// Parses events from `from` (the start of an element) until the array closes or the
+/// next element starts at or after `stop`.
+fn run(
+    buf: &[u8],
+    from: usize,
+    stop: usize,
+    sink: &mut Partial,
+    release: &(dyn Fn(usize, usize) + Sync),
+    tick: &mut dyn FnMut(usize),
+) -> Result<End, PosError> {
+    let mut p = from;
+    let mut reported = from;
+    let mut released = from;
+    loop {
+        if buf.get(p) == Some(&b']') {
+            return Err(expected(buf, p, "an event after `,`"));
+        }
+        let mut de = serde_json::Deserializer::from_slice(&buf[p..]);
+        match (EventSeed { sink: &mut *sink, offset: p }).deserialize(&mut de) {
+            // `into_iter` starts a stream where the deserializer stopped: its offset is
+            // the length of the event.
+            Ok(()) => p += de.into_iter::<IgnoredAny>().byte_offset(),
+            Err(e) if e.is_data() => {
+                // Well-formed JSON the visitor refused (cannot happen with the lenient
+                // visitor; kept so that it never aborts the trace).
+                let (_, after) = one_value::<IgnoredAny>(buf, p)?;
+                sink.not_an_object(p);
+                p = after;
+            }
+            Err(e) => return Err(PosError::from_json(buf, p, &e)),
+        }
+        p = skip_ws(buf, p);
+        match buf.get(p) {
+            Some(b',') => {
+                p = skip_ws(buf, p + 1);
+                if p - reported >= PROGRESS_STEP {
+                    tick(p - reported);
+                    reported = p;
+                    if p - released >= RELEASE_STEP {
+                        release(released, p);
+                        released = p;
+                    }
+                }
+                if p >= stop {
+                    tick(p - reported);
+                    return Ok(End::Next(p));
+                }
+            }
+            Some(b']') => {
+                tick(p + 1 - reported);
+                return Ok(End::Closed(p + 1));
+            }
+            _ => return Err(expected(buf, p, "`,` or `]` after an event")),
+        }
+    }
+}
+
+/// Parses the array whose `[` is at `open`; returns the position after its `]`.
+fn events_array(
+    buf: &[u8],
+    open: usize,
+    threads: usize,
+    min_stretch: usize,
+    release: &(dyn Fn(usize, usize) + Sync),
+    sink: &mut Partial,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<usize, PosError> {
+    let start = skip_ws(buf, open + 1);
+    if buf.get(start) == Some(&b']') {
+        return Ok(start + 1);
+    }
+    let total = buf.len() as u64;
+    let done = AtomicU64::new(start as u64);
+    let splits = split_points(buf, start, threads, min_stretch);
+
+    // Stretch i runs from bounds[i] to bounds[i + 1].
+    let mut bounds = vec![start];
+    bounds.extend(&splits);
+    let n = bounds.len();
+    let mut results: Vec<Option<(Partial, Result<End, PosError>)>> = (0..n).map(|_| None).collect();
+    {
+        let (first, rest) = results.split_at_mut(1);
+        let bounds = &bounds;
+        let done = &done;
+        rayon::in_place_scope(|s| {
+            for (k, slot) in rest.iter_mut().enumerate() {
+                let i = k + 1;
+                s.spawn(move |_| {
+                    let mut part = Partial::default();
+                    let stop = bounds.get(i + 1).copied().unwrap_or(usize::MAX);
+                    let end = run(buf, bounds[i], stop, &mut part, release, &mut |d| {
+                        done.fetch_add(d as u64, Ordering::Relaxed);
+                    });
+                    *slot = Some((part, end));
+                });
+            }
+            let mut part = Partial::default();
+            let stop = bounds.get(1).copied().unwrap_or(usize::MAX);
+            let end = run(buf, bounds[0], stop, &mut part, release, &mut |d| {
+                let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
+                progress(now.min(total), total);
+            });
+            first[0] = Some((part, end));
+        });
+    }
+
+    // Chain the stretches: stretch i + 1 counts only if stretch i ended at its start.
+    for (i, slot) in results.into_iter().enumerate() {
+        let Some((part, end)) = slot else { break };
+        sink.append(part);
+        match end? {
+            End::Closed(after) => return Ok(after),
+            End::Next(p) if i + 1 < n && p == bounds[i + 1] => {}
+            End::Next(p) => {
+                // A wrong guess (or the last stretch ran past its stop, which it never
+                // does): go on sequentially from the known-good position.
+                let mut rest = Partial::default();
+                let end = run(buf, p, usize::MAX, &mut rest, release, &mut |d| {
+                    let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
+                    progress(now.min(total), total);
+                })?;
+                sink.append(rest);
+                return match end {
+                    End::Closed(after) => Ok(after),
+                    End::Next(p) => Err(expected(buf, p, "`]`")),
+                };
+            }
+        }
+    }
+    Err(expected(buf, buf.len(), "`]` closing `traceEvents`"))
+}
+
+/// Guesses up to `threads - 1` element starts after `start`, evenly spread.
+fn split_points(buf: &[u8], start: usize, threads: usize, min_stretch: usize) -> Vec<usize> {
+    let len = buf.len() - start;
+    if threads < 2 || len < 2 * min_stretch.max(1) {
+        return Vec::new();
+    }
+    let pieces = threads.min(len / min_stretch.max(1)).max(1);
+    // The indentation of the first element: "\n" + indent + "{".
+    let line_start = buf[..start].iter().rposition(|&b| b == b'\n').map(|i| i + 1);
+    let indent =
+        line_start.map(|ls| &buf[ls..start]).filter(|s| s.iter().all(|&b| b == b' ' || b == b'\t'));
+    let mut out = Vec::new();
+    let mut from = start;
+    for k in 1..pieces {
+        let target = (start + len / pieces * k).max(from + 1);
+        let found = match indent {
+            Some(ind) => find_line_start(buf, target, ind),
+            None => find_compact(buf, target),
+        };
+        match found {
+            Some(q) if q > from => {
+                out.push(q);
+                from = q;
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// The first `\n<indent>{` at or after `from` whose line is preceded by `,`; returns the
+/// position of `{`.
+fn find_line_start(buf: &[u8], from: usize, indent: &[u8]) -> Option<usize> {
+    let mut i = from;
+    while i < buf.len() {
+        let nl = i + buf[i..].iter().position(|&b| b == b'\n')?;
+        let body = nl + 1;
+        let brace = body + indent.len();
+        if buf.get(body..brace) == Some(indent) && buf.get(brace) == Some(&b'{') {
+            // The previous non-whitespace byte must be the separating comma.
+            let prev = buf[..nl].iter().rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'));
+            if prev.is_some_and(|j| buf[j] == b',') {
+                return Some(brace);
+            }
+        }
+        i = body;
+    }
+    None
+}
+
+/// For files without line breaks: the first `},{` at or after `from`.
+fn find_compact(buf: &[u8], from: usize) -> Option<usize> {
+    buf.get(from..)?.windows(3).position(|w| w == b"},{").map(|i| from + i + 2)
+}
+
+/// Top-level member names the reader uses.
+pub(super) enum KeyName {
+    TraceEvents,
+    DeviceProperties,
+    DistributedInfo,
+    BaseTime,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for KeyName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = KeyName;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<KeyName, E> {
+                Ok(match s {
+                    "traceEvents" => KeyName::TraceEvents,
+                    "deviceProperties" => KeyName::DeviceProperties,
+                    "distributedInfo" => KeyName::DistributedInfo,
+                    "baseTimeNanoseconds" => KeyName::BaseTime,
+                    _ => KeyName::Other,
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// `deviceProperties`: an array of objects; entries that are not objects are skipped.
+pub(super) struct DeviceList(pub Vec<TraceDevice>);
+
+impl<'de> Deserialize<'de> for DeviceList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DeviceList;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of device objects")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<DeviceList, A::Error> {
+                let mut out = Vec::new();
+                while let Some(d) = s.next_element::<Device>()? {
+                    if let Some(d) = d.0 {
+                        out.push(d);
+                    }
+                }
+                Ok(DeviceList(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<DeviceList, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(DeviceList(Vec::new()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<DeviceList, E> {
+                Ok(DeviceList(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+struct Device(Option<TraceDevice>);
+
+impl<'de> Deserialize<'de> for Device {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use super::event::{Id, Lenient};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Device;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a device object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Device, A::Error> {
+                let mut d = TraceDevice::default();
+                let (mut major, mut minor) = (None, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    let int = |v: Lenient<Id>| v.0.map(|i| i.0);
+                    match k.as_str() {
+                        "id" => d.index = int(m.next_value()?).unwrap_or(0),
+                        "name" => {
+                            d.name = m
+                                .next_value::<Lenient<super::event::Str>>()?
+                                .0
+                                .map(|s| s.0.into_owned())
+                                .unwrap_or_default();
+                        }
+                        "numSms" => {
+                            d.num_sms = int(m.next_value()?).and_then(|v| u32::try_from(v).ok());
+                        }
+                        "computeMajor" => major = int(m.next_value()?),
+                        "computeMinor" => minor = int(m.next_value()?),
+                        "totalGlobalMem" => {
+                            d.total_memory_bytes =
+                                int(m.next_value()?).and_then(|v| u64::try_from(v).ok());
+                        }
+                        "warpSize" => {
+                            d.warp_size = int(m.next_value()?).and_then(|v| u32::try_from(v).ok());
+                        }
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                if let (Some(a), Some(b)) = (major, minor) {
+                    d.compute_capability = Some(format!("{a}.{b}"));
+                }
+                Ok(Device(Some(d)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Device, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Device(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Device, E> {
+                Ok(Device(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Device, E> {
+                Ok(Device(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Device, E> {
+                Ok(Device(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Device, E> {
+                Ok(Device(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Device, E> {
+                Ok(Device(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Device, E> {
+                Ok(Device(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `distributedInfo`: only `rank` is read.
+pub(super) struct DistInfo(pub Option<i64>);
+
+impl<'de> Deserialize<'de> for DistInfo {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use super::event::{Id, Lenient};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DistInfo;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<DistInfo, A::Error> {
+                let mut rank = None;
+                while let Some(k) = m.next_key::<String>()? {
+                    if k == "rank" {
+                        rank = m.next_value::<Lenient<Id>>()?.0.map(|i| i.0);
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(DistInfo(rank))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<DistInfo, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(DistInfo(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<DistInfo, E> {
+                Ok(DistInfo(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<DistInfo, E> {
+                Ok(DistInfo(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<DistInfo, E> {
+                Ok(DistInfo(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<DistInfo, E> {
+                Ok(DistInfo(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<DistInfo, E> {
+                Ok(DistInfo(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<DistInfo, E> {
+                Ok(DistInfo(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kineto::link::build;
+    use rooftop_core::trace::TraceModel;
+    use std::fmt::Write as _;
+
+    fn model(buf: &[u8], threads: usize, min_stretch: usize) -> Result<TraceModel, String> {
+        parse_with(buf, threads, min_stretch, &|_, _| {}, &mut |_, _| {})
+            .map(|p| build(p, buf, &|_, _| {}))
+            .map_err(|e| e.to_string())
+    }
+
+    /// A trace of `n` ops, each launching a kernel, formatted as `style` says.
+    fn synthetic(n: usize, style: u8) -> String {
+        let mut s = String::from(
+            "{\"deviceProperties\": [{\"id\": 0, \"name\": \"X\"}],\n  \"traceEvents\": [",
+        );
+        for i in 0..n {
+            let ts = i * 10;
+            let sep = if i == 0 { "" } else { "," };
+            let (op, rt, k) = (
+                format!(
+                    "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op{}\", \"pid\": 1, \"tid\": {}, \"ts\": {ts}, \"dur\": 8, \"args\": {{\"External id\": {i}, \"Input Dims\": [[{}, 4], []]}}}}",
+                    i % 7,
+                    1 + i % 3,
+                    i % 5
+                ),
+                format!(
+                    "{{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": {}, \"ts\": {}, \"dur\": 2, \"args\": {{\"correlation\": {i}}}}}",
+                    1 + i % 3,
+                    ts + 1
+                ),
+                format!(
+                    "{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"pid\": 0, \"tid\": 7, \"ts\": {}.5, \"dur\": 3, \"args\": {{\"correlation\": {i}, \"nested\": [1,\n  {{\"trap\": 1}}]}}}}",
+                    i % 4,
+                    ts + 3
+                ),
+            );
+            if style == 0 {
+                // One event per line, two-space indent (libkineto-like), with a nested
+                // object that starts a line at the events' indentation: a wrong guess.
+                let _ = write!(s, "{sep}\n  {op},\n  {rt},\n  {k}");
+            } else {
+                // Minified: no line breaks at all (the `},{` guess).
+                let k = k.replace('\n', "");
+                let _ = write!(s, "{sep}{op},{rt},{k}");
+            }
+        }
+        s.push_str("\n  ],\n  \"traceName\": \"t\"\n}\n");
+        s
+    }
+
+    #[test]
+    fn split_parsing_equals_sequential_parsing() {
+        for style in [0, 1] {
+            let text = synthetic(300, style);
+            let buf = text.as_bytes();
+            let one = model(buf, 1, usize::MAX).unwrap();
+            assert_eq!(one.ops.len(), 300);
+            assert_eq!(one.gpu.iter().filter(|g| g.op.is_some()).count(), 300);
+            for threads in [2, 3, 8] {
+                for min in [64, 1000, 7000] {
+                    let many = model(buf, threads, min).unwrap();
+                    assert_eq!(many, one, "style {style}, {threads} threads, stretches ≥ {min} B");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn guesses_inside_events_fall_back_to_sequential() {
+        // Every event's nested object is a trap at the events' indentation.
+        let text = synthetic(50, 0);
+        let buf = text.as_bytes();
+        let open = text.find("\"traceEvents\": [").unwrap() + 16;
+        let splits = split_points(buf, skip_ws(buf, open + 1), 8, 64);
+        assert!(!splits.is_empty());
+        assert_eq!(model(buf, 8, 64).unwrap(), model(buf, 1, usize::MAX).unwrap());
+    }
+
+    #[test]
+    fn errors_in_later_stretches_are_reported_with_their_position() {
+        let text = synthetic(200, 0);
+        let pos = text.len() * 3 / 4;
+        let at = pos + text[pos..].find("\"dur\": 2").unwrap();
+        let mut bad = text.clone();
+        bad.replace_range(at..at + 9, "\"dur\" 2 ");
+        let one = model(bad.as_bytes(), 1, usize::MAX).unwrap_err();
+        let many = model(bad.as_bytes(), 4, 200).unwrap_err();
+        assert_eq!(one, many);
+        assert!(one.starts_with(&format!("byte {}", at + 6)), "{one} (at {at})");
+    }
+}

@@ -1,0 +1,423 @@
+//! Streaming reader for gzip traces: one thread inflates 16 MiB chunks, this thread
+//! parses them as they come, keeping only a window of the inflated bytes (the event
+//! being parsed and what follows it). Inflating and parsing use both cores, and memory
+//! stays near the model's size instead of the inflated file's.
+//!
+//! The grammar walked is the one of [`super::parse`]: the top-level object by hand,
+//! every value and event with serde over the window. A value cut by the window's end
+//! fails with an end-of-input error; the window then takes the next chunk and the value
+//! is parsed again from its start. Positions are absolute (offsets in the inflated
+//! JSON); lines are counted as bytes leave the window, so errors and warnings state
+//! line and column like the in-memory reader.
+
+use super::collect::Partial;
+use super::error::{PosError, TraceError};
+use super::event::EventSeed;
+use super::parse::{expected, one_value, DeviceList, DistInfo, KeyName, Parsed};
+use super::source::Counting;
+use flate2::bufread::MultiGzDecoder;
+use serde::de::{DeserializeSeed, IgnoredAny};
+use serde::Deserialize;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+
+/// Inflated bytes per chunk.
+const CHUNK: u64 = 16 << 20;
+
+/// Why the stream stopped.
+enum Fail {
+    Gzip(TraceError),
+    Json(PosError),
+}
+
+/// The inflated bytes from `base` on that the parser still needs.
+struct Window<'r> {
+    buf: Vec<u8>,
+    /// Offset of `buf[0]` in the inflated stream.
+    base: usize,
+    /// Newlines before `base`.
+    lines: u64,
+    /// Offset where the line containing `base` starts.
+    line_start: usize,
+    rx: &'r Receiver<Result<Vec<u8>, TraceError>>,
+    done: bool,
+}
+
+impl Window<'_> {
+    /// Drops `buf[..keep]` and appends the next chunk. `Ok(false)` at the end of input.
+    fn more(&mut self, keep: usize) -> Result<bool, Fail> {
+        if self.done {
+            return Ok(false);
+        }
+        let gone = &self.buf[..keep];
+        // Counted this way the loop vectorizes; the last newline is searched from the end.
+        #[allow(clippy::naive_bytecount)]
+        let n = gone.iter().filter(|&&b| b == b'\n').count() as u64;
+        if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
+            self.lines += n;
+            self.line_start = self.base + i + 1;
+        }
+        self.buf.drain(..keep);
+        self.base += keep;
+        match self.rx.recv() {
+            Ok(Ok(chunk)) => {
+                self.buf.extend_from_slice(&chunk);
+                Ok(true)
+            }
+            Ok(Err(e)) => Err(Fail::Gzip(e)),
+            Err(_) => {
+                self.done = true;
+                Ok(false)
+            }
+        }
+    }
+
+    /// 1-based line and column of the absolute offset `abs` (at or after `base`).
+    fn locate(&self, abs: usize) -> (u64, u64) {
+        let rel = abs.saturating_sub(self.base).min(self.buf.len());
+        let head = &self.buf[..rel];
+        let mut line = self.lines + 1;
+        let mut start = self.line_start;
+        for (i, &b) in head.iter().enumerate() {
+            if b == b'\n' {
+                line += 1;
+                start = self.base + i + 1;
+            }
+        }
+        (line, (abs - start) as u64 + 1)
+    }
+
+    /// A window-relative error as an absolute one, with its line and column.
+    fn error(&self, e: PosError) -> Fail {
+        let abs = self.base + e.offset;
+        Fail::Json(PosError { offset: abs, position: Some(self.locate(abs)), ..e })
+    }
+
+    /// Skips whitespace from `*p`, refilling; the byte there, or `None` at the end.
+    fn peek(&mut self, p: &mut usize) -> Result<Option<u8>, Fail> {
+        loop {
+            while *p < self.buf.len() && matches!(self.buf[*p], b' ' | b'\n' | b'\r' | b'\t') {
+                *p += 1;
+            }
+            if *p < self.buf.len() {
+                return Ok(Some(self.buf[*p]));
+            }
+            if !self.more(*p)? {
+                return Ok(None);
+            }
+            *p = 0;
+        }
+    }
+
+    /// One owned value at `*p`, refilling while it is cut by the window's end.
+    fn value<T: for<'a> Deserialize<'a>>(&mut self, p: &mut usize) -> Result<T, Fail> {
+        loop {
+            match one_value::<T>(&self.buf, *p) {
+                // A number at the very end may continue in the next chunk.
+                Ok((v, end)) if end < self.buf.len() || self.done => {
+                    *p = end;
+                    return Ok(v);
+                }
+                Err(e) if !self.cut(&e) => return Err(self.error(e)),
+                // Cut by the window's end: parse again with the next chunk (or, at the
+                // end of input, again knowing it is the end).
+                _ => {
+                    self.more(*p)?;
+                    *p = 0;
+                }
+            }
+        }
+    }
+
+    /// Whether an error may only mean that the window cut the value: at the end of the
+    /// window, with more input to come. (A number cut after `1.` is "invalid", not
+    /// "end of input".) Parsing again with more bytes is always safe: a real error
+    /// comes back at the same place.
+    fn cut(&self, e: &PosError) -> bool {
+        !self.done && (e.eof || e.offset + 1 >= self.buf.len())
+    }
+
+    fn expected(&self, p: usize, what: &str) -> Fail {
+        self.error(expected(&self.buf, p, what))
+    }
+}
+
+/// Inflates `gz` on a second thread and parses it here.
+pub(crate) fn parse_gz(
+    gz: &[u8],
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Parsed, TraceError> {
+    parse_gz_chunked(gz, path, CHUNK, progress)
+}
+
+/// [`parse_gz`] with the chunk size as a parameter (tests cut values everywhere).
+fn parse_gz_chunked(
+    gz: &[u8],
+    path: &Path,
+    chunk_bytes: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Parsed, TraceError> {
+    let consumed = AtomicU64::new(0);
+    let total = gz.len() as u64;
+    let (tx, rx) = sync_channel::<Result<Vec<u8>, TraceError>>(2);
+    std::thread::scope(|s| {
+        let consumed = &consumed;
+        s.spawn(move || {
+            let mut dec = MultiGzDecoder::new(Counting::new(gz));
+            let mut inflated = 0u64;
+            loop {
+                let mut chunk = Vec::with_capacity(chunk_bytes as usize);
+                let r = (&mut dec).take(chunk_bytes).read_to_end(&mut chunk);
+                consumed.store(dec.get_ref().position() as u64, Ordering::Relaxed);
+                let msg = match r {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        inflated += n as u64;
+                        Ok(chunk)
+                    }
+                    Err(e) => Err(TraceError::Gzip {
+                        path: path.to_path_buf(),
+                        compressed_offset: dec.get_ref().position() as u64,
+                        inflated: inflated + chunk.len() as u64,
+                        reason: super::source::gzip_reason(&e),
+                    }),
+                };
+                let failed = msg.is_err();
+                // The parser stopped (an error): nothing more to do.
+                if tx.send(msg).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        let mut w =
+            Window { buf: Vec::new(), base: 0, lines: 0, line_start: 0, rx: &rx, done: false };
+        let mut out = Parsed::default();
+        let r = walk(&mut w, &mut out, &mut |_| {
+            progress(consumed.load(Ordering::Relaxed), total);
+        });
+        // Unblock the inflater if we stopped early.
+        drop(rx);
+        match r {
+            Ok(()) => {
+                progress(total, total);
+                Ok(out)
+            }
+            Err(Fail::Gzip(e)) => Err(e),
+            Err(Fail::Json(e)) => Err(e.into_trace_error(path.to_path_buf(), &[])),
+        }
+    })
+}
+
+/// The top level: an object with `traceEvents`, or a bare array of events.
+fn walk(w: &mut Window, out: &mut Parsed, tick: &mut dyn FnMut(usize)) -> Result<(), Fail> {
+    let mut p = 0;
+    // A UTF-8 byte order mark.
+    if w.buf.len() < 3 && !w.done {
+        w.more(0)?;
+    }
+    if w.buf.starts_with(&[0xef, 0xbb, 0xbf]) {
+        p = 3;
+    }
+    match w.peek(&mut p)? {
+        Some(b'[') => events(w, &mut p, &mut out.events, tick)?,
+        Some(b'{') => {
+            p += 1;
+            let mut found = false;
+            if w.peek(&mut p)? == Some(b'}') {
+                p += 1;
+            } else {
+                loop {
+                    if w.peek(&mut p)? != Some(b'"') {
+                        return Err(w.expected(p, "a member name in quotes"));
+                    }
+                    let key: KeyName = w.value(&mut p)?;
+                    if w.peek(&mut p)? != Some(b':') {
+                        return Err(w.expected(p, "`:` after a member name"));
+                    }
+                    p += 1;
+                    let first = w.peek(&mut p)?;
+                    match key {
+                        KeyName::TraceEvents => {
+                            if first != Some(b'[') {
+                                return Err(w.expected(p, "`[` (`traceEvents` is an array)"));
+                            }
+                            found = true;
+                            events(w, &mut p, &mut out.events, tick)?;
+                        }
+                        KeyName::DeviceProperties => {
+                            out.top.devices = Some(w.value::<DeviceList>(&mut p)?.0);
+                        }
+                        KeyName::DistributedInfo => {
+                            out.top.rank = w.value::<DistInfo>(&mut p)?.0;
+                        }
+                        KeyName::BaseTime => {
+                            let v: super::event::Lenient<super::event::Id> = w.value(&mut p)?;
+                            out.top.base_time_ns = v.0.map(|i| i.0);
+                        }
+                        KeyName::Other => {
+                            w.value::<IgnoredAny>(&mut p)?;
+                        }
+                    }
+                    match w.peek(&mut p)? {
+                        Some(b',') => p += 1,
+                        Some(b'}') => {
+                            p += 1;
+                            break;
+                        }
+                        _ => return Err(w.expected(p, "`,` or `}` after a top-level member")),
+                    }
+                }
+            }
+            if !found {
+                return Err(Fail::Json(PosError { no_events: true, ..PosError::new(0, "") }));
+            }
+        }
+        _ => return Err(w.expected(p, "`{` (a Kineto trace is a JSON object)")),
+    }
+    if w.peek(&mut p)?.is_some() {
+        return Err(
+            w.error(PosError::new(p, "unexpected characters after the end of the trace object"))
+        );
+    }
+    Ok(())
+}
+
+/// The event array whose `[` is at `*p`; leaves `*p` after its `]`.
+fn events(
+    w: &mut Window,
+    p: &mut usize,
+    sink: &mut Partial,
+    tick: &mut dyn FnMut(usize),
+) -> Result<(), Fail> {
+    *p += 1;
+    if w.peek(p)? == Some(b']') {
+        *p += 1;
+        return Ok(());
+    }
+    loop {
+        match w.peek(p)? {
+            Some(b']') => return Err(w.expected(*p, "an event after `,`")),
+            None => return Err(w.expected(*p, "an event")),
+            Some(_) => {}
+        }
+        // One event, parsed again from its start if the window cut it.
+        loop {
+            let mut de = serde_json::Deserializer::from_slice(&w.buf[*p..]);
+            let seed = EventSeed { sink: &mut *sink, offset: w.base + *p };
+            match seed.deserialize(&mut de) {
+                Ok(()) => {
+                    *p += de.into_iter::<IgnoredAny>().byte_offset();
+                    break;
+                }
+                Err(e) if e.is_data() => {
+                    let start = w.base + *p;
+                    w.value::<IgnoredAny>(p)?;
+                    sink.not_an_object(start);
+                    break;
+                }
+                Err(e) => {
+                    let e = PosError::from_json(&w.buf, *p, &e);
+                    if !w.cut(&e) {
+                        return Err(w.error(e));
+                    }
+                    let base = w.base;
+                    w.more(*p)?;
+                    *p = 0;
+                    tick(base);
+                }
+            }
+        }
+        let win = &*w;
+        sink.warnings.resolve(&|abs| win.locate(abs));
+        match w.peek(p)? {
+            Some(b',') => *p += 1,
+            Some(b']') => {
+                *p += 1;
+                return Ok(());
+            }
+            _ => return Err(w.expected(*p, "`,` or `]` after an event")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kineto::link::build;
+    use crate::kineto::parse::parse;
+    use std::io::Write;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(bytes).unwrap();
+        enc.finish().unwrap()
+    }
+
+    fn in_memory(bytes: &[u8]) -> Result<rooftop_core::trace::TraceModel, String> {
+        parse(bytes, 1, &|_, _| {}, &mut |_, _| {})
+            .map(|p| build(p, bytes, &|_, _| {}))
+            .map_err(|e| e.into_trace_error("t.json".into(), bytes).to_string())
+    }
+
+    fn streamed(bytes: &[u8], chunk: u64) -> Result<rooftop_core::trace::TraceModel, String> {
+        parse_gz_chunked(&gzip(bytes), Path::new("t.json"), chunk, &mut |_, _| {})
+            .map(|p| build(p, &[], &|_, _| {}))
+            .map_err(|e| e.to_string())
+    }
+
+    fn fixture(rel: &str) -> Vec<u8> {
+        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/kineto")
+            .join(rel);
+        std::fs::read(p).unwrap()
+    }
+
+    #[test]
+    fn small_windows_give_the_same_model_and_warnings() {
+        for rel in
+            ["handmade/nesting_graph.json", "handmade/legacy_2021.json", "hta_tiny_plain.json"]
+        {
+            let plain = fixture(rel);
+            let want = in_memory(&plain).unwrap();
+            for chunk in [1, 7, 64, 1000, 1 << 20] {
+                assert_eq!(streamed(&plain, chunk).unwrap(), want, "{rel}, {chunk}-byte chunks");
+            }
+        }
+    }
+
+    #[test]
+    fn small_windows_give_the_same_errors() {
+        let plain = fixture("handmade/nesting_graph.json");
+        let mut cases: Vec<Vec<u8>> = vec![
+            plain[..plain.len() / 2].to_vec(),
+            plain[..plain.len() - 3].to_vec(),
+            b"".to_vec(),
+            b"{\"a\": 1}".to_vec(),
+            b"{\"traceEvents\": [1, 2,]}".to_vec(),
+            b"{\"traceEvents\": []} x".to_vec(),
+            b"{\"n\": 12345678901234567890123, \"traceEvents\": []}".to_vec(),
+        ];
+        let mut bad = plain.clone();
+        let at = plain.len() * 2 / 3;
+        bad[at] = b'#';
+        cases.push(bad);
+        for case in cases {
+            let want = in_memory(&case);
+            for chunk in [1, 5, 333, 1 << 20] {
+                assert_eq!(streamed(&case, chunk), want, "{chunk}-byte chunks");
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_cut_by_the_window_are_read_whole() {
+        let text = b"{\"baseTimeNanoseconds\": 1751410836000000000, \"traceEvents\": []}";
+        for chunk in 1..20 {
+            let m = streamed(text, chunk).unwrap();
+            assert_eq!(m.base_time_ns, Some(1_751_410_836_000_000_000), "{chunk}");
+        }
+    }
+}
