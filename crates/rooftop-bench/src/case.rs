@@ -34,11 +34,10 @@ impl Case {
     /// The value of size parameter `name`; panics if the kernel does not have it (a bug
     /// in the suite, not bad input).
     pub fn size(&self, name: &str) -> u64 {
-        self.sizes
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("kernel {} has no size parameter `{name}`", self.kernel))
+        self.sizes.iter().find(|(k, _)| *k == name).map_or_else(
+            || panic!("kernel {} has no size parameter `{name}`", self.kernel),
+            |(_, v)| *v,
+        )
     }
 
     /// `usize` view of [`Case::size`].

@@ -213,7 +213,7 @@ pub fn evaluate(
         config: Config {
             sizes,
             dtype: r.case.dtype.as_str().to_string(),
-            weights: r.case.weights.map(|w| w.label()),
+            weights: r.case.weights.map(rooftop_core::ops::quant::WeightFormat::label),
             variant: r.case.variant.map(str::to_string),
             launch: r.launch,
             launch_label: r.launch.label(),
@@ -254,7 +254,11 @@ pub fn evaluate(
     })
 }
 
-fn theoretical_roof(d: &DeviceSpec, memory_side: bool, work: &rooftop_core::ops::Work) -> Option<RoofRef> {
+fn theoretical_roof(
+    d: &DeviceSpec,
+    memory_side: bool,
+    work: &rooftop_core::ops::Work,
+) -> Option<RoofRef> {
     if memory_side {
         let meta = d.figure("memory.bandwidth_gbs");
         // A DRAM figure that is itself a measurement is not a theoretical peak.
@@ -290,7 +294,13 @@ fn theoretical_roof(d: &DeviceSpec, memory_side: bool, work: &rooftop_core::ops:
 /// (same kernel, sizes, dtype, weights and variant).
 pub fn link_builtins(results: &mut [ResultRecord]) {
     let key = |r: &ResultRecord| {
-        (r.kernel.clone(), format!("{:?}", r.config.sizes), r.config.dtype.clone(), r.config.weights.clone(), r.config.variant.clone())
+        (
+            r.kernel.clone(),
+            format!("{:?}", r.config.sizes),
+            r.config.dtype.clone(),
+            r.config.weights.clone(),
+            r.config.variant.clone(),
+        )
     };
     let builtins: Vec<_> = results
         .iter()

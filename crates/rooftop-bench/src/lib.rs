@@ -25,6 +25,8 @@ pub mod rng;
 pub mod stats;
 pub mod suite;
 
-pub use backend::{Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch};
+pub use backend::{
+    Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch,
+};
 pub use case::{Case, Selection};
 pub use error::{BackendError, BenchError, SuiteError};

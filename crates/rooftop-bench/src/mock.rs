@@ -4,7 +4,9 @@
 //! 1 TFLOP/s fp32, 0.5 TFLOP/s fp64, 2 µs launch cost) with a fixed ±2% jitter pattern.
 //! Selected by the hidden `--backend mock`; never presented as a measurement.
 
-use crate::backend::{Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch};
+use crate::backend::{
+    Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch,
+};
 use crate::case::Case;
 use crate::error::BackendError;
 use crate::suite;
@@ -138,8 +140,8 @@ impl Backend for MockBackend {
 
     fn run(&mut self, call: &KernelCall<'_>, iters: u32) -> Result<f64, BackendError> {
         if self.pending {
-            let kernel = suite::find(call.case.kernel)
-                .map_err(|e| BackendError::Other(e.to_string()))?;
+            let kernel =
+                suite::find(call.case.kernel).map_err(|e| BackendError::Other(e.to_string()))?;
             let specs = kernel.buffers(call.case);
             let mut inputs = Vec::with_capacity(call.buffers.len());
             for id in call.buffers {
@@ -174,7 +176,10 @@ impl Backend for MockBackend {
     }
 
     fn launch_space(&self, _call: &KernelCall<'_>) -> Vec<Launch> {
-        [64, 128, 256].iter().map(|&b| Launch { block: Some([b, 1, 1]), ..Launch::default() }).collect()
+        [64, 128, 256]
+            .iter()
+            .map(|&b| Launch { block: Some([b, 1, 1]), ..Launch::default() })
+            .collect()
     }
 
     fn default_launch(&self, _case: &Case) -> Launch {

@@ -103,7 +103,8 @@ pub fn warnings(samples: &[f64], stats: &Stats) -> Vec<String> {
     // signature of cold caches, page faults or lazy initialisation.
     let first_slow = stats.outliers.first() == Some(&0)
         && samples.first().is_some_and(|&f| f >= stats.max_s && f > 1.5 * stats.median_s);
-    let rest: Vec<usize> = stats.outliers.iter().copied().filter(|&i| !(first_slow && i == 0)).collect();
+    let rest: Vec<usize> =
+        stats.outliers.iter().copied().filter(|&i| !(first_slow && i == 0)).collect();
     if first_slow {
         w.push(format!(
             "the first sample took {:.3}x the median: cold caches or lazy initialisation; \

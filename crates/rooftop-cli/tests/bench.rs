@@ -26,11 +26,11 @@ fn json_of(out: &std::process::Output) -> Value {
 
 /// Triad n = 32 Mi fp32: 3 arrays x 4 B x 33,554,432 = 402,653,184 B per run, 2 FLOP per
 /// element. Mock time t = 402,653,184 / 100e9 + 2e-6 = 4.028532e-3 s. Warm-up runs until
-/// >= 0.05 s: 12 runs sum to 12.01 t = 0.0484 s, 13 to 13.0 t = 0.0524 s. Samples start at
-/// jitter index 13 % 5 = 3 (1.02, 0.98, 1.0, 1.01, 0.99, ...: 5.0 t per cycle) and run
-/// until >= 0.25 s: 62 samples sum to 62 t = 0.24977 s, 63 to 0.2538 s. The 63 are
-/// 13 x 1.02, 13 x 0.98, 13 x 1.0, 12 x 1.01, 12 x 0.99: the 32nd sorted value is 1.0, so
-/// the median is exactly t.
+/// it reaches 0.05 s: 12 runs sum to 12.01 t = 0.0484 s, 13 to 13.0 t = 0.0524 s. Samples
+/// start at jitter index 13 % 5 = 3 (1.02, 0.98, 1.0, 1.01, 0.99, ...: 5.0 t per cycle)
+/// and run until they reach 0.25 s: 62 samples sum to 62 t = 0.24977 s, 63 to 0.2538 s.
+/// The 63 are 13 x 1.02, 13 x 0.98, 13 x 1.0, 12 x 1.01, 12 x 0.99: the 32nd sorted value
+/// is 1.0, so the median is exactly t.
 #[test]
 fn mock_triad_has_the_hand_computed_statistics_and_rates() {
     let out = mock(&["--kernel", "triad", "--no-ceilings", "--format", "json"]).output().unwrap();
@@ -92,10 +92,9 @@ fn table_says_check_failed() {
 
 #[test]
 fn unknown_kernel_suggests_and_exits_2() {
-    mock(&["--kernel", "triadd"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("unknown kernel `triadd`").and(predicate::str::contains("triad")));
+    mock(&["--kernel", "triadd"]).assert().code(2).stderr(
+        predicate::str::contains("unknown kernel `triadd`").and(predicate::str::contains("triad")),
+    );
 }
 
 #[test]
@@ -154,9 +153,18 @@ fn exports_are_written_and_agree() {
 
 #[test]
 fn autotune_reports_every_launch_best_first() {
-    let out = mock(&["--kernel", "copy", "--single-config", "4096", "--autotune", "--no-ceilings", "--format", "json"])
-        .output()
-        .unwrap();
+    let out = mock(&[
+        "--kernel",
+        "copy",
+        "--single-config",
+        "4096",
+        "--autotune",
+        "--no-ceilings",
+        "--format",
+        "json",
+    ])
+    .output()
+    .unwrap();
     assert!(out.status.success());
     let v = json_of(&out);
     let rs = v["results"].as_array().unwrap();
@@ -202,7 +210,7 @@ fn ctrl_c_keeps_results_so_far() {
     )
     .unwrap();
     let bin = assert_cmd::cargo::cargo_bin("rooftop");
-    let mut child = std::process::Command::new(bin)
+    let child = std::process::Command::new(bin)
         .arg("--device-file")
         .arg(&dev)
         .args(["bench", "--device", "test-cpu", "--kernel", "copy,scale"])

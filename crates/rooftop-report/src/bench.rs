@@ -30,7 +30,7 @@ fn config_label(r: &ResultRecord) -> String {
 /// Sizes as the user types them: 33554432 → 32Mi.
 fn compact(n: u64) -> String {
     for (shift, suffix) in [(30, "Gi"), (20, "Mi"), (10, "Ki")] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{}{suffix}", n >> shift);
         }
     }
@@ -69,7 +69,15 @@ fn spread(sigma: f64, median: f64) -> String {
 pub fn table_report(rep: &BenchReport) -> String {
     let mut out = header(rep);
     let mut t = table(&[
-        "kernel", "config", "impl", "median ±σ/med", "GB/s", "GFLOP/s", "% ceil", "% peak", "bound",
+        "kernel",
+        "config",
+        "impl",
+        "median ±σ/med",
+        "GB/s",
+        "GFLOP/s",
+        "% ceil",
+        "% peak",
+        "bound",
     ]);
     for r in &rep.results {
         t.add_row(vec![
@@ -153,7 +161,12 @@ fn notes(rep: &BenchReport) -> String {
             ));
         }
         if let Some(ns) = latency(r) {
-            out.push_str(&wrap(&format!("{name}: {} per dependent access", si(ns * 1e-9, "s")), w, "- ", "  "));
+            out.push_str(&wrap(
+                &format!("{name}: {} per dependent access", si(ns * 1e-9, "s")),
+                w,
+                "- ",
+                "  ",
+            ));
         }
         if !r.check.passed {
             out.push_str(&wrap(
@@ -173,7 +186,12 @@ fn notes(rep: &BenchReport) -> String {
         }
         // Info findings ("near the roof") are in the JSON; the table keeps the actionable.
         if let Some(f) = r.findings.iter().find(|f| f.severity > Severity::Info) {
-            out.push_str(&wrap(&format!("{name}: {}: {}", f.title, f.recommendation), w, "- ", "  "));
+            out.push_str(&wrap(
+                &format!("{name}: {}: {}", f.title, f.recommendation),
+                w,
+                "- ",
+                "  ",
+            ));
         }
     }
     for warn in &rep.warnings {
@@ -352,7 +370,10 @@ pub fn ceilings_csv(c: &Ceilings) -> String {
 
 /// Markdown of measured ceilings.
 pub fn ceilings_markdown(c: &Ceilings) -> String {
-    let mut out = format!("## Ceilings of {}\n\n| level | pattern | GB/s | working set |\n|---|---|---:|---:|\n", c.device_name);
+    let mut out = format!(
+        "## Ceilings of {}\n\n| level | pattern | GB/s | working set |\n|---|---|---:|---:|\n",
+        c.device_name
+    );
     for b in &c.bandwidth {
         let _ = writeln!(
             out,
@@ -363,7 +384,9 @@ pub fn ceilings_markdown(c: &Ceilings) -> String {
             si(b.working_set_bytes as f64, "B")
         );
     }
-    out.push_str("\n| precision | unit | measured GFLOP/s | theoretical GFLOP/s |\n|---|---|---:|---:|\n");
+    out.push_str(
+        "\n| precision | unit | measured GFLOP/s | theoretical GFLOP/s |\n|---|---|---:|---:|\n",
+    );
     for p in &c.compute {
         let _ = writeln!(
             out,

@@ -146,7 +146,7 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
 }
 
 fn kib(b: u64) -> String {
-    if b % 1024 == 0 {
+    if b.is_multiple_of(1024) {
         format!("{} KiB", b / 1024)
     } else {
         format!("{b} B")

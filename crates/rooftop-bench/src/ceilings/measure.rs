@@ -143,6 +143,9 @@ pub fn measure(
     if opts.quick {
         let ws = opts.quick_ws();
         for pattern in [Pattern::Triad, Pattern::Copy] {
+            if !run.has(pattern.as_str(), &mut c.notes) {
+                continue;
+            }
             if let Some(p) = run.point(pattern, ws, &mut c.notes)? {
                 c.bandwidth.push(BandwidthCeiling {
                     level: MemLevel::Dram,
@@ -153,13 +156,18 @@ pub fn measure(
                 c.sweep.push(p);
             }
         }
-        c.notes.push(format!(
-            "quick: DRAM bandwidth = triad and copy at a {} working set ({})",
-            bytes_label(ws),
-            opts.last_cache().map_or("no cache size known".to_string(), |l| format!(
-                "4x the {} last cache",
+        let why = match opts.last_cache() {
+            None => "no cache size known".to_string(),
+            Some(l) if ws >= 4 * l => format!("4x the {} last cache", bytes_label(l)),
+            Some(l) => format!(
+                "capped by the largest working set allowed; below 4x the {} last cache, so \
+                 partly cache-resident",
                 bytes_label(l)
-            ))
+            ),
+        };
+        c.notes.push(format!(
+            "quick: DRAM bandwidth = triad and copy at a {} working set ({why})",
+            bytes_label(ws)
         ));
     } else {
         let max = opts.max_ws().max(MIN_WORKING_SET);
@@ -170,6 +178,9 @@ pub fn measure(
             ws *= 2;
         }
         'patterns: for pattern in [Pattern::Read, Pattern::Write, Pattern::Copy, Pattern::Triad] {
+            if !run.has(pattern.as_str(), &mut c.notes) {
+                continue;
+            }
             for &ws in &sizes {
                 if run.stopped() {
                     break 'patterns;
@@ -198,7 +209,11 @@ pub fn measure(
     }
 
     let variants: &[bool] = if opts.quick { &[false] } else { &[false, true] };
+    let fma = run.has("fma", &mut c.notes);
     for p in [Precision::Fp32, Precision::Fp64] {
+        if !fma {
+            break;
+        }
         for &scalar in variants {
             if run.stopped() {
                 break;
@@ -235,6 +250,18 @@ struct Runner<'a, 'p> {
 impl Runner<'_, '_> {
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether the backend has our implementation of `kernel`; notes it when not.
+    fn has(&self, kernel: &str, notes: &mut Vec<String>) -> bool {
+        let ok = self.backend.implementations(kernel).iter().any(|i| !i.builtin);
+        if !ok {
+            notes.push(format!(
+                "{kernel}: not measured, the {} backend has no implementation of it",
+                self.backend.info().backend
+            ));
+        }
+        ok
     }
 
     /// Median seconds of `case` with our implementation; `None` (and a note) when it

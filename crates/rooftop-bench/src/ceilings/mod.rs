@@ -122,19 +122,12 @@ pub fn calibrated_spec(
     };
     let mut d = base.clone();
     for level in [MemLevel::Dram, MemLevel::Llc, MemLevel::L2, MemLevel::L1] {
-        let Some(best) = c
-            .bandwidth
-            .iter()
-            .filter(|b| b.level == level)
-            .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
+        let Some(best) =
+            c.bandwidth.iter().filter(|b| b.level == level).max_by(|a, b| a.gbs.total_cmp(&b.gbs))
         else {
             continue;
         };
-        let m = meta(format!(
-            "{} at {} bytes",
-            best.pattern.as_str(),
-            best.working_set_bytes
-        ));
+        let m = meta(format!("{} at {} bytes", best.pattern.as_str(), best.working_set_bytes));
         if level == MemLevel::Dram {
             d.peak_bw_gbs = best.gbs;
             d.figure_meta.insert("memory.bandwidth_gbs".to_string(), m);
@@ -170,8 +163,18 @@ mod tests {
             method: "quick".into(),
             parallelism: 1,
             bandwidth: vec![
-                BandwidthCeiling { level: MemLevel::Dram, pattern: Pattern::Triad, gbs: 80.0, working_set_bytes: 1 << 30 },
-                BandwidthCeiling { level: MemLevel::Dram, pattern: Pattern::Copy, gbs: 85.0, working_set_bytes: 1 << 30 },
+                BandwidthCeiling {
+                    level: MemLevel::Dram,
+                    pattern: Pattern::Triad,
+                    gbs: 80.0,
+                    working_set_bytes: 1 << 30,
+                },
+                BandwidthCeiling {
+                    level: MemLevel::Dram,
+                    pattern: Pattern::Copy,
+                    gbs: 85.0,
+                    working_set_bytes: 1 << 30,
+                },
             ],
             sweep: Vec::new(),
             compute: vec![ComputeCeiling {

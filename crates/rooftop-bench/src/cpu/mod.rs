@@ -5,7 +5,9 @@ pub mod info;
 pub mod kernels;
 pub(crate) mod simd;
 
-use crate::backend::{Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch};
+use crate::backend::{
+    Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch,
+};
 use crate::case::Case;
 use crate::error::BackendError;
 use info::CpuInfo;
@@ -50,13 +52,13 @@ impl CpuBackend {
     }
 
     fn pool(&mut self, threads: u32) -> Result<&rayon::ThreadPool, BackendError> {
-        if !self.pools.contains_key(&threads) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.pools.entry(threads) {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads as usize)
                 .thread_name(|i| format!("rooftop-cpu-{i}"))
                 .build()
                 .map_err(|e| BackendError::Other(format!("cannot start {threads} threads: {e}")))?;
-            self.pools.insert(threads, pool);
+            e.insert(pool);
         }
         Ok(&self.pools[&threads])
     }

@@ -456,7 +456,7 @@ pub(crate) fn qdot4(
     group: usize,
 ) -> f32 {
     let shaped = group >= 32
-        && group % 32 == 0
+        && group.is_multiple_of(32)
         && lo.len() == q.len()
         && hi.len() == q.len()
         && zx.len() == scales.len()
@@ -499,7 +499,7 @@ pub(crate) fn qdot8(
     group: usize,
 ) -> f32 {
     let shaped = group >= 16
-        && group % 16 == 0
+        && group.is_multiple_of(16)
         && x.len() == q.len()
         && zx.len() == scales.len()
         && q.len() == scales.len() * group;

@@ -317,7 +317,7 @@ fn weight(
                 }
                 NibbleOrder::Sequential => {
                     let b = v[idx / 2];
-                    if idx % 2 == 0 {
+                    if idx.is_multiple_of(2) {
                         b & 0x0F
                     } else {
                         b >> 4
@@ -326,7 +326,7 @@ fn weight(
             };
             let z = if l.zero_point {
                 let b = zeros[g / 2];
-                if g % 2 == 0 {
+                if g.is_multiple_of(2) {
                     b & 0x0F
                 } else {
                     b >> 4

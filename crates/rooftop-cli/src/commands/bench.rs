@@ -202,30 +202,31 @@ impl AnyBackend {
 }
 
 /// Parses `1M`, `4096`, `2Gi`, `16k` (binary multiples).
-pub(crate) fn parse_size(s: &str, flag: &str) -> Result<u64> {
-    let t = s.trim();
-    let (num, mult) = match t.trim_end_matches('i').char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m: u64 = match c.to_ascii_uppercase() {
+pub(crate) fn parse_size(text: &str, flag: &str) -> Result<u64> {
+    let trimmed = text.trim();
+    let (digits, multiplier) = match trimmed.trim_end_matches('i').char_indices().last() {
+        Some((at, suffix)) if suffix.is_ascii_alphabetic() => {
+            let mult: u64 = match suffix.to_ascii_uppercase() {
                 'K' => 1 << 10,
                 'M' => 1 << 20,
                 'G' => 1 << 30,
                 _ => {
                     return Err(CliError::input(format!(
-                        "{flag}: `{s}` has an unknown suffix `{c}` (expected K, M or G)"
+                        "{flag}: `{text}` has an unknown suffix `{suffix}` (expected K, M or G)"
                     )))
                 }
             };
-            (&t[..i], m)
+            (&trimmed[..at], mult)
         }
-        _ => (t, 1),
+        _ => (trimmed, 1),
     };
-    let n: u64 = num.trim().parse().map_err(|_| {
-        CliError::input(format!("{flag}: `{s}` is not a size (expected e.g. 4096, 16M, 1G)"))
+    let value: u64 = digits.trim().parse().map_err(|_| {
+        CliError::input(format!("{flag}: `{text}` is not a size (expected e.g. 4096, 16M, 1G)"))
     })?;
-    n.checked_mul(mult)
+    value
+        .checked_mul(multiplier)
         .filter(|v| *v > 0)
-        .ok_or_else(|| CliError::input(format!("{flag}: `{s}` must be between 1 and 2^64-1")))
+        .ok_or_else(|| CliError::input(format!("{flag}: `{text}` must be between 1 and 2^64-1")))
 }
 
 fn selection(a: &BenchArgs) -> Result<Selection> {
@@ -346,7 +347,11 @@ struct Job {
     implementation: rooftop_bench::backend::Implementation,
 }
 
-fn plan(a: &BenchArgs, backend: &mut dyn Backend, sel: &Selection) -> Result<(Vec<Job>, Vec<String>)> {
+fn plan(
+    a: &BenchArgs,
+    backend: &mut dyn Backend,
+    sel: &Selection,
+) -> Result<(Vec<Job>, Vec<String>)> {
     let explicit = !a.kernel.is_empty();
     let kernels: Vec<&'static dyn Kernel> = if explicit {
         a.kernel
@@ -367,7 +372,8 @@ fn plan(a: &BenchArgs, backend: &mut dyn Backend, sel: &Selection) -> Result<(Ve
             .filter(|i| !(a.no_builtin && i.builtin))
             .collect();
         if impls.is_empty() {
-            let msg = format!("the {} backend has no `{}` kernel", backend.info().backend, k.name());
+            let msg =
+                format!("the {} backend has no `{}` kernel", backend.info().backend, k.name());
             if explicit {
                 return Err(CliError::input(msg));
             }
@@ -384,7 +390,8 @@ fn plan(a: &BenchArgs, backend: &mut dyn Backend, sel: &Selection) -> Result<(Ve
     // Refuse impossible sizes before running anything.
     if let Some(avail) = backend.available_memory_bytes() {
         for j in &jobs {
-            let bytes: u64 = j.kernel.buffers(&j.case).iter().map(|b| b.bytes()).sum();
+            let bytes: u64 =
+                j.kernel.buffers(&j.case).iter().map(rooftop_bench::suite::BufferSpec::bytes).sum();
             if bytes.saturating_mul(2) > avail {
                 return Err(CliError::input(format!(
                     "{} {}: needs {} of buffers (twice {}: device copy and host reference) \
@@ -475,8 +482,9 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
             }
         })?,
     };
-    let analysis_spec =
-        ceilings.as_ref().map_or_else(|| theoretical.clone(), |c| ceilings::calibrated_spec(&theoretical, c));
+    let analysis_spec = ceilings
+        .as_ref()
+        .map_or_else(|| theoretical.clone(), |c| ceilings::calibrated_spec(&theoretical, c));
 
     let info = any.as_dyn().info().clone();
     let mut report = BenchReport {
@@ -490,7 +498,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         warnings: notes,
         interrupted: false,
     };
-    let roofs = Roofs { theoretical: &theoretical, analysis: &analysis_spec, ceilings: ceilings.as_ref() };
+    let roofs =
+        Roofs { theoretical: &theoretical, analysis: &analysis_spec, ceilings: ceilings.as_ref() };
 
     // An export file exists (with no results yet) as soon as the cases start.
     write_exports(a, &report)?;
@@ -526,10 +535,21 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         };
         let mut on_progress = |p: Progress<'_>| match p {
             Progress::Checking { label } => pb.set_message(format!("{label}: checking")),
-            Progress::Sampling { label, runs, .. } => pb.set_message(format!("{label}: {runs} samples")),
+            Progress::Sampling { label, runs, .. } => {
+                pb.set_message(format!("{label}: {runs} samples"))
+            }
         };
         let results = if launches.len() > 1 {
-            harness::autotune(backend, job.kernel, &job.case, &job.implementation, &launches, &timing, &stop, &mut on_progress)
+            harness::autotune(
+                backend,
+                job.kernel,
+                &job.case,
+                &job.implementation,
+                &launches,
+                &timing,
+                &stop,
+                &mut on_progress,
+            )
         } else {
             harness::run_case(
                 backend,

@@ -37,7 +37,7 @@ pub(crate) fn today() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let days = (secs / 86_400) as i64;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
     // Howard Hinnant's civil_from_days.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -53,7 +53,10 @@ pub(crate) fn today() -> String {
 
 pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
     if !(a.min_time.is_finite() && a.min_time > 0.0) {
-        return Err(CliError::input(format!("--min-time: expected seconds > 0, got {}", a.min_time)));
+        return Err(CliError::input(format!(
+            "--min-time: expected seconds > 0, got {}",
+            a.min_time
+        )));
     }
     let mut any = AnyBackend::new(a.backend);
     let timing = TimingOptions { min_time_s: a.min_time, min_runs: 5, ..TimingOptions::default() };
@@ -65,7 +68,8 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
         pb.set_message(label.to_string());
     });
     pb.finish_and_clear();
-    let c = measured.map_err(|e| CliError::Runtime(format!("measuring the ceilings failed: {e}")))?;
+    let c =
+        measured.map_err(|e| CliError::Runtime(format!("measuring the ceilings failed: {e}")))?;
     if let Some(p) = &a.sweep_csv {
         write_atomic(p, &rooftop_report::bench::ceilings_csv(&c))?;
     }

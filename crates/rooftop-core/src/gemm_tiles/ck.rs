@@ -100,7 +100,7 @@ fn block_size_consistent(
     let (Some(dm), Some(dn)) = (m_per.checked_mul(m_rep), n_per.checked_mul(n_rep)) else {
         return false;
     };
-    if dm == 0 || dn == 0 || m % dm != 0 || n % dn != 0 {
+    if dm == 0 || dn == 0 || !m.is_multiple_of(dm) || !n.is_multiple_of(dn) {
         return false;
     }
     let Some(waves) = (m / dm).checked_mul(n / dn) else {

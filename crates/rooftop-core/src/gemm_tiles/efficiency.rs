@@ -182,7 +182,7 @@ pub fn check_launch_grid(
 pub fn grid_blocks_from_work_items(grid: [u64; 3], block: [u64; 3]) -> Option<[u64; 3]> {
     let mut out = [0u64; 3];
     for i in 0..3 {
-        if block[i] == 0 || grid[i] % block[i] != 0 {
+        if block[i] == 0 || !grid[i].is_multiple_of(block[i]) {
             return None;
         }
         out[i] = grid[i] / block[i];

@@ -271,7 +271,7 @@ fn round_up(a: u64, b: u64) -> u64 {
 
 /// Bytes as `12 KiB` when a whole number of KiB, else `12345 B`.
 fn fmt_bytes(b: u64) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{} KiB", b / 1024)
     } else {
         format!("{b} B")

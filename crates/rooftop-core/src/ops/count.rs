@@ -53,7 +53,7 @@ pub(crate) fn to_f64(count: u128) -> f64 {
 
 /// Bytes of a bit count as text: an integer when whole, else with the fraction.
 pub(crate) fn fmt_bits_as_bytes(bits: u128) -> String {
-    if bits % 8 == 0 {
+    if bits.is_multiple_of(8) {
         (bits / 8).to_string()
     } else {
         format!("{}", bits_to_bytes(bits))

@@ -129,7 +129,7 @@ impl WeightFormat {
             return Err(OpError::ZeroDim { name: "group_size", value: 0 });
         }
         if let Some(name) = l.ggml {
-            if k % GGML_BLOCK != 0 {
+            if !k.is_multiple_of(GGML_BLOCK) {
                 return Err(OpError::Invalid(format!(
                     "{name} stores K in blocks of {GGML_BLOCK} weights, so K must be a multiple of {GGML_BLOCK}, got K={k}"
                 )));
@@ -202,7 +202,11 @@ fn weight_terms(
     );
     let g = u128::from(l.group);
     let groups = ceil_div(k, g);
-    let gsym = if k % g == 0 { format!("(K/{})", l.group) } else { format!("ceil(K/{})", l.group) };
+    let gsym = if k.is_multiple_of(g) {
+        format!("(K/{})", l.group)
+    } else {
+        format!("ceil(K/{})", l.group)
+    };
     let s = bpe(l.scale);
     let scale_label = if l.ggml.is_some() { "fp16 block scales" } else { "scales" };
     t.push(

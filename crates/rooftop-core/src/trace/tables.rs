@@ -238,7 +238,7 @@ fn stats(v: &[f64]) -> Option<Stats> {
     let mut sorted = v.to_vec();
     sorted.sort_by(f64::total_cmp);
     let mid = sorted.len() / 2;
-    let median = if sorted.len() % 2 == 0 {
+    let median = if sorted.len().is_multiple_of(2) {
         f64::midpoint(sorted[mid - 1], sorted[mid])
     } else {
         sorted[mid]

@@ -90,7 +90,7 @@ impl Weights<'_> {
         }
         if self.l.bits == 4 {
             let b = self.zeros[g / 2];
-            f32::from(if g % 2 == 0 { b & 0x0F } else { b >> 4 })
+            f32::from(if g.is_multiple_of(2) { b & 0x0F } else { b >> 4 })
         } else {
             f32::from(self.zeros[g])
         }
