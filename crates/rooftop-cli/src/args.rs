@@ -53,6 +53,11 @@ pub enum Command {
     /// Analyse a PyTorch profiler (Kineto) trace: timeline, ops, roofline tables,
     /// kernels, findings.
     Trace(Box<crate::commands::trace::TraceArgs>),
+    /// The bandwidth and compute budget of a whole LLM step (decode or prefill), per op,
+    /// on any device, from a Hugging Face config.json or a preset.
+    Model(Box<crate::commands::model::ModelArgs>),
+    /// Compare two exports (bench, trace): regressions, improvements, a CI gate.
+    Diff(Box<crate::commands::diff::DiffArgs>),
 }
 
 #[derive(Debug, Args)]

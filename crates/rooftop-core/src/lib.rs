@@ -15,6 +15,7 @@ pub mod device;
 pub mod diagnose;
 pub mod gemm_tiles;
 pub mod occupancy;
+pub mod model;
 pub mod ops;
 pub mod roofline;
 pub mod trace;

@@ -147,58 +147,89 @@ fn ceilings_line(c: &Ceilings) -> String {
     )
 }
 
+/// Notes under the table, grouped so that a suite of 30 results stays on one screen:
+/// failed checks one by one, then one line each for built-in comparisons, latencies,
+/// findings (by title) and samples with outliers. Everything else is in the JSON.
 fn notes(rep: &BenchReport) -> String {
     let mut out = String::new();
     let w = usize::from(WIDTH);
+    let short = |r: &ResultRecord| format!("{} {}", r.kernel, config_label(r));
+    for r in rep.results.iter().filter(|r| !r.check.passed) {
+        out.push_str(&wrap(
+            &format!(
+                "CHECK FAILED {} [{}]: {} (tolerance abs {} rel {})",
+                short(r),
+                r.implementation.id,
+                r.check.first_failure.as_deref().unwrap_or("outputs differ"),
+                r.check.tolerance.abs,
+                r.check.tolerance.rel
+            ),
+            w,
+            "- ",
+            "  ",
+        ));
+    }
+    let speedups: Vec<String> = rep
+        .results
+        .iter()
+        .filter_map(|r| r.speedup_vs_builtin.map(|s| format!("{} {}x", short(r), sig3(s))))
+        .collect();
+    if !speedups.is_empty() {
+        let line = format!("ours vs the built-in (speed ratio): {}", speedups.join("; "));
+        out.push_str(&wrap(&line, w, "- ", "  "));
+    }
+    let latencies: Vec<String> = rep
+        .results
+        .iter()
+        .filter_map(|r| latency(r).map(|ns| format!("{} {}", short(r), si(ns * 1e-9, "s"))))
+        .collect();
+    if !latencies.is_empty() {
+        let line = format!("latency per dependent access: {}", latencies.join("; "));
+        out.push_str(&wrap(&line, w, "- ", "  "));
+    }
+    // Actionable findings (warning and above) grouped by title; info ones are in the JSON.
+    let mut by_title: Vec<(String, Vec<String>)> = Vec::new();
     for r in &rep.results {
-        let name = format!("{} {} [{}]", r.kernel, config_label(r), r.implementation.id);
-        if let Some(s) = r.speedup_vs_builtin {
-            out.push_str(&wrap(
-                &format!("{name}: {}x the speed of the built-in", sig3(s)),
-                w,
-                "- ",
-                "  ",
-            ));
-        }
-        if let Some(ns) = latency(r) {
-            out.push_str(&wrap(
-                &format!("{name}: {} per dependent access", si(ns * 1e-9, "s")),
-                w,
-                "- ",
-                "  ",
-            ));
-        }
-        if !r.check.passed {
-            out.push_str(&wrap(
-                &format!(
-                    "{name}: result check FAILED: {}",
-                    r.check.first_failure.as_deref().unwrap_or("outputs differ")
-                ),
-                w,
-                "- ",
-                "  ",
-            ));
-        }
-        for warn in &r.warnings {
-            if !warn.starts_with("result check failed") {
-                out.push_str(&wrap(&format!("{name}: warning: {warn}"), w, "- ", "  "));
+        for f in r.findings.iter().filter(|f| f.severity > Severity::Info).take(1) {
+            let who = format!("{} [{}]", short(r), r.implementation.id);
+            match by_title.iter_mut().find(|(t, _)| *t == f.title) {
+                Some((_, v)) => v.push(who),
+                None => by_title.push((f.title.clone(), vec![who])),
             }
         }
-        // Info findings ("near the roof") are in the JSON; the table keeps the actionable.
-        if let Some(f) = r.findings.iter().find(|f| f.severity > Severity::Info) {
-            out.push_str(&wrap(
-                &format!("{name}: {}: {}", f.title, f.recommendation),
-                w,
-                "- ",
-                "  ",
-            ));
+    }
+    for (title, who) in by_title {
+        out.push_str(&wrap(&format!("{title}: {}", who.join("; ")), w, "- ", "  "));
+    }
+    let mut noisy = Vec::new();
+    for r in &rep.results {
+        for warn in &r.warnings {
+            if warn.starts_with("result check failed") {
+                continue;
+            }
+            if warn.contains("statistical outliers") {
+                let n = warn.split(' ').next().unwrap_or("?");
+                noisy.push(format!("{} [{}] {n}/{}", short(r), r.implementation.id, r.times_s.len()));
+            } else {
+                out.push_str(&wrap(&format!("{} [{}]: {warn}", short(r), r.implementation.id), w, "- ", "  "));
+            }
         }
+    }
+    if !noisy.is_empty() {
+        let line = format!(
+            "samples with outliers (modified Z-score > 3.5; the median is reported): {}",
+            noisy.join("; ")
+        );
+        out.push_str(&wrap(&line, w, "- ", "  "));
     }
     for warn in &rep.warnings {
         out.push_str(&wrap(&format!("warning: {warn}"), w, "- ", "  "));
     }
     if rep.interrupted {
         out.push_str("interrupted (Ctrl-C): the results above are those finished so far\n");
+    }
+    if !out.is_empty() {
+        out.push_str("details, raw samples and recommendations: --format json or --export-json\n");
     }
     out
 }

@@ -4,7 +4,9 @@
 mod analyze;
 pub mod bench;
 pub mod ceilings;
+pub mod diff;
 mod devices;
+pub mod model;
 pub mod trace;
 
 use crate::args::{Cli, Command};
@@ -24,6 +26,8 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Bench(a) => return bench::run(&catalog, a, cli),
         Command::Ceilings(a) => return ceilings::run(&catalog, a, cli),
         Command::Trace(a) => return trace::run(&catalog, a, cli),
+        Command::Model(a) => return model::run(&catalog, a, cli),
+        Command::Diff(a) => return diff::run(a, cli),
     };
     output::emit(&text, cli.output.as_deref())
 }

@@ -81,3 +81,51 @@ fn same_len(x0: usize, acc: usize) -> Result<(), BackendError> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{Backend, Launch};
+    use crate::cpu::CpuBackend;
+    use crate::harness::{run_case, TimingOptions};
+    use crate::suite;
+    use rooftop_core::units::Precision;
+    use std::sync::atomic::AtomicBool;
+
+    /// Every variant on 1 and 3 threads passes the suite's closed-form check.
+    #[test]
+    fn passes_the_closed_form_check_on_any_thread_count() {
+        let mut be = CpuBackend::new();
+        let kernel = suite::find("fma").unwrap();
+        let opts = TimingOptions {
+            min_runs: 1,
+            min_time_s: 0.0,
+            warmup_runs: 1,
+            warmup_time_s: 0.0,
+            ..TimingOptions::default()
+        };
+        let imp = be.implementations("fma").remove(0);
+        for dtype in [Precision::Fp32, Precision::Fp64] {
+            for scalar in [false, true] {
+                let mut case = suite::fma::ceiling_case(dtype, scalar);
+                case.sizes = vec![("iters", 37)];
+                for threads in [1, 3] {
+                    let launch = Launch { threads: Some(threads), ..Launch::default() };
+                    let r = run_case(
+                        &mut be,
+                        kernel,
+                        &case,
+                        &imp,
+                        Some(launch),
+                        &opts,
+                        &AtomicBool::new(false),
+                        &mut |_| {},
+                    )
+                    .unwrap();
+                    assert!(r.check.passed, "{} {threads}: {:?}", case.label(), r.check);
+                    assert_eq!(r.check.elements, suite::fma::ACCUMULATORS as u64);
+                }
+            }
+        }
+        assert!(kernel.work(&suite::fma::ceiling_case(Precision::Fp32, false)).is_ok());
+    }
+}

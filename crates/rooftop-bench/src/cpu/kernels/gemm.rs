@@ -367,3 +367,82 @@ mod tests {
         assert_eq!(row_block(1, 1), 6);
     }
 }
+
+#[cfg(test)]
+mod harness_tests {
+    use crate::backend::{Backend, Launch};
+    use crate::case::Case;
+    use crate::cpu::CpuBackend;
+    use crate::harness::{run_case, TimingOptions};
+    use crate::suite;
+    use rooftop_core::units::Precision;
+    use std::sync::atomic::AtomicBool;
+
+    /// Both implementations pass the suite's check (f64 compensated reference, gamma_k
+    /// tolerance) through the harness, in full and in a sampled case, with a tile.
+    #[test]
+    fn both_implementations_pass_the_suite_check() {
+        let mut be = CpuBackend::new();
+        let kernel = suite::find("gemm").unwrap();
+        let opts = TimingOptions {
+            min_runs: 1,
+            min_time_s: 0.0,
+            warmup_runs: 1,
+            warmup_time_s: 0.0,
+            ..TimingOptions::default()
+        };
+        for imp in be.implementations("gemm") {
+            for (dtype, (m, n, k)) in
+                [(Precision::Fp32, (37, 45, 300)), (Precision::Fp64, (130, 129, 1001))]
+            {
+                let case = Case {
+                    kernel: "gemm",
+                    sizes: vec![("m", m), ("n", n), ("k", k)],
+                    dtype,
+                    weights: None,
+                    variant: None,
+                };
+                let launch = Launch { threads: Some(2), tile: Some(128), ..Launch::default() };
+                let r = run_case(
+                    &mut be,
+                    kernel,
+                    &case,
+                    &imp,
+                    Some(launch),
+                    &opts,
+                    &AtomicBool::new(false),
+                    &mut |_| {},
+                )
+                .unwrap();
+                assert!(r.check.passed, "{} {}: {:?}", imp.id, case.label(), r.check);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_tiles_are_errors_not_panics() {
+        let mut be = CpuBackend::new();
+        let kernel = suite::find("gemm").unwrap();
+        let imp = be.implementations("gemm").remove(0);
+        assert_eq!(imp.id, "rooftop");
+        let case = Case {
+            kernel: "gemm",
+            sizes: vec![("m", 4), ("n", 4), ("k", 4)],
+            dtype: Precision::Fp32,
+            weights: None,
+            variant: None,
+        };
+        let launch = Launch { tile: Some(3), ..Launch::default() };
+        let r = run_case(
+            &mut be,
+            kernel,
+            &case,
+            &imp,
+            Some(launch),
+            &TimingOptions::default(),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        );
+        assert!(r.is_err());
+    }
+}

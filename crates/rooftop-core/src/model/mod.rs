@@ -1,0 +1,1 @@
+//! LLM step budget (being written).
