@@ -44,7 +44,8 @@ rooftop_triad() {
       --format json 2>/dev/null | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["results"][0]
-print(f"{r[\"bytes\"] / r[\"median_s\"] / 1e9:.2f} {r[\"bytes\"] / r[\"min_s\"] / 1e9:.2f}")'
+b, med, best = r["bytes"], r["median_s"], r["min_s"]
+print("%.2f %.2f" % (b / med / 1e9, b / best / 1e9))'
   else
     local extra=""
     [ "$DTYPE" = fp64 ] && extra="fp64"

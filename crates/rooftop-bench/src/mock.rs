@@ -187,8 +187,18 @@ impl Backend for MockBackend {
     }
 
     fn available_memory_bytes(&self) -> Option<u64> {
-        self.config.memory_bytes
+        // The mock keeps its buffers in host memory.
+        self.config.memory_bytes.or_else(host_available_memory)
     }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, bytes (Linux; `None` elsewhere).
+fn host_available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    text.lines().find_map(|l| {
+        let kb = l.strip_prefix("MemAvailable:")?.trim().strip_suffix("kB")?.trim();
+        kb.parse::<u64>().ok().map(|k| k * 1024)
+    })
 }
 
 fn corrupt(b: &mut HostBuf) {

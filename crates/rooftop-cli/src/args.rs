@@ -36,6 +36,11 @@ pub enum OutputFormat {
     Csv,
     /// Markdown, for pull-request comments.
     Md,
+    /// One self-contained HTML page: the roofline chart (SVG), sortable tables, findings,
+    /// provenance. Write it with -o report.html.
+    Html,
+    /// Chrome-trace JSON of the analysed kernels for ui.perfetto.dev (`trace` only).
+    Perfetto,
 }
 
 #[derive(Debug, Subcommand)]

@@ -13,7 +13,17 @@ pub fn format(f: OutputFormat) -> Format {
         OutputFormat::Json => Format::Json,
         OutputFormat::Csv => Format::Csv,
         OutputFormat::Md => Format::Markdown,
+        OutputFormat::Html => Format::Html,
+        OutputFormat::Perfetto => Format::Perfetto,
     }
+}
+
+/// The error for `--format perfetto` on a command without a timeline.
+pub fn no_perfetto(command: &str) -> CliError {
+    CliError::input(format!(
+        "--format perfetto is a timeline of kernels: only `rooftop trace` writes it, not `rooftop {command}` \
+         (use --format html, json, csv, md or table)"
+    ))
 }
 
 /// Writes `text` to `path`, or to standard output. A closed pipe (`| head`) is not an

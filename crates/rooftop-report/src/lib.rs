@@ -1,16 +1,22 @@
 //! rooftop-report: renderers of rooftop analyses and device lists.
 //!
-//! One module per format (`table`, `json`, `csv`, `markdown`), each a pure function from
-//! core results to a `String`; the CLI decides where the bytes go. Renderers never
-//! compute: every number they print comes from the core, with its provenance.
+//! One module per format (`table`, `json`, `csv`, `markdown`, `html` with its `svg`
+//! charts, `perfetto`), each a pure function from core results to a `String`; the CLI
+//! decides where the bytes go. Renderers never compute: every number they print comes
+//! from the core, with its provenance. `diff` compares two exports (`rooftop diff`).
 
 pub mod bench;
 pub mod csv;
 pub mod devices;
+pub mod diff;
+pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod perfetto;
+pub mod model;
 pub mod record;
 pub mod rows;
+pub mod svg;
 pub mod table;
 pub mod trace;
 
@@ -30,14 +36,20 @@ pub enum Format {
     Json,
     Csv,
     Markdown,
+    /// One self-contained HTML page with an SVG roofline chart.
+    Html,
+    /// Chrome-trace JSON for ui.perfetto.dev. Only traces have a timeline: the CLI
+    /// refuses it elsewhere, and these functions fall back to JSON.
+    Perfetto,
 }
 
 /// Renders analyses in `format`.
 pub fn analyses(format: Format, items: &[Analysis]) -> String {
     match format {
         Format::Table => items.iter().map(table::analysis).collect::<Vec<_>>().join("\n"),
-        Format::Json => json::analyses(items),
+        Format::Json | Format::Perfetto => json::analyses(items),
         Format::Csv => csv::analyses(items),
+        Format::Html => html::analyses(items, None),
         Format::Markdown => items.iter().map(markdown::analysis).collect::<Vec<_>>().join("\n"),
     }
 }
@@ -46,8 +58,9 @@ pub fn analyses(format: Format, items: &[Analysis]) -> String {
 pub fn device_list(format: Format, devs: &[DeviceSpec]) -> String {
     match format {
         Format::Table => table::devices(devs),
-        Format::Json => json::devices(devs),
+        Format::Json | Format::Perfetto => json::devices(devs),
         Format::Csv => csv::devices(devs),
+        Format::Html => html::devices(devs),
         Format::Markdown => markdown::devices(devs),
     }
 }
@@ -56,8 +69,9 @@ pub fn device_list(format: Format, devs: &[DeviceSpec]) -> String {
 pub fn device_detail(format: Format, d: &DeviceSpec) -> String {
     match format {
         Format::Table => table::device_detail(d),
-        Format::Json => json::device(d),
+        Format::Json | Format::Perfetto => json::device(d),
         Format::Csv => csv::devices(std::slice::from_ref(d)),
+        Format::Html => html::device_detail(d),
         Format::Markdown => markdown::device_detail(d),
     }
 }

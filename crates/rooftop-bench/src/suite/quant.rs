@@ -26,9 +26,10 @@
 //! Selection: `--wformat q4_0|q8_0|affine`, `--bits 4|8` (affine), `--group-size
 //! 32|64|128` (affine; ggml formats are 32), `--variant zp|sym` (affine). With none of
 //! them, the default formats are Q4_0 and int4 g128. Sizes: `qmatvec` has `n, k`
-//! (default 4096 × 4096 and 14336 × 4096, a Llama-3-8B FFN projection; `--sizes S` sets
-//! n = S, k = 4096); `qgemm` has `m, n, k` (default 128 × 4096 × 4096; `--sizes S` sets
-//! m = S). K must be a multiple of the group size.
+//! (default 4096 × 4096 and 14336 × 4096, a Llama-3-8B FFN projection; `--sizes S` counts
+//! weight elements: n = S / 4096, k = 4096); `qgemm` has `m, n, k` (default 128 × 4096 ×
+//! 4096; `--sizes S` counts activation elements: m = S / 4096). K must be a multiple of
+//! the group size.
 //!
 //! Inputs: activations uniform in [-1, 1); quants and zero points random bits; scales
 //! uniform in [0.002, 0.02) for 4-bit, [0.0001, 0.001) for 8-bit formats (weights of a
@@ -267,8 +268,14 @@ impl Quant {
             };
         }
         if let Some(s) = &sel.sizes {
+            // A size counts elements, as for every kernel: the weight matrix (qmatvec,
+            // n = S / k) or the activations (qgemm, m = S / k), at least one row.
             let (_, n, k) = GEMM_SHAPE;
-            return Ok(s.iter().map(|&s| if self.gemm { (s, n, k) } else { (1, s, k) }).collect());
+            let rows = |s: u64| (s / k).max(1);
+            return Ok(s
+                .iter()
+                .map(|&s| if self.gemm { (rows(s), n, k) } else { (1, rows(s), k) })
+                .collect());
         }
         Ok(if self.gemm {
             vec![GEMM_SHAPE]
@@ -661,8 +668,12 @@ mod tests {
         let sel = Selection { wformat: Some("Q8_0".into()), ..Selection::default() };
         assert!(k.cases(&sel).unwrap().iter().all(|c| c.weights == Some(WeightFormat::Q8_0)));
         let g = find("qgemm").unwrap();
-        let cs = g.cases(&Selection { sizes: Some(vec![7]), ..Selection::default() }).unwrap();
+        // 7 x 4096 activation elements → m = 7; fewer than one row → m = 1.
+        let cs = g
+            .cases(&Selection { sizes: Some(vec![7 * 4096, 100]), ..Selection::default() })
+            .unwrap();
         assert_eq!(cs[0].sizes, vec![("m", 7), ("n", 4096), ("k", 4096)]);
+        assert_eq!(cs[1].sizes, vec![("m", 1), ("n", 4096), ("k", 4096)]);
         let bad_sels = [
             Selection { bits: Some(3), ..Selection::default() },
             Selection { wformat: Some("q4_0".into()), bits: Some(8), ..Selection::default() },

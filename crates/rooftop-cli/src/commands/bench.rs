@@ -442,6 +442,10 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     if a.list {
         return output::emit(&kernel_list(), cli.output.as_deref());
     }
+    // Refused before the run rather than after it.
+    if cli.format == crate::args::OutputFormat::Perfetto {
+        return Err(output::no_perfetto("bench"));
+    }
     // Install the Ctrl-C handler first: backend start-up (CPU detection) takes a moment.
     let stop = progress::interrupt_flag();
     let sel = selection(a)?;
@@ -587,9 +591,13 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     let fmt = output::format(cli.format);
     let text = match fmt {
         rooftop_report::Format::Table => rooftop_report::bench::table_report(&report),
-        rooftop_report::Format::Json => rooftop_report::bench::json_report(&report),
+        // Perfetto was refused before the run.
+        rooftop_report::Format::Json | rooftop_report::Format::Perfetto => {
+            rooftop_report::bench::json_report(&report)
+        }
         rooftop_report::Format::Csv => rooftop_report::bench::csv_report(&report),
         rooftop_report::Format::Markdown => rooftop_report::bench::markdown_report(&report),
+        rooftop_report::Format::Html => rooftop_report::html::bench(&report),
     };
     output::emit(&text, cli.output.as_deref())?;
     if report.interrupted {

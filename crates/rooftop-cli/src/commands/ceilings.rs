@@ -52,6 +52,10 @@ pub(crate) fn today() -> String {
 }
 
 pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
+    // Refused before measuring rather than after.
+    if cli.format == crate::args::OutputFormat::Perfetto {
+        return Err(output::no_perfetto("ceilings"));
+    }
     if !(a.min_time.is_finite() && a.min_time > 0.0) {
         return Err(CliError::input(format!(
             "--min-time: expected seconds > 0, got {}",
@@ -73,7 +77,14 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
     if let Some(p) = &a.sweep_csv {
         write_atomic(p, &rooftop_report::bench::ceilings_csv(&c))?;
     }
-    if let Some(p) = &cli.output {
+    let fmt = output::format(cli.format);
+    // `--format html -o report.html` means the report, not a device file named .html.
+    let html_out = fmt == rooftop_report::Format::Html
+        && cli.output.as_deref().is_some_and(|p| {
+            p.extension().is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"))
+        });
+    let device_file = cli.output.as_ref().filter(|_| !html_out);
+    if let Some(p) = device_file {
         let base = any.device_spec(Some(&c))?;
         let toml = ceilings::device_file_toml(&base, &c, &today());
         // The file must load back as a device before we call it done.
@@ -82,7 +93,7 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
         })?;
         write_atomic(p, &toml)?;
     }
-    let text = match output::format(cli.format) {
+    let text = match fmt {
         rooftop_report::Format::Table => rooftop_report::bench::ceilings_table(&c),
         rooftop_report::Format::Json => {
             let mut s = serde_json::to_string_pretty(&c).unwrap_or_default();
@@ -91,9 +102,11 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
         }
         rooftop_report::Format::Csv => rooftop_report::bench::ceilings_csv(&c),
         rooftop_report::Format::Markdown => rooftop_report::bench::ceilings_markdown(&c),
+        rooftop_report::Format::Html => rooftop_report::html::ceilings(&c),
+        rooftop_report::Format::Perfetto => return Err(output::no_perfetto("ceilings")),
     };
-    output::emit(&text, None)?;
-    if let Some(p) = &cli.output {
+    output::emit(&text, if html_out { cli.output.as_deref() } else { None })?;
+    if let Some(p) = device_file {
         eprintln!(
             "rooftop: wrote {} (use it with --device-file {} --device <id>)",
             p.display(),

@@ -7,6 +7,9 @@ use rooftop_core::device::{Catalog, DeviceSpec, Vendor};
 use rooftop_report::Format;
 
 pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String> {
+    if fmt == Format::Perfetto {
+        return Err(crate::output::no_perfetto("devices"));
+    }
     if let Some(name) = &args.name {
         let d = find_device(catalog, name)?;
         return Ok(rooftop_report::device_detail(fmt, d));

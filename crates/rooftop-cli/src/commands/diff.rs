@@ -1,12 +1,86 @@
-//! `rooftop diff` (being written).
+//! `rooftop diff BASE NEW`: compare two exports (bench, trace, analyze JSON) row by row
+//! and gate a CI job on regressions.
+//!
+//! Exit codes: 0 when nothing regressed by more than `--fail-above` (or no gate was
+//! given), 1 when something did (the report is printed first), 2 for bad input (a file
+//! that cannot be read, is not a rooftop export, or is of another kind than the other).
+//! The comparison itself is `rooftop_report::diff`.
 
-use crate::args::Cli;
+use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
+use crate::output;
 use clap::Args;
+use rooftop_report::diff::{self, render, Metric, Options};
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct DiffArgs {}
+pub struct DiffArgs {
+    /// The baseline export: `rooftop bench --export-json`, `rooftop trace --format json`
+    /// or `rooftop analyze --format json`.
+    pub base: PathBuf,
 
-pub fn run(_args: &DiffArgs, _cli: &Cli) -> Result<()> {
-    Err(CliError::Runtime("rooftop diff is not available yet".to_string()))
+    /// The export to compare with it (same kind).
+    pub new: PathBuf,
+
+    /// Exit with code 1 when a row (or the total) regressed by more than this, e.g. `5%`.
+    /// Default: no gate (exit 0 whatever changed).
+    #[arg(long = "fail-above", value_name = "PCT", value_parser = parse_pct)]
+    pub fail_above: Option<f64>,
+
+    /// What to compare: time (bench: median; trace: mean per call; lower is better),
+    /// attainment (roofline %, higher is better), flops or bandwidth (achieved rates).
+    #[arg(long, default_value = "time", value_parser = parse_metric)]
+    pub metric: Metric,
+
+    /// Changes smaller than this are "unchanged", whatever the test says.
+    #[arg(long = "min-change", value_name = "PCT", default_value = "1%", value_parser = parse_pct)]
+    pub min_change: f64,
+
+    /// Significance level of the noise test (Mann-Whitney U on bench samples, Welch's t on
+    /// trace rows): a change with a larger p-value is noise.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}
+
+fn parse_pct(s: &str) -> std::result::Result<f64, String> {
+    diff::parse_pct(s)
+}
+
+fn parse_metric(s: &str) -> std::result::Result<Metric, String> {
+    s.parse()
+}
+
+fn read(path: &std::path::Path) -> Result<diff::Export> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?;
+    diff::load(&text, &path.display().to_string()).map_err(|e| CliError::input(e.to_string()))
+}
+
+pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(CliError::input(format!("--alpha: expected a level in (0, 1), got {}", args.alpha)));
+    }
+    let base = read(&args.base)?;
+    let new = read(&args.new)?;
+    let opts = Options {
+        metric: args.metric,
+        alpha: args.alpha,
+        min_change_pct: args.min_change,
+        fail_above_pct: args.fail_above,
+    };
+    let d = diff::compare(&base, &new, &opts).map_err(|e| CliError::input(e.to_string()))?;
+    let text = match cli.format {
+        OutputFormat::Table => render::table(&d),
+        OutputFormat::Md => render::markdown(&d),
+        OutputFormat::Csv => render::csv(&d),
+        OutputFormat::Json => render::json(&d),
+        OutputFormat::Html => render::html(&d),
+        OutputFormat::Perfetto => return Err(output::no_perfetto("diff")),
+    };
+    output::emit(&text, cli.output.as_deref())?;
+    if d.failing().is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Runtime(render::verdict(&d)))
+    }
 }

@@ -1,13 +1,180 @@
-//! `rooftop model` (being written).
+//! `rooftop model`: the bandwidth and compute budget of a whole LLM step (decode or
+//! prefill), per op, on a device, from a Hugging Face `config.json` or a preset.
+//!
+//! This module reads the file, parses the JSON into `rooftop_core::model::RawConfig`,
+//! turns the flags into `StepOptions`, and hands the report to
+//! `rooftop_report::model`; the arithmetic lives in `rooftop_core::model`.
 
 use crate::args::Cli;
 use crate::error::{CliError, Result};
-use clap::Args;
+use crate::output;
+use clap::{ArgGroup, Args, ValueEnum};
 use rooftop_core::device::Catalog;
+use rooftop_core::model::presets;
+use rooftop_core::model::{
+    budget, ModelConfig, ModelError, Phase, RawConfig, StepOptions, WeightScheme,
+};
+use rooftop_core::units::Precision;
+use std::path::PathBuf;
+
+/// `--phase` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PhaseArg {
+    /// One new token per sequence, attending to --context cached positions.
+    Decode,
+    /// The prompt of --tokens tokens per sequence (time to first token).
+    Prefill,
+}
 
 #[derive(Debug, Args)]
-pub struct ModelArgs {}
+#[command(group(ArgGroup::new("model").required(true).args(["config", "preset"])))]
+pub struct ModelArgs {
+    /// A Hugging Face config.json (Llama, Mistral, Qwen, Gemma, Mixtral keys).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 
-pub fn run(_catalog: &Catalog, _args: &ModelArgs, _cli: &Cli) -> Result<()> {
-    Err(CliError::Runtime("rooftop model is not available yet".to_string()))
+    /// A built-in model instead of --config: llama-7b (Llama-2-7B), llama-3-8b,
+    /// mistral-7b, mixtral-8x7b, qwen2-7b.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+
+    /// Device id, alias or tool-printed name (`rooftop devices` lists them).
+    #[arg(long, short = 'd')]
+    pub device: String,
+
+    /// Weight format: bf16, fp16, fp32, fp8 or int8 (W8A8: 8-bit activations too), q4_0,
+    /// q8_0 (GGML blocks), int4-g128 (any int<bits>-g<group>, -zp for zero points).
+    #[arg(long, default_value = "bf16", value_name = "FORMAT")]
+    pub weights: String,
+
+    /// KV-cache precision (bf16, fp16, fp8, int8, ...). Default: the activations'
+    /// (bf16 for bf16/fp8/int8 weights, fp16 for fp16 and quantized weights).
+    #[arg(long = "kv-dtype", value_name = "DTYPE")]
+    pub kv_dtype: Option<String>,
+
+    /// Decode or prefill.
+    #[arg(long, value_enum, default_value_t = PhaseArg::Decode)]
+    pub phase: PhaseArg,
+
+    /// Decode: KV-cache positions the new token attends to, itself included. Default:
+    /// 4096.
+    #[arg(long, value_name = "POSITIONS")]
+    pub context: Option<u64>,
+
+    /// Sequences in the batch.
+    #[arg(long, default_value_t = 1)]
+    pub batch: u64,
+
+    /// Prefill: prompt tokens per sequence. Default: 2048.
+    #[arg(long, value_name = "TOKENS")]
+    pub tokens: Option<u64>,
+
+    /// Tokens/s per sequence to budget for: the bandwidth and FLOP/s it needs (decode:
+    /// generated tokens; prefill: prompt tokens). Default: none.
+    #[arg(long = "target-tokens-per-s", value_name = "RATE")]
+    pub target_tokens_per_s: Option<f64>,
+}
+
+/// Reads and validates the model the flags name.
+fn load_model(args: &ModelArgs) -> Result<ModelConfig> {
+    if let Some(name) = &args.preset {
+        let p = presets::find(name).ok_or_else(|| {
+            CliError::input(format!(
+                "--preset `{name}` is not a built-in model: expected one of {}",
+                presets::ids()
+            ))
+        })?;
+        let raw: RawConfig = serde_json::from_str(p.json).map_err(|e| {
+            CliError::Runtime(format!("built-in preset {} does not parse: {e}", p.id))
+        })?;
+        return ModelConfig::from_raw(&raw, &format!("preset {}", p.id), Some(p.name))
+            .map_err(|e| CliError::input(e.to_string()));
+    }
+    let Some(path) = &args.config else {
+        return Err(CliError::input("give a model with --config FILE or --preset NAME"));
+    };
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(format!("cannot read the model config {shown}: {e}")))?;
+    let raw: RawConfig = serde_json::from_str(&text)
+        .map_err(|e| CliError::input(format!("{shown} is not a valid config.json: {e}")))?;
+    ModelConfig::from_raw(&raw, &shown, None).map_err(|e| CliError::input(e.to_string()))
+}
+
+/// Turns the flags into step options, rejecting flags that do not apply to the phase.
+fn step_options(args: &ModelArgs) -> Result<StepOptions> {
+    let weights: WeightScheme =
+        args.weights.parse().map_err(|e| CliError::input(format!("--weights: {e}")))?;
+    let kv_dtype = match &args.kv_dtype {
+        Some(s) => {
+            s.parse::<Precision>().map_err(|e| CliError::input(format!("--kv-dtype: {e}")))?
+        }
+        None => weights.act_dtype(),
+    };
+    let phase = match args.phase {
+        PhaseArg::Decode => Phase::Decode,
+        PhaseArg::Prefill => Phase::Prefill,
+    };
+    match phase {
+        Phase::Decode if args.tokens.is_some() => {
+            return Err(CliError::input(
+                "--tokens applies to --phase prefill; decode attends to --context positions",
+            ))
+        }
+        Phase::Prefill if args.context.is_some() => {
+            return Err(CliError::input(
+                "--context applies to --phase decode; prefill attends to its own --tokens",
+            ))
+        }
+        _ => {}
+    }
+    if args.batch == 0 {
+        return Err(CliError::input("--batch must be at least 1"));
+    }
+    let context = args.context.unwrap_or(4096);
+    if context == 0 {
+        return Err(CliError::input("--context must be at least 1"));
+    }
+    let tokens = args.tokens.unwrap_or(2048);
+    if tokens == 0 {
+        return Err(CliError::input("--tokens must be at least 1"));
+    }
+    if let Some(t) = args.target_tokens_per_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(CliError::input(format!(
+                "--target-tokens-per-s must be a positive number, got {t}"
+            )));
+        }
+    }
+    // The option the phase does not use is 0, so the report does not show a default
+    // that played no part.
+    let (context, tokens) = match phase {
+        Phase::Decode => (context, 0),
+        Phase::Prefill => (0, tokens),
+    };
+    Ok(StepOptions { phase, batch: args.batch, context, tokens, weights, kv_dtype })
+}
+
+pub fn run(catalog: &Catalog, args: &ModelArgs, cli: &Cli) -> Result<()> {
+    let format = output::format(cli.format);
+    if !rooftop_report::model::supports(format) {
+        return Err(CliError::input("rooftop model writes --format table, json, csv or md"));
+    }
+    let cfg = load_model(args)?;
+    let opts = step_options(args)?;
+    let device = super::find_device(catalog, &args.device)?;
+    let report = budget(&cfg, &opts, device, args.target_tokens_per_s).map_err(|e| {
+        let hint = match e {
+            ModelError::Roofline { .. } => {
+                "; try bf16, fp16 or a weight-only format (q8_0, q4_0, int4-g128)"
+            }
+            _ => "",
+        };
+        CliError::input(format!(
+            "{} on {} with --weights {}: {e}{hint}",
+            cfg.name, device.id, args.weights
+        ))
+    })?;
+    let text = rooftop_report::model::render(&report, format);
+    output::emit(&text, cli.output.as_deref())
 }

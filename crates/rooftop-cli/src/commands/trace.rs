@@ -63,6 +63,12 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
         None => None,
     };
     let render_opts = RenderOptions { top: args.top, section: args.section };
+    if args.path.is_dir() && cli.format == OutputFormat::Perfetto {
+        return Err(CliError::input(
+            "--format perfetto takes one trace file, not a directory: pass one rank's trace \
+             (a merged timeline of all ranks is not written yet)",
+        ));
+    }
     if args.path.is_dir() {
         return run_dir(catalog, override_device, args, cli, &opts, render_opts);
     }
@@ -77,10 +83,12 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
     let spin = spinner("analysing");
     let report = analyze(&model, device, &TraceOptions::default());
     spin.finish_and_clear();
+    // The Perfetto export needs the model's events; every other format only the report.
+    let done = emit_one(&report, &model, device, render_opts, cli);
     // A large trace's model is a million small allocations: the process ends soon, so
     // let the OS take them back instead of freeing them one by one.
     std::mem::forget(model);
-    emit_one(&report, render_opts, cli)
+    done
 }
 
 /// A progress bar in bytes, shown after a second.
@@ -140,8 +148,20 @@ fn section_files(section: Section, name: &str) -> bool {
 }
 
 /// Renders one report to standard output or `-o`.
-fn emit_one(report: &TraceReport, ro: RenderOptions, cli: &Cli) -> Result<()> {
+fn emit_one(
+    report: &TraceReport,
+    model: &TraceModel,
+    device: Option<&DeviceSpec>,
+    ro: RenderOptions,
+    cli: &Cli,
+) -> Result<()> {
     match cli.format {
+        OutputFormat::Html => {
+            output::emit(&rooftop_report::html::trace(report, device), cli.output.as_deref())
+        }
+        OutputFormat::Perfetto => {
+            output::emit(&rooftop_report::perfetto::trace(model, report), cli.output.as_deref())
+        }
         OutputFormat::Table => output::emit(&render::table(report, &ro), cli.output.as_deref()),
         OutputFormat::Md => output::emit(&render::markdown(report, &ro), cli.output.as_deref()),
         OutputFormat::Json => output::emit(&render::json(report), cli.output.as_deref()),
@@ -261,6 +281,20 @@ fn run_dir(
 
     if !named.is_empty() {
         match cli.format {
+            OutputFormat::Html => {
+                let device = override_device.or_else(|| {
+                    let id = named.first().and_then(|(_, r)| r.device.catalog_id.as_deref())?;
+                    catalog.lookup(id).ok()
+                });
+                let text = rooftop_report::html::trace_ranks(&named, &cross, device);
+                output::emit(&text, cli.output.as_deref())?;
+            }
+            OutputFormat::Perfetto => {
+                return Err(CliError::input(
+                    "--format perfetto takes one trace file, not a directory: pass one rank's \
+                     trace (a merged timeline of all ranks is not written yet)",
+                ));
+            }
             OutputFormat::Table | OutputFormat::Md => {
                 let md = cli.format == OutputFormat::Md;
                 let mut text = String::new();

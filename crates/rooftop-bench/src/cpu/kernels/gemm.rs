@@ -6,8 +6,9 @@
 //!
 //! ```text
 //! for j0 in columns, NC at a time          B block (KC x NC) lives in the L3
-//!   for p0 in depth, KC at a time          pack B[p0.., j0..] into NR-wide panels (parallel)
-//!     for row blocks of MC rows (rayon)    pack A[i0.., p0..] into MR-tall panels (L2)
+//!   for p0 in depth, KC at a time          pack B[p0.., j0..] into NR-wide panels and
+//!                                          A[.., p0..] into MR-tall panels (parallel)
+//!     tasks = row blocks x column groups   rayon; a row block of A (MC x KC) sits in L2
 //!       for each NR panel of B             the B micro-panel (KC x NR) is reused from L1/L2
 //!         for each MR panel of A           micro-kernel: MR x NR tile in registers
 //! ```
@@ -20,10 +21,12 @@
 //! `launch.tile`. BLIS uses KC = 256, keeping a 16 KiB B micro-panel in L1; on the 2-core
 //! Zen 4 VM this was tuned on, fp32 ran 3-7% faster with 512 (C is read and written once
 //! per depth block, and the VM's shared L3 does not hold it reliably), fp64 was best at
-//! 256. Row blocks are the parallel tasks: their number is rounded up to a multiple of
-//! the thread count (and MC shrunk accordingly) so that every thread gets the same
-//! share; each task packs its own A block, all share the packed B block, and each
-//! writes a disjoint band of rows of C.
+//! 256. Tasks: row blocks, their number rounded up to a multiple of the thread count
+//! (MC shrunk accordingly) so that every thread gets the same share; with fewer than 4
+//! tasks per thread (few rows, such as a 128-token batch) each column block is also cut
+//! into column groups of whole NR panels, so that a thread can take over the work of a
+//! late or preempted peer. All tasks read the shared packed A and B; each writes its
+//! own rows of C, cut to its columns (disjoint `&mut` slices, no shared writes).
 //!
 //! Edge tiles (m or n not multiples of MR or NR) are computed into a small buffer from
 //! zero-padded panels and copied into C.
@@ -48,7 +51,7 @@ pub const KERNELS: &[CpuKernel] = &[
         implementation: "rooftop",
         builtin: false,
         label: "rooftop blocked GEMM: packed A/B panels, 6x16 (fp32) / 6x8 (fp64) AVX2+FMA \
-                micro-kernel, rayon over row blocks; tile = KC (depth block, default 512 fp32 / 256 fp64)",
+                micro-kernel, rayon over row blocks x column groups; tile = KC (depth block, default 512 fp32 / 256 fp64)",
         tiles: &[128, 256, 384, 512, 768],
         run: run_rooftop,
     },
@@ -137,32 +140,72 @@ trait Elem: Copy + Default + Send + Sync + std::ops::Add<Output = Self> {
     const NR: usize;
     /// Default depth block (see the module doc).
     const KC: usize;
-    /// `c[MR x NR] (+)= a_panel . b_panel` (see `microkernel`).
-    fn tile(isa: Isa, kc: usize, a: &[Self], b: &[Self], c: &mut [Self], ldc: usize, acc: bool);
+    /// `c[MR x NR] (+)= a_panel . b_panel` at column `col` of MR row slices (see
+    /// `microkernel`).
+    fn tile(
+        isa: Isa,
+        kc: usize,
+        a: &[Self],
+        b: &[Self],
+        c: &mut [&mut [Self]],
+        col: usize,
+        acc: bool,
+    );
 }
 
 impl Elem for f32 {
     const NR: usize = NR_F32;
     const KC: usize = 512;
-    fn tile(isa: Isa, kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize, acc: bool) {
-        microkernel::gemm_tile_f32(isa, kc, a, b, c, ldc, acc);
+    fn tile(
+        isa: Isa,
+        kc: usize,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [&mut [f32]],
+        col: usize,
+        acc: bool,
+    ) {
+        microkernel::gemm_tile_f32(isa, kc, a, b, c, col, acc);
     }
 }
 
 impl Elem for f64 {
     const NR: usize = NR_F64;
     const KC: usize = 256;
-    fn tile(isa: Isa, kc: usize, a: &[f64], b: &[f64], c: &mut [f64], ldc: usize, acc: bool) {
-        microkernel::gemm_tile_f64(isa, kc, a, b, c, ldc, acc);
+    fn tile(
+        isa: Isa,
+        kc: usize,
+        a: &[f64],
+        b: &[f64],
+        c: &mut [&mut [f64]],
+        col: usize,
+        acc: bool,
+    ) {
+        microkernel::gemm_tile_f64(isa, kc, a, b, c, col, acc);
     }
 }
 
-/// Rows per parallel row block: at most `MC_MAX`, a multiple of `MR`, and a number of
-/// blocks that is a multiple of `threads` where the rows allow it.
-fn row_block(m: usize, threads: usize) -> usize {
-    let panels = m.div_ceil(MR);
-    let blocks = m.div_ceil(MC_MAX).next_multiple_of(threads.max(1)).clamp(1, panels.max(1));
-    MR * panels.div_ceil(blocks)
+/// How a (column block, depth block) iteration is split into parallel tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Split {
+    /// Rows per row block (a multiple of MR, at most `MC_MAX`).
+    mc: usize,
+    /// Column groups per column block.
+    groups: usize,
+}
+
+/// Row blocks of at most `MC_MAX` rows, their number rounded up to a multiple of the
+/// thread count where the rows allow it; when that gives fewer than 4 tasks per thread
+/// (few rows: an LLM's 128-token batch), each column block is also split into column
+/// groups (of whole NR panels), so that threads can balance a late or preempted peer.
+fn split(m: usize, panels_n: usize, threads: usize) -> Split {
+    let threads = threads.max(1);
+    let panels_m = m.div_ceil(MR).max(1);
+    let blocks = m.div_ceil(MC_MAX).next_multiple_of(threads).clamp(1, panels_m);
+    let mc = MR * panels_m.div_ceil(blocks);
+    let blocks = m.div_ceil(mc).max(1);
+    let groups = (4 * threads).div_ceil(blocks).clamp(1, panels_n.max(1));
+    Split { mc, groups }
 }
 
 /// `c = a . b` (row-major, `a` m x k, `b` k x n), blocked as the module doc says, with
@@ -189,11 +232,15 @@ fn gemm<T: Elem>(
     let kc_blk = kc.unwrap_or(T::KC).min(k);
     // Column blocks of equal width (4096 columns: two of 2048, not 4080 + 16).
     let nc_blk = n.div_ceil(n.div_ceil(NC)).next_multiple_of(nr);
-    let mc = row_block(m, rayon::current_num_threads());
+    let threads = rayon::current_num_threads();
     let mut bpack = vec![T::default(); kc_blk * nc_blk];
+    let mut apack = vec![T::default(); m.div_ceil(MR) * MR * kc_blk];
     for j0 in (0..n).step_by(nc_blk) {
         let nc = nc_blk.min(n - j0);
         let panels = nc.div_ceil(nr);
+        let Split { mc, groups } = split(m, panels, threads);
+        // Panels per column group.
+        let gp = panels.div_ceil(groups);
         for p0 in (0..k).step_by(kc_blk) {
             let kc = kc_blk.min(k - p0);
             let bp = &mut bpack[..panels * nr * kc];
@@ -201,42 +248,67 @@ fn gemm<T: Elem>(
                 let col0 = j0 + jp * nr;
                 pack_b(b, n, p0, kc, col0, nr.min(j0 + nc - col0), nr, panel);
             });
-            let bp = &bpack[..panels * nr * kc];
-            let accumulate = p0 > 0;
-            c.par_chunks_mut(mc * n).enumerate().for_each(|(blk, cblk)| {
-                let rows = cblk.len() / n;
-                let mut apack = vec![T::default(); rows.div_ceil(MR) * MR * kc];
-                pack_a(a, k, blk * mc, rows, p0, kc, &mut apack);
-                let block = Block { kc, nc, j0, ldc: n, rows, accumulate };
-                macro_kernel(isa, &block, &apack, bp, cblk);
+            let ap = &mut apack[..m.div_ceil(MR) * MR * kc];
+            ap.par_chunks_mut(kc * MR).enumerate().for_each(|(ip, panel)| {
+                pack_a(a, k, ip * MR, m, p0, kc, panel);
+            });
+            // Each task's C: the rows of its row block, each cut to its column group.
+            let mut tasks: Vec<Task<'_, T>> = Vec::new();
+            for (blk, band) in c.chunks_mut(mc * n).enumerate() {
+                let mut per_group: Vec<Vec<&mut [T]>> = (0..groups).map(|_| Vec::new()).collect();
+                for row in band.chunks_mut(n) {
+                    let mut rest = &mut row[j0..j0 + nc];
+                    for g in &mut per_group {
+                        let (head, tail) = rest.split_at_mut((gp * nr).min(rest.len()));
+                        g.push(head);
+                        rest = tail;
+                    }
+                }
+                for (g, rows) in per_group.into_iter().enumerate() {
+                    if g * gp < panels {
+                        tasks.push(Task { blk, g, rows });
+                    }
+                }
+            }
+            let (ap, bp) = (&apack[..], &bpack[..panels * nr * kc]);
+            let block_len = mc * kc; // packed A of one row block (mc is a multiple of MR)
+            tasks.into_par_iter().for_each(|mut t| {
+                let a_blk = &ap[t.blk * block_len..][..t.rows.len().div_ceil(MR) * MR * kc];
+                let b_grp = &bp[t.g * gp * nr * kc..][..(gp.min(panels - t.g * gp)) * nr * kc];
+                macro_kernel(isa, kc, p0 > 0, a_blk, b_grp, &mut t.rows);
             });
         }
     }
 }
 
-/// Packs `a[i0..i0+rows][p0..p0+kc]` into MR-row panels (zero rows past `rows`): for
-/// each panel, for each p, the MR values of column p.
+/// One parallel task: row block `blk`, column group `g`, and its rows of C.
+struct Task<'c, T> {
+    blk: usize,
+    g: usize,
+    rows: Vec<&'c mut [T]>,
+}
+
+/// Packs rows `i0..i0+MR` of `a[..][p0..p0+kc]` (zero rows at and past `m`) into one
+/// MR-row panel: for each p, the MR values of column p.
 fn pack_a<T: Elem>(
     a: &[T],
     lda: usize,
     i0: usize,
-    rows: usize,
+    m: usize,
     p0: usize,
     kc: usize,
-    out: &mut [T],
+    panel: &mut [T],
 ) {
-    for (ip, panel) in out.chunks_exact_mut(MR * kc).enumerate() {
-        for i in 0..MR {
-            let r = ip * MR + i;
-            if r < rows {
-                let src = &a[(i0 + r) * lda + p0..][..kc];
-                for (p, &v) in src.iter().enumerate() {
-                    panel[p * MR + i] = v;
-                }
-            } else {
-                for p in 0..kc {
-                    panel[p * MR + i] = T::default();
-                }
+    for i in 0..MR {
+        let r = i0 + i;
+        if r < m {
+            let src = &a[r * lda + p0..][..kc];
+            for (p, &v) in src.iter().enumerate() {
+                panel[p * MR + i] = v;
+            }
+        } else {
+            for p in 0..kc {
+                panel[p * MR + i] = T::default();
             }
         }
     }
@@ -262,41 +334,33 @@ fn pack_b<T: Elem>(
     }
 }
 
-/// One row block's share of a (j0, p0) iteration.
-struct Block {
+/// Runs the micro-kernel over every (NR panel of B, MR panel of A) pair of a task:
+/// `rows` are its rows of C, each cut to the task's columns; `accumulate` adds to C
+/// (every depth block after the first) rather than overwriting it.
+fn macro_kernel<T: Elem>(
+    isa: Isa,
     kc: usize,
-    /// Columns of the column block, starting at `j0`.
-    nc: usize,
-    j0: usize,
-    /// Row stride of C (= n).
-    ldc: usize,
-    /// Rows of this row block.
-    rows: usize,
-    /// Add to C (every depth block after the first) rather than overwrite it.
     accumulate: bool,
-}
-
-/// Runs the micro-kernel over every (NR panel of B, MR panel of A) pair of a row block;
-/// `cblk` is the row block's band of C (`rows` full rows).
-fn macro_kernel<T: Elem>(isa: Isa, blk: &Block, apack: &[T], bpack: &[T], cblk: &mut [T]) {
-    let (nr, kc, ldc) = (T::NR, blk.kc, blk.ldc);
-    let mut edge = [T::default(); MR * NR_F32];
+    apack: &[T],
+    bpack: &[T],
+    rows: &mut [&mut [T]],
+) {
+    let nr = T::NR;
+    let (width, nrows) = (rows.first().map_or(0, |r| r.len()), rows.len());
+    let mut edge = [[T::default(); NR_F32]; MR];
     for (jp, bpanel) in bpack.chunks_exact(kc * nr).enumerate() {
-        let col = blk.j0 + jp * nr;
-        let cols = nr.min(blk.j0 + blk.nc - col);
+        let col = jp * nr;
+        let cols = nr.min(width - col);
         for (ip, apanel) in apack.chunks_exact(kc * MR).enumerate() {
-            let row = ip * MR;
-            let rows = MR.min(blk.rows - row);
-            let off = row * ldc + col;
-            if rows == MR && cols == nr {
-                T::tile(isa, kc, apanel, bpanel, &mut cblk[off..], ldc, blk.accumulate);
+            let tile = &mut rows[ip * MR..nrows.min(ip * MR + MR)];
+            if tile.len() == MR && cols == nr {
+                T::tile(isa, kc, apanel, bpanel, tile, col, accumulate);
             } else {
-                T::tile(isa, kc, apanel, bpanel, &mut edge[..MR * nr], nr, false);
-                for i in 0..rows {
-                    let dst = &mut cblk[off + i * ldc..][..cols];
-                    let src = &edge[i * nr..][..cols];
-                    for (d, &s) in dst.iter_mut().zip(src) {
-                        *d = if blk.accumulate { *d + s } else { s };
+                let mut tmp = edge.each_mut().map(|r| &mut r[..]);
+                T::tile(isa, kc, apanel, bpanel, &mut tmp, 0, false);
+                for (dst, src) in tile.iter_mut().zip(&edge) {
+                    for (d, &s) in dst[col..col + cols].iter_mut().zip(src) {
+                        *d = if accumulate { *d + s } else { s };
                     }
                 }
             }
@@ -356,15 +420,16 @@ mod tests {
     }
 
     #[test]
-    fn row_blocks_balance_threads() {
-        // 2048 rows on 2 threads: 16 blocks of 132 rows (15 full + 68).
-        assert_eq!(row_block(2048, 2), 132);
-        assert_eq!(2048usize.div_ceil(row_block(2048, 2)), 16);
-        // 128 rows on 2 threads: 2 blocks.
-        assert_eq!(row_block(128, 2), 66);
-        // Fewer panels than threads: one panel per block.
-        assert_eq!(row_block(10, 8), 6);
-        assert_eq!(row_block(1, 1), 6);
+    fn splits_balance_threads() {
+        // 2048 rows on 2 threads: 16 row blocks of 132 rows (15 full + 68), 1 group.
+        assert_eq!(split(2048, 128, 2), Split { mc: 132, groups: 1 });
+        // 128 rows on 2 threads: 2 row blocks of 66, 4 column groups (8 tasks).
+        assert_eq!(split(128, 128, 2), Split { mc: 66, groups: 4 });
+        // 128 rows on 16 threads: 11 blocks of 12 rows, 6 groups (66 tasks).
+        assert_eq!(split(128, 128, 16), Split { mc: 12, groups: 6 });
+        // Fewer panels than threads: one panel per block, groups capped by panels.
+        assert_eq!(split(10, 1, 8), Split { mc: 6, groups: 1 });
+        assert_eq!(split(1, 3, 1), Split { mc: 6, groups: 3 });
     }
 }
 

@@ -72,35 +72,38 @@ pub const FMA_CHAINS: usize = 12;
 // ---------------------------------------------------------------------------------------
 // GEMM micro-kernels: C[MR x NR] (+)= A_panel[kc x MR] . B_panel[kc x NR].
 // `a` holds, for each p in 0..kc, the MR values A[i][p] (i = 0..MR); `b` holds, for each p,
-// the NR values B[p][j]. `c` is row-major with row stride `ldc`.
+// the NR values B[p][j]. C is given as MR row slices, the tile at `col` in each.
 // ---------------------------------------------------------------------------------------
 
 macro_rules! gemm_wrapper {
     ($name:ident, $t:ty, $nr:expr, $avx:ident, $portable:ident) => {
         /// Multiplies a packed `MR x kc` panel of A by a packed `kc x NR` panel of B into
-        /// the `MR x NR` tile at the start of `c` (row stride `ldc`), adding to it when
-        /// `accumulate`, else overwriting it.
+        /// the `MR x NR` tile at column `col` of the first `MR` row slices of `c`, adding
+        /// to it when `accumulate`, else overwriting it.
         pub fn $name(
             isa: Isa,
             kc: usize,
             a: &[$t],
             b: &[$t],
-            c: &mut [$t],
-            ldc: usize,
+            c: &mut [&mut [$t]],
+            col: usize,
             accumulate: bool,
         ) {
             assert!(a.len() >= kc * MR && b.len() >= kc * $nr, "packed panels too short");
-            assert!(ldc >= $nr && c.len() >= (MR - 1) * ldc + $nr, "C tile out of bounds");
+            assert!(c.len() >= MR, "C tile needs {MR} rows");
+            // Slicing checks that every row holds the tile's NR columns.
+            let rows: [*mut $t; MR] = std::array::from_fn(|i| c[i][col..col + $nr].as_mut_ptr());
             match isa {
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx2Fma => {
                     // SAFETY: `Isa::Avx2Fma` is only produced by `Isa::detect` after
                     // `is_x86_feature_detected!("avx2")` and `("fma")` returned true; the
-                    // asserts above bound every pointer offset the kernel makes
-                    // (a: kc*MR, b: kc*NR, c: (MR-1)*ldc + NR elements).
-                    unsafe { $avx(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, accumulate) }
+                    // asserts bound every read of `a` (kc*MR) and `b` (kc*NR), each row
+                    // pointer addresses NR elements of its own (exclusively borrowed)
+                    // row slice, and the rows are distinct slices, so they do not alias.
+                    unsafe { $avx(kc, a.as_ptr(), b.as_ptr(), rows, accumulate) }
                 }
-                _ => $portable(kc, a, b, c, ldc, accumulate),
+                _ => $portable(kc, a, b, c, col, accumulate),
             }
         }
     };
@@ -115,8 +118,7 @@ unsafe fn gemm_6x16_f32_avx2(
     kc: usize,
     a: *const f32,
     b: *const f32,
-    c: *mut f32,
-    ldc: usize,
+    c: [*mut f32; MR],
     accumulate: bool,
 ) {
     use std::arch::x86_64::{
@@ -125,11 +127,11 @@ unsafe fn gemm_6x16_f32_avx2(
     };
     // Fetch the C tile while the loop runs: its rows are far apart in C and often out
     // of cache, and the out-of-order window would reach the loads only after the loop.
-    for i in 0..MR {
-        // SAFETY: both addresses lie inside the tile (i*ldc .. i*ldc + NR - 1), which
-        // the caller checked; a prefetch never faults anyway.
-        _mm_prefetch::<_MM_HINT_T0>(c.add(i * ldc).cast::<i8>());
-        _mm_prefetch::<_MM_HINT_T0>(c.add(i * ldc + NR_F32 - 1).cast::<i8>());
+    for &ci in &c {
+        // SAFETY: both addresses lie inside row i's NR elements, which the caller
+        // checked; a prefetch never faults anyway.
+        _mm_prefetch::<_MM_HINT_T0>(ci.cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(ci.add(NR_F32 - 1).cast::<i8>());
     }
     let mut acc = [[_mm256_setzero_ps(); 2]; MR];
     for p in 0..kc {
@@ -143,9 +145,8 @@ unsafe fn gemm_6x16_f32_avx2(
             row[1] = _mm256_fmadd_ps(ai, b1, row[1]);
         }
     }
-    for (i, row) in acc.iter().enumerate() {
-        // SAFETY: i*ldc + 15 <= (MR-1)*ldc + NR - 1, checked by the caller.
-        let ci = c.add(i * ldc);
+    for (&ci, row) in c.iter().zip(&acc) {
+        // SAFETY: ci addresses NR = 16 elements, checked by the caller.
         if accumulate {
             _mm256_storeu_ps(ci, _mm256_add_ps(_mm256_loadu_ps(ci), row[0]));
             _mm256_storeu_ps(ci.add(8), _mm256_add_ps(_mm256_loadu_ps(ci.add(8)), row[1]));
@@ -162,8 +163,7 @@ unsafe fn gemm_6x8_f64_avx2(
     kc: usize,
     a: *const f64,
     b: *const f64,
-    c: *mut f64,
-    ldc: usize,
+    c: [*mut f64; MR],
     accumulate: bool,
 ) {
     use std::arch::x86_64::{
@@ -172,11 +172,11 @@ unsafe fn gemm_6x8_f64_avx2(
     };
     // Fetch the C tile while the loop runs: its rows are far apart in C and often out
     // of cache, and the out-of-order window would reach the loads only after the loop.
-    for i in 0..MR {
-        // SAFETY: both addresses lie inside the tile (i*ldc .. i*ldc + NR - 1), which
-        // the caller checked; a prefetch never faults anyway.
-        _mm_prefetch::<_MM_HINT_T0>(c.add(i * ldc).cast::<i8>());
-        _mm_prefetch::<_MM_HINT_T0>(c.add(i * ldc + NR_F64 - 1).cast::<i8>());
+    for &ci in &c {
+        // SAFETY: both addresses lie inside row i's NR elements, which the caller
+        // checked; a prefetch never faults anyway.
+        _mm_prefetch::<_MM_HINT_T0>(ci.cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(ci.add(NR_F64 - 1).cast::<i8>());
     }
     let mut acc = [[_mm256_setzero_pd(); 2]; MR];
     for p in 0..kc {
@@ -190,9 +190,8 @@ unsafe fn gemm_6x8_f64_avx2(
             row[1] = _mm256_fmadd_pd(ai, b1, row[1]);
         }
     }
-    for (i, row) in acc.iter().enumerate() {
-        // SAFETY: i*ldc + 7 <= (MR-1)*ldc + NR - 1, checked by the caller.
-        let ci = c.add(i * ldc);
+    for (&ci, row) in c.iter().zip(&acc) {
+        // SAFETY: ci addresses NR = 8 elements, checked by the caller.
         if accumulate {
             _mm256_storeu_pd(ci, _mm256_add_pd(_mm256_loadu_pd(ci), row[0]));
             _mm256_storeu_pd(ci.add(4), _mm256_add_pd(_mm256_loadu_pd(ci.add(4)), row[1]));
@@ -205,7 +204,7 @@ unsafe fn gemm_6x8_f64_avx2(
 
 macro_rules! gemm_portable {
     ($name:ident, $t:ty, $nr:expr) => {
-        fn $name(kc: usize, a: &[$t], b: &[$t], c: &mut [$t], ldc: usize, accumulate: bool) {
+        fn $name(kc: usize, a: &[$t], b: &[$t], c: &mut [&mut [$t]], col: usize, accumulate: bool) {
             let mut acc = [[0.0 as $t; $nr]; MR];
             for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact($nr)).take(kc) {
                 for (row, &ai) in acc.iter_mut().zip(ap) {
@@ -214,9 +213,8 @@ macro_rules! gemm_portable {
                     }
                 }
             }
-            for (i, row) in acc.iter().enumerate() {
-                let ci = &mut c[i * ldc..i * ldc + $nr];
-                for (x, &v) in ci.iter_mut().zip(row) {
+            for (ci, row) in c.iter_mut().zip(&acc) {
+                for (x, &v) in ci[col..col + $nr].iter_mut().zip(row) {
                     *x = if accumulate { *x + v } else { v };
                 }
             }
@@ -457,25 +455,40 @@ mod tests {
             let kc = 7;
             let a: Vec<f32> = (0..kc).flat_map(|_| (0..MR).map(|i| (i + 1) as f32)).collect();
             let b: Vec<f32> = (0..kc).flat_map(|_| (0..NR_F32).map(|j| (j + 1) as f32)).collect();
-            let ldc = NR_F32 + 3;
+            let ldc = NR_F32 + 5;
             let mut c = vec![1.0f32; MR * ldc];
-            gemm_tile_f32(isa, kc, &a, &b, &mut c, ldc, true);
+            let mut rows: Vec<&mut [f32]> = c.chunks_mut(ldc).collect();
+            gemm_tile_f32(isa, kc, &a, &b, &mut rows, 3, true);
             for i in 0..MR {
                 for j in 0..ldc {
-                    let want = if j < NR_F32 { 1.0 + (kc * (i + 1) * (j + 1)) as f32 } else { 1.0 };
+                    let want = if (3..3 + NR_F32).contains(&j) {
+                        1.0 + (kc * (i + 1) * (j - 2)) as f32
+                    } else {
+                        1.0
+                    };
                     assert_eq!(c[i * ldc + j], want, "{isa:?} c[{i}][{j}]");
                 }
             }
             let a: Vec<f64> = (0..kc).flat_map(|_| (0..MR).map(|i| (i + 1) as f64)).collect();
             let b: Vec<f64> = (0..kc).flat_map(|_| (0..NR_F64).map(|j| (j + 1) as f64)).collect();
             let mut c = vec![f64::NAN; MR * NR_F64];
-            gemm_tile_f64(isa, kc, &a, &b, &mut c, NR_F64, false);
+            let mut rows: Vec<&mut [f64]> = c.chunks_mut(NR_F64).collect();
+            gemm_tile_f64(isa, kc, &a, &b, &mut rows, 0, false);
             for i in 0..MR {
                 for j in 0..NR_F64 {
                     assert_eq!(c[i * NR_F64 + j], (kc * (i + 1) * (j + 1)) as f64);
                 }
             }
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn gemm_tile_refuses_short_rows() {
+        let mut c = vec![0.0f32; MR * NR_F32];
+        let mut rows: Vec<&mut [f32]> = c.chunks_mut(NR_F32).collect();
+        // Column 1 would need 17 elements per row.
+        gemm_tile_f32(Isa::detect(), 1, &[0.0; MR], &[0.0; NR_F32], &mut rows, 1, false);
     }
 
     /// x <- x*1 + 0.5 is exact: after n steps x0 + n/2.

@@ -1,0 +1,158 @@
+//! End-to-end tests of `rooftop diff`: exit codes (0 ok, 1 regression above
+//! `--fail-above`, 2 bad input), on mock bench exports (deterministic: two runs give the
+//! same samples) and on trace exports of the fixtures.
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn rooftop() -> Command {
+    Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rooftop-cli-diff-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn p(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// A mock bench export of triad (63 samples, see tests/bench.rs) in `dir`.
+fn bench_export(dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(name);
+    let o = rooftop()
+        .args(["bench", "--backend", "mock", "--kernel", "triad", "--no-ceilings", "--format", "json", "-o", &p(&out)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// `src` with every time of result 0 multiplied by `factor` (a slower or faster run).
+fn scaled(src: &Path, dst: &Path, factor: f64) {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let r = &mut v["results"][0];
+    for t in r["times_s"].as_array_mut().unwrap() {
+        *t = Value::from(t.as_f64().unwrap() * factor);
+    }
+    for k in ["median_s", "mean_s", "min_s", "max_s"] {
+        r[k] = Value::from(r[k].as_f64().unwrap() * factor);
+    }
+    std::fs::write(dst, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+fn diff(args: &[&str]) -> std::process::Output {
+    rooftop().arg("diff").args(args).output().unwrap()
+}
+
+#[test]
+fn identical_mock_runs_do_not_regress() {
+    let d = tempdir("same");
+    let a = bench_export(&d, "a.json");
+    let b = bench_export(&d, "b.json");
+    let out = diff(&[&p(&a), &p(&b), "--fail-above", "1%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 row(s) unchanged") && text.contains("OK: nothing regressed"), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_slower_run_fails_the_gate_above_its_threshold_only() {
+    let d = tempdir("slow");
+    let a = bench_export(&d, "a.json");
+    let slow = d.join("slow.json");
+    scaled(&a, &slow, 1.2);
+    // +20%: fails a 5% gate (exit 1, report printed first) ...
+    let out = diff(&[&p(&a), &p(&slow), "--fail-above", "5%"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Regressions (1)") && text.contains("+20.0%") && text.contains("FAIL"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("regressed by more than 5%"));
+    // ... but not a 25% one, nor a run without a gate.
+    assert_eq!(diff(&[&p(&a), &p(&slow), "--fail-above", "25"]).status.code(), Some(0));
+    assert_eq!(diff(&[&p(&a), &p(&slow)]).status.code(), Some(0));
+    // The other way round it is an improvement; by attainment too.
+    let out = diff(&[&p(&slow), &p(&a), "--fail-above", "5%", "--metric", "attainment", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rows"][0]["status"], "improvement");
+    assert_eq!(v["rows"][0]["test"]["name"], "mann-whitney-u");
+    assert!((v["rows"][0]["change_pct"].as_f64().unwrap() - 20.0).abs() < 0.01);
+    // Markdown for the PR comment, CSV for a spreadsheet.
+    let out = diff(&[&p(&a), &p(&slow), "--fail-above", "5%", "--format", "md"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("**FAIL:"));
+    let out = diff(&[&p(&a), &p(&slow), "--format", "csv"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("section,name,shape,status"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn trace_exports_compare_by_op_and_kernel() {
+    let d = tempdir("trace");
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/kineto/tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz");
+    let a = d.join("a.json");
+    let o = rooftop().args(["trace", &p(&fx), "--format", "json", "-o", &p(&a)]).output().unwrap();
+    assert!(o.status.success());
+    let out = diff(&[&p(&a), &p(&a), "--fail-above", "1%", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "trace");
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["section"] == "op GEMM"));
+    assert!(rows.iter().any(|r| r["section"] == "kernel"));
+    assert!(rows.iter().all(|r| r["status"] != "regression" && r["status"] != "added"));
+    assert_eq!(v["total"]["change_pct"], 0.0);
+    // The same trace against another model's: ops added and removed, no crash.
+    let fx2 = fx.with_file_name("Falconsai_nsfw_image_detection__1016002.json.gz");
+    let b = d.join("b.json");
+    let o = rooftop().args(["trace", &p(&fx2), "--format", "json", "-o", &p(&b)]).output().unwrap();
+    assert!(o.status.success());
+    let out = diff(&[&p(&a), &p(&b)]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Added (") && text.contains("Removed ("), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_input_exits_2_with_the_reason() {
+    let d = tempdir("bad");
+    let junk = d.join("junk.json");
+    std::fs::write(&junk, "{\n \"a\": [1, 2,\n").unwrap();
+    let other = d.join("other.json");
+    std::fs::write(&other, "{\"hello\": 1}").unwrap();
+    let analyze = d.join("analyze.json");
+    let o = rooftop()
+        .args(["analyze", "copy", "--elements", "1000000", "-d", "h100-sxm", "--time-us", "5", "--format", "json", "-o", &p(&analyze)])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let trace = d.join("trace.json");
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kineto/hta_tiny_plain.json");
+    assert!(rooftop().args(["trace", &p(&fx), "--format", "json", "-o", &p(&trace)]).output().unwrap().status.success());
+    for (args, says) in [
+        (vec![p(&d.join("missing.json")), p(&junk)], "cannot read"),
+        (vec![p(&junk), p(&junk)], "not JSON"),
+        (vec![p(&other), p(&other)], "not a rooftop export"),
+        (vec![p(&analyze), p(&trace)], "compare exports of one kind"),
+        (vec![p(&analyze), p(&analyze), "--fail-above".into(), "five".into()], "not a percentage"),
+        (vec![p(&analyze), p(&analyze), "--metric".into(), "speed".into()], "unknown metric"),
+    ] {
+        let out = rooftop().arg("diff").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // Analyze exports compare too (no spread: the change alone decides).
+    let out = diff(&[&p(&analyze), &p(&analyze), "--fail-above", "1%"]);
+    assert_eq!(out.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&d);
+}

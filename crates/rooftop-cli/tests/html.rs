@@ -1,0 +1,266 @@
+//! End-to-end tests of `--format html` (every command) and `--format perfetto` (trace):
+//! the page is self-contained, its charts are well-formed XML with a mark for every
+//! analysed kernel or op, the axes have ticks, and formats without a timeline refuse
+//! Perfetto with exit code 2. These run without a browser; `scripts/check-html.sh`
+//! loads the same reports in headless Chromium.
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn rooftop() -> Command {
+    Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
+}
+
+fn fixture(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/kineto")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+const TRACES: &[&str] = &[
+    "hta_a100_alexnet.json.gz",
+    "hta_a100_cupti_flop_counters.json.gz",
+    "hta_mi250_minitoy_train.json.gz",
+    "hta_tiny_plain.json",
+    "tracelens_mi300_inductor_triton.json.gz",
+    "tracelens_h100/Falconsai_nsfw_image_detection__1016002.json.gz",
+    "tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    "tracelens_mi300/Falconsai_nsfw_image_detection__1016002.json.gz",
+    "tracelens_mi300/gaunernst_bert-small-uncased__1016001.json.gz",
+    "handmade/nesting_graph.json",
+    "handmade/legacy_2021.json",
+];
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = rooftop().args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The `<svg ...>...</svg>` charts of a page.
+fn charts(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg xmlns=") {
+        let from = &rest[start..];
+        let end = from.find("</svg>").unwrap() + "</svg>".len();
+        out.push(&from[..end]);
+        rest = &from[end..];
+    }
+    out
+}
+
+/// A small XML well-formedness check of an SVG: tags nest and close, attribute values
+/// are quoted, `&` starts an entity, `<` only starts a tag. Returns the start tags.
+fn well_formed(svg: &str) -> Vec<String> {
+    let mut stack: Vec<String> = Vec::new();
+    let mut tags = Vec::new();
+    let b = svg.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'<' => {
+                let end = i + svg[i..].find('>').expect("unclosed tag");
+                let inner = &svg[i + 1..end];
+                assert_eq!(inner.matches('"').count() % 2, 0, "unbalanced quotes in <{inner}>");
+                assert!(!inner.contains('<'), "`<` inside a tag: {inner}");
+                if let Some(name) = inner.strip_prefix('/') {
+                    assert_eq!(stack.pop().as_deref(), Some(name.trim()), "mismatched </{name}>");
+                } else {
+                    let name: String = inner.chars().take_while(|c| !c.is_whitespace() && *c != '/').collect();
+                    tags.push(inner.to_string());
+                    if !inner.ends_with('/') {
+                        stack.push(name);
+                    }
+                }
+                i = end + 1;
+            }
+            b'&' => {
+                let semi = svg[i..].find(';').expect("bare &");
+                let ent = &svg[i + 1..i + semi];
+                assert!(
+                    ["amp", "lt", "gt", "quot", "#39"].contains(&ent),
+                    "unknown entity &{ent};"
+                );
+                i += semi + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    assert!(stack.is_empty(), "unclosed: {stack:?}");
+    tags
+}
+
+fn count(tags: &[String], class: &str) -> usize {
+    tags.iter()
+        .filter(|t| {
+            t.split("class=\"").nth(1).and_then(|r| r.split('"').next()).is_some_and(|c| c.split(' ').any(|x| x == class))
+        })
+        .count()
+}
+
+fn self_contained(html: &str) {
+    let stripped = html.replace("http://www.w3.org/2000/svg", "");
+    for bad in ["http://", "https://", " src=", "@import"] {
+        assert!(!stripped.contains(bad), "external reference `{bad}`");
+    }
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+}
+
+#[test]
+fn analyze_html_has_one_mark_on_log_axes() {
+    let html = stdout_of(&[
+        "analyze", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "-d", "h100-sxm", "--time-us", "200",
+        "--format", "html",
+    ]);
+    self_contained(&html);
+    let svgs = charts(&html);
+    assert_eq!(svgs.len(), 1);
+    let tags = well_formed(svgs[0]);
+    assert_eq!(count(&tags, "mark"), 1);
+    assert!(count(&tags, "tick-label") >= 6);
+    assert!(count(&tags, "roof") >= 5, "every H100 peak and DRAM");
+    // The analysis's own numbers: 137 GFLOP, 200 µs, attainment 69.5%.
+    assert!(html.contains("137 GFLOP") && html.contains("200 µs"));
+    assert!(html.contains("Device spec used") && html.contains("Roofs and their provenance"));
+}
+
+#[test]
+fn devices_html() {
+    let html = stdout_of(&["devices", "--format", "html"]);
+    self_contained(&html);
+    assert!(html.contains("h100-sxm") && html.contains("class=\"sortable\""));
+    let html = stdout_of(&["devices", "mi300x", "--format", "html"]);
+    let tags = well_formed(charts(&html)[0]);
+    assert!(count(&tags, "roof") >= 3);
+}
+
+/// Modelled rows with a rate, from the JSON report: each must have a mark.
+fn modelled_rows(v: &Value) -> usize {
+    v["categories"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|rows| rows.as_array().unwrap())
+        .filter(|r| {
+            r["unmodelled"].is_null()
+                && r["flops_per_byte"].as_f64().is_some_and(|x| x > 0.0)
+                && r["achieved_tflops"]["mean"].as_f64().is_some_and(|x| x > 0.0)
+        })
+        .count()
+}
+
+#[test]
+fn every_trace_fixture_has_a_mark_per_modelled_row() {
+    for f in TRACES {
+        let path = fixture(f);
+        let json: Value = serde_json::from_str(&stdout_of(&["trace", &path, "--format", "json"])).unwrap();
+        let html = stdout_of(&["trace", &path, "--format", "html"]);
+        self_contained(&html);
+        if modelled_rows(&json) == 0 && json["device"]["catalog_id"].is_null() {
+            // Nothing to draw (no shapes recorded, no device): a sentence says so.
+            assert!(charts(&html).is_empty() && html.contains("No chart:"), "{f}");
+            continue;
+        }
+        let tags = well_formed(charts(&html)[0]);
+        assert_eq!(count(&tags, "mark"), modelled_rows(&json), "{f}");
+        assert!(count(&tags, "tick-label") >= 5, "{f}");
+        // Every mark points at a table row of the page.
+        for t in tags.iter().filter(|t| t.contains("class=\"mark")) {
+            let id = t.split("data-row=\"").nth(1).unwrap().split('"').next().unwrap();
+            assert!(html.contains(&format!("<tr id=\"{id}\"")), "{f}: {id}");
+        }
+        if json["device"]["catalog_id"].is_string() {
+            assert!(count(&tags, "roof") >= 2, "{f}: roofs");
+        }
+    }
+}
+
+#[test]
+fn trace_directory_html_has_every_rank() {
+    let html = stdout_of(&["trace", &fixture("tracelens_h100"), "--format", "html"]);
+    self_contained(&html);
+    assert!(html.contains("Across ranks"));
+    assert_eq!(charts(&html).len(), 2);
+    for svg in charts(&html) {
+        well_formed(svg);
+    }
+}
+
+#[test]
+fn perfetto_has_one_event_per_gpu_event_on_device_and_stream_tracks() {
+    for f in TRACES {
+        let path = fixture(f);
+        let json: Value = serde_json::from_str(&stdout_of(&["trace", &path, "--format", "json"])).unwrap();
+        let v: Value = serde_json::from_str(&stdout_of(&["trace", &path, "--format", "perfetto"])).unwrap();
+        let evs = v["traceEvents"].as_array().unwrap();
+        let x: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").collect();
+        // The timeline counts the linked GPU events; the export has all of them.
+        let counted = json["timeline"]["event_count"].as_u64().unwrap_or(0) as usize;
+        assert!(x.len() >= counted, "{f}: {} events, timeline {counted}", x.len());
+        for e in &x {
+            assert!(e["ts"].is_number() && e["dur"].as_f64().unwrap() >= 0.0, "{f}");
+            let (pid, tid) = (&e["pid"], &e["tid"]);
+            assert!(
+                evs.iter().any(|m| m["name"] == "thread_name" && &m["pid"] == pid && &m["tid"] == tid),
+                "{f}: no track for {pid}/{tid}"
+            );
+            if e["args"]["op"].is_string() {
+                for k in ["op_flops_per_call", "op_bytes_per_call", "roofline_attainment_pct", "bound"] {
+                    assert!(e["args"].get(k).is_some(), "{f}: {k}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn perfetto_is_refused_where_there_is_no_timeline() {
+    for args in [
+        vec!["analyze", "copy", "--elements", "1000", "-d", "h100-sxm"],
+        vec!["devices"],
+        vec!["bench", "--backend", "mock", "--kernel", "triad"],
+        vec!["ceilings", "--backend", "mock", "--quick"],
+        vec!["trace", "tests/fixtures/kineto/tracelens_h100"],
+    ] {
+        let mut c = rooftop();
+        c.current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")).args(&args).args(["--format", "perfetto"]);
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("perfetto"), "{args:?}");
+    }
+}
+
+#[test]
+fn bench_and_ceilings_html_from_the_mock_backend() {
+    let html = stdout_of(&["bench", "--backend", "mock", "--kernel", "triad", "--no-ceilings", "--format", "html"]);
+    self_contained(&html);
+    let tags = well_formed(charts(&html)[0]);
+    assert_eq!(count(&tags, "mark"), 1);
+    assert!(html.contains("id=\"res-0\"") && html.contains("simulated backend"));
+    let html = stdout_of(&["ceilings", "--backend", "mock", "--quick", "--min-time", "0.01", "--format", "html"]);
+    self_contained(&html);
+    let svgs = charts(&html);
+    assert_eq!(svgs.len(), 2);
+    let sweep = well_formed(svgs[0]);
+    assert!(count(&sweep, "point") >= 1);
+    let roofs = well_formed(svgs[1]);
+    assert!(count(&roofs, "roof") >= 2);
+}
+
+#[test]
+fn ceilings_html_with_o_writes_the_report_not_a_device_file() {
+    let dir = std::env::temp_dir().join(format!("rooftop-html-ceil-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("ceilings.html");
+    let o = out.display().to_string();
+    stdout_of(&["ceilings", "--backend", "mock", "--quick", "--min-time", "0.01", "--format", "html", "-o", &o]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("<!DOCTYPE html>"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

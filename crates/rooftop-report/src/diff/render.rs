@@ -1,0 +1,263 @@
+//! Renderers of a [`Diff`]: terminal table, Markdown (for the pull-request comment a CI
+//! job posts), CSV and JSON (every row), HTML (sortable tables).
+
+use super::{Diff, RowDiff, Status};
+use crate::html::{self, Cell, Page, Section, Table as HTable};
+use crate::table::{table as new_table, wrap, WIDTH};
+use rooftop_core::units::{pct, sig3};
+use std::fmt::Write as _;
+
+fn change(r: &RowDiff) -> String {
+    r.change_pct.map_or_else(|| "-".to_string(), |c| format!("{}{}", if c > 0.0 { "+" } else { "" }, pct(c)))
+}
+
+fn p_value(r: &RowDiff) -> String {
+    match r.test {
+        Some(t) if t.p_value < 0.001 => "<0.001".to_string(),
+        Some(t) => sig3(t.p_value),
+        None => "-".to_string(),
+    }
+}
+
+fn value(d: &Diff, v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| d.metric.show(v))
+}
+
+fn title(d: &Diff) -> String {
+    format!("rooftop diff ({} exports): {} → {}", d.kind.as_str(), d.base, d.new)
+}
+
+fn metric_line(d: &Diff) -> String {
+    let what = match d.metric {
+        super::Metric::Time => match d.kind {
+            super::Kind::Bench => "median time per run; lower is better",
+            super::Kind::Trace | super::Kind::TraceRanks => "mean time per call; lower is better",
+            super::Kind::Analyze => "measured time; lower is better",
+        },
+        super::Metric::Attainment => "roofline attainment; higher is better",
+        super::Metric::Flops => "achieved FLOP/s; higher is better",
+        super::Metric::Bandwidth => "achieved bytes/s; higher is better",
+    };
+    format!("metric: {} ({what}); test: {}", d.metric.as_str(), d.test)
+}
+
+/// The one-line verdict: what the gate decided.
+pub fn verdict(d: &Diff) -> String {
+    let rows = d.rows.iter().filter(|r| r.fails_gate).count();
+    let total = d.total.as_ref().is_some_and(|t| t.fails_gate);
+    let (regressions, improvements) = (d.count(Status::Regression), d.count(Status::Improvement));
+    match d.fail_above_pct {
+        Some(t) if rows > 0 || total => format!(
+            "FAIL: {rows} row(s){} regressed by more than {t}% ({regressions} regression(s), {improvements} improvement(s) in all).",
+            if total { " and the total" } else { "" }
+        ),
+        Some(t) => format!(
+            "OK: nothing regressed by more than {t}% ({regressions} regression(s) under it, {improvements} improvement(s))."
+        ),
+        None => format!(
+            "{regressions} regression(s), {improvements} improvement(s) (no gate: pass --fail-above PCT to fail on a regression)."
+        ),
+    }
+}
+
+fn groups(d: &Diff) -> [(&'static str, Status); 4] {
+    let _ = d;
+    [
+        ("Regressions", Status::Regression),
+        ("Improvements", Status::Improvement),
+        ("Added", Status::Added),
+        ("Removed", Status::Removed),
+    ]
+}
+
+fn summary_lines(d: &Diff) -> Vec<String> {
+    let mut out = Vec::new();
+    let unchanged = d.count(Status::Unchanged);
+    if unchanged > 0 {
+        out.push(format!(
+            "{unchanged} row(s) unchanged (under {}% or within noise); --format csv or json lists every row.",
+            sig3(d.min_change_pct)
+        ));
+    }
+    let nc = d.count(Status::NotComparable);
+    if nc > 0 {
+        out.push(format!("{nc} row(s) have no {} on one side (not compared).", d.metric.as_str()));
+    }
+    let norm = d.rows.iter().filter(|r| r.matched_by == "normalised").count();
+    if norm > 0 {
+        out.push(format!("{norm} row(s) matched by normalised name (template arguments and digits ignored)."));
+    }
+    if let Some(t) = &d.total {
+        out.push(format!(
+            "total ({}): {} → {} ({}){}",
+            t.shape,
+            value(d, t.base),
+            value(d, t.new),
+            change(t),
+            if t.fails_gate { " FAIL" } else { "" }
+        ));
+    }
+    out.push(verdict(d));
+    out
+}
+
+fn name_cell(r: &RowDiff) -> String {
+    let mut s = r.name.clone();
+    if let Some(b) = &r.base_name {
+        let _ = write!(s, "\n(was {b})");
+    }
+    s
+}
+
+/// The terminal table.
+pub fn table(d: &Diff) -> String {
+    let w = usize::from(WIDTH);
+    let mut out = wrap(&title(d), w, "", "  ");
+    out.push_str(&wrap(&metric_line(d), w, "", "  "));
+    for (heading, status) in groups(d) {
+        let rows: Vec<&RowDiff> = d.rows.iter().filter(|r| r.status == status).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{heading} ({})", rows.len());
+        let mut t = new_table(&["section", "name", "shape", "base", "new", "change", "p", ""]);
+        for r in rows {
+            t.add_row(vec![
+                r.section.clone(),
+                name_cell(r),
+                r.shape.clone(),
+                value(d, r.base),
+                value(d, r.new),
+                change(r),
+                p_value(r),
+                if r.fails_gate { "FAIL".to_string() } else { String::new() },
+            ]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    out.push('\n');
+    for l in summary_lines(d) {
+        out.push_str(&wrap(&l, w, "", "  "));
+    }
+    out
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', "<br>")
+}
+
+/// Markdown, for a pull-request comment.
+pub fn markdown(d: &Diff) -> String {
+    let mut out = format!("## {}\n\n", md_cell(&title(d)));
+    let _ = writeln!(out, "**{}**\n", md_cell(&verdict(d)));
+    let _ = writeln!(out, "{}\n", md_cell(&metric_line(d)));
+    for (heading, status) in groups(d) {
+        let rows: Vec<&RowDiff> = d.rows.iter().filter(|r| r.status == status).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "### {heading} ({})\n", rows.len());
+        out.push_str("| section | name | shape | base | new | change | p | gate |\n|---|---|---|---:|---:|---:|---:|---|\n");
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} | {} | {} | {} | {} | {} |",
+                md_cell(&r.section),
+                md_cell(&name_cell(r)).replace('`', "'"),
+                md_cell(&r.shape),
+                value(d, r.base),
+                value(d, r.new),
+                change(r),
+                p_value(r),
+                if r.fails_gate { "**FAIL**" } else { "" }
+            );
+        }
+        out.push('\n');
+    }
+    for l in summary_lines(d) {
+        let _ = writeln!(out, "- {}", md_cell(&l));
+    }
+    out
+}
+
+/// Every row as CSV (the total last, section `total`).
+pub fn csv(d: &Diff) -> String {
+    let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "section", "name", "shape", "status", "metric", "base", "new", "change_pct", "test", "p_value", "matched_by",
+        "base_name", "fails_gate",
+    ]);
+    for r in d.rows.iter().chain(d.total.iter()) {
+        let _ = w.write_record([
+            r.section.clone(),
+            r.name.clone(),
+            r.shape.clone(),
+            r.status.as_str().to_string(),
+            d.metric.as_str().to_string(),
+            num(r.base),
+            num(r.new),
+            num(r.change_pct),
+            r.test.map(|t| t.name.to_string()).unwrap_or_default(),
+            num(r.test.map(|t| t.p_value)),
+            r.matched_by.to_string(),
+            r.base_name.clone().unwrap_or_default(),
+            r.fails_gate.to_string(),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The whole comparison as JSON (`metric` values in base units: seconds, %, FLOP/s, B/s).
+pub fn json(d: &Diff) -> String {
+    let mut v = serde_json::to_value(d).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("verdict".to_string(), serde_json::Value::from(verdict(d)));
+        o.insert("failing".to_string(), serde_json::Value::from(d.failing().len()));
+    }
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// HTML: the verdict, then a sortable table per group and one of every row.
+pub fn html(d: &Diff) -> String {
+    let mut page = Page { title: title(d), subtitle: vec![metric_line(d)], sections: Vec::new() };
+    let badge = if d.failing().is_empty() { "improvement" } else { "fail" };
+    let mut body = format!("<p><span class=\"badge {badge}\">{}</span></p>", html::esc(&verdict(d)));
+    body.push_str(&html::notes(&summary_lines(d)[..summary_lines(d).len().saturating_sub(1)]));
+    page.sections.push(Section::new("verdict", "Verdict", body));
+    let mk = |rows: Vec<&RowDiff>| {
+        let mut t = HTable::new(&["section", "name", "shape", "#base", "#new", "#change", "#p", "matched", "status"]);
+        for r in rows {
+            t.push(vec![
+                Cell::text(&r.section),
+                match &r.base_name {
+                    Some(b) => Cell::name_sub(&r.name, &format!("was {b}")),
+                    None => Cell::name(&r.name),
+                },
+                Cell::text(&r.shape),
+                Cell::num(&value(d, r.base), r.base),
+                Cell::num(&value(d, r.new), r.new),
+                Cell::num(&change(r), r.change_pct),
+                Cell::num(&p_value(r), r.test.map(|t| t.p_value)),
+                Cell::text(r.matched_by),
+                Cell::raw(format!(
+                    "<span class=\"badge {}\">{}</span>",
+                    if r.fails_gate { "fail" } else { r.status.as_str() },
+                    html::esc(&if r.fails_gate { format!("{} FAIL", r.status.as_str()) } else { r.status.as_str().to_string() })
+                )),
+            ]);
+        }
+        t.render()
+    };
+    for (heading, status) in groups(d) {
+        let rows: Vec<&RowDiff> = d.rows.iter().filter(|r| r.status == status).collect();
+        if !rows.is_empty() {
+            let id = heading.to_ascii_lowercase();
+            page.sections.push(Section::new(id, format!("{heading} ({})", rows.len()), mk(rows)));
+        }
+    }
+    page.sections.push(Section::new("all", format!("Every row ({})", d.rows.len()), mk(d.rows.iter().collect())));
+    page.render()
+}
