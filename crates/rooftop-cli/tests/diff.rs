@@ -27,14 +27,26 @@ fn p(path: &Path) -> String {
 fn bench_export(dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(name);
     let o = rooftop()
-        .args(["bench", "--backend", "mock", "--kernel", "triad", "--no-ceilings", "--format", "json", "-o", &p(&out)])
+        .args([
+            "bench",
+            "--backend",
+            "mock",
+            "--kernel",
+            "triad",
+            "--no-ceilings",
+            "--format",
+            "json",
+            "-o",
+            &p(&out),
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out
 }
 
-/// `src` with every time of result 0 multiplied by `factor` (a slower or faster run).
+/// `src` with every time of result 0 multiplied by `factor` and its rates divided by it
+/// (a slower or faster run).
 fn scaled(src: &Path, dst: &Path, factor: f64) {
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
     let r = &mut v["results"][0];
@@ -43,6 +55,10 @@ fn scaled(src: &Path, dst: &Path, factor: f64) {
     }
     for k in ["median_s", "mean_s", "min_s", "max_s"] {
         r[k] = Value::from(r[k].as_f64().unwrap() * factor);
+    }
+    // Same work in more time: lower rates and attainment.
+    for k in ["achieved_gbs", "achieved_gflops", "attainment_pct"] {
+        r[k] = Value::from(r[k].as_f64().unwrap() / factor);
     }
     std::fs::write(dst, serde_json::to_string(&v).unwrap()).unwrap();
 }
@@ -59,7 +75,10 @@ fn identical_mock_runs_do_not_regress() {
     let out = diff(&[&p(&a), &p(&b), "--fail-above", "1%"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("1 row(s) unchanged") && text.contains("OK: nothing regressed"), "{text}");
+    assert!(
+        text.contains("1 row(s) unchanged") && text.contains("OK: nothing regressed"),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -73,13 +92,25 @@ fn a_slower_run_fails_the_gate_above_its_threshold_only() {
     let out = diff(&[&p(&a), &p(&slow), "--fail-above", "5%"]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Regressions (1)") && text.contains("+20.0%") && text.contains("FAIL"), "{text}");
+    assert!(
+        text.contains("Regressions (1)") && text.contains("+20.0%") && text.contains("FAIL"),
+        "{text}"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("regressed by more than 5%"));
     // ... but not a 25% one, nor a run without a gate.
     assert_eq!(diff(&[&p(&a), &p(&slow), "--fail-above", "25"]).status.code(), Some(0));
     assert_eq!(diff(&[&p(&a), &p(&slow)]).status.code(), Some(0));
     // The other way round it is an improvement; by attainment too.
-    let out = diff(&[&p(&slow), &p(&a), "--fail-above", "5%", "--metric", "attainment", "--format", "json"]);
+    let out = diff(&[
+        &p(&slow),
+        &p(&a),
+        "--fail-above",
+        "5%",
+        "--metric",
+        "attainment",
+        "--format",
+        "json",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["rows"][0]["status"], "improvement");
@@ -95,13 +126,15 @@ fn a_slower_run_fails_the_gate_above_its_threshold_only() {
 
 #[test]
 fn trace_exports_compare_by_op_and_kernel() {
-    let d = tempdir("trace");
-    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/kineto/tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz");
-    let a = d.join("a.json");
-    let o = rooftop().args(["trace", &p(&fx), "--format", "json", "-o", &p(&a)]).output().unwrap();
+    let dir = tempdir("trace");
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tests/fixtures/kineto/tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    );
+    let base = dir.join("a.json");
+    let o =
+        rooftop().args(["trace", &p(&fx), "--format", "json", "-o", &p(&base)]).output().unwrap();
     assert!(o.status.success());
-    let out = diff(&[&p(&a), &p(&a), "--fail-above", "1%", "--format", "json"]);
+    let out = diff(&[&p(&base), &p(&base), "--fail-above", "1%", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["kind"], "trace");
@@ -112,14 +145,15 @@ fn trace_exports_compare_by_op_and_kernel() {
     assert_eq!(v["total"]["change_pct"], 0.0);
     // The same trace against another model's: ops added and removed, no crash.
     let fx2 = fx.with_file_name("Falconsai_nsfw_image_detection__1016002.json.gz");
-    let b = d.join("b.json");
-    let o = rooftop().args(["trace", &p(&fx2), "--format", "json", "-o", &p(&b)]).output().unwrap();
+    let other = dir.join("b.json");
+    let o =
+        rooftop().args(["trace", &p(&fx2), "--format", "json", "-o", &p(&other)]).output().unwrap();
     assert!(o.status.success());
-    let out = diff(&[&p(&a), &p(&b)]);
+    let out = diff(&[&p(&base), &p(&other)]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Added (") && text.contains("Removed ("), "{text}");
-    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -131,13 +165,32 @@ fn bad_input_exits_2_with_the_reason() {
     std::fs::write(&other, "{\"hello\": 1}").unwrap();
     let analyze = d.join("analyze.json");
     let o = rooftop()
-        .args(["analyze", "copy", "--elements", "1000000", "-d", "h100-sxm", "--time-us", "5", "--format", "json", "-o", &p(&analyze)])
+        .args([
+            "analyze",
+            "copy",
+            "--elements",
+            "1000000",
+            "-d",
+            "h100-sxm",
+            "--time-us",
+            "5",
+            "--format",
+            "json",
+            "-o",
+            &p(&analyze),
+        ])
         .output()
         .unwrap();
     assert!(o.status.success());
     let trace = d.join("trace.json");
-    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kineto/hta_tiny_plain.json");
-    assert!(rooftop().args(["trace", &p(&fx), "--format", "json", "-o", &p(&trace)]).output().unwrap().status.success());
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/kineto/hta_tiny_plain.json");
+    assert!(rooftop()
+        .args(["trace", &p(&fx), "--format", "json", "-o", &p(&trace)])
+        .output()
+        .unwrap()
+        .status
+        .success());
     for (args, says) in [
         (vec![p(&d.join("missing.json")), p(&junk)], "cannot read"),
         (vec![p(&junk), p(&junk)], "not JSON"),

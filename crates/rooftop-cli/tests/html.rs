@@ -72,7 +72,8 @@ fn well_formed(svg: &str) -> Vec<String> {
                 if let Some(name) = inner.strip_prefix('/') {
                     assert_eq!(stack.pop().as_deref(), Some(name.trim()), "mismatched </{name}>");
                 } else {
-                    let name: String = inner.chars().take_while(|c| !c.is_whitespace() && *c != '/').collect();
+                    let name: String =
+                        inner.chars().take_while(|c| !c.is_whitespace() && *c != '/').collect();
                     tags.push(inner.to_string());
                     if !inner.ends_with('/') {
                         stack.push(name);
@@ -99,7 +100,10 @@ fn well_formed(svg: &str) -> Vec<String> {
 fn count(tags: &[String], class: &str) -> usize {
     tags.iter()
         .filter(|t| {
-            t.split("class=\"").nth(1).and_then(|r| r.split('"').next()).is_some_and(|c| c.split(' ').any(|x| x == class))
+            t.split("class=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .is_some_and(|c| c.split(' ').any(|x| x == class))
         })
         .count()
 }
@@ -115,8 +119,20 @@ fn self_contained(html: &str) {
 #[test]
 fn analyze_html_has_one_mark_on_log_axes() {
     let html = stdout_of(&[
-        "analyze", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "-d", "h100-sxm", "--time-us", "200",
-        "--format", "html",
+        "analyze",
+        "gemm",
+        "--m",
+        "4096",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "-d",
+        "h100-sxm",
+        "--time-us",
+        "200",
+        "--format",
+        "html",
     ]);
     self_contained(&html);
     let svgs = charts(&html);
@@ -159,7 +175,8 @@ fn modelled_rows(v: &Value) -> usize {
 fn every_trace_fixture_has_a_mark_per_modelled_row() {
     for f in TRACES {
         let path = fixture(f);
-        let json: Value = serde_json::from_str(&stdout_of(&["trace", &path, "--format", "json"])).unwrap();
+        let json: Value =
+            serde_json::from_str(&stdout_of(&["trace", &path, "--format", "json"])).unwrap();
         let html = stdout_of(&["trace", &path, "--format", "html"]);
         self_contained(&html);
         if modelled_rows(&json) == 0 && json["device"]["catalog_id"].is_null() {
@@ -171,7 +188,7 @@ fn every_trace_fixture_has_a_mark_per_modelled_row() {
         assert_eq!(count(&tags, "mark"), modelled_rows(&json), "{f}");
         assert!(count(&tags, "tick-label") >= 5, "{f}");
         // Every mark points at a table row of the page.
-        for t in tags.iter().filter(|t| t.contains("class=\"mark")) {
+        for t in tags.iter().filter(|t| t.contains("class=\"mark ")) {
             let id = t.split("data-row=\"").nth(1).unwrap().split('"').next().unwrap();
             assert!(html.contains(&format!("<tr id=\"{id}\"")), "{f}: {id}");
         }
@@ -196,8 +213,10 @@ fn trace_directory_html_has_every_rank() {
 fn perfetto_has_one_event_per_gpu_event_on_device_and_stream_tracks() {
     for f in TRACES {
         let path = fixture(f);
-        let json: Value = serde_json::from_str(&stdout_of(&["trace", &path, "--format", "json"])).unwrap();
-        let v: Value = serde_json::from_str(&stdout_of(&["trace", &path, "--format", "perfetto"])).unwrap();
+        let json: Value =
+            serde_json::from_str(&stdout_of(&["trace", &path, "--format", "json"])).unwrap();
+        let v: Value =
+            serde_json::from_str(&stdout_of(&["trace", &path, "--format", "perfetto"])).unwrap();
         let evs = v["traceEvents"].as_array().unwrap();
         let x: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").collect();
         // The timeline counts the linked GPU events; the export has all of them.
@@ -207,11 +226,14 @@ fn perfetto_has_one_event_per_gpu_event_on_device_and_stream_tracks() {
             assert!(e["ts"].is_number() && e["dur"].as_f64().unwrap() >= 0.0, "{f}");
             let (pid, tid) = (&e["pid"], &e["tid"]);
             assert!(
-                evs.iter().any(|m| m["name"] == "thread_name" && &m["pid"] == pid && &m["tid"] == tid),
+                evs.iter()
+                    .any(|m| m["name"] == "thread_name" && &m["pid"] == pid && &m["tid"] == tid),
                 "{f}: no track for {pid}/{tid}"
             );
             if e["args"]["op"].is_string() {
-                for k in ["op_flops_per_call", "op_bytes_per_call", "roofline_attainment_pct", "bound"] {
+                for k in
+                    ["op_flops_per_call", "op_bytes_per_call", "roofline_attainment_pct", "bound"]
+                {
                     assert!(e["args"].get(k).is_some(), "{f}: {k}");
                 }
             }
@@ -229,7 +251,9 @@ fn perfetto_is_refused_where_there_is_no_timeline() {
         vec!["trace", "tests/fixtures/kineto/tracelens_h100"],
     ] {
         let mut c = rooftop();
-        c.current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")).args(&args).args(["--format", "perfetto"]);
+        c.current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+            .args(&args)
+            .args(["--format", "perfetto"]);
         let out = c.output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("perfetto"), "{args:?}");
@@ -238,12 +262,30 @@ fn perfetto_is_refused_where_there_is_no_timeline() {
 
 #[test]
 fn bench_and_ceilings_html_from_the_mock_backend() {
-    let html = stdout_of(&["bench", "--backend", "mock", "--kernel", "triad", "--no-ceilings", "--format", "html"]);
+    let html = stdout_of(&[
+        "bench",
+        "--backend",
+        "mock",
+        "--kernel",
+        "triad",
+        "--no-ceilings",
+        "--format",
+        "html",
+    ]);
     self_contained(&html);
     let tags = well_formed(charts(&html)[0]);
     assert_eq!(count(&tags, "mark"), 1);
     assert!(html.contains("id=\"res-0\"") && html.contains("simulated backend"));
-    let html = stdout_of(&["ceilings", "--backend", "mock", "--quick", "--min-time", "0.01", "--format", "html"]);
+    let html = stdout_of(&[
+        "ceilings",
+        "--backend",
+        "mock",
+        "--quick",
+        "--min-time",
+        "0.01",
+        "--format",
+        "html",
+    ]);
     self_contained(&html);
     let svgs = charts(&html);
     assert_eq!(svgs.len(), 2);
@@ -259,7 +301,18 @@ fn ceilings_html_with_o_writes_the_report_not_a_device_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("ceilings.html");
     let o = out.display().to_string();
-    stdout_of(&["ceilings", "--backend", "mock", "--quick", "--min-time", "0.01", "--format", "html", "-o", &o]);
+    stdout_of(&[
+        "ceilings",
+        "--backend",
+        "mock",
+        "--quick",
+        "--min-time",
+        "0.01",
+        "--format",
+        "html",
+        "-o",
+        &o,
+    ]);
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
     let _ = std::fs::remove_dir_all(&dir);

@@ -209,9 +209,19 @@ fn notes(rep: &BenchReport) -> String {
             }
             if warn.contains("statistical outliers") {
                 let n = warn.split(' ').next().unwrap_or("?");
-                noisy.push(format!("{} [{}] {n}/{}", short(r), r.implementation.id, r.times_s.len()));
+                noisy.push(format!(
+                    "{} [{}] {n}/{}",
+                    short(r),
+                    r.implementation.id,
+                    r.times_s.len()
+                ));
             } else {
-                out.push_str(&wrap(&format!("{} [{}]: {warn}", short(r), r.implementation.id), w, "- ", "  "));
+                out.push_str(&wrap(
+                    &format!("{} [{}]: {warn}", short(r), r.implementation.id),
+                    w,
+                    "- ",
+                    "  ",
+                ));
             }
         }
     }

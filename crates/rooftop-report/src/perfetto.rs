@@ -47,7 +47,10 @@ impl<'a> Rows<'a> {
         let mut by_key = HashMap::new();
         for (table, rows) in &report.categories {
             for row in rows.iter().filter(|r| r.unmodelled.is_none()) {
-                by_key.insert(format!("{}|{}", row.name, row.params.group_key()), (table.as_str(), row));
+                by_key.insert(
+                    format!("{}|{}", row.name, row.params.group_key()),
+                    (table.as_str(), row),
+                );
             }
         }
         Rows { model, by_key, memo: HashMap::new() }
@@ -103,8 +106,8 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
         } else if let Some(l) = &ev.launcher {
             args.insert("launched_by".into(), Value::from(l.clone()));
         }
-        match op.and_then(|o| rows.of(o)) {
-            Some((table, row)) => {
+        if let Some((table, row)) = op.and_then(|o| rows.of(o)) {
+            {
                 args.insert("op".into(), Value::from(row.name.clone()));
                 args.insert("table".into(), Value::from(table));
                 args.insert("shape".into(), Value::from(params_text(row)));
@@ -112,23 +115,34 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
                 args.insert("op_bytes_per_call".into(), json!(row.bytes));
                 args.insert("flops_per_byte".into(), json!(row.flops_per_byte));
                 args.insert("roofline_attainment_pct".into(), json!(row.roofline_attainment_pct));
-                args.insert("bound".into(), json!(row.bound.map(|b| b.as_str())));
+                args.insert(
+                    "bound".into(),
+                    json!(row.bound.map(rooftop_core::roofline::Bound::as_str)),
+                );
                 args.insert(
                     "achieved_tflops_mean".into(),
                     json!(row.achieved_tflops.as_ref().map(|s| s.mean)),
                 );
-                args.insert("achieved_tbs_mean".into(), json!(row.achieved_tbs.as_ref().map(|s| s.mean)));
+                args.insert(
+                    "achieved_tbs_mean".into(),
+                    json!(row.achieved_tbs.as_ref().map(|s| s.mean)),
+                );
                 args.insert("floor_time_us".into(), json!(row.floor_time_us));
                 args.insert("op_calls".into(), json!(row.count));
                 args.insert("op_time_us_mean".into(), json!(row.kernel_time_us.mean));
                 if let Some(f) = &row.top_finding {
-                    args.insert("top_finding".into(), Value::from(format!("{} ({})", f.title, f.severity.as_str())));
+                    args.insert(
+                        "top_finding".into(),
+                        Value::from(format!("{} ({})", f.title, f.severity.as_str())),
+                    );
                 }
             }
-            None => {
-                args.insert("op".into(), Value::Null);
-                args.insert("model".into(), Value::from("none: no roofline row for the launching op (times only)"));
-            }
+        } else {
+            args.insert("op".into(), Value::Null);
+            args.insert(
+                "model".into(),
+                Value::from("none: no roofline row for the launching op (times only)"),
+            );
         }
         if let Some(g) = ev.grid {
             args.insert("grid".into(), json!(g));
@@ -167,7 +181,9 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
                 .iter()
                 .find(|d| d.index == dev)
                 .map_or_else(|| format!("GPU {dev}"), |d| format!("GPU {dev}: {}", d.name));
-            meta.push(json!({"name": "process_name", "ph": "M", "pid": dev, "args": {"name": name}}));
+            meta.push(
+                json!({"name": "process_name", "ph": "M", "pid": dev, "args": {"name": name}}),
+            );
             meta.push(json!({"name": "process_sort_index", "ph": "M", "pid": dev, "args": {"sort_index": dev}}));
         }
         meta.push(json!({"name": "thread_name", "ph": "M", "pid": dev, "tid": stream, "args": {"name": format!("stream {stream}")}}));
@@ -202,7 +218,11 @@ mod tests {
     /// Two addmm calls (one kernel each) on stream 7 and an unmodelled op's kernel on
     /// stream 9; the analysis against the H100 gives the addmm row attainment and bound.
     fn model() -> TraceModel {
-        let mm = vec![Dims::Tensor(vec![512]), Dims::Tensor(vec![141, 512]), Dims::Tensor(vec![512, 512])];
+        let mm = vec![
+            Dims::Tensor(vec![512]),
+            Dims::Tensor(vec![141, 512]),
+            Dims::Tensor(vec![512, 512]),
+        ];
         let op = |name: &str, dims: Vec<Dims>, ts: i64| CpuOp {
             name: name.to_string(),
             ts_ns: ts,
@@ -226,8 +246,16 @@ mod tests {
             ..GpuEvent::default()
         };
         let mut m = TraceModel {
-            ops: vec![op("aten::addmm", mm.clone(), 0), op("aten::addmm", mm, 20_000), op("aten::foo", vec![], 40_000)],
-            gpu: vec![k("gemm_a", 0, 7, 0), k("gemm_a", 20_000, 7, 1), k("foo_kernel", 40_000, 9, 2)],
+            ops: vec![
+                op("aten::addmm", mm.clone(), 0),
+                op("aten::addmm", mm, 20_000),
+                op("aten::foo", vec![], 40_000),
+            ],
+            gpu: vec![
+                k("gemm_a", 0, 7, 0),
+                k("gemm_a", 20_000, 7, 1),
+                k("foo_kernel", 40_000, 9, 2),
+            ],
             ..TraceModel::default()
         };
         m.ops[0].launched = vec![0];
@@ -238,10 +266,10 @@ mod tests {
 
     #[test]
     fn one_x_event_per_gpu_event_with_the_rows_analysis() {
-        let m = model();
+        let tm = model();
         let cat = rooftop_core::device::Catalog::builtin();
-        let r = analyze(&m, cat.lookup("h100-sxm").ok(), &TraceOptions::default());
-        let v: Value = serde_json::from_str(&trace(&m, &r)).unwrap();
+        let rep = analyze(&tm, cat.lookup("h100-sxm").ok(), &TraceOptions::default());
+        let v: Value = serde_json::from_str(&trace(&tm, &rep)).unwrap();
         let evs = v["traceEvents"].as_array().unwrap();
         let x: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").collect();
         assert_eq!(x.len(), 3);
@@ -256,7 +284,7 @@ mod tests {
         let a = &gemm["args"];
         assert_eq!(a["op"], "aten::addmm");
         assert_eq!(a["table"], "GEMM");
-        let row = &r.categories["GEMM"][0];
+        let row = &rep.categories["GEMM"][0];
         assert_eq!(a["op_flops_per_call"].as_f64(), row.flops);
         assert_eq!(a["op_bytes_per_call"].as_f64(), row.bytes);
         assert_eq!(a["roofline_attainment_pct"].as_f64(), row.roofline_attainment_pct);

@@ -218,8 +218,7 @@ fn si_decade(v: f64) -> String {
         (15, "P"),
         (18, "E"),
     ];
-    let (base, p) =
-        prefixes.iter().rev().find(|(b, _)| e >= *b).copied().unwrap_or((-12, "p"));
+    let (base, p) = prefixes.iter().rev().find(|(b, _)| e >= *b).copied().unwrap_or((-12, "p"));
     let mantissa = 10i64.pow(u32::try_from(e - base).unwrap_or(0).min(2));
     format!("{mantissa}{p}")
 }
@@ -234,19 +233,48 @@ fn f(v: f64) -> String {
 }
 
 /// The grid, ticks, tick labels and axis titles of a log-log plot.
-fn axes(out: &mut String, x: &LogAxis, y: &LogAxis, xlabel: &dyn Fn(f64) -> String, titles: (&str, &str)) {
+// l, r, t, b: the plot's left, right, top and bottom edges in pixels.
+#[allow(clippy::many_single_char_names)]
+fn axes(
+    out: &mut String,
+    x: &LogAxis,
+    y: &LogAxis,
+    xlabel: &dyn Fn(f64) -> String,
+    titles: (&str, &str),
+) {
     let (l, r, t, b) = (x.p0, x.p1, y.p1, y.p0);
     out.push_str("<g class=\"grid\">");
     for v in x.decade_values() {
         let px = x.px(v);
-        let _ = write!(out, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f(px), f(t), f(px), f(b));
+        let _ = write!(
+            out,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            f(px),
+            f(t),
+            f(px),
+            f(b)
+        );
     }
     for v in y.decade_values() {
         let py = y.px(v);
-        let _ = write!(out, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f(l), f(py), f(r), f(py));
+        let _ = write!(
+            out,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            f(l),
+            f(py),
+            f(r),
+            f(py)
+        );
     }
     out.push_str("</g><g class=\"axis\">");
-    let _ = write!(out, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\"/>", f(l), f(t), f(r - l), f(b - t));
+    let _ = write!(
+        out,
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\"/>",
+        f(l),
+        f(t),
+        f(r - l),
+        f(b - t)
+    );
     let minor_x = x.hi - x.lo <= 8.0;
     let minor_y = y.hi - y.lo <= 8.0;
     for v in x.decade_values() {
@@ -265,7 +293,12 @@ fn axes(out: &mut String, x: &LogAxis, y: &LogAxis, xlabel: &dyn Fn(f64) -> Stri
     if minor_x {
         for v in x.minor_values() {
             let px = f(x.px(v));
-            let _ = write!(out, "<line class=\"tick minor\" x1=\"{px}\" y1=\"{}\" x2=\"{px}\" y2=\"{}\"/>", f(b), f(b + 3.0));
+            let _ = write!(
+                out,
+                "<line class=\"tick minor\" x1=\"{px}\" y1=\"{}\" x2=\"{px}\" y2=\"{}\"/>",
+                f(b),
+                f(b + 3.0)
+            );
         }
     }
     for v in y.decade_values() {
@@ -285,7 +318,12 @@ fn axes(out: &mut String, x: &LogAxis, y: &LogAxis, xlabel: &dyn Fn(f64) -> Stri
     if minor_y {
         for v in y.minor_values() {
             let py = f(y.px(v));
-            let _ = write!(out, "<line class=\"tick minor\" x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\"/>", f(l - 3.0), f(l));
+            let _ = write!(
+                out,
+                "<line class=\"tick minor\" x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\"/>",
+                f(l - 3.0),
+                f(l)
+            );
         }
     }
     let _ = write!(
@@ -334,7 +372,9 @@ pub fn roofline(chart: &RooflineChart) -> String {
     let marks: Vec<&Mark> = chart
         .marks
         .iter()
-        .filter(|m| m.intensity.is_finite() && m.intensity > 0.0 && m.rate.is_finite() && m.rate > 0.0)
+        .filter(|m| {
+            m.intensity.is_finite() && m.intensity > 0.0 && m.rate.is_finite() && m.rate > 0.0
+        })
         .collect();
     let cmax = compute.iter().map(|r| r.value).fold(f64::NAN, f64::max);
     let cmin = compute.iter().map(|r| r.value).fold(f64::NAN, f64::min);
@@ -405,7 +445,8 @@ pub fn roofline(chart: &RooflineChart) -> String {
         );
         labels_right.push((yy, r.label.clone(), r));
     }
-    let angle = ((y.p0 - y.p1) / (y.hi - y.lo) / ((x.p1 - x.p0) / (x.hi - x.lo))).atan().to_degrees();
+    let angle =
+        ((y.p0 - y.p1) / (y.hi - y.lo) / ((x.p1 - x.p0) / (x.hi - x.lo))).atan().to_degrees();
     let mut memory_labels = String::new();
     for r in &memory {
         let x0 = (y.min() / r.value).max(x.min());
@@ -414,8 +455,7 @@ pub fn roofline(chart: &RooflineChart) -> String {
         if x1 <= x0 {
             continue;
         }
-        let (p0x, p0y, p1x, p1y) =
-            (x.px(x0), y.px(r.value * x0), x.px(x1), y.px(r.value * x1));
+        let (p0x, p0y, p1x, p1y) = (x.px(x0), y.px(r.value * x0), x.px(x1), y.px(r.value * x1));
         let _ = write!(
             out,
             "<line class=\"roof memory tipped{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"{}><title>{}</title></line>",
@@ -440,7 +480,10 @@ pub fn roofline(chart: &RooflineChart) -> String {
         );
     }
     // Primary roofline and ridge points.
-    let pc = compute.iter().find(|r| r.primary).or_else(|| compute.iter().max_by(|a, b| a.value.total_cmp(&b.value)));
+    let pc = compute
+        .iter()
+        .find(|r| r.primary)
+        .or_else(|| compute.iter().max_by(|a, b| a.value.total_cmp(&b.value)));
     let pm = memory.iter().find(|r| r.primary).or_else(|| memory.first());
     let mut ridges = String::new();
     if let (Some(c), Some(m)) = (pc, pm) {
@@ -571,9 +614,14 @@ fn mark_labels(marks: &[&Mark], x: &LogAxis, y: &LogAxis, total: f64) -> String 
         let (cx, cy) = (x.px(m.intensity), y.px(m.rate));
         // Average glyph width at 11.5 px.
         let w = text.chars().count() as f64 * 6.4;
-        let (x0, anchor) = if cx + r + 4.0 + w <= x.p1 { (cx + r + 4.0, "start") } else { (cx - r - 4.0 - w, "end") };
+        let (x0, anchor) = if cx + r + 4.0 + w <= x.p1 {
+            (cx + r + 4.0, "start")
+        } else {
+            (cx - r - 4.0 - w, "end")
+        };
         let bx = (x0, cy - 9.0, x0 + w, cy + 4.0);
-        let overlaps = |b: &(f64, f64, f64, f64)| !(bx.2 < b.0 || b.2 < bx.0 || bx.3 < b.1 || b.3 < bx.1);
+        let overlaps =
+            |b: &(f64, f64, f64, f64)| !(bx.2 < b.0 || b.2 < bx.0 || bx.3 < b.1 || b.3 < bx.1);
         if bx.0 < x.p0 || placed.iter().any(overlaps) {
             continue;
         }
@@ -660,6 +708,7 @@ fn sig_plain(v: f64) -> String {
 
 /// The bytes chart as an `<svg>` element. Ticks at powers of 4 (or 16 over a wide
 /// range); y on decades.
+#[allow(clippy::many_single_char_names)]
 pub fn bytes_chart(chart: &BytesChart) -> String {
     let pts: Vec<(f64, f64)> = chart
         .series
@@ -702,7 +751,14 @@ pub fn bytes_chart(chart: &BytesChart) -> String {
         let _ = write!(out, "<line x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\"/>", f(l), f(r));
     }
     out.push_str("</g><g class=\"axis\">");
-    let _ = write!(out, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\"/>", f(l), f(t), f(r - l), f(b - t));
+    let _ = write!(
+        out,
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\"/>",
+        f(l),
+        f(t),
+        f(r - l),
+        f(b - t)
+    );
     for v in &xticks {
         let px = f(xl.px(*v));
         let _ = write!(
@@ -731,7 +787,12 @@ pub fn bytes_chart(chart: &BytesChart) -> String {
     if y.hi - y.lo <= 8.0 {
         for v in y.minor_values() {
             let py = f(y.px(v));
-            let _ = write!(out, "<line class=\"tick minor\" x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\"/>", f(l - 3.0), f(l));
+            let _ = write!(
+                out,
+                "<line class=\"tick minor\" x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\"/>",
+                f(l - 3.0),
+                f(l)
+            );
         }
     }
     let _ = write!(
@@ -749,11 +810,19 @@ pub fn bytes_chart(chart: &BytesChart) -> String {
     let mut legend_y = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
-        let mut pts: Vec<&(f64, f64, String)> =
-            s.points.iter().filter(|(x, y, _)| *x > 0.0 && *y > 0.0 && x.is_finite() && y.is_finite()).collect();
+        let mut pts: Vec<&(f64, f64, String)> = s
+            .points
+            .iter()
+            .filter(|(x, y, _)| *x > 0.0 && *y > 0.0 && x.is_finite() && y.is_finite())
+            .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let line: Vec<String> = pts.iter().map(|(px, py, _)| format!("{},{}", f(xl.px(*px)), f(y.px(*py)))).collect();
-        let _ = write!(out, "<polyline class=\"series-line\" stroke=\"{colour}\" points=\"{}\"/>", line.join(" "));
+        let line: Vec<String> =
+            pts.iter().map(|(px, py, _)| format!("{},{}", f(xl.px(*px)), f(y.px(*py)))).collect();
+        let _ = write!(
+            out,
+            "<polyline class=\"series-line\" stroke=\"{colour}\" points=\"{}\"/>",
+            line.join(" ")
+        );
         for (px, py, tip) in &pts {
             let _ = write!(
                 out,

@@ -13,8 +13,8 @@
 //! (STREAM's rule). A level's ceiling per pattern is the median of its points (the lower
 //! median for an even count, so that it is one measured point with its working set).
 //! Quick mode (what `rooftop bench` runs first) times `triad` and `copy` at one working
-//! set of 4x the last cache (256 MiB when no cache is known), capped by
-//! `max_working_set`.
+//! set of 4x the last cache (256 MiB when no cache is known, 16 MiB on a simulated
+//! backend), capped by `max_working_set`.
 //!
 //! **Compute.** The `fma` kernel in fp32 and fp64, `vector` (and `scalar` in full mode);
 //! GFLOP/s = 2 x FMAs / median time, beside the theoretical figures the options carry
@@ -39,7 +39,7 @@ pub struct CeilingOptions {
     pub quick: bool,
     pub timing: TimingOptions,
     /// Largest working set of the sweep, bytes (default: 4x the last-level cache, at
-    /// least 256 MiB).
+    /// least 256 MiB; 16 MiB on a simulated backend without caches).
     pub max_working_set: Option<u64>,
     /// Capacity of each cache level as the kernels use it (all threads together),
     /// from L1 out; empty when unknown, and then only DRAM is assigned.
@@ -54,6 +54,9 @@ pub struct CeilingOptions {
 pub const MIN_WORKING_SET: u64 = 16 << 10;
 /// Working set without a known last-level cache.
 const DEFAULT_WORKING_SET: u64 = 256 << 20;
+/// Largest working set on a simulated backend (no caches to overflow; its times come
+/// from the work model), unless the options say otherwise.
+const SIMULATED_WORKING_SET: u64 = 16 << 20;
 
 impl CeilingOptions {
     /// Options for a backend whose caches and theoretical peaks are unknown.
@@ -107,15 +110,21 @@ impl CeilingOptions {
     }
 
     /// The sweep's largest working set.
-    fn max_ws(&self) -> u64 {
-        self.max_working_set.unwrap_or_else(|| {
-            self.last_cache().map_or(DEFAULT_WORKING_SET, |c| (4 * c).max(DEFAULT_WORKING_SET))
+    fn max_ws(&self, simulated: bool) -> u64 {
+        self.max_working_set.unwrap_or_else(|| match self.last_cache() {
+            Some(c) => (4 * c).max(DEFAULT_WORKING_SET),
+            None if simulated => SIMULATED_WORKING_SET,
+            None => DEFAULT_WORKING_SET,
         })
     }
 
     /// Quick mode's DRAM working set.
-    fn quick_ws(&self) -> u64 {
-        let ws = self.last_cache().map_or(DEFAULT_WORKING_SET, |c| 4 * c);
+    fn quick_ws(&self, simulated: bool) -> u64 {
+        let ws = match self.last_cache() {
+            Some(c) => 4 * c,
+            None if simulated => SIMULATED_WORKING_SET,
+            None => DEFAULT_WORKING_SET,
+        };
         self.max_working_set.map_or(ws, |m| ws.min(m))
     }
 }
@@ -141,8 +150,10 @@ pub fn measure(
     let mut run = Runner { backend, opts: &opts.timing, stop, progress };
 
     if opts.quick {
-        let ws = opts.quick_ws();
-        for pattern in [Pattern::Triad, Pattern::Copy] {
+        let ws = opts.quick_ws(info.simulated);
+        // Triad is STREAM's figure; read-only has no write-allocate traffic and is the
+        // highest on most CPUs, so read-only kernels (sums, row reductions) stay under it.
+        for pattern in [Pattern::Triad, Pattern::Read] {
             if !run.has(pattern.as_str(), &mut c.notes) {
                 continue;
             }
@@ -157,6 +168,7 @@ pub fn measure(
             }
         }
         let why = match opts.last_cache() {
+            None if info.simulated => "simulated backend: no caches".to_string(),
             None => "no cache size known".to_string(),
             Some(l) if ws >= 4 * l => format!("4x the {} last cache", bytes_label(l)),
             Some(l) => format!(
@@ -166,11 +178,11 @@ pub fn measure(
             ),
         };
         c.notes.push(format!(
-            "quick: DRAM bandwidth = triad and copy at a {} working set ({why})",
+            "quick: DRAM bandwidth = triad and read-only at a {} working set ({why})",
             bytes_label(ws)
         ));
     } else {
-        let max = opts.max_ws().max(MIN_WORKING_SET);
+        let max = opts.max_ws(info.simulated).max(MIN_WORKING_SET);
         let mut sizes = Vec::new();
         let mut ws = MIN_WORKING_SET;
         while ws <= max {
@@ -805,7 +817,7 @@ mod tests {
         assert_eq!(c.bandwidth.len(), 2);
         for b in &c.bandwidth {
             assert_eq!(b.level, MemLevel::Dram);
-            // 4 MiB of arrays: triad moves all three arrays once, copy both.
+            // 4 MiB of arrays: triad moves all three arrays once, read its one array.
             let want = mock_gbs(b.working_set_bytes as f64);
             assert!((b.gbs - want).abs() / want < 0.011, "{b:?} vs {want}");
             assert!(b.working_set_bytes <= 4 << 20 && b.working_set_bytes > 4 << 19);
@@ -974,6 +986,36 @@ mod tests {
         assert_eq!(p.meta.provenance, Provenance::Catalog);
         assert_eq!(d.l2_bytes, Some(1 << 20));
         assert_eq!(d.peak_bw_gbs, 20.0);
+    }
+
+    #[test]
+    fn a_stop_request_ends_early_with_a_note() {
+        let mut be = MockBackend::new(MockConfig::default());
+        let opts = CeilingOptions::new(false, fast());
+        let c = measure(&mut be, &opts, &AtomicBool::new(true), &mut |_| {}).unwrap();
+        assert!(c.sweep.is_empty() && c.compute.is_empty());
+        assert!(c.notes.iter().any(|n| n.starts_with("interrupted")), "{:?}", c.notes);
+    }
+
+    #[test]
+    fn simulated_backends_sweep_to_16_mib_by_default() {
+        let mut be = MockBackend::new(MockConfig::default());
+        let c = measure(
+            &mut be,
+            &CeilingOptions::new(true, fast()),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(c
+            .sweep
+            .iter()
+            .all(|p| p.working_set_bytes <= 16 << 20 && p.working_set_bytes > 15 << 20));
+        assert!(
+            c.notes.iter().any(|n| n.contains("simulated backend: no caches")),
+            "{:?}",
+            c.notes
+        );
     }
 
     #[test]

@@ -673,7 +673,7 @@ mod tests {
             .cases(&Selection { sizes: Some(vec![7 * 4096, 100]), ..Selection::default() })
             .unwrap();
         assert_eq!(cs[0].sizes, vec![("m", 7), ("n", 4096), ("k", 4096)]);
-        assert_eq!(cs[1].sizes, vec![("m", 1), ("n", 4096), ("k", 4096)]);
+        assert!(cs.iter().any(|c| c.sizes == vec![("m", 1), ("n", 4096), ("k", 4096)]));
         let bad_sels = [
             Selection { bits: Some(3), ..Selection::default() },
             Selection { wformat: Some("q4_0".into()), bits: Some(8), ..Selection::default() },

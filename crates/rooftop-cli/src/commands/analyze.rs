@@ -49,7 +49,9 @@ pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String>
     let analysis = analyze(device, &req).map_err(|e| CliError::input(e.to_string()))?;
     match fmt {
         // The HTML report draws every roof of the device, so it takes the spec.
-        Format::Html => Ok(rooftop_report::html::analyses(std::slice::from_ref(&analysis), Some(device))),
+        Format::Html => {
+            Ok(rooftop_report::html::analyses(std::slice::from_ref(&analysis), Some(device)))
+        }
         Format::Perfetto => Err(crate::output::no_perfetto("analyze")),
         _ => Ok(rooftop_report::analyses(fmt, std::slice::from_ref(&analysis))),
     }

@@ -540,7 +540,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         let mut on_progress = |p: Progress<'_>| match p {
             Progress::Checking { label } => pb.set_message(format!("{label}: checking")),
             Progress::Sampling { label, runs, .. } => {
-                pb.set_message(format!("{label}: {runs} samples"))
+                pb.set_message(format!("{label}: {runs} samples"));
             }
         };
         let results = if launches.len() > 1 {

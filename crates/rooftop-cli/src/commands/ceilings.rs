@@ -81,7 +81,8 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
     // `--format html -o report.html` means the report, not a device file named .html.
     let html_out = fmt == rooftop_report::Format::Html
         && cli.output.as_deref().is_some_and(|p| {
-            p.extension().is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"))
+            p.extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"))
         });
     let device_file = cli.output.as_ref().filter(|_| !html_out);
     if let Some(p) = device_file {

@@ -58,7 +58,10 @@ fn read(path: &std::path::Path) -> Result<diff::Export> {
 
 pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
-        return Err(CliError::input(format!("--alpha: expected a level in (0, 1), got {}", args.alpha)));
+        return Err(CliError::input(format!(
+            "--alpha: expected a level in (0, 1), got {}",
+            args.alpha
+        )));
     }
     let base = read(&args.base)?;
     let new = read(&args.new)?;

@@ -4,8 +4,8 @@
 mod analyze;
 pub mod bench;
 pub mod ceilings;
-pub mod diff;
 mod devices;
+pub mod diff;
 pub mod model;
 pub mod trace;
 

@@ -97,6 +97,39 @@ fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     if a.roofline_attainment_pct <= 100.0 + 1e-9 {
         return;
     }
+    // A measured (calibrated) roof is itself a benchmark result: a kernel can beat it by
+    // run-to-run noise or a friendlier access pattern without anything being wrong.
+    let roof_meta = match i.roofline.bound {
+        crate::roofline::Bound::Compute => i.roofline.compute_roof.as_ref().map(|r| &r.meta),
+        _ => Some(&i.roofline.bandwidth_meta),
+    };
+    if roof_meta.is_some_and(|m| {
+        matches!(
+            m.provenance,
+            crate::units::Provenance::Calibrated | crate::units::Provenance::Measured
+        )
+    }) {
+        if a.roofline_attainment_pct > 110.0 {
+            out.push(Finding {
+                id: "roofline.above_measured_ceiling",
+                severity: Severity::Info,
+                title: "Above the measured ceiling".to_string(),
+                evidence: format!(
+                    "measured {} is {} of the floor on measured roofs ({} attainment); {}",
+                    us(a.time_us),
+                    pct(a.roofline_attainment_pct),
+                    pct(a.roofline_attainment_pct),
+                    roof_meta.map_or("", |m| m.source.as_str())
+                ),
+                recommendation: "The measured roof is a benchmark median, not a hard limit: \
+                                 re-measure the ceilings (`rooftop ceilings`), and check whether \
+                                 this kernel's data fits in a cache."
+                    .to_string(),
+                expected_gain: None,
+            });
+        }
+        return;
+    }
     let cache_note = match i.device.l2_bytes {
         Some(l2) if i.roofline.bytes <= l2 as f64 => format!(
             " The {} of traffic fit in the {} L2, so repeated runs may be served from cache \

@@ -27,6 +27,7 @@ pub mod stats;
 use serde::Serialize;
 use serde_json::Value;
 use stats::Summary;
+use std::fmt::Write as _;
 
 /// An export that cannot be compared, with where the problem is.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -286,8 +287,18 @@ fn num(v: &Value) -> Option<f64> {
     v.as_f64().filter(|x| x.is_finite())
 }
 
-fn field<'a>(v: &'a Value, key: &str, origin: &str, path: &str, expected: &'static str) -> Result<&'a Value, DiffError> {
-    v.get(key).ok_or_else(|| DiffError::Field { origin: origin.to_string(), path: format!("{path}{key}"), expected })
+fn field<'a>(
+    v: &'a Value,
+    key: &str,
+    origin: &str,
+    path: &str,
+    expected: &'static str,
+) -> Result<&'a Value, DiffError> {
+    v.get(key).ok_or_else(|| DiffError::Field {
+        origin: origin.to_string(),
+        path: format!("{path}{key}"),
+        expected,
+    })
 }
 
 fn text(v: &Value, key: &str) -> String {
@@ -349,21 +360,30 @@ fn params_text(params: &Value, with_strides: bool) -> String {
 }
 
 fn bench_items(v: &Value, origin: &str) -> Result<Vec<Item>, DiffError> {
-    let results = field(v, "results", origin, "", "an array")?
-        .as_array()
-        .ok_or_else(|| DiffError::Field { origin: origin.to_string(), path: "results".into(), expected: "an array" })?;
+    let results = field(v, "results", origin, "", "an array")?.as_array().ok_or_else(|| {
+        DiffError::Field {
+            origin: origin.to_string(),
+            path: "results".into(),
+            expected: "an array",
+        }
+    })?;
     let mut out = Vec::with_capacity(results.len());
     for (i, r) in results.iter().enumerate() {
         let path = format!("results[{i}].");
         let kernel = field(r, "kernel", origin, &path, "a string")?
             .as_str()
-            .ok_or_else(|| DiffError::Field { origin: origin.into(), path: format!("{path}kernel"), expected: "a string" })?
+            .ok_or_else(|| DiffError::Field {
+                origin: origin.into(),
+                path: format!("{path}kernel"),
+                expected: "a string",
+            })?
             .to_string();
         let config = field(r, "config", origin, &path, "an object")?;
         let label = text(config, "label");
         let launch = text(config, "launch_label");
         let imp = r.get("implementation").map(|i| text(i, "id")).unwrap_or_default();
-        let passed = r.get("check").and_then(|c| c.get("passed")).and_then(Value::as_bool).unwrap_or(true);
+        let passed =
+            r.get("check").and_then(|c| c.get("passed")).and_then(Value::as_bool).unwrap_or(true);
         let times: Vec<f64> = r
             .get("times_s")
             .and_then(Value::as_array)
@@ -371,10 +391,10 @@ fn bench_items(v: &Value, origin: &str) -> Result<Vec<Item>, DiffError> {
             .unwrap_or_default();
         let mut shape = label.clone();
         if !imp.is_empty() {
-            shape.push_str(&format!(" [{imp}]"));
+            let _ = write!(shape, " [{imp}]");
         }
         if !launch.is_empty() && launch != "default" {
-            shape.push_str(&format!(" {launch}"));
+            let _ = write!(shape, " {launch}");
         }
         let get = |k: &str| r.get(k).and_then(num);
         out.push(Item {
@@ -395,9 +415,14 @@ fn bench_items(v: &Value, origin: &str) -> Result<Vec<Item>, DiffError> {
 
 fn trace_items(v: &Value, origin: &str, prefix: &str) -> Result<Vec<Item>, DiffError> {
     let mut out = Vec::new();
-    let cats = field(v, "categories", origin, prefix, "an object")?
-        .as_object()
-        .ok_or_else(|| DiffError::Field { origin: origin.into(), path: format!("{prefix}categories"), expected: "an object" })?;
+    let cats =
+        field(v, "categories", origin, prefix, "an object")?.as_object().ok_or_else(|| {
+            DiffError::Field {
+                origin: origin.into(),
+                path: format!("{prefix}categories"),
+                expected: "an object",
+            }
+        })?;
     for (table, rows) in cats {
         let Some(rows) = rows.as_array() else { continue };
         for row in rows {
@@ -421,7 +446,9 @@ fn trace_items(v: &Value, origin: &str, prefix: &str) -> Result<Vec<Item>, DiffE
                 flops: stat_mean("achieved_tflops").map(|t| t * 1e12),
                 bandwidth: stat_mean("achieved_tbs").map(|t| t * 1e12),
                 spread: match (mean, std) {
-                    (Some(m), Some(s)) if count >= 2.0 => Spread::Summary(Summary { mean: m, std: s, n: count }),
+                    (Some(m), Some(s)) if count >= 2.0 => {
+                        Spread::Summary(Summary { mean: m, std: s, n: count })
+                    }
                     _ => Spread::None,
                 },
             });
@@ -440,13 +467,19 @@ fn trace_items(v: &Value, origin: &str, prefix: &str) -> Result<Vec<Item>, DiffE
                 key: format!("{prefix}kernel|{name}|{parent}|{stream}"),
                 norm_key: format!("{prefix}kernel|{}|{parent}", normalise(&name)),
                 name,
-                shape: if parent.is_empty() { format!("stream {stream}") } else { format!("← {parent} (stream {stream})") },
+                shape: if parent.is_empty() {
+                    format!("stream {stream}")
+                } else {
+                    format!("← {parent} (stream {stream})")
+                },
                 time_s: mean,
                 attainment_pct: None,
                 flops: None,
                 bandwidth: None,
                 spread: match (mean, std) {
-                    (Some(m), Some(s)) if count >= 2.0 => Spread::Summary(Summary { mean: m, std: s, n: count }),
+                    (Some(m), Some(s)) if count >= 2.0 => {
+                        Spread::Summary(Summary { mean: m, std: s, n: count })
+                    }
                     _ => Spread::None,
                 },
             });
@@ -490,13 +523,26 @@ pub fn load(text_: &str, origin: &str) -> Result<Export, DiffError> {
     })?;
     let o = origin.to_string();
     if v.get("results").is_some() && v.get("backend").is_some() {
-        return Ok(Export { kind: Kind::Bench, origin: o, items: bench_items(&v, origin)?, window_s: None });
+        return Ok(Export {
+            kind: Kind::Bench,
+            origin: o,
+            items: bench_items(&v, origin)?,
+            window_s: None,
+        });
     }
     if v.get("categories").is_some() && v.get("timeline").is_some() {
-        let window_s = v.get("window").and_then(|w| w.get("duration_ms")).and_then(num).map(|ms| ms * 1e-3);
-        return Ok(Export { kind: Kind::Trace, origin: o, items: trace_items(&v, origin, "")?, window_s });
+        let window_s =
+            v.get("window").and_then(|w| w.get("duration_ms")).and_then(num).map(|ms| ms * 1e-3);
+        return Ok(Export {
+            kind: Kind::Trace,
+            origin: o,
+            items: trace_items(&v, origin, "")?,
+            window_s,
+        });
     }
-    if let (Some(ranks), true) = (v.get("ranks").and_then(Value::as_array), v.get("cross_rank").is_some()) {
+    if let (Some(ranks), true) =
+        (v.get("ranks").and_then(Value::as_array), v.get("cross_rank").is_some())
+    {
         let mut items = Vec::new();
         let mut window: Option<f64> = None;
         for (i, r) in ranks.iter().enumerate() {
@@ -513,11 +559,21 @@ pub fn load(text_: &str, origin: &str) -> Result<Export, DiffError> {
         return Ok(Export { kind: Kind::TraceRanks, origin: o, items, window_s: window });
     }
     if is_analysis(&v) {
-        return Ok(Export { kind: Kind::Analyze, origin: o, items: vec![analyze_item(&v)], window_s: None });
+        return Ok(Export {
+            kind: Kind::Analyze,
+            origin: o,
+            items: vec![analyze_item(&v)],
+            window_s: None,
+        });
     }
     if let Some(arr) = v.as_array() {
         if !arr.is_empty() && arr.iter().all(is_analysis) {
-            return Ok(Export { kind: Kind::Analyze, origin: o, items: arr.iter().map(analyze_item).collect(), window_s: None });
+            return Ok(Export {
+                kind: Kind::Analyze,
+                origin: o,
+                items: arr.iter().map(analyze_item).collect(),
+                window_s: None,
+            });
         }
     }
     Err(DiffError::Unknown { origin: o })
@@ -544,7 +600,12 @@ fn noise_test(a: &Spread, b: &Spread) -> Option<Test> {
     }
 }
 
-fn judge(base: Option<f64>, new: Option<f64>, test: Option<Test>, o: &Options) -> (Option<f64>, Status, bool) {
+fn judge(
+    base: Option<f64>,
+    new: Option<f64>,
+    test: Option<Test>,
+    o: &Options,
+) -> (Option<f64>, Status, bool) {
     let (Some(b), Some(n)) = (base, new) else { return (None, Status::NotComparable, false) };
     if b <= 0.0 {
         return (None, Status::NotComparable, false);
@@ -591,11 +652,13 @@ pub fn compare(base: &Export, new: &Export, o: &Options) -> Result<Diff, DiffErr
         }
     }
     // 2. Normalised keys, only where one row is left on each side.
-    let mut base_norm: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    let mut base_norm: std::collections::HashMap<&str, Vec<usize>> =
+        std::collections::HashMap::new();
     for (i, it) in base.items.iter().enumerate().filter(|(i, _)| !used_base[*i]) {
         base_norm.entry(it.norm_key.as_str()).or_default().push(i);
     }
-    let mut new_norm: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    let mut new_norm: std::collections::HashMap<&str, Vec<usize>> =
+        std::collections::HashMap::new();
     for (j, it) in new.items.iter().enumerate().filter(|(j, _)| pair_of[*j].is_none()) {
         new_norm.entry(it.norm_key.as_str()).or_default().push(j);
     }
@@ -676,7 +739,9 @@ pub fn compare(base: &Export, new: &Export, o: &Options) -> Result<Diff, DiffErr
 
     let total = if m == Metric::Time {
         let (tb, tn, what) = match (base.window_s, new.window_s) {
-            (Some(b), Some(n)) => (Some(b), Some(n), "trace window (GPU timeline, first to last event)"),
+            (Some(b), Some(n)) => {
+                (Some(b), Some(n), "trace window (GPU timeline, first to last event)")
+            }
             _ if any_pair => (Some(sum_b), Some(sum_n), "sum of the matched rows' times"),
             _ => (None, None, ""),
         };

@@ -8,7 +8,10 @@ use rooftop_core::units::{pct, sig3};
 use std::fmt::Write as _;
 
 fn change(r: &RowDiff) -> String {
-    r.change_pct.map_or_else(|| "-".to_string(), |c| format!("{}{}", if c > 0.0 { "+" } else { "" }, pct(c)))
+    r.change_pct.map_or_else(
+        || "-".to_string(),
+        |c| format!("{}{}", if c > 0.0 { "+" } else { "" }, pct(c)),
+    )
 }
 
 fn p_value(r: &RowDiff) -> String {
@@ -76,7 +79,7 @@ fn summary_lines(d: &Diff) -> Vec<String> {
     if unchanged > 0 {
         out.push(format!(
             "{unchanged} row(s) unchanged (under {}% or within noise); --format csv or json lists every row.",
-            sig3(d.min_change_pct)
+            d.min_change_pct
         ));
     }
     let nc = d.count(Status::NotComparable);
@@ -85,7 +88,9 @@ fn summary_lines(d: &Diff) -> Vec<String> {
     }
     let norm = d.rows.iter().filter(|r| r.matched_by == "normalised").count();
     if norm > 0 {
-        out.push(format!("{norm} row(s) matched by normalised name (template arguments and digits ignored)."));
+        out.push(format!(
+            "{norm} row(s) matched by normalised name (template arguments and digits ignored)."
+        ));
     }
     if let Some(t) = &d.total {
         out.push(format!(
@@ -185,8 +190,19 @@ pub fn csv(d: &Diff) -> String {
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record([
-        "section", "name", "shape", "status", "metric", "base", "new", "change_pct", "test", "p_value", "matched_by",
-        "base_name", "fails_gate",
+        "section",
+        "name",
+        "shape",
+        "status",
+        "metric",
+        "base",
+        "new",
+        "change_pct",
+        "test",
+        "p_value",
+        "matched_by",
+        "base_name",
+        "fails_gate",
     ]);
     for r in d.rows.iter().chain(d.total.iter()) {
         let _ = w.write_record([
@@ -224,11 +240,14 @@ pub fn json(d: &Diff) -> String {
 pub fn html(d: &Diff) -> String {
     let mut page = Page { title: title(d), subtitle: vec![metric_line(d)], sections: Vec::new() };
     let badge = if d.failing().is_empty() { "improvement" } else { "fail" };
-    let mut body = format!("<p><span class=\"badge {badge}\">{}</span></p>", html::esc(&verdict(d)));
+    let mut body =
+        format!("<p><span class=\"badge {badge}\">{}</span></p>", html::esc(&verdict(d)));
     body.push_str(&html::notes(&summary_lines(d)[..summary_lines(d).len().saturating_sub(1)]));
     page.sections.push(Section::new("verdict", "Verdict", body));
     let mk = |rows: Vec<&RowDiff>| {
-        let mut t = HTable::new(&["section", "name", "shape", "#base", "#new", "#change", "#p", "matched", "status"]);
+        let mut t = HTable::new(&[
+            "section", "name", "shape", "#base", "#new", "#change", "#p", "matched", "status",
+        ]);
         for r in rows {
             t.push(vec![
                 Cell::text(&r.section),
@@ -245,7 +264,11 @@ pub fn html(d: &Diff) -> String {
                 Cell::raw(format!(
                     "<span class=\"badge {}\">{}</span>",
                     if r.fails_gate { "fail" } else { r.status.as_str() },
-                    html::esc(&if r.fails_gate { format!("{} FAIL", r.status.as_str()) } else { r.status.as_str().to_string() })
+                    html::esc(&if r.fails_gate {
+                        format!("{} FAIL", r.status.as_str())
+                    } else {
+                        r.status.as_str().to_string()
+                    })
                 )),
             ]);
         }
@@ -258,6 +281,10 @@ pub fn html(d: &Diff) -> String {
             page.sections.push(Section::new(id, format!("{heading} ({})", rows.len()), mk(rows)));
         }
     }
-    page.sections.push(Section::new("all", format!("Every row ({})", d.rows.len()), mk(d.rows.iter().collect())));
+    page.sections.push(Section::new(
+        "all",
+        format!("Every row ({})", d.rows.len()),
+        mk(d.rows.iter().collect()),
+    ));
     page.render()
 }

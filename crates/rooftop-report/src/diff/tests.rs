@@ -76,7 +76,11 @@ fn a_change_within_noise_is_not_a_regression() {
     let mut shifted = samples(1.002e-3);
     shifted.reverse();
     let new = bench(&[("triad", shifted)]);
-    let d = run(&base, &new, &Options { min_change_pct: 0.1, fail_above_pct: Some(0.1), ..Options::default() });
+    let d = run(
+        &base,
+        &new,
+        &Options { min_change_pct: 0.1, fail_above_pct: Some(0.1), ..Options::default() },
+    );
     let r = &d.rows[0];
     assert_eq!(r.status, Status::Unchanged);
     assert!(r.test.unwrap().p_value > 0.05);
@@ -87,7 +91,11 @@ fn a_change_within_noise_is_not_a_regression() {
 fn attainment_is_higher_is_better() {
     let base = bench(&[("triad", samples(1e-3))]);
     let new = bench(&[("triad", samples(0.8e-3))]);
-    let d = run(&base, &new, &Options { metric: Metric::Attainment, fail_above_pct: Some(5.0), ..Options::default() });
+    let d = run(
+        &base,
+        &new,
+        &Options { metric: Metric::Attainment, fail_above_pct: Some(5.0), ..Options::default() },
+    );
     let r = &d.rows[0];
     // Attainment 100% → 125%: an improvement of +25%.
     assert_eq!(r.status, Status::Improvement);
@@ -130,7 +138,11 @@ fn trace(mean_us: f64, std_us: f64, count: u64, window_ms: f64) -> String {
 
 #[test]
 fn trace_rows_use_welch_and_the_window_total() {
-    let d = run(&trace(100.0, 2.0, 50, 10.0), &trace(110.0, 2.0, 50, 11.0), &Options { fail_above_pct: Some(5.0), ..Options::default() });
+    let d = run(
+        &trace(100.0, 2.0, 50, 10.0),
+        &trace(110.0, 2.0, 50, 11.0),
+        &Options { fail_above_pct: Some(5.0), ..Options::default() },
+    );
     let op = d.rows.iter().find(|r| r.section == "op GEMM").unwrap();
     assert_eq!(op.shape, "K=512 M=128 N=256");
     assert_eq!(op.status, Status::Regression);
@@ -170,7 +182,10 @@ fn renderers_agree() {
     let new = bench(&[("triad", samples(1.1e-3))]);
     let d = run(&base, &new, &Options { fail_above_pct: Some(5.0), ..Options::default() });
     let t = render::table(&d);
-    assert!(t.contains("Regressions (1)") && t.contains("FAIL") && t.contains("Removed (1)"), "{t}");
+    assert!(
+        t.contains("Regressions (1)") && t.contains("FAIL") && t.contains("Removed (1)"),
+        "{t}"
+    );
     assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
     let md = render::markdown(&d);
     assert!(md.contains("**FAIL: 1 row(s) and the total regressed by more than 5%"), "{md}");

@@ -1,7 +1,9 @@
 //! HTML of `rooftop analyze` (one or more analyses on one chart) and `rooftop devices`.
 
 use super::roofs::{analysis_roofs, chart_roofs, device_roofs, RoofEntry};
-use super::{anchor, esc, finding, kv, note, notes, roofline_block, roofs_table, Cell, Page, Section, Table};
+use super::{
+    anchor, esc, finding, kv, note, notes, roofline_block, roofs_table, Cell, Page, Section, Table,
+};
 use crate::devices::DeviceRow;
 use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row as TextRow};
 use crate::svg::{Mark, RooflineChart};
@@ -28,25 +30,38 @@ fn marks(a: &Analysis, i: usize) -> (Vec<Mark>, Vec<String>) {
     let row = Some(anchor("a", &[&i.to_string()]));
     let name = a.kernel_name.clone().unwrap_or_else(|| a.work.class.as_str().to_string());
     let mut tip = vec![name.clone(), format!("shape: {}", a.work.shape)];
-    let top = a.findings.first().map(|f| format!("top finding: {} ({})", f.title, f.severity.as_str()));
-    let (rate, hollow) = match &r.achieved {
-        Some(m) => {
-            tip.push(format!("time: {}", us(m.time_us)));
-            tip.push(format!("achieved: {}", si(m.achieved_tflops * 1e12, "FLOP/s")));
-            tip.push(format!("roofline attainment: {}", pct(m.roofline_attainment_pct)));
-            (m.achieved_tflops * 1e12, false)
-        }
-        None => {
-            tip.push(format!("attainable: {} (no measured time)", si(r.attainable_tflops * 1e12, "FLOP/s")));
-            tip.push(format!("floor time: {}", us(r.floor_time_us)));
-            (r.attainable_tflops * 1e12, true)
-        }
+    let top =
+        a.findings.first().map(|f| format!("top finding: {} ({})", f.title, f.severity.as_str()));
+    let (rate, hollow) = if let Some(m) = &r.achieved {
+        tip.push(format!("time: {}", us(m.time_us)));
+        tip.push(format!("achieved: {}", si(m.achieved_tflops * 1e12, "FLOP/s")));
+        tip.push(format!("roofline attainment: {}", pct(m.roofline_attainment_pct)));
+        (m.achieved_tflops * 1e12, false)
+    } else {
+        tip.push(format!(
+            "attainable: {} (no measured time)",
+            si(r.attainable_tflops * 1e12, "FLOP/s")
+        ));
+        tip.push(format!("floor time: {}", us(r.floor_time_us)));
+        (r.attainable_tflops * 1e12, true)
     };
-    tip.push(format!("intensity: {} FLOP/B (DRAM); bound: {}", sig3(r.arithmetic_intensity), r.bound.as_str()));
+    tip.push(format!(
+        "intensity: {} FLOP/B (DRAM); bound: {}",
+        sig3(r.arithmetic_intensity),
+        r.bound.as_str()
+    ));
     tip.extend(top.clone());
     let weight = r.achieved.as_ref().map_or(r.floor_time_us, |m| m.time_us);
     if r.arithmetic_intensity.is_finite() && r.arithmetic_intensity > 0.0 && rate > 0.0 {
-        out.push(Mark { intensity: r.arithmetic_intensity, rate, weight, bound: Some(r.bound), hollow, row: row.clone(), tip });
+        out.push(Mark {
+            intensity: r.arithmetic_intensity,
+            rate,
+            weight,
+            bound: Some(r.bound),
+            hollow,
+            row: row.clone(),
+            tip,
+        });
     } else {
         left_out.push(format!(
             "{name} {} is not on the chart: {} (a log axis has no zero or infinity).",
@@ -66,7 +81,15 @@ fn marks(a: &Analysis, i: usize) -> (Vec<Mark>, Vec<String>) {
                 tip.push(format!("{} of the {} bandwidth", pct(u), l.level.as_str()));
             }
             tip.extend(top.clone());
-            out.push(Mark { intensity: l.arithmetic_intensity, rate, weight, bound: Some(r.bound), hollow, row: row.clone(), tip });
+            out.push(Mark {
+                intensity: l.arithmetic_intensity,
+                rate,
+                weight,
+                bound: Some(r.bound),
+                hollow,
+                row: row.clone(),
+                tip,
+            });
         }
     }
     (out, left_out)
@@ -87,7 +110,8 @@ pub fn analyses(items: &[Analysis], device: Option<&DeviceSpec>) -> String {
     }
     let mut entries: Vec<RoofEntry> = match (device, items.first()) {
         (Some(d), first) => {
-            let primary = first.and_then(|a| a.roofline.compute_roof.as_ref()).map(|c| (c.precision, c.unit));
+            let primary =
+                first.and_then(|a| a.roofline.compute_roof.as_ref()).map(|c| (c.precision, c.unit));
             device_roofs(d, primary)
         }
         (None, Some(a)) => analysis_roofs(a),
@@ -96,12 +120,19 @@ pub fn analyses(items: &[Analysis], device: Option<&DeviceSpec>) -> String {
     // Counter-derived levels of an analysis that the device list lacks.
     for a in items {
         for e in analysis_roofs(a) {
-            if !entries.iter().any(|x| x.roof.memory == e.roof.memory && x.roof.label == e.roof.label) {
+            if !entries
+                .iter()
+                .any(|x| x.roof.memory == e.roof.memory && x.roof.label == e.roof.label)
+            {
                 entries.push(e);
             }
         }
     }
-    let mut chart = RooflineChart { roofs: chart_roofs(&entries), marks: Vec::new(), title: page.title.clone() };
+    let mut chart = RooflineChart {
+        roofs: chart_roofs(&entries),
+        marks: Vec::new(),
+        title: page.title.clone(),
+    };
     let mut left_out = Vec::new();
     for (i, a) in items.iter().enumerate() {
         let (m, l) = marks(a, i);
@@ -109,6 +140,51 @@ pub fn analyses(items: &[Analysis], device: Option<&DeviceSpec>) -> String {
         left_out.extend(l);
     }
     page.sections.push(Section::new("roofline", "Roofline", roofline_block(&chart, &left_out)));
+    let many = items.len() > 1;
+    if many {
+        // One sortable row per analysis (the marks point here), details below.
+        let mut t = Table::new(&[
+            "op",
+            "shape",
+            "kernel",
+            "#time",
+            "#achieved",
+            "#attainment",
+            "bound",
+            "top finding",
+        ]);
+        for (i, a) in items.iter().enumerate() {
+            let m = a.roofline.achieved.as_ref();
+            let cells = vec![
+                Cell::text(a.work.class.as_str()),
+                Cell::text(&a.work.shape),
+                Cell::name(a.kernel_name.as_deref().unwrap_or("-")),
+                Cell::num(
+                    &m.map_or_else(|| "-".to_string(), |m| us(m.time_us)),
+                    m.map(|m| m.time_us),
+                ),
+                Cell::num(
+                    &m.map_or_else(|| "-".to_string(), |m| si(m.achieved_tflops * 1e12, "FLOP/s")),
+                    m.map(|m| m.achieved_tflops),
+                ),
+                Cell::num(
+                    &m.map_or_else(|| "-".to_string(), |m| pct(m.roofline_attainment_pct)),
+                    m.map(|m| m.roofline_attainment_pct),
+                ),
+                Cell::text(a.roofline.bound.as_str()),
+                Cell::text(&a.findings.first().map_or_else(
+                    || "-".to_string(),
+                    |f| format!("{} ({})", f.title, f.severity.as_str()),
+                )),
+            ];
+            t.rows.push(super::Row { id: Some(anchor("a", &[&i.to_string()])), cells });
+        }
+        page.sections.push(Section::new(
+            "analyses",
+            format!("Analyses ({})", items.len()),
+            t.render(),
+        ));
+    }
     for (i, a) in items.iter().enumerate() {
         let mut body = String::new();
         if let Some(k) = &a.kernel_name {
@@ -118,8 +194,10 @@ pub fn analyses(items: &[Analysis], device: Option<&DeviceSpec>) -> String {
         for [m, v, s] in analysis_rows(a) {
             t.push(vec![Cell::text(&m), Cell::text(&v), Cell::text(&s)]);
         }
-        if let Some(first) = t.rows.first_mut() {
-            first.id = Some(anchor("a", &[&i.to_string()]));
+        if !many {
+            if let Some(first) = t.rows.first_mut() {
+                first.id = Some(anchor("a", &[&i.to_string()]));
+            }
         }
         body.push_str(&t.render());
         if !a.work.assumptions.is_empty() {
@@ -137,8 +215,10 @@ pub fn analyses(items: &[Analysis], device: Option<&DeviceSpec>) -> String {
         for f in &a.findings {
             body.push_str(&finding(f, None));
         }
-        let title = if items.len() == 1 { "Analysis".to_string() } else { analysis_title(a) };
-        page.sections.push(Section::new(anchor("analysis", &[&i.to_string()]), title, body));
+        let title = if many { analysis_title(a) } else { "Analysis".to_string() };
+        let mut section = Section::new(anchor("analysis", &[&i.to_string()]), title, body);
+        section.nav = !many;
+        page.sections.push(section);
     }
     page.sections.push(Section::new("roofs", "Roofs and their provenance", roofs_table(&entries)));
     if let Some(d) = device {
@@ -155,15 +235,30 @@ fn device_body(d: &DeviceSpec) -> String {
 
 /// The device list as a sortable table.
 pub fn devices(devs: &[DeviceSpec]) -> String {
-    let mut t = Table::new(&["id", "name", "vendor", "#FP16 matrix", "#FP32", "#bandwidth", "#ridge (FLOP/B)", "confidence"]);
+    let mut t = Table::new(&[
+        "id",
+        "name",
+        "vendor",
+        "#FP16 matrix",
+        "#FP32",
+        "#bandwidth",
+        "#ridge (FLOP/B)",
+        "confidence",
+    ]);
     for d in devs {
         let r = DeviceRow::of(d);
         t.push(vec![
             Cell::name(&r.id),
             Cell::text(&r.name),
             Cell::text(r.vendor),
-            Cell::num(&r.half_matrix_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")), r.half_matrix_tflops),
-            Cell::num(&r.fp32_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")), r.fp32_tflops),
+            Cell::num(
+                &r.half_matrix_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                r.half_matrix_tflops,
+            ),
+            Cell::num(
+                &r.fp32_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                r.fp32_tflops,
+            ),
             Cell::num(&si(r.bandwidth_gbs * 1e9, "B/s"), Some(r.bandwidth_gbs)),
             Cell::num(&r.ridge_flop_per_byte.map_or("-".to_string(), sig3), r.ridge_flop_per_byte),
             Cell::text(r.confidence),
@@ -198,7 +293,11 @@ pub fn device_detail(d: &DeviceSpec) -> String {
         title: format!("rooftop devices: {}", d.name),
         subtitle: vec![format!("[{}]", d.id)],
         sections: vec![
-            Section::new("roofline", "Roofs", format!("{}{}", kv(&facts), roofline_block(&chart, &[]))),
+            Section::new(
+                "roofline",
+                "Roofs",
+                format!("{}{}", kv(&facts), roofline_block(&chart, &[])),
+            ),
             Section::new("roofs", "Roofs and their provenance", roofs_table(&entries)),
             Section::new("device", "Every figure", device_body(d)),
         ],

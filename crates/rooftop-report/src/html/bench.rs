@@ -3,8 +3,11 @@
 //! measured roofs).
 
 use super::roofs::{ceiling_roofs, chart_roofs, roof_ref, RoofEntry};
-use super::{anchor, esc, finding, kv, note, notes, roofline_block, roofs_table, Cell, Page, Row, Section, Table};
-use crate::svg::{self, BytesChart, Marker, Mark, RooflineChart, Series};
+use super::{
+    anchor, esc, finding, kv, note, notes, roofline_block, roofs_table, Cell, Page, Row, Section,
+    Table,
+};
+use crate::svg::{self, BytesChart, Mark, Marker, RooflineChart, Series};
 use rooftop_bench::ceilings::Ceilings;
 use rooftop_bench::export::{BenchReport, ResultRecord};
 use rooftop_bench::harness::CacheState;
@@ -45,7 +48,9 @@ fn bench_roofs(rep: &BenchReport) -> Vec<RoofEntry> {
     let mut out: Vec<RoofEntry> = Vec::new();
     let mut add = |e: Option<RoofEntry>| {
         if let Some(e) = e {
-            if !out.iter().any(|x| x.name == e.name && x.roof.value == e.roof.value && x.provenance == e.provenance) {
+            if !out.iter().any(|x| {
+                x.name == e.name && x.roof.value == e.roof.value && x.provenance == e.provenance
+            }) {
                 out.push(e);
             }
         }
@@ -76,10 +81,12 @@ pub fn bench(rep: &BenchReport) -> String {
         sections: Vec::new(),
     };
     if rep.backend.simulated {
-        page.subtitle.push("simulated backend: the times are a model, not measurements".to_string());
+        page.subtitle
+            .push("simulated backend: the times are a model, not measurements".to_string());
     }
     if rep.interrupted {
-        page.subtitle.push("interrupted (Ctrl-C): the results are those finished so far".to_string());
+        page.subtitle
+            .push("interrupted (Ctrl-C): the results are those finished so far".to_string());
     }
 
     // Chart.
@@ -88,7 +95,11 @@ pub fn bench(rep: &BenchReport) -> String {
     let mut left_out = Vec::new();
     for (i, r) in rep.results.iter().enumerate() {
         let (Some(median), Some(gflops)) = (r.median_s, r.achieved_gflops) else {
-            left_out.push(format!("{}: not timed{}.", who(r), if r.check.passed { "" } else { " (check failed)" }));
+            left_out.push(format!(
+                "{}: not timed{}.",
+                who(r),
+                if r.check.passed { "" } else { " (check failed)" }
+            ));
             continue;
         };
         if !(r.arithmetic_intensity.is_finite() && r.arithmetic_intensity > 0.0 && gflops > 0.0) {
@@ -113,7 +124,9 @@ pub fn bench(rep: &BenchReport) -> String {
         if let Some(a) = r.attainment_pct {
             tip.push(format!("roofline attainment: {}", pct(a)));
         }
-        if let Some(f) = r.findings.iter().find(|f| f.severity > Severity::Info).or(r.findings.first()) {
+        if let Some(f) =
+            r.findings.iter().find(|f| f.severity > Severity::Info).or(r.findings.first())
+        {
             tip.push(format!("top finding: {} ({})", f.title, f.severity.as_str()));
         }
         marks.push(Mark {
@@ -130,7 +143,10 @@ pub fn bench(rep: &BenchReport) -> String {
     let mut body = String::new();
     let timing = &rep.timing;
     let facts = vec![
-        ("backend".to_string(), format!("{} ({} workers)", rep.backend.backend, rep.backend.parallelism)),
+        (
+            "backend".to_string(),
+            format!("{} ({} workers)", rep.backend.backend, rep.backend.parallelism),
+        ),
         ("timer".to_string(), timing.timer.clone()),
         (
             "timing".to_string(),
@@ -154,7 +170,19 @@ pub fn bench(rep: &BenchReport) -> String {
 
     // Results.
     let mut t = Table::new(&[
-        "kernel", "config", "impl", "#median", "#±σ/med", "#samples", "#GB/s", "#GFLOP/s", "#% ceiling", "#% peak", "bound", "#attainment", "check",
+        "kernel",
+        "config",
+        "impl",
+        "#median",
+        "#±σ/med",
+        "#samples",
+        "#GB/s",
+        "#GFLOP/s",
+        "#% ceiling",
+        "#% peak",
+        "bound",
+        "#attainment",
+        "check",
     ]);
     for (i, r) in rep.results.iter().enumerate() {
         let cv = match (r.median_s, r.stddev_s) {
@@ -164,7 +192,11 @@ pub fn bench(rep: &BenchReport) -> String {
         let impl_cell = if r.config.launch_label == "default" {
             Cell::text(&r.implementation.id)
         } else {
-            Cell::raw(format!("{}<span class=\"sub\">{}</span>", esc(&r.implementation.id), esc(&r.config.launch_label)))
+            Cell::raw(format!(
+                "{}<span class=\"sub\">{}</span>",
+                esc(&r.implementation.id),
+                esc(&r.config.launch_label)
+            ))
         };
         t.rows.push(Row {
             id: Some(result_id(i)),
@@ -173,7 +205,13 @@ pub fn bench(rep: &BenchReport) -> String {
                 Cell::text(&r.config.label),
                 impl_cell,
                 opt_cell(r.median_s, |v| si(v, "s")),
-                opt_cell(cv, |v| if v < 0.01 { "±<0.01%".to_string() } else { format!("±{}", pct(v)) }),
+                opt_cell(cv, |v| {
+                    if v < 0.01 {
+                        "±<0.01%".to_string()
+                    } else {
+                        format!("±{}", pct(v))
+                    }
+                }),
                 Cell::num(&r.times_s.len().to_string(), Some(r.times_s.len() as f64)),
                 opt_cell(r.achieved_gbs, sig3),
                 opt_cell(r.achieved_gflops, sig3),
@@ -258,7 +296,14 @@ fn ceiling_tables(c: &Ceilings) -> String {
         ]);
     }
     let mut out = t.render();
-    let mut t = Table::new(&["precision", "unit", "#measured", "#theoretical", "#% of theory", "theoretical formula"]);
+    let mut t = Table::new(&[
+        "precision",
+        "unit",
+        "#measured",
+        "#theoretical",
+        "#% of theory",
+        "theoretical formula",
+    ]);
     for p in &c.compute {
         t.push(vec![
             Cell::text(p.precision.as_str()),
@@ -278,16 +323,26 @@ fn ceiling_tables(c: &Ceilings) -> String {
 pub fn ceilings(c: &Ceilings) -> String {
     let mut page = Page {
         title: format!("rooftop ceilings: {}", c.device_name),
-        subtitle: vec![format!("{} backend, {} workers, {} method", c.backend, c.parallelism, c.method)],
+        subtitle: vec![format!(
+            "{} backend, {} workers, {} method",
+            c.backend, c.parallelism, c.method
+        )],
         sections: Vec::new(),
     };
     let mut series: Vec<Series> = Vec::new();
     for p in &c.sweep {
-        let tip = format!("{}: {} at a {} working set", p.pattern.as_str(), si(p.gbs * 1e9, "B/s"), si(p.working_set_bytes as f64, "B"));
+        let tip = format!(
+            "{}: {} at a {} working set",
+            p.pattern.as_str(),
+            si(p.gbs * 1e9, "B/s"),
+            si(p.working_set_bytes as f64, "B")
+        );
         let point = (p.working_set_bytes as f64, p.gbs * 1e9, tip);
         match series.iter_mut().find(|s| s.name == p.pattern.as_str()) {
             Some(s) => s.points.push(point),
-            None => series.push(Series { name: p.pattern.as_str().to_string(), points: vec![point] }),
+            None => {
+                series.push(Series { name: p.pattern.as_str().to_string(), points: vec![point] });
+            }
         }
     }
     // One diamond per memory level, at its best pattern (the roof the level gets); the
@@ -298,7 +353,15 @@ pub fn ceilings(c: &Ceilings) -> String {
         let Some(best) = of_level.iter().max_by(|a, b| a.gbs.total_cmp(&b.gbs)) else { continue };
         let tip = of_level
             .iter()
-            .map(|b| format!("{} {}: {} at {}", level.as_str(), b.pattern.as_str(), si(b.gbs * 1e9, "B/s"), si(b.working_set_bytes as f64, "B")))
+            .map(|b| {
+                format!(
+                    "{} {}: {} at {}",
+                    level.as_str(),
+                    b.pattern.as_str(),
+                    si(b.gbs * 1e9, "B/s"),
+                    si(b.working_set_bytes as f64, "B")
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n");
         markers.push(Marker {
@@ -326,7 +389,11 @@ pub fn ceilings(c: &Ceilings) -> String {
     page.sections.push(Section::new("sweep", "Bandwidth versus working set", body));
 
     let entries = ceiling_roofs(c);
-    let chart = RooflineChart { roofs: chart_roofs(&entries), marks: Vec::new(), title: format!("measured roofs of {}", c.device_name) };
+    let chart = RooflineChart {
+        roofs: chart_roofs(&entries),
+        marks: Vec::new(),
+        title: format!("measured roofs of {}", c.device_name),
+    };
     page.sections.push(Section::new("roofline", "Measured roofline", roofline_block(&chart, &[])));
     let mut body = roofs_table(&entries);
     body.push_str("<h3>Ceilings</h3>");
@@ -340,6 +407,10 @@ pub fn ceilings(c: &Ceilings) -> String {
             Cell::num(&si(p.gbs * 1e9, "B/s"), Some(p.gbs)),
         ]);
     }
-    page.sections.push(Section::new("points", format!("Sweep points ({})", c.sweep.len()), t.render()));
+    page.sections.push(Section::new(
+        "points",
+        format!("Sweep points ({})", c.sweep.len()),
+        t.render(),
+    ));
     page.render()
 }

@@ -33,11 +33,13 @@ pub(crate) struct Section {
     pub id: String,
     pub title: String,
     pub body: String,
+    /// Listed in the navigation bar at the top.
+    pub nav: bool,
 }
 
 impl Section {
     pub fn new(id: impl Into<String>, title: impl Into<String>, body: String) -> Section {
-        Section { id: id.into(), title: title.into(), body }
+        Section { id: id.into(), title: title.into(), body, nav: true }
     }
 }
 
@@ -69,7 +71,7 @@ impl Page {
         out.push_str("</header>\n");
         if self.sections.len() > 2 {
             out.push_str("<nav aria-label=\"sections\">");
-            for s in &self.sections {
+            for s in self.sections.iter().filter(|s| s.nav) {
                 let _ = write!(out, "<a href=\"#{}\">{}</a>", esc(&s.id), esc(&s.title));
             }
             out.push_str("</nav>\n");
@@ -182,7 +184,8 @@ impl Table {
     }
 
     pub fn render(&self) -> String {
-        let mut out = String::from("<div class=\"table-wrap\"><table class=\"sortable\"><thead><tr>");
+        let mut out =
+            String::from("<div class=\"table-wrap\"><table class=\"sortable\"><thead><tr>");
         for c in &self.cols {
             let _ = write!(
                 out,

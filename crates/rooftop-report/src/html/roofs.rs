@@ -78,7 +78,10 @@ fn entry(
 }
 
 /// Every roof of a device; `primary` is the compute roof the analysis used.
-pub(crate) fn device_roofs(d: &DeviceSpec, primary: Option<(Precision, ExecUnit)>) -> Vec<RoofEntry> {
+pub(crate) fn device_roofs(
+    d: &DeviceSpec,
+    primary: Option<(Precision, ExecUnit)>,
+) -> Vec<RoofEntry> {
     let mut out = Vec::new();
     for p in &d.peaks {
         let label = format!("{} {}", p.precision, p.unit);
@@ -190,9 +193,12 @@ pub(crate) fn roof_ref(r: &RoofRef, primary: bool) -> Option<RoofEntry> {
         "GFLOP/s" => (r.value * 1e9, false, "FLOP/s"),
         _ => return None,
     };
-    let meta = FigureMeta { source: r.source.clone(), provenance: r.provenance, ..FigureMeta::default() };
-    let label = if memory && r.what.starts_with("dram") { "DRAM".to_string() } else { r.what.clone() };
-    let mut e = entry(label, r.what.clone(), value, memory, style_of(r.provenance), primary, unit, &meta);
+    let meta =
+        FigureMeta { source: r.source.clone(), provenance: r.provenance, ..FigureMeta::default() };
+    let label =
+        if memory && r.what.starts_with("dram") { "DRAM".to_string() } else { r.what.clone() };
+    let mut e =
+        entry(label, r.what.clone(), value, memory, style_of(r.provenance), primary, unit, &meta);
     // Bench roofs carry no confidence: do not show the default as if it were stated.
     e.confidence = "-".to_string();
     e.roof.tip = format!("{}: {}\n{}\n{}", r.what, e.value_text, r.provenance, r.source);
@@ -203,11 +209,8 @@ pub(crate) fn roof_ref(r: &RoofRef, primary: bool) -> Option<RoofEntry> {
 pub(crate) fn ceiling_roofs(c: &Ceilings) -> Vec<RoofEntry> {
     let mut out = Vec::new();
     for level in [MemLevel::Dram, MemLevel::Llc, MemLevel::L2, MemLevel::L1] {
-        let Some(best) = c
-            .bandwidth
-            .iter()
-            .filter(|b| b.level == level)
-            .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
+        let Some(best) =
+            c.bandwidth.iter().filter(|b| b.level == level).max_by(|a, b| a.gbs.total_cmp(&b.gbs))
         else {
             continue;
         };
@@ -238,12 +241,24 @@ pub(crate) fn ceiling_roofs(c: &Ceilings) -> Vec<RoofEntry> {
     }
     for p in &c.compute {
         let meta = FigureMeta {
-            source: format!("rooftop ceilings ({}) on {}: {} FMA kernel", c.method, c.device_name, p.variant),
+            source: format!(
+                "rooftop ceilings ({}) on {}: {} FMA kernel",
+                c.method, c.device_name, p.variant
+            ),
             provenance: Provenance::Measured,
             ..FigureMeta::default()
         };
         let label = format!("{} {} (measured)", p.precision, p.variant);
-        let mut e = entry(label.clone(), label, p.gflops * 1e9, false, RoofStyle::Measured, false, "FLOP/s", &meta);
+        let mut e = entry(
+            label.clone(),
+            label,
+            p.gflops * 1e9,
+            false,
+            RoofStyle::Measured,
+            false,
+            "FLOP/s",
+            &meta,
+        );
         e.confidence = "-".to_string();
         out.push(e);
         if let Some(t) = p.theoretical_gflops {
@@ -253,7 +268,16 @@ pub(crate) fn ceiling_roofs(c: &Ceilings) -> Vec<RoofEntry> {
                 ..FigureMeta::default()
             };
             let label = format!("{} {} (theory)", p.precision, p.variant);
-            let mut e = entry(label.clone(), label, t * 1e9, false, RoofStyle::Catalog, false, "FLOP/s", &meta);
+            let mut e = entry(
+                label.clone(),
+                label,
+                t * 1e9,
+                false,
+                RoofStyle::Catalog,
+                false,
+                "FLOP/s",
+                &meta,
+            );
             e.confidence = "-".to_string();
             out.push(e);
         }
@@ -304,14 +328,17 @@ fn merge_labels(labels: &[String]) -> String {
     let mut others: Vec<String> = Vec::new();
     for l in labels {
         match l.split_once(' ') {
-            Some((prec, unit)) if !unit.contains(' ') => match groups.iter_mut().find(|(u, _)| u == unit) {
-                Some((_, ps)) => ps.push(prec.to_string()),
-                None => groups.push((unit.to_string(), vec![prec.to_string()])),
-            },
+            Some((prec, unit)) if !unit.contains(' ') => {
+                match groups.iter_mut().find(|(u, _)| u == unit) {
+                    Some((_, ps)) => ps.push(prec.to_string()),
+                    None => groups.push((unit.to_string(), vec![prec.to_string()])),
+                }
+            }
             _ => others.push(l.clone()),
         }
     }
-    let mut parts: Vec<String> = groups.into_iter().map(|(u, ps)| format!("{} {u}", ps.join(" / "))).collect();
+    let mut parts: Vec<String> =
+        groups.into_iter().map(|(u, ps)| format!("{} {u}", ps.join(" / "))).collect();
     parts.extend(others);
     parts.join(", ")
 }
@@ -324,7 +351,10 @@ mod tests {
     fn labels_merge_on_a_shared_unit() {
         let m = |v: &[&str]| merge_labels(&v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>());
         assert_eq!(m(&["fp16 matrix", "bf16 matrix"]), "fp16 / bf16 matrix");
-        assert_eq!(m(&["fp64 matrix", "fp32 vector", "fp32 matrix"]), "fp64 / fp32 matrix, fp32 vector");
+        assert_eq!(
+            m(&["fp64 matrix", "fp32 vector", "fp32 matrix"]),
+            "fp64 / fp32 matrix, fp32 vector"
+        );
         assert_eq!(m(&["DRAM", "L2"]), "DRAM, L2");
         assert_eq!(m(&["DRAM"]), "DRAM");
     }
@@ -334,7 +364,10 @@ mod tests {
         let cat = rooftop_core::device::Catalog::builtin();
         let d = cat.lookup("h100-sxm").expect("in the catalog");
         let e = device_roofs(d, Some((Precision::Bf16, ExecUnit::Matrix)));
-        assert_eq!(e.iter().filter(|e| !e.roof.memory && e.roof.style != RoofStyle::Achievable).count(), d.peaks.len());
+        assert_eq!(
+            e.iter().filter(|e| !e.roof.memory && e.roof.style != RoofStyle::Achievable).count(),
+            d.peaks.len()
+        );
         let dram = e.iter().find(|e| e.name == "DRAM bandwidth").expect("dram");
         assert!(dram.roof.primary && dram.roof.memory);
         assert_eq!(dram.roof.value, d.peak_bw_gbs * 1e9);

@@ -22,7 +22,9 @@ pub(crate) fn parse_svg(svg: &str) -> Vec<(String, Vec<(String, String)>)> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     loop {
-        let ev = r.read_event().unwrap_or_else(|e| panic!("SVG is not well-formed XML at {}: {e}", r.buffer_position()));
+        let ev = r.read_event().unwrap_or_else(|e| {
+            panic!("SVG is not well-formed XML at {}: {e}", r.buffer_position())
+        });
         match ev {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 if matches!(ev, Event::Start(_)) {
@@ -33,7 +35,10 @@ pub(crate) fn parse_svg(svg: &str) -> Vec<(String, Vec<(String, String)>)> {
                     .attributes()
                     .map(|a| {
                         let a = a.unwrap();
-                        (String::from_utf8(a.key.as_ref().to_vec()).unwrap(), a.unescape_value().unwrap().into_owned())
+                        (
+                            String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
+                            a.unescape_value().unwrap().into_owned(),
+                        )
                     })
                     .collect();
                 out.push((name, attrs));
@@ -87,7 +92,12 @@ fn decode(time: Option<u64>) -> Analysis {
         n: 4096,
         k: 4096,
         act_dtype: Precision::Fp16,
-        format: WeightFormat::Affine { bits: 3, group_size: 128, scale_dtype: Precision::Fp16, zero_point: false },
+        format: WeightFormat::Affine {
+            bits: 3,
+            group_size: 128,
+            scale_dtype: Precision::Fp16,
+            zero_point: false,
+        },
         out_dtype: None,
     };
     let mut req = KernelRequest::new(spec.work().unwrap());
@@ -115,7 +125,12 @@ fn analyze_report_has_one_mark_ticks_roofs_and_the_analysis_numbers() {
     assert!(count_class(&els, "roof") >= 2);
     assert_eq!(count_class(&els, "roofline-primary"), 1);
     for p in &dev.peaks {
-        assert!(html.contains(&format!("{} {} peak", p.precision, p.unit)), "{} {}", p.precision, p.unit);
+        assert!(
+            html.contains(&format!("{} {} peak", p.precision, p.unit)),
+            "{} {}",
+            p.precision,
+            p.unit
+        );
     }
     // The mark sits at the analysis's own intensity and rate: its tooltip says them.
     let m = a.roofline.achieved.as_ref().unwrap();
@@ -123,7 +138,10 @@ fn analyze_report_has_one_mark_ticks_roofs_and_the_analysis_numbers() {
     assert!(html.contains(&format!("roofline attainment: {tip}")));
     // The same rows as the terminal, findings with evidence and recommendation.
     for [metric, value, _] in crate::rows::analysis_rows(&a) {
-        assert!(html.contains(&super::esc(&metric)) && html.contains(&super::esc(&value)), "{metric}");
+        assert!(
+            html.contains(&super::esc(&metric)) && html.contains(&super::esc(&value)),
+            "{metric}"
+        );
     }
     for f in &a.findings {
         assert!(html.contains(&super::esc(&f.evidence)));
@@ -147,7 +165,9 @@ fn many_analyses_share_one_chart() {
     let dev = cat.lookup("h100-sxm").unwrap();
     let items: Vec<Analysis> = (1..=40u64)
         .map(|i| {
-            let mut req = KernelRequest::new(GemmSpec::new(64 * i, 4096, 4096, Precision::Bf16).work().unwrap());
+            let mut req = KernelRequest::new(
+                GemmSpec::new(64 * i, 4096, 4096, Precision::Bf16).work().unwrap(),
+            );
             req.time_ns = Some(10_000 + 1000 * i);
             analyze(dev, &req).unwrap()
         })
@@ -186,7 +206,9 @@ fn trace_model() -> TraceModel {
         .into(),
         ..CpuOp::default()
     };
-    let mm = |m: i64| vec![Dims::Tensor(vec![512]), Dims::Tensor(vec![m, 512]), Dims::Tensor(vec![512, 512])];
+    let mm = |m: i64| {
+        vec![Dims::Tensor(vec![512]), Dims::Tensor(vec![m, 512]), Dims::Tensor(vec![512, 512])]
+    };
     let add = vec![Dims::Tensor(vec![1, 141, 512]), Dims::Tensor(vec![1, 141, 512])];
     let k = |name: &str, ts: i64, dur: i64, op: u32| GpuEvent {
         name: name.to_string(),
@@ -227,7 +249,15 @@ fn trace_report_has_a_mark_per_modelled_row() {
     assert_eq!(count_class(&els, "mark"), modelled);
     // Kernel names with markup are escaped, and every section of the terminal is there.
     assert!(html.contains("gemm_&lt;T&gt;&amp;"));
-    for s in ["GPU timeline", "Ops by direct kernel time", "Ops by category", "Roofline tables", "Kernels", "Short kernels", "Findings"] {
+    for s in [
+        "GPU timeline",
+        "Ops by direct kernel time",
+        "Ops by category",
+        "Roofline tables",
+        "Kernels",
+        "Short kernels",
+        "Findings",
+    ] {
         assert!(html.contains(s), "{s}");
     }
     // Without a device: marks, no roofs.
@@ -244,7 +274,13 @@ fn ceilings_report_has_the_sweep_and_the_roofs() {
     for (p, scale) in [(Pattern::Read, 1.0), (Pattern::Triad, 0.8)] {
         for e in 12..=28 {
             let ws = 1u64 << e;
-            let gbs = if e < 16 { 400.0 } else if e < 21 { 150.0 } else { 40.0 } * scale;
+            let gbs = if e < 16 {
+                400.0
+            } else if e < 21 {
+                150.0
+            } else {
+                40.0
+            } * scale;
             sweep.push(SweepPoint { pattern: p, working_set_bytes: ws, gbs });
         }
     }
@@ -254,8 +290,18 @@ fn ceilings_report_has_the_sweep_and_the_roofs() {
         method: "full".into(),
         parallelism: 4,
         bandwidth: vec![
-            BandwidthCeiling { level: MemLevel::L1, pattern: Pattern::Read, gbs: 400.0, working_set_bytes: 1 << 14 },
-            BandwidthCeiling { level: MemLevel::Dram, pattern: Pattern::Read, gbs: 40.0, working_set_bytes: 1 << 28 },
+            BandwidthCeiling {
+                level: MemLevel::L1,
+                pattern: Pattern::Read,
+                gbs: 400.0,
+                working_set_bytes: 1 << 14,
+            },
+            BandwidthCeiling {
+                level: MemLevel::Dram,
+                pattern: Pattern::Read,
+                gbs: 40.0,
+                working_set_bytes: 1 << 28,
+            },
         ],
         sweep,
         compute: vec![ComputeCeiling {
@@ -280,4 +326,31 @@ fn ceilings_report_has_the_sweep_and_the_roofs() {
     // DRAM and L1 measured, fp32 measured and theoretical.
     assert_eq!(count_class(&roof_els, "roof"), 4);
     assert!(html.contains("4 cores x 2.4 GHz x 16 lanes x 2"));
+}
+
+#[test]
+fn five_hundred_marks_stay_readable() {
+    let cat = Catalog::builtin();
+    let dev = cat.lookup("h100-sxm").unwrap();
+    // Intensities from 0.05 to 2000 FLOP/B, times spread over three decades.
+    let items: Vec<Analysis> = (0..500u32)
+        .map(|i| {
+            let k = 8 + u64::from(i) * 16;
+            let mut req = KernelRequest::new(
+                GemmSpec::new(1 + u64::from(i % 97) * 40, 4096, k, Precision::Bf16).work().unwrap(),
+            );
+            let floor = (req.work.flops / 989e12).max(req.work.bytes() / 3.35e12);
+            req.time_ns = Some(((floor * 1e9) * (1.2 + f64::from(i % 13))) as u64 + 1);
+            analyze(dev, &req).unwrap()
+        })
+        .collect();
+    let html = super::analyses(&items, Some(dev));
+    let svg = charts(&html)[0];
+    let els = parse_svg(svg);
+    assert_eq!(count_class(&els, "mark"), 500);
+    // Names on at most 8 marks, none overlapping (checked when placed).
+    assert!(count_class(&els, "mark-label") <= 8);
+    if let Ok(dir) = std::env::var("ROOFTOP_HTML_DUMP") {
+        std::fs::write(std::path::Path::new(&dir).join("analyze_500.html"), &html).unwrap();
+    }
 }

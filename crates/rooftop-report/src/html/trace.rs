@@ -4,7 +4,9 @@
 //! per rank and the cross-rank table.
 
 use super::roofs::{chart_roofs, device_roofs, RoofEntry};
-use super::{anchor, esc, finding, note, notes, roofline_block, roofs_table, Cell, Page, Section, Table};
+use super::{
+    anchor, esc, finding, note, notes, roofline_block, roofs_table, Cell, Page, Section, Table,
+};
 use crate::svg::{Mark, RooflineChart};
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::trace::ops::{ParamValue, Table as OpTable};
@@ -58,7 +60,9 @@ fn opt_num(v: Option<f64>, fmt: fn(f64) -> String) -> Cell {
 }
 
 fn capped(n: usize, what: &str) -> Option<String> {
-    (n > ROW_CAP).then(|| format!("The first {ROW_CAP} of {n} {what}; all of them are in --format csv and json."))
+    (n > ROW_CAP).then(|| {
+        format!("The first {ROW_CAP} of {n} {what}; all of them are in --format csv and json.")
+    })
 }
 
 /// `(table name, rows)` in report order (GEMM, SDPA, CONV, ..., `unmodelled` last).
@@ -106,7 +110,9 @@ fn marks(r: &TraceReport, prefix: &str) -> (Vec<Mark>, Vec<String>) {
                 format!("intensity: {} FLOP/B", sig3(ai)),
             ];
             match (row.roofline_attainment_pct, row.bound) {
-                (Some(a), Some(b)) => tip.push(format!("roofline attainment: {}; {}-bound", pct(a), b.as_str())),
+                (Some(a), Some(b)) => {
+                    tip.push(format!("roofline attainment: {}; {}-bound", pct(a), b.as_str()));
+                }
                 _ => tip.push("no roofline numbers (no device)".to_string()),
             }
             if let Some(f) = &row.top_finding {
@@ -130,7 +136,9 @@ fn marks(r: &TraceReport, prefix: &str) -> (Vec<Mark>, Vec<String>) {
         ));
     }
     if unmodelled > 0 {
-        left.push(format!("{unmodelled} unmodelled row(s) have times only: see the `unmodelled` table."));
+        left.push(format!(
+            "{unmodelled} unmodelled row(s) have times only: see the `unmodelled` table."
+        ));
     }
     left.push(
         "One mark per roofline-table row (op and parameters): rate = mean achieved FLOP/s over its calls, \
@@ -159,13 +167,20 @@ fn header(r: &TraceReport) -> Vec<String> {
 }
 
 /// The sections of one report; `prefix` keeps ids unique across ranks.
-fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &str) -> Vec<Section> {
+#[allow(clippy::many_single_char_names)]
+fn sections(
+    r: &TraceReport,
+    device: Option<&DeviceSpec>,
+    prefix: &str,
+    label: &str,
+) -> Vec<Section> {
     let id = |s: &str| format!("{prefix}{s}");
     let title = |s: &str| if label.is_empty() { s.to_string() } else { format!("{label}: {s}") };
     let mut out = Vec::new();
 
     // Roofline chart.
-    let entries: Vec<RoofEntry> = device.map(|d| device_roofs(d, crate::devices::headline_peak(d))).unwrap_or_default();
+    let entries: Vec<RoofEntry> =
+        device.map(|d| device_roofs(d, crate::devices::headline_peak(d))).unwrap_or_default();
     let (m, mut left) = marks(r, prefix);
     if device.is_none() {
         left.insert(0, "No device: the chart has no roofs (pass --device).".to_string());
@@ -193,7 +208,11 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
         body.push_str(&note("No trace-wide findings."));
     }
     for f in &r.findings {
-        let meta = format!("at stake: {} ({} of the window)", us(f.time_at_stake_us), pct(f.percent_of_total_time));
+        let meta = format!(
+            "at stake: {} ({} of the window)",
+            us(f.time_at_stake_us),
+            pct(f.percent_of_total_time)
+        );
         body.push_str(&finding(&f.finding, Some(&meta)));
     }
     out.push(Section::new(id("findings"), title("Findings by time at stake"), body));
@@ -201,7 +220,11 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
     // Timeline.
     let mut t = Table::new(&["", "#time", "#% of window"]);
     for (_, name, share) in r.timeline.all.rows() {
-        t.push(vec![Cell::text(name), Cell::num(&ms(share.time_ms), Some(share.time_ms)), Cell::num(&pct(share.percent), Some(share.percent))]);
+        t.push(vec![
+            Cell::text(name),
+            Cell::num(&ms(share.time_ms), Some(share.time_ms)),
+            Cell::num(&pct(share.percent), Some(share.percent)),
+        ]);
     }
     let mut body = t.render();
     if r.timeline.unlinked_excluded > 0 {
@@ -211,7 +234,8 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
         )));
     }
     if r.timeline.per_device.len() > 1 {
-        let mut t = Table::new(&["#device", "#window", "#busy", "#compute", "#comm (exp.)", "#idle"]);
+        let mut t =
+            Table::new(&["#device", "#window", "#busy", "#compute", "#comm (exp.)", "#idle"]);
         for d in &r.timeline.per_device {
             let b = &d.breakdown;
             t.push(vec![
@@ -219,7 +243,10 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
                 Cell::num(&ms(b.total.time_ms), Some(b.total.time_ms)),
                 Cell::num(&pct(b.busy.percent), Some(b.busy.percent)),
                 Cell::num(&pct(b.computation.percent), Some(b.computation.percent)),
-                Cell::num(&pct(b.exposed_communication.percent), Some(b.exposed_communication.percent)),
+                Cell::num(
+                    &pct(b.exposed_communication.percent),
+                    Some(b.exposed_communication.percent),
+                ),
                 Cell::num(&pct(b.idle.percent), Some(b.idle.percent)),
             ]);
         }
@@ -249,7 +276,11 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
     )];
     n.extend(capped(s.ops.len(), "ops"));
     body.push_str(&notes(&n));
-    out.push(Section::new(id("ops"), title(&format!("Ops by direct kernel time ({})", s.ops.len())), body));
+    out.push(Section::new(
+        id("ops"),
+        title(&format!("Ops by direct kernel time ({})", s.ops.len())),
+        body,
+    ));
 
     let mut t = Table::new(&["category", "#calls", "#direct", "#%", "#cum %"]);
     for c in &s.by_category {
@@ -269,8 +300,26 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
         body.push_str(&note("No ops with a roofline table in the trace."));
     }
     for (name, rows) in ordered_tables(r) {
-        let _ = write!(body, "<h3 id=\"{}\">{} ({} rows)</h3>", esc(&anchor(&id("table"), &[name])), esc(name), rows.len());
-        let mut t = Table::new(&["op", "params", "#calls", "#time", "#mean", "#TFLOP/s", "#TB/s", "#FLOP/B", "#roofline", "bound", "top finding"]);
+        let _ = write!(
+            body,
+            "<h3 id=\"{}\">{} ({} rows)</h3>",
+            esc(&anchor(&id("table"), &[name])),
+            esc(name),
+            rows.len()
+        );
+        let mut t = Table::new(&[
+            "op",
+            "params",
+            "#calls",
+            "#time",
+            "#mean",
+            "#TFLOP/s",
+            "#TB/s",
+            "#FLOP/B",
+            "#roofline",
+            "bound",
+            "top finding",
+        ]);
         for (i, row) in rows.iter().enumerate().take(ROW_CAP) {
             let k = &row.kernel_time_us;
             let cells = vec![
@@ -285,7 +334,11 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
                 opt_num(row.roofline_attainment_pct, pct),
                 Cell::text(row.bound.map_or("-", |b| b.as_str())),
                 Cell::text(&row.top_finding.as_ref().map_or_else(
-                    || row.unmodelled.clone().map_or_else(|| "-".to_string(), |u| format!("unmodelled: {u}")),
+                    || {
+                        row.unmodelled
+                            .clone()
+                            .map_or_else(|| "-".to_string(), |u| format!("unmodelled: {u}"))
+                    },
                     |f| format!("{} ({})", f.title, f.severity.as_str()),
                 )),
             ];
@@ -301,7 +354,17 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
     out.push(Section::new(id("tables"), title("Roofline tables"), body));
 
     // Kernels.
-    let mut t = Table::new(&["kernel", "launched by", "#stream", "#calls", "#total", "#mean", "#median", "#% kern", "grid / block"]);
+    let mut t = Table::new(&[
+        "kernel",
+        "launched by",
+        "#stream",
+        "#calls",
+        "#total",
+        "#mean",
+        "#median",
+        "#% kern",
+        "grid / block",
+    ]);
     for k in r.kernels.iter().take(ROW_CAP) {
         t.push(vec![
             Cell::name(&k.name),
@@ -343,7 +406,15 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
         body.push_str("<h3>Duration histogram (non-empty bins)</h3>");
         body.push_str(&h.render());
     }
-    let mut t = Table::new(&["kernel", "launched by", "input dims", "#calls", "#total", "#mean", "#% window"]);
+    let mut t = Table::new(&[
+        "kernel",
+        "launched by",
+        "input dims",
+        "#calls",
+        "#total",
+        "#mean",
+        "#% window",
+    ]);
     for k in sk.rows.iter().take(ROW_CAP) {
         t.push(vec![
             Cell::name(&k.name),
@@ -364,7 +435,11 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
     if !r.warnings.is_empty() {
         let mut t = Table::new(&["kind", "#count", "example"]);
         for w in &r.warnings {
-            t.push(vec![Cell::text(&w.kind), Cell::num(&w.count.to_string(), Some(w.count as f64)), Cell::text(&w.example)]);
+            t.push(vec![
+                Cell::text(&w.kind),
+                Cell::num(&w.count.to_string(), Some(w.count as f64)),
+                Cell::text(&w.example),
+            ]);
         }
         out.push(Section::new(id("warnings"), title("Warnings"), t.render()));
     }
@@ -377,7 +452,11 @@ fn sections(r: &TraceReport, device: Option<&DeviceSpec>, prefix: &str, label: &
         body.push_str("<h3>Device spec</h3>");
         body.push_str(&t.render());
         body.push_str(&notes(&crate::rows::device_footer(d)));
-        out.push(Section::new(id("device"), title(&format!("Roofs and device spec: {}", d.name)), body));
+        out.push(Section::new(
+            id("device"),
+            title(&format!("Roofs and device spec: {}", d.name)),
+            body,
+        ));
     }
     out
 }
@@ -389,7 +468,10 @@ pub fn trace(r: &TraceReport, device: Option<&DeviceSpec>) -> String {
     Page {
         title: format!(
             "rooftop trace: {}",
-            d.trace_name.clone().or_else(|| d.catalog_name.clone()).unwrap_or_else(|| "trace".to_string())
+            d.trace_name
+                .clone()
+                .or_else(|| d.catalog_name.clone())
+                .unwrap_or_else(|| "trace".to_string())
         ),
         subtitle: Vec::new(),
         sections: sections(r, device, "", ""),
@@ -398,13 +480,26 @@ pub fn trace(r: &TraceReport, device: Option<&DeviceSpec>) -> String {
 }
 
 /// The report of a directory of per-rank traces: the cross-rank table, then each rank.
-pub fn trace_ranks(ranks: &[(String, TraceReport)], cross: &CrossRank, device: Option<&DeviceSpec>) -> String {
+pub fn trace_ranks(
+    ranks: &[(String, TraceReport)],
+    cross: &CrossRank,
+    device: Option<&DeviceSpec>,
+) -> String {
     let mut page = Page {
         title: format!("rooftop trace: {} ranks", ranks.len()),
         subtitle: Vec::new(),
         sections: Vec::new(),
     };
-    let mut t = Table::new(&["rank", "#window", "#busy", "#compute", "#comm", "#comm exp.", "#collectives", "#coll. time"]);
+    let mut t = Table::new(&[
+        "rank",
+        "#window",
+        "#busy",
+        "#compute",
+        "#comm",
+        "#comm exp.",
+        "#collectives",
+        "#coll. time",
+    ]);
     for r in &cross.ranks {
         let mark = if cross.slowest.as_deref() == Some(r.name.as_str()) { " *" } else { "" };
         t.push(vec![
@@ -414,7 +509,10 @@ pub fn trace_ranks(ranks: &[(String, TraceReport)], cross: &CrossRank, device: O
             Cell::num(&ms(r.computation_ms), Some(r.computation_ms)),
             Cell::num(&ms(r.communication_ms), Some(r.communication_ms)),
             Cell::num(&ms(r.exposed_communication_ms), Some(r.exposed_communication_ms)),
-            Cell::num(&r.collective_kernel_count.to_string(), Some(r.collective_kernel_count as f64)),
+            Cell::num(
+                &r.collective_kernel_count.to_string(),
+                Some(r.collective_kernel_count as f64),
+            ),
             Cell::num(&ms(r.collective_kernel_time_ms), Some(r.collective_kernel_time_ms)),
         ]);
     }
@@ -428,7 +526,14 @@ pub fn trace_ranks(ranks: &[(String, TraceReport)], cross: &CrossRank, device: O
     }
     page.sections.push(Section::new("ranks", "Across ranks", body));
     for (i, (name, r)) in ranks.iter().enumerate() {
-        page.sections.extend(sections(r, device, &format!("rank{i}-"), name));
+        // The navigation bar lists each rank once (its chart), not its every section.
+        for (j, mut s) in sections(r, device, &format!("rank{i}-"), name).into_iter().enumerate() {
+            s.nav = j == 0;
+            if j == 0 {
+                s.title.clone_from(name);
+            }
+            page.sections.push(s);
+        }
     }
     page.render()
 }
