@@ -15,6 +15,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/target/html-check}
 mkdir -p "$out"
+# Absolute, so that the file:// URLs below work from any working directory.
+out=$(cd "$out" && pwd)
 
 browser=${CHROMIUM:-}
 if [ -z "$browser" ]; then
