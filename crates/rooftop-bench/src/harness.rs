@@ -154,11 +154,7 @@ pub fn run_case(
 
     // Fresh random inputs, varied per case and implementation.
     let seed = opts.seed ^ hash(&label);
-    let host: Vec<_> = specs
-        .iter()
-        .enumerate()
-        .map(|(i, s)| rng::fill(s.dtype, s.len, s.init, seed.wrapping_add(i as u64 * 0x9E37)))
-        .collect();
+    let host = rng::fill_all(&specs, seed, 0x9E37);
     let mut bufs = Buffers { ids: Vec::with_capacity(specs.len()) };
     let setup = (|| {
         for (s, h) in specs.iter().zip(&host) {

@@ -195,10 +195,7 @@ impl Backend for MockBackend {
 /// `MemAvailable` of `/proc/meminfo`, bytes (Linux; `None` elsewhere).
 fn host_available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    text.lines().find_map(|l| {
-        let kb = l.strip_prefix("MemAvailable:")?.trim().strip_suffix("kB")?.trim();
-        kb.parse::<u64>().ok().map(|k| k * 1024)
-    })
+    crate::cpu::info::meminfo_bytes(&text, "MemAvailable")
 }
 
 fn corrupt(b: &mut HostBuf) {

@@ -62,6 +62,15 @@ pub fn fill(dtype: DType, len: usize, init: Init, seed: u64) -> HostBuf {
     }
 }
 
+/// Fills every buffer of `specs`, buffer `i` from seed `base + i * stride`.
+pub fn fill_all(specs: &[crate::suite::BufferSpec], base: u64, stride: u64) -> Vec<HostBuf> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| fill(s.dtype, s.len, s.init, base.wrapping_add(i as u64 * stride)))
+        .collect()
+}
+
 /// Sattolo's algorithm: a uniformly random permutation with exactly one cycle.
 fn cycle(len: usize, rng: &mut fastrand::Rng) -> Vec<u32> {
     let mut p: Vec<u32> = (0..len as u32).collect();

@@ -298,12 +298,7 @@ impl CpuInfo {
             })
         };
         let meminfo = read("proc/meminfo").unwrap_or_default();
-        let mem = |key: &str| {
-            meminfo.lines().find_map(|l| {
-                let rest = l.strip_prefix(key)?.strip_prefix(':')?;
-                rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok().map(|k| k * 1024)
-            })
-        };
+        let mem = |key: &str| meminfo_bytes(&meminfo, key);
         let mut sources = Vec::new();
         let mut src = |s: &str| sources.push(s.to_string());
 
@@ -685,6 +680,14 @@ fn parse_int(s: &str) -> Option<u32> {
         Some(h) => u32::from_str_radix(h, 16).ok(),
         None => s.parse().ok(),
     }
+}
+
+/// A `/proc/meminfo` field (`MemAvailable`, in kB there) in bytes.
+pub fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+        rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok().map(|k| k * 1024)
+    })
 }
 
 /// A kernel CPU list (`0-3,8,10-11`); malformed parts are skipped.

@@ -53,3 +53,38 @@ pub fn all() -> impl Iterator<Item = &'static CpuKernel> {
 pub fn find(kernel: &str, implementation: &str) -> Option<&'static CpuKernel> {
     all().find(|k| k.kernel == kernel && k.implementation == implementation)
 }
+
+// Helpers shared by the CPU kernel modules.
+
+/// `launch.tile`, or `default` when unset; 0 is refused.
+pub(crate) fn tile_or(launch: &Launch, default: usize) -> Result<usize, BackendError> {
+    match launch.tile {
+        Some(0) => Err(BackendError::BadLaunch("tile must be at least 1".to_string())),
+        Some(t) => Ok(t as usize),
+        None => Ok(default.max(1)),
+    }
+}
+
+/// The error for buffers that do not match the kernel's `buffers()`.
+pub(crate) fn mismatch(case: &Case, bufs: &[HostBuf], expected: &str) -> BackendError {
+    let got: Vec<String> = bufs.iter().map(|b| format!("{} x {}", b.len(), b.kind())).collect();
+    BackendError::Other(format!(
+        "kernel {} ({}): expected buffers {expected}, got [{}]",
+        case.kernel,
+        case.label(),
+        got.join(", ")
+    ))
+}
+
+/// Checks that every length in `lens` is `want`.
+pub(crate) fn check_lens(case: &Case, lens: &[usize], want: &[usize]) -> Result<(), BackendError> {
+    if lens == want {
+        Ok(())
+    } else {
+        Err(BackendError::Other(format!(
+            "kernel {} ({}): buffer lengths {lens:?}, expected {want:?}",
+            case.kernel,
+            case.label()
+        )))
+    }
+}

@@ -11,8 +11,8 @@
 // SIMD level (see `cpu::simd`).
 #![allow(clippy::inline_always)]
 
-use super::stream::{check_lens, mismatch, tile_or};
 use super::CpuKernel;
+use super::{check_lens, mismatch, tile_or};
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::cpu::simd::{self, sum_lanes, sum_sq_dev_lanes, Body, Fma, Level, Real};
@@ -169,11 +169,7 @@ mod tests {
             ] {
                 let c = case(name, rows, cols, dtype);
                 let specs = k.buffers(&c);
-                let host: Vec<HostBuf> = specs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| rng::fill(s.dtype, s.len, s.init, 3 + i as u64))
-                    .collect();
+                let host: Vec<HostBuf> = rng::fill_all(&specs, 3, 1);
                 let want = k.reference(&c, &host);
                 for level in Level::available() {
                     for tile in [None, Some(1), Some(4)] {

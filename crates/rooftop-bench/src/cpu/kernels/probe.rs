@@ -3,8 +3,8 @@
 //! `launch.threads` only sizes the idle pool). An index outside the array is an error,
 //! not a panic.
 
-use super::stream::{check_lens, mismatch};
 use super::CpuKernel;
+use super::{check_lens, mismatch};
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::error::BackendError;

@@ -26,8 +26,8 @@
 // m, n, k, x, y, w, q, s, z, g: the names of the formulas in the module docs.
 #![allow(clippy::many_single_char_names)]
 
-use super::stream::{check_lens, mismatch, tile_or};
 use super::CpuKernel;
+use super::{check_lens, mismatch, tile_or};
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::cpu::simd::{self, f16_to_f32, Body, Fma, Level, Quants8};
@@ -467,11 +467,7 @@ mod tests {
     fn check(c: &Case, tiles: &[Option<u32>]) {
         let k = find(c.kernel).unwrap();
         let specs = k.buffers(c);
-        let host: Vec<HostBuf> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| rng::fill(s.dtype, s.len, s.init, 21 + i as u64))
-            .collect();
+        let host: Vec<HostBuf> = rng::fill_all(&specs, 21, 1);
         let want = k.reference(c, &host);
         for level in Level::available() {
             for &tile in tiles {

@@ -7,8 +7,8 @@
 #![allow(clippy::inline_always)]
 
 use super::norm::{default_rows, ROW_TILES};
-use super::stream::{check_lens, mismatch, tile_or};
 use super::CpuKernel;
+use super::{check_lens, mismatch, tile_or};
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::cpu::simd::{self, sum_lanes, Body, Fma, Level, Real};

@@ -14,7 +14,7 @@
 // SIMD level (see `cpu::simd`).
 #![allow(clippy::inline_always)]
 
-use super::CpuKernel;
+use super::{check_lens, mismatch, tile_or, CpuKernel};
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::cpu::simd::{self, sum_lanes, Body, Fma, Level, Real};
@@ -39,41 +39,6 @@ pub const KERNELS: &[CpuKernel] = &[
 
 const fn kernel(name: &'static str, label: &'static str, run: super::CpuKernelFn) -> CpuKernel {
     CpuKernel { kernel: name, implementation: "rooftop", builtin: false, label, tiles: TILES, run }
-}
-
-// ---- helpers shared by the suite's CPU kernel modules ----
-
-/// `launch.tile`, or `default` when unset; 0 is refused.
-pub(super) fn tile_or(launch: &Launch, default: usize) -> Result<usize, BackendError> {
-    match launch.tile {
-        Some(0) => Err(BackendError::BadLaunch("tile must be at least 1".to_string())),
-        Some(t) => Ok(t as usize),
-        None => Ok(default.max(1)),
-    }
-}
-
-/// The error for buffers that do not match the kernel's `buffers()`.
-pub(super) fn mismatch(case: &Case, bufs: &[HostBuf], expected: &str) -> BackendError {
-    let got: Vec<String> = bufs.iter().map(|b| format!("{} x {}", b.len(), b.kind())).collect();
-    BackendError::Other(format!(
-        "kernel {} ({}): expected buffers {expected}, got [{}]",
-        case.kernel,
-        case.label(),
-        got.join(", ")
-    ))
-}
-
-/// Checks that every length in `lens` is `want`.
-pub(super) fn check_lens(case: &Case, lens: &[usize], want: &[usize]) -> Result<(), BackendError> {
-    if lens == want {
-        Ok(())
-    } else {
-        Err(BackendError::Other(format!(
-            "kernel {} ({}): buffer lengths {lens:?}, expected {want:?}",
-            case.kernel,
-            case.label()
-        )))
-    }
 }
 
 /// Default chunk of a one-dimensional kernel: an equal share per thread, 64-aligned,
@@ -379,11 +344,7 @@ mod tests {
         let case =
             Case { kernel: name, sizes: vec![("n", n)], dtype, weights: None, variant: None };
         let specs = k.buffers(&case);
-        let host: Vec<HostBuf> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| rng::fill(s.dtype, s.len, s.init, 11 + i as u64))
-            .collect();
+        let host: Vec<HostBuf> = rng::fill_all(&specs, 11, 1);
         let want = k.reference(&case, &host);
         for level in Level::available() {
             for tile in [None, Some(7), Some(4096)] {
