@@ -209,15 +209,77 @@ pub struct Implementation {
     pub label: String,
 }
 
+/// A scalar kernel argument (user kernels from `--spec` take the sizes as scalars).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    U32(u32),
+    I32(i32),
+    F32(f32),
+}
+
 /// What one run of a kernel needs: the case (sizes, dtype, options), which
-/// implementation, the buffers in the order the suite's `buffers()` lists them, and the
-/// launch parameters.
+/// implementation, the buffers in the order the suite's `buffers()` lists them, the
+/// launch parameters, and scalar arguments (after the buffers; empty for the built-in
+/// suite, whose kernels take their sizes from the case).
 #[derive(Debug, Clone, Copy)]
 pub struct KernelCall<'a> {
     pub case: &'a Case,
     pub implementation: &'a str,
     pub buffers: &'a [BufId],
     pub launch: &'a Launch,
+    pub scalars: &'a [Scalar],
+}
+
+/// Language of a user kernel's source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceLang {
+    /// CUDA C++, compiled by NVRTC.
+    Cuda,
+    Wgsl,
+    /// Metal Shading Language (wgpu passthrough on macOS).
+    Metal,
+    /// SPIR-V binary.
+    Spirv,
+}
+
+impl SourceLang {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceLang::Cuda => "CUDA",
+            SourceLang::Wgsl => "WGSL",
+            SourceLang::Metal => "Metal",
+            SourceLang::Spirv => "SPIR-V",
+        }
+    }
+
+    /// The language a file extension names (`cu`, `wgsl`, `metal`, `spv`).
+    pub fn from_extension(ext: &str) -> Option<SourceLang> {
+        match ext.to_ascii_lowercase().as_str() {
+            "cu" | "cuh" => Some(SourceLang::Cuda),
+            "wgsl" => Some(SourceLang::Wgsl),
+            "metal" => Some(SourceLang::Metal),
+            "spv" => Some(SourceLang::Spirv),
+            _ => None,
+        }
+    }
+}
+
+/// A user kernel given as source, for backends that compile kernels at run time. After
+/// [`Backend::load_source`], calls whose `implementation` is `name` run it with the
+/// call's buffers (in order), then its scalars, on the call's `grid` × `block`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceKernel {
+    /// Implementation id the calls will use.
+    pub name: String,
+    pub lang: SourceLang,
+    /// Where the source came from (for compiler messages).
+    pub path: std::path::PathBuf,
+    /// The source text (UTF-8), or the SPIR-V binary.
+    pub code: Vec<u8>,
+    /// Entry point (kernel function) name.
+    pub entry: String,
 }
 
 /// What a backend says about itself and its device.
@@ -272,4 +334,16 @@ pub trait Backend {
 
     /// Memory available for buffers, when known (to refuse impossible sizes up front).
     fn available_memory_bytes(&self) -> Option<u64>;
+
+    /// Compiles a user kernel from source (`rooftop bench --spec`); a compile error is
+    /// `BackendError::Other` carrying the compiler's log. Backends without run-time
+    /// compilation refuse.
+    fn load_source(&mut self, kernel: &SourceKernel) -> Result<(), BackendError> {
+        Err(BackendError::Other(format!(
+            "the {} backend cannot run {} kernels from source ({})",
+            self.info().backend,
+            kernel.lang.as_str(),
+            kernel.path.display()
+        )))
+    }
 }

@@ -213,7 +213,8 @@ fn check_and_time(
     label: &str,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Checked, BenchError> {
-    let call = KernelCall { case, implementation: &implementation.id, buffers: ids, launch };
+    let call =
+        KernelCall { case, implementation: &implementation.id, buffers: ids, launch, scalars: &[] };
     backend.prepare(&call)?;
 
     // 1. Check.

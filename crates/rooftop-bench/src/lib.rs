@@ -25,8 +25,14 @@ pub mod rng;
 pub mod stats;
 pub mod suite;
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "wgpu")]
+pub mod wgpu;
+
 pub use backend::{
-    Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch,
+    Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, Scalar,
+    SourceKernel, SourceLang,
 };
 pub use case::{Case, Selection};
 pub use error::{BackendError, BenchError, SuiteError};

@@ -11,6 +11,7 @@
 //! strings handed to it (kernel names, device files read by the caller).
 
 pub mod analysis;
+pub mod counters;
 pub mod device;
 pub mod diagnose;
 pub mod gemm_tiles;

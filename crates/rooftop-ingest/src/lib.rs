@@ -4,5 +4,6 @@
 //!
 //! - [`kineto`]: PyTorch profiler (Kineto) Chrome-trace JSON → `TraceModel`.
 
+pub mod counters;
 pub mod kineto;
 mod mmap;

@@ -5,30 +5,20 @@ use crate::args::Cli;
 use crate::error::{CliError, Result};
 use crate::output;
 use crate::progress;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use rooftop_bench::backend::{Backend, Launch};
-use rooftop_bench::ceilings::{self, CeilingOptions, Ceilings};
-use rooftop_bench::cpu::CpuBackend;
+use rooftop_bench::ceilings;
 use rooftop_bench::error::BenchError;
 use rooftop_bench::export::{self, BenchReport, Roofs, TimingRecord};
 use rooftop_bench::harness::{self, Progress, TimingOptions};
-use rooftop_bench::mock::{MockBackend, MockConfig};
 use rooftop_bench::suite::{self, Kernel};
 use rooftop_bench::{Case, Selection};
-use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::device::Catalog;
 use rooftop_core::units::Precision;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-/// Backends `--backend` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendKind {
-    /// This machine's CPU cores (always available).
-    Cpu,
-    /// Deterministic simulated backend for tests (hidden).
-    #[value(hide = true)]
-    Mock,
-}
+pub(crate) use super::backends::{AnyBackend, BackendKind};
 
 #[derive(Debug, Args)]
 #[allow(clippy::struct_excessive_bools)]
@@ -36,6 +26,12 @@ pub struct BenchArgs {
     /// Backend to run on.
     #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
     pub backend: BackendKind,
+
+    /// GPU to use with --backend cuda|wgpu: an index or part of its name
+    /// (`rooftop devices --local` lists them). Default: the first CUDA device, or the
+    /// high-performance wgpu adapter.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub adapter: Option<String>,
 
     /// Kernel(s) to run, comma-separated or repeated (`--list` shows them). Default: the
     /// default suite.
@@ -158,47 +154,6 @@ pub struct BenchArgs {
     /// Also write the results as Markdown, rewritten after every case.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
-}
-
-/// A backend and what it knows about its device.
-pub(crate) enum AnyBackend {
-    Cpu(Box<CpuBackend>),
-    Mock(MockBackend),
-}
-
-impl AnyBackend {
-    pub(crate) fn new(kind: BackendKind) -> AnyBackend {
-        match kind {
-            BackendKind::Cpu => AnyBackend::Cpu(Box::new(CpuBackend::new())),
-            BackendKind::Mock => AnyBackend::Mock(MockBackend::new(MockConfig::from_env())),
-        }
-    }
-
-    pub(crate) fn as_dyn(&mut self) -> &mut dyn Backend {
-        match self {
-            AnyBackend::Cpu(b) => b.as_mut(),
-            AnyBackend::Mock(b) => b,
-        }
-    }
-
-    /// The device's theoretical spec (datasheet / the CPU's own reports), given the
-    /// measured ceilings for what the device cannot tell (a CPU's DRAM bandwidth).
-    pub(crate) fn device_spec(&self, ceilings: Option<&Ceilings>) -> Result<DeviceSpec> {
-        match self {
-            AnyBackend::Cpu(b) => {
-                b.cpu().device_spec(ceilings).map_err(|e| CliError::input(e.to_string()))
-            }
-            AnyBackend::Mock(_) => Ok(rooftop_bench::mock::device_spec()),
-        }
-    }
-
-    /// Ceilings measurement options for this backend.
-    pub(crate) fn ceiling_options(&self, quick: bool, timing: TimingOptions) -> CeilingOptions {
-        match self {
-            AnyBackend::Cpu(b) => CeilingOptions::for_cpu(b.cpu(), quick, timing),
-            AnyBackend::Mock(_) => CeilingOptions::new(quick, timing),
-        }
-    }
 }
 
 /// Parses `1M`, `4096`, `2Gi`, `16k` (binary multiples).
@@ -451,7 +406,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     let sel = selection(a)?;
     let timing = timing_options(a)?;
     let sweep = launch_sweep(a)?;
-    let mut any = AnyBackend::new(a.backend);
+    let mut any = AnyBackend::new(a.backend, a.adapter.as_deref())?;
     let (jobs, mut notes) = plan(a, any.as_dyn(), &sel)?;
     if jobs.is_empty() {
         return Err(CliError::input("nothing to run: no kernel matched the selection"));
@@ -525,6 +480,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 implementation: &job.implementation.id,
                 buffers: &ids,
                 launch: &call_launch,
+                scalars: &[],
             };
             backend.launch_space(&call)
         } else {

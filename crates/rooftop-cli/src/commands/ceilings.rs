@@ -18,6 +18,10 @@ pub struct CeilingsArgs {
     #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
     pub backend: BackendKind,
 
+    /// GPU to use with --backend cuda|wgpu: an index or part of its name.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub adapter: Option<String>,
+
     /// Only DRAM bandwidth and the vector FMA peaks (what `bench` measures first), in
     /// about a second, instead of the whole working-set sweep.
     #[arg(long)]
@@ -62,7 +66,7 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
             a.min_time
         )));
     }
-    let mut any = AnyBackend::new(a.backend);
+    let mut any = AnyBackend::new(a.backend, a.adapter.as_deref())?;
     let timing = TimingOptions { min_time_s: a.min_time, min_runs: 5, ..TimingOptions::default() };
     let opts = any.ceiling_options(a.quick, timing);
     let stop = progress::interrupt_flag();

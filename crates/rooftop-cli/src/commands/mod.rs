@@ -2,6 +2,7 @@
 //! the rendered output.
 
 mod analyze;
+mod backends;
 pub mod bench;
 pub mod ceilings;
 mod devices;

@@ -1,0 +1,1 @@
+//! wgpu backend (feature `wgpu`).

@@ -1,0 +1,147 @@
+//! What a dispatch's counters say, vendor-neutral: bytes per memory level, FLOPs per
+//! precision, hit rates, occupancy. The vendor formulas are in [`super::amd`] and
+//! [`super::nvidia`]; a quantity the counters cannot give is `None` and listed in
+//! [`Derived::missing`] with the counters it would need.
+
+use super::{DeviceInfo, Dispatch, GpuVendor};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// FLOPs by precision (`fp64`, `fp32`, `fp16`, `bf16`, `fp8`, `int8` ...), split by the
+/// unit that executes them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct FlopCounts {
+    /// Vector / scalar pipes: AMD VALU, NVIDIA FMA pipes (SASS thread instructions).
+    pub vector: BTreeMap<String, f64>,
+    /// Matrix units: AMD MFMA, NVIDIA tensor cores.
+    pub matrix: BTreeMap<String, f64>,
+}
+
+impl FlopCounts {
+    /// True when no precision was counted at all (not the same as zero FLOPs).
+    pub fn is_empty(&self) -> bool {
+        self.vector.is_empty() && self.matrix.is_empty()
+    }
+
+    /// All FLOPs, both units, every precision.
+    pub fn total(&self) -> f64 {
+        self.vector.values().chain(self.matrix.values()).sum()
+    }
+
+    /// FLOPs by precision, both units added (`"fp32" -> 1.2e9`).
+    pub fn by_precision(&self) -> BTreeMap<String, f64> {
+        let mut m = self.vector.clone();
+        for (k, v) in &self.matrix {
+            *m.entry(k.clone()).or_insert(0.0) += v;
+        }
+        m
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &FlopCounts) {
+        for (dst, src) in [(&mut self.vector, &other.vector), (&mut self.matrix, &other.matrix)] {
+            for (k, v) in src {
+                *dst.entry(k.clone()).or_insert(0.0) += v;
+            }
+        }
+    }
+
+    /// Every count multiplied by `f`.
+    pub fn scaled(&self, f: f64) -> FlopCounts {
+        let s = |m: &BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), v * f)).collect();
+        FlopCounts { vector: s(&self.vector), matrix: s(&self.matrix) }
+    }
+
+    /// The (unit, precision) with the most FLOPs: `("matrix", "bf16")`.
+    pub fn dominant(&self) -> Option<(&'static str, &str)> {
+        let v = self.vector.iter().map(|(k, v)| ("vector", k.as_str(), *v));
+        let m = self.matrix.iter().map(|(k, v)| ("matrix", k.as_str(), *v));
+        v.chain(m)
+            .filter(|(_, _, v)| *v > 0.0)
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|(u, p, _)| (u, p))
+    }
+}
+
+/// A quantity the counters present could not give, and what would.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Missing {
+    /// The output field (`dram_bytes_read`, `l2_hit_rate_pct`, `flops`).
+    pub quantity: String,
+    /// The counters or metrics that would give it (`TCC_HIT_sum, TCC_MISS_sum`).
+    pub needs: String,
+}
+
+/// Memory access efficiency at one level: bytes moved per request against the minimum
+/// a fully coalesced access needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Coalescing {
+    /// `l1` (global loads and stores through L1TEX / vL1D).
+    pub level: String,
+    /// Measured bytes (or sectors × 32) per request.
+    pub bytes_per_request: f64,
+    /// The minimum for a fully coalesced 4-byte-per-thread warp/wave access.
+    pub ideal_bytes_per_request: f64,
+}
+
+/// Everything derived from one dispatch (or a sum of dispatches).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Derived {
+    pub duration_ns: Option<f64>,
+    /// Device memory (HBM / GDDR) traffic.
+    pub dram_bytes_read: Option<f64>,
+    pub dram_bytes_written: Option<f64>,
+    /// Traffic at L2 (requests from L1 × bytes per request), reads and writes.
+    pub l2_bytes: Option<f64>,
+    /// Traffic at L1 (vL1D / L1TEX).
+    pub l1_bytes: Option<f64>,
+    /// Traffic at LDS / shared memory.
+    pub lds_bytes: Option<f64>,
+    pub flops: FlopCounts,
+    pub l1_hit_rate_pct: Option<f64>,
+    pub l2_hit_rate_pct: Option<f64>,
+    /// Share of LDS / shared-memory cycles (AMD) or wavefronts (NVIDIA) lost to bank
+    /// conflicts, percent.
+    pub lds_bank_conflict_pct: Option<f64>,
+    /// Achieved occupancy: active warps/waves per SM/CU over the maximum, percent.
+    pub achieved_occupancy_pct: Option<f64>,
+    /// Theoretical occupancy of the launch, percent.
+    pub theoretical_occupancy_pct: Option<f64>,
+    /// Waves / warps launched (AMD `SQ_WAVES`; NVIDIA blocks × warps per block).
+    pub waves_launched: Option<f64>,
+    /// Full waves of blocks over the GPU (NVIDIA `launch__waves_per_multiprocessor`, or
+    /// blocks / (units × blocks per unit)); a fractional last wave is the tail effect.
+    pub grid_waves: Option<f64>,
+    pub coalescing: Option<Coalescing>,
+    pub missing: Vec<Missing>,
+    /// The formulas used, with their sources, for the report's provenance.
+    pub formulas: Vec<String>,
+}
+
+impl Derived {
+    /// DRAM bytes read + written, when both are known.
+    pub fn dram_bytes(&self) -> Option<f64> {
+        Some(self.dram_bytes_read? + self.dram_bytes_written?)
+    }
+
+    /// Records that `quantity` needs `needs`.
+    pub fn miss(&mut self, quantity: &str, needs: &str) {
+        self.missing.push(Missing { quantity: quantity.to_string(), needs: needs.to_string() });
+    }
+
+    /// Records a formula used.
+    pub fn formula(&mut self, text: impl Into<String>) {
+        let t = text.into();
+        if !self.formulas.contains(&t) {
+            self.formulas.push(t);
+        }
+    }
+}
+
+/// Derives everything the dispatch's counters allow, with the formulas of `vendor`.
+pub fn derive(vendor: GpuVendor, d: &Dispatch, device: &DeviceInfo) -> Derived {
+    match vendor {
+        GpuVendor::Amd => super::amd::derive(d, device),
+        GpuVendor::Nvidia => super::nvidia::derive(d, device),
+    }
+}

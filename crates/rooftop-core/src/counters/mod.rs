@@ -1,0 +1,263 @@
+//! Hardware-counter data from vendor profilers (rocprof, rocprofv3, rocprof-compute,
+//! Nsight Compute, Nsight Systems), normalised: one [`Dispatch`] per kernel launch with
+//! its raw counters in base units, plus what the tool says about the device and, for
+//! rocprof-compute, its measured roofs.
+//!
+//! Readers live in `rooftop-ingest::counters` and only normalise (units, grid semantics,
+//! names). Everything derived (bytes per memory level, FLOPs, hit rates, occupancy) is
+//! computed here: [`amd`] and [`nvidia`] hold the vendor formulas and the per-architecture
+//! constants with their sources, [`derive`] turns a dispatch into a [`Derived`] record,
+//! and [`analysis`] aggregates by kernel name, places points on the hierarchical roofline
+//! and writes findings.
+
+pub mod amd;
+pub mod analysis;
+pub mod derive;
+pub mod nvidia;
+
+pub use analysis::{analyze, CounterReport, KernelRecord, RoofSource, Roofs};
+pub use derive::{derive, Derived, FlopCounts, Missing};
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The tool and layout a counter file was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterFormat {
+    /// rocprof v1 / rocprofv2 file plugin: `results.csv` / counter CSV, one row per
+    /// dispatch.
+    RocprofV1,
+    /// rocprof `results.stats.csv` (aggregated per kernel name, no dispatches).
+    RocprofStats,
+    /// rocprofv3 `kernel_trace.csv` and/or `counter_collection.csv`.
+    Rocprofv3Csv,
+    /// rocprofv3 `results.json`.
+    Rocprofv3Json,
+    /// rocprof-compute (Omniperf) workload folder.
+    RocprofCompute,
+    /// Nsight Compute `--csv --page raw`.
+    NcuRaw,
+    /// Nsight Compute `--csv --page details` or `--metrics` long format.
+    NcuDetails,
+    /// `nsys stats --report cuda_gpu_kern_sum --format csv` (aggregated).
+    NsysKernSum,
+    /// `nsys stats --report cuda_gpu_trace --format csv` (per launch).
+    NsysGpuTrace,
+}
+
+impl CounterFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CounterFormat::RocprofV1 => "rocprof v1/v2 CSV",
+            CounterFormat::RocprofStats => "rocprof results.stats.csv",
+            CounterFormat::Rocprofv3Csv => "rocprofv3 CSV",
+            CounterFormat::Rocprofv3Json => "rocprofv3 JSON",
+            CounterFormat::RocprofCompute => "rocprof-compute workload",
+            CounterFormat::NcuRaw => "Nsight Compute CSV (raw page)",
+            CounterFormat::NcuDetails => "Nsight Compute CSV (details / --metrics)",
+            CounterFormat::NsysKernSum => "nsys stats cuda_gpu_kern_sum",
+            CounterFormat::NsysGpuTrace => "nsys stats cuda_gpu_trace",
+        }
+    }
+
+    /// The GPU vendor whose tool writes this format.
+    pub fn vendor(self) -> GpuVendor {
+        match self {
+            CounterFormat::RocprofV1
+            | CounterFormat::RocprofStats
+            | CounterFormat::Rocprofv3Csv
+            | CounterFormat::Rocprofv3Json
+            | CounterFormat::RocprofCompute => GpuVendor::Amd,
+            CounterFormat::NcuRaw
+            | CounterFormat::NcuDetails
+            | CounterFormat::NsysKernSum
+            | CounterFormat::NsysGpuTrace => GpuVendor::Nvidia,
+        }
+    }
+}
+
+/// Whose counter names a dispatch carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuVendor {
+    Amd,
+    Nvidia,
+}
+
+/// Where the data came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterSource {
+    pub format: CounterFormat,
+    /// Every file read, in reading order.
+    pub files: Vec<String>,
+    /// Tool version when the files say it (`rocprof-compute 2.0.1`, `ncu 2024.3`).
+    pub tool_version: Option<String>,
+    /// What the reader had to decide (units converted, passes joined, rows skipped).
+    pub notes: Vec<String>,
+}
+
+/// Three launch dimensions.
+pub type Dim3 = [u64; 3];
+
+/// One kernel launch with its counters.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Dispatch {
+    /// Dispatch index as the tool numbers it (rocprof `Index`, `Dispatch_ID`, ncu `ID`),
+    /// or the row order when it has none.
+    pub id: u64,
+    /// Kernel name, with the AMD code-object suffixes (` [clone .kd]`, `.kd`) removed.
+    pub name: String,
+    /// GPU / agent as the tool names it.
+    pub gpu: Option<String>,
+    /// Stream / queue.
+    pub stream: Option<String>,
+    /// Start and end timestamps (ns, the tool's clock).
+    pub start_ns: Option<u64>,
+    pub end_ns: Option<u64>,
+    /// Duration in ns (end − start, or the tool's duration metric).
+    pub duration_ns: Option<f64>,
+    /// Grid in **blocks / workgroups** per dimension (AMD work-item grids are divided by
+    /// the workgroup size at read time). When only the product is known: `[n, 1, 1]`.
+    pub grid: Option<Dim3>,
+    /// Threads per block / work-items per workgroup, per dimension.
+    pub block: Option<Dim3>,
+    /// Vector registers per thread (AMD arch VGPRs; NVIDIA registers per thread).
+    pub vgprs: Option<u32>,
+    /// AMD accumulation VGPRs (AGPRs) per thread.
+    pub agprs: Option<u32>,
+    /// AMD scalar registers per wave.
+    pub sgprs: Option<u32>,
+    /// Shared memory / LDS per block, bytes (static + dynamic).
+    pub shared_bytes: Option<u64>,
+    /// Scratch / local memory per thread, bytes.
+    pub scratch_bytes: Option<u64>,
+    /// Wave / warp size, when the file says it.
+    pub wave_size: Option<u32>,
+    /// Raw counters and metrics by the tool's own id (`TCC_HIT_sum`,
+    /// `dram__bytes_read.sum`), converted to base units: bytes, ns, counts, percent,
+    /// cycles, per-second rates.
+    pub counters: BTreeMap<String, f64>,
+}
+
+impl Dispatch {
+    /// A counter's value, if present.
+    pub fn counter(&self, name: &str) -> Option<f64> {
+        self.counters.get(name).copied()
+    }
+
+    /// Total blocks (workgroups) of the grid.
+    pub fn blocks(&self) -> Option<u64> {
+        self.grid.map(|g| g.iter().product())
+    }
+
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> Option<u64> {
+        self.block.map(|b| b.iter().product())
+    }
+}
+
+/// A per-kernel aggregate written by the tool itself (rocprof `results.stats.csv`,
+/// `nsys stats cuda_gpu_kern_sum`), when there are no per-dispatch rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolAggregate {
+    pub name: String,
+    pub count: u64,
+    pub total_ns: f64,
+    pub mean_ns: Option<f64>,
+    pub median_ns: Option<f64>,
+    pub min_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    pub stddev_ns: Option<f64>,
+}
+
+/// What the files say about the device (rocprof-compute `sysinfo.csv`, ncu
+/// `device__attribute_*`, rocprofv3 agents).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DeviceInfo {
+    /// Marketing or model name (`MI300X_A1`, `NVIDIA A100-PCIE-40GB`).
+    pub name: Option<String>,
+    /// AMD LLVM target (`gfx90a`) or NVIDIA compute capability (`8.0`).
+    pub arch: Option<String>,
+    /// CUs / SMs.
+    pub compute_units: Option<u32>,
+    pub simd_per_cu: Option<u32>,
+    pub wave_size: Option<u32>,
+    pub max_waves_per_cu: Option<u32>,
+    /// Max and current core clock, MHz.
+    pub max_sclk_mhz: Option<f64>,
+    pub cur_sclk_mhz: Option<f64>,
+    /// Memory clock, MHz.
+    pub mclk_mhz: Option<f64>,
+    pub l2_bytes: Option<u64>,
+    pub l1_bytes: Option<u64>,
+    /// LDS banks per CU (rocprof-compute's LDS byte formula needs it).
+    pub lds_banks_per_cu: Option<u32>,
+    /// Number of XCDs (MI300).
+    pub num_xcd: Option<u32>,
+    /// Device-memory bandwidth the tool states, GB/s (rocprof-compute 2.x `hbm_bw`).
+    pub hbm_bw_gbs: Option<f64>,
+    /// Every other field, as written.
+    pub extra: BTreeMap<String, String>,
+}
+
+/// One measured roof from the tool's own micro-benchmark (rocprof-compute
+/// `roofline.csv`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredRoof {
+    /// The column it came from (`HBMBw`, `MFMAF16Flops`).
+    pub name: String,
+    /// `hbm`, `mall`, `l2`, `l1`, `lds` for bandwidths; `valu` or `mfma` for compute.
+    pub kind: String,
+    /// Precision for compute roofs (`fp32`, `bf16`, `int8`).
+    pub precision: Option<String>,
+    /// Mean; GB/s for bandwidths, GFLOP/s (GOP/s for integers) for compute.
+    pub value: f64,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+/// Everything read from one profiler output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterSet {
+    pub source: CounterSource,
+    pub device: DeviceInfo,
+    /// Measured roofs, when the tool ran its own micro-benchmark (empty otherwise).
+    pub measured_roofs: Vec<MeasuredRoof>,
+    pub dispatches: Vec<Dispatch>,
+    /// Tool-written aggregates (only for formats without dispatches).
+    pub aggregates: Vec<ToolAggregate>,
+}
+
+impl CounterSet {
+    pub fn vendor(&self) -> GpuVendor {
+        self.source.format.vendor()
+    }
+}
+
+/// Strips AMD code-object suffixes from a kernel name: ` [clone .kd]`, ` (.kd)`, `.kd`.
+pub fn clean_kernel_name(name: &str) -> String {
+    let n = name.trim();
+    for suffix in [" [clone .kd]", " (.kd)", ".kd"] {
+        if let Some(s) = n.strip_suffix(suffix) {
+            return s.trim_end().to_string();
+        }
+    }
+    n.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_name_suffixes() {
+        assert_eq!(
+            clean_kernel_name("vecCopy(double*, double*) [clone .kd]"),
+            "vecCopy(double*, double*)"
+        );
+        assert_eq!(clean_kernel_name("k_read.kd"), "k_read");
+        assert_eq!(clean_kernel_name("foo (.kd)"), "foo");
+        assert_eq!(clean_kernel_name("ampere_sgemm"), "ampere_sgemm");
+    }
+}
