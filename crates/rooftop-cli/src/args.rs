@@ -74,6 +74,11 @@ pub struct DevicesArgs {
     /// Only list devices of this vendor (nvidia, amd, apple, intel).
     #[arg(long)]
     pub vendor: Option<String>,
+
+    /// List this machine's devices instead of the catalog: the CPU, CUDA devices and
+    /// wgpu adapters (in builds with those features), each matched to its catalog entry.
+    #[arg(long, conflicts_with = "name")]
+    pub local: bool,
 }
 
 #[derive(Debug, Args)]
