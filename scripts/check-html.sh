@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the HTML report of every fixture (each Kineto trace in tests/fixtures/kineto, a
-# directory of ranks, three analyses, a device, a mock bench, mock ceilings, a diff) and
+# directory of ranks, three analyses, a device, a mock bench, mock ceilings, counter
+# reports, a diff) and
 # loads each one in headless Chromium. Fails when a page logs anything to the console
 # (an error, a failed load), when its script does not run to the end, or when a chart is
 # empty. Keeps a PNG screenshot of each page.
@@ -69,6 +70,9 @@ render device_h100 0 yes devices h100-sxm
 render bench_mock 1 yes bench --backend mock --kernel triad,copy,scale,gelu,rmsnorm,softmax,gemm --sizes 4096,65536 \
     --export-json "$out/bench_mock.json"
 render ceilings_mock 0 yes ceilings --backend mock --min-time 0.01
+# Counter reports: a rocprof-compute workload (measured roofs, marks) and rocprofv3.
+render counters_rocprof_compute_mi200 1 yes counters "$root/tests/fixtures/rocprof/rocprof_compute_vcopy_MI200"
+render counters_rocprofv3_decode 0 any counters "$root/tests/fixtures/rocprof/rocprofv3_gfx1151_decode"
 # A diff: the same export with triad 20% slower.
 python3 - "$out/bench_mock.json" "$out/bench_slow.json" <<'EOF' && render diff_mock 0 no diff "$out/bench_mock.json" "$out/bench_slow.json" --fail-above 50%
 import json, sys

@@ -63,6 +63,13 @@ pub enum Command {
     Model(Box<crate::commands::model::ModelArgs>),
     /// Compare two exports (bench, trace): regressions, improvements, a CI gate.
     Diff(Box<crate::commands::diff::DiffArgs>),
+    /// Read vendor profiler counters (rocprof, rocprofv3, rocprof-compute, Nsight
+    /// Compute, Nsight Systems): bytes, FLOPs, hit rates, roofline and findings per
+    /// kernel.
+    Counters(Box<crate::commands::counters::CountersArgs>),
+    /// Run a program under a vendor profiler with a counter preset, then analyse the
+    /// output as `counters` does.
+    Profile(Box<crate::commands::profile::ProfileArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -5,9 +5,11 @@ mod analyze;
 mod backends;
 pub mod bench;
 pub mod ceilings;
+pub mod counters;
 mod devices;
 pub mod diff;
 pub mod model;
+pub mod profile;
 pub mod trace;
 
 use crate::args::{Cli, Command};
@@ -29,6 +31,8 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Trace(a) => return trace::run(&catalog, a, cli),
         Command::Model(a) => return model::run(&catalog, a, cli),
         Command::Diff(a) => return diff::run(a, cli),
+        Command::Counters(a) => return counters::run(&catalog, a, cli),
+        Command::Profile(a) => return profile::run(&catalog, a, cli),
     };
     output::emit(&text, cli.output.as_deref())
 }

@@ -47,6 +47,7 @@ impl FlopCounts {
     }
 
     /// Every count multiplied by `f`.
+    #[must_use]
     pub fn scaled(&self, f: f64) -> FlopCounts {
         let s = |m: &BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), v * f)).collect();
         FlopCounts { vector: s(&self.vector), matrix: s(&self.matrix) }
@@ -91,6 +92,9 @@ pub struct Derived {
     /// Device memory (HBM / GDDR) traffic.
     pub dram_bytes_read: Option<f64>,
     pub dram_bytes_written: Option<f64>,
+    /// Total device-memory traffic when only the total is counted (ncu
+    /// `dram__bytes.sum` without the read/write split); `None` when the split is known.
+    pub dram_bytes_total: Option<f64>,
     /// Traffic at L2 (requests from L1 × bytes per request), reads and writes.
     pub l2_bytes: Option<f64>,
     /// Traffic at L1 (vL1D / L1TEX).
@@ -119,9 +123,12 @@ pub struct Derived {
 }
 
 impl Derived {
-    /// DRAM bytes read + written, when both are known.
+    /// DRAM bytes read + written, when both are known, else the counted total.
     pub fn dram_bytes(&self) -> Option<f64> {
-        Some(self.dram_bytes_read? + self.dram_bytes_written?)
+        match (self.dram_bytes_read, self.dram_bytes_written) {
+            (Some(r), Some(w)) => Some(r + w),
+            _ => self.dram_bytes_total,
+        }
     }
 
     /// Records that `quantity` needs `needs`.

@@ -16,7 +16,7 @@ pub mod derive;
 pub mod nvidia;
 
 pub use analysis::{analyze, CounterReport, KernelRecord, RoofSource, Roofs};
-pub use derive::{derive, Derived, FlopCounts, Missing};
+pub use derive::{derive, Coalescing, Derived, FlopCounts, Missing};
 
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,8 +1,686 @@
-//! NVIDIA counter formulas (Nsight Compute metric ids).
+//! NVIDIA counter formulas: Nsight Compute metric ids → bytes per memory level, FLOPs,
+//! hit rates, occupancy, waves, coalescing and shared-memory bank conflicts.
+//!
+//! Input: a [`Dispatch`] whose `counters` are keyed by ncu metric ids in base units
+//! (bytes, ns, counts, percent), as the `ncu` / `nsys` readers produce them.
+//!
+//! Sources of the formulas (cited again in each [`Derived::formulas`] entry):
+//! - FLOPs: Nsight Compute's `SpeedOfLight_RooflineChart` / `Hierarchical{Single,Double,
+//!   Half}RooflineChart` sections and the `SpeedOfLight_Roofline.py` rule (one FMA = 2
+//!   FLOP; the Half chart counts 2·hadd + 2·hmul + 4·hfma, packed half2), summarised in
+//!   `reference/formats.md` §4.3–4.4. Tensor-core work: `sm__ops_path_tensor_*` op
+//!   counters, plotted by the `HierarchicalTensorRooflineChart` section in OP/s.
+//! - DRAM / L2 / L1 bytes: `dram__bytes_{read,write}.sum`, `lts__t_bytes.sum`,
+//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method, formats.md §4.3);
+//!   a sector is 32 bytes on every NVIDIA GPU since Maxwell, so `*_sectors*` × 32 is the
+//!   fallback.
+//! - Hit rates, occupancy, waves: the metrics the `MemoryWorkloadAnalysis`, `Occupancy`
+//!   and `LaunchStatistics` sections show as "L1/TEX Hit Rate", "L2 Hit Rate",
+//!   "Achieved Occupancy", "Theoretical Occupancy" and "Waves Per SM".
+//!
+//! Invariant: nothing here guesses. A quantity whose metrics are absent stays `None` and
+//! is listed in [`Derived::missing`] with the metric ids that would give it.
 
-use super::{Derived, DeviceInfo, Dispatch};
+use super::{Coalescing, Derived, DeviceInfo, Dispatch};
+use std::collections::BTreeMap;
+
+/// Bytes per L1TEX / L2 / DRAM sector on NVIDIA GPUs (Maxwell and later).
+pub const SECTOR_BYTES: f64 = 32.0;
+
+/// Threads per warp on every NVIDIA GPU so far (CUDA `warpSize`).
+pub const WARP_SIZE: u64 = 32;
+
+/// Bytes a fully coalesced warp of 32 threads × 4 bytes needs per global load request:
+/// 4 sectors of 32 bytes.
+pub const IDEAL_LOAD_BYTES_PER_REQUEST: f64 = 128.0;
+
+const SRC_FLOPS: &str = "Nsight Compute SpeedOfLight_Roofline*Chart sections and \
+                         SpeedOfLight_Roofline.py; formats.md §4.3-4.4";
+
+/// The kernel duration (ns) from ncu metrics: `gpu__time_duration.sum`, or one of its
+/// other roll-ups. `gpu__` has exactly one instance per launch, so `.avg`, `.max` and
+/// `.min` equal `.sum`. Returns the value and the metric id it came from.
+pub fn duration_from_metrics(counters: &BTreeMap<String, f64>) -> Option<(f64, &'static str)> {
+    [
+        "gpu__time_duration.sum",
+        "gpu__time_duration.avg",
+        "gpu__time_duration.max",
+        "gpu__time_duration.min",
+    ]
+    .into_iter()
+    .find_map(|k| counters.get(k).map(|v| (*v, k)))
+    .filter(|(v, _)| v.is_finite())
+}
+
+/// A counter that is present and finite.
+fn get(d: &Dispatch, name: &str) -> Option<f64> {
+    d.counter(name).filter(|v| v.is_finite())
+}
+
+/// The first of `names` that is present, with its id.
+fn first<'a>(d: &Dispatch, names: &[&'a str]) -> Option<(f64, &'a str)> {
+    names.iter().find_map(|n| get(d, n).map(|v| (v, *n)))
+}
+
+/// A SASS thread-instruction count, per SM (`sm__`) or per SM sub-partition (`smsp__`);
+/// the `.sum` of either is the same total over the GPU.
+fn sass_op(d: &Dispatch, op: &str) -> Option<f64> {
+    let sm = format!("sm__sass_thread_inst_executed_op_{op}_pred_on.sum");
+    let smsp = format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum");
+    get(d, &smsp).or_else(|| get(d, &sm))
+}
 
 /// Derives bytes, FLOPs, hit rates and occupancy from an NVIDIA dispatch's counters.
-pub fn derive(d: &Dispatch, _device: &DeviceInfo) -> Derived {
-    Derived { duration_ns: d.duration_ns, ..Derived::default() }
+pub fn derive(d: &Dispatch, device: &DeviceInfo) -> Derived {
+    let mut out = Derived::default();
+    duration(d, &mut out);
+    dram(d, &mut out);
+    caches(d, &mut out);
+    flops(d, &mut out);
+    tensor(d, &mut out);
+    rates(d, &mut out);
+    launch(d, device, &mut out);
+    access_patterns(d, &mut out);
+    out
+}
+
+fn duration(d: &Dispatch, out: &mut Derived) {
+    let metric = duration_from_metrics(&d.counters);
+    let ns = d.duration_ns.filter(|v| v.is_finite()).or(metric.map(|(v, _)| v));
+    if let Some(ns) = ns {
+        out.duration_ns = Some(ns);
+        // Say which metric it is when the dispatch's duration is one (the ncu reader copies
+        // it there); a trace's own duration needs no formula.
+        if let Some((_, id)) = metric.filter(|(v, _)| *v == ns) {
+            out.formula(format!(
+                "duration = {id} (gpu__ has one instance per launch, so every roll-up equals .sum)"
+            ));
+        }
+    } else {
+        out.miss("duration_ns", "gpu__time_duration.sum");
+    }
+}
+
+fn dram(d: &Dispatch, out: &mut Derived) {
+    let side = |bytes: &str, sectors: &str| -> Option<(f64, String)> {
+        if let Some(v) = get(d, bytes) {
+            return Some((v, bytes.to_string()));
+        }
+        get(d, sectors).map(|s| (s * SECTOR_BYTES, format!("{sectors} × 32")))
+    };
+    let mut read = side("dram__bytes_read.sum", "dram__sectors_read.sum");
+    let mut write = side("dram__bytes_write.sum", "dram__sectors_write.sum");
+    let total =
+        get(d, "dram__bytes.sum").map(|v| (v, "dram__bytes.sum".to_string())).or_else(|| {
+            get(d, "dram__sectors.sum").map(|s| (s * SECTOR_BYTES, "dram__sectors.sum × 32".into()))
+        });
+    // With the total and one side, the other side is the difference.
+    if let Some((t, tid)) = &total {
+        match (&read, &write) {
+            (Some((r, rid)), None) if *t >= *r => {
+                write = Some((t - r, format!("{tid} − {rid}")));
+            }
+            (None, Some((w, wid))) if *t >= *w => {
+                read = Some((t - w, format!("{tid} − {wid}")));
+            }
+            _ => {}
+        }
+    }
+    if read.is_none() || write.is_none() {
+        if let Some((t, tid)) = &total {
+            // The traffic is known even when its split is not: rates and intensity use it.
+            out.dram_bytes_total = Some(*t);
+            out.formula(format!(
+                "DRAM bytes (total, no read/write split) = {tid} [formats.md §4.3]"
+            ));
+        }
+    }
+    let only_total = total.as_ref().map_or(String::new(), |(t, tid)| {
+        format!(" (only the total {tid} = {t} bytes was collected; it cannot be split)")
+    });
+    match read {
+        Some((v, how)) => {
+            out.dram_bytes_read = Some(v);
+            out.formula(format!("DRAM bytes read = {how} [formats.md §4.3]"));
+        }
+        None => out.miss(
+            "dram_bytes_read",
+            &format!("dram__bytes_read.sum or dram__sectors_read.sum{only_total}"),
+        ),
+    }
+    match write {
+        Some((v, how)) => {
+            out.dram_bytes_written = Some(v);
+            out.formula(format!("DRAM bytes written = {how} [formats.md §4.3]"));
+        }
+        None => out.miss(
+            "dram_bytes_written",
+            &format!("dram__bytes_write.sum or dram__sectors_write.sum{only_total}"),
+        ),
+    }
+}
+
+fn caches(d: &Dispatch, out: &mut Derived) {
+    if let Some(v) = get(d, "lts__t_bytes.sum") {
+        out.l2_bytes = Some(v);
+        out.formula("L2 bytes = lts__t_bytes.sum [NERSC hierarchical roofline; formats.md §4.3]");
+    } else if let Some(s) = get(d, "lts__t_sectors.sum") {
+        out.l2_bytes = Some(s * SECTOR_BYTES);
+        out.formula("L2 bytes = lts__t_sectors.sum × 32 B/sector [formats.md §4.3]");
+    } else {
+        out.miss("l2_bytes", "lts__t_bytes.sum or lts__t_sectors.sum");
+    }
+
+    if let Some(v) = get(d, "l1tex__t_bytes.sum") {
+        out.l1_bytes = Some(v);
+        out.formula("L1 bytes = l1tex__t_bytes.sum [NERSC hierarchical roofline; formats.md §4.3]");
+    } else if let Some(s) = get(d, "l1tex__t_sectors.sum") {
+        out.l1_bytes = Some(s * SECTOR_BYTES);
+        out.formula("L1 bytes = l1tex__t_sectors.sum × 32 B/sector [formats.md §4.3]");
+    } else {
+        out.miss("l1_bytes", "l1tex__t_bytes.sum or l1tex__t_sectors.sum");
+    }
+
+    if let Some(v) = get(d, "sm__sass_data_bytes_mem_shared.sum") {
+        out.lds_bytes = Some(v);
+        out.formula("shared-memory bytes = sm__sass_data_bytes_mem_shared.sum");
+    } else if let (Some(ld), Some(st)) = (
+        get(d, "sm__sass_data_bytes_mem_shared_op_ld.sum"),
+        get(d, "sm__sass_data_bytes_mem_shared_op_st.sum"),
+    ) {
+        out.lds_bytes = Some(ld + st);
+        out.formula(
+            "shared-memory bytes = sm__sass_data_bytes_mem_shared_op_ld.sum + \
+             sm__sass_data_bytes_mem_shared_op_st.sum (atomics not counted)",
+        );
+    } else {
+        out.miss(
+            "lds_bytes",
+            "sm__sass_data_bytes_mem_shared.sum (or its _op_ld and _op_st parts)",
+        );
+    }
+}
+
+/// One vector precision: its SASS op names and weights (FLOP per thread instruction).
+struct VectorPrecision {
+    key: &'static str,
+    ops: [(&'static str, f64); 3],
+    text: &'static str,
+}
+
+const VECTOR: [VectorPrecision; 3] = [
+    VectorPrecision {
+        key: "fp32",
+        ops: [("fadd", 1.0), ("fmul", 1.0), ("ffma", 2.0)],
+        text: "fp32 FLOPs = fadd + fmul + 2·ffma",
+    },
+    VectorPrecision {
+        key: "fp64",
+        ops: [("dadd", 1.0), ("dmul", 1.0), ("dfma", 2.0)],
+        text: "fp64 FLOPs = dadd + dmul + 2·dfma",
+    },
+    VectorPrecision {
+        key: "fp16",
+        ops: [("hadd", 2.0), ("hmul", 2.0), ("hfma", 4.0)],
+        text: "fp16 FLOPs = 2·hadd + 2·hmul + 4·hfma (packed half2, as the Half roofline chart counts)",
+    },
+];
+
+fn flops(d: &Dispatch, out: &mut Derived) {
+    let mut any = false;
+    for p in &VECTOR {
+        let vals: Vec<Option<f64>> = p.ops.iter().map(|(op, _)| sass_op(d, op)).collect();
+        if vals.iter().all(Option::is_none) {
+            continue;
+        }
+        any = true;
+        if vals.iter().all(Option::is_some) {
+            let total: f64 = p.ops.iter().zip(&vals).map(|((_, w), v)| w * v.unwrap_or(0.0)).sum();
+            out.flops.vector.insert(p.key.to_string(), total);
+            out.formula(format!(
+                "{} (smsp__sass_thread_inst_executed_op_*_pred_on.sum) [{SRC_FLOPS}]",
+                p.text
+            ));
+        } else {
+            // Part of a precision's counts would undercount it: say which are absent.
+            let absent: Vec<String> = p
+                .ops
+                .iter()
+                .zip(&vals)
+                .filter(|(_, v)| v.is_none())
+                .map(|((op, _), _)| format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"))
+                .collect();
+            out.miss(&format!("flops.vector.{}", p.key), &absent.join(", "));
+        }
+    }
+    if !any {
+        out.miss(
+            "flops.vector",
+            "smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma,dadd,dmul,dfma,hadd,hmul,hfma}_pred_on.sum",
+        );
+    }
+}
+
+/// Precision tokens that can appear in `sm__ops_path_tensor_src_<p>[_dst_<q>].sum`.
+const TENSOR_PRECISIONS: [&str; 12] =
+    ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4", "int8", "int4", "int1", "b1"];
+
+/// `sm__ops_path_tensor_src_<src>[_dst_<dst>].sum` → (src, has_dst). `src` may join
+/// several precisions with `_` (Turing's `fp16_bf16_tf32`).
+fn tensor_path(name: &str) -> Option<(String, bool)> {
+    let rest = name.strip_prefix("sm__ops_path_tensor_src_")?.strip_suffix(".sum")?;
+    let (src, dst) = match rest.split_once("_dst_") {
+        Some((s, d)) => (s, Some(d)),
+        None => (rest, None),
+    };
+    let known = |s: &str| s.split('_').all(|t| TENSOR_PRECISIONS.contains(&t));
+    if src.is_empty() || !known(src) || dst.is_some_and(|d| d.is_empty() || !known(d)) {
+        return None;
+    }
+    Some((src.to_string(), dst.is_some()))
+}
+
+fn tensor(d: &Dispatch, out: &mut Derived) {
+    // Per source precision: the total without a `_dst_` part when collected (it already
+    // covers every destination), otherwise the sum over the destinations.
+    let mut plain: BTreeMap<String, f64> = BTreeMap::new();
+    let mut by_dst: BTreeMap<String, f64> = BTreeMap::new();
+    for (name, v) in &d.counters {
+        if !v.is_finite() {
+            continue;
+        }
+        if let Some((src, has_dst)) = tensor_path(name) {
+            let m = if has_dst { &mut by_dst } else { &mut plain };
+            *m.entry(src).or_insert(0.0) += v;
+        }
+    }
+    for (src, v) in by_dst {
+        plain.entry(src).or_insert(v);
+    }
+    if plain.is_empty() {
+        let hint = if d.counters.keys().any(|k| k.starts_with("sm__inst_executed_pipe_tensor")) {
+            " (sm__inst_executed_pipe_tensor* counts instructions, whose FLOPs depend on the \
+             MMA shape, so they are not converted)"
+        } else {
+            ""
+        };
+        out.miss("flops.matrix", &format!("sm__ops_path_tensor_src_<type>[_dst_<type>].sum{hint}"));
+        return;
+    }
+    for (src, v) in plain {
+        out.flops.matrix.insert(src, v);
+    }
+    out.formula(
+        "tensor FLOPs = Σ sm__ops_path_tensor_src_<type>[_dst_<type>].sum, per source type \
+         (hardware ops, one multiply-add = 2) [HierarchicalTensorRooflineChart section; \
+         formats.md §4.3-4.4]",
+    );
+}
+
+fn rates(d: &Dispatch, out: &mut Derived) {
+    if let Some(v) = get(d, "l1tex__t_sector_hit_rate.pct") {
+        out.l1_hit_rate_pct = Some(v);
+        out.formula("L1 hit rate = l1tex__t_sector_hit_rate.pct (\"L1/TEX Hit Rate\")");
+    } else {
+        out.miss("l1_hit_rate_pct", "l1tex__t_sector_hit_rate.pct");
+    }
+    if let Some(v) = get(d, "lts__t_sector_hit_rate.pct") {
+        out.l2_hit_rate_pct = Some(v);
+        out.formula("L2 hit rate = lts__t_sector_hit_rate.pct (\"L2 Hit Rate\")");
+    } else if let Some(v) = get(d, "lts__t_request_hit_rate.pct") {
+        out.l2_hit_rate_pct = Some(v);
+        out.formula(
+            "L2 hit rate = lts__t_request_hit_rate.pct (per request; the per-sector \
+             lts__t_sector_hit_rate.pct that ncu shows as \"L2 Hit Rate\" was not collected)",
+        );
+    } else {
+        out.miss("l2_hit_rate_pct", "lts__t_sector_hit_rate.pct");
+    }
+    if let Some(v) = get(d, "sm__warps_active.avg.pct_of_peak_sustained_active") {
+        out.achieved_occupancy_pct = Some(v);
+        out.formula(
+            "achieved occupancy = sm__warps_active.avg.pct_of_peak_sustained_active \
+             (\"Achieved Occupancy\")",
+        );
+    } else {
+        out.miss("achieved_occupancy_pct", "sm__warps_active.avg.pct_of_peak_sustained_active");
+    }
+    if let Some(v) = get(d, "sm__maximum_warps_per_active_cycle_pct") {
+        out.theoretical_occupancy_pct = Some(v);
+        out.formula(
+            "theoretical occupancy = sm__maximum_warps_per_active_cycle_pct \
+             (\"Theoretical Occupancy\")",
+        );
+    } else {
+        out.miss("theoretical_occupancy_pct", "sm__maximum_warps_per_active_cycle_pct");
+    }
+}
+
+/// Total blocks: the dispatch's grid, or `launch__grid_size`, or `sm__ctas_launched.sum`.
+fn blocks(d: &Dispatch) -> Option<(f64, &'static str)> {
+    if let Some(b) = d.blocks() {
+        return Some((b as f64, "grid"));
+    }
+    first(d, &["launch__grid_size", "sm__ctas_launched.sum"])
+}
+
+fn threads_per_block(d: &Dispatch) -> Option<f64> {
+    d.threads_per_block().map(|t| t as f64).or_else(|| get(d, "launch__block_size"))
+}
+
+fn launch(d: &Dispatch, device: &DeviceInfo, out: &mut Derived) {
+    let warp = device.wave_size.map_or(WARP_SIZE, u64::from).max(1) as f64;
+    if let Some((v, id)) = first(d, &["sm__warps_launched.sum", "smsp__warps_launched.sum"]) {
+        out.waves_launched = Some(v);
+        out.formula(format!("warps launched = {id}"));
+    } else if let (Some((b, bid)), Some(t)) = (blocks(d), threads_per_block(d)) {
+        out.waves_launched = Some(b * (t / warp).ceil());
+        out.formula(format!("warps launched = blocks ({bid}) × ⌈threads per block / {warp}⌉"));
+    } else {
+        out.miss("waves_launched", "sm__warps_launched.sum, or the grid and block sizes");
+    }
+
+    if let Some(v) = get(d, "launch__waves_per_multiprocessor") {
+        out.grid_waves = Some(v);
+        out.formula("grid waves = launch__waves_per_multiprocessor (\"Waves Per SM\")");
+        return;
+    }
+    // ncu's own definition: blocks / (SMs × blocks per SM), the blocks per SM being the
+    // tightest of the occupancy limits (LaunchStatistics / Occupancy sections).
+    let limits: Vec<f64> = [
+        "launch__occupancy_limit_registers",
+        "launch__occupancy_limit_shared_mem",
+        "launch__occupancy_limit_warps",
+        "launch__occupancy_limit_blocks",
+    ]
+    .iter()
+    .filter_map(|k| get(d, k))
+    .collect();
+    let sms = get(d, "launch__sm_count")
+        .or_else(|| get(d, "device__attribute_multiprocessor_count"))
+        .or_else(|| device.compute_units.map(f64::from));
+    let per_sm = (limits.len() == 4).then(|| limits.iter().copied().fold(f64::INFINITY, f64::min));
+    match (blocks(d), sms, per_sm) {
+        (Some((b, _)), Some(s), Some(p)) if s > 0.0 && p > 0.0 => {
+            out.grid_waves = Some(b / (s * p));
+            out.formula(
+                "grid waves = blocks / (SMs × min(launch__occupancy_limit_{registers,shared_mem,\
+                 warps,blocks}))",
+            );
+        }
+        _ => out.miss(
+            "grid_waves",
+            "launch__waves_per_multiprocessor (or the grid, the SM count and \
+             launch__occupancy_limit_{registers,shared_mem,warps,blocks})",
+        ),
+    }
+}
+
+fn access_patterns(d: &Dispatch, out: &mut Derived) {
+    let sectors = get(d, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
+    let requests = get(d, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
+    match (sectors, requests) {
+        (Some(s), Some(r)) => {
+            // No global loads: nothing to judge, and nothing missing either.
+            if r > 0.0 {
+                out.coalescing = Some(Coalescing {
+                    level: "l1".to_string(),
+                    bytes_per_request: s / r * SECTOR_BYTES,
+                    ideal_bytes_per_request: IDEAL_LOAD_BYTES_PER_REQUEST,
+                });
+                out.formula(
+                    "global-load coalescing = l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / \
+                     l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum × 32 B, against 128 B \
+                     (one warp of 32 threads × 4-byte loads = 4 sectors) [rooftop brief; \
+                     sector = 32 B]",
+                );
+            }
+        }
+        _ => out.miss(
+            "coalescing",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum, \
+             l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        ),
+    }
+
+    let conflicts = get(d, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum");
+    let wavefronts = get(d, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum");
+    match (conflicts, wavefronts) {
+        (Some(c), Some(w)) => {
+            if w > 0.0 {
+                out.lds_bank_conflict_pct = Some(100.0 * c / w);
+                out.formula(
+                    "shared bank conflicts % = 100 × l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
+                     / l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+                );
+            }
+        }
+        _ => out.miss(
+            "lds_bank_conflict_pct",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum, \
+             l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dispatch(counters: &[(&str, f64)]) -> Dispatch {
+        Dispatch {
+            name: "k".into(),
+            counters: counters.iter().map(|(k, v)| ((*k).to_string(), *v)).collect(),
+            ..Dispatch::default()
+        }
+    }
+
+    fn missing(d: &Derived, q: &str) -> bool {
+        d.missing.iter().any(|m| m.quantity == q)
+    }
+
+    #[test]
+    fn fp32_fp64_fp16_weights() {
+        let d = dispatch(&[
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 10.0),
+            ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 20.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 30.0),
+            ("sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1.0),
+            ("sm__sass_thread_inst_executed_op_dmul_pred_on.sum", 2.0),
+            ("sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 3.0),
+            ("smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", 5.0),
+            ("smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", 6.0),
+            ("smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", 7.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        // 10 + 20 + 2·30 = 90; 1 + 2 + 2·3 = 9; 2·5 + 2·6 + 4·7 = 50.
+        assert_eq!(r.flops.vector["fp32"], 90.0);
+        assert_eq!(r.flops.vector["fp64"], 9.0);
+        assert_eq!(r.flops.vector["fp16"], 50.0);
+        assert!(!missing(&r, "flops.vector"));
+        assert!(missing(&r, "flops.matrix"));
+    }
+
+    #[test]
+    fn partial_precision_is_missing_not_undercounted() {
+        let d = dispatch(&[
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 10.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 30.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert!(r.flops.vector.is_empty());
+        let m = r.missing.iter().find(|m| m.quantity == "flops.vector.fp32").unwrap();
+        assert!(m.needs.contains("op_fmul_pred_on"), "{}", m.needs);
+    }
+
+    #[test]
+    fn no_flop_metrics_at_all() {
+        let r = derive(&dispatch(&[]), &DeviceInfo::default());
+        assert!(r.flops.is_empty());
+        assert!(missing(&r, "flops.vector"));
+        assert!(missing(&r, "duration_ns"));
+    }
+
+    #[test]
+    fn dram_bytes_and_sectors() {
+        let d = dispatch(&[("dram__bytes_read.sum", 4096.0), ("dram__sectors_write.sum", 10.0)]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.dram_bytes_read, Some(4096.0));
+        assert_eq!(r.dram_bytes_written, Some(320.0)); // 10 sectors × 32 B
+        assert_eq!(r.dram_bytes(), Some(4416.0));
+    }
+
+    #[test]
+    fn dram_total_only_cannot_be_split() {
+        let r = derive(&dispatch(&[("dram__bytes.sum", 1000.0)]), &DeviceInfo::default());
+        assert_eq!(r.dram_bytes_read, None);
+        assert_eq!(r.dram_bytes_written, None);
+        let m = r.missing.iter().find(|m| m.quantity == "dram_bytes_read").unwrap();
+        assert!(m.needs.contains("dram__bytes.sum = 1000"), "{}", m.needs);
+        assert!(missing(&r, "dram_bytes_written"));
+        // The total still gives the traffic.
+        assert_eq!(r.dram_bytes(), Some(1000.0));
+    }
+
+    #[test]
+    fn dram_total_and_one_side() {
+        let d = dispatch(&[("dram__bytes.sum", 1000.0), ("dram__bytes_read.sum", 600.0)]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.dram_bytes_written, Some(400.0));
+        assert!(r.formulas.iter().any(|f| f.contains("dram__bytes.sum − dram__bytes_read.sum")));
+    }
+
+    #[test]
+    fn cache_and_shared_bytes() {
+        let d = dispatch(&[
+            ("lts__t_sectors.sum", 100.0),
+            ("l1tex__t_bytes.sum", 8192.0),
+            ("sm__sass_data_bytes_mem_shared_op_ld.sum", 512.0),
+            ("sm__sass_data_bytes_mem_shared_op_st.sum", 256.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.l2_bytes, Some(3200.0));
+        assert_eq!(r.l1_bytes, Some(8192.0));
+        assert_eq!(r.lds_bytes, Some(768.0));
+    }
+
+    #[test]
+    fn tensor_ops_by_source_type() {
+        let d = dispatch(&[
+            ("sm__ops_path_tensor_src_fp16_dst_fp32.sum", 1000.0),
+            ("sm__ops_path_tensor_src_fp16_dst_fp16.sum", 24.0),
+            ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 7.0),
+            ("sm__ops_path_tensor_src_int8.sum", 50.0),
+            // Rates and percentages of the same path are not counts.
+            ("sm__ops_path_tensor_src_int8.sum.per_second", 9e9),
+            ("sm__ops_path_tensor_src_fp16_dst_fp32.sum.pct_of_peak_sustained_elapsed", 3.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.flops.matrix["fp16"], 1024.0);
+        assert_eq!(r.flops.matrix["bf16"], 7.0);
+        assert_eq!(r.flops.matrix["int8"], 50.0);
+        assert_eq!(r.flops.matrix.len(), 3);
+        assert!(!missing(&r, "flops.matrix"));
+    }
+
+    #[test]
+    fn tensor_plain_total_wins_over_destinations() {
+        let d = dispatch(&[
+            ("sm__ops_path_tensor_src_fp16.sum", 100.0),
+            ("sm__ops_path_tensor_src_fp16_dst_fp32.sum", 60.0),
+            ("sm__ops_path_tensor_src_fp16_dst_fp16.sum", 40.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.flops.matrix["fp16"], 100.0);
+    }
+
+    #[test]
+    fn tensor_instruction_counts_are_not_flops() {
+        let d = dispatch(&[("sm__inst_executed_pipe_tensor_op_hmma.sum", 32768.0)]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert!(r.flops.matrix.is_empty());
+        let m = r.missing.iter().find(|m| m.quantity == "flops.matrix").unwrap();
+        assert!(m.needs.contains("MMA shape"), "{}", m.needs);
+    }
+
+    #[test]
+    fn coalescing_and_bank_conflicts() {
+        let d = dispatch(&[
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1600.0),
+            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 100.0),
+            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 30.0),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 120.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        let c = r.coalescing.unwrap();
+        // 1600 / 100 = 16 sectors per request × 32 B = 512 B, against 128 B.
+        assert_eq!(c.bytes_per_request, 512.0);
+        assert_eq!(c.ideal_bytes_per_request, 128.0);
+        assert_eq!(r.lds_bank_conflict_pct, Some(25.0)); // 100 × 30 / 120
+    }
+
+    #[test]
+    fn zero_requests_is_neither_value_nor_missing() {
+        let d = dispatch(&[
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0.0),
+            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 0.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert!(r.coalescing.is_none());
+        assert!(!missing(&r, "coalescing"));
+    }
+
+    #[test]
+    fn occupancy_hit_rates_waves() {
+        let d = dispatch(&[
+            ("sm__warps_active.avg.pct_of_peak_sustained_active", 61.5),
+            ("sm__maximum_warps_per_active_cycle_pct", 75.0),
+            ("l1tex__t_sector_hit_rate.pct", 12.5),
+            ("lts__t_sector_hit_rate.pct", 80.25),
+            ("launch__waves_per_multiprocessor", 3.7),
+            ("gpu__time_duration.sum", 1234.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.achieved_occupancy_pct, Some(61.5));
+        assert_eq!(r.theoretical_occupancy_pct, Some(75.0));
+        assert_eq!(r.l1_hit_rate_pct, Some(12.5));
+        assert_eq!(r.l2_hit_rate_pct, Some(80.25));
+        assert_eq!(r.grid_waves, Some(3.7));
+        assert_eq!(r.duration_ns, Some(1234.0));
+    }
+
+    #[test]
+    fn waves_from_occupancy_limits_and_warps_from_launch() {
+        let mut d = dispatch(&[
+            ("launch__occupancy_limit_registers", 4.0),
+            ("launch__occupancy_limit_shared_mem", 3.0),
+            ("launch__occupancy_limit_warps", 8.0),
+            ("launch__occupancy_limit_blocks", 32.0),
+        ]);
+        d.grid = Some([648, 1, 1]);
+        d.block = Some([96, 1, 1]);
+        let dev = DeviceInfo { compute_units: Some(108), ..DeviceInfo::default() };
+        let r = derive(&d, &dev);
+        // 648 blocks / (108 SMs × min(4, 3, 8, 32) = 3) = 2 waves.
+        assert_eq!(r.grid_waves, Some(2.0));
+        // 648 blocks × ⌈96 / 32⌉ = 1944 warps.
+        assert_eq!(r.waves_launched, Some(1944.0));
+    }
+
+    #[test]
+    fn dispatch_duration_wins_and_rollups_fall_back() {
+        let mut d = dispatch(&[("gpu__time_duration.max", 500.0)]);
+        assert_eq!(derive(&d, &DeviceInfo::default()).duration_ns, Some(500.0));
+        d.duration_ns = Some(400.0);
+        assert_eq!(derive(&d, &DeviceInfo::default()).duration_ns, Some(400.0));
+    }
+
+    #[test]
+    fn non_finite_counters_are_ignored() {
+        let d =
+            dispatch(&[("lts__t_bytes.sum", f64::NAN), ("dram__bytes_read.sum", f64::INFINITY)]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.l2_bytes, None);
+        assert_eq!(r.dram_bytes_read, None);
+    }
 }

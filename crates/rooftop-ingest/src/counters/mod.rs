@@ -27,9 +27,151 @@ use rooftop_core::counters::{CounterFormat, CounterSet};
 use std::path::Path;
 
 /// Names the format of `path` (a file or a directory), or says why it cannot.
+///
+/// Directories: a rocprof-compute workload has `pmc_perf.csv` beside `sysinfo.csv` or
+/// `roofline.csv`; rocprofv3 writes `*kernel_trace.csv` / `*counter_collection.csv` /
+/// `*results.json` (possibly one level down, under the host name); anything else is
+/// judged by its CSV files. Files: by the first header line after any preamble.
 pub fn guess(path: &Path) -> Result<CounterFormat, CounterError> {
-    let _ = path;
-    Err(CounterError::unknown(path, "format detection is not written yet"))
+    let meta = std::fs::metadata(path).map_err(|e| CounterError::io(path, &e))?;
+    if meta.is_dir() {
+        return guess_dir(path);
+    }
+    let name = file_name(path);
+    if name == "pmc_perf.csv" {
+        return Ok(CounterFormat::RocprofCompute);
+    }
+    let head = text::read_head(path, 256 << 10)?;
+    if head.trim().is_empty() {
+        return Err(CounterError::new(path, "the file is empty: expected profiler output"));
+    }
+    guess_text(&name, &head).ok_or_else(|| {
+        CounterError::unknown(
+            path,
+            "not a counter file rooftop knows: expected a rocprof results.csv / \
+             results.stats.csv, a rocprofv3 kernel_trace.csv / counter_collection.csv / \
+             results.json, a rocprof-compute workload folder, an Nsight Compute CSV \
+             (--csv) or an `nsys stats --format csv` report",
+        )
+    })
+}
+
+/// The format a file's name and first bytes show.
+pub fn guess_text(name: &str, head: &str) -> Option<CounterFormat> {
+    let head = head.strip_prefix('\u{feff}').unwrap_or(head);
+    if head.trim_start().starts_with('{') {
+        return head.contains("rocprofiler-sdk-tool").then_some(CounterFormat::Rocprofv3Json);
+    }
+    for line in head.lines().take(400) {
+        let l = line.trim_start_matches('\u{feff}').trim();
+        let unquoted: String = l.chars().filter(|c| *c != '"').collect();
+        let has = |col: &str| unquoted.split(',').any(|c| c.trim() == col);
+        if unquoted.starts_with("Time (%)") {
+            return Some(CounterFormat::NsysKernSum);
+        }
+        if unquoted.starts_with("Start (ns)")
+            || unquoted.starts_with("Start (us)")
+            || unquoted.starts_with("Start (ms)")
+        {
+            return Some(CounterFormat::NsysGpuTrace);
+        }
+        if has("ID") && has("Kernel Name") {
+            return Some(if has("Metric Name") {
+                CounterFormat::NcuDetails
+            } else {
+                CounterFormat::NcuRaw
+            });
+        }
+        if has("Name") && has("Calls") && has("TotalDurationNs") {
+            return Some(CounterFormat::RocprofStats);
+        }
+        if has("KernelName") && (has("Index") || has("grd")) {
+            return Some(CounterFormat::RocprofV1);
+        }
+        if has("Counter_Name") || (has("Kernel_Name") && (has("Dispatch_Id") || has("Kind"))) {
+            return Some(CounterFormat::Rocprofv3Csv);
+        }
+        if has("Dispatch_ID") && has("Kernel_Name") {
+            // rocprofv2's file plugin and rocprof-compute's joined table share this
+            // header; the workload folder is told by its name and siblings.
+            return Some(if name == "pmc_perf.csv" {
+                CounterFormat::RocprofCompute
+            } else {
+                CounterFormat::RocprofV1
+            });
+        }
+    }
+    None
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Files of a directory and of its direct subdirectories (rocprofv3 writes under the
+/// host name), sorted.
+fn files_in(dir: &Path) -> Result<Vec<std::path::PathBuf>, CounterError> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| CounterError::io(dir, &e))?;
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Ok(sub) = std::fs::read_dir(&p) {
+                out.extend(sub.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+            }
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn guess_dir(dir: &Path) -> Result<CounterFormat, CounterError> {
+    let files = files_in(dir)?;
+    let names: Vec<String> = files.iter().map(|p| file_name(p)).collect();
+    let has = |n: &str| names.iter().any(|x| x == n);
+    if has("pmc_perf.csv") && (has("sysinfo.csv") || has("roofline.csv")) {
+        return Ok(CounterFormat::RocprofCompute);
+    }
+    if names.iter().any(|n| {
+        n.ends_with("kernel_trace.csv")
+            || n.ends_with("counter_collection.csv")
+            || n.ends_with("results.json")
+    }) {
+        return Ok(
+            if files.iter().any(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))) {
+                CounterFormat::Rocprofv3Csv
+            } else {
+                CounterFormat::Rocprofv3Json
+            },
+        );
+    }
+    let mut seen = Vec::new();
+    for p in files.iter().filter(|p| p.extension().is_some_and(|e| e == "csv")) {
+        let head = text::read_head(p, 64 << 10)?;
+        if let Some(f) = guess_text(&file_name(p), &head) {
+            if !seen.contains(&f) {
+                seen.push(f);
+            }
+        }
+    }
+    match seen.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(CounterError::unknown(
+            dir,
+            "no profiler output in this directory: expected a rocprof-compute workload \
+             (pmc_perf.csv + sysinfo.csv), rocprofv3 output (*kernel_trace.csv, \
+             *counter_collection.csv, *results.json) or rocprof/ncu/nsys CSV files",
+        )),
+        many => Err(CounterError::unknown(
+            dir,
+            format!(
+                "the directory mixes formats ({}): give one file",
+                many.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
 }
 
 /// Reads `path` (a file or a directory) in the format [`guess`] names.

@@ -1,10 +1,975 @@
-//! Reader: see the module list in `counters/mod.rs`.
+//! Nsight Compute CSV → [`CounterSet`]: the raw page (`--page raw`, one row per launch,
+//! one column per metric id, a units row under the header) and the details page or
+//! `--metrics` long format (one row per (launch, metric), pivoted here per launch).
+//!
+//! Layouts and traps are those of `reference/formats.md` §0 and §4.2:
+//! - `==PROF==` / `==WARNING==` / `==ERROR==` lines and the profiled program's own output
+//!   come before and between the CSV blocks: every line before a header, and every
+//!   unquoted line whose field count is not the header's, is skipped and counted;
+//! - several runs may be concatenated, each with its own header, and launch IDs restart
+//!   in each: the launches stay separate dispatches, in file order, and a note says so;
+//! - values may carry digit grouping (`"4,096"`), and the details page auto-scales units
+//!   per row (`us` in one row, `ms` in the next): every value is converted to base units
+//!   (bytes, ns, per second, counts, percent) by its own unit, decimal prefixes as ncu
+//!   uses them (`Kbyte` = 1000 bytes); a unit not in the table keeps its value and adds a
+//!   note, it is never scaled by a guess;
+//! - details-page metric names are display labels ("Duration", "L2 Hit Rate"): [`LABELS`]
+//!   maps them to the metric ids the ncu section files show under them;
+//! - "Block Size" / "Grid Size" columns are tuples `(1024, 1, 1)`, the grid in blocks.
+//!
+//! The reader only normalises; the formulas are in `rooftop_core::counters::nvidia`.
 
+use super::text::read_text;
 use super::CounterError;
-use rooftop_core::counters::CounterSet;
+use rooftop_core::counters::nvidia::duration_from_metrics;
+use rooftop_core::counters::{
+    CounterFormat, CounterSet, CounterSource, DeviceInfo, Dim3, Dispatch,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-/// Reads `path`.
+/// Details-page display labels → the metric id ncu shows under that label, from the
+/// `SpeedOfLight`, `MemoryWorkloadAnalysis`, `LaunchStatistics` and `Occupancy` section
+/// files (`Label:` / `Name:` pairs). Compared case-insensitively. "Memory Throughput" is
+/// two metrics and is resolved by its unit in [`metric_for_label`].
+pub const LABELS: &[(&str, &str)] = &[
+    ("Duration", "gpu__time_duration.sum"),
+    ("DRAM Throughput", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Compute (SM) Throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Compute (SM) [%]", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("SM [%]", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Memory [%]", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Elapsed Cycles", "gpc__cycles_elapsed.max"),
+    ("SM Active Cycles", "sm__cycles_active.avg"),
+    ("SM Frequency", "gpc__cycles_elapsed.avg.per_second"),
+    ("DRAM Frequency", "dram__cycles_elapsed.avg.per_second"),
+    ("L1/TEX Cache Throughput", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+    ("L2 Cache Throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("L1/TEX Hit Rate", "l1tex__t_sector_hit_rate.pct"),
+    ("L2 Hit Rate", "lts__t_sector_hit_rate.pct"),
+    ("Mem Busy", "gpu__compute_memory_access_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Max Bandwidth", "gpu__compute_memory_request_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Mem Pipes Busy", "sm__memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Achieved Occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active"),
+    ("Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct"),
+    ("Achieved Active Warps Per SM", "sm__warps_active.avg.per_cycle_active"),
+    ("Theoretical Active Warps per SM", "sm__maximum_warps_avg_per_active_cycle"),
+    ("Block Limit Registers", "launch__occupancy_limit_registers"),
+    ("Block Limit Shared Mem", "launch__occupancy_limit_shared_mem"),
+    ("Block Limit Warps", "launch__occupancy_limit_warps"),
+    ("Block Limit SM", "launch__occupancy_limit_blocks"),
+    ("Registers Per Thread", "launch__registers_per_thread"),
+    ("Block Size", "launch__block_size"),
+    ("Grid Size", "launch__grid_size"),
+    ("Threads", "launch__thread_count"),
+    ("Waves Per SM", "launch__waves_per_multiprocessor"),
+    ("Dynamic Shared Memory Per Block", "launch__shared_mem_per_block_dynamic"),
+    ("Static Shared Memory Per Block", "launch__shared_mem_per_block_static"),
+    ("Driver Shared Memory Per Block", "launch__shared_mem_per_block_driver"),
+    ("Shared Memory Configuration Size", "launch__shared_mem_config_size"),
+    ("# SMs", "launch__sm_count"),
+];
+
+/// Reads an Nsight Compute CSV file (raw page, details page or `--metrics` output).
 pub fn read(path: &Path) -> Result<CounterSet, CounterError> {
-    Err(CounterError::new(path, "not written yet"))
+    let text = read_text(path)?;
+    parse(path, &text)
+}
+
+/// Reads Nsight Compute CSV text; `name` stands for the file in errors and notes.
+pub fn read_str(name: &str, text: &str) -> Result<CounterSet, CounterError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    parse(Path::new(name), text)
+}
+
+/// The metric id a details-page label stands for; `unit` resolves "Memory Throughput"
+/// (percent in "GPU Speed Of Light", bytes per second in "Memory Workload Analysis").
+pub fn metric_for_label(label: &str, unit: &str) -> Option<&'static str> {
+    let l = label.trim();
+    if l.eq_ignore_ascii_case("Memory Throughput") {
+        let u = unit.trim();
+        if u == "%" {
+            return Some("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+        }
+        if u.contains("byte/") || u.ends_with("B/s") {
+            return Some("dram__bytes.sum.per_second");
+        }
+        return None;
+    }
+    LABELS.iter().find(|(k, _)| k.eq_ignore_ascii_case(l)).map(|(_, id)| *id)
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared text helpers (also used by the nsys reader).
+
+/// Splits one CSV line (RFC 4180 quoting, `""` inside quotes). `None` when a quote is
+/// left open.
+pub(crate) fn split_csv_line(line: &str) -> Option<Vec<String>> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    cur.push('"');
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            } else {
+                cur.push(c);
+            }
+        } else if c == '"' {
+            quoted = true;
+        } else if c == ',' {
+            fields.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    if quoted {
+        return None;
+    }
+    fields.push(cur);
+    Some(fields)
+}
+
+/// Parses a finite number, accepting digit grouping with commas (`"1,215,000.50"`) only
+/// in its regular form (groups of exactly three digits), so that a decimal comma
+/// (`"93,83"`) is refused rather than misread.
+pub(crate) fn parse_number(s: &str) -> Option<f64> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let owned;
+    let plain = if s.contains(',') {
+        let (sign, body) = match s.strip_prefix('-') {
+            Some(b) => ("-", b),
+            None => ("", s.strip_prefix('+').unwrap_or(s)),
+        };
+        let (int, frac) = match body.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (body, None),
+        };
+        let mut groups = int.split(',');
+        let head = groups.next()?;
+        let ok_head = (1..=3).contains(&head.len()) && head.bytes().all(|b| b.is_ascii_digit());
+        let mut rest = String::new();
+        for g in groups {
+            if g.len() != 3 || !g.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            rest.push_str(g);
+        }
+        if !ok_head {
+            return None;
+        }
+        owned = match frac {
+            Some(f) => format!("{sign}{head}{rest}.{f}"),
+            None => format!("{sign}{head}{rest}"),
+        };
+        owned.as_str()
+    } else {
+        s
+    };
+    // Only plain decimal notation: Rust would also accept "inf" and "NaN".
+    if !plain.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')) {
+        return None;
+    }
+    plain.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Parses a non-negative integer (digit grouping allowed).
+pub(crate) fn parse_u64(s: &str) -> Option<u64> {
+    let v = parse_number(s)?;
+    (v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(v as u64)
+}
+
+/// Values that mean "not collected" rather than a number.
+fn is_not_available(s: &str) -> bool {
+    let t = s.trim().to_ascii_lowercase();
+    matches!(t.as_str(), "n/a" | "na" | "-" | "nan" | "-nan" | "inf" | "-inf" | "(!) n/a")
+}
+
+// ---------------------------------------------------------------------------------------
+// Units.
+
+/// Time units → ns.
+fn time_factor_ns(u: &str) -> Option<f64> {
+    Some(match u {
+        "ns" | "nsecond" | "nsec" | "nanosecond" => 1.0,
+        "us" | "usecond" | "usec" | "µs" | "microsecond" => 1e3,
+        "ms" | "msecond" | "msec" | "millisecond" => 1e6,
+        "s" | "second" | "sec" => 1e9,
+        _ => return None,
+    })
+}
+
+/// Count-like base units ncu prints (value kept as is).
+const COUNT_UNITS: &[&str] = &[
+    "byte",
+    "cycle",
+    "inst",
+    "warp",
+    "block",
+    "thread",
+    "sector",
+    "request",
+    "wavefront",
+    "register",
+    "transaction",
+    "instance",
+    "sm",
+    "tpc",
+    "cta",
+    "op",
+    "flop",
+    "bit",
+    "sample",
+    "thread-inst",
+    "warp-inst",
+    "packet",
+    "hit",
+    "miss",
+    "access",
+];
+
+/// A numerator unit with an optional decimal (K, M, G, T) or binary (Ki, Mi, Gi) prefix.
+fn count_factor(u: &str) -> Option<f64> {
+    if COUNT_UNITS.contains(&u) {
+        return Some(1.0);
+    }
+    for (p, f) in [
+        ("Ki", 1024.0),
+        ("Mi", 1_048_576.0),
+        ("Gi", 1_073_741_824.0),
+        ("K", 1e3),
+        ("k", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+        ("T", 1e12),
+        ("P", 1e15),
+    ] {
+        if let Some(base) = u.strip_prefix(p) {
+            if COUNT_UNITS.contains(&base) {
+                return Some(f);
+            }
+        }
+    }
+    None
+}
+
+/// The factor that converts a value in `unit` to rooftop's base units (bytes, ns,
+/// counts, per second, percent), or `None` when the unit is not known.
+pub fn unit_factor(unit: &str) -> Option<f64> {
+    let u = unit.trim();
+    if u.is_empty() || u == "%" || u == "pct" || u == "ratio" || u == "x" {
+        return Some(1.0);
+    }
+    let lower = u.to_ascii_lowercase();
+    if let Some(p) = lower.strip_suffix("hz") {
+        return Some(match p {
+            "" => 1.0,
+            "k" => 1e3,
+            "m" => 1e6,
+            "g" => 1e9,
+            _ => return None,
+        });
+    }
+    if let Some(f) = time_factor_ns(u) {
+        return Some(f);
+    }
+    let (num, den) = match u.split_once('/') {
+        Some((n, d)) => (n.trim(), Some(d.trim())),
+        None => (u, None),
+    };
+    let nf = count_factor(num).or_else(|| time_factor_ns(num))?;
+    match den {
+        None => Some(nf),
+        Some(d) => {
+            if let Some(t) = time_factor_ns(d) {
+                // Per-time rates become per second: per ns = ×1e9.
+                Some(nf * 1e9 / t)
+            } else if count_factor(d) == Some(1.0) {
+                Some(nf)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Whether a unit is a frequency or per-second rate (the value is now per second).
+fn is_per_second(unit: &str) -> bool {
+    let l = unit.trim().to_ascii_lowercase();
+    l.ends_with("hz") || l.split_once('/').is_some_and(|(_, d)| time_factor_ns(d.trim()).is_some())
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Raw,
+    Long,
+}
+
+/// Column positions of one CSV block's header.
+#[derive(Debug)]
+struct Columns {
+    layout: Layout,
+    header_line: u64,
+    n: usize,
+    id: usize,
+    kernel: usize,
+    stream: Option<usize>,
+    device: Option<usize>,
+    cc: Option<usize>,
+    block_size: Option<usize>,
+    grid_size: Option<usize>,
+    metric_name: usize,
+    metric_unit: usize,
+    metric_value: usize,
+    /// Raw page: (column, metric id).
+    metrics: Vec<(usize, String)>,
+    /// Raw page: the units row, once read.
+    units: Option<Vec<String>>,
+}
+
+fn col(fields: &[String], name: &str) -> Option<usize> {
+    fields.iter().position(|f| f.trim() == name)
+}
+
+/// Whether a parsed line is an ncu CSV header (complete or not).
+fn looks_like_header(fields: &[String]) -> bool {
+    let has = |n: &str| fields.iter().any(|f| f.trim() == n);
+    (has("ID") || has("Kernel Name"))
+        && (has("Metric Name") || has("Process ID") || fields.iter().any(|f| f.contains("__")))
+}
+
+impl Columns {
+    fn new(path: &Path, line: u64, fields: &[String]) -> Result<Columns, CounterError> {
+        let need = |name: &str, what: &str| {
+            col(fields, name).ok_or_else(|| {
+                CounterError::at_field(
+                    path,
+                    line,
+                    name,
+                    format!("the Nsight Compute CSV header has no `{name}` column ({what})"),
+                )
+            })
+        };
+        let id = need("ID", "every ncu CSV layout numbers its launches in it")?;
+        let kernel = need("Kernel Name", "every ncu CSV layout names the kernel in it")?;
+        let mut b = Columns {
+            layout: Layout::Raw,
+            header_line: line,
+            n: fields.len(),
+            id,
+            kernel,
+            stream: col(fields, "Stream"),
+            device: col(fields, "Device"),
+            cc: col(fields, "CC"),
+            block_size: col(fields, "Block Size"),
+            grid_size: col(fields, "Grid Size"),
+            metric_name: 0,
+            metric_unit: 0,
+            metric_value: 0,
+            metrics: Vec::new(),
+            units: None,
+        };
+        if let Some(mn) = col(fields, "Metric Name") {
+            b.layout = Layout::Long;
+            b.metric_name = mn;
+            b.metric_unit = need("Metric Unit", "the details layout states each value's unit")?;
+            b.metric_value = need("Metric Value", "the details layout has one value per row")?;
+        } else {
+            b.metrics = fields
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.contains("__"))
+                .map(|(i, f)| (i, f.trim().to_string()))
+                .collect();
+            if b.metrics.is_empty() {
+                return Err(CounterError::at_line(
+                    path,
+                    line,
+                    "the Nsight Compute CSV header has neither `Metric Name` (details layout) \
+                     nor metric-id columns such as `gpu__time_duration.sum` (raw layout)",
+                ));
+            }
+        }
+        Ok(b)
+    }
+
+    fn is_metric_col(&self, i: usize) -> bool {
+        self.metrics.iter().any(|(c, _)| *c == i)
+    }
+}
+
+/// One launch being assembled.
+#[derive(Debug, Default)]
+struct Launch {
+    d: Dispatch,
+    /// The unit each metric was written in.
+    units: BTreeMap<String, String>,
+    /// Non-numeric values (`device__attribute_display_name`, cache configuration).
+    strings: BTreeMap<String, String>,
+    cc: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    launches: Vec<Launch>,
+    /// Launch ID → index in `launches`, for the current run.
+    run_index: HashMap<u64, usize>,
+    runs: usize,
+    implicit_runs: usize,
+    skipped_lines: usize,
+    tool_errors: Vec<String>,
+    not_available: usize,
+    unknown_units: BTreeSet<(String, String)>,
+    unmapped_labels: BTreeSet<String>,
+    layouts: BTreeSet<&'static str>,
+}
+
+fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
+    if text.trim().is_empty() {
+        return Err(CounterError::new(path, "the file is empty (expected Nsight Compute CSV)"));
+    }
+    let mut st = State::default();
+    let mut block: Option<Columns> = None;
+    let mut first_layout = None;
+    for (i, line) in text.lines().enumerate() {
+        let ln = i as u64 + 1;
+        // Files concatenated with `cat` keep each one's BOM.
+        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if is_tool_message(t) {
+            if t.starts_with("==ERROR==") && st.tool_errors.len() < 3 {
+                st.tool_errors.push(t.to_string());
+            }
+            st.skipped_lines += 1;
+            continue;
+        }
+        let quoted = t.starts_with('"');
+        let fields = split_csv_line(line);
+        if let Some(f) = &fields {
+            if looks_like_header(f) {
+                let b = Columns::new(path, ln, f)?;
+                first_layout.get_or_insert(b.layout);
+                st.layouts.insert(match b.layout {
+                    Layout::Raw => "raw page",
+                    Layout::Long => "details / --metrics",
+                });
+                st.runs += 1;
+                st.run_index.clear();
+                block = Some(b);
+                continue;
+            }
+        }
+        let Some(b) = block.as_mut() else {
+            st.skipped_lines += 1;
+            continue;
+        };
+        let fields = match fields {
+            Some(f) if f.len() == b.n => f,
+            Some(f) if quoted => {
+                return Err(CounterError::at_line(
+                    path,
+                    ln,
+                    format!(
+                        "expected {} comma-separated fields as in the header on line {}, found {}",
+                        b.n,
+                        b.header_line,
+                        f.len()
+                    ),
+                ))
+            }
+            None if quoted => {
+                return Err(CounterError::at_line(path, ln, "a quoted field is not closed"));
+            }
+            // Program output between the CSV lines.
+            _ => {
+                st.skipped_lines += 1;
+                continue;
+            }
+        };
+        if b.layout == Layout::Raw && b.units.is_none() {
+            check_units_row(path, ln, b, &fields)?;
+            b.units = Some(fields);
+            continue;
+        }
+        row(path, ln, b, &fields, &mut st)?;
+    }
+    let Some(layout) = first_layout else {
+        return Err(CounterError::new(
+            path,
+            "no Nsight Compute CSV header found (expected a line with the columns `ID` and \
+             `Kernel Name`, as `ncu --csv` writes)",
+        ));
+    };
+    if let Some(b) = &block {
+        if b.layout == Layout::Raw && b.units.is_none() {
+            return Err(CounterError::at_line(
+                path,
+                b.header_line + 1,
+                "expected the raw page's units row after the header, found the end of the file",
+            ));
+        }
+    }
+    Ok(finish(path, layout, st))
+}
+
+/// `==PROF==`, `==WARNING==`, `==ERROR==` and similar tool messages.
+fn is_tool_message(t: &str) -> bool {
+    t.strip_prefix("==").is_some_and(|r| {
+        r.find("==").is_some_and(|k| k > 0 && r[..k].bytes().all(|b| b.is_ascii_alphabetic()))
+    })
+}
+
+fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[String]) -> Result<(), CounterError> {
+    for (i, v) in f.iter().enumerate() {
+        if !b.is_metric_col(i) && !v.trim().is_empty() {
+            return Err(CounterError::at_line(
+                path,
+                ln,
+                format!(
+                    "expected the raw page's units row after the header on line {} (empty \
+                     under `ID`, `Kernel Name` and the other launch columns, a unit under each \
+                     metric), found `{}` in column {}",
+                    b.header_line,
+                    v.trim(),
+                    i + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parses `(1024, 1, 1)` (or a bare count, read as `[n, 1, 1]`).
+fn parse_dim3(s: &str) -> Option<Dim3> {
+    let t = s.trim();
+    if let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+        if parts.len() != 3 {
+            return None;
+        }
+        let mut out = [0u64; 3];
+        for (o, p) in out.iter_mut().zip(&parts) {
+            *o = p.parse().ok()?;
+        }
+        return Some(out);
+    }
+    parse_u64(t).map(|n| [n, 1, 1])
+}
+
+fn row(
+    path: &Path,
+    ln: u64,
+    b: &Columns,
+    f: &[String],
+    st: &mut State,
+) -> Result<(), CounterError> {
+    let id_text = f[b.id].trim();
+    let id = parse_u64(id_text).ok_or_else(|| {
+        CounterError::at_field(
+            path,
+            ln,
+            "ID",
+            format!("expected a launch ID (a non-negative integer), found `{id_text}`"),
+        )
+    })?;
+    let name = f[b.kernel].trim();
+    let idx = match st.run_index.get(&id) {
+        // The same ID with another kernel, or a raw-page ID twice: a new run whose header
+        // was lost in concatenation.
+        Some(&k) if b.layout == Layout::Long && st.launches[k].d.name == name => k,
+        found => {
+            if found.is_some() {
+                st.implicit_runs += 1;
+                st.run_index.clear();
+            }
+            let dim = |c: Option<usize>, label: &str| -> Result<Option<Dim3>, CounterError> {
+                let Some(c) = c else { return Ok(None) };
+                let v = f[c].trim();
+                if v.is_empty() || is_not_available(v) {
+                    return Ok(None);
+                }
+                parse_dim3(v).map(Some).ok_or_else(|| {
+                    CounterError::at_field(
+                        path,
+                        ln,
+                        label,
+                        format!("expected a tuple like `(256, 1, 1)`, found `{v}`"),
+                    )
+                })
+            };
+            let opt =
+                |c: Option<usize>| c.map(|c| f[c].trim().to_string()).filter(|s| !s.is_empty());
+            let launch = Launch {
+                d: Dispatch {
+                    id,
+                    name: name.to_string(),
+                    gpu: opt(b.device),
+                    stream: opt(b.stream),
+                    grid: dim(b.grid_size, "Grid Size")?,
+                    block: dim(b.block_size, "Block Size")?,
+                    ..Dispatch::default()
+                },
+                cc: opt(b.cc),
+                ..Launch::default()
+            };
+            st.launches.push(launch);
+            let k = st.launches.len() - 1;
+            st.run_index.insert(id, k);
+            k
+        }
+    };
+    match b.layout {
+        Layout::Raw => {
+            let units = b.units.as_deref().unwrap_or(&[]);
+            for (c, metric) in &b.metrics {
+                let unit = units.get(*c).map_or("", |u| u.trim());
+                add_metric(path, ln, metric, metric, unit, &f[*c], idx, st)?;
+            }
+        }
+        Layout::Long => {
+            let label = f[b.metric_name].trim();
+            if label.is_empty() {
+                // Rule rows (2024+) carry no metric.
+                return Ok(());
+            }
+            let unit = f[b.metric_unit].trim();
+            let id = if label.contains("__") {
+                label.to_string()
+            } else if let Some(m) = metric_for_label(label, unit) {
+                m.to_string()
+            } else {
+                st.unmapped_labels.insert(label.to_string());
+                return Ok(());
+            };
+            add_metric(path, ln, "Metric Value", &id, unit, &f[b.metric_value], idx, st)?;
+        }
+    }
+    Ok(())
+}
+
+/// Metrics whose value may be text when they carry no unit.
+fn may_be_text(metric: &str) -> bool {
+    ["device__attribute_", "launch__", "profiler__", "nvlink__", "numa__"]
+        .iter()
+        .any(|p| metric.starts_with(p))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn add_metric(
+    path: &Path,
+    ln: u64,
+    column: &str,
+    metric: &str,
+    unit: &str,
+    value: &str,
+    idx: usize,
+    st: &mut State,
+) -> Result<(), CounterError> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Ok(());
+    }
+    if is_not_available(v) {
+        st.not_available += 1;
+        return Ok(());
+    }
+    let Some(launch) = st.launches.get_mut(idx) else { return Ok(()) };
+    match parse_number(v) {
+        Some(x) => {
+            let factor = unit_factor(unit).unwrap_or_else(|| {
+                st.unknown_units.insert((unit.to_string(), metric.to_string()));
+                1.0
+            });
+            launch.d.counters.insert(metric.to_string(), x * factor);
+            launch.units.insert(metric.to_string(), unit.to_string());
+        }
+        None if unit.is_empty() && may_be_text(metric) => {
+            launch.strings.insert(metric.to_string(), v.to_string());
+        }
+        None => {
+            let unit_text =
+                if unit.is_empty() { String::new() } else { format!(" in unit `{unit}`") };
+            return Err(CounterError::at_field(
+                path,
+                ln,
+                column,
+                format!("expected a number{unit_text} for `{metric}`, found `{v}`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn finish(path: &Path, layout: Layout, st: State) -> CounterSet {
+    let mut notes = Vec::new();
+    if st.runs > 1 || st.implicit_runs > 0 {
+        notes.push(format!(
+            "{} runs concatenated (the CSV header appears {} times{}); launch IDs restart in \
+             each run, and every launch is kept as its own dispatch, in file order",
+            st.runs + st.implicit_runs,
+            st.runs,
+            if st.implicit_runs > 0 {
+                format!(", and {} more runs start where a launch ID repeats", st.implicit_runs)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if st.layouts.len() > 1 {
+        notes.push("the file mixes raw-page and details-page blocks".to_string());
+    }
+    if st.skipped_lines > 0 {
+        notes.push(format!(
+            "skipped {} lines that are not Nsight Compute CSV (==PROF== messages, program \
+             output)",
+            st.skipped_lines
+        ));
+    }
+    for e in &st.tool_errors {
+        notes.push(format!("Nsight Compute reported: {e}"));
+    }
+    if st.not_available > 0 {
+        notes.push(format!("{} values were `n/a` and are left out", st.not_available));
+    }
+    for (unit, metric) in &st.unknown_units {
+        notes.push(format!(
+            "unit `{unit}` of `{metric}` is not known to rooftop: the value is kept as written, \
+             not converted"
+        ));
+    }
+    if !st.unmapped_labels.is_empty() {
+        let list: Vec<&str> = st.unmapped_labels.iter().map(String::as_str).take(12).collect();
+        notes.push(format!(
+            "{} details-page labels have no metric id in rooftop's table and are left out: {}{}",
+            st.unmapped_labels.len(),
+            list.join(", "),
+            if st.unmapped_labels.len() > list.len() { ", …" } else { "" }
+        ));
+    }
+
+    let rollup = st
+        .launches
+        .iter()
+        .filter(|l| {
+            l.d.counter("gpu__time_duration.sum").is_none()
+                && duration_from_metrics(&l.d.counters).is_some()
+        })
+        .count();
+    if rollup > 0 {
+        notes.push(format!(
+            "the duration of {rollup} launches is gpu__time_duration.avg/.max/.min (gpu__ has one \
+             instance per launch, so these equal .sum)"
+        ));
+    }
+    let device = device_info(&st.launches, &mut notes);
+    let dispatches = st.launches.into_iter().map(|l| normalise(l.d)).collect();
+    CounterSet {
+        source: CounterSource {
+            format: match layout {
+                Layout::Raw => CounterFormat::NcuRaw,
+                Layout::Long => CounterFormat::NcuDetails,
+            },
+            files: vec![path.display().to_string()],
+            tool_version: None,
+            notes,
+        },
+        device,
+        measured_roofs: Vec::new(),
+        dispatches,
+        aggregates: Vec::new(),
+    }
+}
+
+/// Fills the dispatch's launch fields from its `launch__*` metrics.
+fn normalise(mut d: Dispatch) -> Dispatch {
+    if d.duration_ns.is_none() {
+        d.duration_ns = duration_from_metrics(&d.counters).map(|(v, _)| v);
+    }
+    let int = |d: &Dispatch, k: &str| {
+        d.counter(k).filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v < 1.8e19).map(|v| v as u64)
+    };
+    if d.grid.is_none() {
+        d.grid = int(&d, "launch__grid_size").map(|n| [n, 1, 1]);
+    }
+    if d.block.is_none() {
+        d.block = int(&d, "launch__block_size").map(|n| [n, 1, 1]);
+    }
+    if d.vgprs.is_none() {
+        d.vgprs = int(&d, "launch__registers_per_thread").and_then(|v| u32::try_from(v).ok());
+    }
+    if d.shared_bytes.is_none() {
+        if let (Some(s), Some(y)) = (
+            int(&d, "launch__shared_mem_per_block_static"),
+            int(&d, "launch__shared_mem_per_block_dynamic"),
+        ) {
+            d.shared_bytes = s.checked_add(y);
+        }
+    }
+    d
+}
+
+fn device_info(launches: &[Launch], notes: &mut Vec<String>) -> DeviceInfo {
+    let mut dev = DeviceInfo::default();
+    let Some(l) = launches
+        .iter()
+        .find(|l| l.cc.is_some() || l.d.counters.keys().any(|k| k.starts_with("device__")))
+        .or_else(|| launches.first())
+    else {
+        return dev;
+    };
+    let c = |k: &str| l.d.counter(k);
+    let u32_of = |k: &str| c(k).filter(|v| *v >= 0.0 && *v < 4.3e9).map(|v| v as u32);
+    dev.name = l.strings.get("device__attribute_display_name").cloned();
+    dev.arch = l.cc.clone().or_else(|| {
+        let (ma, mi) = (
+            c("device__attribute_compute_capability_major")?,
+            c("device__attribute_compute_capability_minor")?,
+        );
+        Some(format!("{ma}.{mi}"))
+    });
+    dev.compute_units =
+        u32_of("device__attribute_multiprocessor_count").or_else(|| u32_of("launch__sm_count"));
+    dev.wave_size = u32_of("device__attribute_warp_size");
+    dev.max_waves_per_cu = u32_of("device__attribute_max_warps_per_multiprocessor");
+    dev.l2_bytes = c("device__attribute_l2_cache_size").map(|v| v as u64);
+    // CUDA reports clocks in kHz; a unit of `hz` family was already converted to Hz.
+    let mhz = |k: &str| {
+        let v = c(k)?;
+        let unit = l.units.get(k).map_or("", String::as_str);
+        Some(if is_per_second(unit) { v / 1e6 } else { v / 1e3 })
+    };
+    dev.max_sclk_mhz = mhz("device__attribute_max_gpu_frequency_khz")
+        .or_else(|| mhz("device__attribute_clock_rate"));
+    dev.mclk_mhz = mhz("device__attribute_max_mem_frequency_khz")
+        .or_else(|| mhz("device__attribute_memory_clock_rate"));
+    for (k, v) in &l.strings {
+        if k.starts_with("device__attribute_") {
+            dev.extra.insert(k.clone(), v.clone());
+        }
+    }
+    for (k, v) in &l.d.counters {
+        if k.starts_with("device__attribute_") {
+            dev.extra.insert(k.clone(), v.to_string());
+        }
+    }
+    if let Some(g) = &l.d.gpu {
+        dev.extra.insert("Device".to_string(), g.clone());
+    }
+    let names: BTreeSet<&str> = launches
+        .iter()
+        .filter_map(|l| l.strings.get("device__attribute_display_name").map(String::as_str))
+        .collect();
+    let ccs: BTreeSet<&str> = launches.iter().filter_map(|l| l.cc.as_deref()).collect();
+    if names.len() > 1 || ccs.len() > 1 {
+        notes.push(format!(
+            "launches ran on different devices ({}); the device information is the first \
+             launch's",
+            names.iter().chain(ccs.iter()).copied().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    dev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_with_grouping() {
+        assert_eq!(parse_number("4,096"), Some(4096.0));
+        assert_eq!(parse_number("1,215,000,000.00"), Some(1_215_000_000.0));
+        assert_eq!(parse_number("-1,000"), Some(-1000.0));
+        assert_eq!(parse_number("93.83"), Some(93.83));
+        assert_eq!(parse_number("93,83"), None);
+        assert_eq!(parse_number("1,0000"), None);
+        assert_eq!(parse_number("inf"), None);
+        assert_eq!(parse_number("NaN"), None);
+        assert_eq!(parse_number(""), None);
+        assert_eq!(parse_number("1e3"), Some(1000.0));
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(unit_factor("byte"), Some(1.0));
+        assert_eq!(unit_factor("Kbyte"), Some(1e3));
+        assert_eq!(unit_factor("Mbyte"), Some(1e6));
+        assert_eq!(unit_factor("Gbyte"), Some(1e9));
+        assert_eq!(unit_factor("Kibyte"), Some(1024.0));
+        assert_eq!(unit_factor("nsecond"), Some(1.0));
+        assert_eq!(unit_factor("usecond"), Some(1e3));
+        assert_eq!(unit_factor("msecond"), Some(1e6));
+        assert_eq!(unit_factor("second"), Some(1e9));
+        assert_eq!(unit_factor("us"), Some(1e3));
+        assert_eq!(unit_factor("byte/second"), Some(1.0));
+        assert_eq!(unit_factor("Gbyte/second"), Some(1e9));
+        assert_eq!(unit_factor("Tbyte/s"), Some(1e12));
+        assert_eq!(unit_factor("cycle/nsecond"), Some(1e9));
+        assert_eq!(unit_factor("cycle/usecond"), Some(1e6));
+        assert_eq!(unit_factor("Ghz"), Some(1e9));
+        assert_eq!(unit_factor("MHz"), Some(1e6));
+        assert_eq!(unit_factor("inst/cycle"), Some(1.0));
+        assert_eq!(unit_factor("register/thread"), Some(1.0));
+        assert_eq!(unit_factor("%"), Some(1.0));
+        assert_eq!(unit_factor(""), Some(1.0));
+        assert_eq!(unit_factor("furlong"), None);
+        assert_eq!(unit_factor("Xbyte"), None);
+    }
+
+    #[test]
+    fn csv_lines() {
+        assert_eq!(split_csv_line(r#""a","b, c","d""e""#).unwrap(), vec!["a", "b, c", "d\"e"]);
+        assert_eq!(split_csv_line("a,,b").unwrap(), vec!["a", "", "b"]);
+        assert!(split_csv_line(r#""open"#).is_none());
+    }
+
+    #[test]
+    fn tuples() {
+        assert_eq!(parse_dim3("(1024, 1, 1)"), Some([1024, 1, 1]));
+        assert_eq!(parse_dim3("(8,4,2)"), Some([8, 4, 2]));
+        assert_eq!(parse_dim3("64"), Some([64, 1, 1]));
+        assert_eq!(parse_dim3("(1, 2)"), None);
+        assert_eq!(parse_dim3("(a, 1, 1)"), None);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(metric_for_label("Duration", "usecond"), Some("gpu__time_duration.sum"));
+        assert_eq!(
+            metric_for_label("Memory Throughput", "%"),
+            Some("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+        );
+        assert_eq!(
+            metric_for_label("Memory Throughput", "Gbyte/second"),
+            Some("dram__bytes.sum.per_second")
+        );
+        assert_eq!(
+            metric_for_label("theoretical active warps per sm", ""),
+            Some("sm__maximum_warps_avg_per_active_cycle")
+        );
+        assert_eq!(metric_for_label("Function Cache Configuration", ""), None);
+    }
+
+    #[test]
+    fn tool_messages() {
+        assert!(is_tool_message("==PROF== Connected to process 1"));
+        assert!(is_tool_message("==WARNING== Found outstanding GPU clock reset"));
+        assert!(is_tool_message("==ERROR== Failed"));
+        assert!(!is_tool_message("==== separator"));
+        assert!(!is_tool_message("\"ID\",\"x\""));
+    }
 }

@@ -15,3 +15,13 @@ pub(crate) fn read_text(path: &Path) -> Result<String, CounterError> {
         )
     })
 }
+
+/// The first `limit` bytes of a file as text (lossy at the cut), BOM dropped.
+pub(crate) fn read_head(path: &Path, limit: u64) -> Result<String, CounterError> {
+    use std::io::Read as _;
+    let f = std::fs::File::open(path).map_err(|e| CounterError::io(path, &e))?;
+    let mut buf = Vec::new();
+    f.take(limit).read_to_end(&mut buf).map_err(|e| CounterError::io(path, &e))?;
+    let bytes = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&buf);
+    Ok(String::from_utf8_lossy(bytes).into_owned())
+}

@@ -11,11 +11,13 @@
 
 mod analysis;
 mod bench;
+mod counters;
 mod roofs;
 mod trace;
 
 pub use analysis::{analyses, device_detail, devices};
 pub use bench::{bench, ceilings};
+pub use counters::counters;
 pub use trace::{trace, trace_ranks};
 
 pub(crate) use crate::svg::esc;

@@ -1,0 +1,283 @@
+//! End-to-end tests of `rooftop counters` and `rooftop profile`: every real fixture in
+//! every format, the JSON contract (absent values are null, never 0), measured roofs,
+//! bad input, and `profile` through a stand-in profiler on PATH.
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn rooftop() -> Command {
+    Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
+}
+
+fn fixture(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rooftop-cli-counters-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const FIXTURES: &[&str] = &[
+    "rocprof/rocprof_compute_vcopy_MI200",
+    "rocprof/rocprof_compute_vcopy_MI300X_A1",
+    "rocprof/rocprofv3_docs_examples",
+    "rocprof/rocprofv3_gfx1151_decode",
+    "ncu/a100_polybench_gemm_metrics.csv",
+];
+
+fn json_of(args: &[&str]) -> Value {
+    let out = rooftop().args(args).args(["--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn every_fixture_in_every_format() {
+    for f in FIXTURES {
+        let path = fixture(f);
+        for fmt in ["table", "json", "csv", "md", "html"] {
+            let out = rooftop().args(["counters", &path, "--format", fmt]).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{f} --format {fmt}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!out.stdout.is_empty(), "{f} --format {fmt}: empty output");
+        }
+        let out = rooftop().args(["counters", &path]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{f}: line over 100 columns: {line}");
+        }
+    }
+}
+
+#[test]
+fn json_contract() {
+    let v = json_of(&["counters", &fixture("rocprof/rocprof_compute_vcopy_MI200")]);
+    for key in ["source", "device", "roofs", "dispatches", "kernels"] {
+        assert!(v.get(key).is_some(), "missing top-level `{key}`");
+    }
+    assert_eq!(v["source"]["format_id"], "rocprof_compute");
+    let k = &v["kernels"][0];
+    for key in [
+        "name",
+        "count",
+        "duration_ns",
+        "dram_bytes_read",
+        "dram_bytes_written",
+        "flops",
+        "l1_hit_rate_pct",
+        "l2_hit_rate_pct",
+        "achieved_gbs",
+        "achieved_tflops",
+        "arithmetic_intensity",
+        "bound",
+        "findings",
+        "missing",
+    ] {
+        assert!(k.get(key).is_some(), "kernel record lacks `{key}`");
+    }
+    // rocprof-compute's roofline.csv wins over datasheet peaks, and says so. The MI200
+    // fixture's first device row measured HBMBw = 1388.9302 GB/s.
+    assert_eq!(v["roofs"]["source"], "measured");
+    let dram =
+        v["roofs"]["bandwidth"].as_array().unwrap().iter().find(|b| b["level"] == "dram").unwrap();
+    assert!((dram["gbs"].as_f64().unwrap() - 1388.9302).abs() < 1e-6);
+}
+
+#[test]
+fn vcopy_moves_the_array_both_ways() {
+    // `vcopy -n 1048576` (log.txt) copies 1,048,576 doubles (`vecCopy(double*, ...)`):
+    // 8 MiB read and 8 MiB written. The first dispatch shows exactly that (reads carry a
+    // few hundred bytes of kernel arguments and code: allow 0.1%). Later dispatches write
+    // back less because the 8 MB L2 still holds dirty lines when they end.
+    let v = json_of(&["counters", &fixture("rocprof/rocprof_compute_vcopy_MI200")]);
+    let d = &v["dispatches"][0];
+    let array = 1_048_576.0 * 8.0;
+    for key in ["dram_bytes_read", "dram_bytes_written"] {
+        let b = d[key].as_f64().unwrap_or_else(|| panic!("{key} is null: {d}"));
+        assert!((b / array - 1.0).abs() < 1e-3, "{key} = {b}, expected ≈ {array}");
+    }
+    // 8 MiB + 8 MiB in 20,480 ns (End - Start of dispatch 0) = 819.2 GB/s.
+    assert_eq!(d["duration_ns"].as_f64(), Some(20_480.0));
+    let gbs = (8_389_504.0 + 8_388_608.0) / 20_480.0;
+    assert!((d["achieved_gbs"].as_f64().unwrap() - gbs).abs() < 1e-6);
+    assert_eq!(v["kernels"][0]["bound"], "memory");
+    assert_eq!(v["kernels"][0]["count"], 3);
+}
+
+#[test]
+fn absent_values_are_null_not_zero() {
+    // The rocprofv3 decode fixture collects only FETCH_SIZE: nothing on writes, FLOPs or
+    // hit rates.
+    let v = json_of(&["counters", &fixture("rocprof/rocprofv3_gfx1151_decode")]);
+    let k = &v["kernels"][0];
+    assert!(k["dram_bytes_written"].is_null(), "{k}");
+    assert!(k["flops"].is_null(), "{k}");
+    assert!(k["l2_hit_rate_pct"].is_null(), "{k}");
+    let missing = k["missing"].as_array().unwrap();
+    assert!(
+        missing.iter().any(|m| m["quantity"] == "dram_bytes_written"),
+        "missing should say what write bytes need: {missing:?}"
+    );
+}
+
+#[test]
+fn dispatch_rows_and_kernel_filter() {
+    let path = fixture("rocprof/rocprofv3_gfx1151_decode");
+    let all = json_of(&["counters", &path]);
+    let n = all["dispatches"].as_array().unwrap().len();
+    assert!(n > 1);
+    let name = all["kernels"][0]["name"].as_str().unwrap().to_string();
+    let sub: String = name.chars().take(12).collect();
+    let one = json_of(&["counters", &path, "--kernel", &sub]);
+    assert!(one["dispatches"].as_array().unwrap().len() <= n);
+    rooftop()
+        .args(["counters", &path, "--kernel", "no-such-kernel-name"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no kernel name contains"));
+}
+
+#[test]
+fn bad_input_is_one_sentence_and_exit_2() {
+    let d = tempdir("bad");
+    let empty = d.join("empty.csv");
+    std::fs::write(&empty, "").unwrap();
+    rooftop()
+        .args(["counters", empty.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("empty.csv"))
+        .stderr(predicate::str::contains("empty"));
+    let other = d.join("other.csv");
+    std::fs::write(&other, "a,b,c\n1,2,3\n").unwrap();
+    rooftop()
+        .args(["counters", other.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a counter file"));
+    let dir = d.join("dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "hello").unwrap();
+    rooftop()
+        .args(["counters", dir.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no profiler output"));
+    rooftop()
+        .args(["counters", d.join("missing.csv").to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.csv"));
+    for f in FIXTURES {
+        rooftop().args(["counters", &fixture(f), "--format", "perfetto"]).assert().code(2);
+    }
+}
+
+#[test]
+fn profile_dry_run_and_presets() {
+    rooftop()
+        .args(["profile", "--list-presets"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("roofline"))
+        .stdout(predicate::str::contains("dram__bytes_read.sum"))
+        .stdout(predicate::str::contains("FETCH_SIZE"));
+    rooftop()
+        .args([
+            "profile",
+            "--with",
+            "rocprof",
+            "--counters",
+            "SQ_WAVES,FETCH_SIZE",
+            "--dry-run",
+            "--",
+            "./bench",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pmc: SQ_WAVES FETCH_SIZE"))
+        .stdout(predicate::str::contains("rocprof -i"));
+    rooftop()
+        .args(["profile", "--with", "ncu", "--preset", "full", "--dry-run", "--", "./a"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--set full"));
+}
+
+#[test]
+fn profile_errors() {
+    // A profiler that is not installed.
+    rooftop()
+        .env("PATH", "/nonexistent")
+        .args(["profile", "--with", "ncu", "--", "./app"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("ncu not found on PATH"));
+    // No program.
+    rooftop().args(["profile", "--with", "ncu"]).assert().code(2);
+}
+
+#[cfg(unix)]
+#[test]
+fn profile_runs_the_tool_then_reads_its_output() {
+    use std::os::unix::fs::PermissionsExt;
+    // A stand-in `ncu` that writes a raw-page CSV where `--log-file` says and fails when
+    // the program is missing, as ncu does. The CSV is hand-written in the documented
+    // raw-page layout: 64 MiB read and 64 MiB written in 40 µs.
+    let d = tempdir("fake-ncu");
+    let csv = concat!(
+        "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",",
+        "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"dram__bytes_read.sum\",",
+        "\"dram__bytes_write.sum\",\"gpu__time_duration.sum\"\n",
+        "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"byte\",\"nsecond\"\n",
+        "\"0\",\"1\",\"app\",\"h\",\"copy_kernel\",\"1\",\"7\",\"(256, 1, 1)\",\"(65536, 1, 1)\",",
+        "\"0\",\"9.0\",\"67108864\",\"67108864\",\"40000\"\n"
+    );
+    std::fs::write(d.join("raw.csv"), csv).unwrap();
+    let script = format!(
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --log-file ]; then out=\"$2\"; fi\n  \
+         last=\"$1\"; shift\ndone\n[ -x \"$last\" ] || {{ echo \"==ERROR== no program\" >&2; exit 1; }}\n\
+         cp '{}' \"$out\"\n",
+        d.join("raw.csv").display()
+    );
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("ncu"), script).unwrap();
+    std::fs::set_permissions(bin.join("ncu"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = d.join("out");
+    let o = rooftop()
+        .env("PATH", &path)
+        .args(["profile", "--with", "ncu", "--out", out.to_str().unwrap()])
+        .args(["--device", "h100-sxm", "--format", "json", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let k = &v["kernels"][0];
+    assert_eq!(k["name"], "copy_kernel");
+    // (64 MiB + 64 MiB) / 40 µs = 134,217,728 B / 4e-5 s = 3355.44 GB/s.
+    assert!((k["achieved_gbs"].as_f64().unwrap() - 3355.443_2).abs() < 0.01, "{k}");
+    // The tool fails → a clear error naming it.
+    rooftop()
+        .env("PATH", &path)
+        .args(["profile", "--with", "ncu", "--out", out.to_str().unwrap(), "--"])
+        .arg(d.join("no-such-program"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("ncu failed"));
+}

@@ -1,0 +1,466 @@
+//! Renderers of `rooftop counters` reports: a terminal summary (source, roofs, the
+//! kernels by total time, findings, what could not be derived), Markdown, CSV (one row
+//! per kernel or dispatch, full precision) and JSON (the schema of
+//! `docs/json-schema.md` § counters). Renderers never compute: every number comes from
+//! the [`CounterReport`].
+
+use crate::table::table as new_table;
+use comfy_table::{ColumnConstraint, Width};
+use rooftop_core::counters::{CounterReport, KernelRecord};
+use rooftop_core::units::{pct, si, sig3};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// What the tables show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Rows per table.
+    pub top: usize,
+    /// One row per dispatch instead of per kernel name.
+    pub dispatches: bool,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions { top: 20, dispatches: false }
+    }
+}
+
+/// JSON schema version of the counters report.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Shortens long kernel names for the terminal (full names are in JSON and CSV).
+fn short(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        name.to_string()
+    } else {
+        format!("{}…", name.chars().take(max.saturating_sub(1)).collect::<String>())
+    }
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "—".to_string(), f)
+}
+
+fn records<'a>(r: &'a CounterReport, o: &RenderOptions) -> &'a [KernelRecord] {
+    if o.dispatches {
+        &r.dispatches
+    } else {
+        &r.kernels
+    }
+}
+
+/// Terminal and Markdown columns (the full record is in JSON and CSV): DRAM is read +
+/// written per dispatch, "achieved" the rate of the kernel's bound.
+const HEADER: [&str; 9] =
+    ["kernel", "n", "time", "DRAM", "achieved", "% roof", "AI F/B", "L2 hit", "bound"];
+
+fn row(k: &KernelRecord) -> Vec<String> {
+    let name = match k.id {
+        Some(id) => format!("#{id} {}", short(&k.name, 20)),
+        None => short(&k.name, 24),
+    };
+    let dram = match (k.dram_bytes_read, k.dram_bytes_written, k.derived.dram_bytes_total) {
+        (Some(r), Some(w), _) => si(r + w, "B"),
+        (_, _, Some(t)) => si(t, "B"),
+        (Some(r), None, None) => format!("≥{}", si(r, "B")),
+        (None, Some(w), None) => format!("≥{}", si(w, "B")),
+        (None, None, None) => "—".to_string(),
+    };
+    let achieved = match (k.achieved_gbs, k.achieved_tflops) {
+        (_, Some(t)) if k.bound == "compute" => si(t * 1e12, "FLOP/s"),
+        (Some(g), _) => si(g * 1e9, "B/s"),
+        (None, Some(t)) => si(t * 1e12, "FLOP/s"),
+        (None, None) => "—".to_string(),
+    };
+    vec![
+        name,
+        k.count.to_string(),
+        opt(k.duration_ns, |t| si(t * 1e-9, "s")),
+        dram,
+        achieved,
+        opt(k.pct_of_roof, pct),
+        opt(k.arithmetic_intensity, sig3),
+        opt(k.l2_hit_rate_pct, pct),
+        k.bound.clone(),
+    ]
+}
+
+fn roofs_line(r: &CounterReport) -> String {
+    let roofs = &r.roofs;
+    if roofs.bandwidth.is_empty() && roofs.compute.is_empty() {
+        return "roofs: none (no device known; pass --device)".to_string();
+    }
+    let bw: Vec<String> =
+        roofs.bandwidth.iter().map(|b| format!("{} {}", b.level, si(b.gbs * 1e9, "B/s"))).collect();
+    let mut fl: Vec<String> = roofs
+        .compute
+        .iter()
+        .map(|c| format!("{} {} {}", c.precision, c.unit, si(c.tflops * 1e12, "FLOP/s")))
+        .collect();
+    fl.truncate(6);
+    format!(
+        "roofs ({}{}): {}; {}",
+        roofs.source.as_str(),
+        roofs.device.as_ref().map(|d| format!(", {d}")).unwrap_or_default(),
+        bw.join(", "),
+        fl.join(", ")
+    )
+}
+
+fn header_lines(r: &CounterReport) -> Vec<String> {
+    let s = &r.set.source;
+    let mut v = vec![format!(
+        "{} — {} dispatches, {} kernels, from {}",
+        s.format.as_str(),
+        r.dispatches.len(),
+        r.kernels.len(),
+        files_label(&s.files)
+    )];
+    let d = &r.set.device;
+    if d.name.is_some() || d.arch.is_some() {
+        v.push(format!(
+            "device in the files: {}{}",
+            d.name.clone().unwrap_or_else(|| "?".to_string()),
+            d.arch.as_ref().map(|a| format!(" ({a})")).unwrap_or_default()
+        ));
+    }
+    v.push(roofs_line(r));
+    v
+}
+
+/// `DIR/ (N files)` or the one file's name: full paths are in JSON.
+fn files_label(files: &[String]) -> String {
+    match files {
+        [] => "no file".to_string(),
+        [one] => std::path::Path::new(one)
+            .file_name()
+            .map_or_else(|| one.clone(), |n| n.to_string_lossy().into_owned()),
+        many => {
+            let parent = |f: &String| {
+                std::path::Path::new(f)
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+            };
+            let p0 = parent(&many[0]);
+            match p0.filter(|p| many.iter().all(|f| parent(f).as_ref() == Some(p))) {
+                Some(p) => format!("{p}/ ({} files)", many.len()),
+                None => format!("{} files", many.len()),
+            }
+        }
+    }
+}
+
+/// Missing quantities across the records shown, each once, with the counters needed.
+fn missing_lines(rs: &[KernelRecord]) -> Vec<String> {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for k in rs {
+        for m in &k.missing {
+            seen.entry(m.quantity.clone()).or_insert_with(|| m.needs.clone());
+        }
+    }
+    seen.into_iter().map(|(q, n)| format!("{q}: needs {n}")).collect()
+}
+
+/// The terminal report.
+pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
+    let mut out = String::new();
+    for l in header_lines(r) {
+        out.push_str(&crate::wrap_text(&l, 100, "", "  "));
+    }
+    for n in r.set.source.notes.iter().chain(&r.roofs.notes) {
+        out.push_str(&crate::wrap_text(n, 100, "note: ", "      "));
+    }
+    let rs = records(r, o);
+    let mut t = new_table(&HEADER);
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(26)));
+    }
+    for k in rs.iter().take(o.top) {
+        t.add_row(row(k));
+    }
+    let _ = writeln!(out, "\n{t}");
+    if rs.len() > o.top {
+        let _ = writeln!(out, "({} more; --top N shows more)", rs.len() - o.top);
+    }
+    let mut findings = Vec::new();
+    for k in rs.iter().take(o.top) {
+        for f in &k.findings {
+            findings.push((k, f));
+        }
+    }
+    findings.sort_by(|a, b| b.1.severity.cmp(&a.1.severity));
+    if !findings.is_empty() {
+        out.push_str("\nfindings\n");
+        for (k, f) in findings.iter().take(o.top) {
+            let line = format!(
+                "[{}] {}: {} — {}",
+                f.severity.as_str(),
+                short(&k.name, 40),
+                f.title,
+                f.evidence
+            );
+            out.push_str(&crate::wrap_text(&line, 100, "  ", "    "));
+            out.push_str(&crate::wrap_text(&f.recommendation, 100, "    → ", "      "));
+        }
+    }
+    let missing = missing_lines(rs);
+    if !missing.is_empty() {
+        out.push_str("\nnot derivable from the counters present\n");
+        for m in missing {
+            out.push_str(&crate::wrap_text(&m, 100, "  ", "    "));
+        }
+    }
+    out
+}
+
+/// Markdown: the same blocks as the table.
+pub fn markdown(r: &CounterReport, o: &RenderOptions) -> String {
+    let mut out = String::from("## rooftop counters\n\n");
+    for l in header_lines(r) {
+        let _ = writeln!(out, "- {l}");
+    }
+    for n in r.set.source.notes.iter().chain(&r.roofs.notes) {
+        let _ = writeln!(out, "- note: {n}");
+    }
+    out.push('\n');
+    let _ = writeln!(out, "| {} |", HEADER.join(" | "));
+    let _ = writeln!(out, "|{}|", HEADER.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
+    let rs = records(r, o);
+    for k in rs.iter().take(o.top) {
+        let cells: Vec<String> = row(k).into_iter().map(|c| c.replace('|', "\\|")).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    let mut any = false;
+    for k in rs.iter().take(o.top) {
+        for f in &k.findings {
+            if !any {
+                out.push_str("\n### Findings\n\n");
+                any = true;
+            }
+            let _ = writeln!(
+                out,
+                "- **{}** `{}`: {} — {}. {}",
+                f.severity.as_str(),
+                short(&k.name, 60).replace('`', "'"),
+                f.title,
+                f.evidence,
+                f.recommendation
+            );
+        }
+    }
+    let missing = missing_lines(rs);
+    if !missing.is_empty() {
+        out.push_str("\n### Not derivable from the counters present\n\n");
+        for m in missing {
+            let _ = writeln!(out, "- {m}");
+        }
+    }
+    out
+}
+
+fn csv_num(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| format!("{x}"))
+}
+
+/// CSV: one row per record, full precision, empty cells for absent values.
+pub fn csv(r: &CounterReport, o: &RenderOptions) -> String {
+    let rs = records(r, o);
+    let mut precisions: Vec<String> = Vec::new();
+    for k in rs {
+        for p in k.flops.iter().flat_map(|m| m.keys()) {
+            if !precisions.contains(p) {
+                precisions.push(p.clone());
+            }
+        }
+    }
+    precisions.sort();
+    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+    let mut header: Vec<String> = [
+        "name",
+        "id",
+        "count",
+        "duration_ns",
+        "total_duration_ns",
+        "dram_bytes_read",
+        "dram_bytes_written",
+        "l2_bytes",
+        "l1_bytes",
+        "lds_bytes",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    header.extend(precisions.iter().map(|p| format!("flops_{p}")));
+    header.extend(
+        [
+            "l1_hit_rate_pct",
+            "l2_hit_rate_pct",
+            "achieved_gbs",
+            "achieved_tflops",
+            "arithmetic_intensity",
+            "pct_of_roof",
+            "bound",
+            "achieved_occupancy_pct",
+            "findings",
+            "missing",
+        ]
+        .iter()
+        .map(|s| (*s).to_string()),
+    );
+    let _ = w.write_record(&header);
+    for k in rs {
+        let mut rec = vec![
+            k.name.clone(),
+            k.id.map(|i| i.to_string()).unwrap_or_default(),
+            k.count.to_string(),
+            csv_num(k.duration_ns),
+            csv_num(k.total_duration_ns),
+            csv_num(k.dram_bytes_read),
+            csv_num(k.dram_bytes_written),
+            csv_num(k.derived.l2_bytes),
+            csv_num(k.derived.l1_bytes),
+            csv_num(k.derived.lds_bytes),
+        ];
+        for p in &precisions {
+            rec.push(csv_num(k.flops.as_ref().and_then(|m| m.get(p).copied())));
+        }
+        rec.extend([
+            csv_num(k.l1_hit_rate_pct),
+            csv_num(k.l2_hit_rate_pct),
+            csv_num(k.achieved_gbs),
+            csv_num(k.achieved_tflops),
+            csv_num(k.arithmetic_intensity),
+            csv_num(k.pct_of_roof),
+            k.bound.clone(),
+            csv_num(k.derived.achieved_occupancy_pct),
+            k.findings.iter().map(|f| f.id).collect::<Vec<_>>().join(";"),
+            k.missing.iter().map(|m| m.quantity.as_str()).collect::<Vec<_>>().join(";"),
+        ]);
+        let _ = w.write_record(&rec);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct JsonSource<'a> {
+    format: &'static str,
+    format_id: rooftop_core::counters::CounterFormat,
+    files: &'a [String],
+    tool_version: &'a Option<String>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonRecord<'a> {
+    name: &'a str,
+    id: Option<u64>,
+    count: u64,
+    duration_ns: Option<f64>,
+    total_duration_ns: Option<f64>,
+    dram_bytes_read: Option<f64>,
+    dram_bytes_written: Option<f64>,
+    l2_bytes: Option<f64>,
+    l1_bytes: Option<f64>,
+    lds_bytes: Option<f64>,
+    flops: &'a Option<BTreeMap<String, f64>>,
+    flops_by_unit: Option<&'a rooftop_core::counters::FlopCounts>,
+    l1_hit_rate_pct: Option<f64>,
+    l2_hit_rate_pct: Option<f64>,
+    lds_bank_conflict_pct: Option<f64>,
+    achieved_occupancy_pct: Option<f64>,
+    theoretical_occupancy_pct: Option<f64>,
+    grid_waves: Option<f64>,
+    achieved_gbs: Option<f64>,
+    achieved_tflops: Option<f64>,
+    arithmetic_intensity: Option<f64>,
+    bound: &'a str,
+    pct_of_roof: Option<f64>,
+    compute_roof: &'a Option<(String, String)>,
+    roofline: &'a [rooftop_core::counters::analysis::RooflinePoint],
+    grid: Option<[u64; 3]>,
+    block: Option<[u64; 3]>,
+    vgprs: Option<u32>,
+    agprs: Option<u32>,
+    sgprs: Option<u32>,
+    shared_bytes: Option<u64>,
+    coalescing: &'a Option<rooftop_core::counters::Coalescing>,
+    findings: &'a [rooftop_core::diagnose::Finding],
+    missing: &'a [rooftop_core::counters::Missing],
+}
+
+fn json_record(k: &KernelRecord) -> JsonRecord<'_> {
+    let x = &k.derived;
+    JsonRecord {
+        name: &k.name,
+        id: k.id,
+        count: k.count,
+        duration_ns: k.duration_ns,
+        total_duration_ns: k.total_duration_ns,
+        dram_bytes_read: k.dram_bytes_read,
+        dram_bytes_written: k.dram_bytes_written,
+        l2_bytes: x.l2_bytes,
+        l1_bytes: x.l1_bytes,
+        lds_bytes: x.lds_bytes,
+        flops: &k.flops,
+        flops_by_unit: (!x.flops.is_empty()).then_some(&x.flops),
+        l1_hit_rate_pct: k.l1_hit_rate_pct,
+        l2_hit_rate_pct: k.l2_hit_rate_pct,
+        lds_bank_conflict_pct: x.lds_bank_conflict_pct,
+        achieved_occupancy_pct: x.achieved_occupancy_pct,
+        theoretical_occupancy_pct: x.theoretical_occupancy_pct,
+        grid_waves: x.grid_waves,
+        achieved_gbs: k.achieved_gbs,
+        achieved_tflops: k.achieved_tflops,
+        arithmetic_intensity: k.arithmetic_intensity,
+        bound: &k.bound,
+        pct_of_roof: k.pct_of_roof,
+        compute_roof: &k.compute_roof,
+        roofline: &k.roofline,
+        grid: k.grid,
+        block: k.block,
+        vgprs: k.vgprs,
+        agprs: k.agprs,
+        sgprs: k.sgprs,
+        shared_bytes: k.shared_bytes,
+        coalescing: &x.coalescing,
+        findings: &k.findings,
+        missing: &k.missing,
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    schema_version: u32,
+    source: JsonSource<'a>,
+    device: &'a rooftop_core::counters::DeviceInfo,
+    roofs: &'a rooftop_core::counters::Roofs,
+    formulas: &'a [String],
+    dispatches: Vec<JsonRecord<'a>>,
+    kernels: Vec<JsonRecord<'a>>,
+}
+
+/// JSON (docs/json-schema.md § counters); absent values are `null`, never 0.
+pub fn json(r: &CounterReport) -> String {
+    let s = &r.set.source;
+    let rep = JsonReport {
+        schema_version: SCHEMA_VERSION,
+        source: JsonSource {
+            format: s.format.as_str(),
+            format_id: s.format,
+            files: &s.files,
+            tool_version: &s.tool_version,
+            notes: &s.notes,
+        },
+        device: &r.set.device,
+        roofs: &r.roofs,
+        formulas: &r.formulas,
+        dispatches: r.dispatches.iter().map(json_record).collect(),
+        kernels: r.kernels.iter().map(json_record).collect(),
+    };
+    let mut out = serde_json::to_string_pretty(&rep).unwrap_or_default();
+    out.push('\n');
+    out
+}

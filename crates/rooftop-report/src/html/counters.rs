@@ -1,0 +1,235 @@
+//! The `rooftop counters --format html` page: the hierarchical roofline (one mark per
+//! kernel and memory level the counters give), the kernels table, findings, what could
+//! not be derived, and the formulas used.
+
+use super::{finding, kv, note, notes, roofline_block, Cell, Page, Section, Table};
+use crate::svg::{Mark, Roof, RoofStyle, RooflineChart};
+use rooftop_core::counters::{CounterReport, KernelRecord, RoofSource};
+use rooftop_core::roofline::Bound;
+use rooftop_core::units::{pct, si, sig3};
+use std::fmt::Write as _;
+
+fn style(source: RoofSource) -> RoofStyle {
+    match source {
+        RoofSource::Measured | RoofSource::Calibrated => RoofStyle::Measured,
+        RoofSource::Catalog | RoofSource::None => RoofStyle::Catalog,
+    }
+}
+
+fn bound(b: &str) -> Option<Bound> {
+    match b {
+        "memory" => Some(Bound::Memory),
+        "compute" => Some(Bound::Compute),
+        _ => None,
+    }
+}
+
+fn row_id(i: usize) -> String {
+    format!("k{i}")
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
+    Cell::num(&v.map_or_else(|| "—".to_string(), f), v)
+}
+
+fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
+    let st = style(r.roofs.source);
+    let mut roofs: Vec<Roof> = Vec::new();
+    for b in &r.roofs.bandwidth {
+        let value = b.gbs * 1e9;
+        roofs.push(Roof {
+            label: b.level.to_ascii_uppercase(),
+            value,
+            memory: true,
+            style: st,
+            primary: b.level == "dram",
+            tip: format!("{} {}: {}", b.level, r.roofs.source.as_str(), si(value, "B/s")),
+        });
+    }
+    for c in &r.roofs.compute {
+        let value = c.tflops * 1e12;
+        let primary = rows.first().and_then(|k| k.compute_roof.as_ref())
+            == Some(&(c.unit.clone(), c.precision.clone()));
+        roofs.push(Roof {
+            label: format!("{} {}", c.precision, c.unit),
+            value,
+            memory: false,
+            style: st,
+            primary,
+            tip: format!(
+                "{} {} {}: {}",
+                c.precision,
+                c.unit,
+                r.roofs.source.as_str(),
+                si(value, "FLOP/s")
+            ),
+        });
+    }
+    let total: f64 = rows.iter().filter_map(|k| k.total_duration_ns).sum::<f64>().max(1e-9);
+    let mut marks = Vec::new();
+    for (i, k) in rows.iter().enumerate() {
+        let Some(rate) = k.achieved_tflops.map(|t| t * 1e12).filter(|v| *v > 0.0) else {
+            continue;
+        };
+        for p in &k.roofline {
+            let Some(ai) = p.arithmetic_intensity.filter(|v| v.is_finite() && *v > 0.0) else {
+                continue;
+            };
+            marks.push(Mark {
+                intensity: ai,
+                rate,
+                weight: k.total_duration_ns.unwrap_or(0.0) / total,
+                bound: bound(&k.bound),
+                hollow: p.level != "dram",
+                row: Some(row_id(i)),
+                tip: vec![
+                    format!("{} ({} point)", k.name, p.level),
+                    format!("{} FLOP/B at {}", sig3(ai), p.level),
+                    format!("{} achieved", si(rate, "FLOP/s")),
+                    p.pct_of_roof.map_or(String::new(), |x| format!("{} of the roof", pct(x))),
+                ],
+            });
+        }
+    }
+    RooflineChart { roofs, marks, title: "hierarchical roofline from counters".to_string() }
+}
+
+/// The counters report page.
+pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
+    let all = if dispatches { &r.dispatches } else { &r.kernels };
+    let rows: Vec<KernelRecord> = all.iter().take(top).cloned().collect();
+    let s = &r.set.source;
+    let mut page = Page {
+        title: format!("rooftop counters — {}", s.format.as_str()),
+        subtitle: vec![
+            format!(
+                "{} dispatches, {} kernels; files: {}",
+                r.dispatches.len(),
+                r.kernels.len(),
+                s.files.join(", ")
+            ),
+            format!(
+                "roofs: {}{}",
+                r.roofs.source.as_str(),
+                r.roofs.device.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
+            ),
+        ],
+        sections: Vec::new(),
+    };
+    let mut extra = r.roofs.notes.clone();
+    extra.push(
+        "filled marks: intensity against DRAM bytes; outlined marks: the same kernel against \
+         L2, L1 or LDS bytes (hierarchical roofline)"
+            .to_string(),
+    );
+    let ch = chart(r, &rows);
+    let body = if ch.roofs.is_empty() && ch.marks.is_empty() {
+        note(
+            "No chart: no roofs (the files name no device rooftop knows: pass --device) and \
+             no kernel with counted FLOPs and bytes.",
+        )
+    } else {
+        if ch.marks.is_empty() {
+            extra.push(
+                "No marks: no kernel has both FLOPs and bytes counted (a roofline point needs \
+                 both; see `missing` below)."
+                    .to_string(),
+            );
+        }
+        roofline_block(&ch, &extra)
+    };
+    page.sections.push(Section::new("roofline", "Roofline", body));
+
+    let mut t = Table::new(&[
+        "kernel",
+        "#n",
+        "#time/disp",
+        "#DRAM read",
+        "#DRAM written",
+        "#GB/s",
+        "#TFLOP/s",
+        "#AI F/B",
+        "#% roof",
+        "#L1 hit",
+        "#L2 hit",
+        "#occupancy",
+        "bound",
+    ]);
+    for (i, k) in rows.iter().enumerate() {
+        t.rows.push(super::Row {
+            id: Some(row_id(i)),
+            cells: vec![
+                match k.id {
+                    Some(id) => Cell::name_sub(&k.name, &format!("dispatch {id}")),
+                    None => Cell::name(&k.name),
+                },
+                Cell::num(&k.count.to_string(), Some(k.count as f64)),
+                opt(k.duration_ns, |v| si(v * 1e-9, "s")),
+                opt(k.dram_bytes_read, |v| si(v, "B")),
+                opt(k.dram_bytes_written, |v| si(v, "B")),
+                opt(k.achieved_gbs, sig3),
+                opt(k.achieved_tflops, sig3),
+                opt(k.arithmetic_intensity, sig3),
+                opt(k.pct_of_roof, pct),
+                opt(k.l1_hit_rate_pct, pct),
+                opt(k.l2_hit_rate_pct, pct),
+                opt(k.derived.achieved_occupancy_pct, pct),
+                Cell::text(&k.bound),
+            ],
+        });
+    }
+    let mut body = t.render();
+    if all.len() > top {
+        body.push_str(&note(&format!("{} more not shown (--top N).", all.len() - top)));
+    }
+    page.sections.push(Section::new(
+        "kernels",
+        if dispatches { "Dispatches" } else { "Kernels" },
+        body,
+    ));
+
+    let mut f = String::new();
+    for k in &rows {
+        for x in &k.findings {
+            f.push_str(&finding(x, Some(&k.name)));
+        }
+    }
+    if f.is_empty() {
+        f = note("No findings for the kernels shown.");
+    }
+    page.sections.push(Section::new("findings", "Findings", f));
+
+    let mut missing: Vec<(String, String)> = Vec::new();
+    for k in &rows {
+        for m in &k.missing {
+            if !missing.iter().any(|(q, _)| *q == m.quantity) {
+                missing.push((m.quantity.clone(), format!("needs {}", m.needs)));
+            }
+        }
+    }
+    if !missing.is_empty() {
+        page.sections.push(Section::new(
+            "missing",
+            "Not derivable from these counters",
+            kv(&missing),
+        ));
+    }
+    let mut prov = String::new();
+    let _ = write!(prov, "<p>Formulas used, with their sources:</p>");
+    prov.push_str(&notes(&r.formulas));
+    prov.push_str(&notes(&s.notes));
+    let d = &r.set.device;
+    let mut dev: Vec<(String, String)> = Vec::new();
+    if let Some(n) = &d.name {
+        dev.push(("device".to_string(), n.clone()));
+    }
+    if let Some(a) = &d.arch {
+        dev.push(("arch".to_string(), a.clone()));
+    }
+    if let Some(c) = d.compute_units {
+        dev.push(("compute units".to_string(), c.to_string()));
+    }
+    prov.push_str(&kv(&dev));
+    page.sections.push(Section::new("provenance", "Provenance", prov));
+    page.render()
+}
