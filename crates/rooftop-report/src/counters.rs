@@ -5,7 +5,6 @@
 //! the [`CounterReport`].
 
 use crate::table::table as new_table;
-use comfy_table::{ColumnConstraint, Width};
 use rooftop_core::counters::{CounterReport, KernelRecord};
 use rooftop_core::units::{pct, si, sig3};
 use serde::Serialize;
@@ -58,8 +57,11 @@ const HEADER: [&str; 9] =
 
 fn row(k: &KernelRecord) -> Vec<String> {
     let name = match k.id {
-        Some(id) => format!("#{id} {}", short(&k.name, 20)),
-        None => short(&k.name, 24),
+        Some(id) => format!(
+            "#{id} {}",
+            short(&k.name, 21usize.saturating_sub(2 + id.to_string().len()).max(8))
+        ),
+        None => short(&k.name, 21),
     };
     let dram = match (k.dram_bytes_read, k.dram_bytes_written, k.derived.dram_bytes_total) {
         (Some(r), Some(w), _) => si(r + w, "B"),
@@ -175,9 +177,9 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
     }
     let rs = records(r, o);
     let mut t = new_table(&HEADER);
-    if let Some(c) = t.column_mut(0) {
-        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(26)));
-    }
+    // No wrapping: every cell is bounded by construction (names cut to 21 characters,
+    // numbers to 3 significant digits with a unit), which fits 100 columns.
+    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
     for k in rs.iter().take(o.top) {
         t.add_row(row(k));
     }

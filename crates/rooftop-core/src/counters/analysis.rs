@@ -358,7 +358,7 @@ fn aggregate(parts: &[&Derived]) -> Derived {
             }
         }
     }
-    Derived {
+    let out = Derived {
         duration_ns: sum(&|d| d.duration_ns),
         dram_bytes_read: sum(&|d| d.dram_bytes_read),
         dram_bytes_written: sum(&|d| d.dram_bytes_written),
@@ -377,7 +377,35 @@ fn aggregate(parts: &[&Derived]) -> Derived {
         coalescing,
         missing,
         formulas,
-    }
+    };
+    drop_found(out)
+}
+
+/// Drops the `missing` entries of quantities that some dispatch did give.
+fn drop_found(mut d: Derived) -> Derived {
+    let found = |q: &str| match q {
+        "duration_ns" => d.duration_ns.is_some(),
+        "dram_bytes_read" => d.dram_bytes_read.is_some(),
+        "dram_bytes_written" => d.dram_bytes_written.is_some(),
+        "l2_bytes" => d.l2_bytes.is_some(),
+        "l1_bytes" => d.l1_bytes.is_some(),
+        "lds_bytes" => d.lds_bytes.is_some(),
+        "l1_hit_rate_pct" => d.l1_hit_rate_pct.is_some(),
+        "l2_hit_rate_pct" => d.l2_hit_rate_pct.is_some(),
+        "lds_bank_conflict_pct" => d.lds_bank_conflict_pct.is_some(),
+        "achieved_occupancy_pct" => d.achieved_occupancy_pct.is_some(),
+        "theoretical_occupancy_pct" => d.theoretical_occupancy_pct.is_some(),
+        "waves_launched" => d.waves_launched.is_some(),
+        "grid_waves" => d.grid_waves.is_some(),
+        "coalescing" => d.coalescing.is_some(),
+        q if q.starts_with("flops.vector") => !d.flops.vector.is_empty(),
+        q if q.starts_with("flops.matrix") => !d.flops.matrix.is_empty(),
+        _ => false,
+    };
+    let keep: Vec<bool> = d.missing.iter().map(|m| !found(&m.quantity)).collect();
+    let mut it = keep.into_iter();
+    d.missing.retain(|_| it.next().unwrap_or(true));
+    d
 }
 
 /// A record from derived (per-dispatch) values.
