@@ -6,7 +6,9 @@
 
 mod measure;
 
-pub use measure::{device_file_toml, measure, CeilingOptions};
+pub use measure::{
+    device_file_toml, matrix_tolerance, measure, normwise_error, CeilingOptions, MatrixProbe,
+};
 
 use rooftop_core::device::MemLevel;
 use rooftop_core::units::Precision;
@@ -96,11 +98,11 @@ impl Ceilings {
     }
 
     /// The measured vector peak of `precision`, GFLOP/s (fp16/bf16 fall back to nothing:
-    /// the CPU suite has no half-precision FMA kernel).
+    /// the CPU suite has no half-precision FMA kernel; matrix-unit peaks never count).
     pub fn vector_gflops(&self, precision: Precision) -> Option<f64> {
         self.compute
             .iter()
-            .filter(|c| c.precision == precision && c.variant != "scalar")
+            .filter(|c| c.precision == precision && c.variant != "scalar" && c.variant != "matrix")
             .map(|c| c.gflops)
             .reduce(f64::max)
     }

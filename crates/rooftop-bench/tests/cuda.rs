@@ -1,0 +1,325 @@
+//! The CUDA backend end to end. Without an NVIDIA driver only the error path runs: the
+//! GPU tests print why they skipped and pass, unless `ROOFTOP_REQUIRE_CUDA=1`, which
+//! makes a missing driver a failure (scripts/gpu-validate.sh sets it).
+
+#![cfg(feature = "cuda")]
+// The skip message is the point of printing here.
+#![allow(clippy::print_stderr)]
+// b (backend), e (error), x, y, n: short names in short tests.
+#![allow(clippy::many_single_char_names)]
+
+use rooftop_bench::backend::{
+    Backend, DType, HostBuf, KernelCall, Launch, SourceKernel, SourceLang,
+};
+use rooftop_bench::case::{Case, Selection};
+use rooftop_bench::ceilings::{self, CeilingOptions, MatrixProbe};
+use rooftop_bench::cuda::{self, CudaBackend};
+use rooftop_bench::harness::{run_case, TimingOptions};
+use rooftop_bench::suite;
+use rooftop_core::ops::quant::WeightFormat;
+use rooftop_core::units::Precision;
+use std::sync::atomic::AtomicBool;
+
+fn required() -> bool {
+    std::env::var("ROOFTOP_REQUIRE_CUDA").is_ok_and(|v| v == "1")
+}
+
+/// The backend, or `None` (with the reason on stderr) where no GPU is usable.
+fn gpu(test: &str) -> Option<CudaBackend> {
+    match CudaBackend::open(None) {
+        Ok(b) => Some(b),
+        Err(e) if required() => {
+            panic!("{test}: ROOFTOP_REQUIRE_CUDA=1 but the CUDA backend did not open: {e}")
+        }
+        Err(e) => {
+            eprintln!("{test}: skipped, no usable CUDA device: {e}");
+            None
+        }
+    }
+}
+
+fn fast() -> TimingOptions {
+    TimingOptions {
+        warmup_runs: 2,
+        warmup_time_s: 0.0,
+        min_runs: 5,
+        min_time_s: 0.01,
+        ..TimingOptions::default()
+    }
+}
+
+#[test]
+fn without_a_driver_open_is_one_clear_sentence_not_a_panic() {
+    let r = std::panic::catch_unwind(|| CudaBackend::open(None).map(|_| ()));
+    let Ok(r) = r else { panic!("CudaBackend::open panicked") };
+    match r {
+        Ok(()) => assert!(
+            std::path::Path::new("/dev/nvidiactl").exists()
+                || required()
+                || cfg!(not(target_os = "linux")),
+            "the backend opened without an NVIDIA device node"
+        ),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!required(), "ROOFTOP_REQUIRE_CUDA=1 but: {msg}");
+            let known = [
+                "no CUDA driver found (libcuda.so not loadable)",
+                "NVRTC not found (libnvrtc.so.12/13 not loadable)",
+                "the CUDA driver found no GPU",
+                "the CUDA driver did not initialise",
+                "is newer than the CUDA driver",
+            ];
+            assert!(known.iter().any(|k| msg.contains(k)), "unexpected error: {msg}");
+            assert!(!msg.contains('\n'), "one sentence: {msg}");
+            // Listing devices says the same.
+            let l = cuda::list_devices().unwrap_err().to_string();
+            assert_eq!(l, msg);
+        }
+    }
+}
+
+/// Small cases of every suite kernel (odd sizes: partial blocks and tiles).
+fn small_cases() -> Vec<Case> {
+    let sel = |c: Vec<u64>| Selection { single_config: Some(c), ..Selection::default() };
+    let mut v = Vec::new();
+    for k in suite::all() {
+        let configs: Vec<Selection> = match k.size_params() {
+            ["n"] => vec![sel(vec![100_003])],
+            ["rows", "cols"] => vec![sel(vec![37, 1000])],
+            ["m", "n", "k"] if k.name() == "gemm" => vec![sel(vec![129, 67, 45])],
+            ["m", "n", "k"] => vec![sel(vec![5, 100, 256])],
+            ["n", "k"] => vec![sel(vec![100, 256])],
+            ["iters"] => vec![sel(vec![256])],
+            ["n", "steps"] => vec![sel(vec![4096, 10_000])],
+            _ => vec![],
+        };
+        for s in configs {
+            for dtype in [None, Some(Precision::Fp64)] {
+                for wf in [None, Some("q4_0"), Some("q8_0"), Some("affine")] {
+                    let quant = k.name().starts_with('q');
+                    if wf.is_some() != quant || (quant && dtype.is_some()) {
+                        continue;
+                    }
+                    for variant in [None, Some("zp")] {
+                        if variant.is_some() && wf != Some("affine") {
+                            continue;
+                        }
+                        let s = Selection {
+                            dtype,
+                            wformat: wf.map(str::to_string),
+                            bits: (wf == Some("affine")).then_some(4),
+                            group_size: (wf == Some("affine")).then_some(64),
+                            variant: variant.map(str::to_string),
+                            ..s.clone()
+                        };
+                        if let Ok(cs) = k.cases(&s) {
+                            v.extend(cs);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    v.push(suite::fma::ceiling_case(Precision::Fp32, true));
+    v
+}
+
+#[test]
+fn every_kernel_and_implementation_passes_its_check_on_the_gpu() {
+    let Some(mut b) = gpu("every_kernel_and_implementation_passes_its_check_on_the_gpu") else {
+        return;
+    };
+    let stop = AtomicBool::new(false);
+    let mut failures = Vec::new();
+    let mut timed = 0;
+    for case in small_cases() {
+        let kernel = suite::find(case.kernel).unwrap();
+        for imp in b.implementations(case.kernel) {
+            match run_case(&mut b, kernel, &case, &imp, None, &fast(), &stop, &mut |_| {}) {
+                Ok(r) if r.check.passed && r.timing.is_some() => timed += 1,
+                Ok(r) => failures.push(format!(
+                    "{} {} [{}]: {:?}",
+                    case.kernel,
+                    case.label(),
+                    imp.id,
+                    r.check.first_failure
+                )),
+                Err(e) => {
+                    failures.push(format!("{} {} [{}]: {e}", case.kernel, case.label(), imp.id));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(timed >= 30, "{timed}");
+}
+
+#[test]
+fn every_launch_of_the_launch_space_passes_its_check() {
+    let Some(mut b) = gpu("every_launch_of_the_launch_space_passes_its_check") else { return };
+    let stop = AtomicBool::new(false);
+    let g = |m, n, k| Case {
+        kernel: "gemm",
+        sizes: vec![("m", m), ("n", n), ("k", k)],
+        dtype: Precision::Fp32,
+        weights: None,
+        variant: None,
+    };
+    let cases = [
+        Case {
+            kernel: "triad",
+            sizes: vec![("n", 77_777)],
+            dtype: Precision::Fp32,
+            weights: None,
+            variant: None,
+        },
+        Case {
+            kernel: "softmax-online",
+            sizes: vec![("rows", 9), ("cols", 3000)],
+            dtype: Precision::Fp32,
+            weights: None,
+            variant: None,
+        },
+        Case {
+            kernel: "qmatvec",
+            sizes: vec![("n", 70), ("k", 512)],
+            dtype: Precision::Fp32,
+            weights: Some(WeightFormat::Q4_0),
+            variant: None,
+        },
+        g(200, 130, 70),
+    ];
+    for case in &cases {
+        let kernel = suite::find(case.kernel).unwrap();
+        for imp in b.implementations(case.kernel).into_iter().filter(|i| !i.builtin) {
+            let ids: Vec<rooftop_bench::BufId> = Vec::new();
+            let launch = b.default_launch(case);
+            let call = KernelCall {
+                case,
+                implementation: &imp.id,
+                buffers: &ids,
+                launch: &launch,
+                scalars: &[],
+            };
+            let space = b.launch_space(&call);
+            assert!(!space.is_empty());
+            let rs = rooftop_bench::harness::autotune(
+                &mut b,
+                kernel,
+                case,
+                &imp,
+                &space,
+                &fast(),
+                &stop,
+                &mut |_| {},
+            )
+            .unwrap();
+            for r in rs {
+                assert!(
+                    r.check.passed,
+                    "{} [{}] {}: {:?}",
+                    case.kernel,
+                    imp.id,
+                    r.launch.label(),
+                    r.check.first_failure
+                );
+            }
+        }
+    }
+    assert!(!b.launch_reports().is_empty());
+    assert!(b.launch_reports().iter().all(|r| r.regs_per_thread > 0));
+}
+
+#[test]
+fn flush_spec_and_short_kernels_through_graphs() {
+    let Some(mut b) = gpu("flush_spec_and_short_kernels_through_graphs") else { return };
+    b.flush_cache().unwrap();
+    let spec = b.device_spec(None).unwrap();
+    assert!(spec.peak_bw_gbs > 0.0 && spec.num_cu > 0);
+    assert!(b.available_memory_bytes().unwrap() > 1 << 20);
+    // A 4 KiB copy runs in a few µs: sampled through a CUDA graph, noted with both times.
+    let case = Case {
+        kernel: "copy",
+        sizes: vec![("n", 1024)],
+        dtype: Precision::Fp32,
+        weights: None,
+        variant: None,
+    };
+    let kernel = suite::find("copy").unwrap();
+    let imp = b.implementations("copy").remove(0);
+    let r =
+        run_case(&mut b, kernel, &case, &imp, None, &fast(), &AtomicBool::new(false), &mut |_| {})
+            .unwrap();
+    assert!(r.check.passed);
+    assert!(b.info().notes.iter().any(|n| n.contains("CUDA graph")), "{:?}", b.info().notes);
+    assert!(b.launch_reports().iter().any(|l| l.graph_s.is_some() && l.stream_s.is_some()));
+}
+
+#[test]
+fn user_kernels_compile_run_and_report_errors_with_lines() {
+    let Some(mut b) = gpu("user_kernels_compile_run_and_report_errors_with_lines") else { return };
+    let src = |code: &str| SourceKernel {
+        name: "my_axpy".into(),
+        lang: SourceLang::Cuda,
+        path: "axpy.cu".into(),
+        code: code.as_bytes().to_vec(),
+        entry: "axpy".into(),
+    };
+    let broken = "extern \"C\" __global__ void axpy(float* y) {\n  y[0] = undefined_name;\n}\n";
+    let e = b.load_source(&src(broken)).unwrap_err().to_string();
+    assert!(e.contains("axpy.cu") && e.contains("(2)") && e.contains("undefined_name"), "{e}");
+    let e = b
+        .load_source(&SourceKernel {
+            entry: "nope".into(),
+            ..src("extern \"C\" __global__ void axpy(float* y) {}")
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("no kernel named `nope`"), "{e}");
+    let ok = "extern \"C\" __global__ void axpy(const float* x, float* y, unsigned n, float a) {\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = a * x[i] + y[i];\n}\n";
+    b.load_source(&src(ok)).unwrap();
+    let n = 1000usize;
+    let x = b.alloc(DType::F32, n).unwrap();
+    let y = b.alloc(DType::F32, n).unwrap();
+    b.upload(x, &HostBuf::F32((0..n).map(|i| i as f32).collect())).unwrap();
+    b.upload(y, &HostBuf::F32(vec![1.0; n])).unwrap();
+    let case = Case {
+        kernel: "my_axpy",
+        sizes: vec![("n", n as u64)],
+        dtype: Precision::Fp32,
+        weights: None,
+        variant: None,
+    };
+    let launch = Launch { grid: Some([4, 1, 1]), block: Some([256, 1, 1]), ..Launch::default() };
+    let scalars = [rooftop_bench::Scalar::U32(n as u32), rooftop_bench::Scalar::F32(2.0)];
+    let call = KernelCall {
+        case: &case,
+        implementation: "my_axpy",
+        buffers: &[x, y],
+        launch: &launch,
+        scalars: &scalars,
+    };
+    b.prepare(&call).unwrap();
+    let t = b.run(&call, 1).unwrap();
+    assert!(t > 0.0);
+    let HostBuf::F32(out) = b.download(y).unwrap() else { panic!() };
+    assert!(out.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32 + 1.0), "{:?}", &out[..4]);
+}
+
+#[test]
+fn quick_ceilings_with_a_tensor_core_probe() {
+    let Some(mut b) = gpu("quick_ceilings_with_a_tensor_core_probe") else { return };
+    let mut opts: CeilingOptions = b.ceiling_options(true, fast());
+    assert!(opts.cache_levels.iter().any(|(l, _)| *l == rooftop_core::device::MemLevel::L2));
+    opts.max_working_set = Some(64 << 20);
+    // One small probe instead of the large ones (fast); tf32 exists on CC >= 8.0.
+    opts.matrix.retain(|m| m.precision == Precision::Bf16);
+    for m in &mut opts.matrix {
+        *m = MatrixProbe { shape: (1024, 512, 256), ..m.clone() };
+    }
+    let c = ceilings::measure(&mut b, &opts, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    assert!(c.best_gbs(rooftop_core::device::MemLevel::Dram).is_some_and(|g| g > 10.0), "{c:?}");
+    assert!(c.vector_gflops(Precision::Fp32).is_some_and(|g| g > 100.0), "{c:?}");
+    if !opts.matrix.is_empty() {
+        assert!(c.compute.iter().any(|p| p.variant == "matrix"), "{:?}", c.notes);
+    }
+}
