@@ -271,7 +271,7 @@ fn profile_runs_the_tool_then_reads_its_output() {
     let k = &v["kernels"][0];
     assert_eq!(k["name"], "copy_kernel");
     // (64 MiB + 64 MiB) / 40 µs = 134,217,728 B / 4e-5 s = 3355.44 GB/s.
-    assert!((k["achieved_gbs"].as_f64().unwrap() - 3355.443_2).abs() < 0.01, "{k}");
+    assert!((k["achieved_gbs"].as_f64().unwrap() - 3_355.443_2).abs() < 0.01, "{k}");
     // The tool fails → a clear error naming it.
     rooftop()
         .env("PATH", &path)

@@ -193,7 +193,7 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
             findings.push((k, f));
         }
     }
-    findings.sort_by(|a, b| b.1.severity.cmp(&a.1.severity));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.1.severity));
     if !findings.is_empty() {
         out.push_str("\nfindings\n");
         for (k, f) in findings.iter().take(o.top) {

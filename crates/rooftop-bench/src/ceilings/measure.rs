@@ -251,10 +251,20 @@ pub fn measure(
                 break;
             }
             let case = suite::fma::ceiling_case(p, scalar);
-            let Some(seconds) = run.median(&case, &mut c.notes)? else { continue };
+            let variant = if scalar { "scalar" } else { "vector" };
+            // A backend without this precision (WGSL has no fp64 on most GPUs) skips the
+            // peak with a note instead of failing the whole measurement.
+            let seconds = match run.median(&case, &mut c.notes) {
+                Ok(Some(s)) => s,
+                Ok(None) => continue,
+                Err(BenchError::Backend(e)) => {
+                    c.notes.push(format!("fma {} {variant}: not measured: {e}", p.as_str()));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let kernel = suite::find("fma")?;
             let work = kernel.work(&case)?;
-            let variant = if scalar { "scalar" } else { "vector" };
             let t = opts.theoretical.iter().find(|t| t.precision == p && t.variant == variant);
             c.compute.push(ComputeCeiling {
                 precision: p,

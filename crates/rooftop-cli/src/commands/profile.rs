@@ -188,8 +188,11 @@ const AMD_STALLS: &[&str] = &[
     "SQ_ACTIVE_INST_LDS",
 ];
 
+/// Groups of counter names.
+type Groups = &'static [&'static [&'static str]];
+
 /// (preset, what it is for, NVIDIA metrics, AMD counters).
-pub const PRESETS: &[(&str, &str, &[&[&str]], &[&[&str]])] = &[
+pub const PRESETS: &[(&str, &str, Groups, Groups)] = &[
     (
         "memory",
         "DRAM bytes, L2/L1 traffic, hit rates",
@@ -277,7 +280,9 @@ fn block_limit(block: &str) -> usize {
 
 /// Splits AMD counters into passes within the per-block limits (first fit, in order).
 pub fn split_passes(counters: &[String]) -> Vec<Vec<String>> {
-    let mut passes: Vec<(Vec<String>, Vec<(&'static str, usize)>)> = Vec::new();
+    // Each pass: its counters, and the slots used per hardware block.
+    type Pass = (Vec<String>, Vec<(&'static str, usize)>);
+    let mut passes: Vec<Pass> = Vec::new();
     for c in counters {
         let (block, cost) = block_of(c);
         let fits = |used: &Vec<(&'static str, usize)>| {

@@ -95,6 +95,7 @@ fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
 }
 
 /// The counters report page.
+#[allow(clippy::many_single_char_names)]
 pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
     let all = if dispatches { &r.dispatches } else { &r.kernels };
     let rows: Vec<KernelRecord> = all.iter().take(top).cloned().collect();
