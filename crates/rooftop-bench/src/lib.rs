@@ -22,6 +22,7 @@ pub mod export;
 pub mod harness;
 pub mod mock;
 pub mod rng;
+pub mod spec;
 pub mod stats;
 pub mod suite;
 

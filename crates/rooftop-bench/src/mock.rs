@@ -3,9 +3,16 @@
 //! returns a simulated time from the kernel's work on a fictional device (100 GB/s,
 //! 1 TFLOP/s fp32, 0.5 TFLOP/s fp64, 2 µs launch cost) with a fixed ±2% jitter pattern.
 //! Selected by the hidden `--backend mock`; never presented as a measurement.
+//!
+//! User kernels (`rooftop bench --spec`): [`Backend::load_source`] accepts any language
+//! without compiling anything, and a run of a loaded kernel writes the outputs of that
+//! kernel's reference (computed as the harness computes it, through the kernel given to
+//! [`MockBackend::add_kernel`]) and returns a simulated time from its work model. It
+//! exercises the spec machinery (parsing, buffers, scalars, checks, exports), never the
+//! user's code.
 
 use crate::backend::{
-    Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch,
+    Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, SourceKernel,
 };
 use crate::case::Case;
 use crate::error::BackendError;
@@ -49,6 +56,20 @@ pub struct MockBackend {
     buffers: Vec<Option<(DType, HostBuf)>>,
     runs: u64,
     pending: bool,
+    /// Spec'd kernels (boxed: the CLI keeps backends in an enum of similar sizes).
+    user: Box<UserKernels>,
+}
+
+/// What the mock knows of user (spec'd) kernels.
+#[derive(Debug, Default)]
+struct UserKernels {
+    /// Kernels outside the suite the mock can simulate.
+    extra: Vec<&'static dyn suite::Kernel>,
+    /// Loaded user sources: (implementation id, label).
+    sources: Vec<(String, String)>,
+    /// Kernels whose run also changes the last element of every output buffer as
+    /// allocated (for spec'd kernels: inside the guard, i.e. an out-of-bounds write).
+    write_past_end: Vec<String>,
 }
 
 impl MockBackend {
@@ -66,7 +87,37 @@ impl MockBackend {
             buffers: Vec::new(),
             runs: 0,
             pending: true,
+            user: Box::default(),
         }
+    }
+
+    /// Makes the runs of `kernels` write one element past the end of their outputs (to
+    /// test the out-of-bounds detection of spec'd kernels).
+    pub fn set_write_past_end(&mut self, kernels: Vec<String>) {
+        self.user.write_past_end = kernels;
+    }
+
+    /// Lets the mock simulate `kernel` (a spec'd kernel): its runs write the kernel's
+    /// reference outputs and take the time of its work model.
+    pub fn add_kernel(&mut self, kernel: &'static dyn suite::Kernel) {
+        self.user.extra.retain(|k| k.name() != kernel.name());
+        self.user.extra.push(kernel);
+    }
+
+    fn kernel(&self, name: &str) -> Option<&'static dyn suite::Kernel> {
+        suite::find(name)
+            .ok()
+            .or_else(|| self.user.extra.iter().copied().find(|k| k.name() == name))
+    }
+
+    fn time_of(&self, case: &Case) -> f64 {
+        let Some(kernel) = self.kernel(case.kernel) else { return MOCK_LAUNCH_S };
+        let Ok(work) = kernel.work(case) else { return MOCK_LAUNCH_S };
+        let peak = match work.precision {
+            Precision::Fp64 => MOCK_FP32 / 2.0,
+            _ => MOCK_FP32,
+        };
+        (work.bytes() / MOCK_BW).max(work.flops / peak) + MOCK_LAUNCH_S
     }
 
     fn slot(&mut self, buf: BufId) -> Result<&mut (DType, HostBuf), BackendError> {
@@ -123,6 +174,9 @@ impl Backend for MockBackend {
     }
 
     fn implementations(&self, kernel: &str) -> Vec<Implementation> {
+        if let Some((id, label)) = self.user.sources.iter().find(|(id, _)| id == kernel) {
+            return vec![Implementation { id: id.clone(), builtin: false, label: label.clone() }];
+        }
         if suite::find(kernel).is_err() {
             return Vec::new();
         }
@@ -140,8 +194,12 @@ impl Backend for MockBackend {
 
     fn run(&mut self, call: &KernelCall<'_>, iters: u32) -> Result<f64, BackendError> {
         if self.pending {
-            let kernel =
-                suite::find(call.case.kernel).map_err(|e| BackendError::Other(e.to_string()))?;
+            let kernel = self.kernel(call.case.kernel).ok_or_else(|| {
+                BackendError::Other(format!(
+                    "mock: kernel `{}` is neither a suite kernel nor added with add_kernel",
+                    call.case.kernel
+                ))
+            })?;
             let specs = kernel.buffers(call.case);
             let mut inputs = Vec::with_capacity(call.buffers.len());
             for id in call.buffers {
@@ -149,20 +207,30 @@ impl Backend for MockBackend {
             }
             let mut outs = kernel.reference(call.case, &inputs).into_iter();
             let wrong = self.config.wrong_results.iter().any(|k| k == call.case.kernel);
+            let is_suite = suite::find(call.case.kernel).is_ok();
+            let past_end = self.user.write_past_end.iter().any(|k| k == call.case.kernel);
             for (s, id) in specs.iter().zip(call.buffers) {
                 if s.output {
                     let mut o = outs.next().ok_or_else(|| {
                         BackendError::Other("reference returned too few outputs".to_string())
                     })?;
-                    if wrong {
+                    if wrong && is_suite {
                         corrupt(&mut o);
+                    } else if wrong {
+                        // Spec'd kernels' outputs end in a guard that must stay intact
+                        // (else this reads as an out-of-bounds write): corrupt the first
+                        // element only.
+                        corrupt_first(&mut o);
+                    }
+                    if past_end {
+                        corrupt_last(&mut o);
                     }
                     self.slot(*id)?.1 = o;
                 }
             }
             self.pending = false;
         }
-        let t = Self::simulated_time(call.case);
+        let t = self.time_of(call.case);
         let mut total = 0.0;
         for _ in 0..iters {
             total += t * JITTER[(self.runs % JITTER.len() as u64) as usize];
@@ -189,6 +257,42 @@ impl Backend for MockBackend {
     fn available_memory_bytes(&self) -> Option<u64> {
         // The mock keeps its buffers in host memory.
         self.config.memory_bytes.or_else(host_available_memory)
+    }
+
+    fn load_source(&mut self, kernel: &SourceKernel) -> Result<(), BackendError> {
+        let label = format!(
+            "mock of {} ({}, entry {}): reference outputs, simulated time",
+            kernel.path.display(),
+            kernel.lang.as_str(),
+            kernel.entry
+        );
+        self.user.sources.retain(|(id, _)| *id != kernel.name);
+        self.user.sources.push((kernel.name.clone(), label));
+        Ok(())
+    }
+}
+
+/// Changes the first element of `b`.
+fn corrupt_first(b: &mut HostBuf) {
+    match b {
+        HostBuf::F32(v) => v.iter_mut().take(1).for_each(|x| *x = *x * 1.5 + 1.0),
+        HostBuf::F64(v) => v.iter_mut().take(1).for_each(|x| *x = *x * 1.5 + 1.0),
+        HostBuf::U16(v) => v.iter_mut().take(1).for_each(|x| *x ^= 0x4000),
+        HostBuf::U8(v) => v.iter_mut().take(1).for_each(|x| *x ^= 0xFF),
+        HostBuf::I8(v) => v.iter_mut().take(1).for_each(|x| *x = x.wrapping_add(1)),
+        HostBuf::U32(v) => v.iter_mut().take(1).for_each(|x| *x = x.wrapping_add(1)),
+    }
+}
+
+/// Changes the last element of `b` (see [`MockBackend::set_write_past_end`]).
+fn corrupt_last(b: &mut HostBuf) {
+    match b {
+        HostBuf::F32(v) => v.iter_mut().last().into_iter().for_each(|x| *x += 1.0),
+        HostBuf::F64(v) => v.iter_mut().last().into_iter().for_each(|x| *x += 1.0),
+        HostBuf::U16(v) => v.iter_mut().last().into_iter().for_each(|x| *x ^= 0x4000),
+        HostBuf::U8(v) => v.iter_mut().last().into_iter().for_each(|x| *x ^= 0xFF),
+        HostBuf::I8(v) => v.iter_mut().last().into_iter().for_each(|x| *x = x.wrapping_add(1)),
+        HostBuf::U32(v) => v.iter_mut().last().into_iter().for_each(|x| *x = x.wrapping_add(1)),
     }
 }
 

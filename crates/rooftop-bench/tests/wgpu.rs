@@ -299,6 +299,58 @@ fn user_wgsl_kernel_runs_and_checks() {
 }
 
 #[test]
+fn block_overrides_let_the_launch_set_the_workgroup_size() {
+    let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(mut b) = open() else { return };
+    let code = SAXPY.replace(
+        "@compute @workgroup_size(64)",
+        "override BLOCK_X: u32 = 64;\n@compute @workgroup_size(BLOCK_X)",
+    );
+    b.load_source(&user_kernel(&code)).unwrap();
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let dx = b.alloc(rooftop_bench::DType::F32, n).unwrap();
+    let dy = b.alloc(rooftop_bench::DType::F32, n).unwrap();
+    b.upload(dx, &HostBuf::F32(x.clone())).unwrap();
+    let case = cases("copy", &config(&[n as u64])).remove(0);
+    let scalars = [Scalar::U32(n as u32), Scalar::F32(3.0)];
+    for block in [32u32, 128, 256] {
+        b.upload(dy, &HostBuf::F32(vec![1.0; n])).unwrap();
+        // One workgroup of `block` threads per `block` elements: a wrong size at pipeline
+        // creation would leave elements unwritten or write them twice.
+        let launch = Launch {
+            grid: Some([(n as u32).div_ceil(block), 1, 1]),
+            block: Some([block, 1, 1]),
+            ..Launch::default()
+        };
+        let call = KernelCall {
+            case: &case,
+            implementation: "my-saxpy",
+            buffers: &[dx, dy],
+            launch: &launch,
+            scalars: &scalars,
+        };
+        b.prepare(&call).unwrap();
+        b.run(&call, 1).unwrap();
+        let HostBuf::F32(got) = b.download(dy).unwrap() else { panic!() };
+        for i in 0..n {
+            assert_eq!(got[i], 3.0 * x[i] + 1.0, "block {block}: y[{i}]");
+        }
+    }
+    // Y has no override: a block with y = 2 is refused.
+    let launch = Launch { grid: Some([4, 1, 1]), block: Some([32, 2, 1]), ..Launch::default() };
+    let call = KernelCall {
+        case: &case,
+        implementation: "my-saxpy",
+        buffers: &[dx, dy],
+        launch: &launch,
+        scalars: &scalars,
+    };
+    let e = b.prepare(&call).unwrap_err().to_string();
+    assert!(e.contains("override BLOCK_Y"), "{e}");
+}
+
+#[test]
 fn wgsl_syntax_and_validation_errors_give_line_numbers() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(mut b) = open() else { return };

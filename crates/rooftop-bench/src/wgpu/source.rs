@@ -4,8 +4,10 @@
 //! call's buffers are bindings `0..n` in order (`var<storage, read>` or
 //! `var<storage, read_write>`), the call's scalars a `var<uniform>` at binding `n`
 //! (32-bit words in order, padded to 16 bytes); one dispatch of `launch.grid`
-//! workgroups; the workgroup size is the entry point's `@workgroup_size` (a
-//! `launch.block` that differs is refused). A binding the call cannot fill is an error
+//! workgroups; the workgroup size is the entry point's `@workgroup_size`, and a
+//! `launch.block` that differs is refused unless the module declares `override
+//! BLOCK_X: u32` (and `BLOCK_Y`, `BLOCK_Z`) and sizes its workgroups with them, in which
+//! case the launch sets them as pipeline constants (what `--autotune` sweeps). A binding the call cannot fill is an error
 //! that names it.
 //!
 //! The module is parsed by naga (wgpu's shader compiler) first, so a syntax error comes
@@ -35,6 +37,10 @@ pub(super) struct UserKernel {
     entry: String,
     module: wgpu::ShaderModule,
     workgroup_size: [u32; 3],
+    /// Which of the pipeline-overridable constants `BLOCK_X`, `BLOCK_Y`, `BLOCK_Z` the
+    /// module declares: those dimensions of `launch.block` are set at pipeline creation
+    /// (`@workgroup_size(BLOCK_X)`), so `--autotune` can sweep them.
+    block_overrides: [bool; 3],
     /// (binding, kind), sorted by binding.
     bindings: Vec<(u32, Declared)>,
 }
@@ -87,6 +93,9 @@ impl UserKernel {
                     if have.is_empty() { "none".to_string() } else { have.join(", ") }
                 ))
             })?;
+        let declared: Vec<&str> =
+            module.overrides.iter().filter_map(|(_, o)| o.name.as_deref()).collect();
+        let block_overrides = BLOCK_CONSTANTS.map(|n| declared.contains(&n));
         let mut bindings = Vec::new();
         for (_, g) in module.global_variables.iter() {
             let Some(rb) = g.binding else { continue };
@@ -134,6 +143,7 @@ impl UserKernel {
             entry: k.entry.clone(),
             module: shader?,
             workgroup_size: ep.workgroup_size,
+            block_overrides,
             bindings,
         })
     }
@@ -146,11 +156,19 @@ impl UserKernel {
         }
     }
 
-    /// The call's launch with the shader's workgroup size filled in.
+    /// The call's launch with the shader's workgroup size filled in (the given block
+    /// wins when the module takes its size from `BLOCK_*` overrides).
     pub(super) fn default_launch(&self, given: &Launch) -> Launch {
-        Launch { block: Some(self.workgroup_size), ..*given }
+        let block = match given.block {
+            Some(b) if self.block_overrides.iter().any(|&o| o) => b,
+            _ => self.workgroup_size,
+        };
+        Launch { block: Some(block), ..*given }
     }
 }
+
+/// Names of the pipeline-overridable constants that set the workgroup size.
+const BLOCK_CONSTANTS: [&str; 3] = ["BLOCK_X", "BLOCK_Y", "BLOCK_Z"];
 
 fn compile_errors(m: &wgpu::ShaderModule, path: &str) -> Vec<String> {
     let info = pollster::block_on(m.get_compilation_info());
@@ -177,12 +195,36 @@ impl WgpuBackend {
                 u.path
             )));
         };
-        if let Some([bx, by, bz]) = call.launch.block.filter(|&b| b != u.workgroup_size) {
-            let w = u.workgroup_size;
-            return Err(BackendError::BadLaunch(format!(
-                "{}: block {}x{}x{} differs from the entry point's @workgroup_size({}, {}, {})",
-                u.path, bx, by, bz, w[0], w[1], w[2]
-            )));
+        // A block dimension may differ from @workgroup_size only where the module takes it
+        // from a BLOCK_X/Y/Z override.
+        let mut constants: Vec<(&str, f64)> = Vec::new();
+        if let Some(block) = call.launch.block {
+            for d in 0..3 {
+                if u.block_overrides[d] {
+                    constants.push((BLOCK_CONSTANTS[d], f64::from(block[d])));
+                } else if block[d] != u.workgroup_size[d] {
+                    let w = u.workgroup_size;
+                    return Err(BackendError::BadLaunch(format!(
+                        "{}: block {}x{}x{} differs from the entry point's \
+                         @workgroup_size({}, {}, {}); declare `override {}: u32` and use it in \
+                         @workgroup_size to let the launch set it",
+                        u.path, block[0], block[1], block[2], w[0], w[1], w[2], BLOCK_CONSTANTS[d]
+                    )));
+                }
+            }
+            let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
+            if threads == 0
+                || threads > u64::from(self.limits.max_compute_invocations_per_workgroup)
+            {
+                return Err(BackendError::BadLaunch(format!(
+                    "{}: block {}x{}x{} = {threads} invocations: this adapter allows 1..={}",
+                    u.path,
+                    block[0],
+                    block[1],
+                    block[2],
+                    self.limits.max_compute_invocations_per_workgroup
+                )));
+            }
         }
         let max = self.limits.max_compute_workgroups_per_dimension;
         if grid.iter().any(|&g| g == 0 || g > max) {
@@ -253,7 +295,10 @@ impl WgpuBackend {
                 layout: Some(&layout),
                 module: &u.module,
                 entry_point: Some(&u.entry),
-                compilation_options: wgpu::PipelineCompilationOptions::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    ..wgpu::PipelineCompilationOptions::default()
+                },
                 cache: None,
             });
             let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -10,7 +10,8 @@ use rooftop_bench::backend::{Backend, Launch};
 use rooftop_bench::ceilings;
 use rooftop_bench::error::BenchError;
 use rooftop_bench::export::{self, BenchReport, Roofs, TimingRecord};
-use rooftop_bench::harness::{self, Progress, TimingOptions};
+use rooftop_bench::harness::{self, CaseResult, Progress, TimingOptions};
+use rooftop_bench::spec::{self, SpecKernel, SpecSet};
 use rooftop_bench::suite::{self, Kernel};
 use rooftop_bench::{Case, Selection};
 use rooftop_core::device::Catalog;
@@ -142,6 +143,23 @@ pub struct BenchArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0x5EED_2026)]
     pub seed: u64,
+
+    /// Benchmark your own kernels, described in this spec file (docs/spec.md): every
+    /// kernel at every size of the spec, or those of --kernel / --compare at
+    /// --single-config. Default: the suite instead.
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+
+    /// With --spec: run two spec'd kernels at the same sizes and say which is faster, by
+    /// how much, with its uncertainty (ratio of means ± σ, as hyperfine).
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        requires = "spec",
+        conflicts_with = "kernel"
+    )]
+    pub compare: Option<Vec<String>>,
 
     /// Also write the results as JSON (docs/bench-schema.md), rewritten after every case.
     #[arg(long, value_name = "FILE")]
@@ -298,8 +316,106 @@ fn kernel_list() -> String {
 /// One unit of work: a case with one implementation, at one or several launches.
 struct Job {
     kernel: &'static dyn Kernel,
+    /// The spec'd kernel, for kernels of `--spec`.
+    spec: Option<&'static SpecKernel>,
     case: Case,
     implementation: rooftop_bench::backend::Implementation,
+}
+
+/// The spec'd kernels to run: `--compare A,B`, `--kernel`, or all of the spec.
+fn spec_kernels(a: &BenchArgs, set: &SpecSet) -> Result<Vec<&'static SpecKernel>> {
+    let names: Vec<&str> = match (&a.compare, a.kernel.is_empty()) {
+        (Some(c), _) => {
+            let [x, y] = &c[..] else {
+                return Err(CliError::input(format!(
+                    "--compare: expected two kernels A,B, got {}",
+                    c.len()
+                )));
+            };
+            if x == y {
+                return Err(CliError::input(format!("--compare: `{x}` with itself")));
+            }
+            vec![x.as_str(), y.as_str()]
+        }
+        (None, false) => a.kernel.iter().map(String::as_str).collect(),
+        (None, true) => return Ok(set.kernels().to_vec()),
+    };
+    let ks = names
+        .iter()
+        .map(|n| set.find(n).map_err(|e| CliError::input(format!("--spec {}: {e}", spec_path(a)))))
+        .collect::<Result<Vec<_>>>()?;
+    if let [x, y] = ks[..] {
+        if a.compare.is_some() && x.spec().vars != y.spec().vars {
+            return Err(CliError::input(format!(
+                "--compare: `{}` has size variables [{}], `{}` [{}]: they must be the same",
+                x.spec().name,
+                x.spec().vars.join(", "),
+                y.spec().name,
+                y.spec().vars.join(", ")
+            )));
+        }
+    }
+    Ok(ks)
+}
+
+fn spec_path(a: &BenchArgs) -> String {
+    a.spec.as_ref().map_or_else(String::new, |p| p.display().to_string())
+}
+
+/// Options of the suite that do not apply to spec'd kernels.
+fn refuse_suite_options(a: &BenchArgs) -> Result<()> {
+    let given = [
+        (a.all_kernels, "--all-kernels"),
+        (a.list, "--list"),
+        (a.sizes.is_some(), "--sizes (use --single-config or the spec's `sizes`)"),
+        (!a.sweep.is_empty(), "--sweep (list blocks in the spec's `block` and use --autotune)"),
+        (a.threads.is_some(), "--threads"),
+        (a.tile.is_some(), "--tile"),
+        (
+            a.dtype.is_some() || a.bits.is_some() || a.group_size.is_some(),
+            "--dtype/--bits/--group-size (the spec's `work` sets them)",
+        ),
+        (
+            a.wformat.is_some() || a.variant.is_some(),
+            "--wformat/--variant (the spec's `work` sets them)",
+        ),
+    ];
+    match given.iter().find(|(g, _)| *g) {
+        Some((_, flag)) => {
+            Err(CliError::input(format!("--spec: {flag} does not apply to spec'd kernels")))
+        }
+        None => Ok(()),
+    }
+}
+
+fn plan_spec(
+    a: &BenchArgs,
+    backend: &mut dyn Backend,
+    set: &SpecSet,
+    sel: &Selection,
+) -> Result<Vec<Job>> {
+    let kernels = spec_kernels(a, set)?;
+    let mut jobs = Vec::new();
+    for k in kernels {
+        let name = k.spec().name.as_str();
+        let Some(implementation) = backend.implementations(name).into_iter().next() else {
+            return Err(CliError::input(format!(
+                "the {} backend has no implementation of `{name}` after loading its source",
+                backend.info().backend
+            )));
+        };
+        let cases =
+            k.cases(sel).map_err(|e| CliError::input(format!("--spec {}: {e}", spec_path(a))))?;
+        for case in cases {
+            jobs.push(Job {
+                kernel: k,
+                spec: Some(k),
+                case,
+                implementation: implementation.clone(),
+            });
+        }
+    }
+    Ok(jobs)
 }
 
 fn plan(
@@ -338,7 +454,12 @@ fn plan(
         let cases = k.cases(sel).map_err(|e| CliError::input(e.to_string()))?;
         for case in cases {
             for i in &impls {
-                jobs.push(Job { kernel: k, case: case.clone(), implementation: i.clone() });
+                jobs.push(Job {
+                    kernel: k,
+                    spec: None,
+                    case: case.clone(),
+                    implementation: i.clone(),
+                });
             }
         }
     }
@@ -407,7 +528,32 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     let timing = timing_options(a)?;
     let sweep = launch_sweep(a)?;
     let mut any = AnyBackend::new(a.backend, a.adapter.as_deref())?;
-    let (jobs, mut notes) = plan(a, any.as_dyn(), &sel)?;
+    let set = match &a.spec {
+        Some(path) => {
+            refuse_suite_options(a)?;
+            let set = spec::parse::load(path).map_err(|e| CliError::input(e.to_string()))?;
+            if let AnyBackend::Mock(m) = &mut any {
+                // The mock simulates the spec'd kernels from their references.
+                for k in set.kernels() {
+                    m.add_kernel(*k);
+                }
+                if let Ok(v) = std::env::var("ROOFTOP_MOCK_OOB") {
+                    m.set_write_past_end(v.split(',').map(str::to_string).collect());
+                }
+            }
+            spec::load_sources(any.as_dyn(), &set)
+                .map_err(|e| CliError::input(format!("--spec {}: {e}", path.display())))?;
+            Some(set)
+        }
+        None => None,
+    };
+    let (jobs, mut notes) = match &set {
+        Some(set) => {
+            let jobs = plan_spec(a, any.as_dyn(), set, &sel)?;
+            (jobs, Vec::new())
+        }
+        None => plan(a, any.as_dyn(), &sel)?,
+    };
     if jobs.is_empty() {
         return Err(CliError::input("nothing to run: no kernel matched the selection"));
     }
@@ -464,13 +610,22 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     write_exports(a, &report)?;
     let pb = progress::bar(jobs.len() as u64, "bench");
     let mut failed_checks = 0usize;
+    // The best result of each job, for --compare.
+    let mut bests: Vec<CaseResult> = Vec::new();
     for job in &jobs {
         if stop.load(Ordering::Relaxed) {
             report.interrupted = true;
             break;
         }
         let backend = any.as_dyn();
-        let launches: Vec<Launch> = if let Some(s) = &sweep {
+        let launches: Vec<Launch> = if let Some(k) = job.spec {
+            let all = k.launches(&job.case).map_err(|e| CliError::input(e.to_string()))?;
+            if a.autotune {
+                all
+            } else {
+                all.into_iter().take(1).collect()
+            }
+        } else if let Some(s) = &sweep {
             s.clone()
         } else if a.autotune {
             let call_launch = backend.default_launch(&job.case);
@@ -499,7 +654,19 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 pb.set_message(format!("{label}: {runs} samples"));
             }
         };
-        let results = if launches.len() > 1 {
+        let results = if let (Some(k), Some(set)) = (job.spec, &set) {
+            spec::run::autotune(
+                backend,
+                set,
+                k,
+                &job.case,
+                &job.implementation,
+                &launches,
+                &timing,
+                &stop,
+                &mut on_progress,
+            )
+        } else if launches.len() > 1 {
             harness::autotune(
                 backend,
                 job.kernel,
@@ -524,6 +691,9 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
             .map(|r| vec![r])
         }
         .map_err(bench_error)?;
+        if let Some(best) = results.first() {
+            bests.push(best.clone());
+        }
         for r in &results {
             if !r.check.passed {
                 failed_checks += 1;
@@ -555,7 +725,27 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         rooftop_report::Format::Markdown => rooftop_report::bench::markdown_report(&report),
         rooftop_report::Format::Html => rooftop_report::html::bench(&report),
     };
+    let comparisons = a.compare.as_ref().map(|names| compare_results(names, &bests));
+    let text = match (&comparisons, fmt) {
+        (Some(c), rooftop_report::Format::Table) => {
+            format!("{text}\n{}", rooftop_report::compare::text(c))
+        }
+        (Some(c), rooftop_report::Format::Markdown) => {
+            format!("{text}\n{}", rooftop_report::compare::markdown(c))
+        }
+        _ => text,
+    };
     output::emit(&text, cli.output.as_deref())?;
+    if let (Some(c), false) = (
+        &comparisons,
+        matches!(fmt, rooftop_report::Format::Table | rooftop_report::Format::Markdown),
+    ) {
+        // Machine formats keep their schema: the summary goes to the terminal.
+        #[allow(clippy::print_stderr)]
+        {
+            eprint!("{}", rooftop_report::compare::text(c));
+        }
+    }
     if report.interrupted {
         return Err(CliError::Runtime(format!(
             "interrupted by Ctrl-C: {} results kept{}",
@@ -573,6 +763,21 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Pairs the results of the two kernels of `--compare` case by case (same sizes).
+fn compare_results(names: &[String], bests: &[CaseResult]) -> Vec<spec::compare::Comparison> {
+    let (Some(x), Some(y)) = (names.first(), names.get(1)) else { return Vec::new() };
+    bests
+        .iter()
+        .filter(|r| r.case.kernel == x)
+        .filter_map(|ra| {
+            bests
+                .iter()
+                .find(|rb| rb.case.kernel == y && rb.case.sizes == ra.case.sizes)
+                .map(|rb| spec::compare::compare(ra, rb))
+        })
+        .collect()
 }
 
 /// Timing of the quick ceilings: shorter than the suite's.
