@@ -358,9 +358,15 @@ pub fn load_sources(backend: &mut dyn Backend, set: &SpecSet) -> Result<(), Spec
                 kernel: Some(spec.name.clone()),
                 field: Some("source".to_string()),
                 message: format!(
-                    "the {} backend could not load any source:\n{}",
+                    "the {} backend could not load any source:\n{}{}",
                     backend.info().backend,
-                    refusals.join("\n")
+                    refusals.join("\n"),
+                    if backend.info().backend == "cpu" {
+                        "\n(source kernels run on --backend cuda or --backend wgpu; CPU kernels \
+                         are Rust code, benchmarked through the library API: docs/spec.md)"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }
