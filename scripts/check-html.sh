@@ -70,9 +70,12 @@ render device_h100 0 yes devices h100-sxm
 render bench_mock 1 yes bench --backend mock --kernel triad,copy,scale,gelu,rmsnorm,softmax,gemm --sizes 4096,65536 \
     --export-json "$out/bench_mock.json"
 render ceilings_mock 0 yes ceilings --backend mock --min-time 0.01
-# Counter reports: a rocprof-compute workload (measured roofs, marks) and rocprofv3.
-render counters_rocprof_compute_mi200 1 yes counters "$root/tests/fixtures/rocprof/rocprof_compute_vcopy_MI200"
+# Counter reports: a rocprof-compute workload (measured roofs; vcopy has no FLOPs, so no
+# marks) and rocprofv3 (no device: no chart, and a sentence saying why).
+render counters_rocprof_compute_mi200 0 yes counters "$root/tests/fixtures/rocprof/rocprof_compute_vcopy_MI200"
 render counters_rocprofv3_decode 0 any counters "$root/tests/fixtures/rocprof/rocprofv3_gfx1151_decode"
+# A hand-made ncu details page (documented layout) with FLOPs and bytes: marks on H100 roofs.
+render counters_ncu_details_h100 1 yes counters "$root/tests/fixtures/ncu/handmade/details_page.csv" -d h100-sxm
 # A diff: the same export with triad 20% slower.
 python3 - "$out/bench_mock.json" "$out/bench_slow.json" <<'EOF' && render diff_mock 0 no diff "$out/bench_mock.json" "$out/bench_slow.json" --fail-above 50%
 import json, sys

@@ -48,7 +48,8 @@ fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
     }
     for c in &r.roofs.compute {
         let value = c.tflops * 1e12;
-        let primary = rows.first().and_then(|k| k.compute_roof.as_ref())
+        // The roof of the first (longest) kernel that has one.
+        let primary = rows.iter().find_map(|k| k.compute_roof.as_ref())
             == Some(&(c.unit.clone(), c.precision.clone()));
         roofs.push(Roof {
             label: format!("{} {}", c.precision, c.unit),
@@ -131,11 +132,19 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
         )
     } else {
         if ch.marks.is_empty() {
-            extra.push(
+            let zero = rows
+                .iter()
+                .any(|k| k.flops.as_ref().is_some_and(|f| f.values().all(|v| *v == 0.0)));
+            extra.push(if zero {
+                "No marks: the kernels shown execute no floating-point operations (pure data \
+                 movement has no place on a FLOP/s axis); their bandwidth against the roofs \
+                 is in the table."
+                    .to_string()
+            } else {
                 "No marks: no kernel has both FLOPs and bytes counted (a roofline point needs \
-                 both; see `missing` below)."
-                    .to_string(),
-            );
+                 both; see `Not derivable` below)."
+                    .to_string()
+            });
         }
         roofline_block(&ch, &extra)
     };

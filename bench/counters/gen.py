@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Writes large synthetic counter files in the documented layouts, to time
+`rooftop counters` at scale (the real fixtures are a few KB):
+
+  gen.py ncu-raw N OUT.csv      Nsight Compute --csv --page raw: N launches, ~400 metric
+                                columns (the names of `--set full` style ids), units row
+  gen.py rocprofv3 N OUTDIR     rocprofv3 kernel_trace.csv + counter_collection.csv
+                                (long format: 12 counters per dispatch)
+
+The values are random but consistent (bytes >= 0, percentages in 0..100); the files are
+for timing only, never for expected values.
+"""
+import os
+import random
+import sys
+
+random.seed(1)
+KERNELS = [
+    "void gemm_kernel<float, 128, 128, 8>(int, int, int, float const*, float const*, float*)",
+    "void rmsnorm_kernel<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16 const*, int)",
+    "void softmax_warp_forward<float, float, float, 10, false>(float*, float const*, int)",
+    "elementwise_kernel_with_index",
+    "ampere_sgemm_128x64_nn",
+]
+NCU_FIXED = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+             "Stream", "Block Size", "Grid Size", "Device", "CC"]
+NCU_KNOWN = [
+    ("gpu__time_duration.sum", "nsecond"),
+    ("dram__bytes_read.sum", "byte"),
+    ("dram__bytes_write.sum", "byte"),
+    ("lts__t_bytes.sum", "byte"),
+    ("l1tex__t_bytes.sum", "byte"),
+    ("lts__t_sector_hit_rate.pct", "%"),
+    ("l1tex__t_sector_hit_rate.pct", "%"),
+    ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "inst"),
+    ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "inst"),
+    ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst"),
+    ("sm__warps_active.avg.pct_of_peak_sustained_active", "%"),
+    ("sm__maximum_warps_per_active_cycle_pct", "%"),
+    ("launch__waves_per_multiprocessor", ""),
+]
+
+
+def q(s):
+    return '"' + s.replace('"', '""') + '"'
+
+
+def ncu_raw(n, out):
+    filler = [(f"sm__metric_{i:03d}.avg.pct_of_peak_sustained_elapsed", "%") for i in range(390)]
+    cols = NCU_KNOWN + filler
+    with open(out, "w") as f:
+        f.write(",".join(q(c) for c in NCU_FIXED + [c for c, _ in cols]) + "\n")
+        f.write(",".join(q("") for _ in NCU_FIXED) + "," + ",".join(q(u) for _, u in cols) + "\n")
+        for i in range(n):
+            k = KERNELS[i % len(KERNELS)]
+            fixed = [str(i), "4242", "python3", "host", k, "1", "7", "(256, 1, 1)",
+                     f"({random.randint(1, 4096)}, 1, 1)", "0", "9.0"]
+            vals = []
+            for c, u in cols:
+                if u == "%":
+                    vals.append(f"{random.uniform(0, 100):.2f}")
+                elif u == "nsecond":
+                    vals.append(str(random.randint(2_000, 2_000_000)))
+                elif u == "":
+                    vals.append(f"{random.uniform(0.1, 20):.2f}")
+                else:
+                    vals.append(str(random.randint(0, 1 << 28)))
+            f.write(",".join(q(v) for v in fixed + vals) + "\n")
+
+
+def rocprofv3(n, outdir):
+    os.makedirs(outdir, exist_ok=True)
+    counters = ["SQ_WAVES", "GRBM_GUI_ACTIVE", "FETCH_SIZE", "WRITE_SIZE", "TCC_HIT",
+                "TCC_MISS", "SQ_INSTS_VALU_ADD_F32", "SQ_INSTS_VALU_MUL_F32",
+                "SQ_INSTS_VALU_FMA_F32", "SQ_INSTS_VALU_TRANS_F32", "SQ_LDS_BANK_CONFLICT",
+                "SQ_LDS_IDX_ACTIVE"]
+    with open(os.path.join(outdir, "1_kernel_trace.csv"), "w") as kt, \
+            open(os.path.join(outdir, "1_counter_collection.csv"), "w") as cc:
+        kt.write("Kind,Agent_Id,Queue_Id,Stream_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,"
+                 "Correlation_Id,Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,"
+                 "VGPR_Count,Accum_VGPR_Count,SGPR_Count,Workgroup_Size_X,Workgroup_Size_Y,"
+                 "Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z\n")
+        cc.write("Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,"
+                 "Kernel_Id,Kernel_Name,Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,"
+                 "Accum_VGPR_Count,SGPR_Count,Counter_Name,Counter_Value,Start_Timestamp,"
+                 "End_Timestamp\n")
+        t = 10**12
+        for i in range(1, n + 1):
+            k = KERNELS[i % len(KERNELS)]
+            dur = random.randint(2_000, 2_000_000)
+            grid = 256 * random.randint(1, 4096)
+            kt.write(f'"KERNEL_DISPATCH","Agent 4",1,0,77,{i},{i % 5},{q(k)},{i},{t},{t + dur},'
+                     f"1024,0,64,0,32,256,1,1,{grid},1,1\n")
+            for c in counters:
+                cc.write(f'{i},{i},"Agent 4",1,77,77,{grid},{i % 5},{q(k)},256,1024,0,64,0,32,'
+                         f'"{c}",{random.uniform(0, 1e7):.6f},{t},{t + dur}\n')
+            t += dur + 1000
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in ("ncu-raw", "rocprofv3"):
+        sys.exit(__doc__)
+    (ncu_raw if sys.argv[1] == "ncu-raw" else rocprofv3)(int(sys.argv[2]), sys.argv[3])
