@@ -511,7 +511,7 @@ mod tests {
 
     fn disp(pairs: &[(&str, f64)]) -> Dispatch {
         Dispatch {
-            counters: pairs.iter().map(|(k, v)| ((*k).to_string(), *v)).collect::<BTreeMap<_, _>>(),
+            counters: pairs.iter().map(|(k, v)| ((*k).into(), *v)).collect::<BTreeMap<_, _>>(),
             duration_ns: Some(1000.0),
             ..Dispatch::default()
         }

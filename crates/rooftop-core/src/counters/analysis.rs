@@ -797,8 +797,8 @@ mod tests {
             duration_ns: Some(dur_ns),
             ..Dispatch::default()
         };
-        d.counters.insert("dram__bytes_read.sum".to_string(), bytes);
-        d.counters.insert("dram__bytes_write.sum".to_string(), bytes);
+        d.counters.insert("dram__bytes_read.sum".into(), bytes);
+        d.counters.insert("dram__bytes_write.sum".into(), bytes);
         d
     }
 

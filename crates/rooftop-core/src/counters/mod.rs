@@ -20,6 +20,7 @@ pub use derive::{derive, Coalescing, Derived, FlopCounts, Missing};
 
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The tool and layout a counter file was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -97,6 +98,10 @@ pub struct CounterSource {
     pub notes: Vec<String>,
 }
 
+/// A counter or metric name. Shared: a reader interns each name once, so that thousands
+/// of dispatches with hundreds of counters do not each own a copy of every name.
+pub type CounterName = Arc<str>;
+
 /// Three launch dimensions.
 pub type Dim3 = [u64; 3];
 
@@ -137,7 +142,7 @@ pub struct Dispatch {
     /// Raw counters and metrics by the tool's own id (`TCC_HIT_sum`,
     /// `dram__bytes_read.sum`), converted to base units: bytes, ns, counts, percent,
     /// cycles, per-second rates.
-    pub counters: BTreeMap<String, f64>,
+    pub counters: BTreeMap<CounterName, f64>,
 }
 
 impl Dispatch {

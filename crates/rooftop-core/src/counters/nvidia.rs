@@ -40,7 +40,9 @@ const SRC_FLOPS: &str = "Nsight Compute SpeedOfLight_Roofline*Chart sections and
 /// The kernel duration (ns) from ncu metrics: `gpu__time_duration.sum`, or one of its
 /// other roll-ups. `gpu__` has exactly one instance per launch, so `.avg`, `.max` and
 /// `.min` equal `.sum`. Returns the value and the metric id it came from.
-pub fn duration_from_metrics(counters: &BTreeMap<String, f64>) -> Option<(f64, &'static str)> {
+pub fn duration_from_metrics(
+    counters: &BTreeMap<super::CounterName, f64>,
+) -> Option<(f64, &'static str)> {
     [
         "gpu__time_duration.sum",
         "gpu__time_duration.avg",
@@ -470,7 +472,7 @@ mod tests {
     fn dispatch(counters: &[(&str, f64)]) -> Dispatch {
         Dispatch {
             name: "k".into(),
-            counters: counters.iter().map(|(k, v)| ((*k).to_string(), *v)).collect(),
+            counters: counters.iter().map(|(k, v)| ((*k).into(), *v)).collect(),
             ..Dispatch::default()
         }
     }

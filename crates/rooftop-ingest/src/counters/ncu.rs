@@ -424,6 +424,8 @@ struct Launch {
 #[derive(Debug, Default)]
 struct State {
     launches: Vec<Launch>,
+    /// Metric names, interned: one allocation per name, shared by every launch.
+    names: HashMap<String, rooftop_core::counters::CounterName>,
     /// Launch ID → index in `launches`, for the current run.
     run_index: HashMap<u64, usize>,
     runs: usize,
@@ -688,18 +690,34 @@ fn add_metric(
         st.not_available += 1;
         return Ok(());
     }
-    let Some(launch) = st.launches.get_mut(idx) else { return Ok(()) };
+    if idx >= st.launches.len() {
+        return Ok(());
+    }
     match parse_number(v) {
         Some(x) => {
             let factor = unit_factor(unit).unwrap_or_else(|| {
                 st.unknown_units.insert((unit.to_string(), metric.to_string()));
                 1.0
             });
-            launch.d.counters.insert(metric.to_string(), x * factor);
-            launch.units.insert(metric.to_string(), unit.to_string());
+            // Each metric name once, shared by every launch.
+            let key = if let Some(k) = st.names.get(metric) {
+                k.clone()
+            } else {
+                let k: rooftop_core::counters::CounterName = metric.into();
+                st.names.insert(metric.to_string(), k.clone());
+                k
+            };
+            let Some(launch) = st.launches.get_mut(idx) else { return Ok(()) };
+            launch.d.counters.insert(key, x * factor);
+            // Only the device attributes' units are read back (clocks in kHz or Hz).
+            if metric.starts_with("device__attribute_") {
+                launch.units.insert(metric.to_string(), unit.to_string());
+            }
         }
         None if unit.is_empty() && may_be_text(metric) => {
-            launch.strings.insert(metric.to_string(), v.to_string());
+            if let Some(launch) = st.launches.get_mut(idx) {
+                launch.strings.insert(metric.to_string(), v.to_string());
+            }
         }
         None => {
             let unit_text =
@@ -864,7 +882,7 @@ fn device_info(launches: &[Launch], notes: &mut Vec<String>) -> DeviceInfo {
     }
     for (k, v) in &l.d.counters {
         if k.starts_with("device__attribute_") {
-            dev.extra.insert(k.clone(), v.to_string());
+            dev.extra.insert(k.to_string(), v.to_string());
         }
     }
     if let Some(g) = &l.d.gpu {

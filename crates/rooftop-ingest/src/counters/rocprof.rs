@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Table {
     pub header: Vec<String>,
-    pub rows: Vec<(u64, Vec<String>)>,
+    /// (line, fields): one allocation per row, not per field (long-format counter files
+    /// have millions of rows).
+    pub rows: Vec<(u64, csv::StringRecord)>,
 }
 
 impl Table {
@@ -42,15 +44,16 @@ pub(crate) fn parse_table(path: &Path, text: &str) -> Result<Table, CounterError
     let mut table = Table::default();
     let mut have_header = false;
     for rec in rdr.records() {
-        let rec = rec.map_err(|e| {
+        let mut rec = rec.map_err(|e| {
             let line = e.position().map_or(0, csv::Position::line);
             CounterError::at_line(path, line, format!("malformed CSV: {e}"))
         })?;
         let line = rec.position().map_or(0, csv::Position::line);
-        let fields: Vec<String> = rec.iter().map(|f| f.trim().to_string()).collect();
-        if fields.iter().all(String::is_empty) {
+        rec.trim();
+        if rec.iter().all(str::is_empty) {
             continue;
         }
+        let fields = rec;
         if have_header {
             if fields.len() > table.header.len() {
                 return Err(CounterError::at_line(
@@ -65,7 +68,7 @@ pub(crate) fn parse_table(path: &Path, text: &str) -> Result<Table, CounterError
             }
             table.rows.push((line, fields));
         } else {
-            table.header = fields;
+            table.header = fields.iter().map(str::to_string).collect();
             have_header = true;
         }
     }
@@ -101,8 +104,8 @@ pub(crate) fn parse_u64(s: &str) -> Option<(u64, bool)> {
 }
 
 /// A cell of `row`, empty when the row is short.
-pub(crate) fn cell(row: &[String], i: Option<usize>) -> Option<&str> {
-    i.and_then(|i| row.get(i)).map(String::as_str).filter(|s| !s.is_empty())
+pub(crate) fn cell(row: &csv::StringRecord, i: Option<usize>) -> Option<&str> {
+    i.and_then(|i| row.get(i)).filter(|s| !s.is_empty())
 }
 
 /// An optional numeric cell: absent/empty → `None`, non-numeric → error at line+column.
@@ -110,7 +113,7 @@ pub(crate) fn num_cell(
     path: &Path,
     t: &Table,
     line: u64,
-    row: &[String],
+    row: &csv::StringRecord,
     i: Option<usize>,
 ) -> Result<Option<f64>, CounterError> {
     match cell(row, i) {
@@ -127,7 +130,7 @@ pub(crate) fn int_cell(
     path: &Path,
     t: &Table,
     line: u64,
-    row: &[String],
+    row: &csv::StringRecord,
     i: Option<usize>,
 ) -> Result<Option<(u64, bool)>, CounterError> {
     match cell(row, i) {
@@ -337,7 +340,7 @@ pub(crate) fn wide_dispatches(
         for &i in &counter_cols {
             if let Some(v) = num_cell(path, t, line, row, Some(i))? {
                 if let Some(h) = t.header.get(i) {
-                    d.counters.insert(h.clone(), v);
+                    d.counters.insert(h.as_str().into(), v);
                 }
             }
         }
@@ -345,7 +348,7 @@ pub(crate) fn wide_dispatches(
             let vals: Vec<f64> =
                 cols.iter().filter_map(|&i| cell(row, Some(i)).and_then(parse_f64)).collect();
             if !vals.is_empty() {
-                d.counters.insert(format!("{base}_sum"), vals.iter().sum());
+                d.counters.insert(format!("{base}_sum").into(), vals.iter().sum());
                 notes.synthesized_sums.insert(base.clone());
             }
         }

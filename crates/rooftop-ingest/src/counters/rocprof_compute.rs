@@ -97,7 +97,7 @@ pub fn roofs_from_csv(
         notes.push(format!(
             "roofline.csv holds {} devices; the first row (device {}) is used",
             t.rows.len(),
-            row.first().map_or("?", String::as_str)
+            row.get(0).unwrap_or("?")
         ));
     }
     // Group columns into (mean, low, high) by base name.
@@ -117,7 +117,7 @@ pub fn roofs_from_csv(
         // 2.x typo `MFMAFI8OpsLow` belongs to `MFMAI8Ops`.
         let base = if base.eq_ignore_ascii_case("MFMAFI8Ops") { "MFMAI8Ops" } else { base };
         let key = base.to_ascii_lowercase();
-        let v = match row.get(i).map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let v = match row.get(i).map(str::trim).filter(|s| !s.is_empty()) {
             None => None,
             Some(s) => Some(parse_f64(s).ok_or_else(|| {
                 CounterError::at_field(
@@ -224,9 +224,9 @@ fn merge_level_pass(p: &Path, stem: &str, dispatches: &mut [Dispatch], notes: &m
         for (k, v) in &r.counters {
             // The accumulator's meaning depends on the pass; keep every pass's under a
             // tagged name, and the wave-level one (occupancy) also under its own name.
-            if k == "SQ_ACCUM_PREV_HIRES" || k == "GRBM_GUI_ACTIVE" || k == "GRBM_COUNT" {
-                d.counters.insert(format!("{k}@{stem}"), *v);
-                if stem == "SQ_LEVEL_WAVES" && k == "SQ_ACCUM_PREV_HIRES" {
+            if matches!(&**k, "SQ_ACCUM_PREV_HIRES" | "GRBM_GUI_ACTIVE" | "GRBM_COUNT") {
+                d.counters.insert(format!("{k}@{stem}").into(), *v);
+                if stem == "SQ_LEVEL_WAVES" && &**k == "SQ_ACCUM_PREV_HIRES" {
                     d.counters.insert(k.clone(), *v);
                 }
             } else {

@@ -131,6 +131,9 @@ fn counter_dispatches(
     let mut order: Vec<(String, u64)> = Vec::new();
     let mut map: BTreeMap<(String, u64), Dispatch> = BTreeMap::new();
     let mut dup = 0usize;
+    // Each counter name once, shared by every dispatch.
+    let mut names: std::collections::HashMap<String, rooftop_core::counters::CounterName> =
+        std::collections::HashMap::new();
     for (line, row) in &t.rows {
         let line = *line;
         let int = |i| int_cell(path, t, line, row, i).map(|v| v.map(|v| v.0));
@@ -181,7 +184,8 @@ fn counter_dispatches(
             *old += v;
             dup += 1;
         } else {
-            d.counters.insert(cname.to_string(), v);
+            let key = names.entry(cname.to_string()).or_insert_with(|| cname.into()).clone();
+            d.counters.insert(key, v);
         }
     }
     if dup > 0 {
@@ -546,7 +550,7 @@ pub fn read_json_str(name: &str, text: &str) -> Result<CounterSet, CounterError>
                 unnamed += 1;
                 continue;
             };
-            *d.counters.entry(name.clone()).or_insert(0.0) += v;
+            *d.counters.entry(name.as_str().into()).or_insert(0.0) += v;
         }
     }
     if unnamed > 0 {
