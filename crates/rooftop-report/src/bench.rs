@@ -38,7 +38,12 @@ fn compact(n: u64) -> String {
 }
 
 fn impl_label(r: &ResultRecord) -> String {
-    let mut s = r.implementation.id.clone();
+    // A kernel from `--spec` is its own implementation: say so rather than repeat the name.
+    let mut s = if r.implementation.id == r.kernel {
+        "own".to_string()
+    } else {
+        r.implementation.id.clone()
+    };
     if r.config.launch_label != "default" {
         let _ = write!(s, "\n{}", r.config.launch_label);
     }
