@@ -185,6 +185,17 @@ fn bad_input_is_one_sentence_and_exit_2() {
     for f in FIXTURES {
         rooftop().args(["counters", &fixture(f), "--format", "perfetto"]).assert().code(2);
     }
+    // A side file of an output folder says what to pass instead.
+    rooftop()
+        .args(["counters", &fixture("rocprof/rocprof_compute_vcopy_MI200/roofline.csv")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pass the workload folder"));
+    rooftop()
+        .args(["counters", &fixture("rocprof/rocprofv3_docs_examples/memory_copy_trace.csv")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no kernel dispatches"));
 }
 
 #[test]

@@ -41,6 +41,27 @@ pub fn guess(path: &Path) -> Result<CounterFormat, CounterError> {
     if name == "pmc_perf.csv" {
         return Ok(CounterFormat::RocprofCompute);
     }
+    // Side files of a profiler's output directory: point at what to pass instead.
+    let dir = path.parent().map_or_else(|| ".".to_string(), |p| p.display().to_string());
+    let side = match name.as_str() {
+        "sysinfo.csv" | "roofline.csv" | "pmc_kernel_top.csv" => Some(format!(
+            "this is a rocprof-compute workload's {name}, not its counters: pass the workload \
+             folder ({dir})"
+        )),
+        n if n.ends_with("memory_copy_trace.csv")
+            || n.ends_with("agent_info.csv")
+            || n.ends_with("hip_api_trace.csv") =>
+        {
+            Some(format!(
+                "this rocprofv3 file has no kernel dispatches: pass the kernel_trace.csv or \
+                 counter_collection.csv beside it, or the output folder ({dir})"
+            ))
+        }
+        _ => None,
+    };
+    if let Some(msg) = side {
+        return Err(CounterError::new(path, msg));
+    }
     let head = text::read_head(path, 256 << 10)?;
     if head.trim().is_empty() {
         return Err(CounterError::new(path, "the file is empty: expected profiler output"));
