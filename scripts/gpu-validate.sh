@@ -180,4 +180,9 @@ else
 fi
 
 cat "$SUMMARY"
+# The device tool returns at most 8 files from $OUT: GPU_VALIDATE_TAR=FILE packs everything
+# into one archive (e.g. $OUT/../gpu-validate.tar.gz, outside the folder it packs).
+if [ -n "${GPU_VALIDATE_TAR:-}" ]; then
+  tar czf "$GPU_VALIDATE_TAR" -C "$OUT" . && echo "packed $OUT into $GPU_VALIDATE_TAR"
+fi
 ! grep -q '^FAIL' "$SUMMARY"
