@@ -11,7 +11,7 @@
 #     OUT=/tmp/gv GPU_VALIDATE_TAR=$OUT/gpu-validate.tar.gz scripts/gpu-validate.sh
 #
 # The binaries load libcuda, NVRTC and cuBLAS at run time (cudarc dynamic loading), so they
-# need no CUDA at build time. They link the build machine's glibc (Debian 12: 2.36).
+# need no CUDA at build time. They need glibc >= 2.35 (objdump -T shows the newest symbol).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.gpu-carry
