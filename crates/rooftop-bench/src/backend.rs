@@ -231,6 +231,23 @@ pub struct KernelCall<'a> {
     pub scalars: &'a [Scalar],
 }
 
+/// What one launch of a call uses, and its theoretical occupancy from the core's
+/// calculator, for backends that know (CUDA: the function's registers and static shared
+/// memory from the driver).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchInfo {
+    /// `gemm [rooftop] rt_gemm_t64_f32 grid=16x16x1 block=256x1x1`.
+    pub label: String,
+    pub threads_per_block: u32,
+    pub regs_per_thread: Option<u32>,
+    pub static_shared_bytes: Option<u32>,
+    /// Theoretical occupancy, percent of the SM's warp slots.
+    pub occupancy_pct: Option<f64>,
+    pub blocks_per_unit: Option<u32>,
+    /// What limits the blocks per SM/CU (`registers`, `shared memory`, `warps`, `blocks`).
+    pub limiter: Option<String>,
+}
+
 /// Language of a user kernel's source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -334,6 +351,12 @@ pub trait Backend {
 
     /// Memory available for buffers, when known (to refuse impossible sizes up front).
     fn available_memory_bytes(&self) -> Option<u64>;
+
+    /// The launches a prepared call makes, with their resources and theoretical occupancy
+    /// (empty when the backend does not know them: CPU, mock, wgpu).
+    fn launch_info(&self, _call: &KernelCall<'_>) -> Vec<LaunchInfo> {
+        Vec::new()
+    }
 
     /// Compiles a user kernel from source (`rooftop bench --spec`); a compile error is
     /// `BackendError::Other` carrying the compiler's log. Backends without run-time

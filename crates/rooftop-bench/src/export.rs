@@ -92,6 +92,9 @@ pub struct ResultRecord {
     pub findings: Vec<Finding>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
+    /// Resources and theoretical occupancy of each launch (CUDA), next to the time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub launches: Vec<crate::backend::LaunchInfo>,
 }
 
 /// The device part of the export.
@@ -251,6 +254,7 @@ pub fn evaluate(
         findings: if median.is_some() { analysis.findings } else { Vec::new() },
         warnings: r.warnings.clone(),
         interrupted: r.interrupted,
+        launches: r.launches.clone(),
     })
 }
 

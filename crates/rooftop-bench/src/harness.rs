@@ -94,6 +94,9 @@ pub struct CaseResult {
     pub warnings: Vec<String>,
     /// Ctrl-C arrived while this case ran (its samples so far are kept).
     pub interrupted: bool,
+    /// Resources and theoretical occupancy of the call's launches, when the backend
+    /// knows them (CUDA).
+    pub launches: Vec<crate::backend::LaunchInfo>,
 }
 
 /// What the harness tells a progress display.
@@ -182,9 +185,17 @@ pub fn run_case(
         &label,
         progress,
     );
+    let launches = backend.launch_info(&KernelCall {
+        case,
+        implementation: &implementation.id,
+        buffers: &bufs.ids,
+        launch: &launch,
+        scalars: &[],
+    });
     bufs.free(backend);
     let (check, timing, warnings, interrupted) = result?;
     Ok(CaseResult {
+        launches,
         case: case.clone(),
         implementation: implementation.clone(),
         launch,

@@ -47,6 +47,10 @@ fn impl_label(r: &ResultRecord) -> String {
     if r.config.launch_label != "default" {
         let _ = write!(s, "\n{}", r.config.launch_label);
     }
+    // Theoretical occupancy of the launch (CUDA), next to the time it took.
+    if let Some(occ) = r.launches.iter().filter_map(|l| l.occupancy_pct).reduce(f64::min) {
+        let _ = write!(s, "\nocc {}", pct(occ));
+    }
     s
 }
 

@@ -1005,6 +1005,25 @@ impl Backend for CudaBackend {
         r
     }
 
+    fn launch_info(&self, call: &KernelCall<'_>) -> Vec<crate::backend::LaunchInfo> {
+        let Some(plan) = self.plan.as_ref().filter(|p| p.key == plan_key(call)) else {
+            return Vec::new();
+        };
+        plan.reports
+            .iter()
+            .filter_map(|&r| self.reports.get(r))
+            .map(|r| crate::backend::LaunchInfo {
+                label: r.label.clone(),
+                threads_per_block: r.threads_per_block,
+                regs_per_thread: Some(r.regs_per_thread),
+                static_shared_bytes: Some(r.static_smem_bytes),
+                occupancy_pct: r.occupancy_pct,
+                blocks_per_unit: r.blocks_per_sm,
+                limiter: r.limiter.clone(),
+            })
+            .collect()
+    }
+
     fn flush_cache(&mut self) -> Result<(), BackendError> {
         self.ensure_flush()?;
         let func = self.function("probe", "rt_flush")?;

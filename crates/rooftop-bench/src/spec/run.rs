@@ -207,6 +207,14 @@ impl Backend for SpecBackend<'_> {
         self.inner.available_memory_bytes()
     }
 
+    fn launch_info(&self, call: &KernelCall<'_>) -> Vec<crate::backend::LaunchInfo> {
+        match self.spec_kernel(call.case).map(|k| k.scalars(call.case)) {
+            Some(Ok(scalars)) => self.inner.launch_info(&KernelCall { scalars: &scalars, ..*call }),
+            Some(Err(_)) => Vec::new(),
+            None => self.inner.launch_info(call),
+        }
+    }
+
     fn load_source(&mut self, kernel: &crate::backend::SourceKernel) -> Result<(), BackendError> {
         self.inner.load_source(kernel)
     }
