@@ -209,3 +209,41 @@ fn bad_input_exits_2_with_the_reason() {
     assert_eq!(out.status.code(), Some(0));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn counters_exports_compare_by_kernel() {
+    let d = tempdir("counters");
+    let base = d.join("base.json");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/rocprof/rocprof_compute_vcopy_MI200");
+    let o = rooftop()
+        .args(["counters", &p(&fixture), "--format", "json", "-o", &p(&base)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The same profile against itself: nothing changes.
+    let same = diff(&[&p(&base), &p(&base), "--fail-above", "1%"]);
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stdout));
+    // Every dispatch 25% slower: vcopy's three dispatches share one launch shape, so the
+    // Mann-Whitney test runs on their durations, which overlap (15.5-20.5 µs before,
+    // 19.4-25.6 µs after): not significant, the kernel is unchanged. The total, a sum of
+    // means without a test, moves 25% and fails the gate.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    for key in ["dispatches", "kernels"] {
+        for r in v[key].as_array_mut().unwrap() {
+            if let Some(t) = r["duration_ns"].as_f64() {
+                r["duration_ns"] = Value::from(t * 1.25);
+            }
+        }
+    }
+    let slow = d.join("slow.json");
+    std::fs::write(&slow, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = diff(&[&p(&base), &p(&slow), "--fail-above", "10%", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["kind"], "counters");
+    let row = &j["rows"][0];
+    assert!((row["change_pct"].as_f64().unwrap() - 25.0).abs() < 1e-9, "{row}");
+    assert_eq!(row["status"], "unchanged", "{row}");
+    assert_eq!(row["test"]["name"], "mann-whitney-u", "{row}");
+}

@@ -54,6 +54,8 @@ pub enum Kind {
     Trace,
     TraceRanks,
     Analyze,
+    /// `rooftop counters --format json`.
+    Counters,
 }
 
 impl Kind {
@@ -63,6 +65,7 @@ impl Kind {
             Kind::Trace => "trace",
             Kind::TraceRanks => "trace (per-rank)",
             Kind::Analyze => "analyze",
+            Kind::Counters => "counters",
         }
     }
 }
@@ -509,6 +512,50 @@ fn analyze_item(r: &Value) -> Item {
     }
 }
 
+/// Kernels of a counters report: the mean duration per dispatch, with every dispatch's
+/// duration as the samples of the noise test.
+fn counters_items(v: &Value, origin: &str) -> Result<Vec<Item>, DiffError> {
+    let kernels = field(v, "kernels", origin, "", "an array")?.as_array().ok_or_else(|| {
+        DiffError::Field {
+            origin: origin.to_string(),
+            path: "kernels".into(),
+            expected: "an array",
+        }
+    })?;
+    let mut samples: std::collections::HashMap<String, Vec<f64>> = std::collections::HashMap::new();
+    for d in v.get("dispatches").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(t) = d.get("duration_ns").and_then(num) {
+            samples.entry(text(d, "name")).or_default().push(t * 1e-9);
+        }
+    }
+    let mut out = Vec::with_capacity(kernels.len());
+    for k in kernels {
+        let name = text(k, "name");
+        let get = |key: &str| k.get(key).and_then(num);
+        let count = k.get("count").and_then(Value::as_u64).unwrap_or(0);
+        let times = samples.remove(&name).unwrap_or_default();
+        out.push(Item {
+            section: "kernel".to_string(),
+            key: name.clone(),
+            norm_key: normalise(&name),
+            shape: format!("{count} dispatches"),
+            name,
+            time_s: get("duration_ns").map(|t| t * 1e-9),
+            attainment_pct: get("pct_of_roof"),
+            flops: get("achieved_tflops").map(|t| t * 1e12),
+            bandwidth: get("achieved_gbs").map(|g| g * 1e9),
+            // Dispatches of one name with different launch shapes do different work: their
+            // durations are not samples of one distribution, and the change alone judges.
+            spread: if times.len() >= 2 && k.get("grid").is_some_and(|g| !g.is_null()) {
+                Spread::Samples(times)
+            } else {
+                Spread::None
+            },
+        });
+    }
+    Ok(out)
+}
+
 fn is_analysis(v: &Value) -> bool {
     v.get("flops_formula").is_some() && v.get("op").is_some() && v.get("bound").is_some()
 }
@@ -557,6 +604,17 @@ pub fn load(text_: &str, origin: &str) -> Result<Export, DiffError> {
             }
         }
         return Ok(Export { kind: Kind::TraceRanks, origin: o, items, window_s: window });
+    }
+    if v.get("source").and_then(|s| s.get("format_id")).is_some()
+        && v.get("kernels").is_some()
+        && v.get("dispatches").is_some()
+    {
+        return Ok(Export {
+            kind: Kind::Counters,
+            origin: o,
+            items: counters_items(&v, origin)?,
+            window_s: None,
+        });
     }
     if is_analysis(&v) {
         return Ok(Export {
@@ -778,6 +836,12 @@ pub fn compare(base: &Export, new: &Export, o: &Options) -> Result<Diff, DiffErr
         Kind::Analyze => format!(
             "none: analyze exports carry one time each; a change of at least {}% is reported",
             o.min_change_pct
+        ),
+        Kind::Counters => format!(
+            "Mann-Whitney U on the dispatches' durations, two-sided, α = {}; kernels with one \
+             dispatch, or dispatches of different launch shapes, are judged on the change alone \
+             (at least {}%)",
+            o.alpha, o.min_change_pct
         ),
     };
     Ok(Diff {

@@ -36,6 +36,7 @@ fn metric_line(d: &Diff) -> String {
             super::Kind::Bench => "median time per run; lower is better",
             super::Kind::Trace | super::Kind::TraceRanks => "mean time per call; lower is better",
             super::Kind::Analyze => "measured time; lower is better",
+            super::Kind::Counters => "mean duration per dispatch; lower is better",
         },
         super::Metric::Attainment => "roofline attainment; higher is better",
         super::Metric::Flops => "achieved FLOP/s; higher is better",
@@ -106,10 +107,19 @@ fn summary_lines(d: &Diff) -> Vec<String> {
     out
 }
 
+/// The terminal's name cell: names cut to 60 characters (C++ template names run to
+/// kilobytes; the full names are in JSON and CSV).
 fn name_cell(r: &RowDiff) -> String {
-    let mut s = r.name.clone();
+    let cut = |n: &str| {
+        if n.chars().count() <= 60 {
+            n.to_string()
+        } else {
+            format!("{}…", n.chars().take(59).collect::<String>())
+        }
+    };
+    let mut s = cut(&r.name);
     if let Some(b) = &r.base_name {
-        let _ = write!(s, "\n(was {b})");
+        let _ = write!(s, "\n(was {})", cut(b));
     }
     s
 }
