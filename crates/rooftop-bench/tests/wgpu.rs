@@ -86,7 +86,7 @@ fn small_cases(kernel: &str) -> Vec<Case> {
         "rowsum" | "rmsnorm" | "layernorm" | "softmax" | "softmax-online" => {
             [[3, 37], [7, 1000], [2, 4096]].iter().flat_map(|c| cases(kernel, &config(c))).collect()
         }
-        "gemm" => [[1, 1, 1], [67, 45, 33], [128, 128, 128], [5, 200, 300]]
+        "gemm" | "hgemm" => [[1, 1, 1], [67, 45, 33], [128, 128, 128], [5, 200, 300]]
             .iter()
             .flat_map(|c| cases(kernel, &config(c)))
             .collect(),
@@ -143,6 +143,8 @@ fn every_listed_kernel_passes_its_check() {
         }
     }
     assert!(listed >= 17, "only {listed} kernels listed");
+    // hgemm is listed exactly when the adapter has fp16 shaders (lavapipe does).
+    assert_eq!(!b.implementations("hgemm").is_empty(), b.adapter().shader_f16);
     // The fp64 FMA probe, where the adapter has SHADER_F64 (lavapipe does).
     if b.adapter().shader_f64 {
         let sel = Selection { dtype: Some(Precision::Fp64), ..config(&[300]) };

@@ -192,6 +192,18 @@ fn tempdir() -> std::path::PathBuf {
     d
 }
 
+/// User + system CPU seconds of a process, from /proc (Linux); `None` elsewhere.
+#[cfg(unix)]
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th
+    // fields of the line, in clock ticks (100 per second on Linux).
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 /// Ctrl-C: the run stops after the current sample, keeps its results in the export file
 /// (valid JSON, `interrupted: true`) and exits non-zero.
 #[cfg(unix)]
@@ -227,7 +239,19 @@ fn ctrl_c_keeps_results_so_far() {
     while !j.exists() && start.elapsed().as_secs() < 60 {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Give the first case time to check, warm up (0.05 s) and take samples: 1.5 s of wall
+    // time as on an idle machine, and also 1.5 s of the child's CPU time, so that a busy
+    // 2-core CI machine, which stretches the wall time, waits longer.
+    let t0 = std::time::Instant::now();
+    let deadline = t0 + std::time::Duration::from_secs(50);
+    loop {
+        let waited = t0.elapsed().as_secs_f64();
+        let cpu = cpu_seconds(child.id()).unwrap_or(waited);
+        if (waited >= 1.5 && cpu >= 1.5) || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

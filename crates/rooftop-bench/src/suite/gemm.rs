@@ -49,7 +49,7 @@ pub const DEFAULT_SHAPES: &[(u64, u64, u64)] =
 
 /// The kernels of this module.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![&Gemm]
+    vec![&Gemm, &Hgemm]
 }
 
 /// `gemm`.
@@ -93,45 +93,7 @@ impl Kernel for Gemm {
         if let Some(v) = &sel.variant {
             return Err(bad("gemm", format!("gemm has no variants, got `{v}`")));
         }
-        let shapes: Vec<(u64, u64, u64)> = if let Some(c) = &sel.single_config {
-            let [m, n, k] = c[..] else {
-                return Err(bad(
-                    "gemm",
-                    format!("--single-config takes 3 values (m,n,k), got {}", c.len()),
-                ));
-            };
-            vec![(m, n, k)]
-        } else if let Some(sizes) = &sel.sizes {
-            sizes
-                .iter()
-                .map(|&s| {
-                    let side = (s as f64).sqrt().round() as u64;
-                    (side, side, side)
-                })
-                .collect()
-        } else {
-            DEFAULT_SHAPES.to_vec()
-        };
-        shapes
-            .into_iter()
-            .map(|(m, n, k)| {
-                for (name, v) in [("m", m), ("n", n), ("k", k)] {
-                    if !(1..=MAX_DIM).contains(&v) {
-                        return Err(bad(
-                            "gemm",
-                            format!("{name} must be in 1..={MAX_DIM}, got {v}"),
-                        ));
-                    }
-                }
-                Ok(Case {
-                    kernel: "gemm",
-                    sizes: vec![("m", m), ("n", n), ("k", k)],
-                    dtype,
-                    weights: None,
-                    variant: None,
-                })
-            })
-            .collect()
+        shape_cases("gemm", sel, DEFAULT_SHAPES, dtype)
     }
 
     fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
@@ -151,23 +113,7 @@ impl Kernel for Gemm {
             return Vec::new();
         };
         let (a, b) = (a.to_f64_lossy(), b.to_f64_lossy());
-        if a.len() != m * k || b.len() != k * n {
-            return Vec::new();
-        }
-        let mut c = vec![f64::NAN; m * n];
-        let dot = |i: usize, j: usize| dot2((0..k).map(|p| (a[i * k + p], b[p * n + j])));
-        let small = (m as u128) * (n as u128) * (k as u128) <= FULL_CHECK_MAX_MNK;
-        if small || m * n <= SAMPLES {
-            for i in 0..m {
-                for j in 0..n {
-                    c[i * n + j] = dot(i, j);
-                }
-            }
-        } else {
-            for (i, j) in sample(m, n) {
-                c[i * n + j] = dot(i, j);
-            }
-        }
+        let Some(c) = reference_products(m, n, k, &a, &b) else { return Vec::new() };
         vec![match dtype_of(case) {
             DType::F64 => HostBuf::F64(c),
             _ => HostBuf::F32(c.iter().map(|&x| x as f32).collect()),
@@ -185,6 +131,159 @@ impl Kernel for Gemm {
         let mut spec = GemmSpec::new(case.size("m"), case.size("n"), case.size("k"), case.dtype);
         spec.unit = Some(ExecUnit::Vector);
         spec.work().map_err(|e| model_err("gemm", e))
+    }
+}
+
+/// Cases of a GEMM kernel: `--single-config M,N,K`, `--sizes S` (square, m = n = k =
+/// sqrt S), else `defaults`; every dimension in 1..=MAX_DIM.
+fn shape_cases(
+    kernel: &'static str,
+    sel: &Selection,
+    defaults: &[(u64, u64, u64)],
+    dtype: Precision,
+) -> Result<Vec<Case>, SuiteError> {
+    let shapes: Vec<(u64, u64, u64)> = if let Some(c) = &sel.single_config {
+        let [m, n, k] = c[..] else {
+            return Err(bad(
+                kernel,
+                format!("--single-config takes 3 values (m,n,k), got {}", c.len()),
+            ));
+        };
+        vec![(m, n, k)]
+    } else if let Some(sizes) = &sel.sizes {
+        sizes
+            .iter()
+            .map(|&s| {
+                let side = (s as f64).sqrt().round() as u64;
+                (side, side, side)
+            })
+            .collect()
+    } else {
+        defaults.to_vec()
+    };
+    shapes
+        .into_iter()
+        .map(|(m, n, k)| {
+            for (name, v) in [("m", m), ("n", n), ("k", k)] {
+                if !(1..=MAX_DIM).contains(&v) {
+                    return Err(bad(kernel, format!("{name} must be in 1..={MAX_DIM}, got {v}")));
+                }
+            }
+            Ok(Case {
+                kernel,
+                sizes: vec![("m", m), ("n", n), ("k", k)],
+                dtype,
+                weights: None,
+                variant: None,
+            })
+        })
+        .collect()
+}
+
+/// Reference products of `a` (m x k) and `b` (k x n): every output for small problems,
+/// else the [`sample`] positions, the others NaN (not checked).
+fn reference_products(m: usize, n: usize, k: usize, a: &[f64], b: &[f64]) -> Option<Vec<f64>> {
+    if a.len() != m * k || b.len() != k * n {
+        return None;
+    }
+    let mut c = vec![f64::NAN; m * n];
+    let dot = |i: usize, j: usize| dot2((0..k).map(|p| (a[i * k + p], b[p * n + j])));
+    let small = (m as u128) * (n as u128) * (k as u128) <= FULL_CHECK_MAX_MNK;
+    if small || m * n <= SAMPLES {
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = dot(i, j);
+            }
+        }
+    } else {
+        for (i, j) in sample(m, n) {
+            c[i * n + j] = dot(i, j);
+        }
+    }
+    Some(c)
+}
+
+/// Default shapes of `hgemm`.
+pub const HGEMM_SHAPES: &[(u64, u64, u64)] =
+    &[(256, 256, 256), (1024, 1024, 1024), (128, 4096, 4096)];
+
+/// `hgemm`: row-major `C = A.B` with IEEE fp16 inputs and output and fp32 accumulation
+/// (the mixed precision of GPU half-precision GEMMs). Only GPU backends with fp16
+/// arithmetic implement it (wgpu with `shader-f16`); not in the default suite.
+///
+/// The inputs are fp16 values in [0, 1), exact in f64, so the reference is the exact
+/// product sum (Dot2) rounded once to fp16. A kernel that accumulates in fp32 differs from
+/// it by at most `gamma_k` of fp32 (Higham §3.1, as for `gemm`) plus one fp16 rounding of
+/// its own result and one of the reference: `rel = gamma_k(2^-24) + 2 * 2^-11`. With
+/// inputs in [0, 1) the outputs stay below k, inside fp16's range up to k = 65504.
+#[derive(Debug)]
+pub struct Hgemm;
+
+impl Kernel for Hgemm {
+    fn name(&self) -> &'static str {
+        "hgemm"
+    }
+
+    fn summary(&self) -> &'static str {
+        "fp16 C = A.B with fp32 accumulation (GPU backends with fp16 arithmetic); \
+         --single-config M,N,K"
+    }
+
+    fn size_params(&self) -> &'static [&'static str] {
+        &["m", "n", "k"]
+    }
+
+    fn in_default_suite(&self) -> bool {
+        false
+    }
+
+    fn cases(&self, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
+        match sel.dtype {
+            None | Some(Precision::Fp16) => {}
+            Some(p) => return Err(bad("hgemm", format!("hgemm is fp16 only, got dtype {p}"))),
+        }
+        if let Some(v) = &sel.variant {
+            return Err(bad("hgemm", format!("hgemm has no variants, got `{v}`")));
+        }
+        shape_cases("hgemm", sel, HGEMM_SHAPES, Precision::Fp16)
+    }
+
+    fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
+        let (m, n, k) = mnk(case);
+        let init = Init::Uniform { lo: 0.0, hi: 1.0 };
+        vec![
+            BufferSpec::input("a", DType::F16, m.saturating_mul(k), init),
+            BufferSpec::input("b", DType::F16, k.saturating_mul(n), init),
+            BufferSpec::output("c", DType::F16, m.saturating_mul(n)),
+        ]
+    }
+
+    fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
+        let (m, n, k) = mnk(case);
+        let decode = |b: Option<&HostBuf>| -> Option<Vec<f64>> {
+            Some(b?.as_u16()?.iter().map(|&x| half::f16::from_bits(x).to_f64()).collect())
+        };
+        let (Some(a), Some(b)) = (decode(buffers.first()), decode(buffers.get(1))) else {
+            return Vec::new();
+        };
+        let Some(c) = reference_products(m, n, k, &a, &b) else { return Vec::new() };
+        // NaN (not checked) stays NaN in fp16.
+        vec![HostBuf::U16(c.iter().map(|&x| half::f16::from_f64(x).to_bits()).collect())]
+    }
+
+    fn tolerance(&self, case: &Case) -> Tolerance {
+        let u32_ = f64::from(f32::EPSILON) / 2.0;
+        let u16_ = 2f64.powi(-11);
+        let ku = case.size("k") as f64 * u32_;
+        let gamma = if ku < 0.5 { ku / (1.0 - ku) } else { 1.0 };
+        Tolerance::new(0.0, gamma + 2.0 * u16_)
+    }
+
+    fn work(&self, case: &Case) -> Result<Work, SuiteError> {
+        let mut spec =
+            GemmSpec::new(case.size("m"), case.size("n"), case.size("k"), Precision::Fp16);
+        spec.unit = Some(ExecUnit::Vector);
+        spec.work().map_err(|e| model_err("hgemm", e))
     }
 }
 

@@ -9,8 +9,9 @@
 //! exceed the per-dimension workgroup limit are folded into two dimensions; shaders
 //! recover the linear workgroup id as `wid.y * num_workgroups.x + wid.x`.
 //!
-//! Only fp32 data are supported: WGSL has no fp64, and the suite's `gemm` takes no fp16
-//! (see `docs/wgpu.md`).
+//! Data are fp32 (WGSL has no fp64), except `hgemm` (fp16 in and out, fp32 accumulation)
+//! on adapters with SHADER_F16 and the fp64 `fma` probe on adapters with SHADER_F64 (see
+//! `docs/wgpu.md`).
 
 use crate::backend::Launch;
 use crate::case::Case;
@@ -29,6 +30,7 @@ const RMSNORM: &str = include_str!("shaders/rmsnorm.wgsl");
 const LAYERNORM: &str = include_str!("shaders/layernorm.wgsl");
 const SOFTMAX: &str = include_str!("shaders/softmax.wgsl");
 const GEMM: &str = include_str!("shaders/gemm.wgsl");
+const HGEMM: &str = include_str!("shaders/hgemm.wgsl");
 const QUANT: &str = include_str!("shaders/quant.wgsl");
 const FMA: &str = include_str!("shaders/fma.wgsl");
 
@@ -51,6 +53,8 @@ pub struct DeviceLimits {
     pub workgroup_storage_bytes: u32,
     /// The device has `SHADER_F64` (the fp64 `fma` probe can run).
     pub shader_f64: bool,
+    /// The device has `SHADER_F16` (`hgemm` can run).
+    pub shader_f16: bool,
 }
 
 /// One of our WGSL implementations.
@@ -84,6 +88,11 @@ pub const KERNELS: &[WgpuKernel] = &[
     WgpuKernel {
         kernel: "gemm",
         label: "WGSL tiled fp32 (64x64x16 tiles, 4x4 per thread)",
+        tunable: false,
+    },
+    WgpuKernel {
+        kernel: "hgemm",
+        label: "WGSL tiled fp16 in/out, fp32 accumulation (64x64x16 tiles, 4x4 per thread)",
         tunable: false,
     },
     WgpuKernel { kernel: "qmatvec", label: "WGSL, one workgroup per output row", tunable: true },
@@ -207,6 +216,16 @@ fn header(wg: u32) -> String {
 /// The dispatches of one run of `case` with `launch`.
 pub fn plan(case: &Case, launch: &Launch, lim: &DeviceLimits) -> Result<Plan, BackendError> {
     let f64_fma = case.kernel == "fma" && case.dtype == Precision::Fp64 && lim.shader_f64;
+    if case.kernel == "hgemm" {
+        if !lim.shader_f16 {
+            return Err(BackendError::Other(format!(
+                "hgemm {}: this adapter lacks SHADER_F16 (fp16 arithmetic in shaders)",
+                case.label()
+            )));
+        }
+        return gemm(case, launch, lim)
+            .map(|step| Plan { steps: vec![step], scratch_bytes: Vec::new() });
+    }
     if case.dtype != Precision::Fp32 && !f64_fma {
         return Err(BackendError::Other(format!(
             "{} {}: the wgpu backend runs fp32 kernels only (WGSL has no fp64; the fma probe \
@@ -329,10 +348,12 @@ fn gemm(case: &Case, launch: &Launch, lim: &DeviceLimits) -> Result<Step, Backen
             "{gx} x {gy} workgroups exceed this adapter's limit of {max} per dimension"
         )));
     }
+    let half = case.kernel == "hgemm";
     Ok(Step {
-        shader: "gemm",
-        source: Cow::Borrowed(GEMM),
-        header: String::new(),
+        shader: if half { "hgemm" } else { "gemm" },
+        source: Cow::Borrowed(if half { HGEMM } else { GEMM }),
+        // `enable` must come before every declaration of the module.
+        header: if half { "enable f16;".to_string() } else { String::new() },
         entry: "main",
         slots: vec![Slot::Call(0), Slot::Call(1), Slot::Call(2), Slot::Params],
         params: [m as u32, n as u32, k as u32, 0],
@@ -450,6 +471,7 @@ mod tests {
         max_groups_per_dim: 65535,
         workgroup_storage_bytes: 16384,
         shader_f64: false,
+        shader_f16: false,
     };
 
     #[test]

@@ -204,6 +204,7 @@ impl WgpuBackend {
             max_groups_per_dim: self.limits.max_compute_workgroups_per_dimension,
             workgroup_storage_bytes: self.limits.max_compute_workgroup_storage_size,
             shader_f64: self.device.features().contains(wgpu::Features::SHADER_F64),
+            shader_f16: self.device.features().contains(wgpu::Features::SHADER_F16),
         }
     }
 
@@ -697,6 +698,7 @@ impl Backend for WgpuBackend {
 
     fn implementations(&self, kernel: &str) -> Vec<Implementation> {
         let mut v: Vec<Implementation> = kernels::find(kernel)
+            .filter(|k| k.kernel != "hgemm" || self.device_limits().shader_f16)
             .map(|k| Implementation {
                 id: "rooftop".to_string(),
                 builtin: false,
@@ -808,7 +810,7 @@ impl Backend for WgpuBackend {
     }
 
     fn default_launch(&self, case: &Case) -> Launch {
-        let block = if case.kernel == "gemm" {
+        let block = if case.kernel == "gemm" || case.kernel == "hgemm" {
             kernels::GEMM_BLOCK
         } else {
             [kernels::DEFAULT_WG.min(self.device_limits().max_wg), 1, 1]
