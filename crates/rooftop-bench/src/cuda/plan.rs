@@ -732,7 +732,8 @@ mod tests {
         }
         // Every suite kernel with a CUDA implementation was planned at least once.
         assert!(seen > 100, "{seen}");
-        for k in suite::all() {
+        // hgemm (fp16, fp32 accumulation) has no CUDA implementation yet: wgpu only.
+        for k in suite::all().into_iter().filter(|k| k.name() != "hgemm") {
             assert!(
                 !implementations(k.name(), false).is_empty(),
                 "{} has no CUDA implementation",
