@@ -1,20 +1,20 @@
 //! User kernels from source (`Backend::load_source`, for `rooftop bench --spec`).
 //!
-//! WGSL only. The ABI (documented in `docs/wgpu.md`): bindings in `@group(0)`; the
+//! WGSL and SPIR-V. The ABI (documented in `docs/wgpu.md`): bindings in `@group(0)`; the
 //! call's buffers are bindings `0..n` in order (`var<storage, read>` or
 //! `var<storage, read_write>`), the call's scalars a `var<uniform>` at binding `n`
 //! (32-bit words in order, padded to 16 bytes); one dispatch of `launch.grid`
 //! workgroups; the workgroup size is the entry point's `@workgroup_size`, and a
 //! `launch.block` that differs is refused unless the module declares `override
 //! BLOCK_X: u32` (and `BLOCK_Y`, `BLOCK_Z`) and sizes its workgroups with them, in which
-//! case the launch sets them as pipeline constants (what `--autotune` sweeps). A binding the call cannot fill is an error
-//! that names it.
+//! case the launch sets them as pipeline constants (what `--autotune` sweeps). A binding
+//! the call cannot fill is an error that names it.
 //!
-//! The module is parsed by naga (wgpu's shader compiler) first, so a syntax error comes
-//! back with its file, line and column; validation errors come from wgpu's compilation
-//! messages, with their line numbers too. Metal Shading Language would need wgpu's
-//! experimental passthrough shaders, whose buffer bindings wgpu does not map: refused,
-//! as SPIR-V and CUDA are.
+//! The module is parsed by naga (wgpu's shader compiler) first, so a WGSL syntax error
+//! comes back with its file, line and column, and SPIR-V goes through naga's front end
+//! (no unsafe passthrough); validation errors come from wgpu's compilation messages,
+//! with their line numbers too. Metal Shading Language would need wgpu's experimental
+//! passthrough shaders, whose buffer bindings wgpu does not map: refused, as CUDA is.
 
 use super::{no_impl, scalar_bytes, Prepared, PreparedStep, WgpuBackend};
 use crate::backend::{Implementation, KernelCall, Launch, SourceKernel, SourceLang};
@@ -52,30 +52,52 @@ fn err(msg: String) -> BackendError {
 impl UserKernel {
     pub(super) fn load(k: &SourceKernel, b: &WgpuBackend) -> Result<UserKernel, BackendError> {
         let path = k.path.display().to_string();
-        match k.lang {
-            SourceLang::Wgsl => {}
+        let (module, source) = match k.lang {
+            SourceLang::Wgsl => {
+                let text = std::str::from_utf8(&k.code)
+                    .map_err(|e| err(format!("{path}: WGSL source is not UTF-8 ({e})")))?;
+                let module = naga::front::wgsl::parse_str(text).map_err(|e| {
+                    let at = e.location(text).map_or_else(
+                        || format!("{path}: "),
+                        |l| format!("{path}:{}:{}: ", l.line_number, l.line_position),
+                    );
+                    err(format!(
+                        "{at}WGSL compile error\n{}",
+                        e.emit_to_string_with_path(text, &path)
+                    ))
+                })?;
+                (module, wgpu::ShaderSource::Wgsl(text.into()))
+            }
+            SourceLang::Spirv => {
+                // naga translates SPIR-V for every backend (safe, unlike passthrough); the
+                // same bindings ABI as WGSL applies.
+                let opts = naga::front::spv::Options {
+                    adjust_coordinate_space: false,
+                    ..naga::front::spv::Options::default()
+                };
+                let module = naga::front::spv::parse_u8_slice(&k.code, &opts).map_err(|e| {
+                    err(format!("{path}: not a SPIR-V module rooftop can load: {e}"))
+                })?;
+                let words: Vec<u32> = k
+                    .code
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                (module, wgpu::ShaderSource::SpirV(words.into()))
+            }
             SourceLang::Metal => {
                 return Err(err(format!(
                     "{path}: the wgpu backend cannot run Metal Shading Language kernels (wgpu's \
                      Metal passthrough does not bind buffers); port the kernel to WGSL"
                 )))
             }
-            other => {
+            SourceLang::Cuda => {
                 return Err(err(format!(
-                    "{path}: the wgpu backend runs WGSL kernels, not {}",
-                    other.as_str()
+                    "{path}: the wgpu backend runs WGSL and SPIR-V kernels, not CUDA (use \
+                     --backend cuda)"
                 )))
             }
-        }
-        let text = std::str::from_utf8(&k.code)
-            .map_err(|e| err(format!("{path}: WGSL source is not UTF-8 ({e})")))?;
-        let module = naga::front::wgsl::parse_str(text).map_err(|e| {
-            let at = e.location(text).map_or_else(
-                || format!("{path}: "),
-                |l| format!("{path}:{}:{}: ", l.line_number, l.line_position),
-            );
-            err(format!("{at}WGSL compile error\n{}", e.emit_to_string_with_path(text, &path)))
-        })?;
+        };
         let ep = module
             .entry_points
             .iter()
@@ -124,10 +146,8 @@ impl UserKernel {
         }
         bindings.sort_by_key(|&(i, _)| i);
         let shader = b.scoped(&format!("{path}: compiling"), || {
-            b.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&k.name),
-                source: wgpu::ShaderSource::Wgsl(text.into()),
-            })
+            b.device
+                .create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(&k.name), source })
         });
         // Validation errors: wgpu's compilation messages carry line numbers.
         let messages: Vec<String> = match &shader {
@@ -135,7 +155,8 @@ impl UserKernel {
             Err(_) => Vec::new(),
         };
         if !messages.is_empty() {
-            return Err(err(format!("{path}: WGSL compile error\n{}", messages.join("\n"))));
+            let lang = k.lang.as_str();
+            return Err(err(format!("{path}: {lang} compile error\n{}", messages.join("\n"))));
         }
         Ok(UserKernel {
             name: k.name.clone(),
