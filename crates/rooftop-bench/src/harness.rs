@@ -332,12 +332,24 @@ pub fn autotune(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<CaseResult>, BenchError> {
+    sweep(launches, stop, |l| {
+        run_case(backend, kernel, case, implementation, Some(l), opts, stop, progress)
+    })
+}
+
+/// Runs `run` at each launch until `stop`, and returns the results best (lowest median)
+/// first: the loop of every autotune (suite kernels here, spec kernels in `spec::run`).
+pub(crate) fn sweep(
+    launches: &[Launch],
+    stop: &AtomicBool,
+    mut run: impl FnMut(Launch) -> Result<CaseResult, BenchError>,
+) -> Result<Vec<CaseResult>, BenchError> {
     let mut out = Vec::new();
     for l in launches {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        out.push(run_case(backend, kernel, case, implementation, Some(*l), opts, stop, progress)?);
+        out.push(run(*l)?);
     }
     out.sort_by(|a, b| median_of(a).total_cmp(&median_of(b)));
     Ok(out)

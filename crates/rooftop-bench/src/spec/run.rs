@@ -273,26 +273,9 @@ pub fn autotune(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<CaseResult>, BenchError> {
-    let mut out = Vec::new();
-    for l in launches {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        out.push(run_case(
-            backend,
-            set,
-            kernel,
-            case,
-            implementation,
-            Some(*l),
-            opts,
-            stop,
-            progress,
-        )?);
-    }
-    let median = |r: &CaseResult| r.timing.as_ref().map_or(f64::INFINITY, |t| t.stats.median_s);
-    out.sort_by(|a, b| median(a).total_cmp(&median(b)));
-    Ok(out)
+    crate::harness::sweep(launches, stop, |l| {
+        run_case(backend, set, kernel, case, implementation, Some(l), opts, stop, progress)
+    })
 }
 
 /// The library API's one call: checks and times kernel `name` of `set` on `backend` at

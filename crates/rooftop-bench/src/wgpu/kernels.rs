@@ -30,7 +30,6 @@ const RMSNORM: &str = include_str!("shaders/rmsnorm.wgsl");
 const LAYERNORM: &str = include_str!("shaders/layernorm.wgsl");
 const SOFTMAX: &str = include_str!("shaders/softmax.wgsl");
 const GEMM: &str = include_str!("shaders/gemm.wgsl");
-const HGEMM: &str = include_str!("shaders/hgemm.wgsl");
 const QUANT: &str = include_str!("shaders/quant.wgsl");
 const FMA: &str = include_str!("shaders/fma.wgsl");
 
@@ -348,12 +347,15 @@ fn gemm(case: &Case, launch: &Launch, lim: &DeviceLimits) -> Result<Step, Backen
             "{gx} x {gy} workgroups exceed this adapter's limit of {max} per dimension"
         )));
     }
-    let half = case.kernel == "hgemm";
     Ok(Step {
-        shader: if half { "hgemm" } else { "gemm" },
-        source: Cow::Borrowed(if half { HGEMM } else { GEMM }),
-        // `enable` must come before every declaration of the module.
-        header: if half { "enable f16;".to_string() } else { String::new() },
+        shader: "gemm",
+        source: Cow::Borrowed(GEMM),
+        // The element type in memory; `enable` must come before every declaration.
+        header: if case.kernel == "hgemm" {
+            "enable f16;\nalias Elem = f16;".to_string()
+        } else {
+            "alias Elem = f32;".to_string()
+        },
         entry: "main",
         slots: vec![Slot::Call(0), Slot::Call(1), Slot::Call(2), Slot::Params],
         params: [m as u32, n as u32, k as u32, 0],
@@ -497,8 +499,10 @@ mod tests {
     fn every_listed_kernel_plans_its_default_cases_and_refuses_fp64() {
         for k in KERNELS {
             let kernel = suite::find(k.kernel).unwrap();
+            // hgemm needs SHADER_F16 (refused without it, below).
+            let lim = DeviceLimits { shader_f16: true, ..LIM };
             for case in kernel.cases(&crate::Selection::default()).unwrap() {
-                let p = plan(&case, &Launch::default(), &LIM).unwrap();
+                let p = plan(&case, &Launch::default(), &lim).unwrap();
                 let n_bufs = kernel.buffers(&case).len();
                 for s in &p.steps {
                     for slot in &s.slots {
@@ -509,6 +513,11 @@ mod tests {
                         }
                     }
                 }
+            }
+            if k.kernel == "hgemm" {
+                let case = kernel.cases(&crate::Selection::default()).unwrap().remove(0);
+                let e = plan(&case, &Launch::default(), &LIM).unwrap_err();
+                assert!(e.to_string().contains("lacks SHADER_F16"), "{e}");
             }
             let sel = crate::Selection { dtype: Some(Precision::Fp64), ..Default::default() };
             if let Ok(cases) = kernel.cases(&sel) {

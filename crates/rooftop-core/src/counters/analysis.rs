@@ -12,7 +12,7 @@
 //! conflicts) are duration-weighted means over the dispatches that have them.
 
 use super::derive::Coalescing;
-use super::{CounterSet, Derived, Dispatch, FlopCounts, Missing, ToolAggregate};
+use super::{CounterSet, Derived, Dim3, Dispatch, FlopCounts, Missing, ToolAggregate};
 use crate::device::{DeviceSpec, MemLevel};
 use crate::diagnose::{Finding, Severity};
 use crate::units::{si, sig3, ExecUnit, Provenance};
@@ -169,13 +169,6 @@ pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
             formulas.push(f.clone());
         }
     }
-    let dispatches: Vec<KernelRecord> = set
-        .dispatches
-        .iter()
-        .zip(&derived)
-        .map(|(d, x)| record(&d.name, Some(d.id), 1, x.clone(), Some(d), &roofs, device))
-        .collect();
-
     // Group by name, in first-seen order, then sort by total time.
     let mut order: Vec<&str> = Vec::new();
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -192,18 +185,16 @@ pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
             let idx = &groups[name];
             let parts: Vec<&Derived> = idx.iter().map(|&i| &derived[i]).collect();
             let first = idx.first().map(|&i| &set.dispatches[i]);
-            let uniform = |f: &dyn Fn(&Dispatch) -> Option<String>| {
-                let mut vals = idx.iter().map(|&i| f(&set.dispatches[i]));
-                let v0 = vals.next().flatten();
-                vals.all(|v| v == v0).then_some(()).and(v0)
+            let uniform = |f: fn(&Dispatch) -> Option<Dim3>| {
+                idx.iter().all(|&i| f(&set.dispatches[i]) == first.and_then(f))
             };
             let agg = aggregate(&parts);
             let mut r = record(name, None, idx.len() as u64, agg, first, &roofs, device);
             // Launch shapes only when every dispatch agrees.
-            if uniform(&|d: &Dispatch| d.grid.map(|g| format!("{g:?}"))).is_none() {
+            if !uniform(|d| d.grid) {
                 r.grid = None;
             }
-            if uniform(&|d: &Dispatch| d.block.map(|g| format!("{g:?}"))).is_none() {
+            if !uniform(|d| d.block) {
                 r.block = None;
             }
             r
@@ -212,6 +203,13 @@ pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
     for a in &set.aggregates {
         kernels.push(tool_aggregate(a));
     }
+    // The dispatch records take the derived values (the kernels above only borrowed them).
+    let dispatches: Vec<KernelRecord> = set
+        .dispatches
+        .iter()
+        .zip(derived)
+        .map(|(d, x)| record(&d.name, Some(d.id), 1, x, Some(d), &roofs, device))
+        .collect();
     kernels.sort_by(|a, b| {
         b.total_duration_ns.unwrap_or(0.0).total_cmp(&a.total_duration_ns.unwrap_or(0.0))
     });
@@ -344,21 +342,30 @@ fn aggregate(parts: &[&Derived]) -> Derived {
             ideal_bytes_per_request: c0.ideal_bytes_per_request,
         })
     };
-    let mut missing: Vec<Missing> = Vec::new();
+    // Missing for the kernel: what no dispatch gave (a quantity some dispatch gave has
+    // a mean above). The first dispatch's wording says what it needs.
+    let missing: Vec<Missing> = parts
+        .first()
+        .map(|first| {
+            first
+                .missing
+                .iter()
+                .filter(|m| {
+                    parts.iter().all(|d| d.missing.iter().any(|x| x.quantity == m.quantity))
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
     let mut formulas: Vec<String> = Vec::new();
     for d in parts {
-        for m in &d.missing {
-            if !missing.contains(m) {
-                missing.push(m.clone());
-            }
-        }
         for f in &d.formulas {
             if !formulas.contains(f) {
                 formulas.push(f.clone());
             }
         }
     }
-    let out = Derived {
+    Derived {
         duration_ns: sum(&|d| d.duration_ns),
         dram_bytes_read: sum(&|d| d.dram_bytes_read),
         dram_bytes_written: sum(&|d| d.dram_bytes_written),
@@ -377,35 +384,7 @@ fn aggregate(parts: &[&Derived]) -> Derived {
         coalescing,
         missing,
         formulas,
-    };
-    drop_found(out)
-}
-
-/// Drops the `missing` entries of quantities that some dispatch did give.
-fn drop_found(mut d: Derived) -> Derived {
-    let found = |q: &str| match q {
-        "duration_ns" => d.duration_ns.is_some(),
-        "dram_bytes_read" => d.dram_bytes_read.is_some(),
-        "dram_bytes_written" => d.dram_bytes_written.is_some(),
-        "l2_bytes" => d.l2_bytes.is_some(),
-        "l1_bytes" => d.l1_bytes.is_some(),
-        "lds_bytes" => d.lds_bytes.is_some(),
-        "l1_hit_rate_pct" => d.l1_hit_rate_pct.is_some(),
-        "l2_hit_rate_pct" => d.l2_hit_rate_pct.is_some(),
-        "lds_bank_conflict_pct" => d.lds_bank_conflict_pct.is_some(),
-        "achieved_occupancy_pct" => d.achieved_occupancy_pct.is_some(),
-        "theoretical_occupancy_pct" => d.theoretical_occupancy_pct.is_some(),
-        "waves_launched" => d.waves_launched.is_some(),
-        "grid_waves" => d.grid_waves.is_some(),
-        "coalescing" => d.coalescing.is_some(),
-        q if q.starts_with("flops.vector") => !d.flops.vector.is_empty(),
-        q if q.starts_with("flops.matrix") => !d.flops.matrix.is_empty(),
-        _ => false,
-    };
-    let keep: Vec<bool> = d.missing.iter().map(|m| !found(&m.quantity)).collect();
-    let mut it = keep.into_iter();
-    d.missing.retain(|_| it.next().unwrap_or(true));
-    d
+    }
 }
 
 /// A record from derived (per-dispatch) values.

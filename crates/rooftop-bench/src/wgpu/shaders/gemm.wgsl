@@ -1,13 +1,18 @@
-// Row-major C[m x n] = A[m x k] . B[k x n] in fp32, tiled: a workgroup of 16 x 16
-// threads computes a 64 x 64 block of C, each thread a 4 x 4 micro-tile, staging 64 x 16
-// panels of A and 16 x 64 panels of B in workgroup memory (8 KiB). Edges are guarded
-// (out-of-range loads read 0, out-of-range stores are skipped), so any m, n, k works.
+// Row-major C[m x n] = A[m x k] . B[k x n], tiled: a workgroup of 16 x 16 threads
+// computes a 64 x 64 block of C, each thread a 4 x 4 micro-tile, staging 64 x 16 panels of
+// A and 16 x 64 panels of B in workgroup memory (8 KiB). Edges are guarded (out-of-range
+// loads read 0, out-of-range stores are skipped), so any m, n, k works.
+//
+// `Elem`, the type in memory, comes from the plan's header: `alias Elem = f32;` for the
+// suite's `gemm`, or `enable f16; alias Elem = f16;` for `hgemm` (SHADER_F16). Panels are
+// widened to f32 as they are staged and the sums are f32; each result is rounded to
+// `Elem` once, when stored.
 
 struct Params { m: u32, n: u32, k: u32, _p0: u32 }
 
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(0) var<storage, read> a: array<Elem>;
+@group(0) @binding(1) var<storage, read> b: array<Elem>;
+@group(0) @binding(2) var<storage, read_write> c: array<Elem>;
 @group(0) @binding(3) var<uniform> p: Params;
 
 const BM: u32 = 64u;
@@ -39,7 +44,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             let ca = k0 + ka;
             var va = 0.0;
             if (ra < p.m && ca < p.k) {
-                va = a[ra * p.k + ca];
+                va = f32(a[ra * p.k + ca]);
             }
             As[ka * BM + mm] = va;
             // B panel: consecutive threads read consecutive columns of one row.
@@ -49,7 +54,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             let cb = col0 + nn;
             var vb = 0.0;
             if (rb < p.k && cb < p.n) {
-                vb = b[rb * p.n + cb];
+                vb = f32(b[rb * p.n + cb]);
             }
             Bs[kb * BN + nn] = vb;
         }
@@ -72,7 +77,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             for (var j = 0u; j < 4u; j++) {
                 let col = col0 + tc + j;
                 if (col < p.n) {
-                    c[r * p.n + col] = accs[i][j];
+                    c[r * p.n + col] = Elem(accs[i][j]);
                 }
             }
         }
