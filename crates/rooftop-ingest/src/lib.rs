@@ -2,8 +2,12 @@
 //! of `rooftop-core` and never prints: problems are errors with the position of the bad
 //! input, or counted warnings inside the model.
 //!
-//! - [`kineto`]: PyTorch profiler (Kineto) Chrome-trace JSON → `TraceModel`.
+//! - [`kineto`]: PyTorch profiler (Kineto) Chrome-trace JSON → `TraceModel`;
+//! - [`counters`]: vendor profiler outputs (rocprof*, Nsight Compute, Nsight Systems,
+//!   their CSV, JSON and SQLite forms) → `CounterSet`;
+//! - [`compressed`]: every user file may be gzip-compressed (told by content).
 
+pub mod compressed;
 pub mod counters;
 pub mod kineto;
 mod mmap;

@@ -36,6 +36,10 @@ pub enum FormatArg {
     NsysKernSum,
     /// `nsys stats --report cuda_gpu_trace --format csv`.
     NsysTrace,
+    /// `nsys export --type sqlite` database.
+    NsysSqlite,
+    /// rocprofv3 rocpd database (`--output-format rocpd`).
+    Rocpd,
 }
 
 impl FormatArg {
@@ -50,6 +54,8 @@ impl FormatArg {
             FormatArg::Ncu => CounterFormat::NcuDetails,
             FormatArg::NsysKernSum => CounterFormat::NsysKernSum,
             FormatArg::NsysTrace => CounterFormat::NsysGpuTrace,
+            FormatArg::NsysSqlite => CounterFormat::NsysSqlite,
+            FormatArg::Rocpd => CounterFormat::Rocpd,
         }
     }
 }
@@ -57,7 +63,8 @@ impl FormatArg {
 #[derive(Debug, Args)]
 pub struct CountersArgs {
     /// A profiler output file, or a directory (rocprof-compute workload, rocprofv3
-    /// output directory, a directory of rocprof pass CSVs). The format is detected.
+    /// output directory, a directory of rocprof pass CSVs). The format is detected from
+    /// the content; any file may be gzipped.
     pub path: PathBuf,
 
     /// Device for the roofs: catalog id, alias or tool-printed name. Default: measured
@@ -92,21 +99,24 @@ pub(crate) fn read(path: &Path, format: Option<CounterFormat>) -> Result<Counter
     r.map_err(|e| CliError::input(e.to_string()))
 }
 
-/// The device for the roofs: `--device`, else the files' device name or arch, if the
-/// catalog knows it.
+/// The device for the roofs: `--device`, else the device the files name, else (only
+/// when the files give no name) their architecture when exactly one catalog device has
+/// it. A named device the catalog lacks is never replaced by a sibling: the second
+/// value is the note that says so and how to add it.
 pub(crate) fn resolve_device<'a>(
     catalog: &'a Catalog,
     set: &CounterSet,
     flag: Option<&str>,
-) -> Result<Option<&'a DeviceSpec>> {
+) -> Result<(Option<&'a DeviceSpec>, Option<String>)> {
     if let Some(name) = flag {
-        return super::find_device(catalog, name).map(Some);
+        return super::find_device(catalog, name).map(|d| (Some(d), None));
     }
-    let d = &set.device;
-    Ok([d.name.as_deref(), d.arch.as_deref()]
-        .into_iter()
-        .flatten()
-        .find_map(|n| catalog.lookup(n).ok()))
+    let r = rooftop_core::device::resolve_named(
+        catalog,
+        set.device.name.as_deref(),
+        set.device.arch.as_deref(),
+    );
+    Ok((r.device, r.note))
 }
 
 /// Analyses a read set and writes it in the CLI's format.
@@ -125,8 +135,11 @@ pub(crate) fn report(
             return Err(CliError::input(format!("--kernel: no kernel name contains `{k}`")));
         }
     }
-    let dev = resolve_device(catalog, &set, device)?;
-    let rep: CounterReport = analyze(set, dev);
+    let (dev, unknown) = resolve_device(catalog, &set, device)?;
+    let mut rep: CounterReport = analyze(set, dev);
+    if let Some(note) = unknown {
+        rep.roofs.notes = vec![note];
+    }
     let text = match cli.format {
         OutputFormat::Table => render::table(&rep, opts),
         OutputFormat::Json => render::json(&rep),

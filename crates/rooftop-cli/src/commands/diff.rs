@@ -51,8 +51,8 @@ fn parse_metric(s: &str) -> std::result::Result<Metric, String> {
 }
 
 fn read(path: &std::path::Path) -> Result<diff::Export> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?;
+    let text = rooftop_ingest::compressed::read_text(path)
+        .map_err(|e| CliError::input(format!("cannot read {e}")))?;
     diff::load(&text, &path.display().to_string()).map_err(|e| CliError::input(e.to_string()))
 }
 

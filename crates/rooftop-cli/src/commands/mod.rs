@@ -41,9 +41,8 @@ pub fn run(cli: &Cli) -> Result<()> {
 fn load_catalog(cli: &Cli) -> Result<Catalog> {
     let mut catalog = Catalog::builtin();
     for path in &cli.device_files {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!("cannot read device file {}: {e}", path.display()))
-        })?;
+        let text = rooftop_ingest::compressed::read_text(path)
+            .map_err(|e| CliError::input(format!("cannot read device file {e}")))?;
         // merge_file resolves `extends` against everything loaded so far, so a later
         // file may extend a device an earlier file defined.
         catalog

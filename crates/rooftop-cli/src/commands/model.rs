@@ -94,8 +94,8 @@ fn load_model(args: &ModelArgs) -> Result<ModelConfig> {
         return Err(CliError::input("give a model with --config FILE or --preset NAME"));
     };
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::input(format!("cannot read the model config {shown}: {e}")))?;
+    let text = rooftop_ingest::compressed::read_text(path)
+        .map_err(|e| CliError::input(format!("cannot read the model config {e}")))?;
     let raw: RawConfig = serde_json::from_str(&text)
         .map_err(|e| CliError::input(format!("{shown} is not a valid config.json: {e}")))?;
     ModelConfig::from_raw(&raw, &shown, None).map_err(|e| CliError::input(e.to_string()))

@@ -12,7 +12,7 @@
 //! conflicts) are duration-weighted means over the dispatches that have them.
 
 use super::derive::Coalescing;
-use super::{CounterSet, Derived, Dim3, Dispatch, FlopCounts, Missing, ToolAggregate};
+use super::{CounterSet, Derived, Dim3, Dispatch, FlopCounts, Missing, ToolAggregate, ToolFinding};
 use crate::device::{DeviceSpec, MemLevel};
 use crate::diagnose::{Finding, Severity};
 use crate::units::{si, sig3, ExecUnit, Provenance};
@@ -141,6 +141,8 @@ pub struct KernelRecord {
     pub shared_bytes: Option<u64>,
     pub derived: Derived,
     pub findings: Vec<Finding>,
+    /// The profiler's own findings (Nsight Compute rules), labelled as the tool's.
+    pub tool_findings: Vec<ToolFinding>,
     pub missing: Vec<Missing>,
 }
 
@@ -161,8 +163,17 @@ pub struct CounterReport {
 pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
     let roofs = roofs(&set, device);
     let vendor = set.vendor();
-    let derived: Vec<Derived> =
-        set.dispatches.iter().map(|d| super::derive(vendor, d, &set.device)).collect();
+    let derived: Vec<Derived> = set
+        .dispatches
+        .iter()
+        .map(|d| {
+            let mut x = super::derive(vendor, d, &set.device);
+            if let Some(dev) = device {
+                super::launch::fill(d, &mut x, dev);
+            }
+            x
+        })
+        .collect();
     let mut formulas: Vec<String> = Vec::new();
     for f in derived.iter().flat_map(|d| &d.formulas) {
         if !formulas.contains(f) {
@@ -197,6 +208,8 @@ pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
             if !uniform(|d| d.block) {
                 r.block = None;
             }
+            r.tool_findings =
+                super::rules::collect(idx.iter().flat_map(|&i| &set.dispatches[i].tool_rules));
             r
         })
         .collect();
@@ -208,7 +221,11 @@ pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
         .dispatches
         .iter()
         .zip(derived)
-        .map(|(d, x)| record(&d.name, Some(d.id), 1, x, Some(d), &roofs, device))
+        .map(|(d, x)| {
+            let mut r = record(&d.name, Some(d.id), 1, x, Some(d), &roofs, device);
+            r.tool_findings = super::rules::collect(&d.tool_rules);
+            r
+        })
         .collect();
     kernels.sort_by(|a, b| {
         b.total_duration_ns.unwrap_or(0.0).total_cmp(&a.total_duration_ns.unwrap_or(0.0))
@@ -479,6 +496,7 @@ fn record(
         shared_bytes: launch.and_then(|d| d.shared_bytes),
         derived: x,
         findings: Vec::new(),
+        tool_findings: Vec::new(),
         missing,
     };
     r.findings = findings(&r, roofs, device);
@@ -527,6 +545,7 @@ fn tool_aggregate(a: &ToolAggregate) -> KernelRecord {
         shared_bytes: None,
         derived: Derived { duration_ns: mean, ..Derived::default() },
         findings: short_kernel(mean).into_iter().collect(),
+        tool_findings: Vec::new(),
         missing,
     }
 }
@@ -766,6 +785,7 @@ mod tests {
             measured_roofs: Vec::new(),
             dispatches,
             aggregates: Vec::new(),
+            activity: None,
         }
     }
 

@@ -8,15 +8,22 @@
 //! computed here: [`amd`] and [`nvidia`] hold the vendor formulas and the per-architecture
 //! constants with their sources, [`derive`] turns a dispatch into a [`Derived`] record,
 //! and [`analysis`] aggregates by kernel name, places points on the hierarchical roofline
-//! and writes findings.
+//! and writes findings. [`rules`] keeps a profiler's own findings (Nsight Compute's
+//! rules) beside rooftop's, and [`activity`] summarises what system traces hold besides
+//! kernels (copies, API calls, kernel time per NVTX / ROCTX range).
 
+pub mod activity;
 pub mod amd;
 pub mod analysis;
 pub mod derive;
+pub mod launch;
 pub mod nvidia;
+pub mod rules;
 
+pub use activity::Activity;
 pub use analysis::{analyze, CounterReport, KernelRecord, RoofSource, Roofs};
 pub use derive::{derive, Coalescing, Derived, FlopCounts, Missing};
+pub use rules::{ToolFinding, ToolRule};
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -45,6 +52,10 @@ pub enum CounterFormat {
     NsysKernSum,
     /// `nsys stats --report cuda_gpu_trace --format csv` (per launch).
     NsysGpuTrace,
+    /// `nsys export --type sqlite` database (kernels, copies, CUDA API, NVTX).
+    NsysSqlite,
+    /// rocprofv3 rocpd SQLite database (`--output-format rocpd`, ROCm 7's default).
+    Rocpd,
 }
 
 impl CounterFormat {
@@ -59,6 +70,8 @@ impl CounterFormat {
             CounterFormat::NcuDetails => "Nsight Compute CSV (details / --metrics)",
             CounterFormat::NsysKernSum => "nsys stats cuda_gpu_kern_sum",
             CounterFormat::NsysGpuTrace => "nsys stats cuda_gpu_trace",
+            CounterFormat::NsysSqlite => "nsys SQLite export",
+            CounterFormat::Rocpd => "rocprofv3 rocpd database",
         }
     }
 
@@ -69,11 +82,13 @@ impl CounterFormat {
             | CounterFormat::RocprofStats
             | CounterFormat::Rocprofv3Csv
             | CounterFormat::Rocprofv3Json
-            | CounterFormat::RocprofCompute => GpuVendor::Amd,
+            | CounterFormat::RocprofCompute
+            | CounterFormat::Rocpd => GpuVendor::Amd,
             CounterFormat::NcuRaw
             | CounterFormat::NcuDetails
             | CounterFormat::NsysKernSum
-            | CounterFormat::NsysGpuTrace => GpuVendor::Nvidia,
+            | CounterFormat::NsysGpuTrace
+            | CounterFormat::NsysSqlite => GpuVendor::Nvidia,
         }
     }
 }
@@ -143,6 +158,9 @@ pub struct Dispatch {
     /// `dram__bytes_read.sum`), converted to base units: bytes, ns, counts, percent,
     /// cycles, per-second rates.
     pub counters: BTreeMap<CounterName, f64>,
+    /// The profiler's own rule results for this launch (Nsight Compute details page).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_rules: Vec<ToolRule>,
 }
 
 impl Dispatch {
@@ -232,6 +250,9 @@ pub struct CounterSet {
     pub dispatches: Vec<Dispatch>,
     /// Tool-written aggregates (only for formats without dispatches).
     pub aggregates: Vec<ToolAggregate>,
+    /// Copies, API calls and ranges of a system trace (nsys, rocpd); `None` for counter
+    /// files.
+    pub activity: Option<Activity>,
 }
 
 impl CounterSet {

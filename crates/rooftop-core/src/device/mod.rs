@@ -15,9 +15,11 @@
 mod catalog;
 mod file;
 mod lookup;
+mod resolve;
 
 pub use catalog::{parse_device_file, Catalog, DeviceFileError};
 pub use lookup::LookupError;
+pub use resolve::{resolve_named, unknown_note, Resolved};
 
 use crate::units::{Confidence, ExecUnit, Precision, Provenance};
 use serde::Serialize;

@@ -8,7 +8,13 @@
 //!   `counter_collection.csv` (long format, pivoted per dispatch), `results.json`;
 //! - [`rocprof_compute`]: rocprof-compute / Omniperf workload folders;
 //! - [`ncu`]: Nsight Compute CSV (raw page, details page, `--metrics` long format);
-//! - [`nsys`]: `nsys stats --format csv` reports `cuda_gpu_kern_sum`, `cuda_gpu_trace`.
+//! - [`nsys`]: `nsys stats --format csv` reports `cuda_gpu_kern_sum`, `cuda_gpu_trace`;
+//! - [`nsys_sqlite`]: `nsys export --type sqlite` databases;
+//! - [`rocpd`]: rocprofv3 rocpd databases (`--output-format rocpd`).
+//!
+//! Every file may be gzip-compressed (told by its first bytes, see
+//! [`crate::compressed`]); SQLite databases are told by their 16-byte header and then
+//! by their tables.
 //!
 //! Readers normalise (base units, grid in blocks, names without `.kd`) and never derive:
 //! the formulas live in `rooftop_core::counters`.
@@ -16,9 +22,12 @@
 pub mod error;
 pub mod ncu;
 pub mod nsys;
+pub mod nsys_sqlite;
+pub mod rocpd;
 pub mod rocprof;
 pub mod rocprof_compute;
 pub mod rocprofv3;
+mod sqlite;
 mod text;
 
 pub use error::CounterError;
@@ -62,7 +71,16 @@ pub fn guess(path: &Path) -> Result<CounterFormat, CounterError> {
     if let Some(msg) = side {
         return Err(CounterError::new(path, msg));
     }
-    let head = text::read_head(path, 256 << 10)?;
+    if let Some(msg) = binary_report(path, &name) {
+        return Err(CounterError::new(path, msg));
+    }
+    let head_bytes = text::read_head_bytes(path, 256 << 10)?;
+    if sqlite::is_sqlite(&head_bytes) {
+        return guess_sqlite(path);
+    }
+    let head =
+        String::from_utf8_lossy(head_bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head_bytes))
+            .into_owned();
     if head.trim().is_empty() {
         return Err(CounterError::new(path, "the file is empty: expected profiler output"));
     }
@@ -71,10 +89,68 @@ pub fn guess(path: &Path) -> Result<CounterFormat, CounterError> {
             path,
             "not a counter file rooftop knows: expected a rocprof results.csv / \
              results.stats.csv, a rocprofv3 kernel_trace.csv / counter_collection.csv / \
-             results.json, a rocprof-compute workload folder, an Nsight Compute CSV \
-             (--csv) or an `nsys stats --format csv` report",
+             results.json or rocpd database, a rocprof-compute workload folder, an Nsight \
+             Compute CSV (--csv), an `nsys stats --format csv` report or an `nsys export \
+             --type sqlite` database",
         )
     })
+}
+
+/// The tools' binary reports, which rooftop cannot read, with the command that exports
+/// them to something it can.
+fn binary_report(path: &Path, name: &str) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    let shown = path.display();
+    if lower.ends_with(".nsys-rep") || lower.ends_with(".qdrep") {
+        return Some(format!(
+            "an Nsight Systems report is a binary rooftop cannot read: export it with `nsys \
+             export --type sqlite --output report.sqlite {shown}` and pass report.sqlite"
+        ));
+    }
+    if lower.ends_with(".ncu-rep") {
+        return Some(format!(
+            "an Nsight Compute report is a binary rooftop cannot read: export it with `ncu \
+             --import {shown} --csv --page details > report.csv` (or `--page raw`) and pass \
+             report.csv"
+        ));
+    }
+    None
+}
+
+/// The format of a SQLite database, by its tables.
+fn guess_sqlite(path: &Path) -> Result<CounterFormat, CounterError> {
+    let conn = sqlite::open(path)?;
+    let tables = sqlite::tables(path, &conn)?;
+    if nsys_sqlite::is_nsys(&tables) {
+        return Ok(CounterFormat::NsysSqlite);
+    }
+    if rocpd::is_rocpd(&tables) {
+        return Ok(CounterFormat::Rocpd);
+    }
+    let some: Vec<&str> = tables.iter().map(String::as_str).take(8).collect();
+    Err(CounterError::unknown(
+        path,
+        format!(
+            "a SQLite database rooftop does not know (tables: {}): expected an `nsys export \
+             --type sqlite` database (CUPTI_ACTIVITY_KIND_KERNEL, StringIds) or a rocprofv3 \
+             rocpd database (rocpd_kernel_dispatch, rocpd_info_agent)",
+            if some.is_empty() { "none".to_string() } else { some.join(", ") }
+        ),
+    ))
+}
+
+/// The SQLite databases directly in `dir` (`<pid>_results.db`, `report.sqlite`).
+fn databases_in(dir: &Path) -> Result<Vec<std::path::PathBuf>, CounterError> {
+    let mut out = Vec::new();
+    for p in files_in(dir)? {
+        let n = file_name(&p).to_ascii_lowercase();
+        if (n.ends_with(".db") || n.ends_with(".sqlite") || n.ends_with(".sqlite3"))
+            && text::read_head_bytes(&p, 16).is_ok_and(|h| sqlite::is_sqlite(&h))
+        {
+            out.push(p);
+        }
+    }
+    Ok(out)
 }
 
 /// The format a file's name and first bytes show.
@@ -125,8 +201,15 @@ pub fn guess_text(name: &str, head: &str) -> Option<CounterFormat> {
     None
 }
 
+/// The file name without a `.gz` suffix: gzipped outputs keep their naming conventions.
 fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    let n = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    crate::compressed::name_without_gz(&n).to_string()
+}
+
+/// Whether a (gz-stripped) file name is a CSV file's.
+fn is_csv_name(p: &Path) -> bool {
+    file_name(p).to_ascii_lowercase().ends_with(".csv")
 }
 
 /// Files of a directory and of its direct subdirectories (rocprofv3 writes under the
@@ -160,16 +243,28 @@ fn guess_dir(dir: &Path) -> Result<CounterFormat, CounterError> {
             || n.ends_with("counter_collection.csv")
             || n.ends_with("results.json")
     }) {
-        return Ok(
-            if files.iter().any(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))) {
-                CounterFormat::Rocprofv3Csv
-            } else {
-                CounterFormat::Rocprofv3Json
-            },
-        );
+        return Ok(if files.iter().any(|p| is_csv_name(p)) {
+            CounterFormat::Rocprofv3Csv
+        } else {
+            CounterFormat::Rocprofv3Json
+        });
+    }
+    let dbs = databases_in(dir)?;
+    if let [one] = dbs.as_slice() {
+        return guess_sqlite(one);
+    }
+    if dbs.len() > 1 {
+        return Err(CounterError::unknown(
+            dir,
+            format!(
+                "the directory holds {} databases ({}): give one file",
+                dbs.len(),
+                dbs.iter().map(|p| file_name(p)).collect::<Vec<_>>().join(", ")
+            ),
+        ));
     }
     let mut seen = Vec::new();
-    for p in files.iter().filter(|p| p.extension().is_some_and(|e| e == "csv")) {
+    for p in files.iter().filter(|p| is_csv_name(p)) {
         let head = text::read_head(p, 64 << 10)?;
         if let Some(f) = guess_text(&file_name(p), &head) {
             if !seen.contains(&f) {
@@ -208,5 +303,22 @@ pub fn read_as(path: &Path, format: CounterFormat) -> Result<CounterSet, Counter
         CounterFormat::RocprofCompute => rocprof_compute::read(path),
         CounterFormat::NcuRaw | CounterFormat::NcuDetails => ncu::read(path),
         CounterFormat::NsysKernSum | CounterFormat::NsysGpuTrace => nsys::read(path),
+        CounterFormat::NsysSqlite => nsys_sqlite::read(&database(path)?),
+        CounterFormat::Rocpd => rocpd::read(&database(path)?),
+    }
+}
+
+/// `path`, or the one database in the directory `path`.
+fn database(path: &Path) -> Result<std::path::PathBuf, CounterError> {
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    match databases_in(path)?.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(CounterError::new(path, "no SQLite database (*.db, *.sqlite) in this directory")),
+        many => Err(CounterError::new(
+            path,
+            format!("the directory holds {} databases: give one file", many.len()),
+        )),
     }
 }

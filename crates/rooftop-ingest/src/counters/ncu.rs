@@ -15,7 +15,12 @@
 //!   note, it is never scaled by a guess;
 //! - details-page metric names are display labels ("Duration", "L2 Hit Rate"): [`LABELS`]
 //!   maps them to the metric ids the ncu section files show under them;
-//! - "Block Size" / "Grid Size" columns are tuples `(1024, 1, 1)`, the grid in blocks.
+//! - "Block Size" / "Grid Size" columns are tuples `(1024, 1, 1)`, the grid in blocks;
+//! - since Nsight Compute 2023.2 the details page has 20 columns, the last five for the
+//!   rules (`Rule Name`, `Rule Type`, `Rule Description`, `Estimated Speedup Type`,
+//!   `Estimated Speedup`): metric rows stop after `Metric Value` with a trailing comma
+//!   (16 fields), rule rows leave the metric columns empty and fill all 20. Both are
+//!   read; each rule row becomes a [`ToolRule`] of its launch, the tool's own finding.
 //!
 //! The reader only normalises; the formulas are in `rooftop_core::counters::nvidia`.
 
@@ -23,7 +28,7 @@ use super::text::read_text;
 use super::CounterError;
 use rooftop_core::counters::nvidia::duration_from_metrics;
 use rooftop_core::counters::{
-    CounterFormat, CounterSet, CounterSource, DeviceInfo, Dim3, Dispatch,
+    CounterFormat, CounterSet, CounterSource, DeviceInfo, Dim3, Dispatch, ToolRule,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -333,10 +338,23 @@ struct Columns {
     metric_name: usize,
     metric_unit: usize,
     metric_value: usize,
+    /// Details page since 2023.2: the rule columns (`Rule Name` ... `Estimated Speedup`).
+    rules: Option<RuleColumns>,
+    section: Option<usize>,
     /// Raw page: (column, metric id).
     metrics: Vec<(usize, String)>,
     /// Raw page: the units row, once read.
     units: Option<Vec<String>>,
+}
+
+/// Positions of the rule columns of a details-page header.
+#[derive(Debug, Clone, Copy)]
+struct RuleColumns {
+    name: usize,
+    kind: Option<usize>,
+    description: Option<usize>,
+    speedup_type: Option<usize>,
+    speedup: Option<usize>,
 }
 
 fn col(fields: &[String], name: &str) -> Option<usize> {
@@ -378,6 +396,14 @@ impl Columns {
             metric_name: 0,
             metric_unit: 0,
             metric_value: 0,
+            rules: col(fields, "Rule Name").map(|name| RuleColumns {
+                name,
+                kind: col(fields, "Rule Type"),
+                description: col(fields, "Rule Description"),
+                speedup_type: col(fields, "Estimated Speedup Type"),
+                speedup: col(fields, "Estimated Speedup"),
+            }),
+            section: col(fields, "Section Name"),
             metrics: Vec::new(),
             units: None,
         };
@@ -408,6 +434,16 @@ impl Columns {
     fn is_metric_col(&self, i: usize) -> bool {
         self.metrics.iter().any(|(c, _)| *c == i)
     }
+
+    /// Whether a row of `len` fields is a details-page metric row that stops after
+    /// `Metric Value` (Nsight Compute 2023.2+ writes metric rows with a trailing comma
+    /// and without the rule columns: 16 fields under a 20-column header).
+    fn accepts_short(&self, len: usize) -> bool {
+        self.layout == Layout::Long
+            && self.rules.is_some()
+            && len > self.metric_value
+            && len < self.n
+    }
 }
 
 /// One launch being assembled.
@@ -436,6 +472,8 @@ struct State {
     unknown_units: BTreeSet<(String, String)>,
     unmapped_labels: BTreeSet<String>,
     layouts: BTreeSet<&'static str>,
+    /// Rule rows whose estimated speedup is not a number (first three).
+    bad_speedups: Vec<String>,
 }
 
 fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
@@ -482,6 +520,10 @@ fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
         };
         let fields = match fields {
             Some(f) if f.len() == b.n => f,
+            Some(mut f) if b.accepts_short(f.len()) => {
+                f.resize(b.n, String::new());
+                f
+            }
             Some(f) if quoted => {
                 return Err(CounterError::at_line(
                     path,
@@ -646,7 +688,12 @@ fn row(
         Layout::Long => {
             let label = f[b.metric_name].trim();
             if label.is_empty() {
-                // Rule rows (2024+) carry no metric.
+                // Rule rows (2023.2+) carry no metric: the rule's own result.
+                if let Some(rule) = b.rules.and_then(|rc| rule_row(path, ln, b, rc, f, st)) {
+                    if let Some(l) = st.launches.get_mut(idx) {
+                        l.d.tool_rules.push(rule);
+                    }
+                }
                 return Ok(());
             }
             let unit = f[b.metric_unit].trim();
@@ -662,6 +709,41 @@ fn row(
         }
     }
     Ok(())
+}
+
+/// A rule row's result; `None` when the row names no rule.
+fn rule_row(
+    path: &Path,
+    ln: u64,
+    b: &Columns,
+    rc: RuleColumns,
+    f: &[String],
+    st: &mut State,
+) -> Option<ToolRule> {
+    let get = |c: Option<usize>| {
+        c.and_then(|c| f.get(c)).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    };
+    let rule = get(Some(rc.name))?;
+    let speedup_text = get(rc.speedup);
+    let estimated_speedup_pct = speedup_text.as_deref().and_then(parse_number);
+    if let (Some(t), None) = (&speedup_text, estimated_speedup_pct) {
+        if st.bad_speedups.len() < 3 {
+            st.bad_speedups.push(format!(
+                "{}, line {ln}: `Estimated Speedup` of rule {rule} is `{t}`, not a number; \
+                 the rule is kept without it",
+                path.display()
+            ));
+        }
+    }
+    Some(ToolRule {
+        tool: "Nsight Compute".to_string(),
+        section: get(b.section),
+        rule,
+        rule_type: get(rc.kind).unwrap_or_default(),
+        description: get(rc.description).unwrap_or_default(),
+        speedup_type: get(rc.speedup_type),
+        estimated_speedup_pct,
+    })
 }
 
 /// Metrics whose value may be text when they carry no unit.
@@ -761,6 +843,14 @@ fn finish(path: &Path, layout: Layout, st: State) -> CounterSet {
     for e in &st.tool_errors {
         notes.push(format!("Nsight Compute reported: {e}"));
     }
+    notes.extend(st.bad_speedups.iter().cloned());
+    let rules: usize = st.launches.iter().map(|l| l.d.tool_rules.len()).sum();
+    if rules > 0 {
+        notes.push(format!(
+            "{rules} Nsight Compute rule results read (its own findings, shown as Nsight \
+             Compute's beside rooftop's)"
+        ));
+    }
     if st.not_available > 0 {
         notes.push(format!("{} values were `n/a` and are left out", st.not_available));
     }
@@ -810,6 +900,7 @@ fn finish(path: &Path, layout: Layout, st: State) -> CounterSet {
         measured_roofs: Vec::new(),
         dispatches,
         aggregates: Vec::new(),
+        activity: None,
     }
 }
 

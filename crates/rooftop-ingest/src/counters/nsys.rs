@@ -579,6 +579,7 @@ fn finish(path: &Path, st: State) -> CounterSet {
         measured_roofs: Vec::new(),
         dispatches: st.dispatches,
         aggregates,
+        activity: None,
     }
 }
 

@@ -397,6 +397,7 @@ fn empty_set(format: CounterFormat, files: Vec<String>) -> CounterSet {
         measured_roofs: Vec::new(),
         dispatches: Vec::new(),
         aggregates: Vec::new(),
+        activity: None,
     }
 }
 
@@ -449,7 +450,10 @@ fn csv_files(dir: &Path) -> Result<Vec<PathBuf>, CounterError> {
     let mut v: Vec<PathBuf> = rd
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("csv")))
+        .filter(|p| {
+            let n = p.file_name().and_then(|f| f.to_str()).unwrap_or("").to_ascii_lowercase();
+            p.is_file() && crate::compressed::name_without_gz(&n).ends_with(".csv")
+        })
         .collect();
     v.sort();
     Ok(v)

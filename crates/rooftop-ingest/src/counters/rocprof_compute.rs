@@ -189,6 +189,7 @@ pub fn read_str(name: &str, text: &str) -> Result<CounterSet, CounterError> {
         measured_roofs: Vec::new(),
         dispatches: Vec::new(),
         aggregates: Vec::new(),
+        activity: None,
     };
     let mut wn = WideNotes::default();
     set.dispatches = wide_dispatches(path, &t, &mut wn)?;

@@ -21,6 +21,7 @@ fn empty_set(format: CounterFormat) -> CounterSet {
         measured_roofs: Vec::new(),
         dispatches: Vec::new(),
         aggregates: Vec::new(),
+        activity: None,
     }
 }
 
@@ -270,8 +271,10 @@ fn files_under(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The file name without a `.gz` suffix (gzipped outputs keep their conventions).
 fn fname(p: &Path) -> String {
-    p.file_name().and_then(|f| f.to_str()).unwrap_or("").to_string()
+    let n = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    crate::compressed::name_without_gz(n).to_string()
 }
 
 /// Reads a rocprofv3 CSV/JSON file, or a directory holding `[<pid>_]kernel_trace.csv`

@@ -1,27 +1,27 @@
-//! Shared text helpers for the CSV readers: reading a file (BOM stripped), number
-//! parsing with digit grouping, header lookup.
+//! Shared text helpers for the CSV and JSON readers: reading a file (gzip detected by
+//! content, BOM stripped) with errors in the readers' [`CounterError`] form.
 
 use super::CounterError;
+use crate::compressed::{self, ReadError};
 use std::path::Path;
 
-/// Reads a text file, dropping a UTF-8 BOM.
+fn counter_error(e: &ReadError) -> CounterError {
+    CounterError::new(&e.path, e.reason())
+}
+
+/// Reads a text file (plain or gzip), dropping a UTF-8 BOM.
 pub(crate) fn read_text(path: &Path) -> Result<String, CounterError> {
-    let bytes = std::fs::read(path).map_err(|e| CounterError::io(path, &e))?;
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    String::from_utf8(bytes.to_vec()).map_err(|e| {
-        CounterError::new(
-            path,
-            format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
-        )
-    })
+    compressed::read_text(path).map_err(|e| counter_error(&e))
+}
+
+/// The first `limit` bytes of a file (decompressed when gzip).
+pub(crate) fn read_head_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, CounterError> {
+    compressed::read_head(path, limit).map_err(|e| counter_error(&e))
 }
 
 /// The first `limit` bytes of a file as text (lossy at the cut), BOM dropped.
 pub(crate) fn read_head(path: &Path, limit: u64) -> Result<String, CounterError> {
-    use std::io::Read as _;
-    let f = std::fs::File::open(path).map_err(|e| CounterError::io(path, &e))?;
-    let mut buf = Vec::new();
-    f.take(limit).read_to_end(&mut buf).map_err(|e| CounterError::io(path, &e))?;
+    let buf = read_head_bytes(path, limit)?;
     let bytes = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&buf);
     Ok(String::from_utf8_lossy(bytes).into_owned())
 }

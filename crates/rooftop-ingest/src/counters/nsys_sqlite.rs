@@ -1,0 +1,562 @@
+//! Nsight Systems SQLite export (`nsys export --type sqlite report.nsys-rep`) →
+//! [`CounterSet`] with one dispatch per CUDA kernel and an [`Activity`] summary.
+//!
+//! Tables read (NVIDIA, "SQLite Export Schema Reference" of the Nsight Systems
+//! documentation; every column is optional and selected as NULL when an export of
+//! another version lacks it; tables are created lazily, so a missing table is "not
+//! traced", not an error):
+//! - `CUPTI_ACTIVITY_KIND_KERNEL`: `start`/`end` (ns), `deviceId`, `streamId`,
+//!   `correlationId`, `globalPid`, `demangledName`/`shortName` (→ `StringIds`), the
+//!   launch (`gridX..Z` in blocks, `blockX..Z`, `registersPerThread`,
+//!   `staticSharedMemory` + `dynamicSharedMemory`, `localMemoryPerThread`);
+//! - `CUPTI_ACTIVITY_KIND_MEMCPY` (`bytes`, `copyKind` → `ENUM_CUDA_MEMCPY_OPER`, else
+//!   CUPTI's `CUpti_ActivityMemcpyKind` numbering) and `CUPTI_ACTIVITY_KIND_MEMSET`;
+//! - `CUPTI_ACTIVITY_KIND_RUNTIME` and `CUPTI_ACTIVITY_KIND_DRIVER` (`nameId` →
+//!   `StringIds`, `globalTid`, `correlationId`): the CUDA API summary, and the thread
+//!   and time at which each kernel was launched (same `correlationId` in the same
+//!   process);
+//! - `NVTX_EVENTS`: push/pop (`eventType` 59) and start/end (60) ranges, the name in
+//!   `text` or `textId` (→ `StringIds`), the domain from `NvtxDomainCreate` (75) rows;
+//!   kernel time per range with [`rooftop_core::counters::activity::attribute`];
+//! - `TARGET_INFO_GPU` (`name`, `smCount`, `computeMajor`/`computeMinor`, `l2CacheSize`)
+//!   and `TARGET_INFO_CUDA_DEVICE` (`pid`, `cudaId` → `gpuId`): the device;
+//! - `META_DATA_EXPORT`: the exporting version.
+//!
+//! Process and thread ids are nsys's serialized global ids: pid = (globalTid >> 24) &
+//! 0xFFFFFF ("Serialized process and thread identifiers" in the same documentation).
+//! An `.nsys-rep` / `.qdrep` report is a binary this reader cannot open: the error gives
+//! the export command.
+
+use super::sqlite::{self, col_or_null, for_each_row};
+use super::CounterError;
+use rooftop_core::counters::activity::{
+    attribute, summarize_api, summarize_copies, Activity, KernelLaunch, RangeSpan,
+};
+use rooftop_core::counters::{CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch};
+use rusqlite::Connection;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+/// NVTX event types (`ENUM_NSYS_EVENT_TYPE`): push/pop range, start/end range, domain.
+const NVTX_PUSH_POP: i64 = 59;
+const NVTX_START_END: i64 = 60;
+const NVTX_DOMAIN_CREATE: i64 = 75;
+
+/// CUPTI's `CUpti_ActivityMemcpyKind`, for exports without `ENUM_CUDA_MEMCPY_OPER`.
+fn cupti_copy_kind(k: i64) -> &'static str {
+    match k {
+        1 => "Host-to-Device",
+        2 => "Device-to-Host",
+        3 => "Host-to-Array",
+        4 => "Array-to-Host",
+        5 => "Array-to-Array",
+        6 => "Array-to-Device",
+        7 => "Device-to-Array",
+        8 => "Device-to-Device",
+        9 => "Host-to-Host",
+        10 => "Peer-to-Peer",
+        _ => "Unknown",
+    }
+}
+
+/// The process id inside an nsys serialized global id.
+fn pid_of(global: i64) -> i64 {
+    (global >> 24) & 0x00FF_FFFF
+}
+
+/// A CUDA API name without the `_v7000`-style version suffix nsys keeps.
+fn api_name(s: &str) -> &str {
+    match s.rfind("_v") {
+        Some(i) if i > 0 && s[i + 2..].chars().all(|c| c.is_ascii_digit()) && s.len() > i + 2 => {
+            &s[..i]
+        }
+        _ => s,
+    }
+}
+
+/// Whether the tables are an nsys export's.
+pub fn is_nsys(tables: &BTreeSet<String>) -> bool {
+    tables.contains("CUPTI_ACTIVITY_KIND_KERNEL")
+        || (tables.contains("StringIds")
+            && (tables.contains("TARGET_INFO_SESSION_START_TIME")
+                || tables.contains("NVTX_EVENTS")
+                || tables.contains("CUPTI_ACTIVITY_KIND_RUNTIME")))
+}
+
+/// Reads an nsys SQLite export (plain or gzipped).
+pub fn read(path: &Path) -> Result<CounterSet, CounterError> {
+    let conn = sqlite::open(path)?;
+    read_conn(path, &conn)
+}
+
+struct Ctx<'a> {
+    path: &'a Path,
+    conn: &'a Connection,
+    tables: BTreeSet<String>,
+    strings: HashMap<i64, String>,
+}
+
+impl Ctx<'_> {
+    fn has(&self, t: &str) -> bool {
+        self.tables.contains(t)
+    }
+
+    fn cols(&self, t: &str) -> Result<BTreeSet<String>, CounterError> {
+        sqlite::columns(self.path, self.conn, t)
+    }
+
+    fn string(&self, id: Option<i64>) -> Option<String> {
+        id.and_then(|i| self.strings.get(&i).cloned())
+    }
+
+    /// `SELECT` of `wanted` columns (NULL for the ones the table lacks).
+    fn select(&self, table: &str, wanted: &[&str], tail: &str) -> Result<String, CounterError> {
+        let have = self.cols(table)?;
+        let cols: Vec<String> = wanted.iter().map(|c| col_or_null(&have, c)).collect();
+        Ok(format!("SELECT {} FROM \"{table}\" {tail}", cols.join(", ")))
+    }
+}
+
+fn read_conn(path: &Path, conn: &Connection) -> Result<CounterSet, CounterError> {
+    let tables = sqlite::tables(path, conn)?;
+    if !is_nsys(&tables) {
+        return Err(CounterError::unknown(
+            path,
+            "a SQLite database without Nsight Systems tables (expected \
+             CUPTI_ACTIVITY_KIND_KERNEL or StringIds with NVTX_EVENTS, as `nsys export \
+             --type sqlite` writes)",
+        ));
+    }
+    let mut ctx = Ctx { path, conn, tables, strings: HashMap::new() };
+    if ctx.has("StringIds") {
+        let sql = ctx.select("StringIds", &["id", "value"], "")?;
+        let mut strings = HashMap::new();
+        for_each_row(path, conn, "StringIds", &sql, |r| {
+            if let (Some(id), Some(v)) = (r.int(0, "id")?, r.text(1, "value")?) {
+                strings.insert(id, v);
+            }
+            Ok(())
+        })?;
+        ctx.strings = strings;
+    }
+    let mut notes = Vec::new();
+    let gpus = gpus(&ctx)?;
+    let launches = launches(&ctx)?;
+    let (mut dispatches, kernel_launches, devices_used) = kernels(&ctx, &gpus, &launches.by_corr)?;
+    let copies = copies(&ctx)?;
+    let ranges = nvtx(&ctx)?;
+
+    let kernel_ns: f64 = dispatches.iter().filter_map(|d| d.duration_ns).sum();
+    let with_launch = kernel_launches.len() as u64;
+    let (range_summaries, in_ranges) = attribute(&ranges, &kernel_launches);
+    let activity = Activity {
+        api_label: "CUDA API".to_string(),
+        range_label: "NVTX".to_string(),
+        kernels: dispatches.len() as u64,
+        kernel_ns,
+        kernel_ns_in_ranges: in_ranges,
+        kernels_with_launch: with_launch,
+        copies,
+        api: summarize_api(launches.calls.iter().map(|(n, d)| (n.as_str(), *d))),
+        ranges: range_summaries,
+    };
+    if !ctx.has("CUPTI_ACTIVITY_KIND_KERNEL") {
+        notes.push(
+            "no CUDA kernels in this export (table CUPTI_ACTIVITY_KIND_KERNEL is absent: \
+             profile with `nsys profile -t cuda`)"
+                .to_string(),
+        );
+    }
+    if !ranges.is_empty() && with_launch < dispatches.len() as u64 {
+        notes.push(format!(
+            "{} of {} kernels have no launching CUDA API call in the export (no matching \
+             correlationId): they count in no NVTX range",
+            dispatches.len() as u64 - with_launch,
+            dispatches.len()
+        ));
+    }
+    let device = device_info(&gpus, &devices_used, &mut notes);
+    notes.push(format!(
+        "read {} kernels, {} memory copies/sets, {} CUDA API calls and {} NVTX ranges",
+        dispatches.len(),
+        activity.copies.iter().map(|c| c.count).sum::<u64>(),
+        launches.calls.len(),
+        ranges.len()
+    ));
+    for (i, d) in dispatches.iter_mut().enumerate() {
+        d.id = i as u64;
+    }
+    Ok(CounterSet {
+        source: CounterSource {
+            format: CounterFormat::NsysSqlite,
+            files: vec![path.display().to_string()],
+            tool_version: export_version(&ctx)?,
+            notes,
+        },
+        device,
+        measured_roofs: Vec::new(),
+        dispatches,
+        aggregates: Vec::new(),
+        activity: Some(activity),
+    })
+}
+
+fn export_version(ctx: &Ctx<'_>) -> Result<Option<String>, CounterError> {
+    if !ctx.has("META_DATA_EXPORT") {
+        return Ok(None);
+    }
+    let sql = ctx.select("META_DATA_EXPORT", &["name", "value"], "")?;
+    let mut v = None;
+    for_each_row(ctx.path, ctx.conn, "META_DATA_EXPORT", &sql, |r| {
+        if r.text(0, "name")?.as_deref() == Some("EXPORT_PRODUCT_VERSION") {
+            v = r.text(1, "value")?.map(|s| format!("nsys {s}"));
+        }
+        Ok(())
+    })?;
+    Ok(v)
+}
+
+/// A GPU of `TARGET_INFO_GPU`.
+#[derive(Debug, Default, Clone)]
+struct Gpu {
+    name: Option<String>,
+    sms: Option<u32>,
+    cc: Option<String>,
+    l2_bytes: Option<u64>,
+    warp: Option<u32>,
+    chip: Option<String>,
+}
+
+/// GPUs by nsys gpu id, and the (pid, CUDA device id) → gpu id map.
+struct Gpus {
+    by_id: BTreeMap<i64, Gpu>,
+    cuda: HashMap<(i64, i64), i64>,
+}
+
+fn gpus(ctx: &Ctx<'_>) -> Result<Gpus, CounterError> {
+    let mut by_id = BTreeMap::new();
+    if ctx.has("TARGET_INFO_GPU") {
+        let cols = [
+            "id",
+            "name",
+            "smCount",
+            "computeMajor",
+            "computeMinor",
+            "l2CacheSize",
+            "threadsPerWarp",
+            "chipName",
+        ];
+        let sql = ctx.select("TARGET_INFO_GPU", &cols, "")?;
+        for_each_row(ctx.path, ctx.conn, "TARGET_INFO_GPU", &sql, |r| {
+            let Some(id) = r.int(0, "id")? else { return Ok(()) };
+            let cc = match (r.int(3, "computeMajor")?, r.int(4, "computeMinor")?) {
+                (Some(a), Some(b)) => Some(format!("{a}.{b}")),
+                _ => None,
+            };
+            by_id.insert(
+                id,
+                Gpu {
+                    name: r.text(1, "name")?,
+                    sms: r.uint(2, "smCount")?.and_then(|v| u32::try_from(v).ok()),
+                    cc,
+                    l2_bytes: r.uint(5, "l2CacheSize")?,
+                    warp: r.uint(6, "threadsPerWarp")?.and_then(|v| u32::try_from(v).ok()),
+                    chip: r.text(7, "chipName")?,
+                },
+            );
+            Ok(())
+        })?;
+    }
+    let mut cuda = HashMap::new();
+    if ctx.has("TARGET_INFO_CUDA_DEVICE") {
+        let sql = ctx.select("TARGET_INFO_CUDA_DEVICE", &["gpuId", "cudaId", "pid"], "")?;
+        for_each_row(ctx.path, ctx.conn, "TARGET_INFO_CUDA_DEVICE", &sql, |r| {
+            if let (Some(g), Some(c)) = (r.int(0, "gpuId")?, r.int(1, "cudaId")?) {
+                cuda.insert((r.int(2, "pid")?.unwrap_or(-1), c), g);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(Gpus { by_id, cuda })
+}
+
+impl Gpus {
+    /// The GPU a kernel of process `pid` ran on as CUDA device `device`.
+    fn of(&self, pid: i64, device: i64) -> Option<(i64, &Gpu)> {
+        let id = self
+            .cuda
+            .get(&(pid, device))
+            .or_else(|| self.cuda.get(&(-1, device)))
+            .copied()
+            .unwrap_or(device);
+        self.by_id.get(&id).map(|g| (id, g))
+    }
+}
+
+/// CUDA API calls: `(name, duration)` for the summary, and `(pid, correlationId)` →
+/// `(globalTid, start)` for the kernels.
+struct Launches {
+    calls: Vec<(String, f64)>,
+    by_corr: HashMap<(i64, i64), (u64, i64)>,
+}
+
+fn launches(ctx: &Ctx<'_>) -> Result<Launches, CounterError> {
+    let mut calls = Vec::new();
+    let mut by_corr = HashMap::new();
+    for table in ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"] {
+        if !ctx.has(table) {
+            continue;
+        }
+        let sql =
+            ctx.select(table, &["start", "end", "globalTid", "correlationId", "nameId"], "")?;
+        for_each_row(ctx.path, ctx.conn, table, &sql, |r| {
+            let start = r.int(0, "start")?;
+            let end = r.int(1, "end")?;
+            let tid = r.int(2, "globalTid")?;
+            if let (Some(s), Some(e)) = (start, end) {
+                let name = ctx
+                    .string(r.int(4, "nameId")?)
+                    .map_or_else(|| "(unnamed API call)".to_string(), |n| api_name(&n).to_string());
+                calls.push((name, (e - s).max(0) as f64));
+            }
+            if let (Some(c), Some(t), Some(s)) = (r.int(3, "correlationId")?, tid, start) {
+                by_corr.entry((pid_of(t), c)).or_insert((t as u64, s));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(Launches { calls, by_corr })
+}
+
+type KernelRows = (Vec<Dispatch>, Vec<KernelLaunch>, BTreeSet<i64>);
+
+fn kernels(
+    ctx: &Ctx<'_>,
+    gpus: &Gpus,
+    by_corr: &HashMap<(i64, i64), (u64, i64)>,
+) -> Result<KernelRows, CounterError> {
+    let table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    let mut out = Vec::new();
+    let mut launched = Vec::new();
+    let mut used = BTreeSet::new();
+    if !ctx.has(table) {
+        return Ok((out, launched, used));
+    }
+    let cols = [
+        "start",
+        "end",
+        "deviceId",
+        "streamId",
+        "correlationId",
+        "globalPid",
+        "demangledName",
+        "shortName",
+        "gridX",
+        "gridY",
+        "gridZ",
+        "blockX",
+        "blockY",
+        "blockZ",
+        "registersPerThread",
+        "staticSharedMemory",
+        "dynamicSharedMemory",
+        "localMemoryPerThread",
+    ];
+    let sql = ctx.select(table, &cols, "ORDER BY \"start\"")?;
+    for_each_row(ctx.path, ctx.conn, table, &sql, |r| {
+        let start = r.int(0, "start")?;
+        let end = r.int(1, "end")?;
+        let device = r.int(2, "deviceId")?.unwrap_or(0);
+        let pid = r.int(5, "globalPid")?.map_or(-1, pid_of);
+        let short = r.int(7, "shortName")?;
+        let name = ctx
+            .string(r.int(6, "demangledName")?)
+            .or_else(|| ctx.string(short))
+            .unwrap_or_else(|| "(unnamed kernel)".to_string());
+        let dim = |a: usize, b: usize, c: usize, n: [&str; 3]| -> Result<_, CounterError> {
+            Ok(match (r.uint(a, n[0])?, r.uint(b, n[1])?, r.uint(c, n[2])?) {
+                (Some(x), Some(y), Some(z)) => Some([x, y, z]),
+                _ => None,
+            })
+        };
+        let gpu = gpus.of(pid, device);
+        if let Some((id, _)) = gpu {
+            used.insert(id);
+        }
+        let label = gpu
+            .and_then(|(_, g)| g.name.clone())
+            .map_or_else(|| format!("GPU {device}"), |n| format!("{n} ({device})"));
+        let duration_ns = match (start, end) {
+            (Some(s), Some(e)) if e >= s => Some((e - s) as f64),
+            _ => None,
+        };
+        let shared = match (r.uint(15, "staticSharedMemory")?, r.uint(16, "dynamicSharedMemory")?) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            (a, b) => a.or(b),
+        };
+        let d = Dispatch {
+            id: 0,
+            name,
+            gpu: Some(label),
+            stream: r.int(3, "streamId")?.map(|s| s.to_string()),
+            start_ns: start.and_then(|s| u64::try_from(s).ok()),
+            end_ns: end.and_then(|s| u64::try_from(s).ok()),
+            duration_ns,
+            grid: dim(8, 9, 10, ["gridX", "gridY", "gridZ"])?,
+            block: dim(11, 12, 13, ["blockX", "blockY", "blockZ"])?,
+            vgprs: r.uint(14, "registersPerThread")?.and_then(|v| u32::try_from(v).ok()),
+            shared_bytes: shared,
+            scratch_bytes: r.uint(17, "localMemoryPerThread")?,
+            wave_size: gpu.and_then(|(_, g)| g.warp),
+            ..Dispatch::default()
+        };
+        if let (Some(c), Some(ns)) = (r.int(4, "correlationId")?, duration_ns) {
+            if let Some(&(thread, launch_ns)) = by_corr.get(&(pid, c)) {
+                launched.push(KernelLaunch { thread, launch_ns, kernel_ns: ns });
+            }
+        }
+        out.push(d);
+        Ok(())
+    })?;
+    Ok((out, launched, used))
+}
+
+fn copies(
+    ctx: &Ctx<'_>,
+) -> Result<Vec<rooftop_core::counters::activity::CopySummary>, CounterError> {
+    let mut labels: HashMap<i64, String> = HashMap::new();
+    if ctx.has("ENUM_CUDA_MEMCPY_OPER") {
+        let sql = ctx.select("ENUM_CUDA_MEMCPY_OPER", &["id", "label", "name"], "")?;
+        for_each_row(ctx.path, ctx.conn, "ENUM_CUDA_MEMCPY_OPER", &sql, |r| {
+            if let Some(id) = r.int(0, "id")? {
+                if let Some(l) = r.text(1, "label")?.or(r.text(2, "name")?) {
+                    labels.insert(id, l);
+                }
+            }
+            Ok(())
+        })?;
+    }
+    let mut rows: Vec<(String, f64, f64)> = Vec::new();
+    if ctx.has("CUPTI_ACTIVITY_KIND_MEMCPY") {
+        let t = "CUPTI_ACTIVITY_KIND_MEMCPY";
+        let sql = ctx.select(t, &["start", "end", "bytes", "copyKind"], "")?;
+        for_each_row(ctx.path, ctx.conn, t, &sql, |r| {
+            let d = match (r.int(0, "start")?, r.int(1, "end")?) {
+                (Some(s), Some(e)) => (e - s).max(0) as f64,
+                _ => 0.0,
+            };
+            let kind = r.int(3, "copyKind")?.unwrap_or(0);
+            let label =
+                labels.get(&kind).cloned().unwrap_or_else(|| cupti_copy_kind(kind).to_string());
+            rows.push((format!("memcpy {label}"), r.num(2, "bytes")?.unwrap_or(0.0), d));
+            Ok(())
+        })?;
+    }
+    if ctx.has("CUPTI_ACTIVITY_KIND_MEMSET") {
+        let t = "CUPTI_ACTIVITY_KIND_MEMSET";
+        let sql = ctx.select(t, &["start", "end", "bytes"], "")?;
+        for_each_row(ctx.path, ctx.conn, t, &sql, |r| {
+            let d = match (r.int(0, "start")?, r.int(1, "end")?) {
+                (Some(s), Some(e)) => (e - s).max(0) as f64,
+                _ => 0.0,
+            };
+            rows.push(("memset".to_string(), r.num(2, "bytes")?.unwrap_or(0.0), d));
+            Ok(())
+        })?;
+    }
+    Ok(summarize_copies(rows.iter().map(|(k, b, d)| (k.as_str(), *b, *d))))
+}
+
+fn nvtx(ctx: &Ctx<'_>) -> Result<Vec<RangeSpan>, CounterError> {
+    let t = "NVTX_EVENTS";
+    let mut out = Vec::new();
+    if !ctx.has(t) {
+        return Ok(out);
+    }
+    let sql = ctx.select(
+        t,
+        &["start", "end", "eventType", "text", "textId", "globalTid", "domainId"],
+        "",
+    )?;
+    let mut domains: HashMap<i64, String> = HashMap::new();
+    let mut raw: Vec<(String, u64, i64, i64, Option<i64>)> = Vec::new();
+    for_each_row(ctx.path, ctx.conn, t, &sql, |r| {
+        let ty = r.int(2, "eventType")?;
+        let text_id = r.int(4, "textId")?;
+        let text = r.text(3, "text")?.or_else(|| ctx.string(text_id));
+        let domain = r.int(6, "domainId")?;
+        if ty == Some(NVTX_DOMAIN_CREATE) {
+            if let (Some(d), Some(name)) = (domain, text) {
+                domains.insert(d, name);
+            }
+            return Ok(());
+        }
+        if ty != Some(NVTX_PUSH_POP) && ty != Some(NVTX_START_END) {
+            return Ok(());
+        }
+        let (Some(s), Some(e), Some(tid)) =
+            (r.int(0, "start")?, r.int(1, "end")?, r.int(5, "globalTid")?)
+        else {
+            return Ok(());
+        };
+        if e < s {
+            return Ok(());
+        }
+        raw.push((text.unwrap_or_else(|| "(unnamed range)".to_string()), tid as u64, s, e, domain));
+        Ok(())
+    })?;
+    for (name, thread, start_ns, end_ns, domain) in raw {
+        let name = match domain.and_then(|d| domains.get(&d)) {
+            Some(dn) => format!("{dn}:{name}"),
+            None => name,
+        };
+        out.push(RangeSpan { name, thread, start_ns, end_ns });
+    }
+    Ok(out)
+}
+
+fn device_info(gpus: &Gpus, used: &BTreeSet<i64>, notes: &mut Vec<String>) -> DeviceInfo {
+    let mut dev = DeviceInfo::default();
+    let first = used.iter().next().copied().or_else(|| gpus.by_id.keys().next().copied());
+    let Some(g) = first.and_then(|id| gpus.by_id.get(&id)) else {
+        return dev;
+    };
+    dev.name = g.name.clone();
+    dev.arch = g.cc.clone();
+    dev.compute_units = g.sms;
+    dev.wave_size = g.warp;
+    dev.l2_bytes = g.l2_bytes;
+    if let Some(c) = &g.chip {
+        dev.extra.insert("chipName".to_string(), c.clone());
+    }
+    let names: BTreeSet<&str> =
+        used.iter().filter_map(|id| gpus.by_id.get(id)).filter_map(|g| g.name.as_deref()).collect();
+    if names.len() > 1 {
+        notes.push(format!(
+            "kernels ran on {} different GPU models ({}); the device is the first",
+            names.len(),
+            names.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    dev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_names_lose_version_suffixes() {
+        assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(api_name("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
+        assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
+        assert_eq!(api_name("odd_v"), "odd_v");
+    }
+
+    #[test]
+    fn serialized_ids() {
+        // globalTid = pid << 24 | tid (with hardware bits above).
+        let g = (1i64 << 56) | (4242 << 24) | 17;
+        assert_eq!(pid_of(g), 4242);
+    }
+}

@@ -1,0 +1,247 @@
+//! SQLite access shared by the database readers ([`super::nsys_sqlite`],
+//! [`super::rocpd`]): opening a database read-only (a gzipped one from memory), listing
+//! its tables and columns, and reading values leniently with errors that name the
+//! table, the row and the column.
+//!
+//! Invariants: nothing is ever written to the file (read-only open; a gzipped database
+//! is deserialized read-only); a column a query needs but the table lacks is selected
+//! as `NULL`, so exports of different tool versions read with one query; SQLite's own
+//! failures on damaged files ("file is not a database", "database disk image is
+//! malformed") become [`CounterError`]s, never panics.
+
+use super::CounterError;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The 16 bytes every SQLite 3 database file starts with (sqlite.org/fileformat.html
+/// §1.3).
+pub(crate) const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Whether `bytes` start like a SQLite 3 database.
+pub(crate) fn is_sqlite(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
+/// A database error as one sentence about the file.
+pub(crate) fn db_error(path: &Path, what: &str, e: &rusqlite::Error) -> CounterError {
+    CounterError::new(
+        path,
+        format!("{what}: SQLite says \"{e}\" (the database is damaged or not complete)"),
+    )
+}
+
+/// Opens `path` read-only; a gzipped database is decompressed into memory.
+pub(crate) fn open(path: &Path) -> Result<Connection, CounterError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = if crate::compressed::is_gzip_file(path) {
+        let bytes =
+            crate::compressed::read_bytes(path).map_err(|e| CounterError::new(path, e.reason()))?;
+        if !is_sqlite(&bytes) {
+            return Err(CounterError::new(
+                path,
+                "the decompressed file is not a SQLite database (it does not start with \
+                 `SQLite format 3`)",
+            ));
+        }
+        let mut c = Connection::open_in_memory()
+            .map_err(|e| db_error(path, "cannot open an in-memory database", &e))?;
+        c.deserialize_read_exact(rusqlite::MAIN_DB, &bytes[..], bytes.len(), true)
+            .map_err(|e| db_error(path, "cannot load the decompressed database", &e))?;
+        c
+    } else {
+        Connection::open_with_flags(path, flags)
+            .map_err(|e| db_error(path, "cannot open the database", &e))?
+    };
+    // Fail early and in one place on a file that is not a database at all.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
+        .map_err(|e| db_error(path, "cannot read the schema", &e))?;
+    Ok(conn)
+}
+
+/// Names of the tables and views.
+pub(crate) fn tables(path: &Path, conn: &Connection) -> Result<BTreeSet<String>, CounterError> {
+    let err = |e: rusqlite::Error| db_error(path, "cannot list the tables", &e);
+    let mut st = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        .map_err(err)?;
+    let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
+    let mut out = BTreeSet::new();
+    for r in rows {
+        out.insert(r.map_err(err)?);
+    }
+    Ok(out)
+}
+
+/// Column names of a table or view (empty when it does not exist).
+pub(crate) fn columns(
+    path: &Path,
+    conn: &Connection,
+    table: &str,
+) -> Result<BTreeSet<String>, CounterError> {
+    let err =
+        |e: rusqlite::Error| db_error(path, &format!("cannot read the columns of {table}"), &e);
+    let sql = format!("SELECT name FROM pragma_table_info('{}')", table.replace('\'', "''"));
+    let mut st = conn.prepare(&sql).map_err(err)?;
+    let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
+    let mut out = BTreeSet::new();
+    for r in rows {
+        out.insert(r.map_err(err)?);
+    }
+    Ok(out)
+}
+
+/// `"col"` when the table has it, else `NULL`, aliased to the column's name.
+pub(crate) fn col_or_null(have: &BTreeSet<String>, col: &str) -> String {
+    if have.contains(col) {
+        format!("\"{col}\"")
+    } else {
+        format!("NULL AS \"{col}\"")
+    }
+}
+
+/// A value read from one cell, with where it came from for errors.
+pub(crate) struct Cell<'a> {
+    pub path: &'a Path,
+    pub table: &'a str,
+    pub row: u64,
+    pub column: &'a str,
+    pub value: ValueRef<'a>,
+}
+
+impl Cell<'_> {
+    fn bad(&self, expected: &str) -> CounterError {
+        let found = match self.value {
+            ValueRef::Null => "NULL".to_string(),
+            ValueRef::Integer(i) => format!("the integer {i}"),
+            ValueRef::Real(r) => format!("the number {r}"),
+            ValueRef::Text(t) => {
+                let s = String::from_utf8_lossy(t);
+                let s: String = s.chars().take(40).collect();
+                format!("the text `{s}`")
+            }
+            ValueRef::Blob(b) => format!("a blob of {} bytes", b.len()),
+        };
+        CounterError::new(
+            self.path,
+            format!(
+                "table {}, row {}, column `{}`: expected {expected}, found {found}",
+                self.table, self.row, self.column
+            ),
+        )
+    }
+
+    /// An integer; NULL is `None`; a whole real or numeric text is accepted.
+    pub fn int(&self) -> Result<Option<i64>, CounterError> {
+        match self.value {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(i) => Ok(Some(i)),
+            ValueRef::Real(r) if r.is_finite() && r.fract() == 0.0 && r.abs() < 9.2e18 => {
+                Ok(Some(r as i64))
+            }
+            ValueRef::Text(t) => match std::str::from_utf8(t).ok().map(str::trim) {
+                Some("") => Ok(None),
+                Some(s) => s.parse().map(Some).map_err(|_| self.bad("an integer")),
+                None => Err(self.bad("an integer")),
+            },
+            _ => Err(self.bad("an integer")),
+        }
+    }
+
+    /// A non-negative integer.
+    pub fn uint(&self) -> Result<Option<u64>, CounterError> {
+        match self.int()? {
+            Some(v) => u64::try_from(v).map(Some).map_err(|_| self.bad("a non-negative integer")),
+            None => Ok(None),
+        }
+    }
+
+    /// A finite number.
+    pub fn num(&self) -> Result<Option<f64>, CounterError> {
+        match self.value {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(i) => Ok(Some(i as f64)),
+            ValueRef::Real(r) if r.is_finite() => Ok(Some(r)),
+            ValueRef::Text(t) => match std::str::from_utf8(t).ok().map(str::trim) {
+                Some("") => Ok(None),
+                Some(s) => s
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .map(Some)
+                    .ok_or_else(|| self.bad("a number")),
+                None => Err(self.bad("a number")),
+            },
+            _ => Err(self.bad("a finite number")),
+        }
+    }
+
+    /// Text (numbers are written out; NULL is `None`).
+    pub fn text(&self) -> Result<Option<String>, CounterError> {
+        match self.value {
+            ValueRef::Null => Ok(None),
+            ValueRef::Text(t) => Ok(Some(String::from_utf8_lossy(t).into_owned())),
+            ValueRef::Integer(i) => Ok(Some(i.to_string())),
+            ValueRef::Real(r) => Ok(Some(r.to_string())),
+            ValueRef::Blob(_) => Err(self.bad("text")),
+        }
+    }
+}
+
+/// One row of a query, read by column index with errors naming the cell.
+pub(crate) struct RowRef<'r, 's> {
+    path: &'r Path,
+    table: &'r str,
+    /// 1-based row number in the query's order.
+    pub n: u64,
+    row: &'r rusqlite::Row<'s>,
+}
+
+impl RowRef<'_, '_> {
+    fn cell<'c>(&'c self, i: usize, column: &'c str) -> Result<Cell<'c>, CounterError> {
+        let value = self.row.get_ref(i).map_err(|e| {
+            db_error(self.path, &format!("cannot read table {}, row {}", self.table, self.n), &e)
+        })?;
+        Ok(Cell { path: self.path, table: self.table, row: self.n, column, value })
+    }
+
+    pub fn int(&self, i: usize, column: &str) -> Result<Option<i64>, CounterError> {
+        self.cell(i, column)?.int()
+    }
+
+    pub fn uint(&self, i: usize, column: &str) -> Result<Option<u64>, CounterError> {
+        self.cell(i, column)?.uint()
+    }
+
+    pub fn num(&self, i: usize, column: &str) -> Result<Option<f64>, CounterError> {
+        self.cell(i, column)?.num()
+    }
+
+    pub fn text(&self, i: usize, column: &str) -> Result<Option<String>, CounterError> {
+        self.cell(i, column)?.text()
+    }
+}
+
+/// Runs `sql` (over `table`, named in errors) and calls `each` with every row; returns
+/// the number of rows.
+pub(crate) fn for_each_row<F>(
+    path: &Path,
+    conn: &Connection,
+    table: &str,
+    sql: &str,
+    mut each: F,
+) -> Result<u64, CounterError>
+where
+    F: FnMut(&RowRef<'_, '_>) -> Result<(), CounterError>,
+{
+    let err = |e: rusqlite::Error| db_error(path, &format!("cannot read table {table}"), &e);
+    let mut st = conn.prepare(sql).map_err(err)?;
+    let mut rows = st.query([]).map_err(err)?;
+    let mut n = 0u64;
+    while let Some(row) = rows.next().map_err(err)? {
+        n += 1;
+        each(&RowRef { path, table, n, row })?;
+    }
+    Ok(n)
+}
