@@ -4,7 +4,12 @@
 //! `docs/json-schema.md` § counters). Renderers never compute: every number comes from
 //! the [`CounterReport`].
 
+mod activity;
+
+pub use activity::{blocks as activity_blocks, Block as ActivityBlock};
+
 use crate::table::table as new_table;
+use rooftop_core::counters::rules::{ranked, AnyFinding};
 use rooftop_core::counters::{CounterReport, KernelRecord};
 use rooftop_core::units::{pct, si, sig3};
 use serde::Serialize;
@@ -30,7 +35,7 @@ impl Default for RenderOptions {
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Shortens long kernel names for the terminal (full names are in JSON and CSV).
-fn short(name: &str, max: usize) -> String {
+pub(crate) fn short(name: &str, max: usize) -> String {
     if name.chars().count() <= max {
         name.to_string()
     } else {
@@ -166,6 +171,37 @@ fn missing_lines(rs: &[KernelRecord]) -> Vec<String> {
     seen.into_iter().map(|(q, n)| format!("{q}: needs {n}")).collect()
 }
 
+/// rooftop's findings and the profiler's of the records shown, each with its record,
+/// ranked by severity (rooftop's first within a severity, the tool's by estimated
+/// speedup).
+fn all_findings(rs: &[KernelRecord], top: usize) -> Vec<(&KernelRecord, AnyFinding<'_>)> {
+    let mut v: Vec<(&KernelRecord, AnyFinding<'_>)> = Vec::new();
+    for k in rs.iter().take(top) {
+        for f in ranked(&k.findings, &k.tool_findings) {
+            v.push((k, f));
+        }
+    }
+    v.sort_by_key(|(_, f)| std::cmp::Reverse(f.severity()));
+    v
+}
+
+/// `Rule (OPT, est. 50% global speedup, 3 dispatches)`.
+pub(crate) fn tool_title(t: &rooftop_core::counters::ToolFinding) -> String {
+    let mut parts = vec![t.rule_type.clone()];
+    if let Some(s) = t.estimated_speedup_pct {
+        parts.push(format!(
+            "est. speedup {}{}",
+            pct(s),
+            t.speedup_type.as_ref().map(|x| format!(" {x}")).unwrap_or_default()
+        ));
+    }
+    if t.dispatches > 1 {
+        parts.push(format!("{} dispatches", t.dispatches));
+    }
+    let parts: Vec<String> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+    format!("{} ({})", t.rule, parts.join(", "))
+}
+
 /// The terminal report.
 pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
     let mut out = String::new();
@@ -187,26 +223,41 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
     if rs.len() > o.top {
         let _ = writeln!(out, "({} more; --top N shows more)", rs.len() - o.top);
     }
-    let mut findings = Vec::new();
-    for k in rs.iter().take(o.top) {
-        for f in &k.findings {
-            findings.push((k, f));
+    let findings = all_findings(rs, o.top);
+    if !findings.is_empty() {
+        out.push_str("\nfindings (rooftop's and the profiler's own, by severity)\n");
+        for (k, f) in findings.iter().take(o.top) {
+            match f {
+                AnyFinding::Rooftop(f) => {
+                    let line = format!(
+                        "[{}] {}: {} — {}",
+                        f.severity.as_str(),
+                        short(&k.name, 40),
+                        f.title,
+                        f.evidence
+                    );
+                    out.push_str(&crate::wrap_text(&line, 100, "  ", "    "));
+                    out.push_str(&crate::wrap_text(&f.recommendation, 100, "    → ", "      "));
+                }
+                AnyFinding::Tool(t) => {
+                    let line = format!(
+                        "[{}] {} says, {}: {} — {}",
+                        t.severity.as_str(),
+                        t.tool,
+                        short(&k.name, 40),
+                        tool_title(t),
+                        t.description
+                    );
+                    out.push_str(&crate::wrap_text(&line, 100, "  ", "    "));
+                }
+            }
+        }
+        if findings.len() > o.top {
+            let _ = writeln!(out, "({} more findings; --top N shows more)", findings.len() - o.top);
         }
     }
-    findings.sort_by_key(|f| std::cmp::Reverse(f.1.severity));
-    if !findings.is_empty() {
-        out.push_str("\nfindings\n");
-        for (k, f) in findings.iter().take(o.top) {
-            let line = format!(
-                "[{}] {}: {} — {}",
-                f.severity.as_str(),
-                short(&k.name, 40),
-                f.title,
-                f.evidence
-            );
-            out.push_str(&crate::wrap_text(&line, 100, "  ", "    "));
-            out.push_str(&crate::wrap_text(&f.recommendation, 100, "    → ", "      "));
-        }
+    if let Some(a) = &r.set.activity {
+        out.push_str(&activity::table(a, o.top));
     }
     let missing = missing_lines(rs);
     if !missing.is_empty() {
@@ -235,23 +286,37 @@ pub fn markdown(r: &CounterReport, o: &RenderOptions) -> String {
         let cells: Vec<String> = row(k).into_iter().map(|c| c.replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
-    let mut any = false;
-    for k in rs.iter().take(o.top) {
-        for f in &k.findings {
-            if !any {
-                out.push_str("\n### Findings\n\n");
-                any = true;
+    let findings = all_findings(rs, o.top);
+    if !findings.is_empty() {
+        out.push_str("\n### Findings\n\n");
+    }
+    for (k, f) in &findings {
+        let name = short(&k.name, 60).replace('`', "'");
+        match f {
+            AnyFinding::Rooftop(f) => {
+                let _ = writeln!(
+                    out,
+                    "- **{}** `{name}`: {} — {}. {}",
+                    f.severity.as_str(),
+                    f.title,
+                    f.evidence,
+                    f.recommendation
+                );
             }
-            let _ = writeln!(
-                out,
-                "- **{}** `{}`: {} — {}. {}",
-                f.severity.as_str(),
-                short(&k.name, 60).replace('`', "'"),
-                f.title,
-                f.evidence,
-                f.recommendation
-            );
+            AnyFinding::Tool(t) => {
+                let _ = writeln!(
+                    out,
+                    "- **{}** ({}) `{name}`: {} — {}",
+                    t.severity.as_str(),
+                    t.tool,
+                    tool_title(t),
+                    t.description
+                );
+            }
         }
+    }
+    if let Some(a) = &r.set.activity {
+        out.push_str(&activity::markdown(a, o.top));
     }
     let missing = missing_lines(rs);
     if !missing.is_empty() {
@@ -307,6 +372,7 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> String {
             "bound",
             "achieved_occupancy_pct",
             "findings",
+            "tool_findings",
             "missing",
         ]
         .iter()
@@ -339,6 +405,7 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> String {
             k.bound.clone(),
             csv_num(k.derived.achieved_occupancy_pct),
             k.findings.iter().map(|f| f.id).collect::<Vec<_>>().join(";"),
+            k.tool_findings.iter().map(|f| f.rule.as_str()).collect::<Vec<_>>().join(";"),
             k.missing.iter().map(|m| m.quantity.as_str()).collect::<Vec<_>>().join(";"),
         ]);
         let _ = w.write_record(&rec);
@@ -390,6 +457,7 @@ struct JsonRecord<'a> {
     shared_bytes: Option<u64>,
     coalescing: &'a Option<rooftop_core::counters::Coalescing>,
     findings: &'a [rooftop_core::diagnose::Finding],
+    tool_findings: &'a [rooftop_core::counters::ToolFinding],
     missing: &'a [rooftop_core::counters::Missing],
 }
 
@@ -429,6 +497,7 @@ fn json_record(k: &KernelRecord) -> JsonRecord<'_> {
         shared_bytes: k.shared_bytes,
         coalescing: &x.coalescing,
         findings: &k.findings,
+        tool_findings: &k.tool_findings,
         missing: &k.missing,
     }
 }
@@ -442,6 +511,7 @@ struct JsonReport<'a> {
     formulas: &'a [String],
     dispatches: Vec<JsonRecord<'a>>,
     kernels: Vec<JsonRecord<'a>>,
+    activity: &'a Option<rooftop_core::counters::Activity>,
 }
 
 /// JSON (docs/json-schema.md § counters); absent values are `null`, never 0.
@@ -461,6 +531,7 @@ pub fn json(r: &CounterReport) -> String {
         formulas: &r.formulas,
         dispatches: r.dispatches.iter().map(json_record).collect(),
         kernels: r.kernels.iter().map(json_record).collect(),
+        activity: &r.set.activity,
     };
     let mut out = serde_json::to_string_pretty(&rep).unwrap_or_default();
     out.push('\n');

@@ -19,8 +19,10 @@
 //! Readers normalise (base units, grid in blocks, names without `.kd`) and never derive:
 //! the formulas live in `rooftop_core::counters`.
 
+mod csvline;
 pub mod error;
 pub mod ncu;
+mod ncu_units;
 pub mod nsys;
 pub mod nsys_sqlite;
 pub mod rocpd;

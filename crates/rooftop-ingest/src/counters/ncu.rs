@@ -24,6 +24,9 @@
 //!
 //! The reader only normalises; the formulas are in `rooftop_core::counters::nvidia`.
 
+use super::csvline::{parse_number, parse_u64, split_csv_line};
+use super::ncu_units::is_per_second;
+pub use super::ncu_units::unit_factor;
 use super::text::read_text;
 use super::CounterError;
 use rooftop_core::counters::nvidia::duration_from_metrics;
@@ -63,6 +66,7 @@ pub const LABELS: &[(&str, &str)] = &[
     ("Block Limit Shared Mem", "launch__occupancy_limit_shared_mem"),
     ("Block Limit Warps", "launch__occupancy_limit_warps"),
     ("Block Limit SM", "launch__occupancy_limit_blocks"),
+    ("Block Limit Barriers", "launch__occupancy_limit_barriers"),
     ("Registers Per Thread", "launch__registers_per_thread"),
     ("Block Size", "launch__block_size"),
     ("Grid Size", "launch__grid_size"),
@@ -104,213 +108,10 @@ pub fn metric_for_label(label: &str, unit: &str) -> Option<&'static str> {
     LABELS.iter().find(|(k, _)| k.eq_ignore_ascii_case(l)).map(|(_, id)| *id)
 }
 
-// ---------------------------------------------------------------------------------------
-// Shared text helpers (also used by the nsys reader).
-
-/// Splits one CSV line (RFC 4180 quoting, `""` inside quotes). `None` when a quote is
-/// left open.
-pub(crate) fn split_csv_line(line: &str) -> Option<Vec<String>> {
-    let mut fields = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    cur.push('"');
-                    chars.next();
-                } else {
-                    quoted = false;
-                }
-            } else {
-                cur.push(c);
-            }
-        } else if c == '"' {
-            quoted = true;
-        } else if c == ',' {
-            fields.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
-        }
-    }
-    if quoted {
-        return None;
-    }
-    fields.push(cur);
-    Some(fields)
-}
-
-/// Parses a finite number, accepting digit grouping with commas (`"1,215,000.50"`) only
-/// in its regular form (groups of exactly three digits), so that a decimal comma
-/// (`"93,83"`) is refused rather than misread.
-pub(crate) fn parse_number(s: &str) -> Option<f64> {
-    let s = s.trim();
-    if s.is_empty() {
-        return None;
-    }
-    let owned;
-    let plain = if s.contains(',') {
-        let (sign, body) = match s.strip_prefix('-') {
-            Some(b) => ("-", b),
-            None => ("", s.strip_prefix('+').unwrap_or(s)),
-        };
-        let (int, frac) = match body.split_once('.') {
-            Some((i, f)) => (i, Some(f)),
-            None => (body, None),
-        };
-        let mut groups = int.split(',');
-        let head = groups.next()?;
-        let ok_head = (1..=3).contains(&head.len()) && head.bytes().all(|b| b.is_ascii_digit());
-        let mut rest = String::new();
-        for g in groups {
-            if g.len() != 3 || !g.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            rest.push_str(g);
-        }
-        if !ok_head {
-            return None;
-        }
-        owned = match frac {
-            Some(f) => format!("{sign}{head}{rest}.{f}"),
-            None => format!("{sign}{head}{rest}"),
-        };
-        owned.as_str()
-    } else {
-        s
-    };
-    // Only plain decimal notation: Rust would also accept "inf" and "NaN".
-    if !plain.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')) {
-        return None;
-    }
-    plain.parse::<f64>().ok().filter(|v| v.is_finite())
-}
-
-/// Parses a non-negative integer (digit grouping allowed).
-pub(crate) fn parse_u64(s: &str) -> Option<u64> {
-    let v = parse_number(s)?;
-    (v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(v as u64)
-}
-
 /// Values that mean "not collected" rather than a number.
 fn is_not_available(s: &str) -> bool {
     let t = s.trim().to_ascii_lowercase();
     matches!(t.as_str(), "n/a" | "na" | "-" | "nan" | "-nan" | "inf" | "-inf" | "(!) n/a")
-}
-
-// ---------------------------------------------------------------------------------------
-// Units.
-
-/// Time units → ns.
-fn time_factor_ns(u: &str) -> Option<f64> {
-    Some(match u {
-        "ns" | "nsecond" | "nsec" | "nanosecond" => 1.0,
-        "us" | "usecond" | "usec" | "µs" | "microsecond" => 1e3,
-        "ms" | "msecond" | "msec" | "millisecond" => 1e6,
-        "s" | "second" | "sec" => 1e9,
-        _ => return None,
-    })
-}
-
-/// Count-like base units ncu prints (value kept as is).
-const COUNT_UNITS: &[&str] = &[
-    "byte",
-    "cycle",
-    "inst",
-    "warp",
-    "block",
-    "thread",
-    "sector",
-    "request",
-    "wavefront",
-    "register",
-    "transaction",
-    "instance",
-    "sm",
-    "tpc",
-    "cta",
-    "op",
-    "flop",
-    "bit",
-    "sample",
-    "thread-inst",
-    "warp-inst",
-    "packet",
-    "hit",
-    "miss",
-    "access",
-];
-
-/// A numerator unit with an optional decimal (K, M, G, T) or binary (Ki, Mi, Gi) prefix.
-fn count_factor(u: &str) -> Option<f64> {
-    if COUNT_UNITS.contains(&u) {
-        return Some(1.0);
-    }
-    for (p, f) in [
-        ("Ki", 1024.0),
-        ("Mi", 1_048_576.0),
-        ("Gi", 1_073_741_824.0),
-        ("K", 1e3),
-        ("k", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-        ("T", 1e12),
-        ("P", 1e15),
-    ] {
-        if let Some(base) = u.strip_prefix(p) {
-            if COUNT_UNITS.contains(&base) {
-                return Some(f);
-            }
-        }
-    }
-    None
-}
-
-/// The factor that converts a value in `unit` to rooftop's base units (bytes, ns,
-/// counts, per second, percent), or `None` when the unit is not known.
-pub fn unit_factor(unit: &str) -> Option<f64> {
-    let u = unit.trim();
-    if u.is_empty() || u == "%" || u == "pct" || u == "ratio" || u == "x" {
-        return Some(1.0);
-    }
-    let lower = u.to_ascii_lowercase();
-    if let Some(p) = lower.strip_suffix("hz") {
-        return Some(match p {
-            "" => 1.0,
-            "k" => 1e3,
-            "m" => 1e6,
-            "g" => 1e9,
-            _ => return None,
-        });
-    }
-    if let Some(f) = time_factor_ns(u) {
-        return Some(f);
-    }
-    let (num, den) = match u.split_once('/') {
-        Some((n, d)) => (n.trim(), Some(d.trim())),
-        None => (u, None),
-    };
-    let nf = count_factor(num).or_else(|| time_factor_ns(num))?;
-    match den {
-        None => Some(nf),
-        Some(d) => {
-            if let Some(t) = time_factor_ns(d) {
-                // Per-time rates become per second: per ns = ×1e9.
-                Some(nf * 1e9 / t)
-            } else if count_factor(d) == Some(1.0) {
-                Some(nf)
-            } else {
-                None
-            }
-        }
-    }
-}
-
-/// Whether a unit is a frequency or per-second rate (the value is now per second).
-fn is_per_second(unit: &str) -> bool {
-    let l = unit.trim().to_ascii_lowercase();
-    l.ends_with("hz") || l.split_once('/').is_some_and(|(_, d)| time_factor_ns(d.trim()).is_some())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -997,54 +798,6 @@ fn device_info(launches: &[Launch], notes: &mut Vec<String>) -> DeviceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_with_grouping() {
-        assert_eq!(parse_number("4,096"), Some(4096.0));
-        assert_eq!(parse_number("1,215,000,000.00"), Some(1_215_000_000.0));
-        assert_eq!(parse_number("-1,000"), Some(-1000.0));
-        assert_eq!(parse_number("93.83"), Some(93.83));
-        assert_eq!(parse_number("93,83"), None);
-        assert_eq!(parse_number("1,0000"), None);
-        assert_eq!(parse_number("inf"), None);
-        assert_eq!(parse_number("NaN"), None);
-        assert_eq!(parse_number(""), None);
-        assert_eq!(parse_number("1e3"), Some(1000.0));
-    }
-
-    #[test]
-    fn units() {
-        assert_eq!(unit_factor("byte"), Some(1.0));
-        assert_eq!(unit_factor("Kbyte"), Some(1e3));
-        assert_eq!(unit_factor("Mbyte"), Some(1e6));
-        assert_eq!(unit_factor("Gbyte"), Some(1e9));
-        assert_eq!(unit_factor("Kibyte"), Some(1024.0));
-        assert_eq!(unit_factor("nsecond"), Some(1.0));
-        assert_eq!(unit_factor("usecond"), Some(1e3));
-        assert_eq!(unit_factor("msecond"), Some(1e6));
-        assert_eq!(unit_factor("second"), Some(1e9));
-        assert_eq!(unit_factor("us"), Some(1e3));
-        assert_eq!(unit_factor("byte/second"), Some(1.0));
-        assert_eq!(unit_factor("Gbyte/second"), Some(1e9));
-        assert_eq!(unit_factor("Tbyte/s"), Some(1e12));
-        assert_eq!(unit_factor("cycle/nsecond"), Some(1e9));
-        assert_eq!(unit_factor("cycle/usecond"), Some(1e6));
-        assert_eq!(unit_factor("Ghz"), Some(1e9));
-        assert_eq!(unit_factor("MHz"), Some(1e6));
-        assert_eq!(unit_factor("inst/cycle"), Some(1.0));
-        assert_eq!(unit_factor("register/thread"), Some(1.0));
-        assert_eq!(unit_factor("%"), Some(1.0));
-        assert_eq!(unit_factor(""), Some(1.0));
-        assert_eq!(unit_factor("furlong"), None);
-        assert_eq!(unit_factor("Xbyte"), None);
-    }
-
-    #[test]
-    fn csv_lines() {
-        assert_eq!(split_csv_line(r#""a","b, c","d""e""#).unwrap(), vec!["a", "b, c", "d\"e"]);
-        assert_eq!(split_csv_line("a,,b").unwrap(), vec!["a", "", "b"]);
-        assert!(split_csv_line(r#""open"#).is_none());
-    }
 
     #[test]
     fn tuples() {

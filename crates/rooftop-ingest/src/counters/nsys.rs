@@ -19,7 +19,7 @@
 //! nsys has no per-kernel counters: dispatches carry duration and launch configuration
 //! only.
 
-use super::ncu::{parse_number, parse_u64, split_csv_line};
+use super::csvline::{parse_number, parse_u64, split_csv_line};
 use super::text::read_text;
 use super::CounterError;
 use rooftop_core::counters::{

@@ -3,8 +3,10 @@
 //! not be derived, and the formulas used.
 
 use super::{finding, kv, note, notes, roofline_block, Cell, Page, Section, Table};
+use crate::svg::esc;
 use crate::svg::{Mark, Roof, RoofStyle, RooflineChart};
-use rooftop_core::counters::{CounterReport, KernelRecord, RoofSource};
+use rooftop_core::counters::rules::{ranked, AnyFinding};
+use rooftop_core::counters::{CounterReport, KernelRecord, RoofSource, ToolFinding};
 use rooftop_core::roofline::Bound;
 use rooftop_core::units::{pct, si, sig3};
 use std::fmt::Write as _;
@@ -93,6 +95,24 @@ fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
         }
     }
     RooflineChart { roofs, marks, title: "hierarchical roofline from counters".to_string() }
+}
+
+/// One of the profiler's own findings, labelled as the tool's.
+fn tool_finding(t: &ToolFinding, kernel: &str) -> String {
+    let sev = t.severity.as_str();
+    let mut out = format!(
+        "<div class=\"finding sev-{sev}\"><h3>{} <span class=\"badge {sev}\">{sev}</span> \
+         <span class=\"badge\">{}</span></h3><p class=\"meta\">{}</p>",
+        esc(&crate::counters::tool_title(t)),
+        esc(&t.tool),
+        esc(kernel)
+    );
+    let _ = write!(out, "<p><strong>{} says.</strong> {}</p>", esc(&t.tool), esc(&t.description));
+    if let Some(sec) = &t.section {
+        let _ = write!(out, "<p class=\"meta\">section <code>{}</code></p>", esc(sec));
+    }
+    out.push_str("</div>");
+    out
 }
 
 /// The counters report page.
@@ -200,14 +220,43 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
 
     let mut f = String::new();
     for k in &rows {
-        for x in &k.findings {
-            f.push_str(&finding(x, Some(&k.name)));
+        for x in ranked(&k.findings, &k.tool_findings) {
+            match x {
+                AnyFinding::Rooftop(x) => f.push_str(&finding(x, Some(&k.name))),
+                AnyFinding::Tool(t) => f.push_str(&tool_finding(t, &k.name)),
+            }
         }
     }
     if f.is_empty() {
         f = note("No findings for the kernels shown.");
     }
     page.sections.push(Section::new("findings", "Findings", f));
+    if let Some(a) = &r.set.activity {
+        for b in crate::counters::activity_blocks(a, top) {
+            let names: Vec<String> = b
+                .header
+                .iter()
+                .enumerate()
+                .map(|(i, h)| if i == 0 { h.clone() } else { format!("#{h}") })
+                .collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut t = Table::new(&refs);
+            for row in &b.rows {
+                let cells = row
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| if i == 0 { Cell::name(c) } else { Cell::text(c) })
+                    .collect();
+                t.rows.push(super::Row { id: None, cells });
+            }
+            let mut body = String::new();
+            if !b.text.is_empty() {
+                body.push_str(&note(&b.text));
+            }
+            body.push_str(&t.render());
+            page.sections.push(Section::new(b.id, b.title.as_str(), body));
+        }
+    }
 
     let mut missing: Vec<(String, String)> = Vec::new();
     for k in &rows {
