@@ -1,4 +1,5 @@
-//! The device catalog: the embedded `data/devices.toml` plus any user device files.
+//! The device catalog: the embedded `data/devices.toml` and `data/catalog/*.toml` plus
+//! any user device files.
 //!
 //! The embedded file is converted from the project's hardware reference
 //! (`reference/devices.toml`, explained in `reference/hardware.md` §1, sources S1-S16);
@@ -13,8 +14,24 @@ use super::DeviceSpec;
 use std::fmt;
 use std::sync::OnceLock;
 
-/// The embedded catalog text.
-const BUILTIN_TOML: &str = include_str!("../../data/devices.toml");
+/// The embedded catalog text: part 1 (`data/devices.toml`, converted from the hardware
+/// reference) and the parts under `data/catalog/` (one file per vendor family, each entry
+/// with its datasheet URL), read as one file in this order.
+const BUILTIN_TOML: &str = concat!(
+    include_str!("../../data/devices.toml"),
+    "\n",
+    include_str!("../../data/catalog/nvidia-datacenter.toml"),
+    "\n",
+    include_str!("../../data/catalog/nvidia-hopper-blackwell.toml"),
+    "\n",
+    include_str!("../../data/catalog/nvidia-workstation.toml"),
+    "\n",
+    include_str!("../../data/catalog/nvidia-geforce.toml"),
+    "\n",
+    include_str!("../../data/catalog/amd.toml"),
+    "\n",
+    include_str!("../../data/catalog/intel-apple.toml"),
+);
 
 /// Name of the embedded catalog in errors.
 pub(crate) const BUILTIN_ORIGIN: &str = "<embedded catalog>";
@@ -62,7 +79,8 @@ pub fn parse_device_file(text: &str, origin: &str) -> Result<Vec<DeviceSpec>, De
 }
 
 impl Catalog {
-    /// The embedded catalog (38 devices from the hardware reference).
+    /// The embedded catalog (99 devices: 38 from the hardware reference, 61 from
+    /// vendor datasheets).
     ///
     /// Parsed once per process; the unit tests guarantee the embedded file is valid.
     pub fn builtin() -> Catalog {
@@ -162,7 +180,7 @@ mod tests {
         d.achievable.iter().find(|r| r.precision == p && r.unit == u).map(|r| r.tflops)
     }
 
-    const IDS: [&str; 38] = [
+    const IDS: [&str; 103] = [
         "v100-sxm",
         "a100-sxm-80gb",
         "a100-pcie-80gb",
@@ -201,6 +219,71 @@ mod tests {
         "m4-max",
         "intel-max-1550",
         "arc-a770",
+        "v100-pcie",
+        "a100-sxm-40gb",
+        "a100-pcie-40gb",
+        "a800-sxm-80gb",
+        "a800-pcie-80gb",
+        "a30",
+        "a10",
+        "a10g",
+        "a16",
+        "a40",
+        "l40",
+        "l20",
+        "h800-sxm",
+        "h20",
+        "h100-nvl",
+        "gh200",
+        "gh200-144gb",
+        "h200-nvl",
+        "b100",
+        "gb200",
+        "b300",
+        "gb300",
+        "rtx-a6000",
+        "rtx-a5000",
+        "rtx-a4500",
+        "rtx-a4000",
+        "rtx-6000-ada",
+        "rtx-5000-ada",
+        "rtx-4500-ada",
+        "rtx-4000-ada",
+        "rtx-2000-ada",
+        "rtx-pro-6000-blackwell",
+        "rtx-2080-ti",
+        "titan-rtx",
+        "rtx-3070",
+        "rtx-3080",
+        "rtx-3080-ti",
+        "rtx-3090-ti",
+        "rtx-4070",
+        "rtx-4070-ti",
+        "rtx-4080",
+        "rtx-4080-super",
+        "rtx-5070",
+        "rtx-5070-ti",
+        "rtx-5080",
+        "rtx-5090",
+        "mi50",
+        "mi60",
+        "mi250",
+        "mi350x",
+        "radeon-pro-w6800",
+        "rx-6800",
+        "rx-6800-xt",
+        "rx-6900-xt",
+        "rx-6950-xt",
+        "radeon-pro-w7800",
+        "rx-7900-gre",
+        "rx-7800-xt",
+        "rx-7700-xt",
+        "rx-9070-xt",
+        "rx-9070",
+        "intel-max-1100",
+        "intel-flex-170",
+        "arc-b580",
+        "m3-ultra",
     ];
 
     #[test]
@@ -211,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn all_38_devices_load_with_their_ids() {
+    fn all_103_devices_load_with_their_ids() {
         let c = Catalog::builtin();
         let ids: Vec<&str> = c.devices.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, IDS);
@@ -258,6 +341,7 @@ mod tests {
                     matches!(d.family, ArchFamily::NvidiaCc { .. })
                         && d.compute_capability.is_some()
                 }
+                // GCN 5, RDNA2 and RDNA4 have no occupancy rules: family unknown.
                 Vendor::Amd => {
                     matches!(
                         d.family,
@@ -266,6 +350,7 @@ mod tests {
                             | ArchFamily::Cdna3
                             | ArchFamily::Cdna4
                             | ArchFamily::Rdna3
+                            | ArchFamily::Unknown
                     ) && d.llvm_target.is_some()
                 }
                 Vendor::Apple => matches!(d.family, ArchFamily::Apple78 | ArchFamily::Apple9),
@@ -404,7 +489,7 @@ fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
         let mut cat = Catalog::builtin();
         let merged = cat.merge_file(USER, "user.toml");
         assert!(merged.is_ok(), "{merged:?}");
-        assert_eq!(cat.devices.len(), 38 + 2);
+        assert_eq!(cat.devices.len(), IDS.len() + 2);
 
         // Same id: replaced in place, lookups by every old name still work.
         let h100 = match cat.lookup("NVIDIA H100 80GB HBM3") {
@@ -480,7 +565,7 @@ extends = "h100-sxm"
 bandwidth_gbs = 3000
 "#;
         assert!(c.merge_file(user, "u.toml").is_ok());
-        assert_eq!(c.devices.len(), 38);
+        assert_eq!(c.devices.len(), IDS.len());
         let d = c.lookup("h100-sxm").map(|d| (d.id.as_str(), d.peak_bw_gbs));
         assert_eq!(d, Ok(("h100", 3000.0)));
     }
