@@ -215,11 +215,11 @@ fn devices_list_and_lookup_by_tool_name() {
         .arg("devices")
         .assert()
         .success()
-        .stdout(predicate::str::contains("h100-sxm").and(predicate::str::contains("38 devices")));
+        .stdout(predicate::str::contains("h100-sxm").and(predicate::str::contains("103 devices")));
     let v = json(&["devices", "NVIDIA H100 80GB HBM3"]);
     assert_eq!(v["id"], "h100-sxm");
     let list = json(&["devices", "--vendor", "apple"]);
-    assert_eq!(list.as_array().map(Vec::len), Some(14));
+    assert_eq!(list.as_array().map(Vec::len), Some(15));
 }
 
 #[test]
@@ -421,6 +421,6 @@ fn output_file() {
         .success()
         .stdout("");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(v.as_array().map(Vec::len), Some(38));
+    assert_eq!(v.as_array().map(Vec::len), Some(103));
     let _ = std::fs::remove_file(&path);
 }

@@ -265,8 +265,7 @@ mod tests {
             .filter(|(_, v)| v.len() > 1)
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
-        let want: Vec<(&str, Vec<&str>)> =
-            SHARED.iter().map(|(k, v)| (*k, v.to_vec())).collect();
+        let want: Vec<(&str, Vec<&str>)> = SHARED.iter().map(|(k, v)| (*k, v.to_vec())).collect();
         assert_eq!(shared, want);
     }
 
@@ -382,7 +381,16 @@ mod tests {
             ("gfx942", &["mi300x", "mi300a", "mi325x"]),
             ("gfx950", &["mi355x", "mi350x"]),
             ("gfx906", &["mi50", "mi60"]),
-            ("gfx1100", &["rx-7900-xtx", "rx-7900-xt", "radeon-pro-w7900", "radeon-pro-w7800", "rx-7900-gre"]),
+            (
+                "gfx1100",
+                &[
+                    "rx-7900-xtx",
+                    "rx-7900-xt",
+                    "radeon-pro-w7900",
+                    "radeon-pro-w7800",
+                    "rx-7900-gre",
+                ],
+            ),
             ("gfx1201", &["rx-9070-xt", "rx-9070"]),
             // rocprof-compute's sysinfo.csv `gpu_model` for every gfx90a part.
             ("MI200", &["mi210", "mi250x", "mi250"]),
@@ -444,6 +452,11 @@ mod tests {
         let msg = c.lookup("h100-sxm4").map(|d| d.id.clone()).err().map(|e| e.to_string());
         let msg = msg.unwrap_or_default();
         assert!(msg.starts_with("unknown device `h100-sxm4`; did you mean `h100-sxm`, "), "{msg}");
-        assert!(msg.ends_with("describe it in a device file (docs/device-format.md) and pass --device-file."), "{msg}");
+        assert!(
+            msg.ends_with(
+                "describe it in a device file (docs/device-format.md) and pass --device-file."
+            ),
+            "{msg}"
+        );
     }
 }

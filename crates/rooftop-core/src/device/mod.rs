@@ -13,6 +13,8 @@
 //! - at most one entry per `(precision, unit)` in `peaks` and in `achievable`.
 
 mod catalog;
+#[cfg(test)]
+mod catalog_checks;
 mod file;
 mod lookup;
 mod resolve;

@@ -1,0 +1,321 @@
+//! The SQLite readers: Nsight Systems exports (`nsys export --type sqlite`) and rocprofv3
+//! rocpd databases.
+//!
+//! The databases under `tests/fixtures/nsys/sqlite` and `tests/fixtures/rocprof/rocpd`
+//! are built from the published schemas by the scripts beside them (no real ones small
+//! enough, with a licence, were at hand; see the READMEs): every expected value below is
+//! the scenario those scripts write, with the arithmetic in the comments, never
+//! rooftop's output.
+
+#![allow(clippy::unwrap_used)]
+
+use rooftop_core::counters::activity::RangeSummary;
+use rooftop_core::counters::{amd, analyze, CounterFormat, CounterSet};
+use rooftop_core::device::Catalog;
+use rooftop_ingest::counters::{guess, nsys_sqlite, read_path, rocpd};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+fn nsys(name: &str) -> PathBuf {
+    fixtures().join("nsys/sqlite").join(name)
+}
+
+fn rocpd_db() -> PathBuf {
+    fixtures().join("rocprof/rocpd/mi300x_5151_results.db")
+}
+
+fn temp_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rooftop-db-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn gzip_copy(src: &Path, name: &str) -> PathBuf {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&std::fs::read(src).unwrap()).unwrap();
+    let p = temp_dir().join(name);
+    std::fs::write(&p, e.finish().unwrap()).unwrap();
+    p
+}
+
+fn range<'a>(set: &'a CounterSet, name: &str) -> &'a RangeSummary {
+    let a = set.activity.as_ref().unwrap();
+    a.ranges.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no range {name}"))
+}
+
+#[track_caller]
+fn range_is(
+    set: &CounterSet,
+    name: &str,
+    instances: u64,
+    range_ns: f64,
+    kernels: u64,
+    kernel_ns: f64,
+) {
+    let r = range(set, name);
+    assert_eq!(
+        (r.instances, r.range_ns, r.kernels, r.kernel_ns),
+        (instances, range_ns, kernels, kernel_ns),
+        "{name}"
+    );
+}
+
+#[test]
+fn nsys_export_kernels_launches_and_device() {
+    let p = nsys("h100_train_step.sqlite");
+    assert_eq!(guess(&p).unwrap(), CounterFormat::NsysSqlite);
+    let set = read_path(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(set.source.format, CounterFormat::NsysSqlite);
+    assert_eq!(set.source.tool_version.as_deref(), Some("nsys 2024.5.1.113"));
+    assert_eq!(set.dispatches.len(), 7);
+    let g = &set.dispatches[0];
+    assert_eq!(g.name, "void gemm_bf16_tn<128, 256>(Params)");
+    // [20000, 220000] ns.
+    assert_eq!(
+        (g.start_ns, g.end_ns, g.duration_ns),
+        (Some(20_000), Some(220_000), Some(200_000.0))
+    );
+    assert_eq!((g.grid, g.block), (Some([132, 1, 1]), Some([256, 1, 1])));
+    // 128 registers; 0 static + 65536 dynamic bytes of shared memory.
+    assert_eq!((g.vgprs, g.shared_bytes, g.scratch_bytes), (Some(128), Some(65_536), Some(0)));
+    assert_eq!(g.gpu.as_deref(), Some("NVIDIA H100 80GB HBM3 (0)"));
+    assert_eq!(g.stream.as_deref(), Some("7"));
+    let dev = &set.device;
+    assert_eq!(dev.name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+    assert_eq!(
+        (dev.arch.as_deref(), dev.compute_units, dev.l2_bytes),
+        (Some("9.0"), Some(132), Some(52_428_800))
+    );
+    // Ordered by start; ids are that order.
+    let ids: Vec<u64> = set.dispatches.iter().map(|d| d.id).collect();
+    assert_eq!(ids, [0, 1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
+fn nsys_kernel_time_per_nvtx_range() {
+    let set = read_path(&nsys("h100_train_step.sqlite")).unwrap();
+    let a = set.activity.as_ref().unwrap();
+    // Kernels: 200 + 10 + 400 + 30 + 200 + 5 + 1 us = 846 us; the last has no launching
+    // call (correlationId 999) and the one launched at 3.0 ms is outside every range:
+    // 840 us inside.
+    assert_eq!(
+        (a.kernels, a.kernel_ns, a.kernel_ns_in_ranges, a.kernels_with_launch),
+        (7, 846_000.0, 840_000.0, 6)
+    );
+    // train_step: [1us, 1000us] and [2000us, 2500us] = 999 + 500 us; the kernels launched
+    // at 10, 350, 600, 950 us and 2100 us: 200 + 10 + 400 + 30 + 200 = 840 us.
+    range_is(&set, "train_step", 2, 1_499_000.0, 5, 840_000.0);
+    range_is(&set, "forward", 1, 398_000.0, 2, 210_000.0);
+    range_is(&set, "backward", 1, 400_000.0, 1, 400_000.0);
+    // A range in the `pytorch` domain (NvtxDomainCreate row) and one named by textId.
+    range_is(&set, "pytorch:aten::linear", 1, 297_000.0, 1, 200_000.0);
+    range_is(&set, "optimizer", 1, 80_000.0, 1, 30_000.0);
+    // A start/end range on the loader thread launches nothing.
+    range_is(&set, "data_load", 1, 900_000.0, 0, 0.0);
+    // Marks (eventType 34) are not ranges.
+    assert_eq!(a.ranges.len(), 6);
+    assert_eq!(a.ranges[0].name, "train_step");
+}
+
+#[test]
+fn nsys_api_calls_and_copies() {
+    let set = read_path(&nsys("h100_train_step.sqlite")).unwrap();
+    let a = set.activity.as_ref().unwrap();
+    let api: Vec<(&str, u64, f64)> =
+        a.api.iter().map(|c| (c.name.as_str(), c.calls, c.total_ns)).collect();
+    // cudaStreamSynchronize 500 us; 2 cudaMemcpyAsync of 100 us; 6 launches of 5 us
+    // (the `_v3020` / `_v7000` suffixes dropped).
+    assert_eq!(
+        api,
+        [
+            ("cudaStreamSynchronize", 1, 500_000.0),
+            ("cudaMemcpyAsync", 2, 200_000.0),
+            ("cudaLaunchKernel", 6, 30_000.0)
+        ]
+    );
+    let c: Vec<(&str, u64, f64, f64)> =
+        a.copies.iter().map(|c| (c.kind.as_str(), c.count, c.bytes, c.total_ns)).collect();
+    assert_eq!(
+        c,
+        [
+            ("memcpy Host-to-Device", 2, 134_217_728.0, 4_800_000.0),
+            ("memcpy Device-to-Host", 1, 1_048_576.0, 100_000.0),
+            ("memset", 1, 4096.0, 2_000.0)
+        ]
+    );
+    // 2 x 64 MiB in 2 x 2.4 ms = 27.96 GB/s.
+    let h2d = a.copies[0].achieved_gbs.unwrap();
+    assert!((h2d - 134_217_728.0 / 4_800_000.0).abs() < 1e-9, "{h2d}");
+}
+
+#[test]
+fn nsys_launches_get_occupancy_and_waves_from_the_catalog() {
+    let cat = Catalog::builtin();
+    let set = read_path(&nsys("h100_train_step.sqlite")).unwrap();
+    let rep = analyze(set, cat.lookup("NVIDIA H100 80GB HBM3").ok());
+    let k = |name: &str| rep.kernels.iter().find(|k| k.name.starts_with(name)).unwrap();
+    // GEMM: 256 threads = 8 warps; 128 regs x 32 = 4096 per warp -> 65536 / (8 x 4096) =
+    // 2 blocks; smem 64 KiB + 1 KiB reserve -> 228 / 65 = 3 blocks; warps 64 / 8 = 8;
+    // -> 2 blocks = 16 of 64 warps = 25%; 132 blocks / (132 SMs x 2) = 0.5 waves.
+    assert_eq!(k("void gemm").derived.theoretical_occupancy_pct, Some(25.0));
+    assert_eq!(k("void gemm").derived.grid_waves, Some(0.5));
+    // Elementwise: 128 threads = 4 warps, 16 regs: 64 warps / 4 = 16 blocks (under the
+    // 32-block limit and the register limit) -> 100%; 1024 / (132 x 16) = 0.485 waves.
+    assert_eq!(k("void elementwise").derived.theoretical_occupancy_pct, Some(100.0));
+    assert!((k("void elementwise").derived.grid_waves.unwrap() - 1024.0 / 2112.0).abs() < 1e-12);
+    // Adam: 512 threads x 64 regs = 32768 -> 2 blocks of 16 warps = 50%; 528 / 264 = 2.
+    assert_eq!(k("void adam").derived.theoretical_occupancy_pct, Some(50.0));
+    assert_eq!(k("void adam").derived.grid_waves, Some(2.0));
+}
+
+#[test]
+fn nsys_exports_of_an_older_schema() {
+    // No TARGET_INFO_CUDA_DEVICE, no ENUM_CUDA_MEMCPY_OPER, no META_DATA_EXPORT, NVTX
+    // without textId/domainId, kernels without localMemoryPerThread.
+    let set =
+        read_path(&nsys("h100_train_step_old_schema.sqlite")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(set.dispatches.len(), 7);
+    assert_eq!(set.source.tool_version, None);
+    assert_eq!(set.dispatches[0].scratch_bytes, None);
+    assert_eq!(set.device.name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+    range_is(&set, "train_step", 2, 1_499_000.0, 5, 840_000.0);
+    range_is(&set, "optimizer", 1, 80_000.0, 1, 30_000.0);
+    // Copy kinds named by CUPTI's numbering when the enum table is absent.
+    let a = set.activity.as_ref().unwrap();
+    assert_eq!(a.copies[0].kind, "memcpy Host-to-Device");
+}
+
+#[test]
+fn rocpd_dispatches_counters_and_agent() {
+    let p = rocpd_db();
+    assert_eq!(guess(&p).unwrap(), CounterFormat::Rocpd);
+    let set = read_path(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(set.source.format, CounterFormat::Rocpd);
+    assert_eq!(set.source.tool_version.as_deref(), Some("rocpd schema 3"));
+    assert_eq!(set.dispatches.len(), 3);
+    let g = &set.dispatches[0];
+    assert_eq!(g.name, "Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI16x16x1_SN_K1");
+    assert_eq!(g.id, 1);
+    assert_eq!(g.duration_ns, Some(100_000.0));
+    // 311296 work-items / 256 per workgroup = 1216 workgroups.
+    assert_eq!((g.grid, g.block), (Some([1216, 1, 1]), Some([256, 1, 1])));
+    assert_eq!(
+        (g.vgprs, g.agprs, g.sgprs, g.shared_bytes),
+        (Some(128), Some(128), Some(96), Some(65_536))
+    );
+    // Counters summed over their 8 dimension rows: TCC_HIT 8 x 7500, TCC_MISS 8 x 2500.
+    assert_eq!(g.counter("TCC_HIT"), Some(60_000.0));
+    assert_eq!(g.counter("TCC_MISS"), Some(20_000.0));
+    assert_eq!(g.counter("FETCH_SIZE"), Some(65_536.0));
+    // The third dispatch has no counters.
+    assert!(set.dispatches[2].counters.is_empty());
+    let d = &set.device;
+    assert_eq!(
+        (d.name.as_deref(), d.arch.as_deref()),
+        (Some("AMD Instinct MI300X"), Some("gfx942"))
+    );
+    assert_eq!(
+        (d.compute_units, d.wave_size, d.num_xcd, d.max_sclk_mhz),
+        (Some(304), Some(64), Some(8), Some(2100.0))
+    );
+    // AMD formulas on what was read: (65536 + 16384) KiB of DRAM traffic, 75% L2 hits.
+    let x = amd::derive(g, d);
+    assert_eq!(x.dram_bytes(), Some((65_536.0 + 16_384.0) * 1024.0));
+    assert_eq!(x.l2_hit_rate_pct, Some(75.0));
+}
+
+#[test]
+fn rocpd_activity() {
+    let set = read_path(&rocpd_db()).unwrap();
+    let a = set.activity.as_ref().unwrap();
+    // Kernels 100 + 5 + 100 us; each launched by a hipLaunchKernel with its stack id.
+    assert_eq!((a.kernels, a.kernel_ns, a.kernels_with_launch), (3, 205_000.0, 3));
+    // forward [80, 250] us holds the launches at 90 and 205 us; backward [280, 450] the
+    // one at 290 us.
+    range_is(&set, "forward", 1, 170_000.0, 2, 105_000.0);
+    range_is(&set, "backward", 1, 170_000.0, 1, 100_000.0);
+    assert_eq!(a.kernel_ns_in_ranges, 205_000.0);
+    let api: Vec<(&str, u64, f64)> =
+        a.api.iter().map(|c| (c.name.as_str(), c.calls, c.total_ns)).collect();
+    assert_eq!(api, [("hipDeviceSynchronize", 1, 150_000.0), ("hipLaunchKernel", 3, 12_000.0)]);
+    // 32 MiB in 50 us = 671 GB/s.
+    let c = &a.copies[0];
+    assert_eq!(
+        (c.kind.as_str(), c.count, c.bytes, c.total_ns),
+        ("MEMORY_COPY_HOST_TO_DEVICE", 1, 33_554_432.0, 50_000.0)
+    );
+}
+
+#[test]
+fn gzipped_databases_read_like_the_plain_ones() {
+    for (src, name) in [
+        (nsys("h100_train_step.sqlite"), "report.sqlite.gz"),
+        (rocpd_db(), "results.db.gz"),
+        (nsys("h100_train_step.sqlite"), "gzipped_without_suffix.sqlite"),
+    ] {
+        let plain = read_path(&src).unwrap();
+        let z = read_path(&gzip_copy(&src, name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(z.dispatches, plain.dispatches, "{name}");
+        assert_eq!(z.activity, plain.activity, "{name}");
+    }
+}
+
+#[test]
+fn a_rocprofv3_output_folder_with_its_database() {
+    let dir = temp_dir().join("rocprofv3_out");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(rocpd_db(), dir.join("5151_results.db")).unwrap();
+    assert_eq!(guess(&dir).unwrap(), CounterFormat::Rocpd);
+    assert_eq!(read_path(&dir).unwrap().dispatches.len(), 3);
+}
+
+#[test]
+fn databases_rooftop_cannot_read_say_why() {
+    // A database of another program: its tables are named.
+    let p = temp_dir().join("other.sqlite");
+    let _ = std::fs::remove_file(&p);
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute_batch(
+            "CREATE TABLE orders (id INTEGER, total REAL); INSERT INTO orders VALUES (1, 2.5);",
+        )
+        .unwrap();
+    }
+    let e = guess(&p).unwrap_err().to_string();
+    assert!(e.contains("other.sqlite") && e.contains("orders") && e.contains("nsys export"), "{e}");
+    // The binary reports: the export command.
+    let rep = temp_dir().join("run.nsys-rep");
+    std::fs::write(&rep, b"binary").unwrap();
+    let e = guess(&rep).unwrap_err().to_string();
+    assert!(e.contains("nsys export --type sqlite") && e.contains("run.nsys-rep"), "{e}");
+    let rep = temp_dir().join("run.ncu-rep");
+    std::fs::write(&rep, b"binary").unwrap();
+    let e = guess(&rep).unwrap_err().to_string();
+    assert!(e.contains("ncu --import") && e.contains("--page details"), "{e}");
+    // A value of the wrong type names the table, row and column.
+    let p = temp_dir().join("bad_start.sqlite");
+    std::fs::copy(nsys("h100_train_step.sqlite"), &p).unwrap();
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'soon' WHERE correlationId = 102",
+            [],
+        )
+        .unwrap();
+    }
+    let e = nsys_sqlite::read(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("CUPTI_ACTIVITY_KIND_KERNEL") && e.contains("`start`") && e.contains("`soon`"),
+        "{e}"
+    );
+    // A truncated database: SQLite's own words, not a panic.
+    let p = temp_dir().join("cut.db");
+    let bytes = std::fs::read(rocpd_db()).unwrap();
+    std::fs::write(&p, &bytes[..bytes.len() / 3]).unwrap();
+    let e = rocpd::read(&p).unwrap_err().to_string();
+    assert!(e.contains("cut.db") && e.contains("SQLite"), "{e}");
+}
