@@ -34,6 +34,10 @@ const FIXTURES: &[&str] = &[
     "rocprof/rocprofv3_docs_examples",
     "rocprof/rocprofv3_gfx1151_decode",
     "ncu/a100_polybench_gemm_metrics.csv",
+    "ncu/superbench_cc100_cublaslt_details.csv",
+    "nsys/sqlite/h100_train_step.sqlite",
+    "nsys/sqlite/h100_train_step_old_schema.sqlite",
+    "rocprof/rocpd/mi300x_5151_results.db",
 ];
 
 fn json_of(args: &[&str]) -> Value {
@@ -291,4 +295,70 @@ fn profile_runs_the_tool_then_reads_its_output() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("ncu failed"));
+}
+
+#[test]
+fn nsight_compute_rules_are_labelled_as_its_own() {
+    let path = fixture("ncu/superbench_cc100_cublaslt_details.csv");
+    let out = rooftop().args(["counters", &path, "--device", "b200"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Nsight Compute says"), "{text}");
+    assert!(text.contains("TheoreticalOccupancy") && text.contains("81.2% local"), "{text}");
+    let v = json_of(&["counters", &path]);
+    let f = &v["kernels"][0]["tool_findings"][0];
+    assert_eq!(f["tool"], "Nsight Compute");
+    assert_eq!(f["rule"], "TheoreticalOccupancy");
+    assert_eq!(f["estimated_speedup_pct"], 81.25);
+    let md = rooftop().args(["counters", &path, "--format", "md"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&md.stdout).contains("(Nsight Compute)"));
+}
+
+#[test]
+fn nsys_database_report_has_the_nvtx_ranges() {
+    let path = fixture("nsys/sqlite/h100_train_step.sqlite");
+    let out = rooftop().args(["counters", &path]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("NVTX ranges: 840 µs of 846 µs kernel time (99.3%)"), "{text}");
+    assert!(text.contains("CUDA API calls by total time"), "{text}");
+    let v = json_of(&["counters", &path]);
+    assert_eq!(v["source"]["format_id"], "nsys_sqlite");
+    assert_eq!(v["activity"]["ranges"][0]["name"], "train_step");
+    assert_eq!(v["activity"]["ranges"][0]["kernel_ns"], 840_000.0);
+    assert_eq!(v["roofs"]["device"], "h100-sxm");
+    let html = rooftop().args(["counters", &path, "--format", "html"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&html.stdout).contains("NVTX ranges"));
+}
+
+#[test]
+fn an_unknown_device_gets_no_roofs_and_a_note() {
+    // A rocpd run on `AMD Instinct MI399X` (not a real part) with gfx908, the target of
+    // one catalog device (mi100): no fallback to it.
+    let db = fixture("rocprof/rocpd/unknown_gpu_results.db");
+    let v = json_of(&["counters", &db]);
+    assert_eq!(v["roofs"]["source"], "none");
+    assert_eq!(v["device"]["name"], "AMD Instinct MI399X");
+    let note = v["roofs"]["notes"][0].as_str().unwrap_or_default();
+    assert!(
+        note.contains("AMD Instinct MI399X") && note.contains("not in rooftop's catalog"),
+        "{note}"
+    );
+    assert!(note.contains("--device-file"), "{note}");
+    let out = rooftop().args(["counters", &db]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("roofs: none"));
+    // --device still picks the roofs explicitly.
+    let v = json_of(&["counters", &db, "--device", "mi300x"]);
+    assert_eq!(v["roofs"]["device"], "mi300x");
+}
+
+#[test]
+fn binary_reports_get_the_export_command() {
+    let dir = tempdir("binary-report");
+    let rep = dir.join("profile.nsys-rep");
+    std::fs::write(&rep, b"\x00binary").unwrap();
+    let out = rooftop().args(["counters", rep.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("nsys export --type sqlite"), "{err}");
 }

@@ -1,0 +1,122 @@
+//! Every file rooftop reads may be gzip-compressed, told by its first bytes: device
+//! files (`--device-file`), model configs (`rooftop model --config`), `rooftop diff`
+//! exports and counter files give the same output gzipped as plain, with or without a
+//! `.gz` suffix; a damaged gzip stream is one sentence naming the file and exit 2.
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+fn rooftop() -> Command {
+    Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rooftop-gzip-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(rel)
+}
+
+fn gzip_to(src: &[u8], dst: &Path) {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(src).unwrap();
+    std::fs::write(dst, e.finish().unwrap()).unwrap();
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = rooftop().args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const DEVICE_FILE: &str = r#"
+[[device]]
+id = "gz-box"
+name = "Gzipped box"
+vendor = "cpu"
+family = "cpu"
+source = "test"
+[device.compute]
+num_cu = 4
+warp_size = 1
+[device.memory]
+bandwidth_gbs = 40
+[device.peak_tflops]
+fp32_vector = 0.5
+"#;
+
+#[test]
+fn device_files_model_configs_and_diff_exports_may_be_gzipped() {
+    let d = tempdir("inputs");
+    // Device file, gzipped with and without the suffix.
+    let plain = d.join("box.toml");
+    std::fs::write(&plain, DEVICE_FILE).unwrap();
+    let want = stdout(&["--device-file", plain.to_str().unwrap(), "devices", "gz-box"]);
+    for name in ["box.toml.gz", "box-gz.toml"] {
+        let z = d.join(name);
+        gzip_to(DEVICE_FILE.as_bytes(), &z);
+        assert_eq!(stdout(&["--device-file", z.to_str().unwrap(), "devices", "gz-box"]), want);
+    }
+    // Model config.
+    let cfg = fixture("model/tiny.json");
+    let zcfg = d.join("tiny.json.gz");
+    gzip_to(&std::fs::read(&cfg).unwrap(), &zcfg);
+    // Everything but the file name the report quotes is the same.
+    let model = |p: &Path| {
+        let out = stdout(&[
+            "model",
+            "--config",
+            p.to_str().unwrap(),
+            "--device",
+            "h100-sxm",
+            "--format",
+            "json",
+        ]);
+        out.replace(p.to_str().unwrap(), "CONFIG")
+    };
+    assert!(model(&zcfg) == model(&cfg), "the gzipped config gives another report");
+    // diff: a counters export against its gzipped self.
+    let base = d.join("base.json");
+    let o = rooftop()
+        .args(["counters", fixture("nsys/sqlite/h100_train_step.sqlite").to_str().unwrap()])
+        .args(["--format", "json", "-o", base.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let zbase = d.join("base.json.gz");
+    gzip_to(&std::fs::read(&base).unwrap(), &zbase);
+    let same = rooftop()
+        .args(["diff", base.to_str().unwrap(), zbase.to_str().unwrap(), "--fail-above", "1%"])
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
+}
+
+#[test]
+fn a_damaged_gzip_stream_is_one_sentence_and_exit_2() {
+    let d = tempdir("damaged");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let text: String = (0u64..3000).map(|i| format!("{},", i * 7919 % 10007)).collect();
+    e.write_all(text.as_bytes()).unwrap();
+    let z = e.finish().unwrap();
+    let cut = d.join("cut.toml.gz");
+    std::fs::write(&cut, &z[..z.len() / 2]).unwrap();
+    for args in [
+        vec!["--device-file", cut.to_str().unwrap(), "devices"],
+        vec!["model", "--config", cut.to_str().unwrap(), "--device", "h100-sxm"],
+        vec!["counters", cut.to_str().unwrap()],
+    ] {
+        let out = rooftop().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("cut.toml.gz") && err.contains("gzip"), "{args:?}: {err}");
+    }
+}
