@@ -6,6 +6,10 @@
                                 columns (the names of `--set full` style ids), units row
   gen.py rocprofv3 N OUTDIR     rocprofv3 kernel_trace.csv + counter_collection.csv
                                 (long format: 12 counters per dispatch)
+  gen.py nsys-sqlite N OUT.sqlite  an `nsys export --type sqlite` database with the
+                                schema of tests/fixtures/nsys/sqlite/make_nsys_sqlite.py:
+                                N kernels, N launching CUDA API calls, N/10 memcpys and
+                                one NVTX range per 20 kernels, nested in one per 1000
 
 The values are random but consistent (bytes >= 0, percentages in 0..100); the files are
 for timing only, never for expected values.
@@ -97,7 +101,60 @@ def rocprofv3(n, outdir):
             t += dur + 1000
 
 
+def nsys_sqlite(n, out):
+    import importlib.util
+    import sqlite3
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(
+        "make_nsys_sqlite",
+        os.path.join(here, "../../tests/fixtures/nsys/sqlite/make_nsys_sqlite.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    if os.path.exists(out):
+        os.remove(out)
+    db = sqlite3.connect(out)
+    db.executescript(m.SCHEMA)
+    db.executemany("INSERT INTO StringIds VALUES (?, ?)",
+                   [(i + 1, k) for i, k in enumerate(KERNELS)] + [(100, "cudaLaunchKernel_v7000"),
+                                                                 (101, "step"), (102, "layer")])
+    db.execute("INSERT INTO TARGET_INFO_GPU (id, name, smCount, computeMajor, computeMinor) "
+               "VALUES (0, 'NVIDIA H100 80GB HBM3', 132, 9, 0)")
+    tid = m.gtid(4242, 4243)
+    pid = m.gtid(4242, 0)
+    t = 1_000_000
+    kernels, runtime, copies, nvtx = [], [], [], []
+    for i in range(n):
+        if i % 1000 == 0:
+            nvtx.append((t, t + 1000 * 30_000, 59, None, tid, 101))
+        if i % 20 == 0:
+            nvtx.append((t, t + 20 * 30_000, 59, None, tid, 102))
+        dur = random.randint(2_000, 20_000)
+        kernels.append((t + 5_000, t + 5_000 + dur, 0, 1, 7, i, pid, 1 + i % len(KERNELS),
+                        1 + i % len(KERNELS), 64, random.randint(1, 4096), 1, 1, 256, 1, 1, 0,
+                        16384, 0, 0, i))
+        runtime.append((t, t + 4_000, 1, tid, i, 100, 0))
+        if i % 10 == 0:
+            copies.append((t, t + 10_000, 0, 1, 7, n + i, pid, 1 << 20, 1))
+        t += 30_000
+    db.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+        "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, "
+        "gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
+        "localMemoryPerThread, localMemoryTotal, gridId) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", kernels)
+    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
+                   "correlationId, nameId, returnValue) VALUES (?, ?, ?, ?, ?, ?, ?)", runtime)
+    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, "
+                   "streamId, correlationId, globalPid, bytes, copyKind) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?)", copies)
+    db.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) "
+                   "VALUES (?, ?, ?, ?, ?, ?)", nvtx)
+    db.commit()
+    db.close()
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] not in ("ncu-raw", "rocprofv3"):
+    gens = {"ncu-raw": ncu_raw, "rocprofv3": rocprofv3, "nsys-sqlite": nsys_sqlite}
+    if len(sys.argv) != 4 or sys.argv[1] not in gens:
         sys.exit(__doc__)
-    (ncu_raw if sys.argv[1] == "ncu-raw" else rocprofv3)(int(sys.argv[2]), sys.argv[3])
+    gens[sys.argv[1]](int(sys.argv[2]), sys.argv[3])

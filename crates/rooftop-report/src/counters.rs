@@ -160,6 +160,27 @@ fn files_label(files: &[String]) -> String {
     }
 }
 
+/// For a system trace without any hardware counter (nsys, rocpd without `--pmc`), the
+/// one line that replaces the list of every counter-derived quantity.
+fn no_counters_line(r: &CounterReport) -> Option<String> {
+    use rooftop_core::counters::CounterFormat as F;
+    let trace = matches!(
+        r.set.source.format,
+        F::NsysSqlite | F::NsysGpuTrace | F::NsysKernSum | F::Rocpd
+    );
+    (trace && r.set.dispatches.iter().all(|d| d.counters.is_empty())).then(|| {
+        let how = if r.set.vendor() == rooftop_core::counters::GpuVendor::Nvidia {
+            "profile the kernels with Nsight Compute (`rooftop profile --with ncu`)"
+        } else {
+            "collect counters with `rocprofv3 --pmc` (`rooftop profile --with rocprofv3`)"
+        };
+        format!(
+            "this is a trace without hardware counters: bytes, FLOPs, hit rates and achieved \
+             occupancy need counters; {how}"
+        )
+    })
+}
+
 /// Missing quantities across the records shown, each once, with the counters needed.
 fn missing_lines(rs: &[KernelRecord]) -> Vec<String> {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
@@ -259,7 +280,7 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
     if let Some(a) = &r.set.activity {
         out.push_str(&activity::table(a, o.top));
     }
-    let missing = missing_lines(rs);
+    let missing = no_counters_line(r).map_or_else(|| missing_lines(rs), |l| vec![l]);
     if !missing.is_empty() {
         out.push_str("\nnot derivable from the counters present\n");
         for m in missing {
@@ -318,7 +339,7 @@ pub fn markdown(r: &CounterReport, o: &RenderOptions) -> String {
     if let Some(a) = &r.set.activity {
         out.push_str(&activity::markdown(a, o.top));
     }
-    let missing = missing_lines(rs);
+    let missing = no_counters_line(r).map_or_else(|| missing_lines(rs), |l| vec![l]);
     if !missing.is_empty() {
         out.push_str("\n### Not derivable from the counters present\n\n");
         for m in missing {

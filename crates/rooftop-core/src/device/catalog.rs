@@ -1,9 +1,11 @@
 //! The device catalog: the embedded `data/devices.toml` and `data/catalog/*.toml` plus
 //! any user device files.
 //!
-//! The embedded file is converted from the project's hardware reference
+//! `data/devices.toml` is converted from the project's hardware reference
 //! (`reference/devices.toml`, explained in `reference/hardware.md` §1, sources S1-S16);
-//! its format and the conversion rules are in `docs/device-format.md`.
+//! the files of `data/catalog/` add the GPUs people profile most, each entry with its
+//! vendor datasheet URL. Format, conversion rules and the parts: `docs/device-format.md`.
+//! Checks of the figures against datasheet arithmetic: `catalog_checks.rs`.
 //!
 //! Invariants: ids are unique in a [`Catalog`] (comparing as [`Catalog::lookup`] does:
 //! case, spaces, `-` and `_` ignored); every device satisfies the [`DeviceSpec`]
@@ -549,7 +551,9 @@ fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
         let mut cat = Catalog::builtin();
         let merged = example.map(|text| cat.merge_file(text, "docs/device-format.md"));
         assert_eq!(merged, Some(Ok(())));
-        assert_eq!(cat.lookup("NVIDIA A100-PG509-200").map(|d| d.peak_bw_gbs), Ok(1555.0));
+        assert_eq!(cat.lookup("rtx-3080-12gb").map(|d| (d.num_cu, d.peak_bw_gbs)), Ok((70, 912.0)));
+        // The 10 GB card keeps its own entry and name.
+        assert_eq!(cat.lookup("NVIDIA GeForce RTX 3080").map(|d| d.num_cu), Ok(68));
         assert_eq!(cat.lookup("h100-sxm").map(|d| d.peak_bw_gbs), Ok(3010.0));
         assert_eq!(cat.lookup("my-cpu").map(|d| d.num_cu), Ok(16));
     }

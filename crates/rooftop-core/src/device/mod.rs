@@ -1,8 +1,8 @@
 //! Device specifications: the peaks, memory system and per-SM/CU resource limits the
 //! analysis needs, each figure with its source, confidence and provenance.
 //!
-//! The catalog is a TOML file of our own format (`data/devices.toml`, embedded in the
-//! binary and documented in `docs/device-format.md`); user device files in the same format
+//! The catalog is TOML of our own format (`data/devices.toml` and `data/catalog/*.toml`,
+//! embedded in the binary and documented in `docs/device-format.md`); user device files in the same format
 //! add devices or override catalog entries. `rooftop ceilings` writes that format too,
 //! with `provenance = "calibrated"`.
 //!
@@ -22,6 +22,9 @@ mod resolve;
 pub use catalog::{parse_device_file, Catalog, DeviceFileError};
 pub use lookup::LookupError;
 pub use resolve::{resolve_named, unknown_note, Resolved};
+
+// A profile's device that the catalog lacks is never replaced by a sibling: see
+// `resolve` (used by `rooftop counters`).
 
 use crate::units::{Confidence, ExecUnit, Precision, Provenance};
 use serde::Serialize;
