@@ -164,10 +164,8 @@ fn files_label(files: &[String]) -> String {
 /// one line that replaces the list of every counter-derived quantity.
 fn no_counters_line(r: &CounterReport) -> Option<String> {
     use rooftop_core::counters::CounterFormat as F;
-    let trace = matches!(
-        r.set.source.format,
-        F::NsysSqlite | F::NsysGpuTrace | F::NsysKernSum | F::Rocpd
-    );
+    let trace =
+        matches!(r.set.source.format, F::NsysSqlite | F::NsysGpuTrace | F::NsysKernSum | F::Rocpd);
     (trace && r.set.dispatches.iter().all(|d| d.counters.is_empty())).then(|| {
         let how = if r.set.vendor() == rooftop_core::counters::GpuVendor::Nvidia {
             "profile the kernels with Nsight Compute (`rooftop profile --with ncu`)"

@@ -143,30 +143,57 @@ pub fn attribute(ranges: &[RangeSpan], launches: &[KernelLaunch]) -> (Vec<RangeS
     (out, inside)
 }
 
+/// Running totals per API name, without a copy of the name per call.
+#[derive(Debug, Default, Clone)]
+pub struct ApiTally {
+    by_name: BTreeMap<String, (u64, f64, f64)>,
+}
+
+impl ApiTally {
+    /// Counts one call of `name` that took `dur_ns`.
+    pub fn add(&mut self, name: &str, dur_ns: f64) {
+        match self.by_name.get_mut(name) {
+            Some(t) => {
+                t.0 += 1;
+                t.1 += dur_ns;
+                t.2 = t.2.max(dur_ns);
+            }
+            None => {
+                self.by_name.insert(name.to_string(), (1, dur_ns, dur_ns));
+            }
+        }
+    }
+
+    /// Calls counted so far.
+    pub fn calls(&self) -> u64 {
+        self.by_name.values().map(|t| t.0).sum()
+    }
+
+    /// The summaries, by total time.
+    pub fn finish(self) -> Vec<ApiSummary> {
+        let mut v: Vec<ApiSummary> = self
+            .by_name
+            .into_iter()
+            .map(|(name, (calls, total_ns, max_ns))| ApiSummary {
+                name,
+                calls,
+                total_ns,
+                mean_ns: total_ns / calls as f64,
+                max_ns,
+            })
+            .collect();
+        v.sort_by(|a, b| b.total_ns.total_cmp(&a.total_ns));
+        v
+    }
+}
+
 /// Summaries per API name from `(name, duration ns)` pairs, by total time.
 pub fn summarize_api<'a>(calls: impl IntoIterator<Item = (&'a str, f64)>) -> Vec<ApiSummary> {
-    let mut m: BTreeMap<&str, ApiSummary> = BTreeMap::new();
+    let mut t = ApiTally::default();
     for (name, d) in calls {
-        let s = m.entry(name).or_insert_with(|| ApiSummary {
-            name: name.to_string(),
-            calls: 0,
-            total_ns: 0.0,
-            mean_ns: 0.0,
-            max_ns: 0.0,
-        });
-        s.calls += 1;
-        s.total_ns += d;
-        s.max_ns = s.max_ns.max(d);
+        t.add(name, d);
     }
-    let mut v: Vec<ApiSummary> = m
-        .into_values()
-        .map(|mut s| {
-            s.mean_ns = s.total_ns / s.calls as f64;
-            s
-        })
-        .collect();
-    v.sort_by(|a, b| b.total_ns.total_cmp(&a.total_ns));
-    v
+    t.finish()
 }
 
 /// Summaries per copy kind from `(kind, bytes, duration ns)`, by total time.

@@ -145,8 +145,34 @@ impl Derived {
     }
 }
 
+/// What a dispatch without any counter (a system trace: nsys, rocpd without `--pmc`)
+/// lacks, said once instead of once per counter-derived quantity.
+pub const NO_COUNTERS: &str = "dram_bytes_read, dram_bytes_written, flops, hit rates, \
+     occupancy";
+
 /// Derives everything the dispatch's counters allow, with the formulas of `vendor`.
+///
+/// A dispatch with no counters at all keeps its duration and one `missing` entry: the
+/// per-quantity list of the counters each formula needs would be the same for every
+/// dispatch of a trace (millions in an nsys export) and says nothing more.
 pub fn derive(vendor: GpuVendor, d: &Dispatch, device: &DeviceInfo) -> Derived {
+    if d.counters.is_empty() {
+        let mut x = Derived { duration_ns: d.duration_ns, ..Derived::default() };
+        x.miss(
+            NO_COUNTERS,
+            match vendor {
+                GpuVendor::Nvidia => {
+                    "hardware counters: this launch has none (a trace); profile it with Nsight \
+                     Compute"
+                }
+                GpuVendor::Amd => {
+                    "hardware counters: this dispatch has none (a trace); collect them with \
+                     rocprofv3 --pmc"
+                }
+            },
+        );
+        return x;
+    }
     match vendor {
         GpuVendor::Amd => super::amd::derive(d, device),
         GpuVendor::Nvidia => super::nvidia::derive(d, device),

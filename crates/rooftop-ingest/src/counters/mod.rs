@@ -101,15 +101,14 @@ pub fn guess(path: &Path) -> Result<CounterFormat, CounterError> {
 /// The tools' binary reports, which rooftop cannot read, with the command that exports
 /// them to something it can.
 fn binary_report(path: &Path, name: &str) -> Option<String> {
-    let lower = name.to_ascii_lowercase();
     let shown = path.display();
-    if lower.ends_with(".nsys-rep") || lower.ends_with(".qdrep") {
+    if has_extension(name, &["nsys-rep", "qdrep"]) {
         return Some(format!(
             "an Nsight Systems report is a binary rooftop cannot read: export it with `nsys \
              export --type sqlite --output report.sqlite {shown}` and pass report.sqlite"
         ));
     }
-    if lower.ends_with(".ncu-rep") {
+    if has_extension(name, &["ncu-rep"]) {
         return Some(format!(
             "an Nsight Compute report is a binary rooftop cannot read: export it with `ncu \
              --import {shown} --csv --page details > report.csv` (or `--page raw`) and pass \
@@ -145,8 +144,7 @@ fn guess_sqlite(path: &Path) -> Result<CounterFormat, CounterError> {
 fn databases_in(dir: &Path) -> Result<Vec<std::path::PathBuf>, CounterError> {
     let mut out = Vec::new();
     for p in files_in(dir)? {
-        let n = file_name(&p).to_ascii_lowercase();
-        if (n.ends_with(".db") || n.ends_with(".sqlite") || n.ends_with(".sqlite3"))
+        if has_extension(&file_name(&p), &["db", "sqlite", "sqlite3"])
             && text::read_head_bytes(&p, 16).is_ok_and(|h| sqlite::is_sqlite(&h))
         {
             out.push(p);
@@ -209,9 +207,14 @@ fn file_name(path: &Path) -> String {
     crate::compressed::name_without_gz(&n).to_string()
 }
 
+/// Whether a file name ends with one of `exts` (compared case-insensitively).
+pub(crate) fn has_extension(name: &str, exts: &[&str]) -> bool {
+    Path::new(name).extension().is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
+
 /// Whether a (gz-stripped) file name is a CSV file's.
 fn is_csv_name(p: &Path) -> bool {
-    file_name(p).to_ascii_lowercase().ends_with(".csv")
+    has_extension(&file_name(p), &["csv"])
 }
 
 /// Files of a directory and of its direct subdirectories (rocprofv3 writes under the

@@ -30,7 +30,7 @@
 use super::sqlite::{self, col_or_null, for_each_row};
 use super::CounterError;
 use rooftop_core::counters::activity::{
-    attribute, summarize_api, summarize_copies, Activity, KernelLaunch, RangeSpan,
+    attribute, summarize_copies, Activity, ApiTally, KernelLaunch, RangeSpan,
 };
 use rooftop_core::counters::{CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch};
 use rusqlite::Connection;
@@ -149,6 +149,7 @@ fn read_conn(path: &Path, conn: &Connection) -> Result<CounterSet, CounterError>
     let kernel_ns: f64 = dispatches.iter().filter_map(|d| d.duration_ns).sum();
     let with_launch = kernel_launches.len() as u64;
     let (range_summaries, in_ranges) = attribute(&ranges, &kernel_launches);
+    let api_calls = launches.calls.calls();
     let activity = Activity {
         api_label: "CUDA API".to_string(),
         range_label: "NVTX".to_string(),
@@ -157,7 +158,7 @@ fn read_conn(path: &Path, conn: &Connection) -> Result<CounterSet, CounterError>
         kernel_ns_in_ranges: in_ranges,
         kernels_with_launch: with_launch,
         copies,
-        api: summarize_api(launches.calls.iter().map(|(n, d)| (n.as_str(), *d))),
+        api: launches.calls.finish(),
         ranges: range_summaries,
     };
     if !ctx.has("CUPTI_ACTIVITY_KIND_KERNEL") {
@@ -180,7 +181,7 @@ fn read_conn(path: &Path, conn: &Connection) -> Result<CounterSet, CounterError>
         "read {} kernels, {} memory copies/sets, {} CUDA API calls and {} NVTX ranges",
         dispatches.len(),
         activity.copies.iter().map(|c| c.count).sum::<u64>(),
-        launches.calls.len(),
+        api_calls,
         ranges.len()
     ));
     for (i, d) in dispatches.iter_mut().enumerate() {
@@ -293,15 +294,15 @@ impl Gpus {
     }
 }
 
-/// CUDA API calls: `(name, duration)` for the summary, and `(pid, correlationId)` →
+/// CUDA API calls: totals per name for the summary, and `(pid, correlationId)` →
 /// `(globalTid, start)` for the kernels.
 struct Launches {
-    calls: Vec<(String, f64)>,
+    calls: ApiTally,
     by_corr: HashMap<(i64, i64), (u64, i64)>,
 }
 
 fn launches(ctx: &Ctx<'_>) -> Result<Launches, CounterError> {
-    let mut calls = Vec::new();
+    let mut calls = ApiTally::default();
     let mut by_corr = HashMap::new();
     for table in ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"] {
         if !ctx.has(table) {
@@ -314,10 +315,11 @@ fn launches(ctx: &Ctx<'_>) -> Result<Launches, CounterError> {
             let end = r.int(1, "end")?;
             let tid = r.int(2, "globalTid")?;
             if let (Some(s), Some(e)) = (start, end) {
-                let name = ctx
-                    .string(r.int(4, "nameId")?)
-                    .map_or_else(|| "(unnamed API call)".to_string(), |n| api_name(&n).to_string());
-                calls.push((name, (e - s).max(0) as f64));
+                let name = r
+                    .int(4, "nameId")?
+                    .and_then(|i| ctx.strings.get(&i))
+                    .map_or("(unnamed API call)", |n| api_name(n));
+                calls.add(name, (e - s).max(0) as f64);
             }
             if let (Some(c), Some(t), Some(s)) = (r.int(3, "correlationId")?, tid, start) {
                 by_corr.entry((pid_of(t), c)).or_insert((t as u64, s));
@@ -521,8 +523,8 @@ fn device_info(gpus: &Gpus, used: &BTreeSet<i64>, notes: &mut Vec<String>) -> De
     let Some(g) = first.and_then(|id| gpus.by_id.get(&id)) else {
         return dev;
     };
-    dev.name = g.name.clone();
-    dev.arch = g.cc.clone();
+    dev.name.clone_from(&g.name);
+    dev.arch.clone_from(&g.cc);
     dev.compute_units = g.sms;
     dev.wave_size = g.warp;
     dev.l2_bytes = g.l2_bytes;
@@ -556,7 +558,7 @@ mod tests {
     #[test]
     fn serialized_ids() {
         // globalTid = pid << 24 | tid (with hardware bits above).
-        let g = (1i64 << 56) | (4242 << 24) | 17;
+        let g = (1i64 << 56) | (4242 << 24) | 0x11;
         assert_eq!(pid_of(g), 4242);
     }
 }

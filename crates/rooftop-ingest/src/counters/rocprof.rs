@@ -451,8 +451,8 @@ fn csv_files(dir: &Path) -> Result<Vec<PathBuf>, CounterError> {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
-            let n = p.file_name().and_then(|f| f.to_str()).unwrap_or("").to_ascii_lowercase();
-            p.is_file() && crate::compressed::name_without_gz(&n).ends_with(".csv")
+            let n = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            p.is_file() && super::has_extension(crate::compressed::name_without_gz(n), &["csv"])
         })
         .collect();
     v.sort();
