@@ -360,15 +360,21 @@ fn aggregate(parts: &[&Derived]) -> Derived {
         })
     };
     // Missing for the kernel: what no dispatch gave (a quantity some dispatch gave has
-    // a mean above). The first dispatch's wording says what it needs.
-    let missing: Vec<Missing> = parts
+    // a mean above). The first dispatch's wording says what it needs. Dispatches with no
+    // counters at all (traced, not counted) gave nothing and do not narrow the list.
+    let counted: Vec<&&Derived> = parts
+        .iter()
+        .filter(|d| !d.missing.iter().any(|m| m.quantity == super::derive::NO_COUNTERS))
+        .collect();
+    let basis: Vec<&&Derived> = if counted.is_empty() { parts.iter().collect() } else { counted };
+    let missing: Vec<Missing> = basis
         .first()
         .map(|first| {
             first
                 .missing
                 .iter()
                 .filter(|m| {
-                    parts.iter().all(|d| d.missing.iter().any(|x| x.quantity == m.quantity))
+                    basis.iter().all(|d| d.missing.iter().any(|x| x.quantity == m.quantity))
                 })
                 .cloned()
                 .collect()
