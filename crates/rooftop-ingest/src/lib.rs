@@ -3,7 +3,9 @@
 //! input, or counted warnings inside the model.
 //!
 //! - [`kineto`]: PyTorch profiler (Kineto) Chrome-trace JSON → `TraceModel`.
+//! - [`xplane`]: JAX / XLA profiles (XSpace protobuf, `*.xplane.pb`) → `TraceModel`.
 
 pub mod counters;
 pub mod kineto;
 mod mmap;
+pub mod xplane;

@@ -35,11 +35,11 @@ use std::sync::Arc;
 #[serde(rename_all = "snake_case")]
 pub enum XplaneLayout {
     /// Device activities on `Stream #N` lines with their `hlo_op`/`hlo_module` stats on
-    /// each event (JAX 0.4.x through 0.7 on GPU, CUPTI and ROCm tracers).
+    /// each event (the CUPTI and ROCm tracers of JAX on GPU).
     #[default]
     EventStats,
-    /// Device activities on `Stream #N` lines with the per-kernel stats interned on the
-    /// event metadata (newer profilers, JAX 0.8+).
+    /// Device activities on `Stream #N` lines with the per-kernel stats on the event
+    /// metadata, shared by every launch of the kernel.
     MetadataStats,
     /// No stream lines: the device's `XLA Ops` line is the activity (TPU planes and
     /// profiles already processed by XProf).
@@ -49,9 +49,9 @@ pub enum XplaneLayout {
 impl XplaneLayout {
     pub fn as_str(self) -> &'static str {
         match self {
-            XplaneLayout::EventStats => "per-event stats (JAX 0.4-0.7 GPU)",
-            XplaneLayout::MetadataStats => "stats on event metadata (JAX 0.8+)",
-            XplaneLayout::XlaOpsLine => "XLA Ops lines (TPU / XProf-processed)",
+            XplaneLayout::EventStats => "stream lines, stats on each event",
+            XplaneLayout::MetadataStats => "stream lines, stats on event metadata",
+            XplaneLayout::XlaOpsLine => "XLA Ops lines (no stream lines)",
         }
     }
 }
