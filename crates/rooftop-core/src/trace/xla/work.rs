@@ -223,12 +223,15 @@ pub fn gemm_dims(i: &HloInstr) -> R<GemmDims> {
     })
 }
 
+/// Who computes the GEMM: `triton` (XLA's Triton GEMM fusions), `blas` (the
+/// `__cublas$gemm` custom call: cuBLAS, or hipBLASLt/rocBLAS on ROCm), `blaslt`
+/// (`__cublas$lt$matmul*`), else the opcode (`dot`, `fusion`).
 fn gemm_impl(i: &HloInstr) -> String {
     if let Some(t) = i.custom_call_target.as_deref() {
-        return t.to_string();
+        return if t.starts_with("__cublas$lt") { "blaslt" } else { "blas" }.to_string();
     }
-    if let Some(k) = i.fusion_backend_kind.as_deref() {
-        return k.to_string();
+    if i.fusion_backend_kind.as_deref().is_some_and(|k| k.contains("triton")) {
+        return "triton".to_string();
     }
     i.opcode.clone()
 }
