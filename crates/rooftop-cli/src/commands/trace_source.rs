@@ -21,6 +21,13 @@ fn head(path: &Path) -> Vec<u8> {
     buf
 }
 
+/// Whether the first bytes can start JSON (after a BOM and whitespace) or gzip.
+fn json_or_gzip(head: &[u8]) -> bool {
+    let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
+    h.starts_with(&[0x1f, 0x8b])
+        || h.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| matches!(b, b'{' | b'['))
+}
+
 /// Reads one trace or profile, whichever its content is. Errors are the readers' one
 /// sentence (bad input: exit code 2).
 pub fn read_one(
@@ -28,9 +35,17 @@ pub fn read_one(
     opts: &ReadOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> std::result::Result<TraceModel, String> {
-    if xplane::is_xplane(&head(path)) {
+    let h = head(path);
+    let pb = xplane::is_xplane(&h);
+    if pb || !json_or_gzip(&h) {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        let m = xplane::read_path(path).map_err(|e| e.to_string())?;
+        let m = xplane::read_path(path).map_err(|e| {
+            if pb {
+                e.to_string()
+            } else {
+                format!("{e} (nor JSON: a PyTorch/Kineto trace starts with `{{`)")
+            }
+        })?;
         progress(size, size);
         return Ok(m);
     }
