@@ -72,14 +72,17 @@ fn every_format_and_section() {
     assert!(text.contains("gemm_fusion_dot"));
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     for section in ["xla", "all", "gemm", "sdpa", "kernels", "timeline"] {
-        let out = rooftop().args(["trace", &p, "--section", section, "--top", "30"]).output().unwrap();
+        let out =
+            rooftop().args(["trace", &p, "--section", section, "--top", "30"]).output().unwrap();
         assert!(out.status.success(), "{section}");
         let t = String::from_utf8(out.stdout).unwrap();
         assert!(t.lines().all(|l| l.chars().count() <= 100), "{section}:\n{t}");
     }
     let xla = rooftop().args(["trace", &p, "--section", "xla"]).output().unwrap();
     let t = String::from_utf8(xla.stdout).unwrap();
-    for heading in ["XLA op categories", "XLA modules", "Steps", "GEMM fusion tiles", "Host threads"] {
+    for heading in
+        ["XLA op categories", "XLA modules", "Steps", "GEMM fusion tiles", "Host threads"]
+    {
         assert!(t.contains(heading), "{heading}: {t}");
     }
     let md = rooftop().args(["trace", &p, "--format", "md", "--section", "xla"]).output().unwrap();
@@ -94,7 +97,8 @@ fn every_format_and_section() {
     }
     let ops = std::fs::read_to_string(dir.join("xla_ops.csv")).unwrap();
     assert_eq!(ops.lines().count(), 21);
-    let csv = rooftop().args(["trace", &p, "--format", "csv", "--section", "xla"]).output().unwrap();
+    let csv =
+        rooftop().args(["trace", &p, "--format", "csv", "--section", "xla"]).output().unwrap();
     assert!(!csv.status.success(), "several xla tables need -o");
     let perfetto = rooftop().args(["trace", &p, "--format", "perfetto"]).output().unwrap();
     assert!(perfetto.status.success());
@@ -144,7 +148,10 @@ fn bad_protobufs_exit_2_with_the_byte() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("cut.xplane.pb") && err.contains("at byte") && err.contains("XSpace.planes["), "{err}");
+    assert!(
+        err.contains("cut.xplane.pb") && err.contains("at byte") && err.contains("XSpace.planes["),
+        "{err}"
+    );
     // Foreign protobufs: one whose field 1 is an integer (not an XSpace at all), one that
     // decodes as an XSpace whose only plane has an id and no name.
     let foreign = dir.join("foreign.pb");
@@ -152,7 +159,12 @@ fn bad_protobufs_exit_2_with_the_byte() {
     let out = rooftop().arg("trace").arg(&foreign).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("foreign.pb") && err.contains("not a valid XSpace") && err.contains("at byte 0"), "{err}");
+    assert!(
+        err.contains("foreign.pb")
+            && err.contains("not a valid XSpace")
+            && err.contains("at byte 0"),
+        "{err}"
+    );
     let other = dir.join("other.pb");
     std::fs::write(&other, [0x0a, 0x03, 0x08, 0x96, 0x01]).unwrap();
     let out = rooftop().arg("trace").arg(&other).output().unwrap();

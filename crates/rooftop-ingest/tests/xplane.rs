@@ -14,7 +14,7 @@
 //!   operational intensity, and the grid of every kernel;
 //! - the HLO the profile carries, written out in the tests and counted by hand.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::many_single_char_names, clippy::unnecessary_wraps)]
 
 use rooftop_core::trace::model::GpuKind;
 use rooftop_core::trace::xla::hlo::HloShape;
@@ -119,19 +119,32 @@ fn ops_modules_and_runs() {
 fn hlo_instructions_from_the_profile() {
     let m = model();
     let x = m.xla.as_deref().unwrap();
-    let instr = |name: &str| x.ops.iter().find(|o| o.hlo_op == name).unwrap().instr.clone().unwrap();
+    let instr =
+        |name: &str| x.ops.iter().find(|o| o.hlo_op == name).unwrap().instr.clone().unwrap();
     // gemm_fusion_dot = fusion(bf16[4096,2,1024], bf16[2,1024,6144]) -> f32[2,4096,6144],
     // kind kCustom, calling dot.16 with lhs_contracting {2}, rhs_contracting {1},
     // lhs_batch {1}, rhs_batch {0}; Triton output tile 1x128x128.
     let g = instr("gemm_fusion_dot");
     assert_eq!((g.opcode.as_str(), g.fusion_kind.as_deref()), ("fusion", Some("kCustom")));
-    assert_eq!(g.shape, HloShape { minor_to_major: Some(vec![2, 1, 0]), ..HloShape::array("f32", &[2, 4096, 6144]) });
+    assert_eq!(
+        g.shape,
+        HloShape {
+            minor_to_major: Some(vec![2, 1, 0]),
+            ..HloShape::array("f32", &[2, 4096, 6144])
+        }
+    );
     assert_eq!(g.operands.len(), 2);
-    assert_eq!((g.operands[0].dims.as_slice(), g.operands[1].dims.as_slice()), (&[4096, 2, 1024][..], &[2, 1024, 6144][..]));
+    assert_eq!(
+        (g.operands[0].dims.as_slice(), g.operands[1].dims.as_slice()),
+        (&[4096, 2, 1024][..], &[2, 1024, 6144][..])
+    );
     let dot = g.inner.as_deref().unwrap();
     assert_eq!(dot.opcode, "dot");
     let dn = dot.dot.as_ref().unwrap();
-    assert_eq!((dn.lhs_contracting.as_slice(), dn.rhs_contracting.as_slice()), (&[2][..], &[1][..]));
+    assert_eq!(
+        (dn.lhs_contracting.as_slice(), dn.rhs_contracting.as_slice()),
+        (&[2][..], &[1][..])
+    );
     assert_eq!((dn.lhs_batch.as_slice(), dn.rhs_batch.as_slice()), (&[1][..], &[0][..]));
     assert_eq!(g.tile.as_ref().unwrap().output_tile, vec![1, 128, 128]);
     assert_eq!(g.fusion_backend_kind.as_deref(), Some("__triton_nested_gemm_fusion"));
@@ -141,7 +154,10 @@ fn hlo_instructions_from_the_profile() {
     assert_eq!(c.custom_call_target.as_deref(), Some("__cublas$gemm"));
     assert_eq!(c.shape.tuple.len(), 2);
     let dn = c.dot.as_ref().unwrap();
-    assert_eq!((dn.lhs_contracting.as_slice(), dn.rhs_contracting.as_slice()), (&[1][..], &[1][..]));
+    assert_eq!(
+        (dn.lhs_contracting.as_slice(), dn.rhs_contracting.as_slice()),
+        (&[1][..], &[1][..])
+    );
     assert_eq!(c.attr("beta"), Some("0"));
     // te_fused_attn_forward_ffi.10: the FFI attribute dictionary.
     let a = instr("te_fused_attn_forward_ffi.10");
@@ -159,7 +175,13 @@ fn hlo_instructions_from_the_profile() {
     ] {
         assert_eq!(a.attr(k), Some(v), "{k}");
     }
-    assert_eq!(a.operands[0], HloShape { minor_to_major: Some(vec![4, 3, 2, 1, 0]), ..HloShape::array("bf16", &[2, 2048, 3, 16, 128]) });
+    assert_eq!(
+        a.operands[0],
+        HloShape {
+            minor_to_major: Some(vec![4, 3, 2, 1, 0]),
+            ..HloShape::array("bf16", &[2, 2048, 3, 16, 128])
+        }
+    );
     assert_eq!(a.op_name, "jit(loss_fn)/jvp()/te_fused_attn_forward_ffi");
 }
 
@@ -255,7 +277,10 @@ fn xla_work_matches_xprof_cost_analysis() {
     assert_eq!(row("te_fused_attn_forward_ffi.10").flops, Some(34_376_515_584.0));
     assert_eq!(2.0 * 2.0 * 16.0 * 2_098_176.0 * 256.0, 34_376_515_584.0);
     // Backward: five matmuls, 2*B*H*pairs*(3*D + 2*Dv).
-    assert_eq!(row("te_fused_attn_backward_ffi.18").flops, Some(2.0 * 2.0 * 16.0 * 2_098_176.0 * 640.0));
+    assert_eq!(
+        row("te_fused_attn_backward_ffi.18").flops,
+        Some(2.0 * 2.0 * 16.0 * 2_098_176.0 * 640.0)
+    );
     // Triton GEMM fusions: the tile count from the HLO tile equals the launch grid.
     // f32[2,4096,6144] / 1x128x128 = 2*32*48 = 3072 tiles, 12 waves on 256 CUs;
     // f32[4,4096,2048] / 1x128x128 = 4*32*16 = 2048 tiles, 8 waves.

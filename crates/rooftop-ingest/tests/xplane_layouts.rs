@@ -12,7 +12,7 @@
 //!
 //! Every expected number is written out from the shapes by hand.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::many_single_char_names, clippy::unnecessary_wraps)]
 
 use prost::Message;
 use rooftop_core::trace::model::GpuKind;
@@ -39,20 +39,27 @@ impl Pb {
     fn stat_id(&mut self, name: &str) -> i64 {
         let next = i64::try_from(self.stats.len()).unwrap() + 1;
         let id = *self.stats.entry(name.to_string()).or_insert(next);
-        self.plane
-            .stat_metadata
-            .entry(id)
-            .or_insert_with(|| XStatMetadata { id, name: name.to_string(), description: String::new() });
+        self.plane.stat_metadata.entry(id).or_insert_with(|| XStatMetadata {
+            id,
+            name: name.to_string(),
+            description: String::new(),
+        });
         id
     }
 
     fn s(&mut self, name: &str, v: &str) -> XStat {
-        XStat { metadata_id: self.stat_id(name), value: Some(x_stat::Value::StrValue(v.to_string())) }
+        XStat {
+            metadata_id: self.stat_id(name),
+            value: Some(x_stat::Value::StrValue(v.to_string())),
+        }
     }
 
     fn r(&mut self, name: &str, v: &str) -> XStat {
         let rid = self.stat_id(v);
-        XStat { metadata_id: self.stat_id(name), value: Some(x_stat::Value::RefValue(u64::try_from(rid).unwrap())) }
+        XStat {
+            metadata_id: self.stat_id(name),
+            value: Some(x_stat::Value::RefValue(u64::try_from(rid).unwrap())),
+        }
     }
 
     fn i(&mut self, name: &str, v: i64) -> XStat {
@@ -77,7 +84,13 @@ impl Pb {
 
     fn line(&mut self, name: &str, ts_ns: i64, events: Vec<XEvent>) {
         let id = i64::try_from(self.plane.lines.len()).unwrap() + 1;
-        self.plane.lines.push(XLine { id, name: name.to_string(), timestamp_ns: ts_ns, events, ..XLine::default() });
+        self.plane.lines.push(XLine {
+            id,
+            name: name.to_string(),
+            timestamp_ns: ts_ns,
+            events,
+            ..XLine::default()
+        });
     }
 }
 
@@ -102,7 +115,13 @@ const BF16: i32 = 16;
 const F32: i32 = 11;
 const S8: i32 = 2;
 
-fn instr(id: i64, name: &str, opcode: &str, sh: Option<ShapeProto>, operands: &[i64]) -> HloInstructionProto {
+fn instr(
+    id: i64,
+    name: &str,
+    opcode: &str,
+    sh: Option<ShapeProto>,
+    operands: &[i64],
+) -> HloInstructionProto {
     HloInstructionProto {
         id,
         name: name.to_string(),
@@ -158,7 +177,13 @@ fn old_layout() -> Vec<u8> {
     fusion.fusion_kind = "kCustom".into();
     fusion.called_computation_ids = vec![1];
     fusion.backend_config = br#"{"fusion_backend_config":{"kind":"__triton_gemm","triton_gemm_config":{"block_m":"128","block_n":"256","block_k":"64","split_k":"1","num_stages":"3","num_warps":"8"}}}"#.to_vec();
-    let mut gemm = instr(21, "custom-call.2", "custom-call", tuple(vec![shape(F32, &[2048, 512]).unwrap(), shape(S8, &[1_048_576]).unwrap()]), &[3, 4]);
+    let mut gemm = instr(
+        21,
+        "custom-call.2",
+        "custom-call",
+        tuple(vec![shape(F32, &[2048, 512]).unwrap(), shape(S8, &[1_048_576]).unwrap()]),
+        &[3, 4],
+    );
     gemm.custom_call_target = "__cublas$gemm".into();
     gemm.backend_config = br#"{"alpha_real":1,"alpha_imag":0,"beta":0,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]},"epilogue":"DEFAULT"}"#.to_vec();
     let mut ar = instr(22, "all-reduce.3", "all-reduce", shape(F32, &[1_048_576]), &[5]);
@@ -166,7 +191,8 @@ fn old_layout() -> Vec<u8> {
         ReplicaGroup { replica_ids: vec![0, 1, 2, 3] },
         ReplicaGroup { replica_ids: vec![4, 5, 6, 7] },
     ];
-    let mut conv = instr(23, "convolution.4", "convolution", shape(BF16, &[8, 56, 56, 128]), &[6, 7]);
+    let mut conv =
+        instr(23, "convolution.4", "convolution", shape(BF16, &[8, 56, 56, 128]), &[6, 7]);
     conv.convolution_dimension_numbers = Some(ConvolutionDimensionNumbers {
         input_batch_dimension: 0,
         input_feature_dimension: 3,
@@ -178,7 +204,14 @@ fn old_layout() -> Vec<u8> {
         output_feature_dimension: 3,
         output_spatial_dimensions: vec![1, 2],
     });
-    let wd = WindowDimension { size: 3, stride: 1, padding_low: 1, padding_high: 1, window_dilation: 1, base_dilation: 1 };
+    let wd = WindowDimension {
+        size: 3,
+        stride: 1,
+        padding_low: 1,
+        padding_high: 1,
+        window_dilation: 1,
+        base_dilation: 1,
+    };
     conv.window = Some(Window { dimensions: vec![wd.clone(), wd] });
     let entry = HloComputationProto {
         name: "main".into(),
@@ -199,13 +232,18 @@ fn old_layout() -> Vec<u8> {
             conv,
         ],
     };
-    let meta = metadata_plane(vec![("jit_train_step(12)", hlo_bytes("jit_train_step", vec![fused, entry]))]);
+    let meta = metadata_plane(vec![(
+        "jit_train_step(12)",
+        hlo_bytes("jit_train_step", vec![fused, entry]),
+    )]);
 
     let mut d = Pb::new("/device:GPU:0");
     let vendor = d.s("device_vendor", "Nvidia");
-    let (cc_maj, cc_min, cores) = (d.i("compute_cap_major", 9), d.i("compute_cap_minor", 0), d.i("core_count", 132));
+    let (cc_maj, cc_min, cores) =
+        (d.i("compute_cap_major", 9), d.i("compute_cap_minor", 0), d.i("core_count", 132));
     d.plane.stats = vec![vendor, cc_maj, cc_min, cores];
-    let kd = "regs:128 static_shared:0 dynamic_shared:98304 grid:32,16,1 block:256,1,1 occ_pct:12.5";
+    let kd =
+        "regs:128 static_shared:0 dynamic_shared:98304 grid:32,16,1 block:256,1,1 occ_pct:12.5";
     let kernels = [
         ("fusion.1", "triton_gemm_fusion_1", 0, 100),
         ("custom-call.2", "sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", 110, 50),
@@ -217,14 +255,25 @@ fn old_layout() -> Vec<u8> {
         let t0 = run * 1000;
         for (op, kernel, off, dur) in kernels {
             let m = d.meta(kernel, vec![]);
-            let stats = vec![d.s("hlo_op", op), d.s("hlo_module", "jit_train_step"), d.i("program_id", 12), d.s("kernel_details", kd)];
+            let stats = vec![
+                d.s("hlo_op", op),
+                d.s("hlo_module", "jit_train_step"),
+                d.i("program_id", 12),
+                d.s("kernel_details", kd),
+            ];
             main.push(ev(m, t0 + off, dur, stats));
         }
         let m = d.meta("MemcpyH2D", vec![]);
-        let st = vec![d.s("memcpy_details", "kind_src:pageable kind_dst:device size:4096 dest:0 async:0")];
+        let st = vec![
+            d.s("memcpy_details", "kind_src:pageable kind_dst:device size:4096 dest:0 async:0")
+        ];
         main.push(ev(m, t0 + 260, 10, st));
         let m = d.meta("ncclDevKernel_AllReduce_Sum_f32_RING_LL", vec![]);
-        let stats = vec![d.s("hlo_op", "all-reduce.3"), d.s("hlo_module", "jit_train_step"), d.i("program_id", 12)];
+        let stats = vec![
+            d.s("hlo_op", "all-reduce.3"),
+            d.s("hlo_module", "jit_train_step"),
+            d.i("program_id", 12),
+        ];
         comm.push(ev(m, t0 + 300, 20, stats));
     }
     d.line("Stream #7(Kernel,MemcpyH2D)", 1_000_000, main);
@@ -245,7 +294,10 @@ fn older_gpu_layout() {
     assert_eq!(copies.len(), 2);
     assert!(copies.iter().all(|c| c.bytes == Some(4096) && c.op.is_none()));
     let k = m.gpu.iter().find(|g| g.name == "triton_gemm_fusion_1").unwrap();
-    assert_eq!((k.registers_per_thread, k.shared_memory_bytes, k.grid), (Some(128), Some(98_304), Some([32, 16, 1])));
+    assert_eq!(
+        (k.registers_per_thread, k.shared_memory_bytes, k.grid),
+        (Some(128), Some(98_304), Some([32, 16, 1]))
+    );
     // Runs from the fallback (the module's first op recurs): 0 then 1 for every op.
     assert_eq!(m.ops.len(), 8);
     let mut runs: HashMap<&str, Vec<u32>> = HashMap::new();
@@ -293,10 +345,19 @@ fn older_gpu_layout() {
 /// A newer GPU profile: per-kernel stats on the metadata with interned values, run ids,
 /// device name, iota replica groups, host step markers and launches.
 fn new_layout() -> Vec<u8> {
-    let mut ag = instr(1, "all-gather-start.1", "all-gather-start", tuple(vec![shape(BF16, &[1024, 1024]).unwrap(), shape(BF16, &[8192, 1024]).unwrap()]), &[3]);
+    let mut ag = instr(
+        1,
+        "all-gather-start.1",
+        "all-gather-start",
+        tuple(vec![shape(BF16, &[1024, 1024]).unwrap(), shape(BF16, &[8192, 1024]).unwrap()]),
+        &[3],
+    );
     ag.collective_device_list = Some(CollectiveDeviceListProto {
         replica_groups: vec![],
-        iota_replica_group_list: Some(IotaReplicaGroupListProto { num_replica_groups: 1, num_devices_per_group: 8 }),
+        iota_replica_group_list: Some(IotaReplicaGroupListProto {
+            num_replica_groups: 1,
+            num_devices_per_group: 8,
+        }),
     });
     let mut dot = instr(2, "dot.2", "dot", shape(BF16, &[64, 128, 512]), &[4, 5]);
     dot.dot_dimension_numbers = Some(DotDimensionNumbers {
@@ -327,11 +388,18 @@ fn new_layout() -> Vec<u8> {
     let meta = metadata_plane(vec![("jit_step(3)", hlo_bytes("jit_step", vec![entry]))]);
 
     let mut d = Pb::new("/device:GPU:1");
-    let (name, vendor, cores) = (d.r("gpu_device_name", "NVIDIA H100 80GB HBM3"), d.r("device_vendor", "Nvidia"), d.i("core_count", 132));
+    let (name, vendor, cores) = (
+        d.r("gpu_device_name", "NVIDIA H100 80GB HBM3"),
+        d.r("device_vendor", "Nvidia"),
+        d.i("core_count", 132),
+    );
     d.plane.stats = vec![name, vendor, cores];
     let mut events = Vec::new();
     let mut comm = Vec::new();
-    let specs = [("all-gather-start.1", "ncclDevKernel_AllGather_RING_LL"), ("dot.2", "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x128_32x3_nn_align8")];
+    let specs = [
+        ("all-gather-start.1", "ncclDevKernel_AllGather_RING_LL"),
+        ("dot.2", "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x128_32x3_nn_align8"),
+    ];
     let mut metas = Vec::new();
     for (op, kernel) in specs {
         let st = vec![
@@ -365,8 +433,12 @@ fn new_layout() -> Vec<u8> {
     let step = h.meta("train", vec![]);
     let (s0, s1) = (vec![h.i("step_num", 0)], vec![h.i("step_num", 1)]);
     h.line("python", 2_000_000, vec![ev(step, 0, 400, s0), ev(step, 500, 400, s1)]);
-    XSpace { planes: vec![meta, d.plane, h.plane], hostnames: vec!["node-3".into()], ..XSpace::default() }
-        .encode_to_vec()
+    XSpace {
+        planes: vec![meta, d.plane, h.plane],
+        hostnames: vec!["node-3".into()],
+        ..XSpace::default()
+    }
+    .encode_to_vec()
 }
 
 #[test]
@@ -380,7 +452,15 @@ fn newer_gpu_layout() {
     assert!(m.gpu.iter().all(|g| g.grid == Some([4, 128, 64]) && g.stream != 0));
     let mut runs: Vec<(String, u32)> = x.ops.iter().map(|o| (o.hlo_op.clone(), o.run)).collect();
     runs.sort();
-    assert_eq!(runs, vec![("all-gather-start.1".into(), 0), ("all-gather-start.1".into(), 1), ("dot.2".into(), 0), ("dot.2".into(), 1)]);
+    assert_eq!(
+        runs,
+        vec![
+            ("all-gather-start.1".into(), 0),
+            ("all-gather-start.1".into(), 1),
+            ("dot.2".into(), 0),
+            ("dot.2".into(), 1)
+        ]
+    );
     assert_eq!(x.step_markers.len(), 2);
     assert_eq!((x.step_markers[1].step, x.step_markers[1].dur_ns), (Some(1), 400_000));
     assert_eq!(x.hostnames, vec!["node-3".to_string()]);
@@ -388,7 +468,8 @@ fn newer_gpu_layout() {
     let cat = rooftop_core::device::Catalog::builtin();
     let dev = cat.lookup(&m.devices[0].name).unwrap();
     assert_eq!(dev.id, "h100-sxm");
-    let r = analyze(&m, Some(dev), &TraceOptions { include_unlinked: true, ..TraceOptions::default() });
+    let r =
+        analyze(&m, Some(dev), &TraceOptions { include_unlinked: true, ..TraceOptions::default() });
     let xr = r.xla.as_ref().unwrap();
     // dot.2: batch 64, M=128, N=512, K=256 → 2*64*128*512*256 FLOPs.
     let d = xr.ops.iter().find(|o| o.name == "dot.2").unwrap();
@@ -417,7 +498,10 @@ fn xla_ops_line_layout() {
     let x = m.xla.as_deref().unwrap();
     assert_eq!(x.layout, XplaneLayout::XlaOpsLine);
     assert_eq!(m.gpu.len(), 2);
-    assert_eq!(m.ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), vec!["fusion.3", "convolution.1"]);
+    assert_eq!(
+        m.ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
+        vec!["fusion.3", "convolution.1"]
+    );
     assert!(!x.modules[0].has_hlo);
     let r = analyze(&m, None, &TraceOptions { include_unlinked: true, ..TraceOptions::default() });
     assert!((r.timeline.all.busy.time_ms - 0.040).abs() < 1e-12);
@@ -436,6 +520,9 @@ fn undecodable_hlo_is_a_warning_not_an_error() {
     }
     bytes = space.encode_to_vec();
     let m = read_bytes(&bytes, Path::new("bad-hlo.xplane.pb")).unwrap();
-    assert!(m.warnings.iter().any(|w| w.kind == "hlo_undecodable" && w.example.contains("jit_train_step")));
+    assert!(m
+        .warnings
+        .iter()
+        .any(|w| w.kind == "hlo_undecodable" && w.example.contains("jit_train_step")));
     assert!(m.xla.as_deref().unwrap().ops.iter().all(|o| o.instr.is_none()));
 }

@@ -66,7 +66,8 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Mutation::Set(i, b)),
-        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..12)).prop_map(|(i, v)| Mutation::Insert(i, v)),
+        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..12))
+            .prop_map(|(i, v)| Mutation::Insert(i, v)),
         (any::<usize>(), 1usize..64).prop_map(|(i, n)| Mutation::Remove(i, n)),
     ]
 }
@@ -134,14 +135,17 @@ fn edit() -> impl Strategy<Value = Edit> {
         (any::<usize>(), big.clone()).prop_map(|(l, v)| Edit::LineTs(l, v)),
         (any::<usize>(), any::<usize>(), big.clone()).prop_map(|(l, e, v)| Edit::Offset(l, e, v)),
         (any::<usize>(), any::<usize>(), big.clone()).prop_map(|(l, e, v)| Edit::Duration(l, e, v)),
-        (any::<usize>(), any::<usize>(), big.clone()).prop_map(|(l, e, v)| Edit::MetadataId(l, e, v)),
+        (any::<usize>(), any::<usize>(), big.clone())
+            .prop_map(|(l, e, v)| Edit::MetadataId(l, e, v)),
         (any::<usize>(), any::<usize>(), big).prop_map(|(l, e, v)| Edit::StatInt(l, e, v)),
-        (any::<usize>(), any::<usize>(), "[ -~]{0,40}").prop_map(|(l, e, s)| Edit::StatStr(l, e, s)),
+        (any::<usize>(), any::<usize>(), "[ -~]{0,40}")
+            .prop_map(|(l, e, s)| Edit::StatStr(l, e, s)),
         (any::<usize>(), 0i64..80).prop_map(|(p, id)| Edit::DropMetadata(p, id)),
         (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Edit::HloByte(i, b)),
     ]
 }
 
+#[allow(clippy::many_single_char_names)]
 fn apply_edit(space: &mut rooftop_ingest::xplane::proto::XSpace, e: &Edit) {
     use rooftop_ingest::xplane::proto::{x_event, x_stat};
     // (plane, line) pairs with events, in order.
@@ -149,7 +153,13 @@ fn apply_edit(space: &mut rooftop_ingest::xplane::proto::XSpace, e: &Edit) {
         .planes
         .iter()
         .enumerate()
-        .flat_map(|(p, pl)| pl.lines.iter().enumerate().filter(|(_, l)| !l.events.is_empty()).map(move |(l, _)| (p, l)))
+        .flat_map(|(p, pl)| {
+            pl.lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| !l.events.is_empty())
+                .map(move |(l, _)| (p, l))
+        })
         .collect();
     let pick = |i: usize| lines.get(i % lines.len().max(1)).copied();
     match e {
@@ -158,7 +168,10 @@ fn apply_edit(space: &mut rooftop_ingest::xplane::proto::XSpace, e: &Edit) {
                 space.planes[p].lines[l].timestamp_ns = *v;
             }
         }
-        Edit::Offset(l, k, v) | Edit::Duration(l, k, v) | Edit::MetadataId(l, k, v) | Edit::StatInt(l, k, v) => {
+        Edit::Offset(l, k, v)
+        | Edit::Duration(l, k, v)
+        | Edit::MetadataId(l, k, v)
+        | Edit::StatInt(l, k, v) => {
             if let Some((p, l)) = pick(*l) {
                 let evs = &mut space.planes[p].lines[l].events;
                 let n = evs.len();

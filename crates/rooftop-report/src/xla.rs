@@ -6,6 +6,7 @@ use crate::trace::{csv_text, ms, num, onum, short, Block};
 use rooftop_core::trace::report::TraceReport;
 use rooftop_core::trace::xla::report::{XlaOpRow, XlaReport};
 use rooftop_core::units::{pct, si, sig3, us};
+use std::fmt::Write as _;
 
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
     v.map_or_else(|| "-".to_string(), f)
@@ -232,7 +233,7 @@ fn host_block(x: &XlaReport, top: usize) -> Option<Block> {
         return None;
     }
     let mut threads: Vec<_> = x.host_threads.iter().collect();
-    threads.sort_by(|a, b| b.busy_ns.cmp(&a.busy_ns));
+    threads.sort_by_key(|t| std::cmp::Reverse(t.busy_ns));
     let mut b = Block::new(
         format!("Host threads (top {} of {})", top.min(threads.len()), threads.len()),
         &["thread", "events", "busy", "longest outermost events"],
@@ -293,7 +294,7 @@ fn devices_block(x: &XlaReport) -> Option<Block> {
 fn about(x: &XlaReport) -> String {
     let mut s = format!("XPlane layout: {}", x.layout);
     if !x.hostnames.is_empty() {
-        s.push_str(&format!("; host {}", x.hostnames.join(", ")));
+        let _ = write!(s, "; host {}", x.hostnames.join(", "));
     }
     for n in &x.notes {
         s.push_str(". ");
@@ -364,7 +365,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 o.bound.map(|b| b.as_str().to_string()).unwrap_or_default(),
                 onum(o.floor_time_us),
                 o.tile.as_ref().map(|t| t.tiles.to_string()).unwrap_or_default(),
-                o.tile.as_ref().and_then(|t| t.grid_blocks).map(|g| g.to_string()).unwrap_or_default(),
+                o.tile
+                    .as_ref()
+                    .and_then(|t| t.grid_blocks)
+                    .map(|g| g.to_string())
+                    .unwrap_or_default(),
                 onum(o.tile.as_ref().map(|t| t.tile_eff)),
                 onum(o.tile.as_ref().and_then(|t| t.wave_eff)),
                 s(&o.unmodelled),
@@ -413,7 +418,15 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     let rows = x
         .categories
         .iter()
-        .map(|c| vec![c.category.clone(), c.ops.to_string(), c.occurrences.to_string(), num(c.time_ms), num(c.percent)])
+        .map(|c| {
+            vec![
+                c.category.clone(),
+                c.ops.to_string(),
+                c.occurrences.to_string(),
+                num(c.time_ms),
+                num(c.percent),
+            ]
+        })
         .collect();
     files.push((
         "xla_categories.csv".to_string(),
@@ -478,7 +491,17 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     files.push((
         "xla_steps.csv".to_string(),
         csv_text(
-            &["basis", "step", "device", "start_ms", "span_ms", "busy_ms", "idle_ms", "kernels", "gap_to_next_ms"],
+            &[
+                "basis",
+                "step",
+                "device",
+                "start_ms",
+                "span_ms",
+                "busy_ms",
+                "idle_ms",
+                "kernels",
+                "gap_to_next_ms",
+            ],
             rows,
         ),
     ));
@@ -542,7 +565,10 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "xla_host_threads.csv".to_string(),
-        csv_text(&["plane", "thread", "events", "busy_us", "longest_event", "longest_event_total_us"], rows),
+        csv_text(
+            &["plane", "thread", "events", "busy_us", "longest_event", "longest_event_total_us"],
+            rows,
+        ),
     ));
     files
 }

@@ -22,7 +22,8 @@
 //! Arithmetic on file values is checked or saturating: no input makes this panic.
 
 use super::hlo;
-use super::proto::{x_event, x_stat, XEvent, XLine, XPlane, XSpace, XStat};
+use super::proto::{x_event, x_stat, XEvent, XLine, XLineHead, XPlaneLazy, XSpaceLazy, XStat};
+use prost::Message;
 use rooftop_core::trace::model::{
     Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, TraceDevice, TraceModel, TraceWarning,
 };
@@ -55,7 +56,9 @@ impl<'a> Val<'a> {
         match self {
             Val::Int(i) => Some(i),
             Val::Uint(u) => i64::try_from(u).ok(),
-            Val::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e18 => Some(f as i64),
+            Val::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e18 => {
+                Some(f as i64)
+            }
             Val::Str(s) => s.trim().parse().ok(),
             _ => None,
         }
@@ -72,19 +75,24 @@ impl<'a> Val<'a> {
     }
 }
 
-/// A plane with its stat names indexed.
+/// A plane with its stat names indexed; its lines are decoded one at a time.
 struct Plane<'a> {
-    p: &'a XPlane,
+    p: &'a XPlaneLazy,
     stat_names: HashMap<i64, &'a str>,
 }
 
 impl<'a> Plane<'a> {
-    fn new(p: &'a XPlane) -> Plane<'a> {
+    fn new(p: &'a XPlaneLazy) -> Plane<'a> {
         let stat_names = p.stat_metadata.iter().map(|(&id, m)| (id, m.name.as_str())).collect();
         Plane { p, stat_names }
     }
 
-    fn stat(&self, s: &'a XStat) -> Option<(&'a str, Val<'a>)> {
+    /// Decodes each line in turn.
+    fn lines(&self) -> impl Iterator<Item = Result<XLine, prost::DecodeError>> + '_ {
+        self.p.lines.iter().map(|b| XLine::decode(b.clone()))
+    }
+
+    fn stat<'b>(&'b self, s: &'b XStat) -> Option<(&'b str, Val<'b>)> {
         let name = *self.stat_names.get(&s.metadata_id)?;
         let v = match s.value.as_ref()? {
             x_stat::Value::DoubleValue(f) => Val::Float(*f),
@@ -100,7 +108,7 @@ impl<'a> Plane<'a> {
     }
 
     /// Stats of an event: its metadata's, then its own (which win).
-    fn event_stats(&self, e: &'a XEvent) -> EvStats<'a> {
+    fn event_stats<'b>(&'b self, e: &'b XEvent) -> EvStats<'b> {
         let mut s = EvStats::default();
         if let Some(m) = self.p.event_metadata.get(&e.metadata_id) {
             for st in &m.stats {
@@ -125,7 +133,7 @@ impl<'a> Plane<'a> {
         }
     }
 
-    fn plane_stats(&self) -> HashMap<&'a str, Val<'a>> {
+    fn plane_stats(&self) -> HashMap<&str, Val<'_>> {
         self.p.stats.iter().filter_map(|s| self.stat(s)).collect()
     }
 }
@@ -166,7 +174,9 @@ impl<'a> EvStats<'a> {
             "tf_op" => self.tf_op = v.str().or(self.tf_op),
             "run_id" => self.run_id = v.int().or(self.run_id),
             "memcpy_details" => self.memcpy_details = v.str().or(self.memcpy_details),
-            "Memset_details" | "memset_details" => self.memset_details = v.str().or(self.memset_details),
+            "Memset_details" | "memset_details" => {
+                self.memset_details = v.str().or(self.memset_details);
+            }
             "flops" | "model_flops" => self.flops = v.float().or(self.flops),
             "bytes_accessed" => self.bytes_accessed = v.float().or(self.bytes_accessed),
             "step_num" | "iter_num" => self.step_num = v.int().or(self.step_num),
@@ -240,10 +250,7 @@ fn line_name(l: &XLine) -> &str {
 /// Start and duration in ns of an event on `line`; `None` for aggregated events or times
 /// out of range.
 fn times(line: &XLine, e: &XEvent) -> Option<(i64, i64)> {
-    let off = match e.data {
-        Some(x_event::Data::OffsetPs(o)) => o,
-        _ => return None,
-    };
+    let Some(x_event::Data::OffsetPs(off)) = e.data else { return None };
     let start_ps = i128::from(line.timestamp_ns) * 1000 + i128::from(off);
     let end_ps = start_ps + i128::from(e.duration_ps.max(0));
     let ts = i64::try_from(start_ps.div_euclid(1000)).ok()?;
@@ -325,15 +332,20 @@ struct Host {
     markers: Vec<StepMarker>,
 }
 
-fn read_host(planes: &[Plane<'_>], warn: &mut Warn) -> Host {
+fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, prost::DecodeError> {
     let mut h = Host::default();
     for pl in planes {
-        for line in &pl.p.lines {
+        for line in pl.lines() {
+            let line = line?;
             let mut iv: Vec<(i64, i64, &str)> = Vec::with_capacity(line.events.len());
             for e in &line.events {
-                let Some((ts, dur)) = times(line, e) else {
+                let Some((ts, dur)) = times(&line, e) else {
                     warn.add("aggregated_or_bad_time", || {
-                        format!("an event on {} / {} has no start time", pl.p.name, line_name(line))
+                        format!(
+                            "an event on {} / {} has no start time",
+                            pl.p.name,
+                            line_name(&line)
+                        )
                     });
                     continue;
                 };
@@ -343,24 +355,32 @@ fn read_host(planes: &[Plane<'_>], warn: &mut Warn) -> Host {
                     h.launches.entry(c).or_insert_with(|| (name.to_string(), ts));
                 }
                 if let Some(m) = name.strip_suffix(":XLA GPU module") {
-                    h.module_spans.entry(m.to_string()).or_default().push((ts, ts.saturating_add(dur)));
+                    h.module_spans
+                        .entry(m.to_string())
+                        .or_default()
+                        .push((ts, ts.saturating_add(dur)));
                 }
                 if let Some(step) = st.step_num {
-                    h.markers.push(StepMarker { name: name.to_string(), step: Some(step), ts_ns: ts, dur_ns: dur });
+                    h.markers.push(StepMarker {
+                        name: name.to_string(),
+                        step: Some(step),
+                        ts_ns: ts,
+                        dur_ns: dur,
+                    });
                 }
                 iv.push((ts, ts.saturating_add(dur), name));
             }
             if iv.is_empty() {
                 continue;
             }
-            h.threads.push(thread_summary(&pl.p.name, line_name(line), &mut iv));
+            h.threads.push(thread_summary(&pl.p.name, line_name(&line), &mut iv));
         }
     }
     for v in h.module_spans.values_mut() {
         v.sort_unstable();
     }
     h.markers.sort_by_key(|m| m.ts_ns);
-    h
+    Ok(h)
 }
 
 /// Events, busy time and the outermost events' names of one host line.
@@ -382,7 +402,8 @@ fn thread_summary(plane: &str, name: &str, iv: &mut [(i64, i64, &str)]) -> HostT
             cur_end = e;
         }
     }
-    let mut top: Vec<(String, u64, i64)> = top.into_iter().map(|(n, (c, t))| (n.to_string(), c, t)).collect();
+    let mut top: Vec<(String, u64, i64)> =
+        top.into_iter().map(|(n, (c, t))| (n.to_string(), c, t)).collect();
     top.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     top.truncate(5);
     HostThread {
@@ -395,6 +416,19 @@ fn thread_summary(plane: &str, name: &str, iv: &mut [(i64, i64, &str)]) -> HostT
         top,
     }
 }
+
+/// One execution of an XLA op before it becomes a `CpuOp`: (run, module, `hlo_op`), where
+/// it ran, and its activities.
+struct Inst {
+    key: (u32, Option<u32>, String),
+    device: i64,
+    stream: i64,
+    events: Vec<u32>,
+}
+
+/// An op's instruction (when the module's HLO has it) and its interned arguments, by
+/// (module, `hlo_op`).
+type InstrCache = HashMap<(Option<u32>, String), (Option<Arc<HloInstr>>, Arc<OpArgs>)>;
 
 /// Module interning: (name, program id) → index.
 #[derive(Default)]
@@ -420,7 +454,10 @@ impl Modules {
 /// Builds the model. `hlo_protos` are the `/host:metadata` entries `(module name with
 /// program id, serialized HloProto)`.
 #[allow(clippy::too_many_lines)]
-pub fn build(space: &XSpace) -> TraceModel {
+///
+/// # Errors
+/// A plane or line that does not decode (the caller locates the bad bytes).
+pub fn build(space: &XSpaceLazy) -> Result<TraceModel, prost::DecodeError> {
     let mut warn = Warn::default();
     for e in &space.errors {
         warn.add("xspace_error", || format!("the profiler reported: {e}"));
@@ -428,14 +465,14 @@ pub fn build(space: &XSpace) -> TraceModel {
     for w in &space.warnings {
         warn.add("xspace_warning", || format!("the profiler reported: {w}"));
     }
-    let planes: Vec<Plane<'_>> = space.planes.iter().map(Plane::new).collect();
-    let host_planes: Vec<Plane<'_>> = space
-        .planes
+    let decoded: Vec<XPlaneLazy> =
+        space.planes.iter().map(|b| XPlaneLazy::decode(b.clone())).collect::<Result<_, _>>()?;
+    let planes: Vec<Plane<'_>> = decoded.iter().map(Plane::new).collect();
+    let host_planes: Vec<&Plane<'_>> = planes
         .iter()
-        .filter(|p| p.name.starts_with("/host:") && p.name != "/host:metadata")
-        .map(Plane::new)
+        .filter(|p| p.p.name.starts_with("/host:") && p.p.name != "/host:metadata")
         .collect();
-    let host = read_host(&host_planes, &mut warn);
+    let host = read_host(&host_planes, &mut warn)?;
 
     let mut modules = Modules::default();
     let mut raws: Vec<Raw> = Vec::new();
@@ -443,17 +480,28 @@ pub fn build(space: &XSpace) -> TraceModel {
     let mut layouts: Vec<XplaneLayout> = Vec::new();
     for pl in &planes {
         let Some(index) = device_index(&pl.p.name) else { continue };
-        let stream_lines: Vec<&XLine> =
-            pl.p.lines.iter().filter(|l| !is_derived_line(line_name(l))).collect();
+        // Line names first (events skipped), then each chosen line decoded in turn.
+        let mut heads: Vec<(usize, String)> = Vec::with_capacity(pl.p.lines.len());
+        for (i, b) in pl.p.lines.iter().enumerate() {
+            let h = XLineHead::decode(b.clone())?;
+            heads.push((i, if h.display_name.is_empty() { h.name } else { h.display_name }));
+        }
+        let stream_lines: Vec<usize> =
+            heads.iter().filter(|(_, n)| !is_derived_line(n)).map(|(i, _)| *i).collect();
         let (lines, layout) = if stream_lines.is_empty() {
-            (pl.p.lines.iter().filter(|l| line_name(l) == "XLA Ops").collect(), XplaneLayout::XlaOpsLine)
+            (
+                heads.iter().filter(|(_, n)| n == "XLA Ops").map(|(i, _)| *i).collect(),
+                XplaneLayout::XlaOpsLine,
+            )
         } else {
             (stream_lines, XplaneLayout::EventStats)
         };
         let mut on_metadata = false;
         let mut target: Option<String> = None;
         let mut n_events = 0usize;
-        for line in &lines {
+        for &li in &lines {
+            let line = XLine::decode(pl.p.lines[li].clone())?;
+            let line = &line;
             let stream = line_name(line)
                 .strip_prefix("Stream #")
                 .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
@@ -462,7 +510,11 @@ pub fn build(space: &XSpace) -> TraceModel {
             for (ei, e) in line.events.iter().enumerate() {
                 let Some((ts, dur)) = times(line, e) else {
                     warn.add("aggregated_or_bad_time", || {
-                        format!("event {ei} on {} / {} has no start time", pl.p.name, line_name(line))
+                        format!(
+                            "event {ei} on {} / {} has no start time",
+                            pl.p.name,
+                            line_name(line)
+                        )
                     });
                     continue;
                 };
@@ -506,10 +558,8 @@ pub fn build(space: &XSpace) -> TraceModel {
                     _ => st.hlo_op,
                 }
                 .filter(|s| !s.is_empty());
-                let module = st
-                    .hlo_module
-                    .filter(|m| !m.is_empty())
-                    .map(|m| modules.get(m, st.program_id));
+                let module =
+                    st.hlo_module.filter(|m| !m.is_empty()).map(|m| modules.get(m, st.program_id));
                 let framework_op = st
                     .name
                     .filter(|n| !n.is_empty())
@@ -544,15 +594,24 @@ pub fn build(space: &XSpace) -> TraceModel {
             index,
             plane: pl.p.name.clone(),
             vendor: vendor.clone(),
-            clock_khz: ps.get("clock_rate").and_then(|v| v.int()).and_then(|c| u64::try_from(c).ok()),
+            clock_khz: ps
+                .get("clock_rate")
+                .and_then(|v| v.int())
+                .and_then(|c| u64::try_from(c).ok()),
             core_count: cores,
             memory_bandwidth_bps: ps.get("memory_bandwidth").and_then(|v| v.float()),
-            memory_bytes: ps.get("memory_size").and_then(|v| v.int()).and_then(|c| u64::try_from(c).ok()),
+            memory_bytes: ps
+                .get("memory_size")
+                .and_then(|v| v.int())
+                .and_then(|c| u64::try_from(c).ok()),
             llvm_target: target.clone(),
         };
         let amd = vendor.as_deref().is_some_and(|v| v.eq_ignore_ascii_case("amd"));
         let name = gpu_name.or_else(|| target.clone()).unwrap_or_else(|| {
-            let cc = major.zip(minor).map(|(a, b)| format!(", compute capability {a}.{b}")).unwrap_or_default();
+            let cc = major
+                .zip(minor)
+                .map(|(a, b)| format!(", compute capability {a}.{b}"))
+                .unwrap_or_default();
             format!("{} device{cc}", vendor.as_deref().unwrap_or("unknown"))
         });
         devices.push((
@@ -576,13 +635,20 @@ pub fn build(space: &XSpace) -> TraceModel {
     // on a sibling with the same vendor and compute capability.
     let seen: Vec<(Option<String>, Option<String>, String)> = devices
         .iter()
-        .map(|(t, x)| (x.vendor.clone(), t.compute_capability.clone(), x.llvm_target.clone().unwrap_or_default()))
+        .map(|(t, x)| {
+            (
+                x.vendor.clone(),
+                t.compute_capability.clone(),
+                x.llvm_target.clone().unwrap_or_default(),
+            )
+        })
         .collect();
     for (t, x) in &mut devices {
         if x.llvm_target.is_none() {
-            if let Some((_, _, tgt)) = seen.iter().find(|(v, c, tg)| {
-                !tg.is_empty() && *v == x.vendor && *c == t.compute_capability
-            }) {
+            if let Some((_, _, tgt)) = seen
+                .iter()
+                .find(|(v, c, tg)| !tg.is_empty() && *v == x.vendor && *c == t.compute_capability)
+            {
                 x.llvm_target = Some(tgt.clone());
                 if t.name.ends_with(" device") || t.name.contains(" device, compute capability") {
                     t.name.clone_from(tgt);
@@ -596,11 +662,13 @@ pub fn build(space: &XSpace) -> TraceModel {
     if let Some(meta) = planes.iter().find(|p| p.p.name == "/host:metadata") {
         for m in meta.p.event_metadata.values() {
             let (base, pid) = split_program_id(&m.name);
-            let Some(&mi) = modules
-                .index
-                .get(&(base.to_string(), pid))
-                .or_else(|| if pid.is_none() { None } else { modules.index.get(&(base.to_string(), None)) })
-            else {
+            let Some(&mi) = modules.index.get(&(base.to_string(), pid)).or_else(|| {
+                if pid.is_none() {
+                    None
+                } else {
+                    modules.index.get(&(base.to_string(), None))
+                }
+            }) else {
                 continue;
             };
             let Some(bytes) = m.stats.iter().find_map(|s| match meta.stat(s) {
@@ -630,12 +698,6 @@ pub fn build(space: &XSpace) -> TraceModel {
     let runs = assign_runs(&raws, &host, &modules);
 
     // Group into op executions.
-    struct Inst {
-        key: (u32, Option<u32>, String),
-        device: i64,
-        stream: i64,
-        events: Vec<u32>,
-    }
     let mut insts: Vec<Inst> = Vec::new();
     let mut current: HashMap<(i64, i64), usize> = HashMap::new();
     for (k, r) in raws.iter().enumerate() {
@@ -647,11 +709,18 @@ pub fn build(space: &XSpace) -> TraceModel {
             Some(&i) if insts[i].key == key => insts[i].events.push(ev),
             _ => {
                 current.insert(slot, insts.len());
-                insts.push(Inst { key, device: r.gpu.device, stream: r.gpu.stream, events: vec![ev] });
+                insts.push(Inst {
+                    key,
+                    device: r.gpu.device,
+                    stream: r.gpu.stream,
+                    events: vec![ev],
+                });
             }
         }
     }
-    insts.sort_by_key(|i| (i.device, i.stream, i.events.first().map_or(0, |&e| raws[e as usize].gpu.ts_ns)));
+    insts.sort_by_key(|i| {
+        (i.device, i.stream, i.events.first().map_or(0, |&e| raws[e as usize].gpu.ts_ns))
+    });
 
     // Names used by more than one module are qualified with the module.
     let mut owners: HashMap<&str, Vec<Option<u32>>> = HashMap::new();
@@ -664,14 +733,15 @@ pub fn build(space: &XSpace) -> TraceModel {
     let qualified: HashMap<String, bool> =
         owners.iter().map(|(n, o)| ((*n).to_string(), o.len() > 1)).collect();
 
-    let mut instr_cache: HashMap<(Option<u32>, String), (Option<Arc<HloInstr>>, Arc<OpArgs>)> = HashMap::new();
+    let mut instr_cache: InstrCache = HashMap::new();
     let mut ops: Vec<CpuOp> = Vec::with_capacity(insts.len());
     let mut xops: Vec<XlaOp> = Vec::with_capacity(insts.len());
     let mut gpu_op: Vec<Option<u32>> = vec![None; raws.len()];
     for inst in &insts {
         let (run, module, name) = (&inst.key.0, inst.key.1, &inst.key.2);
         let entry = instr_cache.entry((module, name.clone())).or_insert_with(|| {
-            let instr = module.and_then(|m| hlo_modules.get(&m)).and_then(|h| h.instr(name)).map(Arc::new);
+            let instr =
+                module.and_then(|m| hlo_modules.get(&m)).and_then(|h| h.instr(name)).map(Arc::new);
             let args = instr.as_ref().map_or_else(OpArgs::default, |i| OpArgs {
                 input_dims: i.operands.iter().map(|s| Dims::Tensor(s.dims.clone())).collect(),
                 input_types: i.operands.iter().map(|s| s.dtype.clone()).collect(),
@@ -680,7 +750,9 @@ pub fn build(space: &XSpace) -> TraceModel {
             (instr, Arc::new(args))
         });
         if entry.0.is_none() && module.is_some_and(|m| hlo_modules.contains_key(&m)) {
-            warn.add("op_not_in_hlo", || format!("`{name}` is not an instruction of its module's HLO"));
+            warn.add("op_not_in_hlo", || {
+                format!("`{name}` is not an instruction of its module's HLO")
+            });
         }
         let first = &raws[inst.events[0] as usize];
         let ts = inst.events.iter().map(|&e| raws[e as usize].gpu.ts_ns).min().unwrap_or(0);
@@ -695,10 +767,9 @@ pub fn build(space: &XSpace) -> TraceModel {
             gpu_op[e as usize] = Some(op_index);
         }
         let display = match (qualified.get(name.as_str()), module) {
-            (Some(true), Some(m)) => format!(
-                "{}/{name}",
-                modules.list.get(m as usize).map_or("?", |x| x.name.as_str())
-            ),
+            (Some(true), Some(m)) => {
+                format!("{}/{name}", modules.list.get(m as usize).map_or("?", |x| x.name.as_str()))
+            }
             _ => name.clone(),
         };
         ops.push(CpuOp {
@@ -724,11 +795,8 @@ pub fn build(space: &XSpace) -> TraceModel {
             profile_bytes: first.bytes,
         });
     }
-    let gpu: Vec<GpuEvent> = raws
-        .into_iter()
-        .zip(gpu_op)
-        .map(|(r, op)| GpuEvent { op, ..r.gpu })
-        .collect();
+    let gpu: Vec<GpuEvent> =
+        raws.into_iter().zip(gpu_op).map(|(r, op)| GpuEvent { op, ..r.gpu }).collect();
     if gpu.is_empty() {
         warn.add("no_gpu_events", || {
             "the profile has no device activity (no events on a device plane's stream lines)"
@@ -739,18 +807,29 @@ pub fn build(space: &XSpace) -> TraceModel {
     let mut annotations: Vec<Annotation> = host
         .markers
         .iter()
-        .map(|m| Annotation { name: m.name.clone(), ts_ns: m.ts_ns, dur_ns: m.dur_ns, on_gpu: false })
+        .map(|m| Annotation {
+            name: m.name.clone(),
+            ts_ns: m.ts_ns,
+            dur_ns: m.dur_ns,
+            on_gpu: false,
+        })
         .collect();
     for (m, spans) in &host.module_spans {
         for &(s, e) in spans {
-            annotations.push(Annotation { name: format!("{m}:XLA GPU module"), ts_ns: s, dur_ns: e.saturating_sub(s), on_gpu: false });
+            annotations.push(Annotation {
+                name: format!("{m}:XLA GPU module"),
+                ts_ns: s,
+                dur_ns: e.saturating_sub(s),
+                on_gpu: false,
+            });
         }
     }
     annotations.sort_by(|a, b| a.ts_ns.cmp(&b.ts_ns).then_with(|| a.name.cmp(&b.name)));
 
     let layout = layouts.first().copied().unwrap_or_default();
-    let (trace_devices, xla_devices): (Vec<TraceDevice>, Vec<XlaDevice>) = devices.into_iter().unzip();
-    TraceModel {
+    let (trace_devices, xla_devices): (Vec<TraceDevice>, Vec<XlaDevice>) =
+        devices.into_iter().unzip();
+    Ok(TraceModel {
         devices: trace_devices,
         ops,
         gpu,
@@ -766,7 +845,7 @@ pub fn build(space: &XSpace) -> TraceModel {
             step_markers: host.markers,
         })),
         ..TraceModel::default()
-    }
+    })
 }
 
 /// The module execution of every activity (module docs), numbered per (device, module).
@@ -832,11 +911,20 @@ mod tests {
     #[test]
     fn kernel_details_of_both_vendors() {
         let mut g = GpuEvent::default();
-        kernel_details(" grid:16,16,2 block:256,1,1 private_mem:168 group_mem:30240 occ_pct:0", &mut g);
-        assert_eq!((g.grid, g.block, g.shared_memory_bytes), (Some([16, 16, 2]), Some([256, 1, 1]), Some(30240)));
+        kernel_details(
+            " grid:16,16,2 block:256,1,1 private_mem:168 group_mem:30240 occ_pct:0",
+            &mut g,
+        );
+        assert_eq!(
+            (g.grid, g.block, g.shared_memory_bytes),
+            (Some([16, 16, 2]), Some([256, 1, 1]), Some(30240))
+        );
         let mut n = GpuEvent::default();
         kernel_details("regs:64 static_shared:1024 dynamic_shared:49152 grid:132,1,1 block:384,1,1 occ_pct:12.5", &mut n);
-        assert_eq!((n.registers_per_thread, n.shared_memory_bytes, n.grid), (Some(64), Some(50176), Some([132, 1, 1])));
+        assert_eq!(
+            (n.registers_per_thread, n.shared_memory_bytes, n.grid),
+            (Some(64), Some(50176), Some([132, 1, 1]))
+        );
         let mut bad = GpuEvent::default();
         kernel_details("grid:x,y block:: regs:-1 ::::", &mut bad);
         assert_eq!((bad.grid, bad.registers_per_thread), (None, None));
@@ -851,7 +939,10 @@ mod tests {
         assert_eq!(split_program_id("jit_loss_fn(17)"), ("jit_loss_fn", Some(17)));
         assert_eq!(split_program_id("jit_f"), ("jit_f", None));
         assert_eq!(split_program_id("f(x)"), ("f(x)", None));
-        assert_eq!(llvm_target("void ck_tile::kentry<ck_tile::gfx950_t, 1>"), Some("gfx950".to_string()));
+        assert_eq!(
+            llvm_target("void ck_tile::kentry<ck_tile::gfx950_t, 1>"),
+            Some("gfx950".to_string())
+        );
         assert_eq!(llvm_target("gfx"), None);
         assert_eq!(detail_bytes("kind_src:device kind_dst:pinned size:8 dest:0 async:1"), Some(8));
         assert_eq!(detail_bytes("kind:device num_bytes:64 async:0"), Some(64));

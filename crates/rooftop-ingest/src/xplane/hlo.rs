@@ -14,7 +14,9 @@
 //!
 //! A module whose proto does not decode is reported as a warning, never an error.
 
-use super::proto::{self, primitive_type_name, HloComputationProto, HloInstructionProto, ShapeProto};
+use super::proto::{
+    self, primitive_type_name, HloComputationProto, HloInstructionProto, ShapeProto,
+};
 use prost::Message;
 use rooftop_core::trace::xla::hlo::{ConvDims, DotDims, HloInstr, HloShape, TileConfig, WindowDim};
 use std::collections::HashMap;
@@ -126,9 +128,11 @@ impl Module {
         out.replica_groups = p.replica_groups.iter().map(|g| g.replica_ids.clone()).collect();
         if let Some(l) = &p.collective_device_list {
             if out.replica_groups.is_empty() {
-                out.replica_groups = l.replica_groups.iter().map(|g| g.replica_ids.clone()).collect();
+                out.replica_groups =
+                    l.replica_groups.iter().map(|g| g.replica_ids.clone()).collect();
             }
-            out.iota_group_size = l.iota_replica_group_list.as_ref().map(|i| i.num_devices_per_group);
+            out.iota_group_size =
+                l.iota_replica_group_list.as_ref().map(|i| i.num_devices_per_group);
         }
         let keep_config = p.opcode == "custom-call" || p.fusion_kind == "kCustom";
         if keep_config && !p.backend_config.is_empty() {
@@ -164,12 +168,12 @@ impl Module {
         if depth >= 3 {
             return None;
         }
-        members
-            .iter()
-            .filter(|&&k| self.instrs[k].opcode == "fusion")
-            .find_map(|&k| {
-                self.instrs[k].called_computation_ids.first().and_then(|&c| self.find_work(c, depth + 1))
-            })
+        members.iter().filter(|&&k| self.instrs[k].opcode == "fusion").find_map(|&k| {
+            self.instrs[k]
+                .called_computation_ids
+                .first()
+                .and_then(|&c| self.find_work(c, depth + 1))
+        })
     }
 }
 
@@ -198,7 +202,11 @@ pub fn shape(s: &ShapeProto, depth: u32) -> HloShape {
         dims: if dtype == "tuple" { Vec::new() } else { s.dimensions.clone() },
         dtype,
         tuple,
-        minor_to_major: s.layout.as_ref().map(|l| l.minor_to_major.clone()).filter(|m| !m.is_empty()),
+        minor_to_major: s
+            .layout
+            .as_ref()
+            .map(|l| l.minor_to_major.clone())
+            .filter(|m| !m.is_empty()),
     }
 }
 
@@ -212,7 +220,9 @@ fn json_i64(v: &serde_json::Value) -> Option<i64> {
 }
 
 fn json_list(v: Option<&serde_json::Value>) -> Vec<i64> {
-    v.and_then(|x| x.as_array()).map(|a| a.iter().filter_map(json_i64).collect()).unwrap_or_default()
+    v.and_then(|x| x.as_array())
+        .map(|a| a.iter().filter_map(json_i64).collect())
+        .unwrap_or_default()
 }
 
 fn read_backend_config(raw: &[u8], out: &mut HloInstr) {
@@ -330,6 +340,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::many_single_char_names)]
     fn gemm_and_triton_backend_configs() {
         let mut i = HloInstr::default();
         read_backend_config(

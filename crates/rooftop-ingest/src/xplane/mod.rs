@@ -47,34 +47,38 @@ pub fn is_profile_name(path: &Path) -> bool {
 
 /// Reads one profile.
 pub fn read_path(path: &Path) -> Result<TraceModel, XplaneError> {
-    let bytes =
-        std::fs::read(path).map_err(|source| XplaneError::Io { path: path.to_path_buf(), source })?;
-    read_bytes(&bytes, path)
+    let bytes = std::fs::read(path)
+        .map_err(|source| XplaneError::Io { path: path.to_path_buf(), source })?;
+    read_owned(&bytes::Bytes::from(bytes), path)
 }
 
 /// Reads a profile held in memory. `name` is used in messages only.
 pub fn read_bytes(bytes: &[u8], name: &Path) -> Result<TraceModel, XplaneError> {
-    let space = match proto::XSpace::decode(bytes) {
-        Ok(s) => s,
-        Err(e) => {
-            let (offset, field, message) = match wire::locate(bytes) {
-                Some(l) => (l.offset as u64, l.field, l.message),
-                // The walk follows the same schema; should it find nothing, say what the
-                // decoder said.
-                None => (bytes.len() as u64, "XSpace".to_string(), e.to_string()),
-            };
-            return Err(XplaneError::Decode { path: name.to_path_buf(), offset, field, message });
-        }
+    read_owned(&bytes::Bytes::copy_from_slice(bytes), name)
+}
+
+/// The planes and lines are decoded one at a time from slices of `bytes` (module docs).
+fn read_owned(bytes: &bytes::Bytes, name: &Path) -> Result<TraceModel, XplaneError> {
+    let located = |e: &prost::DecodeError| {
+        let (offset, field, message) = match wire::locate(bytes) {
+            Some(l) => (l.offset as u64, l.field, l.message),
+            // The walk follows the same schema; should it find nothing, say what the
+            // decoder said.
+            None => (bytes.len() as u64, "XSpace".to_string(), e.to_string()),
+        };
+        XplaneError::Decode { path: name.to_path_buf(), offset, field, message }
     };
-    let profiler_planes = space
-        .planes
-        .iter()
-        .filter(|p| p.name.starts_with("/device:") || p.name.starts_with("/host:"))
-        .count();
-    if profiler_planes == 0 {
-        return Err(XplaneError::NotAProfile { path: name.to_path_buf(), planes: space.planes.len() });
+    let space = proto::XSpaceLazy::decode(bytes.clone()).map_err(|e| located(&e))?;
+    let mut names = Vec::with_capacity(space.planes.len());
+    for p in &space.planes {
+        names.push(proto::XPlaneName::decode(p.clone()).map_err(|e| located(&e))?.name);
     }
-    Ok(convert::build(&space))
+    let profiler_planes =
+        names.iter().filter(|n| n.starts_with("/device:") || n.starts_with("/host:")).count();
+    if profiler_planes == 0 {
+        return Err(XplaneError::NotAProfile { path: name.to_path_buf(), planes: names.len() });
+    }
+    convert::build(&space).map_err(|e| located(&e))
 }
 
 /// The profiles of a directory: `*.xplane.pb` directly in it, else in the newest run of
@@ -134,10 +138,12 @@ pub fn is_xprof_trace_json(path: &Path) -> bool {
         head
     };
     let s = String::from_utf8_lossy(&text);
-    let names_planes = s.contains("\"/device:") || s.contains("\"/host:") || s.contains("\"host /device:");
-    let kineto = ["\"cat\": \"kernel\"", "\"cat\":\"kernel\"", "\"cat\": \"cpu_op\"", "\"cat\":\"cpu_op\""]
-        .iter()
-        .any(|k| s.contains(k));
+    let names_planes =
+        s.contains("\"/device:") || s.contains("\"/host:") || s.contains("\"host /device:");
+    let kineto =
+        ["\"cat\": \"kernel\"", "\"cat\":\"kernel\"", "\"cat\": \"cpu_op\"", "\"cat\":\"cpu_op\""]
+            .iter()
+            .any(|k| s.contains(k));
     names_planes && !kineto
 }
 

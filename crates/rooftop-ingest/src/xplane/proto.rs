@@ -21,6 +21,44 @@ use std::collections::HashMap;
 
 // ----- xplane.proto ---------------------------------------------------------------------
 
+/// `XSpace` with its planes left encoded (zero-copy slices of the file): the reader
+/// decodes one plane, then one line, at a time, so memory holds the file and one line.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XSpaceLazy {
+    #[prost(bytes = "bytes", repeated, tag = "1")]
+    pub planes: Vec<bytes::Bytes>,
+    #[prost(string, repeated, tag = "2")]
+    pub errors: Vec<String>,
+    #[prost(string, repeated, tag = "3")]
+    pub warnings: Vec<String>,
+    #[prost(string, repeated, tag = "4")]
+    pub hostnames: Vec<String>,
+}
+
+/// An `XPlane`'s name alone (everything else skipped while decoding).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XPlaneName {
+    #[prost(string, tag = "2")]
+    pub name: String,
+}
+
+/// `XPlane` with its lines left encoded.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XPlaneLazy {
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    #[prost(string, tag = "2")]
+    pub name: String,
+    #[prost(bytes = "bytes", repeated, tag = "3")]
+    pub lines: Vec<bytes::Bytes>,
+    #[prost(map = "int64, message", tag = "4")]
+    pub event_metadata: HashMap<i64, XEventMetadata>,
+    #[prost(map = "int64, message", tag = "5")]
+    pub stat_metadata: HashMap<i64, XStatMetadata>,
+    #[prost(message, repeated, tag = "6")]
+    pub stats: Vec<XStat>,
+}
+
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct XSpace {
     #[prost(message, repeated, tag = "1")]
@@ -47,6 +85,17 @@ pub struct XPlane {
     pub stat_metadata: HashMap<i64, XStatMetadata>,
     #[prost(message, repeated, tag = "6")]
     pub stats: Vec<XStat>,
+}
+
+/// An `XLine` without its events (skipped while decoding): the line's name, cheaply.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XLineHead {
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    #[prost(string, tag = "2")]
+    pub name: String,
+    #[prost(string, tag = "11")]
+    pub display_name: String,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]

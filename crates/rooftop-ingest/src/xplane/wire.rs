@@ -12,7 +12,9 @@
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Field {
     /// An integer (varint; `repeated` ones may be packed).
-    Varint { repeated: bool },
+    Varint {
+        repeated: bool,
+    },
     Fixed64,
     Str,
     Bytes,
@@ -48,7 +50,9 @@ impl Msg {
         }
     }
 
-    /// `(name, kind)` of a field number, `None` for fields the schema does not know.
+    /// `(name, kind)` of a field number, `None` for fields the schema does not know. One
+    /// arm per (message, field), as `xplane.proto` lists them.
+    #[allow(clippy::match_same_arms)]
     fn field(self, n: u64) -> Option<(&'static str, Field)> {
         let v = Field::Varint { repeated: false };
         let f = match (self, n) {
@@ -157,18 +161,18 @@ fn walk(buf: &[u8], start: usize, end: usize, msg: Msg, path: &str) -> Result<()
         pos = next;
         let (n, wt) = (key >> 3, key & 7);
         if n == 0 {
-            return Err(err(path.to_string(), format!("field number 0 (key byte 0x{key:02x}) is not valid protobuf")));
+            return Err(err(
+                path.to_string(),
+                format!("field number 0 (key byte 0x{key:02x}) is not valid protobuf"),
+            ));
         }
         let known = msg.field(n);
-        let idx = match counts.iter_mut().find(|(f, _)| *f == n) {
-            Some((_, c)) => {
-                *c += 1;
-                *c - 1
-            }
-            None => {
-                counts.push((n, 1));
-                0
-            }
+        let idx = if let Some((_, c)) = counts.iter_mut().find(|(f, _)| *f == n) {
+            *c += 1;
+            *c - 1
+        } else {
+            counts.push((n, 1));
+            0
         };
         let fpath = match known {
             Some((name, Field::Message(_))) => format!("{path}.{name}[{idx}]"),
@@ -189,7 +193,9 @@ fn walk(buf: &[u8], start: usize, end: usize, msg: Msg, path: &str) -> Result<()
                     }
                 }
                 pos = varint(buf, pos, end)
-                    .ok_or_else(|| err(fpath.clone(), "a varint value runs past the end".to_string()))?
+                    .ok_or_else(|| {
+                        err(fpath.clone(), "a varint value runs past the end".to_string())
+                    })?
                     .1;
             }
             1 | 5 => {
@@ -200,7 +206,10 @@ fn walk(buf: &[u8], start: usize, end: usize, msg: Msg, path: &str) -> Result<()
                     }
                 }
                 if end - pos < w {
-                    return Err(err(fpath, format!("a {w}-byte value runs past the end ({} bytes left)", end - pos)));
+                    return Err(err(
+                        fpath,
+                        format!("a {w}-byte value runs past the end ({} bytes left)", end - pos),
+                    ));
                 }
                 pos += w;
             }
@@ -208,12 +217,16 @@ fn walk(buf: &[u8], start: usize, end: usize, msg: Msg, path: &str) -> Result<()
                 let (len, body) = varint(buf, pos, end)
                     .ok_or_else(|| err(fpath.clone(), "a length runs past the end".to_string()))?;
                 let left = end - body;
-                let len_usize = usize::try_from(len).ok().filter(|&l| l <= left).ok_or_else(|| {
-                    err(
-                        fpath.clone(),
-                        format!("length {len} runs past the end of the {} ({left} bytes left)", msg.name()),
-                    )
-                })?;
+                let len_usize =
+                    usize::try_from(len).ok().filter(|&l| l <= left).ok_or_else(|| {
+                        err(
+                            fpath.clone(),
+                            format!(
+                                "length {len} runs past the end of the {} ({left} bytes left)",
+                                msg.name()
+                            ),
+                        )
+                    })?;
                 let stop = body + len_usize;
                 match known {
                     Some((_, Field::Message(sub))) => walk(buf, body, stop, sub, &fpath)?,
@@ -234,7 +247,10 @@ fn walk(buf: &[u8], start: usize, end: usize, msg: Msg, path: &str) -> Result<()
             _ => {
                 return Err(err(
                     fpath,
-                    format!("wire type {wt} ({}) is not used by xplane.proto (key 0x{key:x})", wire_name(wt)),
+                    format!(
+                        "wire type {wt} ({}) is not used by xplane.proto (key 0x{key:x})",
+                        wire_name(wt)
+                    ),
                 ))
             }
         }

@@ -29,6 +29,7 @@ fn bytes(v: f64) -> String {
 
 /// The XLA sections of one report (none for PyTorch traces). `prefix` keeps ids unique
 /// across ranks; `label` prefixes titles.
+#[allow(clippy::many_single_char_names, clippy::too_many_lines)]
 pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Section> {
     let Some(x) = &r.xla else { return Vec::new() };
     let id = |s: &str| format!("{prefix}xla-{s}");
@@ -96,7 +97,17 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
         ]);
     }
     let mut body = t.render();
-    let mut m = Table::new(&["module", "#program", "#runs", "#ops", "#kernels", "#device time", "#mean/run", "#min", "#max"]);
+    let mut m = Table::new(&[
+        "module",
+        "#program",
+        "#runs",
+        "#ops",
+        "#kernels",
+        "#device time",
+        "#mean/run",
+        "#min",
+        "#max",
+    ]);
     for r in &x.modules {
         m.push(vec![
             Cell::name_sub(&r.name, if r.has_hlo { "" } else { "no HLO in the profile" }),
@@ -115,7 +126,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
     out.push(Section::new(id("categories"), title("XLA op categories and modules"), body));
 
     let s = &x.steps;
-    let mut t = Table::new(&["#step", "#device", "#start", "#span", "#busy", "#idle", "#kernels", "#gap to next"]);
+    let mut t = Table::new(&[
+        "#step",
+        "#device",
+        "#start",
+        "#span",
+        "#busy",
+        "#idle",
+        "#kernels",
+        "#gap to next",
+    ]);
     for r in &s.rows {
         t.push(vec![
             count(r.index),
@@ -129,7 +149,9 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
         ]);
     }
     let mut body = note(&match s.basis.strip_prefix("module:") {
-        Some(m) => format!("Steps are the executions of {m}, the module with the most device time."),
+        Some(m) => {
+            format!("Steps are the executions of {m}, the module with the most device time.")
+        }
         None => "No module ran on a device.".to_string(),
     });
     body.push_str(&t.render());
@@ -149,7 +171,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
 
     let tiles: Vec<_> = x.ops.iter().filter_map(|o| o.tile.as_ref().map(|t| (o, t))).collect();
     if !tiles.is_empty() {
-        let mut t = Table::new(&["HLO op", "output", "tile", "#tiles", "#grid", "#tile eff", "#waves", "#wave eff"]);
+        let mut t = Table::new(&[
+            "HLO op",
+            "output",
+            "tile",
+            "#tiles",
+            "#grid",
+            "#tile eff",
+            "#waves",
+            "#wave eff",
+        ]);
         let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join("×");
         for (o, tl) in tiles {
             t.push(vec![
@@ -174,7 +205,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
 
     if !x.collectives.is_empty() {
         let mut t = Table::new(&[
-            "HLO op", "kind", "#n", "#message", "#execs", "#mean", "#min", "#max", "#algbw GB/s", "#busbw GB/s",
+            "HLO op",
+            "kind",
+            "#n",
+            "#message",
+            "#execs",
+            "#mean",
+            "#min",
+            "#max",
+            "#algbw GB/s",
+            "#busbw GB/s",
         ]);
         for c in &x.collectives {
             t.push(vec![
@@ -199,7 +239,8 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
     }
 
     if !x.host_threads.is_empty() {
-        let mut t = Table::new(&["thread", "plane", "#events", "#busy", "longest outermost events"]);
+        let mut t =
+            Table::new(&["thread", "plane", "#events", "#busy", "longest outermost events"]);
         for h in &x.host_threads {
             let top = h
                 .top
@@ -218,9 +259,18 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
         out.push(Section::new(id("host"), title("Host threads"), t.render()));
     }
 
-    let devs: Vec<_> = x.devices.iter().filter(|d| d.core_count.is_some() || d.clock_khz.is_some()).collect();
+    let devs: Vec<_> =
+        x.devices.iter().filter(|d| d.core_count.is_some() || d.clock_khz.is_some()).collect();
     if !devs.is_empty() {
-        let mut t = Table::new(&["device", "vendor", "target", "#cores", "#clock", "#memory BW", "#memory"]);
+        let mut t = Table::new(&[
+            "device",
+            "vendor",
+            "target",
+            "#cores",
+            "#clock",
+            "#memory BW",
+            "#memory",
+        ]);
         for d in devs {
             t.push(vec![
                 Cell::text(&d.plane),

@@ -79,10 +79,18 @@ fn by_instr(i: &HloInstr) -> XlaClass {
             c("custom-call", cat)
         }
         "copy" | "copy-start" | "copy-done" => c("data movement", Category::Memcpy),
-        "transpose" | "concatenate" | "slice" | "dynamic-slice" | "dynamic-update-slice"
-        | "pad" | "gather" | "scatter" | "bitcast" | "reshape" | "broadcast" | "iota" => {
-            c("data movement", Category::Elementwise)
-        }
+        "transpose"
+        | "concatenate"
+        | "slice"
+        | "dynamic-slice"
+        | "dynamic-update-slice"
+        | "pad"
+        | "gather"
+        | "scatter"
+        | "bitcast"
+        | "reshape"
+        | "broadcast"
+        | "iota" => c("data movement", Category::Elementwise),
         "reduce" | "reduce-window" | "reduce-precision" => c("reduce", Category::Reduce),
         "sort" => c("sort", Category::Other),
         "rng" | "rng-bit-generator" | "rng-get-and-update-state" => c("rng", Category::Other),
@@ -162,8 +170,7 @@ fn by_name(hlo_op: &str, first_kernel: Option<&str>) -> XlaClass {
     if collective::kind_from_name(&b).is_some() {
         return c("collective", Category::Comm);
     }
-    if b.contains("gemm") || b.contains("cublas") || b.starts_with("dot") || b.contains("matmul")
-    {
+    if b.contains("gemm") || b.contains("cublas") || b.starts_with("dot") || b.contains("matmul") {
         return c("gemm", Category::Gemm);
     }
     if b.contains("fused_attn") || b.contains("fmha") || b.contains("flash") {
@@ -240,7 +247,10 @@ mod tests {
         // Without HLO: by name.
         assert_eq!(classify(None, "gemm_fusion_dot.3", None).category, Category::Gemm);
         assert_eq!(classify(None, "te_fused_attn_backward_ffi.12", None).category, Category::Sdpa);
-        assert_eq!(classify(None, "input_reduce_fusion", None), c("input fusion", Category::Reduce));
+        assert_eq!(
+            classify(None, "input_reduce_fusion", None),
+            c("input fusion", Category::Reduce)
+        );
         assert_eq!(classify(None, "all-gather-start.2", None).category, Category::Comm);
         assert_eq!(classify(None, "wrapped_convert", None).label, "loop fusion");
     }

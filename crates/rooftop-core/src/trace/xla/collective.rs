@@ -50,9 +50,9 @@ impl CollectiveKind {
         let nf = n as f64;
         match self {
             CollectiveKind::AllReduce => 2.0 * (nf - 1.0) / nf,
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => {
-                (nf - 1.0) / nf
-            }
+            CollectiveKind::AllGather
+            | CollectiveKind::ReduceScatter
+            | CollectiveKind::AllToAll => (nf - 1.0) / nf,
             CollectiveKind::CollectivePermute
             | CollectiveKind::CollectiveBroadcast
             | CollectiveKind::SendRecv => 1.0,
@@ -63,9 +63,9 @@ impl CollectiveKind {
     pub fn bus_factor_formula(self) -> &'static str {
         match self {
             CollectiveKind::AllReduce => "2(n-1)/n",
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => {
-                "(n-1)/n"
-            }
+            CollectiveKind::AllGather
+            | CollectiveKind::ReduceScatter
+            | CollectiveKind::AllToAll => "(n-1)/n",
             _ => "1",
         }
     }
@@ -101,8 +101,7 @@ pub fn message_bytes(instr: &HloInstr, n: Option<u64>) -> Option<(u128, String)>
     let core = instr.core();
     let arrays: Vec<&super::hlo::HloShape> =
         core.operands.iter().filter(|s| !s.is_tuple() && s.dtype != "token").collect();
-    let operand_bytes =
-        arrays.iter().try_fold(0u128, |acc, s| acc.checked_add(s.bytes()?))?;
+    let operand_bytes = arrays.iter().try_fold(0u128, |acc, s| acc.checked_add(s.bytes()?))?;
     match k {
         CollectiveKind::AllGather => {
             if let Some(n) = n {

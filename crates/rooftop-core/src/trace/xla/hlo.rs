@@ -118,7 +118,9 @@ impl HloShape {
             Some(m) => {
                 let rank = self.dims.len();
                 m.len() == rank
-                    && m.iter().enumerate().all(|(i, &d)| i64::try_from(rank - 1 - i).ok() == Some(d))
+                    && m.iter()
+                        .enumerate()
+                        .all(|(i, &d)| i64::try_from(rank - 1 - i).ok() == Some(d))
             }
         }
     }
@@ -506,7 +508,10 @@ mod tests {
 
     #[test]
     fn group_size_from_explicit_or_iota_groups() {
-        let mut i = HloInstr { replica_groups: vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]], ..HloInstr::default() };
+        let mut i = HloInstr {
+            replica_groups: vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]],
+            ..HloInstr::default()
+        };
         assert_eq!(i.group_size(), Some(4));
         i.replica_groups.clear();
         assert_eq!(i.group_size(), None);

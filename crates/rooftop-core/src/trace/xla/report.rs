@@ -262,7 +262,7 @@ pub fn xla_report(
         layout: info.layout.as_str().to_string(),
         hostnames: info.hostnames.clone(),
         devices: info.devices.clone(),
-        modules: module_rows(model, info, &op_time),
+        modules: module_rows(model, info),
         steps: steps(model, info, window_start_ns),
         categories: category_rows(&ops, total_ns),
         total_op_time_ms: total_ns as f64 / 1e6,
@@ -278,7 +278,10 @@ fn module_name(info: &XlaInfo, m: Option<u32>) -> Option<String> {
 }
 
 /// The work of one execution and its provenance.
-fn work_of(instr: Option<&HloInstr>, op: &super::XlaOp) -> (Option<Work>, Option<String>, Option<String>) {
+fn work_of(
+    instr: Option<&HloInstr>,
+    op: &super::XlaOp,
+) -> (Option<Work>, Option<String>, Option<String>) {
     if let Some(i) = instr {
         match work::model(i) {
             Ok(m) => {
@@ -309,7 +312,9 @@ fn work_of(instr: Option<&HloInstr>, op: &super::XlaOp) -> (Option<Work>, Option
             bytes_written: 0.0,
             flops_formula: "XLA cost analysis (`flops` stat in the profile)".to_string(),
             bytes_formula: "XLA cost analysis (`bytes_accessed` stat in the profile)".to_string(),
-            assumptions: vec!["FLOPs and bytes as the profile's own cost analysis states".to_string()],
+            assumptions: vec![
+                "FLOPs and bytes as the profile's own cost analysis states".to_string()
+            ],
         };
         return (Some(w), Some("xla-cost-analysis".to_string()), None);
     }
@@ -386,28 +391,33 @@ fn op_row(
 
 /// Tile, wave and grid figures of a Triton GEMM fusion whose backend config states its
 /// output tile.
-fn tile_of(model: &TraceModel, g: &Group, i: &HloInstr, device: Option<&DeviceSpec>) -> Option<XlaTile> {
+fn tile_of(
+    model: &TraceModel,
+    g: &Group,
+    i: &HloInstr,
+    device: Option<&DeviceSpec>,
+) -> Option<XlaTile> {
     let cfg = i.tile.as_ref()?;
     let gd = gemm_dims(i).ok()?;
-    let (tile, dims, split): (Vec<i64>, Vec<i64>, u64) = if !cfg.output_tile.is_empty() {
-        (cfg.output_tile.clone(), gd.out_dims.clone(), 1)
-    } else {
+    let (tile, dims, split): (Vec<i64>, Vec<i64>, u64) = if cfg.output_tile.is_empty() {
         let (bm, bn) = (cfg.block_m?, cfg.block_n?);
-        let b = i64::try_from(gd.batch).ok()?;
-        let (m, n) = (i64::try_from(gd.m).ok()?, i64::try_from(gd.n).ok()?);
+        let batch = i64::try_from(gd.batch).ok()?;
+        let (rows, cols) = (i64::try_from(gd.m).ok()?, i64::try_from(gd.n).ok()?);
         let split = cfg.split_k.and_then(|s| u64::try_from(s).ok()).filter(|&s| s > 0).unwrap_or(1);
-        (vec![1, bm, bn], vec![b, m, n], split)
+        (vec![1, bm, bn], vec![batch, rows, cols], split)
+    } else {
+        (cfg.output_tile.clone(), gd.out_dims.clone(), 1)
     };
     if tile.len() != dims.len() || tile.iter().any(|&t| t <= 0) || dims.iter().any(|&d| d <= 0) {
         return None;
     }
     let mut tiles: u64 = split;
     let mut eff = 1.0f64;
-    for (&d, &t) in dims.iter().zip(&tile) {
-        let (d, t) = (u64::try_from(d).ok()?, u64::try_from(t).ok()?);
-        let n = d.div_ceil(t);
-        tiles = tiles.checked_mul(n)?;
-        eff *= d as f64 / (n as f64 * t as f64);
+    for (&dim, &size) in dims.iter().zip(&tile) {
+        let (dim, size) = (u64::try_from(dim).ok()?, u64::try_from(size).ok()?);
+        let count = dim.div_ceil(size);
+        tiles = tiles.checked_mul(count)?;
+        eff *= dim as f64 / (count as f64 * size as f64);
     }
     // The op's longest kernel: its grid is the tile launch.
     let kernel = model.ops[g.first]
@@ -415,9 +425,8 @@ fn tile_of(model: &TraceModel, g: &Group, i: &HloInstr, device: Option<&DeviceSp
         .iter()
         .filter_map(|&e| model.gpu.get(e as usize))
         .max_by_key(|e| e.dur_ns);
-    let grid_blocks = kernel
-        .and_then(|k| k.grid)
-        .map(|[x, y, z]| u64::from(x) * u64::from(y) * u64::from(z));
+    let grid_blocks =
+        kernel.and_then(|k| k.grid).map(|[x, y, z]| u64::from(x) * u64::from(y) * u64::from(z));
     let (waves, wave_eff) = match device.map(|d| u64::from(d.num_cu)).filter(|&c| c > 0) {
         Some(cu) => {
             let w = tiles.div_ceil(cu);
@@ -425,7 +434,15 @@ fn tile_of(model: &TraceModel, g: &Group, i: &HloInstr, device: Option<&DeviceSp
         }
         None => (None, None),
     };
-    Some(XlaTile { output_tile: tile, output_dims: dims, tiles, grid_blocks, tile_eff: eff, waves, wave_eff })
+    Some(XlaTile {
+        output_tile: tile,
+        output_dims: dims,
+        tiles,
+        grid_blocks,
+        tile_eff: eff,
+        waves,
+        wave_eff,
+    })
 }
 
 fn category_rows(ops: &[XlaOpRow], total_ns: i64) -> Vec<XlaCategoryRow> {
@@ -450,8 +467,21 @@ fn category_rows(ops: &[XlaOpRow], total_ns: i64) -> Vec<XlaCategoryRow> {
     rows
 }
 
-/// Union of the device intervals of each (device, module, run).
-fn runs(model: &TraceModel, info: &XlaInfo) -> BTreeMap<(u32, i64, u32), (i64, i64, i64, u64)> {
+/// (module, device, run).
+type RunKey = (u32, i64, u32);
+
+/// One module execution on one device.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    /// Union of its activities' intervals.
+    busy_ns: i64,
+    start_ns: i64,
+    end_ns: i64,
+    activities: u64,
+}
+
+/// Each (module, device, run) with its activities' span and busy time.
+fn runs(model: &TraceModel, info: &XlaInfo) -> BTreeMap<RunKey, Run> {
     let mut by: BTreeMap<(u32, i64, u32), Vec<u32>> = BTreeMap::new();
     for (i, op) in info.ops.iter().enumerate().take(model.ops.len()) {
         let Some(m) = op.module else { continue };
@@ -460,19 +490,30 @@ fn runs(model: &TraceModel, info: &XlaInfo) -> BTreeMap<(u32, i64, u32), (i64, i
     }
     by.into_iter()
         .map(|(k, ev)| {
-            let start = ev.iter().filter_map(|&e| model.gpu.get(e as usize)).map(|e| e.ts_ns).min().unwrap_or(0);
+            let start = ev
+                .iter()
+                .filter_map(|&e| model.gpu.get(e as usize))
+                .map(|e| e.ts_ns)
+                .min()
+                .unwrap_or(0);
             let end = ev
                 .iter()
                 .filter_map(|&e| model.gpu.get(e as usize))
                 .map(|e| e.ts_ns.saturating_add(e.dur_ns))
                 .max()
                 .unwrap_or(0);
-            (k, (busy_ns(model, &ev), start, end, ev.len() as u64))
+            let run = Run {
+                busy_ns: busy_ns(model, &ev),
+                start_ns: start,
+                end_ns: end,
+                activities: ev.len() as u64,
+            };
+            (k, run)
         })
         .collect()
 }
 
-fn module_rows(model: &TraceModel, info: &XlaInfo, op_time: &[i64]) -> Vec<ModuleRow> {
+fn module_rows(model: &TraceModel, info: &XlaInfo) -> Vec<ModuleRow> {
     let runs = runs(model, info);
     let mut rows: Vec<ModuleRow> = info
         .modules
@@ -480,9 +521,8 @@ fn module_rows(model: &TraceModel, info: &XlaInfo, op_time: &[i64]) -> Vec<Modul
         .enumerate()
         .map(|(mi, m)| {
             let mi = u32::try_from(mi).unwrap_or(u32::MAX);
-            let mine: Vec<(&(u32, i64, u32), &(i64, i64, i64, u64))> =
-                runs.iter().filter(|(k, _)| k.0 == mi).collect();
-            let times: Vec<i64> = mine.iter().map(|(_, v)| v.0).collect();
+            let mine: Vec<(&RunKey, &Run)> = runs.iter().filter(|(k, _)| k.0 == mi).collect();
+            let times: Vec<i64> = mine.iter().map(|(_, v)| v.busy_ns).collect();
             let (total_us, mean_us, min_us, max_us) = stats(&times);
             let mut devs: Vec<i64> = mine.iter().map(|(k, _)| k.1).collect();
             devs.dedup();
@@ -494,7 +534,6 @@ fn module_rows(model: &TraceModel, info: &XlaInfo, op_time: &[i64]) -> Vec<Modul
                 .collect();
             names.sort_unstable();
             names.dedup();
-            let _ = op_time;
             ModuleRow {
                 name: m.name.clone(),
                 program_id: m.program_id,
@@ -502,7 +541,7 @@ fn module_rows(model: &TraceModel, info: &XlaInfo, op_time: &[i64]) -> Vec<Modul
                 runs: times.len() as u64,
                 devices: devs.len() as u64,
                 ops: names.len() as u64,
-                kernels: mine.iter().map(|(_, v)| v.3).sum(),
+                kernels: mine.iter().map(|(_, v)| v.activities).sum(),
                 device_time_ms: total_us / 1e3,
                 mean_run_ms: mean_us / 1e3,
                 min_run_ms: min_us / 1e3,
@@ -510,7 +549,9 @@ fn module_rows(model: &TraceModel, info: &XlaInfo, op_time: &[i64]) -> Vec<Modul
             }
         })
         .collect();
-    rows.sort_by(|a, b| b.device_time_ms.total_cmp(&a.device_time_ms).then_with(|| a.name.cmp(&b.name)));
+    rows.sort_by(|a, b| {
+        b.device_time_ms.total_cmp(&a.device_time_ms).then_with(|| a.name.cmp(&b.name))
+    });
     rows
 }
 
@@ -519,31 +560,39 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
     // The step module: the one with the most device time.
     let mut per_module: BTreeMap<u32, i64> = BTreeMap::new();
     for (k, v) in &runs {
-        *per_module.entry(k.0).or_default() += v.0;
+        *per_module.entry(k.0).or_default() += v.busy_ns;
     }
     let Some((&main, _)) = per_module.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) else {
-        return Steps { basis: "none".to_string(), rows: Vec::new(), markers: info.step_markers.clone() };
+        return Steps {
+            basis: "none".to_string(),
+            rows: Vec::new(),
+            markers: info.step_markers.clone(),
+        };
     };
     let mut spans: Vec<(i64, i64, i64, u64)> = runs
         .iter()
         .filter(|(k, _)| k.0 == main)
-        .map(|(k, v)| (k.1, v.1, v.2, v.3))
+        .map(|(k, v)| (k.1, v.start_ns, v.end_ns, v.activities))
         .collect();
     spans.sort_by_key(|s| (s.0, s.1));
+    // Each device's activities as (start, end), sorted by start (the model's order), and
+    // the longest, to find the activities overlapping a span by binary search.
+    let mut by_dev: BTreeMap<i64, (Vec<(i64, i64)>, i64)> = BTreeMap::new();
+    for e in &model.gpu {
+        let d = by_dev.entry(e.device).or_default();
+        d.0.push((e.ts_ns, e.ts_ns.saturating_add(e.dur_ns)));
+        d.1 = d.1.max(e.dur_ns);
+    }
     let mut rows = Vec::new();
     for (n, &(dev, start, end, kernels)) in spans.iter().enumerate() {
         // Every device activity on this device inside the span counts as busy.
-        let ev: Vec<u32> = model
-            .gpu
+        let (acts, longest) = by_dev.get(&dev).map_or((&[][..], 0), |(v, l)| (v.as_slice(), *l));
+        let lo = acts.partition_point(|a| a.0 < start.saturating_sub(longest));
+        let hi = acts.partition_point(|a| a.0 < end);
+        let mut iv: Vec<(i64, i64)> = acts[lo..hi.max(lo)]
             .iter()
-            .enumerate()
-            .filter(|(_, e)| e.device == dev && e.ts_ns < end && e.ts_ns.saturating_add(e.dur_ns) > start)
-            .filter_map(|(i, _)| u32::try_from(i).ok())
-            .collect();
-        let mut iv: Vec<(i64, i64)> = ev
-            .iter()
-            .filter_map(|&e| model.gpu.get(e as usize))
-            .map(|e| (e.ts_ns.max(start), e.ts_ns.saturating_add(e.dur_ns).min(end)))
+            .filter(|a| a.1 > start)
+            .map(|a| (a.0.max(start), a.1.min(end)))
             .collect();
         let busy = crate::trace::attrib::busy_of_intervals(&mut iv);
         let span = end.saturating_sub(start);
@@ -563,7 +612,12 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
     Steps { basis: format!("module:{name}"), rows, markers: info.step_markers.clone() }
 }
 
-fn collective_rows(model: &TraceModel, info: &XlaInfo, groups: &[Group], ops: &[XlaOpRow]) -> Vec<CollectiveRow> {
+fn collective_rows(
+    model: &TraceModel,
+    info: &XlaInfo,
+    groups: &[Group],
+    ops: &[XlaOpRow],
+) -> Vec<CollectiveRow> {
     let devices_in_profile = {
         let mut d: Vec<i64> = model.gpu.iter().map(|e| e.device).collect();
         d.sort_unstable();
@@ -574,21 +628,23 @@ fn collective_rows(model: &TraceModel, info: &XlaInfo, groups: &[Group], ops: &[
     for g in groups {
         let op = &info.ops[g.first];
         let instr = op.instr.as_deref();
-        let Some(row) = ops.iter().find(|r| r.name == op.hlo_op && r.module == module_name(info, op.module))
+        let Some(row) =
+            ops.iter().find(|r| r.name == op.hlo_op && r.module == module_name(info, op.module))
         else {
             continue;
         };
         if row.category != "collective" {
             continue;
         }
-        let kind = instr.and_then(collective::kind).or_else(|| {
-            collective::kind_from_name(super::classify::base_name(&op.hlo_op))
-        });
+        let kind = instr
+            .and_then(collective::kind)
+            .or_else(|| collective::kind_from_name(super::classify::base_name(&op.hlo_op)));
         let (n, basis) = match instr.and_then(HloInstr::group_size) {
             Some(n) => (Some(n), Some("replica groups".to_string())),
-            None if devices_in_profile > 0 => {
-                (Some(devices_in_profile), Some("all devices in the profile (no replica groups)".to_string()))
-            }
+            None if devices_in_profile > 0 => (
+                Some(devices_in_profile),
+                Some("all devices in the profile (no replica groups)".to_string()),
+            ),
             None => (None, None),
         };
         let msg = instr.and_then(|i| collective::message_bytes(i, n));
@@ -612,6 +668,8 @@ fn collective_rows(model: &TraceModel, info: &XlaInfo, groups: &[Group], ops: &[
             bus_factor: kind.map(|k| k.bus_factor_formula().to_string()),
         });
     }
-    rows.sort_by(|a, b| (b.mean_us * b.occurrences as f64).total_cmp(&(a.mean_us * a.occurrences as f64)));
+    rows.sort_by(|a, b| {
+        (b.mean_us * b.occurrences as f64).total_cmp(&(a.mean_us * a.occurrences as f64))
+    });
     rows
 }

@@ -145,8 +145,7 @@ fn written_shapes(i: &HloInstr) -> Vec<&HloShape> {
 /// Bytes read (operands) and written (result) by `i` in HBM, each once.
 pub fn io_bytes(i: &HloInstr) -> Option<(u128, u128)> {
     let read = i.operand_bytes()?;
-    let written =
-        written_shapes(i).iter().try_fold(0u128, |acc, s| acc.checked_add(s.bytes()?))?;
+    let written = written_shapes(i).iter().try_fold(0u128, |acc, s| acc.checked_add(s.bytes()?))?;
     Some((read, written))
 }
 
@@ -188,12 +187,13 @@ pub struct GemmDims {
 ///
 /// # Errors
 /// When it has no dot dimension numbers or its shapes do not agree with them.
+// M, N, K are the names the formulas use.
+#[allow(clippy::many_single_char_names)]
 pub fn gemm_dims(i: &HloInstr) -> R<GemmDims> {
     let d = i.core();
     let dn = d.dot.as_ref().ok_or("no dot dimension numbers")?;
-    let (lhs, rhs) = match d.operands.as_slice() {
-        [l, r, ..] => (l, r),
-        _ => return Err(format!("a dot needs two operands, {} given", d.operands.len())),
+    let [lhs, rhs, ..] = d.operands.as_slice() else {
+        return Err(format!("a dot needs two operands, {} given", d.operands.len()));
     };
     let batch = prod(&lhs.dims, &dn.lhs_batch, "lhs batch")?;
     let rbatch = prod(&rhs.dims, &dn.rhs_batch, "rhs batch")?;
@@ -245,10 +245,8 @@ fn use_io_bytes(w: &mut Work, i: &HloInstr) {
     }
     w.bytes_read = r;
     w.bytes_written = wr;
-    w.bytes_formula = format!(
-        "HLO operands {read} B read + result {written} B written (`{}`)",
-        i.name
-    );
+    w.bytes_formula =
+        format!("HLO operands {read} B read + result {written} B written (`{}`)", i.name);
     w.assumptions.push(
         "bytes are the op's HLO operands and result, each crossing HBM once (as XLA's cost \
          analysis counts a fusion); operands made on chip inside a fusion are not read"
@@ -261,7 +259,8 @@ fn gemm(i: &HloInstr) -> R<OpModel> {
     let precision = super::hlo::dtype_precision(&g.lhs_dtype)
         .ok_or_else(|| format!("no roofline precision for element type `{}`", g.lhs_dtype))?;
     let out = super::hlo::dtype_precision(&g.out_dtype).unwrap_or(precision);
-    let mut spec = GemmSpec::new(u64_of(g.m, "M")?, u64_of(g.n, "N")?, u64_of(g.k, "K")?, precision);
+    let mut spec =
+        GemmSpec::new(u64_of(g.m, "M")?, u64_of(g.n, "N")?, u64_of(g.k, "K")?, precision);
     spec.batch = u64_of(g.batch, "B")?;
     spec.out_dtype = Some(out);
     let mut work = spec.work().map_err(|e| e.to_string())?;
@@ -273,7 +272,11 @@ fn gemm(i: &HloInstr) -> R<OpModel> {
     p.0.push(("B", ParamValue::Int(i64_of(g.batch))));
     p.0.push((
         "dtypes",
-        ParamValue::Dtypes(vec![Some(g.lhs_dtype.clone()), Some(g.rhs_dtype.clone()), Some(g.out_dtype.clone())]),
+        ParamValue::Dtypes(vec![
+            Some(g.lhs_dtype.clone()),
+            Some(g.rhs_dtype.clone()),
+            Some(g.out_dtype.clone()),
+        ]),
     ));
     p.0.push(("impl", ParamValue::Str(gemm_impl(i))));
     let shape = GemmShape {
@@ -300,7 +303,8 @@ fn dim_at(s: &HloShape, a: i64, what: &str) -> R<u128> {
         .ok_or_else(|| format!("{what}: dimension {a} is not in {}", s.text()))
 }
 
-#[allow(clippy::too_many_lines)]
+// x, w, y are the names the formulas use.
+#[allow(clippy::too_many_lines, clippy::many_single_char_names)]
 fn conv(i: &HloInstr, pass: ConvPass) -> R<OpModel> {
     let d = i.core();
     let cd = d.conv.as_ref().ok_or("no convolution dimension numbers")?;
@@ -322,10 +326,9 @@ fn conv(i: &HloInstr, pass: ConvPass) -> R<OpModel> {
     let dtype = if pass == ConvPass::BackwardInput { y.dtype.as_str() } else { x.dtype.as_str() };
     let mut precision = super::hlo::dtype_precision(dtype)
         .ok_or_else(|| format!("no roofline precision for element type `{dtype}`"))?;
-    let mut assumptions = vec![
-        "padding taps are counted as multiply-adds (an upper bound for padded windows)"
-            .to_string(),
-    ];
+    let mut assumptions =
+        vec!["padding taps are counted as multiply-adds (an upper bound for padded windows)"
+            .to_string()];
     if precision == Precision::Fp32 {
         precision = Precision::Tf32;
         assumptions.push(
@@ -335,7 +338,8 @@ fn conv(i: &HloInstr, pass: ConvPass) -> R<OpModel> {
         );
     }
     let (read, written) = io_bytes(i).ok_or("unknown operand or result size")?;
-    assumptions.push("bytes are the op's HLO operands and result, each crossing HBM once".to_string());
+    assumptions
+        .push("bytes are the op's HLO operands and result, each crossing HBM once".to_string());
     let pass_name = match pass {
         ConvPass::Forward => "forward",
         ConvPass::BackwardInput => "backward input",
@@ -349,8 +353,13 @@ fn conv(i: &HloInstr, pass: ConvPass) -> R<OpModel> {
         unit: ExecUnit::Matrix,
         bytes_read: read as f64,
         bytes_written: written as f64,
-        flops_formula: format!("2*|Y|*Cin_per_group*prod(kernel spatial) = 2*{y_elems}*{cin}*{spatial}"),
-        bytes_formula: format!("HLO operands {read} B read + result {written} B written (`{}`)", i.name),
+        flops_formula: format!(
+            "2*|Y|*Cin_per_group*prod(kernel spatial) = 2*{y_elems}*{cin}*{spatial}"
+        ),
+        bytes_formula: format!(
+            "HLO operands {read} B read + result {written} B written (`{}`)",
+            i.name
+        ),
         assumptions,
     };
     let mut p = Params::default();
@@ -427,7 +436,9 @@ fn attention(i: &HloInstr, pass: Pass) -> R<OpModel> {
         m => return Err(format!("mask_type {m} has no attention model (arbitrary mask)")),
     };
     let window = |k: &str| i.attr(k).and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(-1);
-    if window("window_size_left") >= 0 || (window("window_size_right") > 0 && causal == CausalMode::None) {
+    if window("window_size_left") >= 0
+        || (window("window_size_right") > 0 && causal == CausalMode::None)
+    {
         return Err("sliding-window attention has no model yet".to_string());
     }
     let dtype = i.operands.first().map(|s| s.dtype.clone()).ok_or("no operands")?;
@@ -453,12 +464,18 @@ fn attention(i: &HloInstr, pass: Pass) -> R<OpModel> {
                 .to_string(),
         );
     }
-    let dropout = i
-        .attr("dropout_probability")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .unwrap_or(0.0);
+    let dropout =
+        i.attr("dropout_probability").and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(0.0);
     let mut p = Params::default();
-    for (k, v) in [("B", b), ("N_Q", sq), ("H_Q", hq), ("N_KV", skv), ("H_KV", hkv), ("d_h_qk", d), ("d_h_v", dv)] {
+    for (k, v) in [
+        ("B", b),
+        ("N_Q", sq),
+        ("H_Q", hq),
+        ("N_KV", skv),
+        ("H_KV", hkv),
+        ("d_h_qk", d),
+        ("d_h_v", dv),
+    ] {
         p.0.push((k, ParamValue::Int(i64::try_from(v).unwrap_or(i64::MAX))));
     }
     p.0.push(("dropout", ParamValue::Float(dropout)));
@@ -489,13 +506,14 @@ pub fn memory_work(i: &HloInstr) -> Option<Work> {
         return None;
     }
     let lname = i.name.to_ascii_lowercase();
-    let class = if i.opcode.starts_with("copy") || lname.contains("transpose") || lname.contains("copy") {
-        OpClass::Copy
-    } else if lname.contains("reduce") || i.opcode == "reduce" {
-        OpClass::Reduction
-    } else {
-        OpClass::Elementwise
-    };
+    let class =
+        if i.opcode.starts_with("copy") || lname.contains("transpose") || lname.contains("copy") {
+            OpClass::Copy
+        } else if lname.contains("reduce") || i.opcode == "reduce" {
+            OpClass::Reduction
+        } else {
+            OpClass::Elementwise
+        };
     Some(Work {
         class,
         shape: format!("{} -> {}", operands_text(i), i.shape.text()),
@@ -609,7 +627,11 @@ mod tests {
                 ..HloShape::default()
             },
             operands: vec![s("bf16", &[4096, 6144]), s("bf16", &[2048, 6144])],
-            dot: Some(DotDims { lhs_contracting: vec![1], rhs_contracting: vec![1], ..DotDims::default() }),
+            dot: Some(DotDims {
+                lhs_contracting: vec![1],
+                rhs_contracting: vec![1],
+                ..DotDims::default()
+            }),
             ..HloInstr::default()
         };
         let m = model(&i).unwrap();
@@ -681,7 +703,17 @@ mod tests {
                 output_batch: 0,
                 output_feature: 3,
                 output_spatial: vec![1, 2],
-                window: vec![WindowDim { size: 3, stride: 1, padding_low: 1, padding_high: 1, window_dilation: 1, base_dilation: 1 }; 2],
+                window: vec![
+                    WindowDim {
+                        size: 3,
+                        stride: 1,
+                        padding_low: 1,
+                        padding_high: 1,
+                        window_dilation: 1,
+                        base_dilation: 1
+                    };
+                    2
+                ],
                 feature_group_count: 1,
                 batch_group_count: 1,
             }),
@@ -708,7 +740,11 @@ mod tests {
             name: "big".into(),
             opcode: "dot".into(),
             operands: vec![s("f32", &[i64::MAX, i64::MAX]), s("f32", &[i64::MAX, i64::MAX])],
-            dot: Some(DotDims { lhs_contracting: vec![1], rhs_contracting: vec![0], ..DotDims::default() }),
+            dot: Some(DotDims {
+                lhs_contracting: vec![1],
+                rhs_contracting: vec![0],
+                ..DotDims::default()
+            }),
             ..HloInstr::default()
         };
         assert!(model(&big).is_err());
