@@ -22,7 +22,9 @@
 //! Arithmetic on file values is checked or saturating: no input makes this panic.
 
 use super::hlo;
-use super::proto::{x_event, x_stat, XEvent, XLine, XLineHead, XPlaneLazy, XSpaceLazy, XStat};
+use super::proto::{
+    line_events, x_event, x_stat, DecodeFailure, XEvent, XLineHead, XPlaneLazy, XSpaceLazy, XStat,
+};
 use prost::Message;
 use rooftop_core::trace::model::{
     Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, TraceDevice, TraceModel, TraceWarning,
@@ -87,9 +89,14 @@ impl<'a> Plane<'a> {
         Plane { p, stat_names }
     }
 
-    /// Decodes each line in turn.
-    fn lines(&self) -> impl Iterator<Item = Result<XLine, prost::DecodeError>> + '_ {
-        self.p.lines.iter().map(|b| XLine::decode(b.clone()))
+    /// Each line's head (events skipped) with its encoded bytes, in turn.
+    fn lines(
+        &self,
+    ) -> impl Iterator<Item = Result<(XLineHead, &bytes::Bytes), DecodeFailure>> + '_ {
+        self.p
+            .lines
+            .iter()
+            .map(|b| XLineHead::decode(b.clone()).map(|h| (h, b)).map_err(DecodeFailure::from))
     }
 
     fn stat<'b>(&'b self, s: &'b XStat) -> Option<(&'b str, Val<'b>)> {
@@ -239,19 +246,11 @@ fn is_derived_line(name: &str) -> bool {
         || name.starts_with("Tensor Core")
 }
 
-fn line_name(l: &XLine) -> &str {
-    if l.display_name.is_empty() {
-        &l.name
-    } else {
-        &l.display_name
-    }
-}
-
-/// Start and duration in ns of an event on `line`; `None` for aggregated events or times
-/// out of range.
-fn times(line: &XLine, e: &XEvent) -> Option<(i64, i64)> {
+/// Start and duration in ns of an event on a line starting at `line_ns`; `None` for
+/// aggregated events or times out of range.
+fn times(line_ns: i64, e: &XEvent) -> Option<(i64, i64)> {
     let Some(x_event::Data::OffsetPs(off)) = e.data else { return None };
-    let start_ps = i128::from(line.timestamp_ns) * 1000 + i128::from(off);
+    let start_ps = i128::from(line_ns) * 1000 + i128::from(off);
     let end_ps = start_ps + i128::from(e.duration_ps.max(0));
     let ts = i64::try_from(start_ps.div_euclid(1000)).ok()?;
     let end = i64::try_from(end_ps.div_euclid(1000)).ok()?;
@@ -332,25 +331,22 @@ struct Host {
     markers: Vec<StepMarker>,
 }
 
-fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, prost::DecodeError> {
+fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, DecodeFailure> {
     let mut h = Host::default();
     for pl in planes {
         for line in pl.lines() {
-            let line = line?;
-            let mut iv: Vec<(i64, i64, &str)> = Vec::with_capacity(line.events.len());
-            for e in &line.events {
-                let Some((ts, dur)) = times(&line, e) else {
+            let (head, bytes) = line?;
+            let mut iv: Vec<(i64, i64, &str)> = Vec::new();
+            for e in line_events(bytes) {
+                let e = e?;
+                let Some((ts, dur)) = times(head.timestamp_ns, &e) else {
                     warn.add("aggregated_or_bad_time", || {
-                        format!(
-                            "an event on {} / {} has no start time",
-                            pl.p.name,
-                            line_name(&line)
-                        )
+                        format!("an event on {} / {} has no start time", pl.p.name, head.label())
                     });
                     continue;
                 };
-                let name = pl.event_name(e);
-                let st = pl.event_stats(e);
+                let name = pl.event_name(&e);
+                let st = pl.event_stats(&e);
                 if let Some(c) = st.correlation_id {
                     h.launches.entry(c).or_insert_with(|| (name.to_string(), ts));
                 }
@@ -373,7 +369,7 @@ fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, prost::Deco
             if iv.is_empty() {
                 continue;
             }
-            h.threads.push(thread_summary(&pl.p.name, line_name(&line), &mut iv));
+            h.threads.push(thread_summary(&pl.p.name, head.label(), &mut iv));
         }
     }
     for v in h.module_spans.values_mut() {
@@ -457,7 +453,7 @@ impl Modules {
 ///
 /// # Errors
 /// A plane or line that does not decode (the caller locates the bad bytes).
-pub fn build(space: &XSpaceLazy) -> Result<TraceModel, prost::DecodeError> {
+pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
     let mut warn = Warn::default();
     for e in &space.errors {
         warn.add("xspace_error", || format!("the profiler reported: {e}"));
@@ -480,17 +476,13 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, prost::DecodeError> {
     let mut layouts: Vec<XplaneLayout> = Vec::new();
     for pl in &planes {
         let Some(index) = device_index(&pl.p.name) else { continue };
-        // Line names first (events skipped), then each chosen line decoded in turn.
-        let mut heads: Vec<(usize, String)> = Vec::with_capacity(pl.p.lines.len());
-        for (i, b) in pl.p.lines.iter().enumerate() {
-            let h = XLineHead::decode(b.clone())?;
-            heads.push((i, if h.display_name.is_empty() { h.name } else { h.display_name }));
-        }
-        let stream_lines: Vec<usize> =
-            heads.iter().filter(|(_, n)| !is_derived_line(n)).map(|(i, _)| *i).collect();
+        // Line heads first (events skipped), then each chosen line's events in turn.
+        let heads: Vec<(XLineHead, &bytes::Bytes)> = pl.lines().collect::<Result<_, _>>()?;
+        let stream_lines: Vec<&(XLineHead, &bytes::Bytes)> =
+            heads.iter().filter(|(h, _)| !is_derived_line(h.label())).collect();
         let (lines, layout) = if stream_lines.is_empty() {
             (
-                heads.iter().filter(|(_, n)| n == "XLA Ops").map(|(i, _)| *i).collect(),
+                heads.iter().filter(|(h, _)| h.label() == "XLA Ops").collect(),
                 XplaneLayout::XlaOpsLine,
             )
         } else {
@@ -499,22 +491,19 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, prost::DecodeError> {
         let mut on_metadata = false;
         let mut target: Option<String> = None;
         let mut n_events = 0usize;
-        for &li in &lines {
-            let line = XLine::decode(pl.p.lines[li].clone())?;
-            let line = &line;
-            let stream = line_name(line)
+        for (head, bytes) in lines {
+            let stream = head
+                .label()
                 .strip_prefix("Stream #")
                 .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
                 .and_then(|d| d.parse().ok())
-                .unwrap_or(line.id);
-            for (ei, e) in line.events.iter().enumerate() {
-                let Some((ts, dur)) = times(line, e) else {
+                .unwrap_or(head.id);
+            for (ei, e) in line_events(bytes).enumerate() {
+                let e = e?;
+                let e = &e;
+                let Some((ts, dur)) = times(head.timestamp_ns, e) else {
                     warn.add("aggregated_or_bad_time", || {
-                        format!(
-                            "event {ei} on {} / {} has no start time",
-                            pl.p.name,
-                            line_name(line)
-                        )
+                        format!("event {ei} on {} / {} has no start time", pl.p.name, head.label())
                     });
                     continue;
                 };
@@ -525,12 +514,13 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, prost::DecodeError> {
                 if target.is_none() {
                     target = llvm_target(name);
                 }
-                let lname = name.to_ascii_lowercase();
-                let kind = if st.memset_details.is_some() || lname.starts_with("memset") {
+                let starts =
+                    |p: &str| name.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+                let kind = if st.memset_details.is_some() || starts("memset") {
                     GpuKind::Memset
                 } else if st.memcpy_details.is_some()
-                    || lname.starts_with("memcpy")
-                    || (st.hlo_op.is_none() && lname.starts_with("copy"))
+                    || starts("memcpy")
+                    || (st.hlo_op.is_none() && starts("copy"))
                 {
                     GpuKind::Memcpy
                 } else {

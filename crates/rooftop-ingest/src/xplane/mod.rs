@@ -59,7 +59,7 @@ pub fn read_bytes(bytes: &[u8], name: &Path) -> Result<TraceModel, XplaneError> 
 
 /// The planes and lines are decoded one at a time from slices of `bytes` (module docs).
 fn read_owned(bytes: &bytes::Bytes, name: &Path) -> Result<TraceModel, XplaneError> {
-    let located = |e: &prost::DecodeError| {
+    let located = |e: &dyn std::fmt::Display| {
         let (offset, field, message) = match wire::locate(bytes) {
             Some(l) => (l.offset as u64, l.field, l.message),
             // The walk follows the same schema; should it find nothing, say what the

@@ -17,7 +17,31 @@
 
 #![allow(missing_docs)]
 
+use prost::Message;
 use std::collections::HashMap;
+
+/// Why encoded bytes did not decode (the reader then finds where with its wire walk).
+#[derive(Debug)]
+pub enum DecodeFailure {
+    Prost(prost::DecodeError),
+    /// A field key or length of an `XLine` runs past its end.
+    Malformed(&'static str),
+}
+
+impl From<prost::DecodeError> for DecodeFailure {
+    fn from(e: prost::DecodeError) -> Self {
+        DecodeFailure::Prost(e)
+    }
+}
+
+impl std::fmt::Display for DecodeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeFailure::Prost(e) => write!(f, "{e}"),
+            DecodeFailure::Malformed(m) => f.write_str(m),
+        }
+    }
+}
 
 // ----- xplane.proto ---------------------------------------------------------------------
 
@@ -85,17 +109,6 @@ pub struct XPlane {
     pub stat_metadata: HashMap<i64, XStatMetadata>,
     #[prost(message, repeated, tag = "6")]
     pub stats: Vec<XStat>,
-}
-
-/// An `XLine` without its events (skipped while decoding): the line's name, cheaply.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct XLineHead {
-    #[prost(int64, tag = "1")]
-    pub id: i64,
-    #[prost(string, tag = "2")]
-    pub name: String,
-    #[prost(string, tag = "11")]
-    pub display_name: String,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -192,6 +205,81 @@ pub struct XStatMetadata {
     pub name: String,
     #[prost(string, tag = "3")]
     pub description: String,
+}
+
+/// An `XLine` without its events (skipped while decoding); [`line_events`] decodes them
+/// one at a time, so a line of millions of host events never sits in memory at once.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XLineHead {
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    #[prost(string, tag = "2")]
+    pub name: String,
+    #[prost(string, tag = "11")]
+    pub display_name: String,
+    #[prost(int64, tag = "3")]
+    pub timestamp_ns: i64,
+}
+
+impl XLineHead {
+    /// The display name, else the name.
+    pub fn label(&self) -> &str {
+        if self.display_name.is_empty() {
+            &self.name
+        } else {
+            &self.display_name
+        }
+    }
+}
+
+/// Reads a varint at `pos` of `buf`: the value and the position after it.
+fn varint_at(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    for i in 0..10 {
+        let b = *buf.get(pos + i)?;
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Some((v, pos + i + 1));
+        }
+    }
+    None
+}
+
+/// The `events` (field 4) of an encoded `XLine`, each decoded when reached (zero-copy
+/// slices of `line`). Other fields are skipped; malformed bytes end the iteration with an
+/// error.
+pub fn line_events(
+    line: &bytes::Bytes,
+) -> impl Iterator<Item = Result<XEvent, DecodeFailure>> + '_ {
+    let mut pos = 0usize;
+    std::iter::from_fn(move || {
+        while pos < line.len() {
+            let Some((key, next)) = varint_at(line, pos) else {
+                pos = line.len();
+                return Some(Err(DecodeFailure::Malformed("XLine: truncated field key")));
+            };
+            let (field, wire) = (key >> 3, key & 7);
+            // The field's value: `[body, stop)`.
+            let span = match wire {
+                0 => varint_at(line, next).map(|(_, stop)| (next, stop)),
+                1 => next.checked_add(8).map(|stop| (next, stop)),
+                5 => next.checked_add(4).map(|stop| (next, stop)),
+                2 => varint_at(line, next).and_then(|(len, body)| {
+                    Some((body, body.checked_add(usize::try_from(len).ok()?)?))
+                }),
+                _ => None,
+            };
+            let Some((body, stop)) = span.filter(|&(_, stop)| stop <= line.len()) else {
+                pos = line.len();
+                return Some(Err(DecodeFailure::Malformed("XLine: a field runs past the end")));
+            };
+            pos = stop;
+            if field == 4 && wire == 2 {
+                return Some(XEvent::decode(line.slice(body..stop)).map_err(DecodeFailure::from));
+            }
+        }
+        None
+    })
 }
 
 // ----- hlo.proto / xla_data.proto (subset) ----------------------------------------------
