@@ -543,7 +543,12 @@ pub fn table(r: &TraceReport, opts: &RenderOptions) -> String {
         out.push_str(&wrap(
             &format!(
                 "More rows: --top N. Sections: --section {}.{}",
-                Section::NAMES[1..].join(", "),
+                Section::NAMES[1..]
+                    .iter()
+                    .filter(|n| r.xla.is_some() || **n != "xla")
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if n_warn > 0 {
                     format!(" {n_warn} warning(s): see --section all.")
                 } else {
