@@ -3,6 +3,7 @@
 //! input, or counted warnings inside the model.
 //!
 //! - [`kineto`]: PyTorch profiler (Kineto) Chrome-trace JSON → `TraceModel`;
+//! - [`xplane`]: JAX / XLA profiles (XSpace protobuf, `*.xplane.pb`) → `TraceModel`;
 //! - [`counters`]: vendor profiler outputs (rocprof*, Nsight Compute, Nsight Systems,
 //!   their CSV, JSON and SQLite forms) → `CounterSet`;
 //! - [`compressed`]: every user file may be gzip-compressed (told by content).
@@ -11,3 +12,4 @@ pub mod compressed;
 pub mod counters;
 pub mod kineto;
 mod mmap;
+pub mod xplane;

@@ -21,6 +21,7 @@ pub mod rows;
 pub mod svg;
 pub mod table;
 pub mod trace;
+pub mod xla;
 
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;

@@ -35,12 +35,14 @@ pub enum Section {
     Kernels,
     ShortKernels,
     Findings,
+    /// JAX/XLA profiles: XLA op summary, modules, steps, tiles, collectives, host threads.
+    Xla,
     All,
 }
 
 impl Section {
     /// Every name `--section` accepts.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "summary",
         "timeline",
         "ops",
@@ -53,6 +55,7 @@ impl Section {
         "kernels",
         "short-kernels",
         "findings",
+        "xla",
         "all",
     ];
 
@@ -70,6 +73,7 @@ impl Section {
             Section::Kernels => "kernels",
             Section::ShortKernels => "short-kernels",
             Section::Findings => "findings",
+            Section::Xla => "xla",
             Section::All => "all",
         }
     }
@@ -104,6 +108,7 @@ impl FromStr for Section {
             Section::Kernels,
             Section::ShortKernels,
             Section::Findings,
+            Section::Xla,
             Section::All,
         ];
         let key = s.trim().to_ascii_lowercase().replace('_', "-");
@@ -129,18 +134,18 @@ impl Default for RenderOptions {
 
 /// One laid-out section.
 #[derive(Debug, Clone, PartialEq)]
-struct Block {
-    title: String,
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-    notes: Vec<String>,
+pub(crate) struct Block {
+    pub(crate) title: String,
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
+    pub(crate) notes: Vec<String>,
     /// Minimum widths of some columns in the terminal, `(column, width)`, for long
     /// names.
-    min_widths: Vec<(usize, u16)>,
+    pub(crate) min_widths: Vec<(usize, u16)>,
 }
 
 impl Block {
-    fn new(title: impl Into<String>, header: &[&str]) -> Block {
+    pub(crate) fn new(title: impl Into<String>, header: &[&str]) -> Block {
         Block {
             title: title.into(),
             header: header.iter().map(|s| (*s).to_string()).collect(),
@@ -152,7 +157,7 @@ impl Block {
 }
 
 /// Shortens long kernel names for the terminal (full names are in JSON and CSV).
-fn short(name: &str, max: usize) -> String {
+pub(crate) fn short(name: &str, max: usize) -> String {
     if name.chars().count() <= max {
         name.to_string()
     } else {
@@ -161,7 +166,7 @@ fn short(name: &str, max: usize) -> String {
 }
 
 /// A time given in ms, with an SI prefix (`0` rather than `0 s` for nothing).
-fn ms(v: f64) -> String {
+pub(crate) fn ms(v: f64) -> String {
     if v == 0.0 {
         "0".to_string()
     } else {
@@ -473,7 +478,11 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
     match opts.section {
         Section::Summary => {
             out.extend(timeline_blocks(r).into_iter().take(1));
-            out.push(ops_block(r, top));
+            if r.xla.is_some() {
+                out.extend(crate::xla::summary_blocks(r, top));
+            } else {
+                out.push(ops_block(r, top));
+            }
             out.push(findings_block(r, top.min(5)));
         }
         Section::Timeline => out.extend(timeline_blocks(r)),
@@ -488,6 +497,7 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
         Section::Kernels => out.push(kernels_block(r, top)),
         Section::ShortKernels => out.extend(short_kernel_blocks(r, top)),
         Section::Findings => out.push(findings_block(r, top)),
+        Section::Xla => out.extend(crate::xla::blocks(r, top)),
         Section::All => {
             out.extend(timeline_blocks(r));
             out.push(ops_block(r, top));
@@ -495,6 +505,7 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
             out.extend(category_tables_blocks(r, &[], top));
             out.push(kernels_block(r, top));
             out.extend(short_kernel_blocks(r, top));
+            out.extend(crate::xla::blocks(r, top));
             out.push(findings_block(r, top));
         }
     }
@@ -532,7 +543,12 @@ pub fn table(r: &TraceReport, opts: &RenderOptions) -> String {
         out.push_str(&wrap(
             &format!(
                 "More rows: --top N. Sections: --section {}.{}",
-                Section::NAMES[1..].join(", "),
+                Section::NAMES[1..]
+                    .iter()
+                    .filter(|n| r.xla.is_some() || **n != "xla")
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if n_warn > 0 {
                     format!(" {n_warn} warning(s): see --section all.")
                 } else {
@@ -589,7 +605,7 @@ pub fn json(r: &TraceReport) -> String {
     pretty(r)
 }
 
-fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
+pub(crate) fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail with I/O errors; rows have the header's length.
     let _ = w.write_record(header);
@@ -599,11 +615,11 @@ fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     format!("{v}")
 }
 
-fn onum(v: Option<f64>) -> String {
+pub(crate) fn onum(v: Option<f64>) -> String {
     v.map_or_else(String::new, num)
 }
 
@@ -828,6 +844,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .map(|w| vec![w.kind.clone(), w.count.to_string(), w.example.clone()])
         .collect();
     files.push(("warnings.csv".to_string(), csv_text(&["kind", "count", "example"], rows)));
+    files.extend(crate::xla::csv_files(r));
     files
 }
 

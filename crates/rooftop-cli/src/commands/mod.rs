@@ -11,6 +11,7 @@ pub mod diff;
 pub mod model;
 pub mod profile;
 pub mod trace;
+mod trace_source;
 
 use crate::args::{Cli, Command};
 use crate::error::{CliError, Result};

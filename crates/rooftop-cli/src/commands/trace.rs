@@ -1,7 +1,10 @@
-//! `rooftop trace`: read a PyTorch profiler (Kineto) trace, or a directory of per-rank
-//! traces, analyse it and render the report.
+//! `rooftop trace`: read a PyTorch profiler (Kineto) trace or a JAX profile (XPlane
+//! protobuf), or a directory of per-rank traces / per-host profiles, analyse it and
+//! render the report.
 //!
-//! The reader is `rooftop_ingest::kineto`, the analysis `rooftop_core::trace::report`,
+//! The format is detected by content ([`super::trace_source`]): the readers are
+//! `rooftop_ingest::kineto` and `rooftop_ingest::xplane`, the analysis
+//! `rooftop_core::trace::report`,
 //! the renderers `rooftop_report::trace`; this module picks the device, shows progress
 //! and decides where each output goes (`--format csv -o DIR` writes one file per table).
 
@@ -12,9 +15,9 @@ use crate::progress;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rooftop_core::device::{Catalog, DeviceSpec};
-use rooftop_core::trace::report::{analyze, cross_rank, TraceOptions, TraceReport};
+use rooftop_core::trace::report::{analyze, cross_rank, TraceReport};
 use rooftop_core::trace::TraceModel;
-use rooftop_ingest::kineto::{self, ReadOptions, TraceError};
+use rooftop_ingest::kineto::ReadOptions;
 use rooftop_report::trace::{self as render, RenderOptions, Section};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,8 +26,9 @@ use std::sync::Mutex;
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
-    /// A Kineto trace (JSON, plain or gzip: detected by its content), or a directory of
-    /// per-rank traces (`*.json`, `*.json.gz`).
+    /// A Kineto trace (JSON, plain or gzip) or a JAX profile (`*.xplane.pb`), detected by
+    /// its content; or a directory of per-rank traces (`*.json`, `*.json.gz`) or per-host
+    /// profiles (`*.xplane.pb`, directly or in the newest `plugins/profile/<run>/`).
     pub path: PathBuf,
 
     /// Device for the roofline numbers: catalog id, alias or tool-printed name. Default:
@@ -38,7 +42,7 @@ pub struct TraceArgs {
     pub top: usize,
 
     /// What to show: summary, timeline, ops, categories, gemm, sdpa, conv, norm,
-    /// elementwise, kernels, short-kernels, findings, all.
+    /// elementwise, kernels, short-kernels, findings, xla, all.
     #[arg(long, default_value = "summary", value_parser = parse_section)]
     pub section: Section,
 
@@ -49,11 +53,6 @@ pub struct TraceArgs {
 
 fn parse_section(s: &str) -> std::result::Result<Section, String> {
     s.parse()
-}
-
-/// The error of a trace that cannot be read: bad input, exit code 2.
-fn read_error(e: &TraceError) -> CliError {
-    CliError::input(e.to_string())
 }
 
 pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
@@ -73,15 +72,15 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
         return run_dir(catalog, override_device, args, cli, &opts, render_opts);
     }
     let pb = bytes_bar("reading");
-    let model = kineto::read_path(&args.path, &opts, &mut |done, total| {
+    let model = super::trace_source::read_one(&args.path, &opts, &mut |done, total| {
         pb.set_length(total);
         pb.set_position(done);
     });
     pb.finish_and_clear();
-    let model = model.map_err(|e| read_error(&e))?;
+    let model = model.map_err(CliError::input)?;
     let device = override_device.or_else(|| trace_device(catalog, &model));
     let spin = spinner("analysing");
-    let report = analyze(&model, device, &TraceOptions::default());
+    let report = analyze(&model, device, &super::trace_source::options(&model));
     spin.finish_and_clear();
     // The Perfetto export needs the model's events; every other format only the report.
     let done = emit_one(&report, &model, device, render_opts, cli);
@@ -144,6 +143,7 @@ fn section_files(section: Section, name: &str) -> bool {
         Section::Kernels => stem == "kernel_summary",
         Section::ShortKernels => stem.starts_with("short_kernel"),
         Section::Findings => stem == "findings",
+        Section::Xla => stem.starts_with("xla_"),
     }
 }
 
@@ -218,7 +218,7 @@ fn run_dir(
     opts: &ReadOptions,
     ro: RenderOptions,
 ) -> Result<()> {
-    let files = kineto::list_traces(&args.path).map_err(|e| read_error(&e))?;
+    let files = super::trace_source::list(&args.path)?;
     let total: u64 = files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum();
     let pb = bytes_bar("reading");
     pb.set_length(total);
@@ -235,17 +235,17 @@ fn run_dir(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
                 let mut seen = 0;
-                let model = kineto::read_path(path, &per_file, &mut |done, _| {
+                let model = super::trace_source::read_one(path, &per_file, &mut |done, _| {
                     pb.inc(done.saturating_sub(seen));
                     seen = seen.max(done);
                 });
                 let outcome = match model {
                     Ok(m) => {
                         let device = override_device.or_else(|| trace_device(catalog, &m));
-                        let report = analyze(&m, device, &TraceOptions::default());
+                        let report = analyze(&m, device, &super::trace_source::options(&m));
                         Ok((m.rank, report))
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(e),
                 };
                 if let Ok(mut r) = results.lock() {
                     r.push((i, outcome));
@@ -342,7 +342,10 @@ fn run_dir(
                     ));
                 };
                 for ((_, file, rep), _) in ranks.iter().zip(&named) {
-                    let stem = file.trim_end_matches(".gz").trim_end_matches(".json");
+                    let stem = file
+                        .trim_end_matches(".gz")
+                        .trim_end_matches(".json")
+                        .trim_end_matches(".xplane.pb");
                     let files: Vec<(String, String)> = render::csv_files(rep)
                         .into_iter()
                         .filter(|(n, _)| section_files(ro.section, n))

@@ -10,6 +10,7 @@
 //! - [`summary`]: ops summary, by category, kernel summary, short kernels.
 //! - [`findings`]: trace-wide findings ranked by time at stake.
 //! - [`report`]: `TraceReport` (the stable JSON schema) and `analyze()`.
+//! - [`xla`]: JAX/XLA profiles (XPlane): HLO, XLA op work models, the XLA report section.
 
 pub mod attrib;
 pub mod findings;
@@ -19,6 +20,7 @@ pub mod report;
 pub mod summary;
 pub mod tables;
 pub mod timeline;
+pub mod xla;
 
 pub use model::{
     Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, Schema, TraceDevice, TraceModel,

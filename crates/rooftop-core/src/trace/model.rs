@@ -178,4 +178,8 @@ pub struct TraceModel {
     /// `baseTimeNanoseconds`: epoch offset of the `ts` clock, when the trace states it.
     pub base_time_ns: Option<i64>,
     pub warnings: Vec<TraceWarning>,
+    /// What a JAX/XLA profile (XPlane) carries beyond this model: the HLO instruction
+    /// of each op, modules, host threads, step markers. `None` for Kineto traces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xla: Option<Box<super::xla::XlaInfo>>,
 }

@@ -306,6 +306,27 @@ pub fn op_table(name: &str) -> Option<Table> {
     kind_of(name).map(Kind::table)
 }
 
+/// The table op `i` of `model` goes to: by name for PyTorch ops, from its HLO
+/// instruction for XLA ops ([`super::xla::op_table`]).
+pub fn op_table_in(model: &TraceModel, i: usize) -> Option<Table> {
+    if model.xla.is_some() {
+        return super::xla::op_table(model, i);
+    }
+    model.ops.get(i).and_then(|o| op_table(&o.name))
+}
+
+/// The model of op `i` of `model`: [`model_op`] for PyTorch ops, the HLO work models
+/// for XLA ops ([`super::xla::model_op`]).
+pub fn model_op_in(model: &TraceModel, i: usize) -> Result<OpModel, ModelError> {
+    if model.xla.is_some() {
+        return super::xla::model_op(model, i);
+    }
+    match model.ops.get(i) {
+        Some(o) => model_op(&o.name, &o.args),
+        None => Err(ModelError::Unmodelled(format!("op {i}"))),
+    }
+}
+
 /// Kernel names of NCCL/RCCL collectives (and their ROCm MSCCL variants).
 pub fn is_comm_kernel(name: &str) -> bool {
     let l = name.to_ascii_lowercase();
@@ -425,6 +446,9 @@ pub fn categorize(op: &CpuOp) -> Category {
 /// Our category of op `op` of `model`, using the name of the first GPU event it launched
 /// directly for ops not known by name (`aten::gelu` → its element-wise kernel).
 pub fn categorize_in(model: &TraceModel, op: usize) -> Category {
+    if model.xla.is_some() {
+        return super::xla::category(model, op);
+    }
     let Some(o) = model.ops.get(op) else { return Category::Other };
     let first =
         o.launched.first().and_then(|&e| model.gpu.get(e as usize)).map(|g| g.name.as_str());

@@ -79,6 +79,9 @@ pub struct TraceReport {
     pub findings: Vec<TraceFinding>,
     /// What the reader tolerated and what the analysis could not do.
     pub warnings: Vec<TraceWarning>,
+    /// JAX/XLA profiles only: XLA op summary, modules, steps, collectives, host threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xla: Option<super::xla::report::XlaReport>,
 }
 
 /// Analyses one trace. `device` is the catalog entry for the roofline numbers (`None`:
@@ -144,6 +147,7 @@ pub fn analyze(
         });
     }
     let first = model.devices.first();
+    let window_start_ns = (window.start_us * 1e3).round() as i64;
     TraceReport {
         schema_version: SCHEMA_VERSION,
         device: DeviceInfo {
@@ -163,6 +167,7 @@ pub fn analyze(
         short_kernels,
         findings,
         warnings,
+        xla: super::xla::report::xla_report(model, device, window_start_ns),
     }
 }
 

@@ -25,7 +25,8 @@
 use super::attrib::{busy_ns, subtree_events};
 use super::model::{Dims, OpArgs, TraceModel};
 use super::ops::{
-    categorize_in, model_op, op_table, Category, ModelError, OpModel, ParamValue, Params, Table,
+    categorize_in, model_op_in, op_table, op_table_in, Category, ModelError, OpModel, ParamValue,
+    Params, Table,
 };
 use crate::analysis::{analyze, KernelRequest};
 use crate::device::DeviceSpec;
@@ -131,7 +132,7 @@ pub fn category_tables(model: &TraceModel, device: Option<&DeviceSpec>) -> Vec<C
     let mut index: HashMap<(Option<Table>, String), usize> = HashMap::new();
     let mut seen: HashMap<(&str, *const OpArgs), usize> = HashMap::new();
     for (i, op) in model.ops.iter().enumerate() {
-        let modelled = op_table(&op.name).is_some();
+        let modelled = op_table_in(model, i).is_some();
         if !modelled && (op.launched.is_empty() || covered_by_ancestor(model, i)) {
             continue;
         }
@@ -141,7 +142,7 @@ pub fn category_tables(model: &TraceModel, device: Option<&DeviceSpec>) -> Vec<C
             continue;
         }
         let (table, key, model_or_reason) = if modelled {
-            match model_op(&op.name, &op.args) {
+            match model_op_in(model, i) {
                 Ok(m) => (Some(m.table), format!("{}|{}", op.name, m.params.group_key()), Ok(m)),
                 Err(e) => (None, unmodelled_key(op), Err(reason(&e))),
             }

@@ -142,6 +142,7 @@ pub(crate) fn build(
         rank: top.rank,
         base_time_ns: top.base_time_ns,
         warnings: warnings.finish(buf, release),
+        xla: None,
     }
 }
 

@@ -14,6 +14,7 @@ mod bench;
 mod counters;
 mod roofs;
 mod trace;
+mod xla;
 
 pub use analysis::{analyses, device_detail, devices};
 pub use bench::{bench, ceilings};

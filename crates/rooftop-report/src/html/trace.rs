@@ -352,6 +352,7 @@ fn sections(
          roofline = attainment of the roofline floor; FLOP/B = the model's intensity.",
     ));
     out.push(Section::new(id("tables"), title("Roofline tables"), body));
+    out.extend(super::xla::sections(r, prefix, label));
 
     // Kernels.
     let mut t = Table::new(&[

@@ -1,0 +1,940 @@
+//! XSpace → `TraceModel` (with its `XlaInfo`): device activities, XLA op executions,
+//! devices, host threads, step markers, modules.
+//!
+//! - Planes: `/device:GPU:N` (also `/device:TPU:N`, `/device:ROCM:N`) are devices;
+//!   `/device:CUSTOM:*`, `/host:metadata` and `Task Environment` are not. Every other
+//!   `/host:*` plane holds host threads, whose events with a `correlation_id` are the
+//!   runtime calls that launched device work (`cuLaunchKernel`, `hipModuleLaunchKernel`).
+//! - Device activities are the events of a device's `Stream #N...` lines; lines XProf
+//!   derives (`XLA Modules`, `XLA Ops`, `Steps`, `Framework Ops`, `Launch Stats`, ...) are
+//!   not activities, except that a device with no stream line at all (TPU) uses its
+//!   `XLA Ops` line.
+//! - Stats are resolved from the event's metadata first, then the event (the event
+//!   wins); string stats may be interned (`ref_value` → the name of that stat
+//!   metadata).
+//! - Times: `line.timestamp_ns * 1000 + offset_ps` in ps, converted to whole ns by
+//!   flooring start and end, so ends stay consistent; durations are never negative.
+//! - An XLA op execution is a maximal run of consecutive activities on one (device,
+//!   stream) with the same (module, `hlo_op`, module execution). Module executions come
+//!   from `run_id` stats, else from the host's `<module>:XLA GPU module` spans containing
+//!   the launch (found by correlation id), else restart when the module's first op recurs.
+//!
+//! Arithmetic on file values is checked or saturating: no input makes this panic.
+
+use super::hlo;
+use super::proto::{
+    line_events, x_event, x_stat, DecodeFailure, XEvent, XLineHead, XPlaneLazy, XSpaceLazy, XStat,
+};
+use prost::Message;
+use rooftop_core::trace::model::{
+    Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, TraceDevice, TraceModel, TraceWarning,
+};
+use rooftop_core::trace::xla::hlo::HloInstr;
+use rooftop_core::trace::xla::{
+    HostThread, StepMarker, XlaDevice, XlaInfo, XlaModule, XlaOp, XplaneLayout,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// A resolved stat value.
+#[derive(Clone, Copy, Debug)]
+enum Val<'a> {
+    Str(&'a str),
+    Int(i64),
+    Uint(u64),
+    Float(f64),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Val<'a> {
+    fn str(self) -> Option<&'a str> {
+        match self {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn int(self) -> Option<i64> {
+        match self {
+            Val::Int(i) => Some(i),
+            Val::Uint(u) => i64::try_from(u).ok(),
+            Val::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e18 => {
+                Some(f as i64)
+            }
+            Val::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    fn float(self) -> Option<f64> {
+        match self {
+            Val::Int(i) => Some(i as f64),
+            Val::Uint(u) => Some(u as f64),
+            Val::Float(f) if f.is_finite() => Some(f),
+            Val::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// A plane with its stat names indexed; its lines are decoded one at a time.
+struct Plane<'a> {
+    p: &'a XPlaneLazy,
+    stat_names: HashMap<i64, &'a str>,
+}
+
+impl<'a> Plane<'a> {
+    fn new(p: &'a XPlaneLazy) -> Plane<'a> {
+        let stat_names = p.stat_metadata.iter().map(|(&id, m)| (id, m.name.as_str())).collect();
+        Plane { p, stat_names }
+    }
+
+    /// Each line's head (events skipped) with its encoded bytes, in turn.
+    fn lines(
+        &self,
+    ) -> impl Iterator<Item = Result<(XLineHead, &bytes::Bytes), DecodeFailure>> + '_ {
+        self.p
+            .lines
+            .iter()
+            .map(|b| XLineHead::decode(b.clone()).map(|h| (h, b)).map_err(DecodeFailure::from))
+    }
+
+    fn stat<'b>(&'b self, s: &'b XStat) -> Option<(&'b str, Val<'b>)> {
+        let name = *self.stat_names.get(&s.metadata_id)?;
+        let v = match s.value.as_ref()? {
+            x_stat::Value::DoubleValue(f) => Val::Float(*f),
+            x_stat::Value::Uint64Value(u) => Val::Uint(*u),
+            x_stat::Value::Int64Value(i) => Val::Int(*i),
+            x_stat::Value::StrValue(s) => Val::Str(s.as_str()),
+            x_stat::Value::BytesValue(b) => Val::Bytes(b.as_slice()),
+            x_stat::Value::RefValue(r) => {
+                Val::Str(self.stat_names.get(&i64::try_from(*r).ok()?).copied()?)
+            }
+        };
+        Some((name, v))
+    }
+
+    /// Stats of an event: its metadata's, then its own (which win).
+    fn event_stats<'b>(&'b self, e: &'b XEvent) -> EvStats<'b> {
+        let mut s = EvStats::default();
+        if let Some(m) = self.p.event_metadata.get(&e.metadata_id) {
+            for st in &m.stats {
+                if let Some((n, v)) = self.stat(st) {
+                    s.set(n, v, true);
+                }
+            }
+        }
+        for st in &e.stats {
+            if let Some((n, v)) = self.stat(st) {
+                s.set(n, v, false);
+            }
+        }
+        s
+    }
+
+    fn event_name(&self, e: &XEvent) -> &'a str {
+        match self.p.event_metadata.get(&e.metadata_id) {
+            Some(m) if !m.display_name.is_empty() => m.display_name.as_str(),
+            Some(m) => m.name.as_str(),
+            None => "",
+        }
+    }
+
+    fn plane_stats(&self) -> HashMap<&str, Val<'_>> {
+        self.p.stats.iter().filter_map(|s| self.stat(s)).collect()
+    }
+}
+
+/// The stats the analysis reads.
+#[derive(Default, Debug)]
+struct EvStats<'a> {
+    hlo_op: Option<&'a str>,
+    hlo_module: Option<&'a str>,
+    program_id: Option<i64>,
+    correlation_id: Option<i64>,
+    kernel_details: Option<&'a str>,
+    name: Option<&'a str>,
+    tf_op: Option<&'a str>,
+    run_id: Option<i64>,
+    memcpy_details: Option<&'a str>,
+    memset_details: Option<&'a str>,
+    flops: Option<f64>,
+    bytes_accessed: Option<f64>,
+    step_num: Option<i64>,
+    module_name: Option<&'a str>,
+    /// The `hlo_op` stat was on the event metadata (layout detection).
+    hlo_op_on_metadata: bool,
+}
+
+impl<'a> EvStats<'a> {
+    fn set(&mut self, name: &str, v: Val<'a>, from_metadata: bool) {
+        match name {
+            "hlo_op" => {
+                self.hlo_op = v.str().or(self.hlo_op);
+                self.hlo_op_on_metadata = from_metadata;
+            }
+            "hlo_module" => self.hlo_module = v.str().or(self.hlo_module),
+            "program_id" => self.program_id = v.int().or(self.program_id),
+            "correlation_id" => self.correlation_id = v.int().or(self.correlation_id),
+            "kernel_details" => self.kernel_details = v.str().or(self.kernel_details),
+            "name" | "long_name" => self.name = v.str().or(self.name),
+            "tf_op" => self.tf_op = v.str().or(self.tf_op),
+            "run_id" => self.run_id = v.int().or(self.run_id),
+            "memcpy_details" => self.memcpy_details = v.str().or(self.memcpy_details),
+            "Memset_details" | "memset_details" => {
+                self.memset_details = v.str().or(self.memset_details);
+            }
+            "flops" | "model_flops" => self.flops = v.float().or(self.flops),
+            "bytes_accessed" => self.bytes_accessed = v.float().or(self.bytes_accessed),
+            "step_num" | "iter_num" => self.step_num = v.int().or(self.step_num),
+            "module_name" => self.module_name = v.str().or(self.module_name),
+            _ => {}
+        }
+    }
+}
+
+/// Counted problems, first example kept.
+#[derive(Default)]
+struct Warn {
+    map: BTreeMap<&'static str, (u64, String)>,
+}
+
+impl Warn {
+    fn add(&mut self, kind: &'static str, example: impl FnOnce() -> String) {
+        let e = self.map.entry(kind).or_insert_with(|| (0, String::new()));
+        if e.0 == 0 {
+            e.1 = example();
+        }
+        e.0 += 1;
+    }
+
+    fn finish(self) -> Vec<TraceWarning> {
+        self.map
+            .into_iter()
+            .map(|(k, (count, example))| TraceWarning { kind: k.to_string(), count, example })
+            .collect()
+    }
+}
+
+/// `/device:GPU:3` → 3 (also `TPU`, `ROCM`); `None` for other planes.
+fn device_index(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix("/device:")?;
+    if rest.starts_with("CUSTOM") {
+        return None;
+    }
+    let (_, n) = rest.split_once(':')?;
+    n.trim().parse().ok()
+}
+
+/// Lines XProf derives from the activities: not activities themselves.
+fn is_derived_line(name: &str) -> bool {
+    matches!(
+        name,
+        "XLA Modules"
+            | "XLA Ops"
+            | "Async XLA Ops"
+            | "Steps"
+            | "Framework Name Scope"
+            | "Framework Ops"
+            | "Source code"
+            | "Launch Stats"
+            | "CUPTI overhead"
+            | "Host Offload Ops"
+            | "_counters_"
+            | "XLA TraceMe"
+    ) || name.starts_with("Sparse Core")
+        || name.starts_with("Tensor Core")
+}
+
+/// Start and duration in ns of an event on a line starting at `line_ns`; `None` for
+/// aggregated events or times out of range.
+fn times(line_ns: i64, e: &XEvent) -> Option<(i64, i64)> {
+    let Some(x_event::Data::OffsetPs(off)) = e.data else { return None };
+    let start_ps = i128::from(line_ns) * 1000 + i128::from(off);
+    let end_ps = start_ps + i128::from(e.duration_ps.max(0));
+    let ts = i64::try_from(start_ps.div_euclid(1000)).ok()?;
+    let end = i64::try_from(end_ps.div_euclid(1000)).ok()?;
+    Some((ts, end.checked_sub(ts)?))
+}
+
+/// `grid:32,16,2 block:256,1,1 group_mem:30240 regs:64 static_shared:0 dynamic_shared:0`
+/// (CUPTI `regs:.. static_shared:.. dynamic_shared:.. grid:x,y,z block:x,y,z occ_pct:..`,
+/// ROCm `grid:.. block:.. private_mem:.. group_mem:.. occ_pct:..`).
+fn kernel_details(s: &str, ev: &mut GpuEvent) {
+    let mut shared: Option<u64> = None;
+    for tok in s.split_whitespace() {
+        let Some((k, v)) = tok.split_once(':') else { continue };
+        let dim3 = |v: &str| -> Option<[u32; 3]> {
+            let mut it = v.split(',').map(|x| x.trim().parse::<u32>().ok());
+            Some([it.next()??, it.next().flatten().unwrap_or(1), it.next().flatten().unwrap_or(1)])
+        };
+        match k {
+            "grid" => ev.grid = dim3(v),
+            "block" => ev.block = dim3(v),
+            "regs" | "registers_per_thread" => ev.registers_per_thread = v.parse().ok(),
+            "static_shared" | "dynamic_shared" | "group_mem" | "shm" | "shared_mem" => {
+                if let Ok(b) = v.parse::<u64>() {
+                    shared = Some(shared.unwrap_or(0).saturating_add(b));
+                }
+            }
+            _ => {}
+        }
+    }
+    ev.shared_memory_bytes = shared;
+}
+
+/// `size:1024` / `num_bytes:1024` in memcpy/memset details.
+fn detail_bytes(s: &str) -> Option<u64> {
+    s.split_whitespace().find_map(|t| {
+        let (k, v) = t.split_once(':')?;
+        matches!(k, "size" | "num_bytes").then(|| v.parse().ok()).flatten()
+    })
+}
+
+/// `gfx950` in a kernel name (`ck_tile::gfx950_t`), when present.
+fn llvm_target(name: &str) -> Option<String> {
+    let i = name.find("gfx")?;
+    let t: String = name[i..].chars().take_while(char::is_ascii_alphanumeric).collect();
+    (t.len() >= 6 && t[3..].chars().next().is_some_and(|c| c.is_ascii_digit())).then_some(t)
+}
+
+/// `jit_loss_fn(17)` → (`jit_loss_fn`, 17).
+fn split_program_id(name: &str) -> (&str, Option<i64>) {
+    if let Some(open) = name.rfind('(') {
+        if let Some(id) = name[open + 1..].strip_suffix(')').and_then(|s| s.parse().ok()) {
+            return (&name[..open], Some(id));
+        }
+    }
+    (name, None)
+}
+
+/// One device activity before sorting and grouping.
+struct Raw {
+    gpu: GpuEvent,
+    hlo_op: Option<String>,
+    /// Index in `modules`.
+    module: Option<u32>,
+    run_id: Option<i64>,
+    framework_op: Option<String>,
+    flops: Option<f64>,
+    bytes: Option<f64>,
+}
+
+/// Everything read from the host planes.
+#[derive(Default)]
+struct Host {
+    /// correlation id → (runtime call name, start ns).
+    launches: HashMap<i64, (String, i64)>,
+    /// module name → sorted (start, end) of its host-side executions.
+    module_spans: HashMap<String, Vec<(i64, i64)>>,
+    threads: Vec<HostThread>,
+    markers: Vec<StepMarker>,
+}
+
+fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, DecodeFailure> {
+    let mut h = Host::default();
+    for pl in planes {
+        for line in pl.lines() {
+            let (head, bytes) = line?;
+            let mut iv: Vec<(i64, i64, &str)> = Vec::new();
+            for e in line_events(bytes) {
+                let e = e?;
+                let Some((ts, dur)) = times(head.timestamp_ns, &e) else {
+                    warn.add("aggregated_or_bad_time", || {
+                        format!("an event on {} / {} has no start time", pl.p.name, head.label())
+                    });
+                    continue;
+                };
+                let name = pl.event_name(&e);
+                let st = pl.event_stats(&e);
+                if let Some(c) = st.correlation_id {
+                    h.launches.entry(c).or_insert_with(|| (name.to_string(), ts));
+                }
+                if let Some(m) = name.strip_suffix(":XLA GPU module") {
+                    h.module_spans
+                        .entry(m.to_string())
+                        .or_default()
+                        .push((ts, ts.saturating_add(dur)));
+                }
+                if let Some(step) = st.step_num {
+                    h.markers.push(StepMarker {
+                        name: name.to_string(),
+                        step: Some(step),
+                        ts_ns: ts,
+                        dur_ns: dur,
+                    });
+                }
+                iv.push((ts, ts.saturating_add(dur), name));
+            }
+            if iv.is_empty() {
+                continue;
+            }
+            h.threads.push(thread_summary(&pl.p.name, head.label(), &mut iv));
+        }
+    }
+    for v in h.module_spans.values_mut() {
+        v.sort_unstable();
+    }
+    h.markers.sort_by_key(|m| m.ts_ns);
+    Ok(h)
+}
+
+/// Events, busy time and the outermost events' names of one host line.
+fn thread_summary(plane: &str, name: &str, iv: &mut [(i64, i64, &str)]) -> HostThread {
+    iv.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut busy = 0i64;
+    let mut cur_end = i64::MIN;
+    let mut top: HashMap<&str, (u64, i64)> = HashMap::new();
+    for &(s, e, n) in iv.iter() {
+        if s >= cur_end {
+            // An outermost event.
+            busy = busy.saturating_add(e.saturating_sub(s));
+            let t = top.entry(n).or_default();
+            t.0 += 1;
+            t.1 = t.1.saturating_add(e.saturating_sub(s));
+            cur_end = e;
+        } else if e > cur_end {
+            busy = busy.saturating_add(e.saturating_sub(cur_end));
+            cur_end = e;
+        }
+    }
+    let mut top: Vec<(String, u64, i64)> =
+        top.into_iter().map(|(n, (c, t))| (n.to_string(), c, t)).collect();
+    top.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(5);
+    HostThread {
+        plane: plane.to_string(),
+        name: name.to_string(),
+        events: iv.len() as u64,
+        busy_ns: busy,
+        start_ns: iv.first().map_or(0, |x| x.0),
+        end_ns: iv.iter().map(|x| x.1).max().unwrap_or(0),
+        top,
+    }
+}
+
+/// One execution of an XLA op before it becomes a `CpuOp`: (run, module, `hlo_op`), where
+/// it ran, and its activities.
+struct Inst {
+    key: (u32, Option<u32>, String),
+    device: i64,
+    stream: i64,
+    events: Vec<u32>,
+}
+
+/// An op's instruction (when the module's HLO has it) and its interned arguments, by
+/// (module, `hlo_op`).
+type InstrCache = HashMap<(Option<u32>, String), (Option<Arc<HloInstr>>, Arc<OpArgs>)>;
+
+/// Module interning: (name, program id) → index.
+#[derive(Default)]
+struct Modules {
+    list: Vec<XlaModule>,
+    index: HashMap<(String, Option<i64>), u32>,
+}
+
+impl Modules {
+    fn get(&mut self, name: &str, program_id: Option<i64>) -> u32 {
+        let (base, pid) = split_program_id(name);
+        let key = (base.to_string(), program_id.or(pid));
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.list.push(XlaModule { name: key.0.clone(), program_id: key.1, has_hlo: false });
+        self.index.insert(key, i);
+        i
+    }
+}
+
+/// Builds the model. `hlo_protos` are the `/host:metadata` entries `(module name with
+/// program id, serialized HloProto)`.
+#[allow(clippy::too_many_lines)]
+///
+/// # Errors
+/// A plane or line that does not decode (the caller locates the bad bytes).
+pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
+    let mut warn = Warn::default();
+    for e in &space.errors {
+        warn.add("xspace_error", || format!("the profiler reported: {e}"));
+    }
+    for w in &space.warnings {
+        warn.add("xspace_warning", || format!("the profiler reported: {w}"));
+    }
+    let decoded: Vec<XPlaneLazy> =
+        space.planes.iter().map(|b| XPlaneLazy::decode(b.clone())).collect::<Result<_, _>>()?;
+    let planes: Vec<Plane<'_>> = decoded.iter().map(Plane::new).collect();
+    let host_planes: Vec<&Plane<'_>> = planes
+        .iter()
+        .filter(|p| p.p.name.starts_with("/host:") && p.p.name != "/host:metadata")
+        .collect();
+    let host = read_host(&host_planes, &mut warn)?;
+
+    let mut modules = Modules::default();
+    let mut raws: Vec<Raw> = Vec::new();
+    let mut devices: Vec<(TraceDevice, XlaDevice)> = Vec::new();
+    let mut layouts: Vec<XplaneLayout> = Vec::new();
+    for pl in &planes {
+        let Some(index) = device_index(&pl.p.name) else { continue };
+        // Line heads first (events skipped), then each chosen line's events in turn.
+        let heads: Vec<(XLineHead, &bytes::Bytes)> = pl.lines().collect::<Result<_, _>>()?;
+        let stream_lines: Vec<&(XLineHead, &bytes::Bytes)> =
+            heads.iter().filter(|(h, _)| !is_derived_line(h.label())).collect();
+        let (lines, layout) = if stream_lines.is_empty() {
+            (
+                heads.iter().filter(|(h, _)| h.label() == "XLA Ops").collect(),
+                XplaneLayout::XlaOpsLine,
+            )
+        } else {
+            (stream_lines, XplaneLayout::EventStats)
+        };
+        let mut on_metadata = false;
+        let mut target: Option<String> = None;
+        let mut n_events = 0usize;
+        for (head, bytes) in lines {
+            let stream = head
+                .label()
+                .strip_prefix("Stream #")
+                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(head.id);
+            for (ei, e) in line_events(bytes).enumerate() {
+                let e = e?;
+                let e = &e;
+                let Some((ts, dur)) = times(head.timestamp_ns, e) else {
+                    warn.add("aggregated_or_bad_time", || {
+                        format!("event {ei} on {} / {} has no start time", pl.p.name, head.label())
+                    });
+                    continue;
+                };
+                n_events += 1;
+                let name = pl.event_name(e);
+                let st = pl.event_stats(e);
+                on_metadata |= st.hlo_op_on_metadata && st.hlo_op.is_some();
+                if target.is_none() {
+                    target = llvm_target(name);
+                }
+                let starts =
+                    |p: &str| name.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+                let kind = if st.memset_details.is_some() || starts("memset") {
+                    GpuKind::Memset
+                } else if st.memcpy_details.is_some()
+                    || starts("memcpy")
+                    || (st.hlo_op.is_none() && starts("copy"))
+                {
+                    GpuKind::Memcpy
+                } else {
+                    GpuKind::Kernel
+                };
+                let mut g = GpuEvent {
+                    kind,
+                    name: name.to_string(),
+                    ts_ns: ts,
+                    dur_ns: dur,
+                    device: index,
+                    stream,
+                    correlation: st.correlation_id,
+                    ..GpuEvent::default()
+                };
+                if let Some(k) = st.kernel_details {
+                    kernel_details(k, &mut g);
+                }
+                g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
+                if let Some(c) = st.correlation_id {
+                    g.launcher = host.launches.get(&c).map(|l| l.0.clone());
+                }
+                let hlo_op = match layout {
+                    XplaneLayout::XlaOpsLine => st.hlo_op.or(Some(name)),
+                    _ => st.hlo_op,
+                }
+                .filter(|s| !s.is_empty());
+                let module =
+                    st.hlo_module.filter(|m| !m.is_empty()).map(|m| modules.get(m, st.program_id));
+                let framework_op = st
+                    .name
+                    .filter(|n| !n.is_empty())
+                    .or(st.tf_op.filter(|t| !t.is_empty() && !t.ends_with(':')))
+                    .map(str::to_string);
+                raws.push(Raw {
+                    gpu: g,
+                    hlo_op: hlo_op.map(str::to_string),
+                    module,
+                    run_id: st.run_id,
+                    framework_op,
+                    flops: st.flops,
+                    bytes: st.bytes_accessed,
+                });
+            }
+        }
+        let layout = if layout == XplaneLayout::EventStats && on_metadata {
+            XplaneLayout::MetadataStats
+        } else {
+            layout
+        };
+        if n_events > 0 {
+            layouts.push(layout);
+        }
+        let ps = pl.plane_stats();
+        let vendor = ps.get("device_vendor").and_then(|v| v.str()).map(str::to_string);
+        let major = ps.get("compute_cap_major").and_then(|v| v.int());
+        let minor = ps.get("compute_cap_minor").and_then(|v| v.int());
+        let cores = ps.get("core_count").and_then(|v| v.int()).and_then(|c| u64::try_from(c).ok());
+        let gpu_name = ps.get("gpu_device_name").and_then(|v| v.str()).map(str::to_string);
+        let xd = XlaDevice {
+            index,
+            plane: pl.p.name.clone(),
+            vendor: vendor.clone(),
+            clock_khz: ps
+                .get("clock_rate")
+                .and_then(|v| v.int())
+                .and_then(|c| u64::try_from(c).ok()),
+            core_count: cores,
+            memory_bandwidth_bps: ps.get("memory_bandwidth").and_then(|v| v.float()),
+            memory_bytes: ps
+                .get("memory_size")
+                .and_then(|v| v.int())
+                .and_then(|c| u64::try_from(c).ok()),
+            llvm_target: target.clone(),
+        };
+        let amd = vendor.as_deref().is_some_and(|v| v.eq_ignore_ascii_case("amd"));
+        let name = gpu_name.or_else(|| target.clone()).unwrap_or_else(|| {
+            let cc = major
+                .zip(minor)
+                .map(|(a, b)| format!(", compute capability {a}.{b}"))
+                .unwrap_or_default();
+            format!("{} device{cc}", vendor.as_deref().unwrap_or("unknown"))
+        });
+        devices.push((
+            TraceDevice {
+                index,
+                name,
+                num_sms: cores.and_then(|c| u32::try_from(c).ok()),
+                compute_capability: major.zip(minor).map(|(a, b)| format!("{a}.{b}")),
+                total_memory_bytes: xd.memory_bytes,
+                warp_size: match (vendor.as_deref(), major) {
+                    (Some(v), _) if v.eq_ignore_ascii_case("nvidia") => Some(32),
+                    (_, Some(9)) if amd => Some(64),
+                    _ => None,
+                },
+            },
+            xd,
+        ));
+    }
+    devices.sort_by_key(|d| d.0.index);
+    // Devices of one host are alike: a device without kernels takes the gfx target seen
+    // on a sibling with the same vendor and compute capability.
+    let seen: Vec<(Option<String>, Option<String>, String)> = devices
+        .iter()
+        .map(|(t, x)| {
+            (
+                x.vendor.clone(),
+                t.compute_capability.clone(),
+                x.llvm_target.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    for (t, x) in &mut devices {
+        if x.llvm_target.is_none() {
+            if let Some((_, _, tgt)) = seen
+                .iter()
+                .find(|(v, c, tg)| !tg.is_empty() && *v == x.vendor && *c == t.compute_capability)
+            {
+                x.llvm_target = Some(tgt.clone());
+                if t.name.ends_with(" device") || t.name.contains(" device, compute capability") {
+                    t.name.clone_from(tgt);
+                }
+            }
+        }
+    }
+
+    // HLO of the modules the device events name.
+    let mut hlo_modules: HashMap<u32, hlo::Module> = HashMap::new();
+    if let Some(meta) = planes.iter().find(|p| p.p.name == "/host:metadata") {
+        for m in meta.p.event_metadata.values() {
+            let (base, pid) = split_program_id(&m.name);
+            let Some(&mi) = modules.index.get(&(base.to_string(), pid)).or_else(|| {
+                if pid.is_none() {
+                    None
+                } else {
+                    modules.index.get(&(base.to_string(), None))
+                }
+            }) else {
+                continue;
+            };
+            let Some(bytes) = m.stats.iter().find_map(|s| match meta.stat(s) {
+                Some(("Hlo Proto", Val::Bytes(b))) => Some(b),
+                _ => None,
+            }) else {
+                continue;
+            };
+            match hlo::decode(bytes) {
+                Ok(h) => {
+                    hlo_modules.insert(mi, h);
+                }
+                Err(e) => warn.add("hlo_undecodable", || {
+                    format!("the HLO of module `{}` in /host:metadata does not decode: {e}", m.name)
+                }),
+            }
+        }
+    }
+    for (mi, m) in modules.list.iter_mut().enumerate() {
+        m.has_hlo = u32::try_from(mi).is_ok_and(|mi| hlo_modules.contains_key(&mi));
+    }
+
+    // Sort activities as the model requires: (ts, device, stream), stable.
+    raws.sort_by(|a, b| {
+        (a.gpu.ts_ns, a.gpu.device, a.gpu.stream).cmp(&(b.gpu.ts_ns, b.gpu.device, b.gpu.stream))
+    });
+    let runs = assign_runs(&raws, &host, &modules);
+
+    // Group into op executions.
+    let mut insts: Vec<Inst> = Vec::new();
+    let mut current: HashMap<(i64, i64), usize> = HashMap::new();
+    for (k, r) in raws.iter().enumerate() {
+        let Some(op) = &r.hlo_op else { continue };
+        let key = (runs[k], r.module, op.clone());
+        let Ok(ev) = u32::try_from(k) else { break };
+        let slot = (r.gpu.device, r.gpu.stream);
+        match current.get(&slot) {
+            Some(&i) if insts[i].key == key => insts[i].events.push(ev),
+            _ => {
+                current.insert(slot, insts.len());
+                insts.push(Inst {
+                    key,
+                    device: r.gpu.device,
+                    stream: r.gpu.stream,
+                    events: vec![ev],
+                });
+            }
+        }
+    }
+    insts.sort_by_key(|i| {
+        (i.device, i.stream, i.events.first().map_or(0, |&e| raws[e as usize].gpu.ts_ns))
+    });
+
+    // Names used by more than one module are qualified with the module.
+    let mut owners: HashMap<&str, Vec<Option<u32>>> = HashMap::new();
+    for i in &insts {
+        let o = owners.entry(i.key.2.as_str()).or_default();
+        if !o.contains(&i.key.1) {
+            o.push(i.key.1);
+        }
+    }
+    let qualified: HashMap<String, bool> =
+        owners.iter().map(|(n, o)| ((*n).to_string(), o.len() > 1)).collect();
+
+    let mut instr_cache: InstrCache = HashMap::new();
+    let mut ops: Vec<CpuOp> = Vec::with_capacity(insts.len());
+    let mut xops: Vec<XlaOp> = Vec::with_capacity(insts.len());
+    let mut gpu_op: Vec<Option<u32>> = vec![None; raws.len()];
+    for inst in &insts {
+        let (run, module, name) = (&inst.key.0, inst.key.1, &inst.key.2);
+        let entry = instr_cache.entry((module, name.clone())).or_insert_with(|| {
+            let instr =
+                module.and_then(|m| hlo_modules.get(&m)).and_then(|h| h.instr(name)).map(Arc::new);
+            let args = instr.as_ref().map_or_else(OpArgs::default, |i| OpArgs {
+                input_dims: i.operands.iter().map(|s| Dims::Tensor(s.dims.clone())).collect(),
+                input_types: i.operands.iter().map(|s| s.dtype.clone()).collect(),
+                ..OpArgs::default()
+            });
+            (instr, Arc::new(args))
+        });
+        if entry.0.is_none() && module.is_some_and(|m| hlo_modules.contains_key(&m)) {
+            warn.add("op_not_in_hlo", || {
+                format!("`{name}` is not an instruction of its module's HLO")
+            });
+        }
+        let first = &raws[inst.events[0] as usize];
+        let ts = inst.events.iter().map(|&e| raws[e as usize].gpu.ts_ns).min().unwrap_or(0);
+        let end = inst
+            .events
+            .iter()
+            .map(|&e| raws[e as usize].gpu.ts_ns.saturating_add(raws[e as usize].gpu.dur_ns))
+            .max()
+            .unwrap_or(ts);
+        let op_index = u32::try_from(ops.len()).unwrap_or(u32::MAX);
+        for &e in &inst.events {
+            gpu_op[e as usize] = Some(op_index);
+        }
+        let display = match (qualified.get(name.as_str()), module) {
+            (Some(true), Some(m)) => {
+                format!("{}/{name}", modules.list.get(m as usize).map_or("?", |x| x.name.as_str()))
+            }
+            _ => name.clone(),
+        };
+        ops.push(CpuOp {
+            name: display,
+            ts_ns: ts,
+            dur_ns: end.saturating_sub(ts),
+            pid: inst.device,
+            tid: inst.stream,
+            args: Arc::clone(&entry.1),
+            launched: inst.events.clone(),
+            ..CpuOp::default()
+        });
+        xops.push(XlaOp {
+            module,
+            run: *run,
+            hlo_op: name.clone(),
+            instr: entry.0.clone(),
+            framework_op: first
+                .framework_op
+                .clone()
+                .or_else(|| entry.0.as_ref().map(|i| i.op_name.clone()).filter(|s| !s.is_empty())),
+            profile_flops: first.flops,
+            profile_bytes: first.bytes,
+        });
+    }
+    let gpu: Vec<GpuEvent> =
+        raws.into_iter().zip(gpu_op).map(|(r, op)| GpuEvent { op, ..r.gpu }).collect();
+    if gpu.is_empty() {
+        warn.add("no_gpu_events", || {
+            "the profile has no device activity (no events on a device plane's stream lines)"
+                .to_string()
+        });
+    }
+
+    let mut annotations: Vec<Annotation> = host
+        .markers
+        .iter()
+        .map(|m| Annotation {
+            name: m.name.clone(),
+            ts_ns: m.ts_ns,
+            dur_ns: m.dur_ns,
+            on_gpu: false,
+        })
+        .collect();
+    for (m, spans) in &host.module_spans {
+        for &(s, e) in spans {
+            annotations.push(Annotation {
+                name: format!("{m}:XLA GPU module"),
+                ts_ns: s,
+                dur_ns: e.saturating_sub(s),
+                on_gpu: false,
+            });
+        }
+    }
+    annotations.sort_by(|a, b| a.ts_ns.cmp(&b.ts_ns).then_with(|| a.name.cmp(&b.name)));
+
+    let layout = layouts.first().copied().unwrap_or_default();
+    let (trace_devices, xla_devices): (Vec<TraceDevice>, Vec<XlaDevice>) =
+        devices.into_iter().unzip();
+    Ok(TraceModel {
+        devices: trace_devices,
+        ops,
+        gpu,
+        annotations,
+        warnings: warn.finish(),
+        xla: Some(Box::new(XlaInfo {
+            layout,
+            hostnames: space.hostnames.clone(),
+            modules: modules.list,
+            ops: xops,
+            devices: xla_devices,
+            host_threads: host.threads,
+            step_markers: host.markers,
+        })),
+        ..TraceModel::default()
+    })
+}
+
+/// The module execution of every activity (module docs), numbered per (device, module).
+fn assign_runs(raws: &[Raw], host: &Host, modules: &Modules) -> Vec<u32> {
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    enum Key {
+        RunId(i64),
+        Span(usize),
+        Seq(u32),
+    }
+    let mut keys: Vec<Option<Key>> = Vec::with_capacity(raws.len());
+    // Fallback state per (device, module): first op, whether another op was seen, count.
+    let mut seq: HashMap<(i64, u32), (String, bool, u32)> = HashMap::new();
+    for r in raws {
+        let Some(m) = r.module else {
+            keys.push(None);
+            continue;
+        };
+        if let Some(id) = r.run_id {
+            keys.push(Some(Key::RunId(id)));
+            continue;
+        }
+        let name = modules.list.get(m as usize).map_or("", |x| x.name.as_str());
+        let launch = r.gpu.correlation.and_then(|c| host.launches.get(&c)).map(|l| l.1);
+        if let (Some(t), Some(spans)) = (launch, host.module_spans.get(name)) {
+            let i = spans.partition_point(|s| s.0 <= t);
+            if i > 0 && t <= spans[i - 1].1 {
+                keys.push(Some(Key::Span(i - 1)));
+                continue;
+            }
+        }
+        let op = r.hlo_op.clone().unwrap_or_default();
+        let s = seq.entry((r.gpu.device, m)).or_insert_with(|| (op.clone(), false, 0));
+        if op == s.0 {
+            if s.1 {
+                s.2 += 1;
+                s.1 = false;
+            }
+        } else {
+            s.1 = true;
+        }
+        keys.push(Some(Key::Seq(s.2)));
+    }
+    let mut dense: HashMap<(i64, u32, Key), u32> = HashMap::new();
+    let mut next: HashMap<(i64, u32), u32> = HashMap::new();
+    raws.iter()
+        .zip(keys)
+        .map(|(r, k)| match (r.module, k) {
+            (Some(m), Some(k)) => *dense.entry((r.gpu.device, m, k)).or_insert_with(|| {
+                let n = next.entry((r.gpu.device, m)).or_insert(0);
+                *n += 1;
+                *n - 1
+            }),
+            _ => 0,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_details_of_both_vendors() {
+        let mut g = GpuEvent::default();
+        kernel_details(
+            " grid:16,16,2 block:256,1,1 private_mem:168 group_mem:30240 occ_pct:0",
+            &mut g,
+        );
+        assert_eq!(
+            (g.grid, g.block, g.shared_memory_bytes),
+            (Some([16, 16, 2]), Some([256, 1, 1]), Some(30240))
+        );
+        let mut n = GpuEvent::default();
+        kernel_details("regs:64 static_shared:1024 dynamic_shared:49152 grid:132,1,1 block:384,1,1 occ_pct:12.5", &mut n);
+        assert_eq!(
+            (n.registers_per_thread, n.shared_memory_bytes, n.grid),
+            (Some(64), Some(50176), Some([132, 1, 1]))
+        );
+        let mut bad = GpuEvent::default();
+        kernel_details("grid:x,y block:: regs:-1 ::::", &mut bad);
+        assert_eq!((bad.grid, bad.registers_per_thread), (None, None));
+    }
+
+    #[test]
+    fn names_and_numbers() {
+        assert_eq!(device_index("/device:GPU:3"), Some(3));
+        assert_eq!(device_index("/device:TPU:0"), Some(0));
+        assert_eq!(device_index("/device:CUSTOM:Megascale Trace"), None);
+        assert_eq!(device_index("/host:CPU"), None);
+        assert_eq!(split_program_id("jit_loss_fn(17)"), ("jit_loss_fn", Some(17)));
+        assert_eq!(split_program_id("jit_f"), ("jit_f", None));
+        assert_eq!(split_program_id("f(x)"), ("f(x)", None));
+        assert_eq!(
+            llvm_target("void ck_tile::kentry<ck_tile::gfx950_t, 1>"),
+            Some("gfx950".to_string())
+        );
+        assert_eq!(llvm_target("gfx"), None);
+        assert_eq!(detail_bytes("kind_src:device kind_dst:pinned size:8 dest:0 async:1"), Some(8));
+        assert_eq!(detail_bytes("kind:device num_bytes:64 async:0"), Some(64));
+    }
+}
