@@ -21,6 +21,6 @@ pub mod tables;
 pub mod timeline;
 
 pub use model::{
-    Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, Schema, TraceDevice, TraceModel,
-    TraceWarning,
+    Annotation, CpuOp, Dims, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs, RuntimeCall,
+    Schema, SyncEvent, SyncKind, TraceDevice, TraceModel, TraceWarning,
 };
