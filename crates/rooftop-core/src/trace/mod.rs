@@ -9,10 +9,13 @@
 //! - [`timeline`]: GPU timeline (compute, comm, memcpy, memset, idle; exposed comm).
 //! - [`summary`]: ops summary, by category, kernel summary, short kernels.
 //! - [`findings`]: trace-wide findings ranked by time at stake.
+//! - [`gaps`]: where the time goes between the kernels (HTA's analyses): idle causes,
+//!   launch latency and queues, syncs, CUDA graphs, critical path, modules, memory.
 //! - [`report`]: `TraceReport` (the stable JSON schema) and `analyze()`.
 
 pub mod attrib;
 pub mod findings;
+pub mod gaps;
 pub mod model;
 pub mod ops;
 pub mod report;
