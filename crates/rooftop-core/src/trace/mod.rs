@@ -11,11 +11,14 @@
 //! - [`findings`]: trace-wide findings ranked by time at stake.
 //! - [`gaps`]: where the time goes between the kernels (HTA's analyses): idle causes,
 //!   launch latency and queues, syncs, CUDA graphs, critical path, modules, memory.
+//! - [`inference`]: vLLM/SGLang traces: steps by phase, MoE, paged attention, FP8
+//!   quantisation models, custom all-reduce kernels as communication.
 //! - [`report`]: `TraceReport` (the stable JSON schema) and `analyze()`.
 
 pub mod attrib;
 pub mod findings;
 pub mod gaps;
+pub mod inference;
 pub mod model;
 pub mod ops;
 pub mod report;

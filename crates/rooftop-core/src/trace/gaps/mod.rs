@@ -16,12 +16,14 @@
 //!   on it ranked, and what-if scaling.
 //! - [`modules`]: time per `nn.Module` as a tree, forward and backward.
 //! - [`memory`]: the allocator's timeline, its peak and what was alive at the peak.
+//! - [`findings`]: what of the above is worth a finding.
 //!
 //! Times are integer nanoseconds on the trace's clock inside; reports carry µs (or ms
 //! where named so) as `f64`.
 
 pub mod cp_graph;
 pub mod critical_path;
+pub mod findings;
 pub mod graphs;
 pub mod idle;
 pub mod launch;
