@@ -16,11 +16,13 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod perfetto;
+pub mod perfetto_cp;
 pub mod record;
 pub mod rows;
 pub mod svg;
 pub mod table;
 pub mod trace;
+pub mod trace_gaps;
 
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;

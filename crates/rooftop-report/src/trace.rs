@@ -35,12 +35,21 @@ pub enum Section {
     Kernels,
     ShortKernels,
     Findings,
+    // The time between the kernels (`crate::trace_gaps`).
+    Idle,
+    Launch,
+    Syncs,
+    Graphs,
+    CriticalPath,
+    Modules,
+    Memory,
+    Inference,
     All,
 }
 
 impl Section {
     /// Every name `--section` accepts.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 21] = [
         "summary",
         "timeline",
         "ops",
@@ -53,6 +62,14 @@ impl Section {
         "kernels",
         "short-kernels",
         "findings",
+        "idle",
+        "launch",
+        "syncs",
+        "graphs",
+        "critical-path",
+        "modules",
+        "memory",
+        "inference",
         "all",
     ];
 
@@ -70,6 +87,14 @@ impl Section {
             Section::Kernels => "kernels",
             Section::ShortKernels => "short-kernels",
             Section::Findings => "findings",
+            Section::Idle => "idle",
+            Section::Launch => "launch",
+            Section::Syncs => "syncs",
+            Section::Graphs => "graphs",
+            Section::CriticalPath => "critical-path",
+            Section::Modules => "modules",
+            Section::Memory => "memory",
+            Section::Inference => "inference",
             Section::All => "all",
         }
     }
@@ -104,6 +129,14 @@ impl FromStr for Section {
             Section::Kernels,
             Section::ShortKernels,
             Section::Findings,
+            Section::Idle,
+            Section::Launch,
+            Section::Syncs,
+            Section::Graphs,
+            Section::CriticalPath,
+            Section::Modules,
+            Section::Memory,
+            Section::Inference,
             Section::All,
         ];
         let key = s.trim().to_ascii_lowercase().replace('_', "-");
@@ -129,18 +162,18 @@ impl Default for RenderOptions {
 
 /// One laid-out section.
 #[derive(Debug, Clone, PartialEq)]
-struct Block {
-    title: String,
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-    notes: Vec<String>,
+pub(crate) struct Block {
+    pub(crate) title: String,
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
+    pub(crate) notes: Vec<String>,
     /// Minimum widths of some columns in the terminal, `(column, width)`, for long
     /// names.
-    min_widths: Vec<(usize, u16)>,
+    pub(crate) min_widths: Vec<(usize, u16)>,
 }
 
 impl Block {
-    fn new(title: impl Into<String>, header: &[&str]) -> Block {
+    pub(crate) fn new(title: impl Into<String>, header: &[&str]) -> Block {
         Block {
             title: title.into(),
             header: header.iter().map(|s| (*s).to_string()).collect(),
@@ -152,7 +185,7 @@ impl Block {
 }
 
 /// Shortens long kernel names for the terminal (full names are in JSON and CSV).
-fn short(name: &str, max: usize) -> String {
+pub(crate) fn short(name: &str, max: usize) -> String {
     if name.chars().count() <= max {
         name.to_string()
     } else {
@@ -161,7 +194,7 @@ fn short(name: &str, max: usize) -> String {
 }
 
 /// A time given in ms, with an SI prefix (`0` rather than `0 s` for nothing).
-fn ms(v: f64) -> String {
+pub(crate) fn ms(v: f64) -> String {
     if v == 0.0 {
         "0".to_string()
     } else {
@@ -473,6 +506,7 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
     match opts.section {
         Section::Summary => {
             out.extend(timeline_blocks(r).into_iter().take(1));
+            out.extend(crate::trace_gaps::summary_blocks(r));
             out.push(ops_block(r, top));
             out.push(findings_block(r, top.min(5)));
         }
@@ -488,6 +522,14 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
         Section::Kernels => out.push(kernels_block(r, top)),
         Section::ShortKernels => out.extend(short_kernel_blocks(r, top)),
         Section::Findings => out.push(findings_block(r, top)),
+        Section::Idle
+        | Section::Launch
+        | Section::Syncs
+        | Section::Graphs
+        | Section::CriticalPath
+        | Section::Modules
+        | Section::Memory
+        | Section::Inference => out.extend(crate::trace_gaps::blocks(r, opts.section, top)),
         Section::All => {
             out.extend(timeline_blocks(r));
             out.push(ops_block(r, top));
@@ -496,6 +538,7 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
             out.push(kernels_block(r, top));
             out.extend(short_kernel_blocks(r, top));
             out.push(findings_block(r, top));
+            out.extend(crate::trace_gaps::blocks(r, Section::All, top));
         }
     }
     if opts.section != Section::Summary {
@@ -589,7 +632,7 @@ pub fn json(r: &TraceReport) -> String {
     pretty(r)
 }
 
-fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
+pub(crate) fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail with I/O errors; rows have the header's length.
     let _ = w.write_record(header);
@@ -599,15 +642,15 @@ fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     format!("{v}")
 }
 
-fn onum(v: Option<f64>) -> String {
+pub(crate) fn onum(v: Option<f64>) -> String {
     v.map_or_else(String::new, num)
 }
 
-fn ostr(v: Option<&str>) -> String {
+pub(crate) fn ostr(v: Option<&str>) -> String {
     v.unwrap_or_default().to_string()
 }
 
@@ -617,7 +660,8 @@ fn dims_csv(d: Option<[u32; 3]>) -> String {
 
 /// One CSV per section, `(file name, contents)`, for `--format csv -o DIR`: the
 /// timeline and its window, ops summary and by category, each roofline table (`GEMM.csv`, ...),
-/// kernels, the short-kernel histogram and groups, findings and warnings.
+/// kernels, the short-kernel histogram and groups, findings and warnings, and the
+/// sections of [`crate::trace_gaps`].
 pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     let mut files = Vec::new();
     let t = &r.timeline.all;
@@ -828,6 +872,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .map(|w| vec![w.kind.clone(), w.count.to_string(), w.example.clone()])
         .collect();
     files.push(("warnings.csv".to_string(), csv_text(&["kind", "count", "example"], rows)));
+    files.extend(crate::trace_gaps::csv_files(r));
     files
 }
 

@@ -151,6 +151,8 @@ pub fn analyze(
     let memory = memory(model);
     let inference = inference(model);
     let mut findings = findings;
+    // The gap findings' `trace.gpu_idle` states the idle time with its causes.
+    findings.retain(|f| f.finding.id != "trace.gpu_idle");
     findings.extend(super::gaps::findings::gap_findings(&super::gaps::findings::GapInput {
         timeline: &timeline,
         idle: &idle,

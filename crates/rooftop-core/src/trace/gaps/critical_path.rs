@@ -3,9 +3,11 @@
 //! kernel-kernel overhead, launch overhead), the events on it in order, the ops ranked
 //! by their share, and what-if scaling of chosen ops.
 //!
-//! - **Window**: the `instance`-th CPU annotation whose name contains `annotation`
-//!   (HTA's `critical_path_analysis(annotation, instance_id)`), by start time; by
-//!   default the first `ProfilerStep#` annotation, else the whole trace.
+//! - **Window**: the `instance`-th CPU annotation named `annotation`, or else whose name
+//!   contains it (HTA's `critical_path_analysis(annotation, instance_id)` matches
+//!   substrings), by start time; by default the first `ProfilerStep#` annotation, else
+//!   the last inference-engine step annotation ([`crate::trace::inference::steps`]), else
+//!   the whole trace.
 //! - **Length**: the sum of the path's edge weights (HTA's summed `duration`). Zero-weight
 //!   dependency and sync edges join CPU and GPU segments, so the length can be shorter
 //!   than the time from the path's first node to its last.
@@ -15,16 +17,19 @@
 //!   named after the kernel they precede.
 //! - **By op**: CPU time goes to the innermost op (a runtime call's time to the op that
 //!   made it); a kernel's time, and the delay or gap before it, to the op that launched
-//!   it.
-//! - **What-if** (`NAME=FACTOR`): every operator edge of an event named `NAME` (a
-//!   trailing `*` matches a prefix), of the events nested in such an op, and of the GPU
-//!   events those launched, is scaled by `FACTOR`; the longest path is computed again.
+//!   it — for a graph replay, the op that launched its position during the capture, when
+//!   the capture is in the trace ([`super::graphs::capture_map`]).
+//! - **What-if** (`NAME=FACTOR`): every operator edge of an event named `NAME` (an op, a
+//!   runtime call or a kernel; a trailing `*` matches a prefix), of the events nested in
+//!   such an op, and of the GPU events those launched, is scaled by `FACTOR`; the longest
+//!   path is computed again.
 //!   Both lengths come from the graph with HTA's zero-weight launch edges, so that no
 //!   kernel starts before its launch; delays and gaps keep their measured lengths.
 
 use super::super::model::TraceModel;
 use super::super::ops::is_comm_kernel;
 use super::cp_graph::{build, CpGraph, Edge, EdgeKind, EvRef};
+use super::step_timeline::{self, StepTimeline};
 use super::Span;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -61,8 +66,8 @@ impl FromStr for WhatIfSpec {
 /// Settings of the critical-path section.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CpOptions {
-    /// Annotation to take the window from (substring match); `None`: the first
-    /// `ProfilerStep#`, else the whole trace.
+    /// Annotation to take the window from (exact name, else substring); `None`: the
+    /// first `ProfilerStep#`, else the last engine step, else the whole trace.
     pub annotation: Option<String>,
     /// Which instance of the annotation (0-based, by start time).
     pub instance: usize,
@@ -96,6 +101,9 @@ pub struct CpEvent {
     pub kind: &'static str,
     /// GPU stream, for GPU events and the delays before them.
     pub stream: Option<i64>,
+    /// Where this entry lies on the path (first segment's start, last segment's end), µs.
+    pub path_start_us: f64,
+    pub path_end_us: f64,
 }
 
 /// A name's share of the path.
@@ -150,6 +158,10 @@ pub struct CriticalPath {
     /// By op, largest first.
     pub by_op: Vec<CpRank>,
     pub what_if: Vec<WhatIf>,
+    /// The window's events in lanes with the path marked, for the HTML report (not in
+    /// the JSON: the path itself is `events`).
+    #[serde(skip_serializing)]
+    pub timeline: StepTimeline,
 }
 
 /// Above this many nodes the section is not computed (a window of the whole of a very
@@ -185,7 +197,13 @@ pub fn window(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow), 
         )
     };
     if let Some(name) = &opts.annotation {
-        let found = cpu_annotations(&|n: &str| n.contains(name.as_str()));
+        // Exact names first (`ProfilerStep#7` would otherwise also match `…#70`).
+        let exact = cpu_annotations(&|n: &str| n == name.as_str());
+        let found = if exact.is_empty() {
+            cpu_annotations(&|n: &str| n.contains(name.as_str()))
+        } else {
+            exact
+        };
         return match found.get(opts.instance) {
             Some(&i) => Ok(from(
                 i,
@@ -205,6 +223,11 @@ pub fn window(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow), 
     let steps = cpu_annotations(&|n: &str| n.starts_with("ProfilerStep#"));
     if let Some(&i) = steps.first() {
         return Ok(from(i, "the first ProfilerStep annotation".to_string()));
+    }
+    // Inference engines annotate their steps instead: the last one is the steadiest.
+    let engine = cpu_annotations(&|n: &str| super::super::inference::steps::parse_step(n).is_some());
+    if let Some(&i) = engine.last() {
+        return Ok(from(i, "the last engine step annotation".to_string()));
     }
     let starts = model
         .ops
@@ -276,9 +299,15 @@ fn bound_by(model: &TraceModel, e: &Edge) -> Option<&'static str> {
     }
 }
 
+/// The op that launched GPU event `i`: its own, or for a graph replay the op that
+/// launched its position during the capture.
+fn gpu_op(model: &TraceModel, captured: &HashMap<u32, u32>, i: u32) -> Option<u32> {
+    model.gpu.get(i as usize).and_then(|x| x.op).or_else(|| captured.get(&i).copied())
+}
+
 /// The op an edge's time is credited to in [`CriticalPath::by_op`].
-fn credited_op(model: &TraceModel, g: &CpGraph, e: &Edge) -> String {
-    let gpu_op = |i: u32| model.gpu.get(i as usize).and_then(|x| x.op);
+fn credited_op(model: &TraceModel, captured: &HashMap<u32, u32>, g: &CpGraph, e: &Edge) -> String {
+    let gpu_op = |i: u32| gpu_op(model, captured, i);
     let op = match e.kind {
         EdgeKind::LaunchDelay | EdgeKind::KernelKernel => match g.nodes[e.to as usize].ev {
             EvRef::Gpu(i) => gpu_op(i),
@@ -327,6 +356,7 @@ pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPat
             g.nodes.len()
         ));
     }
+    let captured = super::graphs::capture_map(model);
     let (path, len) = g
         .longest_path(&|_, e| e.weight)
         .ok_or_else(|| "the critical-path graph has a cycle (inconsistent timestamps)".to_string())?;
@@ -344,15 +374,17 @@ pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPat
         if e.weight == 0 {
             continue;
         }
-        let op = by_op.entry(credited_op(model, &g, e)).or_default();
+        let op = by_op.entry(credited_op(model, &captured, &g, e)).or_default();
         op.0 += e.weight;
         op.1 += 1;
         match e.kind {
             EdgeKind::Operator => {
                 let Some(ev) = e.attributed else { continue };
+                let to_us = g.nodes[e.to as usize].ts as f64 / 1e3;
                 if last_ev == Some(ev) {
                     if let Some(x) = events.last_mut() {
                         x.on_path_us += e.weight as f64 / 1e3;
+                        x.path_end_us = to_us;
                     }
                 } else {
                     let (ts, dur) = ev_span(model, ev);
@@ -366,6 +398,8 @@ pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPat
                             EvRef::Gpu(i) => model.gpu.get(i as usize).map(|x| x.stream),
                             _ => None,
                         },
+                        path_start_us: g.nodes[e.from as usize].ts as f64 / 1e3,
+                        path_end_us: to_us,
                     });
                     let n = by_name.entry(ev_name(model, ev).to_string()).or_default();
                     n.1 += 1;
@@ -389,6 +423,8 @@ pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPat
                         EvRef::Gpu(i) => model.gpu.get(i as usize).map(|x| x.stream),
                         _ => None,
                     },
+                    path_start_us: from.ts as f64 / 1e3,
+                    path_end_us: to.ts as f64 / 1e3,
                 });
                 let label = if e.kind == EdgeKind::LaunchDelay {
                     "(launch delay)"
@@ -415,9 +451,11 @@ pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPat
         Vec::new()
     } else {
         let gz = build(model, span, true);
-        opts.what_if.iter().map(|w| what_if(model, &gz, w)).collect()
+        opts.what_if.iter().map(|w| what_if(model, &captured, &gz, w)).collect()
     };
+    let timeline = step_timeline::build(model, &g, &edges, span);
     Ok(CriticalPath {
+        timeline,
         window: win,
         length_us: len as f64 / 1e3,
         nodes: g.nodes.len() as u64,
@@ -467,20 +505,20 @@ fn op_matches(model: &TraceModel, i: u32, target: &str, memo: &mut HashMap<u32, 
     found
 }
 
-fn what_if(model: &TraceModel, g: &CpGraph, w: &WhatIfSpec) -> WhatIf {
+fn what_if(model: &TraceModel, captured: &HashMap<u32, u32>, g: &CpGraph, w: &WhatIfSpec) -> WhatIf {
     let mut memo = HashMap::new();
     let mut scaled: HashSet<EvRef> = HashSet::new();
     let mut hit = |ev: EvRef| -> bool {
         let yes = match ev {
             EvRef::Op(i) => op_matches(model, i, &w.target, &mut memo),
-            EvRef::Runtime(r) => model
-                .runtime
-                .get(r as usize)
-                .and_then(|x| x.op)
-                .is_some_and(|o| op_matches(model, o, &w.target, &mut memo)),
-            EvRef::Gpu(i) => model.gpu.get(i as usize).is_some_and(|x| {
+            EvRef::Runtime(r) => model.runtime.get(r as usize).is_some_and(|x| {
                 matches(&w.target, &x.name)
                     || x.op.is_some_and(|o| op_matches(model, o, &w.target, &mut memo))
+            }),
+            EvRef::Gpu(i) => model.gpu.get(i as usize).is_some_and(|x| {
+                matches(&w.target, &x.name)
+                    || gpu_op(model, captured, i)
+                        .is_some_and(|o| op_matches(model, o, &w.target, &mut memo))
             }),
             EvRef::Annotation(i) => {
                 model.annotations.get(i as usize).is_some_and(|a| matches(&w.target, &a.name))
@@ -507,7 +545,7 @@ fn what_if(model: &TraceModel, g: &CpGraph, w: &WhatIfSpec) -> WhatIf {
             for p in path.windows(2) {
                 if let Some(i) = g.edge_index(p[0], p[1]) {
                     let e = &g.edges[i];
-                    *ops.entry(credited_op(model, g, e)).or_default() +=
+                    *ops.entry(credited_op(model, captured, g, e)).or_default() +=
                         (e.weight as f64 * factors[i]).round() as i64;
                 }
             }
@@ -525,5 +563,135 @@ fn what_if(model: &TraceModel, g: &CpGraph, w: &WhatIfSpec) -> WhatIf {
         saving_us: (base - len) as f64 / 1e3,
         saving_percent: if base > 0 { (base - len) as f64 / base as f64 * 100.0 } else { 0.0 },
         new_top_op,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::model::{Annotation, CpuOp, GpuEvent, RuntimeCall, SyncEvent, SyncKind};
+
+    /// Op A [0,92) launches k1 (call [10,15), kernel [20,80)) and waits in
+    /// cudaDeviceSynchronize [30,90) (a Context Sync); op B [95,106) launches k2 (call
+    /// [96,98), kernel [100,110)). One ProfilerStep [0,120).
+    fn model() -> TraceModel {
+        let us = |x: i64| x * 1000;
+        let op = |name: &str, ts: i64, dur: i64, launched: Vec<u32>| CpuOp {
+            name: name.to_string(),
+            ts_ns: us(ts),
+            dur_ns: us(dur),
+            launched,
+            ..CpuOp::default()
+        };
+        let rt = |name: &str, ts: i64, dur: i64, corr: i64, op: u32| RuntimeCall {
+            name: name.to_string(),
+            ts_ns: us(ts),
+            dur_ns: us(dur),
+            correlation: Some(corr),
+            op: Some(op),
+            ..RuntimeCall::default()
+        };
+        let k = |name: &str, ts: i64, dur: i64, r: u32, op: u32| GpuEvent {
+            name: name.to_string(),
+            ts_ns: us(ts),
+            dur_ns: us(dur),
+            stream: 7,
+            runtime: Some(r),
+            op: Some(op),
+            ..GpuEvent::default()
+        };
+        TraceModel {
+            ops: vec![op("aten::A", 0, 92, vec![0]), op("aten::B", 95, 11, vec![1])],
+            runtime: vec![
+                rt("cudaLaunchKernel", 10, 5, 1, 0),
+                rt("cudaDeviceSynchronize", 30, 60, 2, 0),
+                rt("cudaLaunchKernel", 96, 2, 3, 1),
+            ],
+            gpu: vec![k("k1", 20, 60, 0, 0), k("k2", 100, 10, 2, 1)],
+            syncs: vec![SyncEvent {
+                kind: SyncKind::Context,
+                ts_ns: us(80),
+                dur_ns: us(10),
+                stream: -1,
+                correlation: Some(2),
+                runtime: Some(1),
+                ..SyncEvent::default()
+            }],
+            annotations: vec![Annotation {
+                name: "ProfilerStep#1".to_string(),
+                ts_ns: 0,
+                dur_ns: us(120),
+                on_gpu: false,
+            }],
+            ..TraceModel::default()
+        }
+    }
+
+    #[test]
+    fn hand_computed_path() {
+        let cp = critical_path(&model(), &CpOptions::default()).unwrap();
+        assert_eq!(cp.window.annotation.as_deref(), Some("ProfilerStep#1"));
+        // A → launch (10) → k1 (launch delay 10, kernel 60) → sync edge to the end of
+        // cudaDeviceSynchronize (0) → A's end (2) → B (dependency 0, 1) → launch delay
+        // (4) → k2 (10): 97 µs. The CPU path through the sync call is 30 µs; B's own end
+        // (106) is behind k2's (110).
+        assert_eq!(cp.length_us, 97.0);
+        let b = |k: &str| cp.bound_by.iter().find(|x| x.bound_by == k).map_or(0.0, |x| x.us);
+        assert_eq!(b("cpu_bound"), 13.0);
+        assert_eq!(b("gpu_kernel_launch_overhead"), 14.0);
+        assert_eq!(b("gpu_compute_bound"), 70.0);
+        let names: Vec<(&str, &str)> =
+            cp.events.iter().map(|e| (e.kind, e.name.as_str())).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("cpu_op", "aten::A"),
+                ("launch_delay", "k1"),
+                ("kernel", "k1"),
+                ("cpu_op", "aten::A"),
+                ("cpu_op", "aten::B"),
+                ("launch_delay", "k2"),
+                ("kernel", "k2"),
+            ]
+        );
+        assert_eq!((cp.events[2].ts, cp.events[2].on_path_us), (20.0, 60.0));
+        // By op: A's CPU 12 + k1's delay and time 70; B's CPU 1 + k2's 14.
+        assert_eq!(cp.by_op[0].name, "aten::A");
+        assert_eq!(cp.by_op[0].us, 82.0);
+        assert_eq!(cp.by_op[1].us, 15.0);
+        assert!(!cp.timeline.items.is_empty());
+    }
+
+    #[test]
+    fn what_if_halves_a() {
+        let opts = CpOptions {
+            what_if: vec!["aten::A=0.5".parse().unwrap(), "k2=0".parse().unwrap()],
+            ..CpOptions::default()
+        };
+        let cp = critical_path(&model(), &opts).unwrap();
+        // A's edges (10 → 5, 2 → 1), its launch call and k1 (60 → 30) halved; the launch
+        // delays keep 10 and 4: 5 + 10 + 30 + 0 + 1 + 0 + 1 + 4 + 10 = 61.
+        let w = &cp.what_if[0];
+        assert_eq!((w.baseline_us, w.length_us, w.saving_us), (97.0, 61.0, 36.0));
+        // aten::A, its two runtime calls (launch, sync) and k1.
+        assert_eq!(w.matched_events, 4);
+        // k2 free: the path to B's start (82) then B's own CPU time (1 + 2 + 8) beats the
+        // launch delay and the free kernel (1 + 4 + 0): 93.
+        assert_eq!(cp.what_if[1].length_us, 93.0);
+        assert!("aten::A".parse::<WhatIfSpec>().is_err());
+        assert!("=2".parse::<WhatIfSpec>().is_err());
+        assert!("x=nan".parse::<WhatIfSpec>().is_err());
+    }
+
+    #[test]
+    fn windows() {
+        let m = model();
+        let named = CpOptions { annotation: Some("Step".into()), instance: 0, ..CpOptions::default() };
+        assert!(window(&m, &named).is_ok());
+        let missing = CpOptions { annotation: Some("Step".into()), instance: 3, ..CpOptions::default() };
+        assert!(window(&m, &missing).unwrap_err().contains("instance 3"));
+        let none = CpOptions { annotation: Some("nope".into()), ..CpOptions::default() };
+        assert!(window(&m, &none).is_err());
+        assert!(window(&TraceModel::default(), &CpOptions::default()).is_err());
     }
 }

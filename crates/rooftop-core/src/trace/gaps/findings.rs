@@ -1,10 +1,10 @@
 //! Findings from the time between the kernels, ranked with the trace's other findings
 //! by time at stake ([`super::super::findings`]).
 //!
-//! - `trace.idle_host_wait`: the GPU waited for the CPU to launch work (device-level
-//!   host-wait idle time, [`super::idle`]) for at least [`HOST_WAIT_PCT`] of the window;
-//! - `trace.idle_dependency`: idle with work already enqueued (`other`: waiting on a
-//!   stream, event or synchronisation) for at least [`DEPENDENCY_PCT`] of the window;
+//! - `trace.gpu_idle`: the GPU idle at least [`IDLE_WARN_PCT`] of the window, split by
+//!   cause ([`super::idle`], per device) with the advice of the larger cause (host wait:
+//!   launch ahead; dependency: follow the critical path). It replaces the trace-wide
+//!   finding of the same id, which states the idle time without its causes;
 //! - `trace.blocking_sync`: CPU time blocked in synchronisations and synchronous copies
 //!   ([`super::syncs`]);
 //! - `trace.pageable_copy`: copies to or from pageable host memory;
@@ -22,10 +22,7 @@ use super::syncs::Syncs;
 use crate::diagnose::{Finding, Severity};
 use crate::units::{pct, us};
 
-/// Host-wait idle above this share of the window is a finding.
-pub const HOST_WAIT_PCT: f64 = 10.0;
-/// Dependency (`other`) idle above this share of the window is a finding.
-pub const DEPENDENCY_PCT: f64 = 10.0;
+use super::super::findings::{IDLE_CRITICAL_PCT, IDLE_WARN_PCT};
 /// Blocking synchronisations above this share of the window are a warning.
 pub const SYNC_WARN_PCT: f64 = 5.0;
 /// Launch-bound kernels above this share of launches are a finding.
@@ -79,43 +76,43 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
             .sum()
     };
     let idle_total: f64 = i.idle.devices.iter().map(|d| d.idle_us).sum();
-    let host = cat(IdleCategory::HostWait);
-    if share(host) >= HOST_WAIT_PCT {
+    let idle_pct = share(idle_total);
+    if idle_pct >= IDLE_WARN_PCT {
+        let host = cat(IdleCategory::HostWait);
+        let dep = cat(IdleCategory::Other);
+        let (kernel, graph) = (cat(IdleCategory::KernelWait), cat(IdleCategory::Graph));
+        let part = |x: f64| {
+            format!("{} ({})", us(x), pct(if idle_total > 0.0 { x / idle_total * 100.0 } else { 0.0 }))
+        };
+        let recommendation = if host >= dep {
+            "Most of it is host wait: the CPU launched the next kernel only after the GPU \
+             had run out of work. Make the host launch ahead: remove synchronisations \
+             (.item(), .cpu()) from the step, fuse small ops (torch.compile), or replay the \
+             step as a CUDA/HIP graph; a trace of one short step also shows profiler warm-up."
+        } else {
+            "Most of it is dependency wait: the next kernel was already enqueued but waited \
+             on another stream, an event or a synchronisation. Follow the critical path \
+             (--section critical-path): overlap the producer's work or split the \
+             dependency."
+        };
         out.push(finding(
-            "trace.idle_host_wait",
-            if share(host) >= 50.0 { Severity::Critical } else { Severity::Warning },
-            "The GPU waits for the CPU to launch work",
+            "trace.gpu_idle",
+            if idle_pct >= IDLE_CRITICAL_PCT { Severity::Critical } else { Severity::Warning },
+            "GPU idle for much of the trace",
             format!(
-                "{} of the {} GPU idle time ({} of the window) are host waits: the next \
-                 kernel was launched only after the GPU had run out of work; {} kernel \
-                 wait, {} waiting on a dependency",
-                us(host),
+                "the GPU was idle {} of the {} window ({}): host wait {}, dependency wait \
+                 {}, kernel wait {}, inside graph replays {} (HTA's idle categories, per \
+                 device)",
                 us(idle_total),
-                pct(share(host)),
-                us(cat(IdleCategory::KernelWait)),
-                us(cat(IdleCategory::Other))
+                us(window_us),
+                pct(idle_pct),
+                part(host),
+                part(dep),
+                part(kernel),
+                part(graph)
             ),
-            "Make the host launch ahead of the GPU: remove synchronisations in the step, \
-             fuse small ops (torch.compile), or replay the step as a CUDA graph.",
-            host,
-            window_us,
-        ));
-    }
-    let dep = cat(IdleCategory::Other);
-    if share(dep) >= DEPENDENCY_PCT {
-        out.push(finding(
-            "trace.idle_dependency",
-            Severity::Warning,
-            "The GPU idles with work already enqueued",
-            format!(
-                "{} ({} of the window) of idle time had its next kernel launched before \
-                 the GPU went idle: it waited on another stream, an event or a sync",
-                us(dep),
-                pct(share(dep))
-            ),
-            "Look at the stream waits and events before these kernels (see the critical \
-             path): overlap the producer stream's work or split the dependency.",
-            dep,
+            recommendation,
+            idle_total,
             window_us,
         ));
     }

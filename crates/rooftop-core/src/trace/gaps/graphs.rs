@@ -147,6 +147,36 @@ fn captures(model: &TraceModel, launched: &[bool]) -> Vec<Vec<Option<u32>>> {
     out
 }
 
+/// For graph-replayed GPU events whose graph's capture is in the trace: the op that
+/// launched the event's position during the capture (GPU event index → op index).
+pub fn capture_map(model: &TraceModel) -> HashMap<u32, u32> {
+    let mut launched = vec![false; model.runtime.len()];
+    let mut by_launch: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (i, g) in model.gpu.iter().enumerate() {
+        let Some(r) = g.runtime else { continue };
+        if let Some(l) = launched.get_mut(r as usize) {
+            *l = true;
+        }
+        if model.runtime.get(r as usize).is_some_and(|x| is_graph_launch(&x.name)) {
+            by_launch.entry(r).or_default().push(i as u32);
+        }
+    }
+    let mut out = HashMap::new();
+    if by_launch.is_empty() {
+        return out;
+    }
+    let caps = captures(model, &launched);
+    for events in by_launch.values() {
+        let Some(c) = caps.iter().rev().find(|c| c.len() == events.len()) else { continue };
+        for (&e, op) in events.iter().zip(c) {
+            if let Some(o) = op {
+                out.insert(e, *o);
+            }
+        }
+    }
+    out
+}
+
 /// The graph section of `model`.
 #[allow(clippy::too_many_lines)]
 pub fn graphs(model: &TraceModel) -> Graphs {

@@ -17,6 +17,7 @@
 //! - [`modules`]: time per `nn.Module` as a tree, forward and backward.
 //! - [`memory`]: the allocator's timeline, its peak and what was alive at the peak.
 //! - [`findings`]: what of the above is worth a finding.
+//! - [`step_timeline`]: the critical-path window's events in lanes, for drawing.
 //!
 //! Times are integer nanoseconds on the trace's clock inside; reports carry µs (or ms
 //! where named so) as `f64`.
@@ -29,6 +30,7 @@ pub mod idle;
 pub mod launch;
 pub mod memory;
 pub mod modules;
+pub mod step_timeline;
 pub mod syncs;
 
 use super::model::TraceModel;
