@@ -1237,6 +1237,14 @@ mod tests {
             "short_kernels",
             "findings",
             "warnings",
+            "idle",
+            "launch",
+            "syncs",
+            "graphs",
+            "critical_path",
+            "modules",
+            "memory",
+            "inference",
         ];
         want.sort_unstable();
         let mut got = keys.clone();

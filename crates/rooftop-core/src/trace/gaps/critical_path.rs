@@ -349,6 +349,13 @@ fn rank(map: HashMap<String, (i64, u64)>, total: i64) -> Vec<CpRank> {
 pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPath, String> {
     let (span, win) = window(model, opts)?;
     let g = build(model, span, false);
+    if g.nodes.is_empty() {
+        return Err(
+            "the window holds no CPU op, runtime call or launched GPU event (the trace has no \
+             runtime calls, or the window is empty)"
+                .to_string(),
+        );
+    }
     if g.nodes.len() > MAX_NODES {
         return Err(format!(
             "the window has {} graph nodes (more than {MAX_NODES}); choose one step with \
