@@ -229,7 +229,6 @@ enum Kind {
 }
 
 fn kind_of(name: &str) -> Option<Kind> {
-    use super::inference::{attention, moe, quant};
     let k = match name {
         "aten::mm" => Kind::Mm,
         "aten::addmm" => Kind::Addmm,
@@ -298,10 +297,7 @@ fn kind_of(name: &str) -> Option<Kind> {
         "aten::sum" | "aten::mean" | "aten::max" | "aten::min" | "aten::amax" | "aten::amin" => {
             Kind::Reduce
         }
-        n if moe::is_fused_experts(n) || moe::is_moe_layer(n) => Kind::Inference(Table::Moe),
-        n if attention::is_paged_attention(n) => Kind::Inference(Table::InferenceAttention),
-        n if quant::is_quant(n) => Kind::Inference(Table::Quant),
-        _ => return None,
+        n => Kind::Inference(super::inference::table_of(n)?),
     };
     Some(k)
 }

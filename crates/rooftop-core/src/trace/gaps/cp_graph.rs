@@ -462,6 +462,10 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
             let mut len = 0i64;
             for &(_, d, i) in v.iter() {
                 len += i64::from(d);
+                // Only the window's kernels are looked up.
+                if !gpu_in[i as usize] {
+                    continue;
+                }
                 if d > 0 {
                     if let Some(r) = model.gpu[i as usize].runtime {
                         q_runtime.insert(r, len);
@@ -473,15 +477,26 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
         }
     }
 
-    // Event record → the last launch on its stream before it; wait → next launch.
-    let launches_by_stream = launches_by_stream(model, &hta_model_launch);
-    let record_src = event_record_sources(model, &launches_by_stream);
-    let runtime_by_corr: HashMap<i64, u32> = model
-        .runtime
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
-        .collect();
+    // Event record → the last launch on its stream before it; wait → next launch. Only
+    // traces with `cuda_sync` events need them.
+    let has_syncs = !model.syncs.is_empty();
+    let launches_by_stream =
+        if has_syncs { launches_by_stream(model, &hta_model_launch) } else { Launches::new() };
+    let record_src = if has_syncs {
+        event_record_sources(model, &launches_by_stream)
+    } else {
+        HashMap::new()
+    };
+    let runtime_by_corr: HashMap<i64, u32> = if has_syncs {
+        model
+            .runtime
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
+            .collect()
+    } else {
+        HashMap::new()
+    };
 
     // Items: kernels in the window (by start) and syncs (by end).
     #[derive(Clone, Copy)]

@@ -165,9 +165,9 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
     top.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let rows = launch_rows_for(model, top.iter().take(TOP).map(|&(_, i)| i));
     // Ops by name.
-    let mut by_name: BTreeMap<String, (u64, i64, i64, i64, u64)> = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, (u64, i64, i64, i64, u64)> = BTreeMap::new();
     for (op, v) in per_op {
-        let name = op_name(model, op).unwrap_or("(no op)").to_string();
+        let name = op_name(model, op).unwrap_or("(no op)");
         let e = by_name.entry(name).or_default();
         e.0 += v.0;
         e.1 += v.1;
@@ -178,7 +178,7 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
     let mut by_op: Vec<OpLaunches> = by_name
         .into_iter()
         .map(|(op, (n, total, max, cpu_total, b))| OpLaunches {
-            op,
+            op: op.to_string(),
             launches: n,
             total_delay_us: total as f64 / 1e3,
             mean_delay_us: total as f64 / n.max(1) as f64 / 1e3,

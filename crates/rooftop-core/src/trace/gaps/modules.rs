@@ -103,7 +103,8 @@ fn calls(model: &TraceModel) -> (String, Vec<Call>, Vec<(String, u32)>) {
     calls.sort_by(|a, b| (a.thread, a.ts, std::cmp::Reverse(a.end)).cmp(&(b.thread, b.ts, std::cmp::Reverse(b.end))));
     let mut stack: Vec<usize> = Vec::new();
     let mut paths: Vec<(String, u32)> = Vec::new();
-    let mut path_id: HashMap<String, usize> = HashMap::new();
+    // (parent path id or MAX, name) → path id: repeated paths cost no allocation.
+    let mut path_id: HashMap<(usize, String), usize> = HashMap::new();
     for i in 0..calls.len() {
         if i > 0 && calls[i].thread != calls[i - 1].thread {
             stack.clear();
@@ -115,15 +116,21 @@ fn calls(model: &TraceModel) -> (String, Vec<Call>, Vec<(String, u32)>) {
             stack.pop();
         }
         calls[i].parent = stack.last().copied();
-        let path = match calls[i].parent {
-            Some(p) => format!("{}/{}", paths[calls[p].path].0, calls[i].name),
-            None => calls[i].name.clone(),
+        let parent_path = calls[i].parent.map_or(usize::MAX, |p| calls[p].path);
+        let key = (parent_path, std::mem::take(&mut calls[i].name));
+        let id = match path_id.get(&key) {
+            Some(&id) => id,
+            None => {
+                let path = match calls[i].parent {
+                    Some(_) => format!("{}/{}", paths[parent_path].0, key.1),
+                    None => key.1.clone(),
+                };
+                paths.push((path, stack.len() as u32));
+                path_id.insert(key.clone(), paths.len() - 1);
+                paths.len() - 1
+            }
         };
-        let depth = stack.len() as u32;
-        let id = *path_id.entry(path.clone()).or_insert_with(|| {
-            paths.push((path, depth));
-            paths.len() - 1
-        });
+        calls[i].name = key.1;
         calls[i].path = id;
         stack.push(i);
     }
@@ -173,11 +180,13 @@ pub fn modules(model: &TraceModel) -> Modules {
             fwd_self[calls[c].path] += g.dur_ns;
         }
     }
-    // Backward: sequence number → forward op → its module path.
+    // Backward: sequence number → forward op → its module path (only when the trace has
+    // a backward pass).
     let mut fwd_op_of_seq: HashMap<i64, usize> = HashMap::new();
     let is_bwd_root = |name: &str| name.starts_with("autograd::engine::evaluate_function");
-    let mut in_bwd = vec![false; model.ops.len()];
-    for (i, o) in model.ops.iter().enumerate() {
+    let has_bwd = model.ops.iter().any(|o| is_bwd_root(&o.name));
+    let mut in_bwd = vec![false; if has_bwd { model.ops.len() } else { 0 }];
+    for (i, o) in model.ops.iter().enumerate().take(in_bwd.len()) {
         let parent_bwd = o.parent.is_some_and(|p| (p as usize) < i && in_bwd[p as usize]);
         in_bwd[i] = parent_bwd || is_bwd_root(&o.name);
         if !in_bwd[i] {
@@ -188,7 +197,7 @@ pub fn modules(model: &TraceModel) -> Modules {
     }
     let mut bwd_self = vec![0i64; paths.len()];
     let mut unattributed = 0i64;
-    for (i, o) in model.ops.iter().enumerate() {
+    for (i, o) in model.ops.iter().enumerate().take(in_bwd.len()) {
         if !is_bwd_root(&o.name) || o.parent.is_some_and(|p| in_bwd[p as usize]) {
             continue;
         }

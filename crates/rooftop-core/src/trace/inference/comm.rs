@@ -32,9 +32,11 @@ const PATTERNS: [&str; 10] = [
 
 /// Whether `name` is a custom (non-NCCL) collective kernel of an inference engine.
 pub fn is_custom_allreduce(name: &str) -> bool {
-    PATTERNS.iter().any(|p| name.contains(p))
-        || name.starts_with("quickreduce::")
-        || name.contains("quickreduce::")
+    // Every pattern contains `educe` or `multimem`: one scan rejects most kernels.
+    if !(name.contains("educe") || name.contains("multimem")) {
+        return false;
+    }
+    PATTERNS.iter().any(|p| name.contains(p)) || name.contains("quickreduce::")
 }
 
 #[cfg(test)]

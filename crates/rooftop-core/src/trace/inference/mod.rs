@@ -26,8 +26,39 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use steps::{parse_step, Phase, StepInfo};
 
+/// Whether `name` could be an inference-engine op (a cheap test before the exact ones:
+/// their names start with `vllm::`, `sglang::`, `sgl_kernel::`, `_C::`, `_rocm_C::`).
+fn engine_prefix(name: &str) -> bool {
+    matches!(name.as_bytes().first(), Some(b'v' | b's' | b'_'))
+        && (name.starts_with("vllm::")
+            || name.starts_with("sglang::")
+            || name.starts_with("sgl_kernel::")
+            || name.starts_with("_C::")
+            || name.starts_with("_rocm_C::"))
+}
+
+/// The roofline table of an inference op this module models (`None`: not one).
+pub fn table_of(name: &str) -> Option<super::ops::Table> {
+    use super::ops::Table;
+    if !engine_prefix(name) {
+        return None;
+    }
+    if moe::is_fused_experts(name) || moe::is_moe_layer(name) {
+        Some(Table::Moe)
+    } else if attention::is_paged_attention(name) {
+        Some(Table::InferenceAttention)
+    } else if quant::is_quant(name) {
+        Some(Table::Quant)
+    } else {
+        None
+    }
+}
+
 /// Context-free models of inference ops (`None`: not an op of this module).
 pub fn model_args(name: &str, args: &OpArgs) -> Option<Result<OpModel, String>> {
+    if !engine_prefix(name) {
+        return None;
+    }
     if moe::is_fused_experts(name) {
         return Some(moe::fused_shape(args).map(|s| moe::moe_model(&s)));
     }
@@ -46,7 +77,7 @@ pub fn model_args(name: &str, args: &OpArgs) -> Option<Result<OpModel, String>> 
 /// Whether an op's model depends on the trace around it (its descendants or its step),
 /// so that calls with equal arguments can differ.
 pub fn context_dependent(name: &str) -> bool {
-    moe::is_moe_layer(name) || attention::is_paged_attention(name)
+    engine_prefix(name) && (moe::is_moe_layer(name) || attention::is_paged_attention(name))
 }
 
 /// What the models need from the whole trace: the steps, by start time.
@@ -77,6 +108,9 @@ impl Context {
     /// around it; `None` otherwise (use [`super::ops::model_op`]).
     pub fn model(&self, model: &TraceModel, op: usize) -> Option<Result<OpModel, ModelError>> {
         let o = model.ops.get(op)?;
+        if !engine_prefix(&o.name) {
+            return None;
+        }
         let bad = |reason: String| ModelError::BadArgs { op: o.name.clone(), reason };
         if moe::is_moe_layer(&o.name) {
             return Some(moe::layer_shape(model, op).map(|s| moe::moe_model(&s)).map_err(bad));
@@ -137,7 +171,7 @@ pub struct Inference {
 pub fn inference(model: &TraceModel) -> Inference {
     let mut out = Inference::default();
     let (mut vllm, mut sglang) = (0u64, 0u64);
-    for o in &model.ops {
+    for o in model.ops.iter().filter(|o| engine_prefix(&o.name)) {
         if o.name.starts_with("vllm::") || o.name.starts_with("_C::") {
             vllm += 1;
         } else if o.name.starts_with("sglang::") || o.name.starts_with("sgl_kernel::") {
