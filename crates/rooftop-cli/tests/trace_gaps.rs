@@ -89,7 +89,9 @@ fn sections_in_every_format() {
         }
         let out = rooftop()
             .args(["trace", &p, "--section", section, "--format", "csv", "-o"])
-            .arg(std::env::temp_dir().join(format!("rooftop-gaps-{section}-{}", std::process::id())))
+            .arg(
+                std::env::temp_dir().join(format!("rooftop-gaps-{section}-{}", std::process::id())),
+            )
             .output()
             .unwrap();
         assert!(out.status.success(), "{section}: {}", String::from_utf8_lossy(&out.stderr));
@@ -121,20 +123,20 @@ fn html_has_the_step_timeline_and_perfetto_the_path_track() {
         .filter(|e| e["cat"] == "critical_path")
         .collect();
     assert!(!track.is_empty());
-    let names = v["traceEvents"].as_array().unwrap().iter().any(|e| {
-        e["name"] == "process_name" && e["args"]["name"] == "critical path"
-    });
+    let names = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["name"] == "process_name" && e["args"]["name"] == "critical path");
     assert!(names);
 }
 
 #[test]
 fn bad_gap_options_exit_2() {
     let p = fixture(VLLM);
-    rooftop()
-        .args(["trace", &p, "--cp-window", "no such step"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--cp-window").and(predicate::str::contains("no such step")));
+    rooftop().args(["trace", &p, "--cp-window", "no such step"]).assert().code(2).stderr(
+        predicate::str::contains("--cp-window").and(predicate::str::contains("no such step")),
+    );
     rooftop()
         .args(["trace", &p, "--cp-window", "execute_", "--cp-instance", "9"])
         .assert()

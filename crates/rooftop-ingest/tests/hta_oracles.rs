@@ -77,9 +77,11 @@ fn idle_breakdown_matches_hta() {
             let c = s.categories.iter().find(|c| c.category.as_str() == cat).unwrap();
             assert_eq!(c.gaps.count, st["count"].as_u64().unwrap(), "{fixture} {stream} {cat}");
             if c.gaps.count > 0 {
-                for (ours, key) in
-                    [(c.gaps.min_us, "min_us"), (c.gaps.p50_us, "median_us"), (c.gaps.max_us, "max_us")]
-                {
+                for (ours, key) in [
+                    (c.gaps.min_us, "min_us"),
+                    (c.gaps.p50_us, "median_us"),
+                    (c.gaps.max_us, "max_us"),
+                ] {
                     assert!(
                         (ours - f(&st[key])).abs() <= 0.01,
                         "{fixture} {stream} {cat} {key}: ours {ours}, HTA {}",
@@ -95,7 +97,8 @@ fn idle_breakdown_matches_hta() {
 
 #[test]
 fn launch_statistics_match_hta() {
-    let hta_names = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"];
+    let hta_names =
+        ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"];
     for (fixture, t) in traces() {
         let m = load(&fixture);
         let rows = launch_rows(&m);
@@ -175,11 +178,7 @@ fn critical_path_matches_hta() {
                 continue;
             }
             let mine = ours.bound_by.iter().find(|b| b.bound_by == k).map_or(0.0, |b| b.us);
-            assert!(
-                (mine - f(v)).abs() <= 0.01,
-                "{fixture}: {k} ours {mine} µs, HTA {} µs",
-                f(v)
-            );
+            assert!((mine - f(v)).abs() <= 0.01, "{fixture}: {k} ours {mine} µs, HTA {} µs", f(v));
         }
         // The same events carry the path's time: HTA's operator edges summed by the
         // name of the event each is attributed to.

@@ -70,9 +70,15 @@ fn steps_by_phase() {
 fn moe_attention_and_quant_models() {
     let r = report(&[]);
     let moe = &r.categories["MoE"];
-    let prefill = moe.iter().find(|x| x.name == "vllm::moe_forward" && int(x, "tokens") == 512).unwrap();
+    let prefill =
+        moe.iter().find(|x| x.name == "vllm::moe_forward" && int(x, "tokens") == 512).unwrap();
     assert_eq!(
-        (int(prefill, "hidden"), int(prefill, "intermediate"), int(prefill, "experts"), int(prefill, "topk")),
+        (
+            int(prefill, "hidden"),
+            int(prefill, "intermediate"),
+            int(prefill, "experts"),
+            int(prefill, "topk")
+        ),
         (3072, 2880, 32, 4)
     );
     assert_eq!(prefill.params.get("gated"), Some(&ParamValue::Bool(true)));

@@ -47,7 +47,11 @@ pub(crate) fn summary_blocks(r: &TraceReport) -> Vec<Block> {
         for d in &r.idle.devices {
             let p = |c| {
                 let v = share(&d.categories, c);
-                format!("{} ({})", ut(v), pct(if d.idle_us > 0.0 { v / d.idle_us * 100.0 } else { 0.0 }))
+                format!(
+                    "{} ({})",
+                    ut(v),
+                    pct(if d.idle_us > 0.0 { v / d.idle_us * 100.0 } else { 0.0 })
+                )
             };
             b.rows.push(vec![
                 d.device.to_string(),
@@ -348,7 +352,10 @@ fn graph_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
         b.notes.push("No graph launches in the trace.".to_string());
         return vec![b];
     }
-    let mut k = Block::new("Kernels of the graph with the most GPU time", &["#", "kernel", "mean", "total", "captured by"]);
+    let mut k = Block::new(
+        "Kernels of the graph with the most GPU time",
+        &["#", "kernel", "mean", "total", "captured by"],
+    );
     if let Some(big) = g.graphs.iter().max_by(|a, b| a.gpu_us.total_cmp(&b.gpu_us)) {
         k.title = format!("Kernels of graph #{} by time", big.id);
         for x in big.top_kernels.iter().take(top) {
@@ -434,7 +441,11 @@ fn cp_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
         n.rows.push(vec![short(&x.name, 60), x.entries.to_string(), ut(x.us), pct(x.percent)]);
     }
     let mut e = Block::new(
-        format!("Longest entries of the path, in path order (top {} of {})", top.min(cp.events.len()), cp.events.len()),
+        format!(
+            "Longest entries of the path, in path order (top {} of {})",
+            top.min(cp.events.len()),
+            cp.events.len()
+        ),
         &["kind", "name", "ts", "on path"],
     );
     let mut idx: Vec<usize> = (0..cp.events.len()).collect();
@@ -572,7 +583,9 @@ fn inference_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
         format!(
             "Inference: {}{}",
             i.engine.as_deref().unwrap_or("no engine recognised"),
-            i.step_format.as_deref().map_or(String::new(), |f| format!(", steps from {f} annotations"))
+            i.step_format
+                .as_deref()
+                .map_or(String::new(), |f| format!(", steps from {f} annotations"))
         ),
         &["phase", "steps", "median step", "mean step", "mean GPU busy", "tokens", "graphed"],
     );
@@ -624,7 +637,8 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .devices
         .iter()
         .map(|d| {
-            let mut v = vec![d.device.to_string(), num(d.window_us), num(d.busy_us), num(d.idle_us)];
+            let mut v =
+                vec![d.device.to_string(), num(d.window_us), num(d.busy_us), num(d.idle_us)];
             v.extend(cats(&d.categories));
             v
         })
@@ -632,7 +646,16 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     f.push((
         "idle_devices.csv".to_string(),
         csv_text(
-            &["device", "window_us", "busy_us", "idle_us", "host_wait_us", "kernel_wait_us", "other_us", "graph_us"],
+            &[
+                "device",
+                "window_us",
+                "busy_us",
+                "idle_us",
+                "host_wait_us",
+                "kernel_wait_us",
+                "other_us",
+                "graph_us",
+            ],
             rows,
         ),
     ));
@@ -641,7 +664,12 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .streams
         .iter()
         .map(|s| {
-            let mut v = vec![s.device.to_string(), s.stream.to_string(), s.events.to_string(), num(s.idle_us)];
+            let mut v = vec![
+                s.device.to_string(),
+                s.stream.to_string(),
+                s.events.to_string(),
+                num(s.idle_us),
+            ];
             v.extend(cats(&s.categories));
             v
         })
@@ -649,7 +677,16 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     f.push((
         "idle_streams.csv".to_string(),
         csv_text(
-            &["device", "stream", "events", "idle_us", "host_wait_us", "kernel_wait_us", "other_us", "graph_us"],
+            &[
+                "device",
+                "stream",
+                "events",
+                "idle_us",
+                "host_wait_us",
+                "kernel_wait_us",
+                "other_us",
+                "graph_us",
+            ],
             rows,
         ),
     ));
@@ -672,7 +709,15 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     f.push((
         "launch_by_op.csv".to_string(),
         csv_text(
-            &["op", "launches", "total_delay_us", "mean_delay_us", "max_delay_us", "mean_cpu_duration_us", "launch_bound"],
+            &[
+                "op",
+                "launches",
+                "total_delay_us",
+                "mean_delay_us",
+                "max_delay_us",
+                "mean_cpu_duration_us",
+                "launch_bound",
+            ],
             rows,
         ),
     ));
@@ -695,7 +740,16 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     f.push((
         "launch_top_delays.csv".to_string(),
         csv_text(
-            &["kernel", "op", "launcher", "correlation", "ts_us", "launch_delay_us", "cpu_duration_us", "gpu_duration_us"],
+            &[
+                "kernel",
+                "op",
+                "launcher",
+                "correlation",
+                "ts_us",
+                "launch_delay_us",
+                "cpu_duration_us",
+                "gpu_duration_us",
+            ],
             rows,
         ),
     ));
@@ -717,7 +771,10 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "launch_queues.csv".to_string(),
-        csv_text(&["device", "stream", "changes", "mean", "median", "max", "time_mean", "full_us"], rows),
+        csv_text(
+            &["device", "stream", "changes", "mean", "median", "max", "time_mean", "full_us"],
+            rows,
+        ),
     ));
     let rows = r
         .syncs
@@ -738,15 +795,29 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "syncs.csv".to_string(),
-        csv_text(&["call", "kind", "op", "top_op", "count", "total_us", "max_us", "first_ts_us"], rows),
+        csv_text(
+            &["call", "kind", "op", "top_op", "count", "total_us", "max_us", "first_ts_us"],
+            rows,
+        ),
     ));
     let rows = r
         .syncs
         .pageable
         .iter()
-        .map(|x| vec![x.name.clone(), x.count.to_string(), x.bytes.to_string(), num(x.gpu_us), num(x.cpu_us)])
+        .map(|x| {
+            vec![
+                x.name.clone(),
+                x.count.to_string(),
+                x.bytes.to_string(),
+                num(x.gpu_us),
+                num(x.cpu_us),
+            ]
+        })
         .collect();
-    f.push(("pageable_copies.csv".to_string(), csv_text(&["name", "count", "bytes", "gpu_us", "cpu_us"], rows)));
+    f.push((
+        "pageable_copies.csv".to_string(),
+        csv_text(&["name", "count", "bytes", "gpu_us", "cpu_us"], rows),
+    ));
     let rows = r
         .graphs
         .graphs
@@ -769,7 +840,18 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     f.push((
         "graphs.csv".to_string(),
         csv_text(
-            &["graph", "device", "kernels", "replays", "mean_span_us", "mean_busy_us", "mean_launch_us", "mean_launch_delay_us", "gpu_us", "captured"],
+            &[
+                "graph",
+                "device",
+                "kernels",
+                "replays",
+                "mean_span_us",
+                "mean_busy_us",
+                "mean_launch_us",
+                "mean_launch_delay_us",
+                "gpu_us",
+                "captured",
+            ],
             rows,
         ),
     ));
@@ -797,7 +879,20 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     f.push((
         "graph_windows.csv".to_string(),
         csv_text(
-            &["graph", "device", "replays", "start_us", "end_us", "busy_us", "graph_us", "eager_us", "idle_us", "late_launches", "mean_launch_ahead_us", "mean_period_us"],
+            &[
+                "graph",
+                "device",
+                "replays",
+                "start_us",
+                "end_us",
+                "busy_us",
+                "graph_us",
+                "eager_us",
+                "idle_us",
+                "late_launches",
+                "mean_launch_ahead_us",
+                "mean_period_us",
+            ],
             rows,
         ),
     ));
@@ -820,13 +915,33 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             .collect();
         f.push((
             "critical_path.csv".to_string(),
-            csv_text(&["kind", "name", "ts", "dur_us", "on_path_us", "stream", "path_start_us", "path_end_us"], rows),
+            csv_text(
+                &[
+                    "kind",
+                    "name",
+                    "ts",
+                    "dur_us",
+                    "on_path_us",
+                    "stream",
+                    "path_start_us",
+                    "path_end_us",
+                ],
+                rows,
+            ),
         ));
         let rank = |v: &[rooftop_core::trace::gaps::critical_path::CpRank]| -> Vec<Vec<String>> {
-            v.iter().map(|x| vec![x.name.clone(), x.entries.to_string(), num(x.us), num(x.percent)]).collect()
+            v.iter()
+                .map(|x| vec![x.name.clone(), x.entries.to_string(), num(x.us), num(x.percent)])
+                .collect()
         };
-        f.push(("critical_path_by_op.csv".to_string(), csv_text(&["op", "entries", "us", "percent"], rank(&cp.by_op))));
-        f.push(("critical_path_by_name.csv".to_string(), csv_text(&["name", "entries", "us", "percent"], rank(&cp.ranked))));
+        f.push((
+            "critical_path_by_op.csv".to_string(),
+            csv_text(&["op", "entries", "us", "percent"], rank(&cp.by_op)),
+        ));
+        f.push((
+            "critical_path_by_name.csv".to_string(),
+            csv_text(&["name", "entries", "us", "percent"], rank(&cp.ranked)),
+        ));
         let rows = cp
             .what_if
             .iter()
@@ -845,7 +960,19 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             .collect();
         f.push((
             "what_if.csv".to_string(),
-            csv_text(&["op", "factor", "matched_events", "baseline_us", "length_us", "saving_us", "saving_percent", "new_top_op"], rows),
+            csv_text(
+                &[
+                    "op",
+                    "factor",
+                    "matched_events",
+                    "baseline_us",
+                    "length_us",
+                    "saving_us",
+                    "saving_percent",
+                    "new_top_op",
+                ],
+                rows,
+            ),
         ));
     }
     let rows = r
@@ -868,7 +995,16 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     f.push((
         "modules.csv".to_string(),
         csv_text(
-            &["path", "depth", "calls", "cpu_us", "forward_gpu_us", "self_forward_gpu_us", "backward_gpu_us", "self_backward_gpu_us"],
+            &[
+                "path",
+                "depth",
+                "calls",
+                "cpu_us",
+                "forward_gpu_us",
+                "self_forward_gpu_us",
+                "backward_gpu_us",
+                "self_backward_gpu_us",
+            ],
             rows,
         ),
     ));
@@ -888,24 +1024,56 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             d.allocated_bytes_total.to_string(),
         ]);
         for g in &d.alive_by_phase {
-            alive.push(vec![dev.clone(), "phase".into(), g.name.clone(), g.bytes.to_string(), g.blocks.to_string()]);
+            alive.push(vec![
+                dev.clone(),
+                "phase".into(),
+                g.name.clone(),
+                g.bytes.to_string(),
+                g.blocks.to_string(),
+            ]);
         }
         for g in &d.alive_by_op {
-            alive.push(vec![dev.clone(), "op".into(), g.name.clone(), g.bytes.to_string(), g.blocks.to_string()]);
+            alive.push(vec![
+                dev.clone(),
+                "op".into(),
+                g.name.clone(),
+                g.bytes.to_string(),
+                g.blocks.to_string(),
+            ]);
         }
         for p in &d.timeline {
-            timeline.push(vec![dev.clone(), num(p.ts_us), p.allocated_bytes.to_string(), p.reserved_bytes.to_string()]);
+            timeline.push(vec![
+                dev.clone(),
+                num(p.ts_us),
+                p.allocated_bytes.to_string(),
+                p.reserved_bytes.to_string(),
+            ]);
         }
     }
     f.push((
         "memory_devices.csv".to_string(),
         csv_text(
-            &["device", "peak_allocated_bytes", "peak_ts_us", "peak_reserved_bytes", "before_trace_bytes", "allocations", "frees", "allocated_bytes_total"],
+            &[
+                "device",
+                "peak_allocated_bytes",
+                "peak_ts_us",
+                "peak_reserved_bytes",
+                "before_trace_bytes",
+                "allocations",
+                "frees",
+                "allocated_bytes_total",
+            ],
             dev_rows,
         ),
     ));
-    f.push(("memory_alive_at_peak.csv".to_string(), csv_text(&["device", "by", "name", "bytes", "blocks"], alive)));
-    f.push(("memory_timeline.csv".to_string(), csv_text(&["device", "ts_us", "allocated_bytes", "reserved_bytes"], timeline)));
+    f.push((
+        "memory_alive_at_peak.csv".to_string(),
+        csv_text(&["device", "by", "name", "bytes", "blocks"], alive),
+    ));
+    f.push((
+        "memory_timeline.csv".to_string(),
+        csv_text(&["device", "ts_us", "allocated_bytes", "reserved_bytes"], timeline),
+    ));
     let rows = r
         .inference
         .phases
@@ -925,7 +1093,19 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "inference_phases.csv".to_string(),
-        csv_text(&["phase", "steps", "mean_step_us", "median_step_us", "mean_gpu_busy_us", "tokens", "requests", "graphed_percent"], rows),
+        csv_text(
+            &[
+                "phase",
+                "steps",
+                "mean_step_us",
+                "median_step_us",
+                "mean_gpu_busy_us",
+                "tokens",
+                "requests",
+                "graphed_percent",
+            ],
+            rows,
+        ),
     ));
     let rows = r
         .inference

@@ -117,9 +117,7 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
     let options = trace_options(args);
     if args.cp_window.is_some() {
         rooftop_core::trace::gaps::critical_path::window(&model, &options.critical_path)
-            .map_err(|e| {
-                CliError::input(format!("--cp-window: {e} in {}", args.path.display()))
-            })?;
+            .map_err(|e| CliError::input(format!("--cp-window: {e} in {}", args.path.display())))?;
     }
     let device = override_device.or_else(|| trace_device(catalog, &model));
     let spin = spinner("analysing");

@@ -427,13 +427,7 @@ impl Partial {
                     return;
                 };
                 let short = name.strip_prefix(MODULE_PREFIX).unwrap_or(name);
-                self.modules.push(ModuleCall {
-                    name: short.to_string(),
-                    ts_ns,
-                    dur_ns,
-                    pid,
-                    tid,
-                });
+                self.modules.push(ModuleCall { name: short.to_string(), ts_ns, dur_ns, pid, tid });
             }
             Class::Ignored | Class::Unknown => {}
         }

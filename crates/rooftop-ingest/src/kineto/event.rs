@@ -309,7 +309,10 @@ fn read_event<'de: 'a, 'a, M: MapAccess<'de>>(mut map: M) -> Result<Event<'a>, M
 }
 
 /// Consumes the rest of an event the model does not keep.
-fn skip_rest<'de, 'a, M: MapAccess<'de>>(mut map: M, mut ev: Event<'a>) -> Result<Event<'a>, M::Error> {
+fn skip_rest<'de, 'a, M: MapAccess<'de>>(
+    mut map: M,
+    mut ev: Event<'a>,
+) -> Result<Event<'a>, M::Error> {
     while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
     ev.ph = Phase::Other;
     Ok(ev)

@@ -36,14 +36,19 @@ pub(crate) fn sections(
     title: &dyn Fn(&str) -> String,
 ) -> Vec<Section> {
     let blocks = |s: Sec| crate::trace_gaps::blocks(r, s, TOP);
-    let mut out = vec![Section::new(id("idle"), title("Idle time by cause"), render(&blocks(Sec::Idle)))];
+    let mut out =
+        vec![Section::new(id("idle"), title("Idle time by cause"), render(&blocks(Sec::Idle)))];
     let mut body = String::new();
     if let Some(cp) = &r.critical_path {
         body.push_str(&step_timeline(&cp.timeline));
     }
     body.push_str(&render(&blocks(Sec::CriticalPath)));
     out.push(Section::new(id("critical-path"), title("Critical path"), body));
-    out.push(Section::new(id("launch"), title("Launch latency and queues"), render(&blocks(Sec::Launch))));
+    out.push(Section::new(
+        id("launch"),
+        title("Launch latency and queues"),
+        render(&blocks(Sec::Launch)),
+    ));
     out.push(Section::new(id("syncs"), title("Blocking syncs"), render(&blocks(Sec::Syncs))));
     out.push(Section::new(id("graphs"), title("CUDA/HIP graphs"), render(&blocks(Sec::Graphs))));
     out.push(Section::new(id("modules"), title("Modules"), render(&blocks(Sec::Modules))));

@@ -98,7 +98,11 @@ pub(crate) fn step_timeline(t: &StepTimeline) -> String {
          path; amber: launch delay or kernel-kernel gap on the path; grey: CPU ops; blue: GPU \
          kernels{}</text></svg>",
         height - 4.0,
-        if t.dropped > 0 { format!(" ({} short events not drawn)", t.dropped) } else { String::new() }
+        if t.dropped > 0 {
+            format!(" ({} short events not drawn)", t.dropped)
+        } else {
+            String::new()
+        }
     );
     out
 }
@@ -111,16 +115,15 @@ pub(crate) fn memory_chart(d: &DeviceMemory) -> String {
     let plot_w = WIDTH - left - 10.0;
     let plot_h = h - top - 30.0;
     let span = (last.ts_us - first.ts_us).max(1e-3);
-    let max = pts
-        .iter()
-        .map(|p| p.allocated_bytes.max(p.reserved_bytes))
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
+    let max = pts.iter().map(|p| p.allocated_bytes.max(p.reserved_bytes)).max().unwrap_or(1).max(1)
+        as f64;
     let x = |ts: f64| left + (ts - first.ts_us) / span * plot_w;
     let y = |b: i64| top + plot_h - b as f64 / max * plot_h;
     let line = |f: &dyn Fn(&rooftop_core::trace::gaps::memory::MemoryPoint) -> i64| {
-        pts.iter().map(|p| format!("{:.1},{:.1}", x(p.ts_us), y(f(p)))).collect::<Vec<_>>().join(" ")
+        pts.iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.ts_us), y(f(p))))
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     let mut out = format!(
         "<svg class=\"chart memory\" viewBox=\"0 0 {WIDTH} {h}\" role=\"img\" \

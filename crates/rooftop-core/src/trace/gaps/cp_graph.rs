@@ -277,7 +277,11 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
     for (i, o) in model.ops.iter().enumerate() {
         if in_window(o.ts_ns, o.dur_ns) {
             let ev = EvRef::Op(i as u32);
-            threads.entry((o.pid, o.tid)).or_default().push(StackEv { ts: o.ts_ns, dur: o.dur_ns, ev });
+            threads.entry((o.pid, o.tid)).or_default().push(StackEv {
+                ts: o.ts_ns,
+                dur: o.dur_ns,
+                ev,
+            });
             node_evs.push((o.ts_ns, o.dur_ns, ev));
         }
     }
@@ -285,7 +289,11 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
     for (i, r) in model.runtime.iter().enumerate() {
         if rt_in[i] {
             let ev = EvRef::Runtime(i as u32);
-            threads.entry((r.pid, r.tid)).or_default().push(StackEv { ts: r.ts_ns, dur: r.dur_ns, ev });
+            threads.entry((r.pid, r.tid)).or_default().push(StackEv {
+                ts: r.ts_ns,
+                dur: r.dur_ns,
+                ev,
+            });
             node_evs.push((r.ts_ns, r.dur_ns, ev));
         }
     }
@@ -482,11 +490,8 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
     let has_syncs = !model.syncs.is_empty();
     let launches_by_stream =
         if has_syncs { launches_by_stream(model, &hta_model_launch) } else { Launches::new() };
-    let record_src = if has_syncs {
-        event_record_sources(model, &launches_by_stream)
-    } else {
-        HashMap::new()
-    };
+    let record_src =
+        if has_syncs { event_record_sources(model, &launches_by_stream) } else { HashMap::new() };
     let runtime_by_corr: HashMap<i64, u32> = if has_syncs {
         model
             .runtime
@@ -536,7 +541,8 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
                         }
                     }
                     SyncKind::Stream => {
-                        if let (Some(re), Some(&n)) = (runtime_end, last.get(&(s.device, s.stream))) {
+                        if let (Some(re), Some(&n)) = (runtime_end, last.get(&(s.device, s.stream)))
+                        {
                             g.edge(n, re, EdgeKind::Sync, true, None);
                         }
                     }
@@ -551,9 +557,12 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
                         };
                         if s.kind == SyncKind::StreamWaitEvent {
                             let Some(wait_rt) = s.runtime else { continue };
-                            if let Some(dest) =
-                                next_launch(model, &launches_by_stream, wait_rt, (s.device, s.stream))
-                            {
+                            if let Some(dest) = next_launch(
+                                model,
+                                &launches_by_stream,
+                                wait_rt,
+                                (s.device, s.stream),
+                            ) {
                                 kernel_sync.insert(dest, src_kernel);
                             }
                         } else if let (Some(re), Some(src_end)) =
@@ -623,7 +632,9 @@ fn launches_by_stream(model: &TraceModel, hta_launch: &dyn Fn(usize) -> Option<u
         if ge.kind == GpuKind::Kernel || ge.kind == GpuKind::Memcpy || ge.kind == GpuKind::Memset {
             if let Some(r) = hta_launch(i) {
                 let rt = &model.runtime[r as usize];
-                out.entry((ge.device, ge.stream)).or_default().push((rt.ts_ns, r, rt.pid, rt.tid, i as u32));
+                out.entry((ge.device, ge.stream))
+                    .or_default()
+                    .push((rt.ts_ns, r, rt.pid, rt.tid, i as u32));
             }
         }
     }
@@ -664,7 +675,12 @@ fn event_record_sources(model: &TraceModel, launches: &Launches) -> HashMap<u32,
 }
 
 /// The GPU event of the first launch on `stream` from the wait call's thread after it.
-fn next_launch(model: &TraceModel, launches: &Launches, wait_rt: u32, stream: (i64, i64)) -> Option<u32> {
+fn next_launch(
+    model: &TraceModel,
+    launches: &Launches,
+    wait_rt: u32,
+    stream: (i64, i64),
+) -> Option<u32> {
     let w = model.runtime.get(wait_rt as usize)?;
     let v = launches.get(&stream)?;
     let k = v.partition_point(|l| l.0 < w.ts_ns);

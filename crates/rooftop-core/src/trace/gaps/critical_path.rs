@@ -54,7 +54,10 @@ impl FromStr for WhatIfSpec {
             return Err(format!("what-if '{s}': the op name before '=' is empty"));
         }
         let factor: f64 = f.trim().parse().map_err(|_| {
-            format!("what-if '{s}': the factor '{}' is not a number (0.5 halves the time)", f.trim())
+            format!(
+                "what-if '{s}': the factor '{}' is not a number (0.5 halves the time)",
+                f.trim()
+            )
         })?;
         if !factor.is_finite() || factor < 0.0 {
             return Err(format!("what-if '{s}': the factor must be a finite number ≥ 0"));
@@ -225,7 +228,8 @@ pub fn window(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow), 
         return Ok(from(i, "the first ProfilerStep annotation".to_string()));
     }
     // Inference engines annotate their steps instead: the last one is the steadiest.
-    let engine = cpu_annotations(&|n: &str| super::super::inference::steps::parse_step(n).is_some());
+    let engine =
+        cpu_annotations(&|n: &str| super::super::inference::steps::parse_step(n).is_some());
     if let Some(&i) = engine.last() {
         return Ok(from(i, "the last engine step annotation".to_string()));
     }
@@ -364,9 +368,9 @@ pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPat
         ));
     }
     let captured = super::graphs::capture_map(model);
-    let (path, len) = g
-        .longest_path(&|_, e| e.weight)
-        .ok_or_else(|| "the critical-path graph has a cycle (inconsistent timestamps)".to_string())?;
+    let (path, len) = g.longest_path(&|_, e| e.weight).ok_or_else(|| {
+        "the critical-path graph has a cycle (inconsistent timestamps)".to_string()
+    })?;
     let edges: Vec<&Edge> = path.windows(2).filter_map(|w| g.edge_between(w[0], w[1])).collect();
 
     let mut bound: BTreeMap<&'static str, i64> = BTreeMap::new();
@@ -512,7 +516,12 @@ fn op_matches(model: &TraceModel, i: u32, target: &str, memo: &mut HashMap<u32, 
     found
 }
 
-fn what_if(model: &TraceModel, captured: &HashMap<u32, u32>, g: &CpGraph, w: &WhatIfSpec) -> WhatIf {
+fn what_if(
+    model: &TraceModel,
+    captured: &HashMap<u32, u32>,
+    g: &CpGraph,
+    w: &WhatIfSpec,
+) -> WhatIf {
     let mut memo = HashMap::new();
     let mut scaled: HashSet<EvRef> = HashSet::new();
     let mut hit = |ev: EvRef| -> bool {
@@ -693,9 +702,11 @@ mod tests {
     #[test]
     fn windows() {
         let m = model();
-        let named = CpOptions { annotation: Some("Step".into()), instance: 0, ..CpOptions::default() };
+        let named =
+            CpOptions { annotation: Some("Step".into()), instance: 0, ..CpOptions::default() };
         assert!(window(&m, &named).is_ok());
-        let missing = CpOptions { annotation: Some("Step".into()), instance: 3, ..CpOptions::default() };
+        let missing =
+            CpOptions { annotation: Some("Step".into()), instance: 3, ..CpOptions::default() };
         assert!(window(&m, &missing).unwrap_err().contains("instance 3"));
         let none = CpOptions { annotation: Some("nope".into()), ..CpOptions::default() };
         assert!(window(&m, &none).is_err());

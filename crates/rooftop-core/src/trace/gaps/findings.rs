@@ -82,7 +82,11 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
         let dep = cat(IdleCategory::Other);
         let (kernel, graph) = (cat(IdleCategory::KernelWait), cat(IdleCategory::Graph));
         let part = |x: f64| {
-            format!("{} ({})", us(x), pct(if idle_total > 0.0 { x / idle_total * 100.0 } else { 0.0 }))
+            format!(
+                "{} ({})",
+                us(x),
+                pct(if idle_total > 0.0 { x / idle_total * 100.0 } else { 0.0 })
+            )
         };
         let recommendation = if host >= dep {
             "Most of it is host wait: the CPU launched the next kernel only after the GPU \

@@ -228,7 +228,8 @@ pub fn graphs(model: &TraceModel) -> Graphs {
         .map(|(id, idx)| {
             let first = &replays[idx[0]];
             let n = first.events.len();
-            let mut spans: Vec<i64> = idx.iter().map(|&i| replays[i].end - replays[i].start).collect();
+            let mut spans: Vec<i64> =
+                idx.iter().map(|&i| replays[i].end - replays[i].start).collect();
             let busy: i64 = idx
                 .iter()
                 .map(|&i| {
@@ -270,9 +271,7 @@ pub fn graphs(model: &TraceModel) -> Graphs {
                     name: model.gpu[first.events[p] as usize].name.clone(),
                     mean_us: pos_total[p] as f64 / pos_count[p].max(1) as f64 / 1e3,
                     total_us: pos_total[p] as f64 / 1e3,
-                    captured_by: capture
-                        .and_then(|c| op_name(model, c[p]))
-                        .map(str::to_string),
+                    captured_by: capture.and_then(|c| op_name(model, c[p])).map(str::to_string),
                 })
                 .collect();
             top.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.position.cmp(&b.position)));

@@ -44,8 +44,12 @@ pub enum IdleCategory {
 }
 
 impl IdleCategory {
-    pub const ALL: [IdleCategory; 4] =
-        [IdleCategory::HostWait, IdleCategory::KernelWait, IdleCategory::Other, IdleCategory::Graph];
+    pub const ALL: [IdleCategory; 4] = [
+        IdleCategory::HostWait,
+        IdleCategory::KernelWait,
+        IdleCategory::Other,
+        IdleCategory::Graph,
+    ];
 
     /// The stable name (`host_wait`, `kernel_wait`, `other`, `graph`).
     pub fn as_str(self) -> &'static str {
@@ -318,9 +322,9 @@ mod tests {
         assert_eq!(b.streams.len(), 2);
         assert_eq!(share(&b.streams[0].categories, IdleCategory::HostWait), 30.0);
         assert_eq!(b.streams[1].idle_us, 0.0);
-        assert_eq!(idle_breakdown(&TraceModel::default(), 1), IdleBreakdown {
-            threshold_us: 0.001,
-            ..IdleBreakdown::default()
-        });
+        assert_eq!(
+            idle_breakdown(&TraceModel::default(), 1),
+            IdleBreakdown { threshold_us: 0.001, ..IdleBreakdown::default() }
+        );
     }
 }

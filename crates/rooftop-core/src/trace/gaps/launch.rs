@@ -107,7 +107,10 @@ pub const TOP: usize = 50;
 
 /// Whether `g` is a launch this section counts: linked to a runtime call that is not a
 /// graph launch.
-fn counted<'a>(model: &'a TraceModel, g: &GpuEvent) -> Option<&'a super::super::model::RuntimeCall> {
+fn counted<'a>(
+    model: &'a TraceModel,
+    g: &GpuEvent,
+) -> Option<&'a super::super::model::RuntimeCall> {
     let r = model.runtime.get(g.runtime? as usize)?;
     (!is_graph_launch(&r.name)).then_some(r)
 }

@@ -109,10 +109,9 @@ fn phase(model: &TraceModel, op: Option<u32>) -> &'static str {
 }
 
 fn in_optimizer_annotation(model: &TraceModel, ts: i64) -> bool {
-    model
-        .annotations
-        .iter()
-        .any(|a| !a.on_gpu && a.name.starts_with("Optimizer.") && a.ts_ns <= ts && ts <= a.ts_ns + a.dur_ns)
+    model.annotations.iter().any(|a| {
+        !a.on_gpu && a.name.starts_with("Optimizer.") && a.ts_ns <= ts && ts <= a.ts_ns + a.dur_ns
+    })
 }
 
 fn thin(evs: &[&MemoryEvent]) -> Vec<MemoryPoint> {
@@ -121,7 +120,8 @@ fn thin(evs: &[&MemoryEvent]) -> Vec<MemoryPoint> {
     let mut out: Vec<MemoryPoint> = Vec::new();
     let mut bucket = usize::MAX;
     for e in evs {
-        let b = ((e.ts_ns - first.ts_ns) as i128 * (TIMELINE_POINTS as i128 - 1) / span as i128) as usize;
+        let b = ((e.ts_ns - first.ts_ns) as i128 * (TIMELINE_POINTS as i128 - 1) / span as i128)
+            as usize;
         let p = MemoryPoint {
             ts_us: e.ts_ns as f64 / 1e3,
             allocated_bytes: e.total_allocated.unwrap_or(0),

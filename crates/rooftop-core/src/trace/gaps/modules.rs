@@ -100,7 +100,9 @@ fn calls(model: &TraceModel) -> (String, Vec<Call>, Vec<(String, u32)>) {
             .collect();
         ("python_function", v)
     };
-    calls.sort_by(|a, b| (a.thread, a.ts, std::cmp::Reverse(a.end)).cmp(&(b.thread, b.ts, std::cmp::Reverse(b.end))));
+    calls.sort_by(|a, b| {
+        (a.thread, a.ts, std::cmp::Reverse(a.end)).cmp(&(b.thread, b.ts, std::cmp::Reverse(b.end)))
+    });
     let mut stack: Vec<usize> = Vec::new();
     let mut paths: Vec<(String, u32)> = Vec::new();
     // (parent path id or MAX, name) → path id: repeated paths cost no allocation.
@@ -148,7 +150,8 @@ fn innermost(calls: &[Call], thread: (i64, i64), ts: i64) -> Option<usize> {
         let mut i = if hi > lo { Some(hi - 1) } else { None };
         while let Some(k) = i {
             if calls[k].end >= ts {
-                best = Some(best.map_or(k, |b: usize| if calls[k].ts >= calls[b].ts { k } else { b }));
+                best =
+                    Some(best.map_or(k, |b: usize| if calls[k].ts >= calls[b].ts { k } else { b }));
                 break;
             }
             i = calls[k].parent;
@@ -215,12 +218,10 @@ pub fn modules(model: &TraceModel) -> Modules {
                 stack.extend(co.children.iter().rev());
             }
         }
-        let module = seq
-            .and_then(|s| fwd_op_of_seq.get(&s))
-            .and_then(|&f| {
-                let fo = &model.ops[f];
-                innermost(&calls, (fo.pid, fo.tid), fo.ts_ns)
-            });
+        let module = seq.and_then(|s| fwd_op_of_seq.get(&s)).and_then(|&f| {
+            let fo = &model.ops[f];
+            innermost(&calls, (fo.pid, fo.tid), fo.ts_ns)
+        });
         match module {
             Some(c) => bwd_self[calls[c].path] += gpu,
             None => unattributed += gpu,
@@ -299,15 +300,57 @@ mod tests {
         // op) launching 2 µs: unattributed.
         let m = TraceModel {
             modules: vec![
-                ModuleCall { name: "Net_0".into(), ts_ns: 0, dur_ns: 100_000, ..ModuleCall::default() },
-                ModuleCall { name: "Linear_0".into(), ts_ns: 10_000, dur_ns: 30_000, ..ModuleCall::default() },
-                ModuleCall { name: "Linear_1".into(), ts_ns: 50_000, dur_ns: 40_000, ..ModuleCall::default() },
+                ModuleCall {
+                    name: "Net_0".into(),
+                    ts_ns: 0,
+                    dur_ns: 100_000,
+                    ..ModuleCall::default()
+                },
+                ModuleCall {
+                    name: "Linear_0".into(),
+                    ts_ns: 10_000,
+                    dur_ns: 30_000,
+                    ..ModuleCall::default()
+                },
+                ModuleCall {
+                    name: "Linear_1".into(),
+                    ts_ns: 50_000,
+                    dur_ns: 40_000,
+                    ..ModuleCall::default()
+                },
             ],
             ops: vec![
-                CpuOp { name: "aten::addmm".into(), ts_ns: 20_000, dur_ns: 5_000, sequence_number: Some(1), ..CpuOp::default() },
-                CpuOp { name: "autograd::engine::evaluate_function: AddmmBackward0".into(), ts_ns: 200_000, dur_ns: 10_000, children: vec![2], ..CpuOp::default() },
-                CpuOp { name: "AddmmBackward0".into(), ts_ns: 201_000, dur_ns: 5_000, sequence_number: Some(1), parent: Some(1), launched: vec![3], ..CpuOp::default() },
-                CpuOp { name: "autograd::engine::evaluate_function: XBackward0".into(), ts_ns: 300_000, dur_ns: 1_000, sequence_number: Some(9), launched: vec![4], ..CpuOp::default() },
+                CpuOp {
+                    name: "aten::addmm".into(),
+                    ts_ns: 20_000,
+                    dur_ns: 5_000,
+                    sequence_number: Some(1),
+                    ..CpuOp::default()
+                },
+                CpuOp {
+                    name: "autograd::engine::evaluate_function: AddmmBackward0".into(),
+                    ts_ns: 200_000,
+                    dur_ns: 10_000,
+                    children: vec![2],
+                    ..CpuOp::default()
+                },
+                CpuOp {
+                    name: "AddmmBackward0".into(),
+                    ts_ns: 201_000,
+                    dur_ns: 5_000,
+                    sequence_number: Some(1),
+                    parent: Some(1),
+                    launched: vec![3],
+                    ..CpuOp::default()
+                },
+                CpuOp {
+                    name: "autograd::engine::evaluate_function: XBackward0".into(),
+                    ts_ns: 300_000,
+                    dur_ns: 1_000,
+                    sequence_number: Some(9),
+                    launched: vec![4],
+                    ..CpuOp::default()
+                },
             ],
             runtime: [5, 20, 60, 202, 300]
                 .iter()
@@ -315,7 +358,11 @@ mod tests {
                 .collect(),
             gpu: [(3, 0), (10, 1), (7, 2), (4, 3), (2, 4)]
                 .iter()
-                .map(|&(d, r)| GpuEvent { dur_ns: d * 1000, runtime: Some(r), ..GpuEvent::default() })
+                .map(|&(d, r)| GpuEvent {
+                    dur_ns: d * 1000,
+                    runtime: Some(r),
+                    ..GpuEvent::default()
+                })
                 .collect(),
             ..TraceModel::default()
         };

@@ -59,8 +59,13 @@ pub fn blocking_kind(name: &str) -> Option<SyncCallKind> {
         "cudaEventSynchronize" | "hipEventSynchronize" | "cuEventSynchronize" => {
             SyncCallKind::Event
         }
-        "cudaMemcpy" | "hipMemcpy" | "hipMemcpyWithStream" | "cudaMemcpy2D" | "hipMemcpy2D"
-        | "cuMemcpyDtoH_v2" | "cuMemcpyHtoD_v2" => SyncCallKind::SyncCopy,
+        "cudaMemcpy"
+        | "hipMemcpy"
+        | "hipMemcpyWithStream"
+        | "cudaMemcpy2D"
+        | "hipMemcpy2D"
+        | "cuMemcpyDtoH_v2"
+        | "cuMemcpyHtoD_v2" => SyncCallKind::SyncCopy,
         _ => return None,
     };
     Some(k)
@@ -128,7 +133,8 @@ pub fn syncs(model: &TraceModel) -> Syncs {
         let copy = gpu_of.get(&(ri as u32)).map(|&g| &model.gpu[g]);
         let kind = blocking_kind(&r.name).or_else(|| {
             let g = copy?;
-            (g.kind == GpuKind::Memcpy && is_pageable(&g.name)).then_some(SyncCallKind::PageableCopy)
+            (g.kind == GpuKind::Memcpy && is_pageable(&g.name))
+                .then_some(SyncCallKind::PageableCopy)
         });
         let Some(kind) = kind else { continue };
         calls += 1;

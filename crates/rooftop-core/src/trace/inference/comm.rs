@@ -48,7 +48,9 @@ mod tests {
         assert!(is_custom_allreduce(
             "void c10d::symmetric_memory::multimem_all_reduce_kernel<c10::BFloat16, 16>(...)"
         ));
-        assert!(is_custom_allreduce("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(...)"));
+        assert!(is_custom_allreduce(
+            "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(...)"
+        ));
         assert!(is_custom_allreduce(
             "quickreduce::allreduce_prototype_twoshot<AllReduceTwoshot<__half, CodecQ4<__half,4>, true>, __half>"
         ));

@@ -18,10 +18,10 @@ pub mod moe;
 pub mod quant;
 pub mod steps;
 
+use super::gaps::{is_graph_launch, Dist};
 use super::model::{OpArgs, TraceModel};
 use super::ops::{ModelError, OpModel};
 use super::timeline::{length, merge};
-use super::gaps::{is_graph_launch, Dist};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use steps::{parse_step, Phase, StepInfo};
@@ -278,7 +278,11 @@ fn phases(model: &TraceModel, ctx: &Context) -> Vec<PhaseSummary> {
                 mean_gpu_busy_us: a.busy as f64 / n.max(1) as f64 / 1e3,
                 tokens: a.tokens,
                 requests: a.requests,
-                graphed_percent: if a.gpu > 0 { a.graphed as f64 / a.gpu as f64 * 100.0 } else { 0.0 },
+                graphed_percent: if a.gpu > 0 {
+                    a.graphed as f64 / a.gpu as f64 * 100.0
+                } else {
+                    0.0
+                },
             }
         })
         .collect()

@@ -75,7 +75,10 @@ fn u(x: i64, what: &str) -> Result<u64, String> {
 }
 
 fn is_packed_byte(dtype: &str) -> bool {
-    matches!(dtype.to_ascii_lowercase().as_str(), "unsigned char" | "uint8" | "c10::float4_e2m1fn_x2")
+    matches!(
+        dtype.to_ascii_lowercase().as_str(),
+        "unsigned char" | "uint8" | "c10::float4_e2m1fn_x2"
+    )
 }
 
 /// The shape from a fused-experts op's arguments.
@@ -130,7 +133,9 @@ pub fn layer_shape(model: &TraceModel, op: usize) -> Result<MoeShape, String> {
     let x = tensor(&o.args, 0).ok_or("argument 0 (hidden_states) has no recorded shape")?;
     let logits = tensor(&o.args, 1).ok_or("argument 1 (router_logits) has no recorded shape")?;
     if x.len() != 2 || logits.len() != 2 {
-        return Err(format!("expected hidden_states [T, H] and router_logits [T, E], got {x:?}, {logits:?}"));
+        return Err(format!(
+            "expected hidden_states [T, H] and router_logits [T, E], got {x:?}, {logits:?}"
+        ));
     }
     let (tokens, experts) = (u(x[0], "T")?, u(logits[1], "E")?);
     // Descendants, depth first.
@@ -242,7 +247,10 @@ mod tests {
             &["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "int"],
         );
         let s = fused_shape(&a).unwrap();
-        assert_eq!((s.tokens, s.hidden, s.inter, s.experts, s.topk, s.gated), (4, 8, 16, 8, 2, true));
+        assert_eq!(
+            (s.tokens, s.hidden, s.inter, s.experts, s.topk, s.gated),
+            (4, 8, 16, 8, 2, true)
+        );
         let m = moe_model(&s);
         // 2·4·2·8·32 + 2·4·2·16·8 + 4·8·3 = 4096 + 2048 + 96.
         assert_eq!(m.flops, 6240.0);

@@ -52,9 +52,9 @@ pub fn quant_model(name: &str, a: &OpArgs) -> Result<OpModel, String> {
             continue;
         }
         let dtype = a.input_types.get(i).cloned().unwrap_or_default();
-        let n = shape.iter().try_fold(1u128, |acc, &x| {
-            u128::try_from(x).ok().and_then(|x| acc.checked_mul(x))
-        });
+        let n = shape
+            .iter()
+            .try_fold(1u128, |acc, &x| u128::try_from(x).ok().and_then(|x| acc.checked_mul(x)));
         let n = n.ok_or_else(|| format!("argument {i} has a bad shape {shape:?}"))?;
         let bpe = dtype_bytes(&dtype)
             .ok_or_else(|| format!("argument {i}: unknown element size of `{dtype}`"))?;

@@ -147,10 +147,7 @@ fn parse_sglang(name: &str) -> Option<StepInfo> {
     let (prefill, decode) = match mode {
         "DECODE" => (group("c", 0, 0), group("g", bs, bs)),
         "EXTEND" => (group("c", bs, get("toks").unwrap_or(0)), group("g", 0, 0)),
-        "MIXED" => (
-            group("c", get("c").unwrap_or(0), 0),
-            group("g", get("g").unwrap_or(0), 0),
-        ),
+        "MIXED" => (group("c", get("c").unwrap_or(0), 0), group("g", get("g").unwrap_or(0), 0)),
         _ => return None,
     };
     Some(StepInfo { format: if detailed { "sglang_detailed" } else { "sglang" }, prefill, decode })
@@ -177,7 +174,10 @@ mod tests {
         .unwrap();
         assert_eq!(s.phase(), Phase::Mixed);
         assert_eq!(s.prefill.sqsk, Some(23_019_520));
-        assert_eq!(s.decode, Group { requests: 3, sq: 3, sk: Some(6144), sqsq: Some(3), sqsk: Some(6144) });
+        assert_eq!(
+            s.decode,
+            Group { requests: 3, sq: 3, sk: Some(6144), sqsq: Some(3), sqsk: Some(6144) }
+        );
         assert!(s.has_sums());
         assert_eq!(parse_step("execute_context_2(14721)_generation_0(0"), None);
         assert_eq!(parse_step("ProfilerStep#3"), None);
@@ -189,7 +189,8 @@ mod tests {
         assert_eq!((s.phase(), s.decode.requests, s.decode.sq), (Phase::Decode, 64, 64));
         let s = parse_step("step[EXTEND bs=2 toks=14721]").unwrap();
         assert_eq!((s.phase(), s.prefill.sq), (Phase::Prefill, 14721));
-        let s = parse_step("step[DECODE bs=64 g_sq=128 g_sqsq=256 g_sqsk=262144 g_sk=131072]").unwrap();
+        let s =
+            parse_step("step[DECODE bs=64 g_sq=128 g_sqsq=256 g_sqsk=262144 g_sk=131072]").unwrap();
         assert_eq!(s.format, "sglang_detailed");
         assert_eq!((s.decode.sq, s.decode.sk, s.decode.sqsk), (128, Some(131_072), Some(262_144)));
         let s = parse_step("step[MIXED bs=2 c=1 g=1 c_sq=5 c_sk=8 c_sqsq=25 c_sqsk=40 g_sq=1 g_sk=12 g_sqsq=1 g_sqsk=12]").unwrap();
