@@ -2,7 +2,7 @@
 //! (`tests/fixtures/kineto/handmade/vllm_moe_b200.json`, written by the script beside it,
 //! whose every duration and shape the arithmetic below uses).
 
-#![allow(clippy::unwrap_used, clippy::float_cmp)]
+#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::many_single_char_names)]
 
 use rooftop_core::device::Catalog;
 use rooftop_core::trace::gaps::critical_path::CpOptions;

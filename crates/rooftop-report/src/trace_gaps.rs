@@ -4,6 +4,9 @@
 //! modules, memory, inference steps. Laid out as [`Block`]s like the other trace
 //! sections; CSVs carry full precision. Renderers never compute.
 
+// Blocks and coordinates are short-lived one-letter names (b, t, x, y) by design.
+#![allow(clippy::many_single_char_names)]
+
 use crate::trace::{csv_text, num, ostr, short, Block, Section};
 use rooftop_core::trace::gaps::idle::{IdleCategory, IdleShare};
 use rooftop_core::trace::report::TraceReport;

@@ -173,13 +173,12 @@ impl Table {
     pub fn category(self) -> Category {
         match self {
             Table::Gemm => Category::Gemm,
-            Table::SdpaFwd | Table::SdpaBwd => Category::Sdpa,
+            Table::SdpaFwd | Table::SdpaBwd | Table::InferenceAttention => Category::Sdpa,
             Table::ConvFwd | Table::ConvBwd => Category::Conv,
             Table::Normalization => Category::Normalization,
             Table::BinaryElementwise | Table::UnaryElementwise => Category::Elementwise,
             Table::Reduce => Category::Reduce,
             Table::Moe => Category::Moe,
-            Table::InferenceAttention => Category::Sdpa,
             Table::Quant => Category::Quant,
         }
     }

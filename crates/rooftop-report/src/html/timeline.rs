@@ -6,6 +6,9 @@
 //! the event's name, duration and whether it is on the path. Styles are inline
 //! attributes so the drawing needs no stylesheet of its own.
 
+// Blocks and coordinates are short-lived one-letter names (b, t, x, y) by design.
+#![allow(clippy::many_single_char_names)]
+
 use super::esc;
 use rooftop_core::trace::gaps::memory::DeviceMemory;
 use rooftop_core::trace::gaps::step_timeline::StepTimeline;

@@ -256,6 +256,27 @@ impl CpGraph {
     }
 }
 
+/// The call-stack tree's root (no event).
+const ROOT: usize = usize::MAX;
+
+/// HTA's depth-first walk state for one thread.
+struct Walk {
+    last_node: Option<u32>,
+    last_high: Option<u32>,
+    depth: u32,
+    last_parent: Option<EvRef>,
+}
+
+/// A GPU event or a `cuda_sync` event, visited in time order.
+#[derive(Clone, Copy)]
+enum Item {
+    Gpu(u32),
+    Sync(u32),
+}
+
+/// Queue-length changes of one stream: `(ts, +1 or −1, GPU event index)`.
+type QueueChanges = HashMap<(i64, i64), Vec<(i64, i8, u32)>>;
+
 /// One entry of a thread's call stack.
 #[derive(Debug, Clone, Copy)]
 struct StackEv {
@@ -355,8 +376,7 @@ fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
             }
         })
     });
-    // Tree: children per node (usize::MAX is the root).
-    const ROOT: usize = usize::MAX;
+    // Tree: children per node (ROOT is the root).
     let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut parent = vec![ROOT; evs.len()];
     let mut stack: Vec<usize> = Vec::new();
@@ -371,12 +391,6 @@ fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
         }
     }
     // Depth-first walk with HTA's enter/exit rules.
-    struct Walk {
-        last_node: Option<u32>,
-        last_high: Option<u32>,
-        depth: u32,
-        last_parent: Option<EvRef>,
-    }
     let mut w = Walk { last_node: None, last_high: None, depth: 0, last_parent: None };
     let parent_ev = |i: usize| (parent[i] != ROOT).then(|| evs[parent[i]].ev);
     // Explicit stack of (node, entered?) to avoid recursion on deep stacks.
@@ -457,7 +471,7 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
     let mut q_kernel: HashMap<u32, i64> = HashMap::new();
     {
         // Changes per stream with the event they belong to.
-        let mut per: HashMap<(i64, i64), Vec<(i64, i8, u32)>> = HashMap::new();
+        let mut per: QueueChanges = HashMap::new();
         for (i, ge) in model.gpu.iter().enumerate() {
             if let Some(r) = hta_model_launch(i) {
                 let v = per.entry((ge.device, ge.stream)).or_default();
@@ -504,11 +518,6 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
     };
 
     // Items: kernels in the window (by start) and syncs (by end).
-    #[derive(Clone, Copy)]
-    enum Item {
-        Gpu(u32),
-        Sync(u32),
-    }
     let mut items: Vec<(i64, u8, u32, Item)> = Vec::new();
     for (i, e) in model.gpu.iter().enumerate() {
         if gpu_in[i] {

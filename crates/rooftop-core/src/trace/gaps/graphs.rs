@@ -438,7 +438,7 @@ mod tests {
             k("gemm", 340, 10, 6),
             k("relu", 351, 5, 6),
         ];
-        let m = TraceModel { ops, runtime, gpu, ..TraceModel::default() };
+        let m = TraceModel { ops, gpu, runtime, ..TraceModel::default() };
         let g = graphs(&m);
         assert_eq!((g.launches, g.graph_events, g.captures), (3, 6, 1));
         assert_eq!(g.graph_gpu_us, 45.0);

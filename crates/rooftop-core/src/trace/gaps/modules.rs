@@ -120,17 +120,17 @@ fn calls(model: &TraceModel) -> (String, Vec<Call>, Vec<(String, u32)>) {
         calls[i].parent = stack.last().copied();
         let parent_path = calls[i].parent.map_or(usize::MAX, |p| calls[p].path);
         let key = (parent_path, std::mem::take(&mut calls[i].name));
-        let id = match path_id.get(&key) {
-            Some(&id) => id,
-            None => {
-                let path = match calls[i].parent {
-                    Some(_) => format!("{}/{}", paths[parent_path].0, key.1),
-                    None => key.1.clone(),
-                };
-                paths.push((path, stack.len() as u32));
-                path_id.insert(key.clone(), paths.len() - 1);
-                paths.len() - 1
-            }
+        let id = if let Some(&id) = path_id.get(&key) {
+            id
+        } else {
+            let path = if calls[i].parent.is_some() {
+                format!("{}/{}", paths[parent_path].0, key.1)
+            } else {
+                key.1.clone()
+            };
+            paths.push((path, stack.len() as u32));
+            path_id.insert(key.clone(), paths.len() - 1);
+            paths.len() - 1
         };
         calls[i].name = key.1;
         calls[i].path = id;

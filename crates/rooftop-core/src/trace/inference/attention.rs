@@ -95,6 +95,8 @@ fn heads(name: &str, a: &OpArgs) -> Result<(u64, u64, u64, u64, u64, String), St
 ///
 /// # Errors
 /// When the shapes do not fit, or the step does not state its sums.
+// The formula's own letters (T, H, d) read best as they are written.
+#[allow(clippy::many_single_char_names)]
 pub fn attention_model(name: &str, a: &OpArgs, step: Option<&StepInfo>) -> Result<OpModel, String> {
     let (t, hq, d, hkv, dv, dtype) = heads(name, a)?;
     let step = step.filter(|s| s.has_sums()).ok_or_else(|| {
@@ -182,8 +184,8 @@ mod tests {
         )
         .unwrap();
         let m = attention_model("vllm::unified_attention_with_output", &a, Some(&step)).unwrap();
-        assert_eq!(m.flops, 0.902529024e9);
-        assert_eq!(m.bytes, 108.08984375 * 1048576.0);
+        assert_eq!(m.flops, 0.902_529_024e9);
+        assert_eq!(m.bytes, 108.089_843_75 * 1_048_576.0);
         assert!(attention_model("vllm::unified_attention_with_output", &a, None).is_err());
     }
 }

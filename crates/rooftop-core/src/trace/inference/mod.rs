@@ -213,6 +213,16 @@ pub fn inference(model: &TraceModel) -> Inference {
     out
 }
 
+/// Sums over the steps of one phase.
+struct Acc {
+    walls: Vec<i64>,
+    busy: i64,
+    tokens: u64,
+    requests: u64,
+    gpu: i64,
+    graphed: i64,
+}
+
 /// GPU work per step, summarised by phase.
 fn phases(model: &TraceModel, ctx: &Context) -> Vec<PhaseSummary> {
     if ctx.steps.is_empty() {
@@ -229,14 +239,6 @@ fn phases(model: &TraceModel, ctx: &Context) -> Vec<PhaseSummary> {
         })
         .collect();
     launches.sort_unstable();
-    struct Acc {
-        walls: Vec<i64>,
-        busy: i64,
-        tokens: u64,
-        requests: u64,
-        gpu: i64,
-        graphed: i64,
-    }
     let mut acc: BTreeMap<Phase, Acc> = BTreeMap::new();
     for (s, e, info) in &ctx.steps {
         let a = acc.entry(info.phase()).or_insert(Acc {

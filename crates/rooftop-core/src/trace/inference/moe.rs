@@ -166,6 +166,8 @@ pub fn layer_shape(model: &TraceModel, op: usize) -> Result<MoeShape, String> {
 }
 
 /// The model of one MoE call of shape `s`, in table MoE.
+// The formula's own letters (T, H, I, E, k) read best as they are written.
+#[allow(clippy::many_single_char_names)]
 pub fn moe_model(s: &MoeShape) -> OpModel {
     let (t, h, i, e, k) =
         (s.tokens as f64, s.hidden as f64, s.inter as f64, s.experts as f64, s.topk as f64);
