@@ -772,6 +772,19 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             ]
         })
         .collect();
+    let rows = l
+        .queues
+        .iter()
+        .flat_map(|q| {
+            q.series.iter().map(move |p| {
+                vec![q.device.to_string(), q.stream.to_string(), num(p.ts_us), p.length.to_string()]
+            })
+        })
+        .collect();
+    f.push((
+        "launch_queue_series.csv".to_string(),
+        csv_text(&["device", "stream", "ts_us", "length"], rows),
+    ));
     f.push((
         "launch_queues.csv".to_string(),
         csv_text(

@@ -77,6 +77,42 @@ pub struct QueueStats {
     pub time_mean: f64,
     /// Time with [`MAX_QUEUE_LENGTH`] or more pending launches, µs.
     pub full_us: f64,
+    /// The length over time, thinned to at most [`QUEUE_POINTS`] points (each the
+    /// largest length of its stretch of time).
+    pub series: Vec<QueuePoint>,
+}
+
+/// One point of a queue-length series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct QueuePoint {
+    pub ts_us: f64,
+    pub length: i64,
+}
+
+/// Points of a thinned queue-length series.
+pub const QUEUE_POINTS: usize = 400;
+
+fn thin(s: &[(i64, i64)]) -> Vec<QueuePoint> {
+    let (Some(first), Some(last)) = (s.first(), s.last()) else { return Vec::new() };
+    let span = (last.0 - first.0).max(1);
+    let mut out: Vec<QueuePoint> = Vec::new();
+    let mut bucket = usize::MAX;
+    for &(ts, length) in s {
+        let b = ((ts - first.0) as i128 * (QUEUE_POINTS as i128 - 1) / span as i128) as usize;
+        let p = QueuePoint { ts_us: ts as f64 / 1e3, length };
+        match out.last_mut() {
+            Some(x) if b == bucket => {
+                if length > x.length {
+                    *x = p;
+                }
+            }
+            _ => {
+                out.push(p);
+                bucket = b;
+            }
+        }
+    }
+    out
 }
 
 /// The launch section of the report.
@@ -292,6 +328,7 @@ fn queue_stats(model: &TraceModel) -> Vec<QueueStats> {
                 max: vals.last().copied().unwrap_or(0),
                 time_mean: if span > 0 { weighted as f64 / span as f64 } else { 0.0 },
                 full_us: full as f64 / 1e3,
+                series: thin(&s),
             }
         })
         .collect()
@@ -362,5 +399,7 @@ mod tests {
         // Time-weighted over [0,300]: 1·6 + 2·4 + 1·20 + 0·10 + 1·260 = 294 → 0.98.
         assert!((q.time_mean - 0.98).abs() < 1e-12);
         assert_eq!(q.full_us, 0.0);
+        let lengths: Vec<i64> = q.series.iter().map(|p| p.length).collect();
+        assert_eq!(lengths, vec![1, 2, 1, 0, 1, 0]);
     }
 }

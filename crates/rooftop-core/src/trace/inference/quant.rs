@@ -4,7 +4,9 @@
 //! Ops: vLLM `_C::static_scaled_fp8_quant`, `_C::dynamic_scaled_fp8_quant`,
 //! `_C::dynamic_per_token_scaled_fp8_quant`, `_C::per_token_group_fp8_quant`,
 //! `_C::scaled_fp4_quant`, SGLang `sgl_kernel::sgl_per_token_group_quant_fp8`,
-//! `sgl_kernel::sgl_per_tensor_quant_fp8`, `sgl_kernel::sgl_per_token_quant_fp8`.
+//! `sgl_kernel::sgl_per_tensor_quant_fp8`, `sgl_kernel::sgl_per_token_quant_fp8`, and the
+//! engines' other `…quant…` ops that are not GEMMs (dequantisation passes: there the
+//! 16/32-bit tensor is the output, and the same sums hold).
 //! Their tensor arguments are the input, the quantised output and the scales in an order
 //! that differs between ops, so the model reads every tensor argument once:
 //! - the **input** is the largest 16- or 32-bit floating-point tensor; its elements `N`;
@@ -19,8 +21,17 @@ use super::super::ops::{dtype_bytes, OpModel, ParamValue, Params, Table};
 use crate::ops::{OpClass, Work};
 use crate::units::{ExecUnit, Precision};
 
-/// Whether `name` is a quantisation op this module models.
+/// Whether `name` is a quantisation op this module models: the ops above, and any other
+/// engine op (`_C::`, `_rocm_C::`, `sgl_kernel::`) named `…quant…` that is not a GEMM
+/// (dequantisation and other quantisation kernels; `vllm::gemm_with_dynamic_quant` is a
+/// GEMM).
 pub fn is_quant(name: &str) -> bool {
+    let engine = name.starts_with("_C::")
+        || name.starts_with("_rocm_C::")
+        || name.starts_with("sgl_kernel::");
+    if engine && name.contains("quant") && !name.contains("gemm") && !name.contains("_mm") {
+        return true;
+    }
     matches!(
         name,
         "_C::static_scaled_fp8_quant"
@@ -122,5 +133,9 @@ mod tests {
         assert_eq!(m.table, Table::Quant);
         let s = quant_model("_C::static_scaled_fp8_quant", &a).unwrap();
         assert_eq!(s.flops, 65536.0);
+        assert!(is_quant("_C::per_token_group_dequant_fp8"));
+        assert!(!is_quant("_C::cutlass_scaled_mm"));
+        assert!(!is_quant("vllm::gemm_with_dynamic_quant"));
+        assert!(!is_quant("aten::quantize_per_tensor"));
     }
 }
