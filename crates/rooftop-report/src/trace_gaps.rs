@@ -772,7 +772,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             ]
         })
         .collect();
-    let rows = l
+    let rows: Vec<Vec<String>> = l
         .queues
         .iter()
         .flat_map(|q| {
