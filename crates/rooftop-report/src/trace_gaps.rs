@@ -772,7 +772,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             ]
         })
         .collect();
-    let rows: Vec<Vec<String>> = l
+    let series_rows: Vec<Vec<String>> = l
         .queues
         .iter()
         .flat_map(|q| {
@@ -783,7 +783,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "launch_queue_series.csv".to_string(),
-        csv_text(&["device", "stream", "ts_us", "length"], rows),
+        csv_text(&["device", "stream", "ts_us", "length"], series_rows),
     ));
     f.push((
         "launch_queues.csv".to_string(),
