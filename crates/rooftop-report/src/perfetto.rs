@@ -282,10 +282,13 @@ mod tests {
         let rep = analyze(&tm, cat.lookup("h100-sxm").ok(), &TraceOptions::default());
         let v: Value = serde_json::from_str(&trace(&tm, &rep)).unwrap();
         let evs = v["traceEvents"].as_array().unwrap();
-        let x: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").collect();
+        // The GPU events (the critical-path track is a process of its own).
+        let gpu = |e: &&Value| e["pid"] != crate::perfetto_cp::PID;
+        let x: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").filter(gpu).collect();
         assert_eq!(x.len(), 3);
         // Tracks: device 0 with streams 7 and 9.
-        let threads: Vec<&Value> = evs.iter().filter(|e| e["name"] == "thread_name").collect();
+        let threads: Vec<&Value> =
+            evs.iter().filter(|e| e["name"] == "thread_name").filter(gpu).collect();
         assert_eq!(threads.len(), 2);
         assert_eq!(threads[0]["args"]["name"], "stream 7");
         let gemm = x[0];
