@@ -168,8 +168,8 @@ pub struct CriticalPath {
 }
 
 /// Above this many nodes the section is not computed (a window of the whole of a very
-/// large trace): pick a step with `--cp-window`.
-pub const MAX_NODES: usize = 8_000_000;
+/// large trace, about 1 GB of JSON): pick a step with `--cp-window`.
+pub const MAX_NODES: usize = 4_000_000;
 
 /// The window of `opts` in `model`.
 ///
@@ -352,6 +352,18 @@ fn rank(map: HashMap<String, (i64, u64)>, total: i64) -> Vec<CpRank> {
 /// graph has a cycle.
 pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPath, String> {
     let (span, win) = window(model, opts)?;
+    // Two nodes per CPU event (and at most one GPU event per launch call): refuse before
+    // building a graph too large for the memory budget.
+    let cpu_events = model.ops.iter().filter(|o| span.contains(o.ts_ns) && o.dur_ns > 0).count()
+        + model.runtime.iter().filter(|r| span.contains(r.ts_ns) && r.dur_ns > 0).count();
+    if 2 * cpu_events > MAX_NODES {
+        return Err(format!(
+            "the window ({}) holds {cpu_events} CPU events, more than the {} the critical path \
+             is computed for; choose one step with --cp-window",
+            win.basis,
+            MAX_NODES / 2
+        ));
+    }
     let g = build(model, span, false);
     if g.nodes.is_empty() {
         return Err(
