@@ -26,7 +26,8 @@ Per trace the file holds: the idle-time breakdown per stream and category with t
 interval statistics; per-kernel launch statistics (correlation, CPU duration of the
 launch, GPU duration, launch delay); the queue-length summary per stream; and, where a
 window is given, the critical path: its length (sum of edge weights, µs), its breakdown
-by `bound_by`, and its edges in path order with the event each is attributed to.
+by `bound_by`, and the time of its operator edges by the name of the event each is
+attributed to.
 """
 
 import json
@@ -131,26 +132,18 @@ def critical_path(a, annotation, instance):
         return {"ok": False}
     bd = g.get_critical_path_breakdown()
     t = a.t
-    min_ts = t.min_ts
     df = t.get_trace(0)
     sym = t.symbol_table.get_sym_table()
-    edges = []
+    # Time of the path's operator edges by the name of the event each is attributed to.
+    by_event = {}
     nodes = g.critical_path_nodes
     for u, v in zip(nodes, nodes[1:]):
         e = g.edges[u, v]["object"]
+        if e.type.value != "critical_path_operator" or e.weight == 0:
+            continue
         ev = g.get_event_attribution_for_edge(e)
-        name = None
-        if ev is not None and ev >= 0 and ev in df.index:
-            name = sym[int(df.loc[ev, "name"])]
-        edges.append(
-            {
-                "type": e.type.value,
-                "weight_us": num(e.weight),
-                "from_ts_us": num(g.node_list[u].ts + min_ts),
-                "to_ts_us": num(g.node_list[v].ts + min_ts),
-                "event": name,
-            }
-        )
+        name = sym[int(df.loc[ev, "name"])] if ev is not None and ev in df.index else ""
+        by_event[name] = by_event.get(name, 0.0) + float(e.weight)
     by = bd.groupby("bound_by").duration.sum()
     return {
         "ok": True,
@@ -159,7 +152,7 @@ def critical_path(a, annotation, instance):
         "length_us": num(bd.duration.sum()),
         "edges": len(bd),
         "bound_by_us": {k if k else "dependency": num(v) for k, v in by.items()},
-        "path": edges,
+        "by_event_us": by_event,
     }
 
 

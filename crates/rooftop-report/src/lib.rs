@@ -23,6 +23,7 @@ pub mod svg;
 pub mod table;
 pub mod trace;
 pub mod trace_gaps;
+pub mod trace_gaps_csv;
 
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
