@@ -75,8 +75,10 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
             .map(|s| s.idle_us)
             .sum()
     };
+    // Shares of the devices' own windows (all their GPU events, as the idle split).
     let idle_total: f64 = i.idle.devices.iter().map(|d| d.idle_us).sum();
-    let idle_pct = share(idle_total);
+    let device_window: f64 = i.idle.devices.iter().map(|d| d.window_us).sum();
+    let idle_pct = if device_window > 0.0 { idle_total / device_window * 100.0 } else { 0.0 };
     if idle_pct >= IDLE_WARN_PCT {
         let host = cat(IdleCategory::HostWait);
         let dep = cat(IdleCategory::Other);
@@ -108,7 +110,7 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
                  {}, kernel wait {}, inside graph replays {} (HTA's idle categories, per \
                  device)",
                 us(idle_total),
-                us(window_us),
+                us(device_window),
                 pct(idle_pct),
                 part(host),
                 part(dep),

@@ -19,11 +19,11 @@
 //! GPU per rank. HTA documents the threshold in ns but compares it with gaps in the
 //! trace's unit, µs; we use µs.
 //!
-//! Per device (our extension, which sums exactly to the device's idle time): the gaps of
-//! the union of the device's events, each classified by the event that ends it with the
-//! same rules (its launch after the gap began: host wait; same graph replay as an event
-//! ending the busy period before: graph; shorter than the threshold: kernel wait; else
-//! other).
+//! Per device (our extension, which sums exactly to the device's idle time over all its
+//! GPU events, linked or not): the gaps of the union of the device's events, each
+//! classified by the event that ends it with the same rules (its launch after the gap
+//! began: host wait; same graph replay as an event ending the busy period before: graph;
+//! shorter than the threshold: kernel wait; else other).
 
 use super::super::model::{GpuEvent, TraceModel};
 use super::{is_graph_launch, DecadeHistogram, Dist};
