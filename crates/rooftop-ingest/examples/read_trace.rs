@@ -34,7 +34,8 @@ fn main() -> std::process::ExitCode {
                     m.gpu.iter().filter(|g| g.kind == GpuKind::Kernel && g.op.is_some()).count();
                 println!(
                     "{f}: {:.1} MB in {secs:.3} s = {:.0} MB/s; schema {:?}, {} devices, rank {:?}; \
-                     {} ops, {kernels} kernels ({linked} with an op), {} memcpy, {} memset, {} annotations",
+                     {} ops, {kernels} kernels ({linked} with an op), {} memcpy, {} memset, {} annotations, \
+                     {} runtime calls, {} syncs, {} modules, {} memory events",
                     len as f64 / 1e6,
                     len as f64 / 1e6 / secs,
                     m.schema,
@@ -43,7 +44,11 @@ fn main() -> std::process::ExitCode {
                     m.ops.len(),
                     count(GpuKind::Memcpy),
                     count(GpuKind::Memset),
-                    m.annotations.len()
+                    m.annotations.len(),
+                    m.runtime.len(),
+                    m.syncs.len(),
+                    m.modules.len(),
+                    m.memory.len()
                 );
                 for w in &m.warnings {
                     println!("  warning {} ×{}: {}", w.kind, w.count, w.example);

@@ -16,12 +16,15 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod perfetto;
+pub mod perfetto_cp;
 pub mod record;
 pub mod rows;
 pub mod svg;
 pub mod table;
 pub mod trace;
 pub mod xla;
+pub mod trace_gaps;
+pub mod trace_gaps_csv;
 
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;

@@ -3,6 +3,9 @@
 //! per stream, every kernel, memcpy and memset as a complete (`"ph": "X"`) event whose
 //! `args` carry the analysis of the op that launched it.
 //!
+//! A last process, `critical path`, carries the critical path of the report's window as
+//! one track ([`crate::perfetto_cp`]).
+//!
 //! Format: the Trace Event Format (Google, "Trace Event Format" document): `ts` and
 //! `dur` in microseconds (fractions keep the nanoseconds), process and thread names as
 //! `"ph": "M"` metadata events.
@@ -38,6 +41,8 @@ fn params_text(row: &OpRow) -> String {
 /// included), memoised.
 struct Rows<'a> {
     model: &'a TraceModel,
+    /// Inference ops whose model needs the trace around them (MoE layers, attention).
+    inference: rooftop_core::trace::inference::Context,
     by_key: HashMap<String, (&'a str, &'a OpRow)>,
     memo: HashMap<usize, Option<(&'a str, &'a OpRow)>>,
 }
@@ -53,13 +58,18 @@ impl<'a> Rows<'a> {
                 );
             }
         }
-        Rows { model, by_key, memo: HashMap::new() }
+        let inference = rooftop_core::trace::inference::Context::new(model);
+        Rows { model, inference, by_key, memo: HashMap::new() }
     }
 
     fn own(&self, i: usize) -> Option<(&'a str, &'a OpRow)> {
         let op = self.model.ops.get(i)?;
         op_table(&op.name)?;
-        let m = model_op(&op.name, &op.args).ok()?;
+        let m = self
+            .inference
+            .model(self.model, i)
+            .unwrap_or_else(|| model_op(&op.name, &op.args))
+            .ok()?;
         self.by_key.get(&format!("{}|{}", op.name, m.params.group_key())).copied()
     }
 
@@ -190,6 +200,7 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
         meta.push(json!({"name": "thread_sort_index", "ph": "M", "pid": dev, "tid": stream, "args": {"sort_index": stream}}));
     }
     meta.extend(events);
+    meta.extend(crate::perfetto_cp::track(report));
     let doc = json!({
         "traceEvents": meta,
         "displayTimeUnit": "ns",
@@ -271,10 +282,13 @@ mod tests {
         let rep = analyze(&tm, cat.lookup("h100-sxm").ok(), &TraceOptions::default());
         let v: Value = serde_json::from_str(&trace(&tm, &rep)).unwrap();
         let evs = v["traceEvents"].as_array().unwrap();
-        let x: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").collect();
+        // The GPU events (the critical-path track is a process of its own).
+        let gpu = |e: &&Value| e["pid"] != crate::perfetto_cp::PID;
+        let x: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").filter(gpu).collect();
         assert_eq!(x.len(), 3);
         // Tracks: device 0 with streams 7 and 9.
-        let threads: Vec<&Value> = evs.iter().filter(|e| e["name"] == "thread_name").collect();
+        let threads: Vec<&Value> =
+            evs.iter().filter(|e| e["name"] == "thread_name").filter(gpu).collect();
         assert_eq!(threads.len(), 2);
         assert_eq!(threads[0]["args"]["name"], "stream 7");
         let gemm = x[0];

@@ -37,12 +37,21 @@ pub enum Section {
     Findings,
     /// JAX/XLA profiles: XLA op summary, modules, steps, tiles, collectives, host threads.
     Xla,
+    // The time between the kernels (`crate::trace_gaps`).
+    Idle,
+    Launch,
+    Syncs,
+    Graphs,
+    CriticalPath,
+    Modules,
+    Memory,
+    Inference,
     All,
 }
 
 impl Section {
     /// Every name `--section` accepts.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 22] = [
         "summary",
         "timeline",
         "ops",
@@ -56,6 +65,14 @@ impl Section {
         "short-kernels",
         "findings",
         "xla",
+        "idle",
+        "launch",
+        "syncs",
+        "graphs",
+        "critical-path",
+        "modules",
+        "memory",
+        "inference",
         "all",
     ];
 
@@ -74,6 +91,14 @@ impl Section {
             Section::ShortKernels => "short-kernels",
             Section::Findings => "findings",
             Section::Xla => "xla",
+            Section::Idle => "idle",
+            Section::Launch => "launch",
+            Section::Syncs => "syncs",
+            Section::Graphs => "graphs",
+            Section::CriticalPath => "critical-path",
+            Section::Modules => "modules",
+            Section::Memory => "memory",
+            Section::Inference => "inference",
             Section::All => "all",
         }
     }
@@ -109,6 +134,14 @@ impl FromStr for Section {
             Section::ShortKernels,
             Section::Findings,
             Section::Xla,
+            Section::Idle,
+            Section::Launch,
+            Section::Syncs,
+            Section::Graphs,
+            Section::CriticalPath,
+            Section::Modules,
+            Section::Memory,
+            Section::Inference,
             Section::All,
         ];
         let key = s.trim().to_ascii_lowercase().replace('_', "-");
@@ -478,6 +511,7 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
     match opts.section {
         Section::Summary => {
             out.extend(timeline_blocks(r).into_iter().take(1));
+            out.extend(crate::trace_gaps::summary_blocks(r));
             if r.xla.is_some() {
                 out.extend(crate::xla::summary_blocks(r, top));
             } else {
@@ -498,6 +532,14 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
         Section::ShortKernels => out.extend(short_kernel_blocks(r, top)),
         Section::Findings => out.push(findings_block(r, top)),
         Section::Xla => out.extend(crate::xla::blocks(r, top)),
+        Section::Idle
+        | Section::Launch
+        | Section::Syncs
+        | Section::Graphs
+        | Section::CriticalPath
+        | Section::Modules
+        | Section::Memory
+        | Section::Inference => out.extend(crate::trace_gaps::blocks(r, opts.section, top)),
         Section::All => {
             out.extend(timeline_blocks(r));
             out.push(ops_block(r, top));
@@ -507,6 +549,7 @@ fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
             out.extend(short_kernel_blocks(r, top));
             out.extend(crate::xla::blocks(r, top));
             out.push(findings_block(r, top));
+            out.extend(crate::trace_gaps::blocks(r, Section::All, top));
         }
     }
     if opts.section != Section::Summary {
@@ -623,7 +666,7 @@ pub(crate) fn onum(v: Option<f64>) -> String {
     v.map_or_else(String::new, num)
 }
 
-fn ostr(v: Option<&str>) -> String {
+pub(crate) fn ostr(v: Option<&str>) -> String {
     v.unwrap_or_default().to_string()
 }
 
@@ -633,7 +676,8 @@ fn dims_csv(d: Option<[u32; 3]>) -> String {
 
 /// One CSV per section, `(file name, contents)`, for `--format csv -o DIR`: the
 /// timeline and its window, ops summary and by category, each roofline table (`GEMM.csv`, ...),
-/// kernels, the short-kernel histogram and groups, findings and warnings.
+/// kernels, the short-kernel histogram and groups, findings and warnings, and the
+/// sections of [`crate::trace_gaps`].
 pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     let mut files = Vec::new();
     let t = &r.timeline.all;
@@ -845,6 +889,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push(("warnings.csv".to_string(), csv_text(&["kind", "count", "example"], rows)));
     files.extend(crate::xla::csv_files(r));
+    files.extend(crate::trace_gaps::csv_files(r));
     files
 }
 
@@ -1209,6 +1254,14 @@ mod tests {
             "short_kernels",
             "findings",
             "warnings",
+            "idle",
+            "launch",
+            "syncs",
+            "graphs",
+            "critical_path",
+            "modules",
+            "memory",
+            "inference",
         ];
         want.sort_unstable();
         let mut got = keys.clone();

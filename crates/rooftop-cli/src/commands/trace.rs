@@ -15,7 +15,8 @@ use crate::progress;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rooftop_core::device::{Catalog, DeviceSpec};
-use rooftop_core::trace::report::{analyze, cross_rank, TraceReport};
+use rooftop_core::trace::gaps::critical_path::{CpOptions, WhatIfSpec};
+use rooftop_core::trace::report::{analyze, cross_rank, TraceOptions, TraceReport};
 use rooftop_core::trace::TraceModel;
 use rooftop_ingest::kineto::ReadOptions;
 use rooftop_report::trace::{self as render, RenderOptions, Section};
@@ -42,9 +43,27 @@ pub struct TraceArgs {
     pub top: usize,
 
     /// What to show: summary, timeline, ops, categories, gemm, sdpa, conv, norm,
-    /// elementwise, kernels, short-kernels, findings, xla, all.
+    /// elementwise, kernels, short-kernels, findings, xla (JAX profiles), idle, launch,
+    /// syncs, graphs, critical-path, modules, memory, inference, all.
     #[arg(long, default_value = "summary", value_parser = parse_section)]
     pub section: Section,
+
+    /// What if an op were faster: `NAME=FACTOR` scales the time of the op named NAME
+    /// (a trailing `*` matches a prefix), of what it calls and of the kernels it
+    /// launches, then recomputes the critical path (`aten::mm=0.5`: twice as fast).
+    /// Repeatable. Default: none.
+    #[arg(long = "what-if", value_name = "NAME=FACTOR", value_parser = parse_what_if)]
+    pub what_if: Vec<WhatIfSpec>,
+
+    /// The critical path's window: the CPU annotation named this (`ProfilerStep#7`), or
+    /// else whose name contains it (`execute_context`). Default: the first
+    /// `ProfilerStep#` annotation, else the whole trace.
+    #[arg(long = "cp-window", value_name = "ANNOTATION")]
+    pub cp_window: Option<String>,
+
+    /// Which of the annotations `--cp-window` matches, by start time, from 0.
+    #[arg(long = "cp-instance", value_name = "N", default_value_t = 0)]
+    pub cp_instance: usize,
 
     /// Threads that parse one trace; 0 means one per core.
     #[arg(long, default_value_t = 0, hide = true)]
@@ -53,6 +72,24 @@ pub struct TraceArgs {
 
 fn parse_section(s: &str) -> std::result::Result<Section, String> {
     s.parse()
+}
+
+fn parse_what_if(s: &str) -> std::result::Result<WhatIfSpec, String> {
+    s.parse()
+}
+
+fn cp_options(args: &TraceArgs) -> CpOptions {
+    CpOptions {
+        annotation: args.cp_window.clone(),
+        instance: args.cp_instance,
+        what_if: args.what_if.clone(),
+    }
+}
+
+/// The analysis options for one model: the critical-path flags, and what the model's
+/// source needs (`trace_source::options`).
+fn trace_options(args: &TraceArgs, model: &TraceModel) -> TraceOptions {
+    TraceOptions { critical_path: cp_options(args), ..super::trace_source::options(model) }
 }
 
 pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
@@ -78,9 +115,14 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
     });
     pb.finish_and_clear();
     let model = model.map_err(CliError::input)?;
+    let options = trace_options(args, &model);
+    if args.cp_window.is_some() {
+        rooftop_core::trace::gaps::critical_path::window(&model, &options.critical_path)
+            .map_err(|e| CliError::input(format!("--cp-window: {e} in {}", args.path.display())))?;
+    }
     let device = override_device.or_else(|| trace_device(catalog, &model));
     let spin = spinner("analysing");
-    let report = analyze(&model, device, &super::trace_source::options(&model));
+    let report = analyze(&model, device, &options);
     spin.finish_and_clear();
     // The Perfetto export needs the model's events; every other format only the report.
     let done = emit_one(&report, &model, device, render_opts, cli);
@@ -144,6 +186,14 @@ fn section_files(section: Section, name: &str) -> bool {
         Section::ShortKernels => stem.starts_with("short_kernel"),
         Section::Findings => stem == "findings",
         Section::Xla => stem.starts_with("xla_"),
+        Section::Idle
+        | Section::Launch
+        | Section::Syncs
+        | Section::Graphs
+        | Section::CriticalPath
+        | Section::Modules
+        | Section::Memory
+        | Section::Inference => rooftop_report::trace_gaps::csv_in_section(section, stem),
     }
 }
 
@@ -242,7 +292,7 @@ fn run_dir(
                 let outcome = match model {
                     Ok(m) => {
                         let device = override_device.or_else(|| trace_device(catalog, &m));
-                        let report = analyze(&m, device, &super::trace_source::options(&m));
+                        let report = analyze(&m, device, &trace_options(args, &m));
                         Ok((m.rank, report))
                     }
                     Err(e) => Err(e),

@@ -145,6 +145,7 @@ pub(crate) mod tests {
             bytes: None,
             launcher: None,
             op: Some(op),
+            runtime: None,
         }
     }
 

@@ -9,11 +9,17 @@
 //! - [`timeline`]: GPU timeline (compute, comm, memcpy, memset, idle; exposed comm).
 //! - [`summary`]: ops summary, by category, kernel summary, short kernels.
 //! - [`findings`]: trace-wide findings ranked by time at stake.
+//! - [`gaps`]: where the time goes between the kernels (HTA's analyses): idle causes,
+//!   launch latency and queues, syncs, CUDA graphs, critical path, modules, memory.
+//! - [`inference`]: vLLM/SGLang traces: steps by phase, MoE, paged attention, FP8
+//!   quantisation models, custom all-reduce kernels as communication.
 //! - [`report`]: `TraceReport` (the stable JSON schema) and `analyze()`.
 //! - [`xla`]: JAX/XLA profiles (XPlane): HLO, XLA op work models, the XLA report section.
 
 pub mod attrib;
 pub mod findings;
+pub mod gaps;
+pub mod inference;
 pub mod model;
 pub mod ops;
 pub mod report;
@@ -23,6 +29,6 @@ pub mod timeline;
 pub mod xla;
 
 pub use model::{
-    Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, Schema, TraceDevice, TraceModel,
-    TraceWarning,
+    Annotation, CpuOp, Dims, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs, RuntimeCall,
+    Schema, SyncEvent, SyncKind, TraceDevice, TraceModel, TraceWarning,
 };

@@ -138,6 +138,8 @@ pub struct GpuEvent {
     /// The innermost CPU op enclosing that runtime call; without one, the op with the
     /// activity's `External id`.
     pub op: Option<u32>,
+    /// Index in [`TraceModel::runtime`] of the launching runtime call, when one matched.
+    pub runtime: Option<u32>,
 }
 
 /// A `gpu_user_annotation` range (or `user_annotation` on the CPU).
@@ -147,6 +149,91 @@ pub struct Annotation {
     pub ts_ns: i64,
     pub dur_ns: i64,
     pub on_gpu: bool,
+}
+
+/// A CUDA/HIP runtime or driver call (`cuda_runtime`, `cuda_driver`, legacy `Runtime`):
+/// launches, copies, synchronisations, event records, allocations.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct RuntimeCall {
+    pub name: String,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    pub pid: i64,
+    pub tid: i64,
+    pub correlation: Option<i64>,
+    /// The innermost CPU op on the same thread enclosing the call (as for
+    /// [`GpuEvent::op`]).
+    pub op: Option<u32>,
+}
+
+/// What a `cuda_sync` event synchronises (`cuda_sync_kind`, PyTorch ≥ 2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncKind {
+    /// `Context Sync`: `cudaDeviceSynchronize`, every stream.
+    Context,
+    /// `Stream Sync`: `cudaStreamSynchronize` (and synchronous copies).
+    Stream,
+    /// `Event Sync`: `cudaEventSynchronize`.
+    Event,
+    /// `Stream Wait Event`: `cudaStreamWaitEvent`, a stream waits for an event recorded on
+    /// another stream (no CPU blocking).
+    StreamWaitEvent,
+    #[default]
+    Other,
+}
+
+/// The GPU side of a synchronisation (`cuda_sync` events on a stream's track).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SyncEvent {
+    pub kind: SyncKind,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    pub device: i64,
+    /// The stream synchronised or made to wait (`4294967295`, i.e. all, for a context
+    /// sync).
+    pub stream: i64,
+    pub correlation: Option<i64>,
+    /// `wait_on_stream`: the stream whose event is waited for (`Stream Wait Event`,
+    /// `Event Sync`).
+    pub wait_on_stream: Option<i64>,
+    /// `wait_on_cuda_event_record_corr_id`: the correlation of the `cudaEventRecord`
+    /// that recorded the event waited for.
+    pub wait_on_record_correlation: Option<i64>,
+    /// Index in [`TraceModel::runtime`] of the runtime call with the same correlation.
+    pub runtime: Option<u32>,
+}
+
+/// A Python `nn.Module` call: a `python_function` event named `nn.Module: X_n`
+/// (`with_stack=True` or `with_modules=True`).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ModuleCall {
+    /// The module's name without the `nn.Module: ` prefix (`Linear_3`).
+    pub name: String,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    pub pid: i64,
+    pub tid: i64,
+}
+
+/// A `[memory]` instant event of the caching allocator (`profile_memory=True`).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct MemoryEvent {
+    pub ts_ns: i64,
+    pub pid: i64,
+    pub tid: i64,
+    /// `Bytes`: positive for an allocation, negative for a free.
+    pub bytes: i64,
+    /// `Addr`, the block's address.
+    pub addr: Option<i64>,
+    /// `Total Allocated` after the event, bytes.
+    pub total_allocated: Option<i64>,
+    /// `Total Reserved` after the event, bytes.
+    pub total_reserved: Option<i64>,
+    /// `Device Type` (0: CPU, 1: CUDA, as `c10::DeviceType` numbers them).
+    pub device_type: Option<i64>,
+    /// `Device Id` (-1 for the CPU).
+    pub device_id: Option<i64>,
 }
 
 /// A counted problem the reader tolerated.
@@ -182,4 +269,12 @@ pub struct TraceModel {
     /// of each op, modules, host threads, step markers. `None` for Kineto traces.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xla: Option<Box<super::xla::XlaInfo>>,
+    /// Every runtime and driver call, sorted by (pid, tid, ts).
+    pub runtime: Vec<RuntimeCall>,
+    /// `cuda_sync` events, sorted by ts.
+    pub syncs: Vec<SyncEvent>,
+    /// `nn.Module` calls, sorted by (pid, tid, ts, longer first).
+    pub modules: Vec<ModuleCall>,
+    /// `[memory]` allocator events, sorted by ts (file order among equal times).
+    pub memory: Vec<MemoryEvent>,
 }

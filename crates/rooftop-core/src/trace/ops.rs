@@ -58,13 +58,18 @@ pub enum Category {
     Softmax,
     Comm,
     Memcpy,
+    /// Mixture-of-experts layers (grouped GEMMs with routing).
+    Moe,
+    /// Activation quantisation (FP8/FP4).
+    Quant,
     Other,
 }
 
 impl Category {
     /// Every category, in display order.
-    pub const ALL: [Category; 10] = [
+    pub const ALL: [Category; 12] = [
         Category::Gemm,
+        Category::Moe,
         Category::Conv,
         Category::Sdpa,
         Category::Normalization,
@@ -73,6 +78,7 @@ impl Category {
         Category::Softmax,
         Category::Comm,
         Category::Memcpy,
+        Category::Quant,
         Category::Other,
     ];
 
@@ -89,6 +95,8 @@ impl Category {
             Category::Softmax => "Softmax",
             Category::Comm => "Comm",
             Category::Memcpy => "Memcpy",
+            Category::Moe => "MoE",
+            Category::Quant => "Quant",
             Category::Other => "Other",
         }
     }
@@ -118,12 +126,19 @@ pub enum Table {
     BinaryElementwise,
     UnaryElementwise,
     Reduce,
+    /// MoE layers ([`super::inference::moe`]).
+    Moe,
+    /// Paged attention of inference engines ([`super::inference::attention`]).
+    InferenceAttention,
+    /// Activation quantisation ([`super::inference::quant`]).
+    Quant,
 }
 
 impl Table {
     /// Every table, in report order.
-    pub const ALL: [Table; 9] = [
+    pub const ALL: [Table; 12] = [
         Table::Gemm,
+        Table::Moe,
         Table::SdpaFwd,
         Table::SdpaBwd,
         Table::ConvFwd,
@@ -132,6 +147,8 @@ impl Table {
         Table::BinaryElementwise,
         Table::UnaryElementwise,
         Table::Reduce,
+        Table::InferenceAttention,
+        Table::Quant,
     ];
 
     /// The name TraceLens gives the sheet / CSV (`GEMM`, `SDPA_fwd`, `CONV_fwd`, ...).
@@ -146,6 +163,9 @@ impl Table {
             Table::BinaryElementwise => "BinaryElementwise",
             Table::UnaryElementwise => "UnaryElementwise",
             Table::Reduce => "Reduce",
+            Table::Moe => "MoE",
+            Table::InferenceAttention => "InferenceAttention",
+            Table::Quant => "Quant",
         }
     }
 
@@ -153,11 +173,13 @@ impl Table {
     pub fn category(self) -> Category {
         match self {
             Table::Gemm => Category::Gemm,
-            Table::SdpaFwd | Table::SdpaBwd => Category::Sdpa,
+            Table::SdpaFwd | Table::SdpaBwd | Table::InferenceAttention => Category::Sdpa,
             Table::ConvFwd | Table::ConvBwd => Category::Conv,
             Table::Normalization => Category::Normalization,
             Table::BinaryElementwise | Table::UnaryElementwise => Category::Elementwise,
             Table::Reduce => Category::Reduce,
+            Table::Moe => Category::Moe,
+            Table::Quant => Category::Quant,
         }
     }
 }
@@ -201,6 +223,8 @@ enum Kind {
     Binary,
     Unary,
     Reduce,
+    /// An inference op modelled in [`super::inference`], in this table.
+    Inference(Table),
 }
 
 fn kind_of(name: &str) -> Option<Kind> {
@@ -272,7 +296,7 @@ fn kind_of(name: &str) -> Option<Kind> {
         "aten::sum" | "aten::mean" | "aten::max" | "aten::min" | "aten::amax" | "aten::amin" => {
             Kind::Reduce
         }
-        _ => return None,
+        n => Kind::Inference(super::inference::table_of(n)?),
     };
     Some(k)
 }
@@ -297,6 +321,7 @@ impl Kind {
             Kind::Binary => Table::BinaryElementwise,
             Kind::Unary => Table::UnaryElementwise,
             Kind::Reduce => Table::Reduce,
+            Kind::Inference(t) => t,
         }
     }
 }
@@ -330,7 +355,10 @@ pub fn model_op_in(model: &TraceModel, i: usize) -> Result<OpModel, ModelError> 
 /// Kernel names of NCCL/RCCL collectives (and their ROCm MSCCL variants).
 pub fn is_comm_kernel(name: &str) -> bool {
     let l = name.to_ascii_lowercase();
-    l.contains("nccl") || l.contains("rccl") || l.contains("msccl")
+    l.contains("nccl")
+        || l.contains("rccl")
+        || l.contains("msccl")
+        || super::inference::comm::is_custom_allreduce(name)
 }
 
 /// Our category of one GPU event by its name, when the name alone says it.
@@ -347,6 +375,9 @@ pub fn categorize_kernel(name: &str) -> Option<Category> {
         return Some(Category::Memcpy);
     }
     let l = name.to_ascii_lowercase();
+    if l.contains("fused_moe") || l.contains("moe_align") || l.starts_with("moe_") {
+        return Some(Category::Moe);
+    }
     if l.contains("flash") || l.contains("fmha") || l.contains("attention") || l.contains("attn") {
         return Some(Category::Sdpa);
     }
@@ -368,6 +399,9 @@ pub fn categorize_kernel(name: &str) -> Option<Category> {
     }
     if l.contains("reduce_kernel") || l.contains("reduction") {
         return Some(Category::Reduce);
+    }
+    if l.contains("quant") && (l.contains("fp8") || l.contains("fp4")) {
+        return Some(Category::Quant);
     }
     if l.contains("elementwise") || l.contains("triton_poi") {
         return Some(Category::Elementwise);
@@ -750,6 +784,8 @@ pub fn model_op(name: &str, args: &OpArgs) -> Result<OpModel, ModelError> {
         Kind::Binary => binary(&a),
         Kind::Unary => unary(&a),
         Kind::Reduce => reduce(name, &a),
+        Kind::Inference(_) => super::inference::model_args(name, args)
+            .unwrap_or_else(|| Err(format!("no inference model for `{name}`"))),
     };
     res.map_err(|reason| ModelError::BadArgs { op: name.to_string(), reason })
 }

@@ -4,10 +4,20 @@
 //! directory of per-rank traces.
 //!
 //! Top-level keys: `schema_version`, `device`, `window`, `timeline`, `ops_summary`,
-//! `categories`, `kernels`, `short_kernels`, `findings`, `warnings`. Adding a key is a
+//! `categories`, `kernels`, `short_kernels`, `findings`, `warnings`, and the time between
+//! the kernels ([`super::gaps`], [`super::inference`]): `idle`, `launch`, `syncs`,
+//! `graphs`, `critical_path`, `modules`, `memory`, `inference`. Adding a key is a
 //! compatible change; renaming or removing one bumps [`SCHEMA_VERSION`].
 
 use super::findings::{findings, FindingsInput, TraceFinding};
+use super::gaps::critical_path::{critical_path, CpOptions, CriticalPath};
+use super::gaps::graphs::{graphs, Graphs};
+use super::gaps::idle::{idle_breakdown, IdleBreakdown, CONSECUTIVE_KERNEL_DELAY_NS};
+use super::gaps::launch::{launch_stats, LaunchStats};
+use super::gaps::memory::{memory, Memory};
+use super::gaps::modules::{modules, Modules};
+use super::gaps::syncs::{syncs, Syncs};
+use super::inference::{inference, Inference};
 use super::model::{TraceModel, TraceWarning};
 use super::ops;
 use super::summary::{
@@ -32,6 +42,11 @@ pub struct TraceOptions {
     /// Count GPU events no runtime call launched in the timeline (TraceLens's default:
     /// no).
     pub include_unlinked: bool,
+    /// Gaps shorter than this that are not host waits are kernel waits, ns (HTA's
+    /// `consecutive_kernel_delay`, 30 µs).
+    pub idle_threshold_ns: i64,
+    /// The critical-path window and what-if requests.
+    pub critical_path: CpOptions,
 }
 
 impl Default for TraceOptions {
@@ -40,6 +55,8 @@ impl Default for TraceOptions {
             short_kernel_threshold_us: 10.0,
             histogram_bins: 100,
             include_unlinked: false,
+            idle_threshold_ns: CONSECUTIVE_KERNEL_DELAY_NS,
+            critical_path: CpOptions::default(),
         }
     }
 }
@@ -82,6 +99,25 @@ pub struct TraceReport {
     /// JAX/XLA profiles only: XLA op summary, modules, steps, collectives, host threads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xla: Option<super::xla::report::XlaReport>,
+
+    // Where the time goes between the kernels (`super::gaps`, `super::inference`).
+    /// GPU idle time by cause, per device and stream (HTA's definition).
+    pub idle: IdleBreakdown,
+    /// Launch latency and the launch queues.
+    pub launch: LaunchStats,
+    /// Blocking synchronisations and pageable copies.
+    pub syncs: Syncs,
+    /// CUDA/HIP graph replays.
+    pub graphs: Graphs,
+    /// The critical path of one window; `None` (and a warning) when it could not be
+    /// computed.
+    pub critical_path: Option<CriticalPath>,
+    /// Time per `nn.Module`.
+    pub modules: Modules,
+    /// The allocator's memory timeline.
+    pub memory: Memory,
+    /// Inference engines: steps by phase, custom collectives.
+    pub inference: Inference,
 }
 
 /// Analyses one trace. `device` is the catalog entry for the roofline numbers (`None`:
@@ -109,6 +145,25 @@ pub fn analyze(
         tables: &tables,
         is_elementwise: &is_elementwise,
     });
+    let idle = idle_breakdown(model, opts.idle_threshold_ns);
+    let launch = launch_stats(model);
+    let syncs = syncs(model);
+    let graphs = graphs(model);
+    let cp = critical_path(model, &opts.critical_path);
+    let modules = modules(model);
+    let memory = memory(model);
+    let inference = inference(model);
+    let mut findings = findings;
+    // The gap findings' `trace.gpu_idle` states the idle time with its causes.
+    findings.retain(|f| f.finding.id != "trace.gpu_idle");
+    findings.extend(super::gaps::findings::gap_findings(&super::gaps::findings::GapInput {
+        timeline: &timeline,
+        idle: &idle,
+        launch: &launch,
+        syncs: &syncs,
+        graphs: &graphs,
+    }));
+    findings.sort_by(|a, b| b.time_at_stake_us.total_cmp(&a.time_at_stake_us));
     let mut categories: BTreeMap<String, Vec<OpRow>> = BTreeMap::new();
     for t in tables {
         categories.entry(t.name).or_default().extend(t.rows);
@@ -139,6 +194,18 @@ pub fn analyze(
                 .to_string(),
         });
     }
+    let critical_path = match cp {
+        Ok(c) => Some(c),
+        Err(_) if model.ops.is_empty() && model.gpu.is_empty() => None,
+        Err(e) => {
+            warn(TraceWarning {
+                kind: "no_critical_path".to_string(),
+                count: 1,
+                example: format!("the critical path was not computed: {e}"),
+            });
+            None
+        }
+    };
     if model.gpu.is_empty() {
         warn(TraceWarning {
             kind: "no_gpu_events".to_string(),
@@ -168,6 +235,14 @@ pub fn analyze(
         findings,
         warnings,
         xla: super::xla::report::xla_report(model, device, window_start_ns),
+        idle,
+        launch,
+        syncs,
+        graphs,
+        critical_path,
+        modules,
+        memory,
+        inference,
     }
 }
 

@@ -131,18 +131,20 @@ pub fn category_tables(model: &TraceModel, device: Option<&DeviceSpec>) -> Vec<C
     let mut groups: Vec<((Option<Table>, String), Group)> = Vec::new();
     let mut index: HashMap<(Option<Table>, String), usize> = HashMap::new();
     let mut seen: HashMap<(&str, *const OpArgs), usize> = HashMap::new();
+    let inference = super::inference::Context::new(model);
     for (i, op) in model.ops.iter().enumerate() {
         let modelled = op_table_in(model, i).is_some();
         if !modelled && (op.launched.is_empty() || covered_by_ancestor(model, i)) {
             continue;
         }
         let memo = (op.name.as_str(), Arc::as_ptr(&op.args));
-        if let Some(&g) = seen.get(&memo) {
+        let in_context = super::inference::context_dependent(&op.name);
+        if let Some(&g) = seen.get(&memo).filter(|_| !in_context) {
             groups[g].1.calls.push(i);
             continue;
         }
         let (table, key, model_or_reason) = if modelled {
-            match model_op_in(model, i) {
+            match inference.model(model, i).unwrap_or_else(|| model_op_in(model, i)) {
                 Ok(m) => (Some(m.table), format!("{}|{}", op.name, m.params.group_key()), Ok(m)),
                 Err(e) => (None, unmodelled_key(op), Err(reason(&e))),
             }

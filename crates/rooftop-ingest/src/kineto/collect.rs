@@ -6,7 +6,9 @@
 use super::error::Warnings;
 use super::event::{op_args, Event, Phase};
 use super::hash::FxMap;
-use rooftop_core::trace::{Annotation, CpuOp, GpuEvent, GpuKind, OpArgs};
+use rooftop_core::trace::{
+    Annotation, CpuOp, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs, SyncEvent, SyncKind,
+};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -52,6 +54,10 @@ enum Class {
     Annotation {
         on_gpu: bool,
     },
+    /// `cuda_sync`: the GPU side of a synchronisation.
+    Sync,
+    /// `python_function` frames named `nn.Module: …` (the reader skips the others).
+    Module,
     /// Known categories the model does not carry (Python stack, memory instants,
     /// synchronisation, CUPTI counters, ...).
     Ignored,
@@ -79,9 +85,9 @@ fn classify(cat: &str) -> Class {
         "Memset" => Class::Gpu { kind: GpuKind::Memset, legacy: true },
         "user_annotation" => Class::Annotation { on_gpu: false },
         "gpu_user_annotation" => Class::Annotation { on_gpu: true },
-        "python_function"
-        | "cpu_instant_event"
-        | "cuda_sync"
+        "cuda_sync" => Class::Sync,
+        "python_function" => Class::Module,
+        "cpu_instant_event"
         | "cuda_event"
         | "cuda_profiler_range"
         | "collective_comm"
@@ -104,14 +110,21 @@ fn classify(cat: &str) -> Class {
 /// Categories whose events the reader never uses, whatever their phase: read past
 /// without looking inside.
 pub(crate) fn skippable(cat: &str) -> bool {
-    matches!(
-        cat,
-        "python_function"
-            | "cpu_instant_event"
-            | "Python function"
-            | "cuda_profiler_range"
-            | "fwdbwd"
-    )
+    matches!(cat, "Python function" | "cuda_profiler_range" | "fwdbwd")
+}
+
+/// The prefix of `python_function` frames that are `nn.Module` calls.
+pub(crate) const MODULE_PREFIX: &str = "nn.Module: ";
+
+/// For categories whose events the model keeps by name only: whether an event with this
+/// `name` is kept (`Some(true)` while the name is not read yet). `None` for the other
+/// categories.
+pub(crate) fn keep_named(cat: &str, name: Option<&str>) -> Option<bool> {
+    match cat {
+        "python_function" => Some(name.is_none_or(|n| n.starts_with(MODULE_PREFIX))),
+        "cpu_instant_event" => Some(name.is_none_or(|n| n == "[memory]")),
+        _ => None,
+    }
 }
 
 /// Flow categories that link a launch to its GPU activity.
@@ -128,6 +141,9 @@ pub(crate) struct Partial {
     pub flow_starts: Vec<FlowEnd>,
     pub flow_ends: Vec<FlowEnd>,
     pub annotations: Vec<Annotation>,
+    pub syncs: Vec<SyncEvent>,
+    pub modules: Vec<ModuleCall>,
+    pub memory: Vec<MemoryEvent>,
     pub warnings: Warnings,
     pub legacy_events: u64,
     pub current_events: u64,
@@ -164,6 +180,9 @@ impl Partial {
         self.flow_starts.append(&mut other.flow_starts);
         self.flow_ends.append(&mut other.flow_ends);
         self.annotations.append(&mut other.annotations);
+        self.syncs.append(&mut other.syncs);
+        self.modules.append(&mut other.modules);
+        self.memory.append(&mut other.memory);
         self.warnings.merge(other.warnings);
         self.legacy_events += other.legacy_events;
         self.current_events += other.current_events;
@@ -189,6 +208,7 @@ impl Partial {
             Phase::BeginEnd => self.warnings.add("unsupported_phase", Some(offset), || {
                 "a `B`/`E` event (Kineto writes complete `X` events): skipped".to_string()
             }),
+            Phase::Instant => self.instant(&ev),
             Phase::Other => {}
             Phase::Missing => self.warnings.add("missing_field", Some(offset), || {
                 "an event without `ph`: skipped".to_string()
@@ -218,6 +238,29 @@ impl Partial {
         }
     }
 
+    /// An instant event: the allocator's `[memory]` events are kept (the reader skips
+    /// other `cpu_instant_event`s); anything incomplete is left out silently, as the
+    /// other instants are.
+    fn instant(&mut self, ev: &Event<'_>) {
+        if ev.cat.as_deref() != Some("cpu_instant_event") || ev.name.as_deref() != Some("[memory]")
+        {
+            return;
+        }
+        let (Some(Ok(ts_ns)), Some(bytes)) = (ev.ts_ns, ev.args.mem_bytes) else { return };
+        let a = &ev.args;
+        self.memory.push(MemoryEvent {
+            ts_ns,
+            pid: ev.pid.unwrap_or_default(),
+            tid: ev.tid.unwrap_or_default(),
+            bytes,
+            addr: a.addr,
+            total_allocated: a.total_allocated,
+            total_reserved: a.total_reserved,
+            device_type: a.device_type,
+            device_id: a.device_id,
+        });
+    }
+
     fn complete(&mut self, ev: Event<'_>, offset: usize) {
         let Some(cat) = ev.cat.as_deref() else {
             self.warnings.add("unknown_category", Some(offset), || {
@@ -226,6 +269,11 @@ impl Partial {
             return;
         };
         let class = classify(cat);
+        // Python frames other than `nn.Module` calls were skipped while reading; one
+        // without a name is left out silently, as they are.
+        if class == Class::Module && ev.name.is_none() {
+            return;
+        }
         match class {
             Class::Ignored => return,
             Class::Unknown => {
@@ -344,6 +392,7 @@ impl Partial {
                     bytes: args.bytes,
                     launcher: None,
                     op: None,
+                    runtime: None,
                 });
             }
             Class::Annotation { on_gpu } => self.annotations.push(Annotation {
@@ -352,6 +401,34 @@ impl Partial {
                 dur_ns,
                 on_gpu,
             }),
+            Class::Sync => {
+                let kind = match name {
+                    "Context Sync" => SyncKind::Context,
+                    "Stream Sync" => SyncKind::Stream,
+                    "Event Sync" => SyncKind::Event,
+                    "Stream Wait Event" => SyncKind::StreamWaitEvent,
+                    _ => SyncKind::Other,
+                };
+                self.syncs.push(SyncEvent {
+                    kind,
+                    ts_ns,
+                    dur_ns,
+                    device: args.device.or(ev.pid).unwrap_or_default(),
+                    stream: args.stream.or(ev.tid).unwrap_or(-1),
+                    correlation: args.correlation,
+                    wait_on_stream: args.wait_on_stream,
+                    wait_on_record_correlation: args.wait_on_record,
+                    runtime: None,
+                });
+            }
+            Class::Module => {
+                let (Some(pid), Some(tid)) = (ev.pid, ev.tid) else {
+                    self.missing_thread(name, cat, offset);
+                    return;
+                };
+                let short = name.strip_prefix(MODULE_PREFIX).unwrap_or(name);
+                self.modules.push(ModuleCall { name: short.to_string(), ts_ns, dur_ns, pid, tid });
+            }
             Class::Ignored | Class::Unknown => {}
         }
     }

@@ -9,7 +9,7 @@
 //! Field names are the libkineto ones (`output_json.cpp`) and the 2021 legacy ones
 //! (`external id`, `Input dims`), see `reference/formats.md` §6.
 
-use super::collect::{skippable, Partial};
+use super::collect::{keep_named, skippable, Partial};
 use rooftop_core::trace::{Dims, OpArgs};
 use serde::de::{
     self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
@@ -31,6 +31,8 @@ pub(crate) enum Phase {
     FlowStep,
     /// `B` / `E`: begin/end pairs, which Kineto does not write.
     BeginEnd,
+    /// `i` / `I`: an instant event (the allocator's `[memory]` events).
+    Instant,
     /// Metadata, instants, counters and everything else we do not read.
     Other,
     /// No `ph`, or one that is not a string.
@@ -70,6 +72,18 @@ pub(crate) struct Args<'a> {
     pub registers_per_thread: Option<u32>,
     /// `bytes` (memcpy/memset activities) or `size` (ROCm copy runtime calls).
     pub bytes: Option<u64>,
+    /// `wait_on_stream` of a `cuda_sync` event.
+    pub wait_on_stream: Option<i64>,
+    /// `wait_on_cuda_event_record_corr_id` of a `cuda_sync` event.
+    pub wait_on_record: Option<i64>,
+    /// `[memory]` events: `Bytes`, `Addr`, `Total Allocated`, `Total Reserved`,
+    /// `Device Type`, `Device Id`.
+    pub mem_bytes: Option<i64>,
+    pub addr: Option<i64>,
+    pub total_allocated: Option<i64>,
+    pub total_reserved: Option<i64>,
+    pub device_type: Option<i64>,
+    pub device_id: Option<i64>,
     /// The raw text of `Input Dims`, `Input type`, `Input Strides`, `Concrete Inputs`
     /// (indices [`DIMS`], [`TYPES`], [`STRIDES`], [`CONCRETE`]): ops repeat the same
     /// few argument lists, so they are parsed once per distinct text ([`op_args`]).
@@ -150,6 +164,14 @@ enum ArgKey {
     InputType,
     InputStrides,
     ConcreteInputs,
+    WaitOnStream,
+    WaitOnRecord,
+    MemBytes,
+    Addr,
+    TotalAllocated,
+    TotalReserved,
+    DeviceType,
+    DeviceId,
     Other,
 }
 
@@ -172,6 +194,14 @@ impl ArgKey {
             b"Input type" => ArgKey::InputType,
             b"Input Strides" => ArgKey::InputStrides,
             b"Concrete Inputs" => ArgKey::ConcreteInputs,
+            b"wait_on_stream" => ArgKey::WaitOnStream,
+            b"wait_on_cuda_event_record_corr_id" => ArgKey::WaitOnRecord,
+            b"Bytes" => ArgKey::MemBytes,
+            b"Addr" => ArgKey::Addr,
+            b"Total Allocated" => ArgKey::TotalAllocated,
+            b"Total Reserved" => ArgKey::TotalReserved,
+            b"Device Type" => ArgKey::DeviceType,
+            b"Device Id" => ArgKey::DeviceId,
             _ => ArgKey::Other,
         }
     }
@@ -229,6 +259,11 @@ impl<'de: 'a, 'a> Visitor<'de> for EventVisitor<'a> {
 /// Reads an event's members.
 fn read_event<'de: 'a, 'a, M: MapAccess<'de>>(mut map: M) -> Result<Event<'a>, M::Error> {
     let mut ev = Event::default();
+    // Python stack frames and allocator instants are most of a trace's events; the
+    // model keeps only `nn.Module` frames and `[memory]` instants. Such an event is read
+    // up to its name (Kineto writes `cat` before `name`) and the rest skipped unread
+    // when the name is not one the model keeps.
+    let mut by_name = false;
     while let Some(k) = map.next_key::<EventKey>()? {
         match k {
             EventKey::Ph => {
@@ -236,15 +271,25 @@ fn read_event<'de: 'a, 'a, M: MapAccess<'de>>(mut map: M) -> Result<Event<'a>, M
             }
             EventKey::Cat => {
                 ev.cat = map.next_value::<Lenient<Str<'a>>>()?.0.map(|s| s.0);
-                // Python stack frames and memory instants are most of a trace's events
-                // and none of the model: skip the rest of the event unread.
-                if ev.cat.as_deref().is_some_and(skippable) {
-                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                    ev.ph = Phase::Other;
-                    return Ok(ev);
+                if let Some(cat) = ev.cat.as_deref() {
+                    if skippable(cat) {
+                        return skip_rest(map, ev);
+                    }
+                    by_name = keep_named(cat, None).is_some();
+                    if by_name && keep_named(cat, ev.name.as_deref()) == Some(false) {
+                        return skip_rest(map, ev);
+                    }
                 }
             }
-            EventKey::Name => ev.name = map.next_value::<Lenient<Str<'a>>>()?.0.map(|s| s.0),
+            EventKey::Name => {
+                ev.name = map.next_value::<Lenient<Str<'a>>>()?.0.map(|s| s.0);
+                if by_name {
+                    let cat = ev.cat.as_deref().unwrap_or_default();
+                    if keep_named(cat, ev.name.as_deref()) == Some(false) {
+                        return skip_rest(map, ev);
+                    }
+                }
+            }
             EventKey::Pid => ev.pid = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
             EventKey::Tid => ev.tid = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
             EventKey::Ts => ev.ts_ns = Some(micros_to_ns(map.next_value::<&'a RawValue>()?)),
@@ -260,6 +305,16 @@ fn read_event<'de: 'a, 'a, M: MapAccess<'de>>(mut map: M) -> Result<Event<'a>, M
             }
         }
     }
+    Ok(ev)
+}
+
+/// Consumes the rest of an event the model does not keep.
+fn skip_rest<'de, 'a, M: MapAccess<'de>>(
+    mut map: M,
+    mut ev: Event<'a>,
+) -> Result<Event<'a>, M::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    ev.ph = Phase::Other;
     Ok(ev)
 }
 
@@ -445,6 +500,14 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
                         ArgKey::ConcreteInputs => {
                             a.shapes[CONCRETE] = Some(map.next_value::<&'a RawValue>()?);
                         }
+                        ArgKey::WaitOnStream => a.wait_on_stream = int(&mut map)?,
+                        ArgKey::WaitOnRecord => a.wait_on_record = int(&mut map)?,
+                        ArgKey::MemBytes => a.mem_bytes = int(&mut map)?,
+                        ArgKey::Addr => a.addr = int(&mut map)?,
+                        ArgKey::TotalAllocated => a.total_allocated = int(&mut map)?,
+                        ArgKey::TotalReserved => a.total_reserved = int(&mut map)?,
+                        ArgKey::DeviceType => a.device_type = int(&mut map)?,
+                        ArgKey::DeviceId => a.device_id = int(&mut map)?,
                         ArgKey::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -574,6 +637,7 @@ impl<'de> LenientVisit<'de> for PhaseValue {
                     "f" => Phase::FlowEnd,
                     "t" => Phase::FlowStep,
                     "B" | "E" => Phase::BeginEnd,
+                    "i" | "I" => Phase::Instant,
                     _ => Phase::Other,
                 })))
             }

@@ -22,7 +22,7 @@ use super::collect::{FlowEnd, Runtime};
 use super::hash::FxMap as HashMap;
 use super::parse::Parsed;
 use rayon::slice::ParallelSliceMut;
-use rooftop_core::trace::{CpuOp, GpuEvent, Schema, TraceModel};
+use rooftop_core::trace::{CpuOp, GpuEvent, RuntimeCall, Schema, TraceModel};
 use std::hash::BuildHasherDefault;
 
 /// Builds the model; `buf` is only used to state positions in warnings.
@@ -84,6 +84,7 @@ pub(crate) fn build(
                 let rt = &runtimes[r as usize];
                 apply_launch(g, rt);
                 g.op = runtime_op[r as usize];
+                g.runtime = Some(r);
                 if g.op.is_some() {
                     order.push((rt.ts_ns, g.ts_ns, i as u32));
                 } else {
@@ -133,6 +134,37 @@ pub(crate) fn build(
 
     let mut annotations = events.annotations;
     annotations.par_sort_by_key(|a| a.ts_ns);
+    let mut syncs = events.syncs;
+    let mut by_corr: HashMap<i64, u32> =
+        HashMap::with_capacity_and_hasher(runtimes.len(), BuildHasherDefault::default());
+    if !syncs.is_empty() {
+        for (i, r) in runtimes.iter().enumerate() {
+            if let Some(c) = r.correlation {
+                by_corr.entry(c).or_insert(i as u32);
+            }
+        }
+    }
+    for s in &mut syncs {
+        s.runtime = s.correlation.and_then(|c| by_corr.get(&c).copied());
+    }
+    syncs.sort_by_key(|s| s.ts_ns);
+    let mut modules = events.modules;
+    modules.par_sort_by_key(|m| (m.pid, m.tid, m.ts_ns, std::cmp::Reverse(m.dur_ns)));
+    let mut memory = events.memory;
+    memory.par_sort_by_key(|m| m.ts_ns);
+    let runtime: Vec<RuntimeCall> = runtimes
+        .into_iter()
+        .zip(runtime_op)
+        .map(|(r, op)| RuntimeCall {
+            name: r.name,
+            ts_ns: r.ts_ns,
+            dur_ns: r.dur_ns,
+            pid: r.pid,
+            tid: r.tid,
+            correlation: r.correlation,
+            op,
+        })
+        .collect();
     TraceModel {
         schema,
         devices,
@@ -143,6 +175,10 @@ pub(crate) fn build(
         base_time_ns: top.base_time_ns,
         warnings: warnings.finish(buf, release),
         xla: None,
+        runtime,
+        syncs,
+        modules,
+        memory,
     }
 }
 

@@ -12,7 +12,9 @@
 mod analysis;
 mod bench;
 mod counters;
+mod gaps;
 mod roofs;
+mod timeline;
 mod trace;
 mod xla;
 

@@ -1,5 +1,6 @@
 //! HTML of `rooftop trace`: the sections of `--section all` (timeline, ops, categories,
-//! every roofline table, kernels, short kernels, findings, warnings) as sortable tables,
+//! every roofline table, kernels, short kernels, findings, the time between the kernels
+//! with one step's timeline and its critical path, warnings) as sortable tables,
 //! with a roofline chart of the modelled op rows; for a directory of traces, one part
 //! per rank and the cross-rank table.
 
@@ -433,6 +434,7 @@ fn sections(
     }
     out.push(Section::new(id("short"), title("Short kernels"), body));
 
+    out.extend(super::gaps::sections(r, &id, &title));
     if !r.warnings.is_empty() {
         let mut t = Table::new(&["kind", "#count", "example"]);
         for w in &r.warnings {

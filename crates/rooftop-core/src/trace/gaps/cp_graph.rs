@@ -1,0 +1,697 @@
+//! The critical-path graph of one window of one rank, built as HTA builds it
+//! (`hta/analyzers/critical_path_analysis.py`, `CPGraph`), and its longest path.
+//!
+//! Nodes are the start and the end of every CPU op, runtime call and GPU event in the
+//! window; an edge's weight is time (ns). The rules, HTA's:
+//! - **Window**: CPU ops and runtime calls that start inside it and last longer than 0;
+//!   GPU events whose launching runtime call does; `cuda_sync` events whose runtime call
+//!   does, and every `Stream Wait Event`.
+//! - **CPU threads**: each thread's ops, runtime calls and annotations form a call stack
+//!   (start/end events sorted by time; at equal times ends first, then longer starts
+//!   first). A depth-first walk links each event's start (and, on the way back, its end)
+//!   to the last node seen, weighted by the time between; such an edge is attributed to
+//!   the source event when the source is a start, to the destination when both are ends,
+//!   else to the enclosing event. Consecutive top-level ops of a thread are linked by a
+//!   zero-weight dependency. The edge into the end of a blocking runtime call
+//!   (`cudaDeviceSynchronize`, `cudaStreamSynchronize`, `cudaEventQuery`,
+//!   `cudaEventSynchronize`, `cudaMemcpy`, `cudaMemcpyAsync`) weighs 0: the wait is the
+//!   GPU's, carried by a sync edge.
+//! - **GPU**: each event's start → end (its duration). Kernels are visited in start
+//!   order (syncs at their end). A kernel gets a **launch-delay** edge from its runtime
+//!   call's start when the stream's launch queue was empty at the launch (length 1 after
+//!   it, 0 once the kernel started), the stream's previous kernel had ended before the
+//!   launch, and any event dependency had too; otherwise a **kernel-kernel** edge from
+//!   the stream's previous kernel's end. Queue lengths are counted as in
+//!   [`super::launch::queue_series`], over HTA's launch calls ([`is_hta_launch`]) and
+//!   the whole trace.
+//! - **Syncs**: `Context Sync` adds a zero-weight edge from the last kernel of every
+//!   stream to the end of its runtime call, `Stream Sync` from the last kernel of its
+//!   stream; `Event Sync` from the last kernel launched on the recorded event's stream
+//!   before the `cudaEventRecord`; `Stream Wait Event` makes the next kernel launched on
+//!   the waiting stream (same thread) depend on that kernel.
+//! - Weights of −1 µs or less are set to 0 (HTA, non-strict mode); the longest path is
+//!   networkx's `dag_longest_path` (a path restarts where every incoming path is
+//!   negative).
+//!
+//! The what-if graph adds HTA's optional zero-weight launch edges (every kernel after
+//! its launch call), so that a kernel never starts before its launch when weights
+//! change.
+
+use super::super::model::{GpuKind, SyncKind, TraceModel};
+use super::Span;
+use std::collections::HashMap;
+
+/// An event of the trace that has nodes or receives an edge's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EvRef {
+    /// `TraceModel::ops[i]`.
+    Op(u32),
+    /// `TraceModel::runtime[i]`.
+    Runtime(u32),
+    /// `TraceModel::annotations[i]` (a CPU annotation; no nodes, receives time).
+    Annotation(u32),
+    /// `TraceModel::gpu[i]`.
+    Gpu(u32),
+}
+
+/// What an edge stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    /// The span of an op, runtime call or GPU event (HTA `critical_path_operator`).
+    Operator,
+    /// Zero-weight order between top-level ops of a thread.
+    Dependency,
+    /// Launch call start → kernel start.
+    LaunchDelay,
+    /// Previous kernel's end → kernel start on one stream.
+    KernelKernel,
+    /// GPU → CPU or GPU → GPU synchronisation, zero weight.
+    Sync,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Node {
+    pub ts: i64,
+    pub ev: EvRef,
+    pub is_start: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub weight: i64,
+    pub kind: EdgeKind,
+    /// The event the edge's time belongs to (operator and kernel-kernel edges).
+    pub attributed: Option<EvRef>,
+}
+
+/// The graph.
+#[derive(Debug, Clone, Default)]
+pub struct CpGraph {
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+    start_of: HashMap<EvRef, u32>,
+    end_of: HashMap<EvRef, u32>,
+    /// (src, dst) → edge index: a second edge between two nodes replaces the first, as in
+    /// a networkx `DiGraph`.
+    by_pair: HashMap<(u32, u32), u32>,
+}
+
+/// Runtime calls HTA treats as blocking the CPU.
+fn is_blocking(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaDeviceSynchronize"
+            | "cudaStreamSynchronize"
+            | "cudaEventQuery"
+            | "cudaEventSynchronize"
+            | "cudaMemcpy"
+            | "cudaMemcpyAsync"
+    )
+}
+
+/// The launch calls HTA's queue length and launch-delay edges count
+/// (`TraceSymbolTable.get_runtime_launch_events_query`).
+pub fn is_hta_launch(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cuLaunchKernel"
+            | "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
+            | "hipLaunchKernel"
+            | "hipExtModuleLaunchKernel"
+            | "hipMemsetAsync"
+            | "hipMemcpyAsync"
+            | "hipMemcpyWithStream"
+    )
+}
+
+impl CpGraph {
+    fn node(&mut self, ts: i64, ev: EvRef, is_start: bool) -> u32 {
+        self.nodes.push(Node { ts, ev, is_start });
+        (self.nodes.len() - 1) as u32
+    }
+
+    fn add_events(&mut self, evs: &mut [(i64, i64, EvRef)]) {
+        // Node ids in time order (HTA sorts its node table by time).
+        let mut pts: Vec<(i64, bool, EvRef)> = Vec::with_capacity(evs.len() * 2);
+        for &(ts, dur, ev) in evs.iter() {
+            pts.push((ts, true, ev));
+            pts.push((ts + dur, false, ev));
+        }
+        pts.sort_by_key(|&(ts, start, ev)| (ts, !start, ev));
+        for (ts, start, ev) in pts {
+            let id = self.node(ts, ev, start);
+            if start {
+                self.start_of.insert(ev, id);
+            } else {
+                self.end_of.insert(ev, id);
+            }
+        }
+    }
+
+    pub fn start(&self, ev: EvRef) -> Option<u32> {
+        self.start_of.get(&ev).copied()
+    }
+
+    pub fn end(&self, ev: EvRef) -> Option<u32> {
+        self.end_of.get(&ev).copied()
+    }
+
+    /// Adds an edge; its weight is the time between the nodes unless it is a dependency
+    /// or sync edge or `zero`.
+    fn edge(&mut self, from: u32, to: u32, kind: EdgeKind, zero: bool, attributed: Option<EvRef>) {
+        if from == to {
+            return;
+        }
+        let w = if zero || matches!(kind, EdgeKind::Dependency | EdgeKind::Sync) {
+            0
+        } else {
+            self.nodes[to as usize].ts - self.nodes[from as usize].ts
+        };
+        // HTA (non-strict): weights of -1 µs or less are set to 0.
+        let weight = if w <= -1000 { 0 } else { w };
+        let e = Edge { from, to, weight, kind, attributed };
+        if let Some(&i) = self.by_pair.get(&(from, to)) {
+            self.edges[i as usize] = e;
+        } else {
+            self.by_pair.insert((from, to), self.edges.len() as u32);
+            self.edges.push(e);
+        }
+    }
+
+    /// The longest path (node ids in order) and its length, ns; `None` when the graph
+    /// has a cycle. `weight(i, e)` gives the weight of edge `i`.
+    pub fn longest_path(&self, weight: &dyn Fn(usize, &Edge) -> i64) -> Option<(Vec<u32>, i64)> {
+        let n = self.nodes.len();
+        let mut indeg = vec![0u32; n];
+        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (i, e) in self.edges.iter().enumerate() {
+            indeg[e.to as usize] += 1;
+            preds[e.to as usize].push(i as u32);
+            succs[e.from as usize].push(e.to);
+        }
+        // Kahn's algorithm, smallest node id first among the ready ones.
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<u32>> =
+            (0..n as u32).filter(|&v| indeg[v as usize] == 0).map(std::cmp::Reverse).collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(std::cmp::Reverse(v)) = ready.pop() {
+            order.push(v);
+            for &s in &succs[v as usize] {
+                indeg[s as usize] -= 1;
+                if indeg[s as usize] == 0 {
+                    ready.push(std::cmp::Reverse(s));
+                }
+            }
+        }
+        if order.len() != n {
+            return None;
+        }
+        // dist[v] = (length, predecessor node); a node with no non-negative incoming
+        // path starts a path of its own.
+        let mut dist: Vec<(i64, u32)> = (0..n as u32).map(|v| (0, v)).collect();
+        for &v in &order {
+            let mut best: Option<(i64, u32)> = None;
+            for &ei in &preds[v as usize] {
+                let e = &self.edges[ei as usize];
+                let d = dist[e.from as usize].0 + weight(ei as usize, e);
+                if best.is_none_or(|(b, _)| d > b) {
+                    best = Some((d, e.from));
+                }
+            }
+            dist[v as usize] = match best {
+                Some((d, u)) if d >= 0 => (d, u),
+                _ => (0, v),
+            };
+        }
+        let mut end = *order.first()?;
+        for &v in &order {
+            if dist[v as usize].0 > dist[end as usize].0 {
+                end = v;
+            }
+        }
+        let len = dist[end as usize].0;
+        let mut path = vec![end];
+        let mut v = end;
+        while dist[v as usize].1 != v {
+            v = dist[v as usize].1;
+            path.push(v);
+        }
+        path.reverse();
+        Some((path, len))
+    }
+
+    /// The edge from `a` to `b`.
+    pub fn edge_between(&self, a: u32, b: u32) -> Option<&Edge> {
+        self.edge_index(a, b).map(|i| &self.edges[i])
+    }
+
+    /// The index of the edge from `a` to `b`.
+    pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
+        self.by_pair.get(&(a, b)).map(|&i| i as usize)
+    }
+}
+
+/// The call-stack tree's root (no event).
+const ROOT: usize = usize::MAX;
+
+/// HTA's depth-first walk state for one thread.
+struct Walk {
+    last_node: Option<u32>,
+    last_high: Option<u32>,
+    depth: u32,
+    last_parent: Option<EvRef>,
+}
+
+/// A GPU event or a `cuda_sync` event, visited in time order.
+#[derive(Clone, Copy)]
+enum Item {
+    Gpu(u32),
+    Sync(u32),
+}
+
+/// Queue-length changes of one stream: `(ts, +1 or −1, GPU event index)`.
+type QueueChanges = HashMap<(i64, i64), Vec<(i64, i8, u32)>>;
+
+/// One entry of a thread's call stack.
+#[derive(Debug, Clone, Copy)]
+struct StackEv {
+    ts: i64,
+    dur: i64,
+    ev: EvRef,
+}
+
+/// Builds the graph of `window`. `zero_launch_edges` adds HTA's optional zero-weight
+/// launch edges (for what-if simulation).
+#[allow(clippy::too_many_lines)]
+pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGraph {
+    let in_window = |ts: i64, dur: i64| window.contains(ts) && dur > 0;
+    let mut g = CpGraph::default();
+
+    // Clipped events.
+    let mut threads: HashMap<(i64, i64), Vec<StackEv>> = HashMap::new();
+    let mut node_evs: Vec<(i64, i64, EvRef)> = Vec::new();
+    for (i, o) in model.ops.iter().enumerate() {
+        if in_window(o.ts_ns, o.dur_ns) {
+            let ev = EvRef::Op(i as u32);
+            threads.entry((o.pid, o.tid)).or_default().push(StackEv {
+                ts: o.ts_ns,
+                dur: o.dur_ns,
+                ev,
+            });
+            node_evs.push((o.ts_ns, o.dur_ns, ev));
+        }
+    }
+    let rt_in: Vec<bool> = model.runtime.iter().map(|r| in_window(r.ts_ns, r.dur_ns)).collect();
+    for (i, r) in model.runtime.iter().enumerate() {
+        if rt_in[i] {
+            let ev = EvRef::Runtime(i as u32);
+            threads.entry((r.pid, r.tid)).or_default().push(StackEv {
+                ts: r.ts_ns,
+                dur: r.dur_ns,
+                ev,
+            });
+            node_evs.push((r.ts_ns, r.dur_ns, ev));
+        }
+    }
+    // CPU annotations shape the call stacks but have no nodes. Their thread is the one
+    // whose ops they enclose; the model does not keep an annotation's thread, so each is
+    // given to every thread with an op inside it.
+    for (i, a) in model.annotations.iter().enumerate() {
+        if a.on_gpu || !in_window(a.ts_ns, a.dur_ns) {
+            continue;
+        }
+        let end = a.ts_ns + a.dur_ns;
+        for v in threads.values_mut() {
+            if v.iter().any(|e| matches!(e.ev, EvRef::Op(_)) && e.ts >= a.ts_ns && e.ts < end) {
+                v.push(StackEv { ts: a.ts_ns, dur: a.dur_ns, ev: EvRef::Annotation(i as u32) });
+            }
+        }
+    }
+    let gpu_in: Vec<bool> = model
+        .gpu
+        .iter()
+        .map(|e| e.runtime.is_some_and(|r| rt_in.get(r as usize).copied().unwrap_or(false)))
+        .collect();
+    for (i, e) in model.gpu.iter().enumerate() {
+        if gpu_in[i] {
+            node_evs.push((e.ts_ns, e.dur_ns, EvRef::Gpu(i as u32)));
+        }
+    }
+    g.add_events(&mut node_evs);
+
+    // CPU call stacks.
+    let mut keys: Vec<(i64, i64)> = threads.keys().copied().collect();
+    keys.sort_unstable();
+    for k in keys {
+        if let Some(evs) = threads.remove(&k) {
+            thread_edges(model, &mut g, &evs);
+        }
+    }
+
+    gpu_edges(model, &mut g, &gpu_in, &rt_in, zero_launch_edges);
+    g
+}
+
+/// HTA's `_construct_graph_from_call_stack` for one thread.
+fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
+    // Start/end points: at equal times ends first; starts longer first; ends shorter
+    // first (HTA `compare_events` for events longer than 0).
+    let mut pts: Vec<(i64, u8, i64, EvRef, usize)> = Vec::with_capacity(evs.len() * 2);
+    for (i, e) in evs.iter().enumerate() {
+        pts.push((e.ts, 1, -e.dur, e.ev, i));
+        pts.push((e.ts + e.dur, 0, e.dur, e.ev, i));
+    }
+    pts.sort_unstable_by(|a, b| {
+        (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then_with(|| {
+            // Starts: earlier event first; ends: later event first.
+            if a.1 == 1 {
+                a.3.cmp(&b.3)
+            } else {
+                b.3.cmp(&a.3)
+            }
+        })
+    });
+    // Tree: children per node (ROOT is the root).
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut parent = vec![ROOT; evs.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for &(_, kind, _, _, i) in &pts {
+        if kind == 1 {
+            let p = stack.last().copied().unwrap_or(ROOT);
+            parent[i] = p;
+            children.entry(p).or_default().push(i);
+            stack.push(i);
+        } else {
+            stack.pop();
+        }
+    }
+    // Depth-first walk with HTA's enter/exit rules.
+    let mut w = Walk { last_node: None, last_high: None, depth: 0, last_parent: None };
+    let parent_ev = |i: usize| (parent[i] != ROOT).then(|| evs[parent[i]].ev);
+    // Explicit stack of (node, entered?) to avoid recursion on deep stacks.
+    let mut todo: Vec<(usize, bool)> = Vec::new();
+    if let Some(roots) = children.get(&ROOT) {
+        for &r in roots.iter().rev() {
+            todo.push((r, false));
+        }
+    }
+    while let Some((i, exiting)) = todo.pop() {
+        let ev = evs[i].ev;
+        let nodes = (g.start(ev), g.end(ev));
+        if exiting {
+            if let (Some(_), Some(end)) = nodes {
+                w.depth = w.depth.saturating_sub(1);
+                if let Some(last) = w.last_node {
+                    let zero = matches!(ev, EvRef::Runtime(r)
+                        if model.runtime.get(r as usize).is_some_and(|x| is_blocking(&x.name)));
+                    let attributed = attribution(g, last, end, w.last_parent);
+                    g.edge(last, end, EdgeKind::Operator, zero, attributed);
+                }
+                if w.depth == 0 {
+                    w.last_node = None;
+                    w.last_high = Some(end);
+                } else {
+                    w.last_node = Some(end);
+                    w.last_parent = parent_ev(i);
+                }
+            }
+            continue;
+        }
+        if let (Some(start), Some(_)) = nodes {
+            if w.depth == 0 {
+                if let Some(h) = w.last_high {
+                    g.edge(h, start, EdgeKind::Dependency, true, None);
+                }
+            }
+            w.depth += 1;
+            if let Some(last) = w.last_node {
+                let attributed = attribution(g, last, start, w.last_parent);
+                g.edge(last, start, EdgeKind::Operator, false, attributed);
+            }
+            w.last_node = Some(start);
+            w.last_parent = parent_ev(i);
+        }
+        todo.push((i, true));
+        if let Some(c) = children.get(&i) {
+            for &ch in c.iter().rev() {
+                todo.push((ch, false));
+            }
+        }
+    }
+}
+
+/// HTA `_attribute_edge` for an operator edge `src → dst`.
+fn attribution(g: &CpGraph, src: u32, dst: u32, src_parent: Option<EvRef>) -> Option<EvRef> {
+    let (s, d) = (g.nodes[src as usize], g.nodes[dst as usize]);
+    if s.is_start {
+        Some(s.ev)
+    } else if !d.is_start {
+        Some(d.ev)
+    } else {
+        src_parent
+    }
+}
+
+/// GPU kernel, launch, kernel-kernel and sync edges (HTA `_construct_graph_from_kernels`).
+#[allow(clippy::too_many_lines)]
+fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool], zero: bool) {
+    // Queue length after each launch call and after each kernel start, over HTA's launch
+    // calls, on the whole trace.
+    let hta_model_launch = |gi: usize| -> Option<u32> {
+        let ge = &model.gpu[gi];
+        let r = ge.runtime?;
+        is_hta_launch(&model.runtime.get(r as usize)?.name).then_some(r)
+    };
+    let mut q_runtime: HashMap<u32, i64> = HashMap::new();
+    let mut q_kernel: HashMap<u32, i64> = HashMap::new();
+    {
+        // Changes per stream with the event they belong to.
+        let mut per: QueueChanges = HashMap::new();
+        for (i, ge) in model.gpu.iter().enumerate() {
+            if let Some(r) = hta_model_launch(i) {
+                let v = per.entry((ge.device, ge.stream)).or_default();
+                v.push((model.runtime[r as usize].ts_ns, 1, i as u32));
+                v.push((ge.ts_ns, -1, i as u32));
+            }
+        }
+        for v in per.values_mut() {
+            v.sort_unstable_by_key(|&(ts, d, i)| (ts, -d, i));
+            let mut len = 0i64;
+            for &(_, d, i) in v.iter() {
+                len += i64::from(d);
+                // Only the window's kernels are looked up.
+                if !gpu_in[i as usize] {
+                    continue;
+                }
+                if d > 0 {
+                    if let Some(r) = model.gpu[i as usize].runtime {
+                        q_runtime.insert(r, len);
+                    }
+                } else {
+                    q_kernel.insert(i, len);
+                }
+            }
+        }
+    }
+
+    // Event record → the last launch on its stream before it; wait → next launch. Only
+    // traces with `cuda_sync` events need them.
+    let has_syncs = !model.syncs.is_empty();
+    let launches_by_stream =
+        if has_syncs { launches_by_stream(model, &hta_model_launch) } else { Launches::new() };
+    let record_src =
+        if has_syncs { event_record_sources(model, &launches_by_stream) } else { HashMap::new() };
+    let runtime_by_corr: HashMap<i64, u32> = if has_syncs {
+        model
+            .runtime
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+
+    // Items: kernels in the window (by start) and syncs (by end).
+    let mut items: Vec<(i64, u8, u32, Item)> = Vec::new();
+    for (i, e) in model.gpu.iter().enumerate() {
+        if gpu_in[i] {
+            items.push((e.ts_ns, 0, i as u32, Item::Gpu(i as u32)));
+        }
+    }
+    for (i, s) in model.syncs.iter().enumerate() {
+        let rt_ok = s.runtime.is_some_and(|r| rt_in.get(r as usize).copied().unwrap_or(false));
+        if rt_ok || s.kind == SyncKind::StreamWaitEvent {
+            items.push((s.ts_ns + s.dur_ns, 1, i as u32, Item::Sync(i as u32)));
+        }
+    }
+    items.sort_unstable_by_key(|&(t, k, i, _)| (t, k, i));
+
+    let mut last: HashMap<(i64, i64), u32> = HashMap::new();
+    let mut kernel_sync: HashMap<u32, u32> = HashMap::new();
+    for &(_, _, _, item) in &items {
+        match item {
+            Item::Sync(si) => {
+                let s = &model.syncs[si as usize];
+                let runtime_end = s.runtime.and_then(|r| g.end(EvRef::Runtime(r)));
+                match s.kind {
+                    SyncKind::Context => {
+                        if let Some(re) = runtime_end {
+                            let mut ends: Vec<u32> = last.values().copied().collect();
+                            ends.sort_unstable();
+                            for n in ends {
+                                g.edge(n, re, EdgeKind::Sync, true, None);
+                            }
+                        }
+                    }
+                    SyncKind::Stream => {
+                        if let (Some(re), Some(&n)) = (runtime_end, last.get(&(s.device, s.stream)))
+                        {
+                            g.edge(n, re, EdgeKind::Sync, true, None);
+                        }
+                    }
+                    SyncKind::Event | SyncKind::StreamWaitEvent => {
+                        let Some(src_kernel) = s
+                            .wait_on_record_correlation
+                            .and_then(|c| runtime_by_corr.get(&c))
+                            .and_then(|r| record_src.get(r))
+                            .copied()
+                        else {
+                            continue;
+                        };
+                        if s.kind == SyncKind::StreamWaitEvent {
+                            let Some(wait_rt) = s.runtime else { continue };
+                            if let Some(dest) = next_launch(
+                                model,
+                                &launches_by_stream,
+                                wait_rt,
+                                (s.device, s.stream),
+                            ) {
+                                kernel_sync.insert(dest, src_kernel);
+                            }
+                        } else if let (Some(re), Some(src_end)) =
+                            (runtime_end, g.end(EvRef::Gpu(src_kernel)))
+                        {
+                            g.edge(src_end, re, EdgeKind::Sync, true, None);
+                        }
+                    }
+                    SyncKind::Other => {}
+                }
+            }
+            Item::Gpu(gi) => {
+                let ev = EvRef::Gpu(gi);
+                let (Some(start), Some(end)) = (g.start(ev), g.end(ev)) else { continue };
+                g.edge(start, end, EdgeKind::Operator, false, Some(ev));
+                let ge = &model.gpu[gi as usize];
+                let key = (ge.device, ge.stream);
+                let mut sync_end = None;
+                if let Some(src) = kernel_sync.remove(&gi) {
+                    if let Some(se) = g.end(EvRef::Gpu(src)) {
+                        g.edge(se, start, EdgeKind::Sync, true, None);
+                        sync_end = Some(g.nodes[se as usize].ts);
+                    }
+                }
+                let Some(r) = ge.runtime else { continue };
+                let rt_ts = model.runtime[r as usize].ts_ns;
+                let prev = last.get(&key).copied();
+                let prev_ts = prev.map(|p| g.nodes[p as usize].ts);
+                let launch = q_runtime.get(&r) == Some(&1)
+                    && q_kernel.get(&gi) == Some(&0)
+                    && prev_ts.is_none_or(|t| t < rt_ts)
+                    && sync_end.is_none_or(|t| t < rt_ts);
+                let rt_start = g.start(EvRef::Runtime(r));
+                let mut launched = false;
+                if launch {
+                    if let Some(rs) = rt_start {
+                        g.edge(rs, start, EdgeKind::LaunchDelay, false, None);
+                        launched = true;
+                    }
+                } else if let (Some(p), Some(pt)) = (prev, prev_ts) {
+                    if sync_end.is_none_or(|t| t < pt) {
+                        let prev_ev = g.nodes[p as usize].ev;
+                        g.edge(p, start, EdgeKind::KernelKernel, false, Some(prev_ev));
+                    }
+                }
+                if zero && !launched {
+                    if let Some(rs) = rt_start {
+                        // HTA adds this edge only where none links the pair yet.
+                        if g.edge_between(rs, start).is_none() {
+                            g.edge(rs, start, EdgeKind::LaunchDelay, true, None);
+                        }
+                    }
+                }
+                last.insert(key, end);
+            }
+        }
+    }
+}
+
+/// HTA launch calls per (device, stream) of their GPU event, in launch-time order:
+/// `(runtime start, runtime index, pid, tid, gpu index)`.
+type Launches = HashMap<(i64, i64), Vec<(i64, u32, i64, i64, u32)>>;
+
+fn launches_by_stream(model: &TraceModel, hta_launch: &dyn Fn(usize) -> Option<u32>) -> Launches {
+    let mut out: Launches = HashMap::new();
+    for (i, ge) in model.gpu.iter().enumerate() {
+        if ge.kind == GpuKind::Kernel || ge.kind == GpuKind::Memcpy || ge.kind == GpuKind::Memset {
+            if let Some(r) = hta_launch(i) {
+                let rt = &model.runtime[r as usize];
+                out.entry((ge.device, ge.stream))
+                    .or_default()
+                    .push((rt.ts_ns, r, rt.pid, rt.tid, i as u32));
+            }
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_unstable();
+    }
+    out
+}
+
+/// For each `cudaEventRecord` call whose stream a sync event names: the GPU event of the
+/// last launch on that stream before the record.
+fn event_record_sources(model: &TraceModel, launches: &Launches) -> HashMap<u32, u32> {
+    let by_corr: HashMap<i64, u32> = model
+        .runtime
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.name == "cudaEventRecord" || r.name == "hipEventRecord")
+        .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
+        .collect();
+    let mut out = HashMap::new();
+    for s in &model.syncs {
+        let (Some(c), Some(stream)) = (s.wait_on_record_correlation, s.wait_on_stream) else {
+            continue;
+        };
+        let Some(&rec) = by_corr.get(&c) else { continue };
+        if out.contains_key(&rec) {
+            continue;
+        }
+        let ts = model.runtime[rec as usize].ts_ns;
+        if let Some(v) = launches.get(&(s.device, stream)) {
+            let k = v.partition_point(|l| l.0 <= ts);
+            if k > 0 {
+                out.insert(rec, v[k - 1].4);
+            }
+        }
+    }
+    out
+}
+
+/// The GPU event of the first launch on `stream` from the wait call's thread after it.
+fn next_launch(
+    model: &TraceModel,
+    launches: &Launches,
+    wait_rt: u32,
+    stream: (i64, i64),
+) -> Option<u32> {
+    let w = model.runtime.get(wait_rt as usize)?;
+    let v = launches.get(&stream)?;
+    let k = v.partition_point(|l| l.0 < w.ts_ns);
+    v[k..].iter().find(|l| l.2 == w.pid && l.3 == w.tid).map(|l| l.4)
+}

@@ -1,0 +1,225 @@
+//! Findings from the time between the kernels, ranked with the trace's other findings
+//! by time at stake ([`super::super::findings`]).
+//!
+//! - `trace.gpu_idle`: the GPU idle at least [`IDLE_WARN_PCT`] of the window, split by
+//!   cause ([`super::idle`], per device) with the advice of the larger cause (host wait:
+//!   launch ahead; dependency: follow the critical path). It replaces the trace-wide
+//!   finding of the same id, which states the idle time without its causes;
+//! - `trace.blocking_sync`: CPU time blocked in synchronisations and synchronous copies
+//!   ([`super::syncs`]);
+//! - `trace.pageable_copy`: copies to or from pageable host memory;
+//! - `trace.launch_bound`: kernels that ran shorter than their own launch call
+//!   ([`super::launch`]) making up at least [`LAUNCH_BOUND_PCT`] of launches;
+//! - `trace.graph_replay_late`: steady-state graph replays launched after the previous
+//!   replay had ended ([`super::graphs`]).
+
+use super::super::findings::TraceFinding;
+use super::super::timeline::Timeline;
+use super::graphs::Graphs;
+use super::idle::{IdleBreakdown, IdleCategory};
+use super::launch::LaunchStats;
+use super::syncs::Syncs;
+use crate::diagnose::{Finding, Severity};
+use crate::units::{pct, us};
+
+use super::super::findings::{IDLE_CRITICAL_PCT, IDLE_WARN_PCT};
+/// Blocking synchronisations above this share of the window are a warning.
+pub const SYNC_WARN_PCT: f64 = 5.0;
+/// Launch-bound kernels above this share of launches are a finding.
+pub const LAUNCH_BOUND_PCT: f64 = 30.0;
+
+/// What the gap findings read.
+#[derive(Debug, Clone, Copy)]
+pub struct GapInput<'a> {
+    pub timeline: &'a Timeline,
+    pub idle: &'a IdleBreakdown,
+    pub launch: &'a LaunchStats,
+    pub syncs: &'a Syncs,
+    pub graphs: &'a Graphs,
+}
+
+fn finding(
+    id: &'static str,
+    severity: Severity,
+    title: &str,
+    evidence: String,
+    recommendation: &str,
+    stake_us: f64,
+    window_us: f64,
+) -> TraceFinding {
+    TraceFinding {
+        finding: Finding {
+            id,
+            severity,
+            title: title.to_string(),
+            evidence,
+            recommendation: recommendation.to_string(),
+            expected_gain: Some(format!("up to {} of GPU wall time", us(stake_us))),
+        },
+        time_at_stake_us: stake_us,
+        percent_of_total_time: if window_us > 0.0 { stake_us / window_us * 100.0 } else { 0.0 },
+    }
+}
+
+/// The findings, unsorted.
+pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
+    let window_us = i.timeline.all.total.time_ms * 1e3;
+    let share = |x: f64| if window_us > 0.0 { x / window_us * 100.0 } else { 0.0 };
+    let mut out = Vec::new();
+    let cat = |c: IdleCategory| -> f64 {
+        i.idle
+            .devices
+            .iter()
+            .flat_map(|d| &d.categories)
+            .filter(|s| s.category == c)
+            .map(|s| s.idle_us)
+            .sum()
+    };
+    // Shares of the devices' own windows (all their GPU events, as the idle split).
+    let idle_total: f64 = i.idle.devices.iter().map(|d| d.idle_us).sum();
+    let device_window: f64 = i.idle.devices.iter().map(|d| d.window_us).sum();
+    let idle_pct = if device_window > 0.0 { idle_total / device_window * 100.0 } else { 0.0 };
+    if idle_pct >= IDLE_WARN_PCT {
+        let host = cat(IdleCategory::HostWait);
+        let dep = cat(IdleCategory::Other);
+        let (kernel, graph) = (cat(IdleCategory::KernelWait), cat(IdleCategory::Graph));
+        let part = |x: f64| {
+            format!(
+                "{} ({})",
+                us(x),
+                pct(if idle_total > 0.0 { x / idle_total * 100.0 } else { 0.0 })
+            )
+        };
+        let recommendation = if host >= dep {
+            "Most of it is host wait: the CPU launched the next kernel only after the GPU \
+             had run out of work. Make the host launch ahead: remove synchronisations \
+             (.item(), .cpu()) from the step, fuse small ops (torch.compile), or replay the \
+             step as a CUDA/HIP graph; a trace of one short step also shows profiler warm-up."
+        } else {
+            "Most of it is dependency wait: the next kernel was already enqueued but waited \
+             on another stream, an event or a synchronisation. Follow the critical path \
+             (--section critical-path): overlap the producer's work or split the \
+             dependency."
+        };
+        out.push(finding(
+            "trace.gpu_idle",
+            if idle_pct >= IDLE_CRITICAL_PCT { Severity::Critical } else { Severity::Warning },
+            "GPU idle for much of the trace",
+            format!(
+                "the GPU was idle {} of the {} window ({}): host wait {}, dependency wait \
+                 {}, kernel wait {}, inside graph replays {} (HTA's idle categories, per \
+                 device)",
+                us(idle_total),
+                us(device_window),
+                pct(idle_pct),
+                part(host),
+                part(dep),
+                part(kernel),
+                part(graph)
+            ),
+            recommendation,
+            idle_total,
+            window_us,
+        ));
+    }
+    let blocked = i.syncs.blocked_us;
+    if blocked > 0.0 {
+        let top = i.syncs.rows.first();
+        out.push(finding(
+            "trace.blocking_sync",
+            if share(blocked) >= SYNC_WARN_PCT { Severity::Warning } else { Severity::Info },
+            "The CPU blocks on the GPU",
+            format!(
+                "{} blocking calls held the CPU for {} ({} of the window){}",
+                i.syncs.calls,
+                us(blocked),
+                pct(share(blocked)),
+                top.map_or(String::new(), |t| format!(
+                    "; most in {} ×{} inside {} ({})",
+                    t.call,
+                    t.count,
+                    t.top_op.as_deref().or(t.op.as_deref()).unwrap_or("no op"),
+                    us(t.total_us)
+                ))
+            ),
+            "Avoid .item(), .cpu(), .tolist() and explicit synchronisations inside the step; \
+             keep values on the GPU or read them once per step, asynchronously into pinned \
+             memory.",
+            blocked,
+            window_us,
+        ));
+    }
+    let pageable_us: f64 = i.syncs.pageable.iter().map(|p| p.gpu_us).sum();
+    if pageable_us > 0.0 {
+        let n: u64 = i.syncs.pageable.iter().map(|p| p.count).sum();
+        let bytes: u64 = i.syncs.pageable.iter().map(|p| p.bytes).sum();
+        out.push(finding(
+            "trace.pageable_copy",
+            Severity::Info,
+            "Copies from or to pageable host memory",
+            format!(
+                "{n} copies ({} bytes) used pageable host memory, {} of GPU copy time; they \
+                 are synchronous and slower than pinned copies",
+                bytes,
+                us(pageable_us)
+            ),
+            "Allocate the host tensors pinned (pin_memory=True, .pin_memory()) and copy \
+             with non_blocking=True.",
+            pageable_us,
+            window_us,
+        ));
+    }
+    let l = i.launch;
+    if l.launches > 0 {
+        let p = l.launch_bound as f64 / l.launches as f64 * 100.0;
+        if p >= LAUNCH_BOUND_PCT {
+            out.push(finding(
+                "trace.launch_bound",
+                Severity::Warning,
+                "Kernels shorter than their own launch",
+                format!(
+                    "{} of {} launches ({}) ran for less time on the GPU than their launch \
+                     call took on the CPU; launch delay median {}, p99 {}",
+                    l.launch_bound,
+                    l.launches,
+                    pct(p),
+                    us(l.launch_delay.p50_us),
+                    us(l.launch_delay.p99_us)
+                ),
+                "One thread cannot keep the GPU busy with such kernels: fuse them \
+                 (torch.compile) or capture the sequence in a CUDA graph.",
+                l.launch_bound_gpu_us,
+                window_us,
+            ));
+        }
+    }
+    for w in &i.graphs.windows {
+        if w.late_launches == 0 {
+            continue;
+        }
+        out.push(finding(
+            "trace.graph_replay_late",
+            Severity::Warning,
+            "Graph replays wait on the host",
+            format!(
+                "{} of {} replays of graph #{} were launched after the previous replay had \
+                 ended; the GPU was idle {} of the {} steady-state window",
+                w.late_launches,
+                w.replays,
+                w.graph,
+                us(w.idle_us),
+                us(w.duration_us)
+            ),
+            "The host work between replays (scheduling, sampling, input preparation) is \
+             longer than a replay: overlap it (asynchronous scheduling) or batch more \
+             requests per replay.",
+            w.idle_us,
+            window_us,
+        ));
+    }
+    out.retain(|f| {
+        f.percent_of_total_time >= super::super::findings::MIN_STAKE_PCT
+            || f.finding.severity > Severity::Info
+    });
+    out
+}

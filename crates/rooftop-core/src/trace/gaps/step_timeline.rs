@@ -1,0 +1,157 @@
+//! The events of the critical-path window laid out in lanes, with the path marked: what
+//! the HTML report draws (one step's timeline with the critical path highlighted).
+//!
+//! Lanes: per CPU thread, its outermost ops in the window and the ops one level down;
+//! per GPU stream, its events. Items on the path are marked, and the path's launch delays
+//! and kernel-kernel gaps are items of their own on the stream they precede. At most
+//! [`MAX_ITEMS`] items: every item on the path, then the longest of the others.
+
+use super::super::model::{GpuKind, TraceModel};
+use super::cp_graph::{CpGraph, Edge, EdgeKind, EvRef};
+use super::Span;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+
+/// Items kept at most.
+pub const MAX_ITEMS: usize = 6000;
+
+/// One drawn item.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimelineItem {
+    pub lane: u32,
+    pub name: String,
+    pub start_us: f64,
+    pub dur_us: f64,
+    pub on_path: bool,
+    /// `cpu_op`, `kernel`, `memcpy`, `memset`, `launch_delay`, `kernel_gap`.
+    pub kind: &'static str,
+}
+
+/// The window's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct StepTimeline {
+    pub start_us: f64,
+    pub end_us: f64,
+    /// Lane names, top to bottom.
+    pub lanes: Vec<String>,
+    pub items: Vec<TimelineItem>,
+    /// Items left out (beyond [`MAX_ITEMS`]).
+    pub dropped: u64,
+}
+
+/// Depth of op `i` below the outermost op of its thread inside the window.
+fn depth_in(model: &TraceModel, i: u32, span: Span) -> u32 {
+    let mut d = 0;
+    let mut cur = i;
+    while let Some(p) = model.ops.get(cur as usize).and_then(|o| o.parent).filter(|&p| p < cur) {
+        let po = &model.ops[p as usize];
+        if !span.contains(po.ts_ns) {
+            break;
+        }
+        d += 1;
+        cur = p;
+    }
+    d
+}
+
+/// The timeline of `span` with the path `edges` of graph `g` marked.
+pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> StepTimeline {
+    let on: HashSet<EvRef> = edges.iter().filter_map(|e| e.attributed).collect();
+    let mut lanes: BTreeMap<(u8, i64, i64, u32), u32> = BTreeMap::new();
+    let mut raw: Vec<((u8, i64, i64, u32), TimelineItem)> = Vec::new();
+    for (i, o) in model.ops.iter().enumerate() {
+        if !span.contains(o.ts_ns) || o.dur_ns <= 0 {
+            continue;
+        }
+        let d = depth_in(model, i as u32, span);
+        if d > 1 {
+            continue;
+        }
+        let key = (0, o.pid, o.tid, d);
+        lanes.insert(key, 0);
+        raw.push((
+            key,
+            TimelineItem {
+                lane: 0,
+                name: o.name.clone(),
+                start_us: o.ts_ns as f64 / 1e3,
+                dur_us: o.dur_ns as f64 / 1e3,
+                on_path: on.contains(&EvRef::Op(i as u32)),
+                kind: "cpu_op",
+            },
+        ));
+    }
+    for n in &g.nodes {
+        let EvRef::Gpu(i) = n.ev else { continue };
+        if !n.is_start {
+            continue;
+        }
+        let Some(ge) = model.gpu.get(i as usize) else { continue };
+        let key = (1, ge.device, ge.stream, 0);
+        lanes.insert(key, 0);
+        raw.push((
+            key,
+            TimelineItem {
+                lane: 0,
+                name: ge.name.clone(),
+                start_us: ge.ts_ns as f64 / 1e3,
+                dur_us: ge.dur_ns as f64 / 1e3,
+                on_path: on.contains(&n.ev),
+                kind: match ge.kind {
+                    GpuKind::Kernel => "kernel",
+                    GpuKind::Memcpy => "memcpy",
+                    GpuKind::Memset => "memset",
+                },
+            },
+        ));
+    }
+    for e in edges {
+        if !matches!(e.kind, EdgeKind::LaunchDelay | EdgeKind::KernelKernel) || e.weight <= 0 {
+            continue;
+        }
+        let to = g.nodes[e.to as usize];
+        let EvRef::Gpu(i) = to.ev else { continue };
+        let Some(ge) = model.gpu.get(i as usize) else { continue };
+        let key = (1, ge.device, ge.stream, 0);
+        lanes.insert(key, 0);
+        raw.push((
+            key,
+            TimelineItem {
+                lane: 0,
+                name: ge.name.clone(),
+                start_us: g.nodes[e.from as usize].ts as f64 / 1e3,
+                dur_us: e.weight as f64 / 1e3,
+                on_path: true,
+                kind: if e.kind == EdgeKind::LaunchDelay { "launch_delay" } else { "kernel_gap" },
+            },
+        ));
+    }
+    let mut names = Vec::with_capacity(lanes.len());
+    for (n, (k, v)) in lanes.iter_mut().enumerate() {
+        *v = n as u32;
+        names.push(match k {
+            (0, pid, tid, 0) => format!("CPU {pid}/{tid}"),
+            (0, pid, tid, _) => format!("CPU {pid}/{tid} (nested)"),
+            (_, dev, stream, _) => format!("GPU {dev} stream {stream}"),
+        });
+    }
+    let total = raw.len();
+    // Path items first, then the longest.
+    raw.sort_by(|a, b| b.1.on_path.cmp(&a.1.on_path).then(b.1.dur_us.total_cmp(&a.1.dur_us)));
+    raw.truncate(MAX_ITEMS);
+    let mut items: Vec<TimelineItem> = raw
+        .into_iter()
+        .map(|(k, mut it)| {
+            it.lane = lanes[&k];
+            it
+        })
+        .collect();
+    items.sort_by(|a, b| a.lane.cmp(&b.lane).then(a.start_us.total_cmp(&b.start_us)));
+    StepTimeline {
+        start_us: span.start_ns as f64 / 1e3,
+        end_us: span.end_ns as f64 / 1e3,
+        lanes: names,
+        dropped: (total - items.len()) as u64,
+        items,
+    }
+}
