@@ -125,6 +125,7 @@ pub(crate) mod tests {
             parent,
             children: Vec::new(),
             launched: Vec::new(),
+            comm: None,
         }
     }
 
@@ -145,6 +146,7 @@ pub(crate) mod tests {
             bytes: None,
             launcher: None,
             op: Some(op),
+            comm: None,
         }
     }
 

@@ -10,17 +10,21 @@
 //! - [`summary`]: ops summary, by category, kernel summary, short kernels.
 //! - [`findings`]: trace-wide findings ranked by time at stake.
 //! - [`report`]: `TraceReport` (the stable JSON schema) and `analyze()`.
+//! - [`comm`]: collectives across ranks (matching, bandwidth, skew, stragglers).
+//! - [`ranks`]: multi-rank runs as map (per-rank meta and collectives) and reduce.
 
 pub mod attrib;
+pub mod comm;
 pub mod findings;
 pub mod model;
 pub mod ops;
+pub mod ranks;
 pub mod report;
 pub mod summary;
 pub mod tables;
 pub mod timeline;
 
 pub use model::{
-    Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, Schema, TraceDevice, TraceModel,
+    Annotation, CommArgs, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, Schema, TraceDevice, TraceModel,
     TraceWarning,
 };

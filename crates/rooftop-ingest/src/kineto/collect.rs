@@ -299,6 +299,7 @@ impl Partial {
                     parent: None,
                     children: Vec::new(),
                     launched: Vec::new(),
+                    comm: args.comm,
                 });
             }
             Class::Runtime { .. } => {
@@ -344,6 +345,7 @@ impl Partial {
                     bytes: args.bytes,
                     launcher: None,
                     op: None,
+                    comm: args.comm,
                 });
             }
             Class::Annotation { on_gpu } => self.annotations.push(Annotation {
