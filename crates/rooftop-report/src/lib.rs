@@ -6,6 +6,7 @@
 //! from the core, with its provenance. `diff` compares two exports (`rooftop diff`).
 
 pub mod bench;
+pub mod collectives;
 pub mod compare;
 pub mod counters;
 pub mod csv;
