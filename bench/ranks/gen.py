@@ -103,7 +103,9 @@ def main():
     xfer_ns = int(round(size_bytes * 2 * (n - 1) / n / a.busbw_gbs))  # bytes / (GB/s) = ns
     group = "[%s]" % ", ".join(str(r) for r in range(n))
     # Common-clock schedule: ready[r] for every collective, then each rank's events.
-    t0 = 1_000_000_000
+    # Epoch nanoseconds, 10 s after the latest process's clock base: each rank's `ts`
+    # is relative to its own base, as libkineto writes it.
+    t0 = 1_700_000_000_000_000_000 + 10_000_000_000
     gemm_ns = a.gemm_us * 1000
     jitter = [[[rng.randint(0, a.jitter_us * 1000) if a.jitter_us else 0 for _ in range(a.layers)]
                for _ in range(a.steps)] for _ in range(n)]

@@ -15,6 +15,8 @@ pub fn format(f: OutputFormat) -> Format {
         OutputFormat::Md => Format::Markdown,
         OutputFormat::Html => Format::Html,
         OutputFormat::Perfetto => Format::Perfetto,
+        // Refused before any command but `trace` runs (`commands::run`).
+        OutputFormat::Parquet => Format::Json,
     }
 }
 

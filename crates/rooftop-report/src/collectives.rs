@@ -93,31 +93,28 @@ fn collectives_part(c: &CrossRank, top: usize) -> Part {
             top.min(a.rows.len()),
             a.rows.len()
         ),
-        &["group", "collective", "size", "ranks", "count", "transfer", "busbw", "of link", "skew", "wait"],
+        &["group", "collective", "size", "ranks", "count", "transfer", "busbw (of link)", "skew"],
     );
     for r in a.rows.iter().take(top) {
+        let link = r.busbw_pct_of_peak.map_or_else(String::new, |p| format!(" ({})", pct(p)));
         p.rows.push(vec![
-            short(&r.process_group, 14),
-            format!("{} {}", r.collective, dtype_short(r.dtype.as_deref())),
-            bytes(r.message_bytes),
+            short(&r.process_group, 12),
+            r.kind.as_str().to_string(),
+            format!("{} {}", bytes(r.message_bytes), dtype_short(r.dtype.as_deref())),
             format!("{} {}", r.group_size, scope_short(r)).trim().to_string(),
             r.count.to_string(),
             time_us(r.transfer_mean_us),
-            gbs(r.busbw_gbs),
-            r.busbw_pct_of_peak.map_or_else(|| "-".to_string(), pct),
+            format!("{}{link}", gbs(r.busbw_gbs)),
             time_us(r.start_skew_mean_us),
-            time_ms(r.wait_total_ms),
         ]);
     }
     if a.rows.is_empty() {
-        p.notes.push(
-            "No collective could be matched across ranks (see the warnings).".to_string(),
-        );
+        p.notes.push("No collective could be matched across ranks (see the warnings).".to_string());
     } else {
         p.notes.push(
             "transfer: mean over instances of the shortest duration across ranks; busbw: NCCL-tests \
-             bus bandwidth (decimal GB/s) of the mean transfer; skew: mean start skew; wait: all \
-             ranks' waits for the last arrival, summed."
+             bus bandwidth (decimal GB/s) of the mean transfer; skew: mean start skew. Waits, end \
+             skew and full names: --format json, csv or html."
                 .to_string(),
         );
     }
@@ -219,7 +216,8 @@ fn matrix_part(g: &AllToAllGroup) -> Option<Part> {
     if g.members.len() > MATRIX_TERMINAL_RANKS {
         return None;
     }
-    let mut p = Part::new(format!("All-to-all bytes in {} (row sends to column)", g.process_group), &[]);
+    let mut p =
+        Part::new(format!("All-to-all bytes in {} (row sends to column)", g.process_group), &[]);
     p.header = std::iter::once("from \\ to".to_string())
         .chain(g.members.iter().map(ToString::to_string))
         .collect();
@@ -232,7 +230,8 @@ fn matrix_part(g: &AllToAllGroup) -> Option<Part> {
 }
 
 fn finding_text(f: &TraceFinding) -> String {
-    let mut text = format!("{}: {}\n→ {}", f.finding.title, f.finding.evidence, f.finding.recommendation);
+    let mut text =
+        format!("{}: {}\n→ {}", f.finding.title, f.finding.evidence, f.finding.recommendation);
     if let Some(g) = &f.finding.expected_gain {
         let _ = write!(text, "\nexpected gain: {g}");
     }
@@ -263,7 +262,8 @@ fn warnings_part(c: &CrossRank) -> Option<Part> {
     if w.is_empty() {
         return None;
     }
-    let mut p = Part::new("Cross-rank warnings".to_string(), &["kind", "count", "what was skipped"]);
+    let mut p =
+        Part::new("Cross-rank warnings".to_string(), &["kind", "count", "what was skipped"]);
     for x in w {
         p.rows.push(vec![x.kind.clone(), x.count.to_string(), x.example.clone()]);
     }
@@ -311,7 +311,8 @@ pub fn markdown(c: &CrossRank, top: usize) -> String {
     for p in parts(c, top) {
         let _ = write!(out, "\n### {}\n\n", md_cell(&p.title));
         if !p.rows.is_empty() {
-            let _ = writeln!(out, "| {} |\n|{}", p.header.join(" | "), "---|".repeat(p.header.len()));
+            let _ =
+                writeln!(out, "| {} |\n|{}", p.header.join(" | "), "---|".repeat(p.header.len()));
             for r in &p.rows {
                 let cells: Vec<String> = r.iter().map(|x| md_cell(x)).collect();
                 let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -382,11 +383,29 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
         "collectives.csv".to_string(),
         csv_text(
             &[
-                "process_group", "kind", "collective", "dtype", "message_bytes", "group_size",
-                "scope", "count", "transfer_total_ms", "transfer_mean_us", "transfer_min_us",
-                "transfer_max_us", "algbw_gbs", "busbw_gbs", "peak_link", "peak_busbw_gbs",
-                "busbw_pct_of_peak", "start_skew_mean_us", "start_skew_max_us",
-                "end_skew_mean_us", "end_skew_max_us", "wait_total_ms", "wait_mean_us",
+                "process_group",
+                "kind",
+                "collective",
+                "dtype",
+                "message_bytes",
+                "group_size",
+                "scope",
+                "count",
+                "transfer_total_ms",
+                "transfer_mean_us",
+                "transfer_min_us",
+                "transfer_max_us",
+                "algbw_gbs",
+                "busbw_gbs",
+                "peak_link",
+                "peak_busbw_gbs",
+                "busbw_pct_of_peak",
+                "start_skew_mean_us",
+                "start_skew_max_us",
+                "end_skew_mean_us",
+                "end_skew_max_us",
+                "wait_total_ms",
+                "wait_mean_us",
             ],
             rows,
         ),
@@ -417,9 +436,19 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
         "stragglers.csv".to_string(),
         csv_text(
             &[
-                "rank", "name", "collectives", "times_last", "times_first", "pct_last",
-                "wait_suffered_ms", "wait_caused_ms", "steps", "wait_caused_per_step_ms",
-                "compute_before_when_last_us", "others_compute_before_us", "late_after",
+                "rank",
+                "name",
+                "collectives",
+                "times_last",
+                "times_first",
+                "pct_last",
+                "wait_suffered_ms",
+                "wait_caused_ms",
+                "steps",
+                "wait_caused_per_step_ms",
+                "compute_before_when_last_us",
+                "others_compute_before_us",
+                "late_after",
             ],
             rows,
         ),
@@ -431,7 +460,12 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
                 Some(m) => {
                     for (j, dst) in g.members.iter().enumerate() {
                         let b = m.get(i).and_then(|r| r.get(j)).copied().unwrap_or(0);
-                        rows.push(vec![g.process_group.clone(), src.to_string(), dst.to_string(), b.to_string()]);
+                        rows.push(vec![
+                            g.process_group.clone(),
+                            src.to_string(),
+                            dst.to_string(),
+                            b.to_string(),
+                        ]);
                     }
                 }
                 // Too many ranks for the matrix: per-rank totals, destination empty.
@@ -469,7 +503,16 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
     files.push((
         "process_groups.csv".to_string(),
         csv_text(
-            &["name", "description", "group_size", "members", "matched_by", "matched", "incomplete", "inconsistent"],
+            &[
+                "name",
+                "description",
+                "group_size",
+                "members",
+                "matched_by",
+                "matched",
+                "incomplete",
+                "inconsistent",
+            ],
             rows,
         ),
     ));
@@ -492,7 +535,15 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
     files.push((
         "cross_rank_findings.csv".to_string(),
         csv_text(
-            &["id", "severity", "title", "evidence", "recommendation", "time_at_stake_us", "percent_of_total_time"],
+            &[
+                "id",
+                "severity",
+                "title",
+                "evidence",
+                "recommendation",
+                "time_at_stake_us",
+                "percent_of_total_time",
+            ],
             rows,
         ),
     ));

@@ -13,10 +13,10 @@ use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
 use parquet::column::reader::ColumnReader;
 use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::file::metadata::KeyValue;
 use parquet::schema::types::Type;
 use std::fs::File;
 use std::path::Path;
@@ -125,9 +125,8 @@ pub const SCHEMA_NAME: &str = "rooftop-rank-tables";
 fn schema_of(specs: &[Spec]) -> Result<Type, parquet::errors::ParquetError> {
     let mut fields = Vec::with_capacity(specs.len());
     for s in specs {
-        let mut b = Type::primitive_type_builder(s.name, s.kind.physical()).with_repetition(
-            if s.optional { Repetition::OPTIONAL } else { Repetition::REQUIRED },
-        );
+        let mut b = Type::primitive_type_builder(s.name, s.kind.physical())
+            .with_repetition(if s.optional { Repetition::OPTIONAL } else { Repetition::REQUIRED });
         if s.kind == Kind::Str {
             b = b.with_logical_type(Some(LogicalType::String));
         }
@@ -148,14 +147,23 @@ pub struct TableWriter {
 
 impl std::fmt::Debug for TableWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableWriter").field("path", &self.path).field("rows", &self.rows).finish_non_exhaustive()
+        f.debug_struct("TableWriter")
+            .field("path", &self.path)
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
     }
 }
 
 impl TableWriter {
-    pub fn create(path: &Path, table: &str, version: u32, specs: &'static [Spec]) -> Result<TableWriter, TableError> {
+    pub fn create(
+        path: &Path,
+        table: &str,
+        version: u32,
+        specs: &'static [Spec],
+    ) -> Result<TableWriter, TableError> {
         let pq = |e: parquet::errors::ParquetError| TableError::parquet(path, &e);
-        let file = File::create(path).map_err(|e| TableError::Io { path: path.to_path_buf(), source: e })?;
+        let file = File::create(path)
+            .map_err(|e| TableError::Io { path: path.to_path_buf(), source: e })?;
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_created_by(format!("rooftop {}", env!("CARGO_PKG_VERSION")))
@@ -166,7 +174,8 @@ impl TableWriter {
             ]))
             .build();
         let schema = schema_of(specs).map_err(pq)?;
-        let writer = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(pq)?;
+        let writer =
+            SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(pq)?;
         Ok(TableWriter {
             path: path.to_path_buf(),
             specs,
@@ -287,7 +296,8 @@ fn write_column(
     n: usize,
 ) -> Result<(), parquet::errors::ParquetError> {
     use parquet::errors::ParquetError;
-    let missing = || ParquetError::General(format!("column `{}`: a required cell is null", spec.name));
+    let missing =
+        || ParquetError::General(format!("column `{}`: a required cell is null", spec.name));
     macro_rules! put {
         ($w:expr, $vals:expr, $conv:expr) => {{
             let vals: Vec<_> = $vals.iter().flatten().map($conv).collect();
@@ -310,7 +320,12 @@ fn write_column(
         (ColumnWriter::ByteArrayColumnWriter(w), Values::Str(v)) => {
             put!(w, v, |x: &String| ByteArray::from(x.as_str()));
         }
-        _ => return Err(ParquetError::General(format!("column `{}`: writer type mismatch", spec.name))),
+        _ => {
+            return Err(ParquetError::General(format!(
+                "column `{}`: writer type mismatch",
+                spec.name
+            )))
+        }
     }
     Ok(())
 }
@@ -336,7 +351,12 @@ pub fn in_reader() -> bool {
 
 /// Reads the columns `specs` names from `path`, checking types and the schema version
 /// (at most `max_version`).
-pub fn read_table(path: &Path, table: &str, max_version: u32, specs: &[Spec]) -> Result<TableData, TableError> {
+pub fn read_table(
+    path: &Path,
+    table: &str,
+    max_version: u32,
+    specs: &[Spec],
+) -> Result<TableData, TableError> {
     READING.with(|r| r.set(true));
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         read_table_unguarded(path, table, max_version, specs)
@@ -348,19 +368,32 @@ pub fn read_table(path: &Path, table: &str, max_version: u32, specs: &[Spec]) ->
             .map(|s| (*s).to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "the Parquet reader failed".to_string());
-        Err(TableError::Parquet { path: path.to_path_buf(), message: format!("damaged file ({why})") })
+        Err(TableError::Parquet {
+            path: path.to_path_buf(),
+            message: format!("damaged file ({why})"),
+        })
     })
 }
 
-fn read_table_unguarded(path: &Path, table: &str, max_version: u32, specs: &[Spec]) -> Result<TableData, TableError> {
-    let file = File::open(path).map_err(|e| TableError::Io { path: path.to_path_buf(), source: e })?;
+fn read_table_unguarded(
+    path: &Path,
+    table: &str,
+    max_version: u32,
+    specs: &[Spec],
+) -> Result<TableData, TableError> {
+    let file =
+        File::open(path).map_err(|e| TableError::Io { path: path.to_path_buf(), source: e })?;
     let pq = |e: parquet::errors::ParquetError| TableError::parquet(path, &e);
     let reader = SerializedFileReader::new(file).map_err(pq)?;
     let meta = reader.metadata();
     if let Some(kv) = meta.file_metadata().key_value_metadata() {
         if let Some(v) = kv.iter().find(|k| k.key == KEY_VERSION).and_then(|k| k.value.clone()) {
             if v.trim().parse::<u32>().map_or(true, |n| n > max_version) {
-                return Err(TableError::Version { path: path.to_path_buf(), found: v, supported: max_version });
+                return Err(TableError::Version {
+                    path: path.to_path_buf(),
+                    found: v,
+                    supported: max_version,
+                });
             }
         }
     }
@@ -454,14 +487,22 @@ fn read_column(cr: ColumnReader, max_def: i16, n: usize, out: &mut Values) -> Re
             let mut vals = Vec::new();
             let mut got = 0;
             while got < n {
-                let (recs, _, _) = $r.read_records(n - got, if max_def > 0 { Some(&mut defs) } else { None }, None, &mut vals)?;
+                let (recs, _, _) = $r.read_records(
+                    n - got,
+                    if max_def > 0 { Some(&mut defs) } else { None },
+                    None,
+                    &mut vals,
+                )?;
                 if recs == 0 {
                     break;
                 }
                 got += recs;
             }
             if got != n {
-                return Err(ReadErr::Value(got, format!("the column chunk ends after {got} of {n} rows")));
+                return Err(ReadErr::Value(
+                    got,
+                    format!("the column chunk ends after {got} of {n} rows"),
+                ));
             }
             let base = $out.len();
             let mut it = vals.into_iter();
@@ -469,7 +510,10 @@ fn read_column(cr: ColumnReader, max_def: i16, n: usize, out: &mut Values) -> Re
                 let present = max_def == 0 || defs.get(k).copied().unwrap_or(0) >= max_def;
                 if present {
                     let Some(v) = it.next() else {
-                        return Err(ReadErr::Value(k, "fewer values than definition levels".to_string()));
+                        return Err(ReadErr::Value(
+                            k,
+                            "fewer values than definition levels".to_string(),
+                        ));
                     };
                     $out.push(Some($conv(v).map_err(|m: String| ReadErr::Value(base + k, m))?));
                 } else {
@@ -483,9 +527,11 @@ fn read_column(cr: ColumnReader, max_def: i16, n: usize, out: &mut Values) -> Re
         (ColumnReader::Int64ColumnReader(mut r), Values::I64(o)) => get!(r, o, ok),
         (ColumnReader::DoubleColumnReader(mut r), Values::F64(o)) => get!(r, o, ok),
         (ColumnReader::BoolColumnReader(mut r), Values::Bool(o)) => get!(r, o, ok),
-        (ColumnReader::ByteArrayColumnReader(mut r), Values::Str(o)) => get!(r, o, |b: ByteArray| {
-            b.as_utf8().map(str::to_string).map_err(|_| "not UTF-8 text".to_string())
-        }),
+        (ColumnReader::ByteArrayColumnReader(mut r), Values::Str(o)) => {
+            get!(r, o, |b: ByteArray| {
+                b.as_utf8().map(str::to_string).map_err(|_| "not UTF-8 text".to_string())
+            })
+        }
         _ => return Err(ReadErr::Value(0, "column type differs from the schema".to_string())),
     }
     Ok(())

@@ -46,7 +46,8 @@ pub struct Written {
 
 /// Writes the six tables of one rank into `dir` (created if needed).
 pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableError> {
-    std::fs::create_dir_all(dir).map_err(|e| TableError::Io { path: dir.to_path_buf(), source: e })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| TableError::Io { path: dir.to_path_buf(), source: e })?;
     let rank = input.meta.rank;
     let v = SCHEMA_VERSION;
     let mut written = Written::default();
@@ -54,7 +55,12 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
 
     // Collectives first: `meta` is the last file written, so a folder with a `meta`
     // table is complete (a map task killed half-way leaves no `meta`).
-    let mut w = TableWriter::create(&dir.join(tables::COLLECTIVES), "collectives", v, &tables::COLLECTIVE_COLS)?;
+    let mut w = TableWriter::create(
+        &dir.join(tables::COLLECTIVES),
+        "collectives",
+        v,
+        &tables::COLLECTIVE_COLS,
+    )?;
     for c in input.collectives {
         let a = &c.args;
         w.push(|r| {
@@ -88,7 +94,8 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
     done("collectives", w.finish()?);
 
     let m = input.model;
-    let mut w = TableWriter::create(&dir.join(tables::KERNELS), "kernels", v, &tables::KERNEL_COLS)?;
+    let mut w =
+        TableWriter::create(&dir.join(tables::KERNELS), "kernels", v, &tables::KERNEL_COLS)?;
     for (i, g) in m.gpu.iter().enumerate() {
         let op = g.op.and_then(|o| m.ops.get(o as usize));
         let dim = |d: Option<[u32; 3]>, k: usize| d.and_then(|d| i32::try_from(d[k]).ok());
@@ -109,10 +116,7 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
                 .i64(g.external_id)
                 .i32(g.op.and_then(|o| i32::try_from(o).ok()))
                 .str(op.map(|o| o.name.as_str()))
-                .str(
-                    rooftop_core::trace::ops::categorize_kernel(&g.name)
-                        .map(|c| c.as_str()),
-                )
+                .str(rooftop_core::trace::ops::categorize_kernel(&g.name).map(|c| c.as_str()))
                 .bool(Some(is_comm(g)))
                 .i32(dim(g.grid, 0))
                 .i32(dim(g.grid, 1))
@@ -150,7 +154,8 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
     }
     done("ops", w.finish()?);
 
-    let mut w = TableWriter::create(&dir.join(tables::SEGMENTS), "segments", v, &tables::SEGMENT_COLS)?;
+    let mut w =
+        TableWriter::create(&dir.join(tables::SEGMENTS), "segments", v, &tables::SEGMENT_COLS)?;
     for (device, class, s, e) in segments(m, input.include_unlinked) {
         w.push(|r| {
             r.i64(rank).i64(Some(device)).str(Some(class)).i64(Some(s)).i64(Some(e));
@@ -158,7 +163,8 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
     }
     done("segments", w.finish()?);
 
-    let mut w = TableWriter::create(&dir.join(tables::WARNINGS), "warnings", v, &tables::WARNING_COLS)?;
+    let mut w =
+        TableWriter::create(&dir.join(tables::WARNINGS), "warnings", v, &tables::WARNING_COLS)?;
     for x in &m.warnings {
         w.push(|r| {
             r.i64(rank).str(Some(&x.kind)).u64(Some(x.count)).str(Some(&x.example));
@@ -275,7 +281,12 @@ pub fn read_rank(dir: &Path) -> Result<(RankMeta, Vec<CollectiveRecord>), TableE
 }
 
 fn bad(path: &Path, row: usize, column: &str, message: impl Into<String>) -> TableError {
-    TableError::Value { path: path.to_path_buf(), row, column: column.to_string(), message: message.into() }
+    TableError::Value {
+        path: path.to_path_buf(),
+        row,
+        column: column.to_string(),
+        message: message.into(),
+    }
 }
 
 fn read_meta(path: &Path) -> Result<RankMeta, TableError> {
@@ -300,7 +311,8 @@ fn read_meta(path: &Path) -> Result<RankMeta, TableError> {
     );
     let count = |k: usize| {
         let v = i64s(k).unwrap_or(0);
-        u64::try_from(v).map_err(|_| bad(path, 0, tables::META_COLS[k].name, format!("negative count {v}")))
+        u64::try_from(v)
+            .map_err(|_| bad(path, 0, tables::META_COLS[k].name, format!("negative count {v}")))
     };
     Ok(RankMeta {
         rank: i64s(2),
@@ -343,7 +355,10 @@ fn read_collectives(path: &Path) -> Result<Vec<CollectiveRecord>, TableError> {
         let name = |k: usize| tables::COLLECTIVE_COLS[k].name;
         let unsigned = |k: usize| -> Result<Option<u64>, TableError> {
             i64c(k, row)
-                .map(|v| u64::try_from(v).map_err(|_| bad(path, row, name(k), format!("negative count {v}"))))
+                .map(|v| {
+                    u64::try_from(v)
+                        .map_err(|_| bad(path, row, name(k), format!("negative count {v}")))
+                })
                 .transpose()
         };
         let kind_s = strc(7, row).unwrap_or_default();
@@ -352,9 +367,14 @@ fn read_collectives(path: &Path) -> Result<Vec<CollectiveRecord>, TableError> {
         let from_s = strc(8, row).unwrap_or_default();
         let args_from = ArgsFrom::parse(&from_s)
             .ok_or_else(|| bad(path, row, "args_from", format!("unknown value `{from_s}`")))?;
-        let index = i32c(1, row).and_then(|v| u32::try_from(v).ok()).ok_or_else(|| bad(path, row, "index", "negative index"))?;
+        let index = i32c(1, row)
+            .and_then(|v| u32::try_from(v).ok())
+            .ok_or_else(|| bad(path, row, "index", "negative index"))?;
         let group_size = match i32c(12, row) {
-            Some(v) => Some(u32::try_from(v).map_err(|_| bad(path, row, "group_size", format!("negative size {v}")))?),
+            Some(v) => Some(
+                u32::try_from(v)
+                    .map_err(|_| bad(path, row, "group_size", format!("negative size {v}")))?,
+            ),
             None => None,
         };
         out.push(CollectiveRecord {
@@ -394,7 +414,8 @@ pub fn read_warnings(dir: &Path) -> Result<Vec<TraceWarning>, TableError> {
     let t = read_table(&path, "warnings", SCHEMA_VERSION, &tables::WARNING_COLS)?;
     let mut out = Vec::with_capacity(t.rows);
     for row in 0..t.rows {
-        let (Values::Str(k), Values::I64(n), Values::Str(e)) = (&t.cols[1], &t.cols[2], &t.cols[3]) else {
+        let (Values::Str(k), Values::I64(n), Values::Str(e)) = (&t.cols[1], &t.cols[2], &t.cols[3])
+        else {
             break;
         };
         out.push(TraceWarning {

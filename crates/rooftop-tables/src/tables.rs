@@ -28,7 +28,7 @@ pub const OPS: &str = "ops.parquet";
 pub const SEGMENTS: &str = "segments.parquet";
 pub const WARNINGS: &str = "warnings.parquet";
 
-use Kind::{Bool, F64, I32, I64, Str};
+use Kind::{Bool, Str, F64, I32, I64};
 
 pub static META_COLS: [Spec; 21] = [
     req("schema_version", I32),
@@ -132,12 +132,8 @@ pub static SEGMENT_COLS: [Spec; 5] = [
     req("end_ns", I64),
 ];
 
-pub static WARNING_COLS: [Spec; 4] = [
-    opt("rank", I64),
-    req("kind", Str),
-    req("count", I64),
-    req("example", Str),
-];
+pub static WARNING_COLS: [Spec; 4] =
+    [opt("rank", I64), req("kind", Str), req("count", I64), req("example", Str)];
 
 /// Every table: (name, file, columns).
 pub fn all() -> [(&'static str, &'static str, &'static [Spec]); 6] {

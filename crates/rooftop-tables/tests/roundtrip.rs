@@ -49,12 +49,20 @@ fn model() -> TraceModel {
         gpu: vec![
             k("gemm", 1_000, 60_000, 7, None),
             k("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 61_000, 80_123, 20, Some(args)),
-            GpuEvent { kind: GpuKind::Memcpy, bytes: Some(4096), ..k("Memcpy HtoD", 200_000, 10, 8, None) },
+            GpuEvent {
+                kind: GpuKind::Memcpy,
+                bytes: Some(4096),
+                ..k("Memcpy HtoD", 200_000, 10, 8, None)
+            },
         ],
         rank: Some(3),
         world_size: Some(8),
         base_time_ns: Some(1_700_000_000_000_000_123),
-        warnings: vec![TraceWarning { kind: "missing_field".into(), count: 2, example: "an event without `ph`".into() }],
+        warnings: vec![TraceWarning {
+            kind: "missing_field".into(),
+            count: 2,
+            example: "an event without `ph`".into(),
+        }],
         ..TraceModel::default()
     }
 }
@@ -77,7 +85,17 @@ fn meta_and_collectives_round_trip_exactly() {
         ..CollectiveRecord::default()
     });
     let dir = tempdir("roundtrip");
-    let w = write_rank(&dir, &RankInput { meta: &meta, model: &m, collectives: &recs, source_bytes: Some(1234), include_unlinked: false }).unwrap();
+    let w = write_rank(
+        &dir,
+        &RankInput {
+            meta: &meta,
+            model: &m,
+            collectives: &recs,
+            source_bytes: Some(1234),
+            include_unlinked: false,
+        },
+    )
+    .unwrap();
     assert_eq!(w.tables.len(), 6);
     let (meta2, recs2) = read_rank(&dir).unwrap();
     assert_eq!(meta2, meta);
@@ -91,7 +109,17 @@ fn foreign_and_damaged_files_are_errors_with_the_file_and_column() {
     let report = analyze(&m, None, &TraceOptions::default());
     let meta = RankMeta::of("r.json", &m, &report);
     let dir = tempdir("bad");
-    write_rank(&dir, &RankInput { meta: &meta, model: &m, collectives: &collectives(&m), source_bytes: None, include_unlinked: false }).unwrap();
+    write_rank(
+        &dir,
+        &RankInput {
+            meta: &meta,
+            model: &m,
+            collectives: &collectives(&m),
+            source_bytes: None,
+            include_unlinked: false,
+        },
+    )
+    .unwrap();
     // A kernels table where the meta table should be: its columns are not meta's.
     std::fs::copy(dir.join("kernels.parquet"), dir.join("meta.parquet")).unwrap();
     let e = read_rank(&dir).unwrap_err().to_string();

@@ -422,7 +422,7 @@ mod tests {
         let f = &c.comm.findings[0];
         assert_eq!(f.finding.id, "collectives.straggler");
         assert!(
-            f.finding.evidence.contains("rank 2 (rank2.json) starts last at 100% of 2"),
+            f.finding.evidence.contains("It starts last at 100% of its 2 collectives"),
             "{}",
             f.finding.evidence
         );

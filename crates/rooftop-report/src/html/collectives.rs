@@ -26,15 +26,31 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
     let mut out = Vec::new();
     let a = &c.comm.collectives;
     let mut t = Table::new(&[
-        "group", "collective", "dtype", "#size", "#ranks", "scope", "#count", "#transfer total",
-        "#transfer mean", "#algbw", "#busbw", "#of link", "#start skew", "#end skew", "#wait",
+        "group",
+        "collective",
+        "dtype",
+        "#size",
+        "#ranks",
+        "scope",
+        "#count",
+        "#transfer total",
+        "#transfer mean",
+        "#algbw",
+        "#busbw",
+        "#of link",
+        "#start skew",
+        "#end skew",
+        "#wait",
     ]);
     for r in &a.rows {
         t.push(vec![
             Cell::text(&r.process_group),
             Cell::name(&r.collective),
             Cell::text(r.dtype.as_deref().unwrap_or("?")),
-            Cell::num(&r.message_bytes.map_or_else(|| "?".to_string(), |b| si(b as f64, "B")), r.message_bytes.map(|b| b as f64)),
+            Cell::num(
+                &r.message_bytes.map_or_else(|| "?".to_string(), |b| si(b as f64, "B")),
+                r.message_bytes.map(|b| b as f64),
+            ),
             Cell::num(&r.group_size.to_string(), Some(f64::from(r.group_size))),
             Cell::text(match r.scope {
                 Scope::IntraNode => "intra-node",
@@ -46,7 +62,10 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
             Cell::num(&t_us(r.transfer_mean_us), Some(r.transfer_mean_us)),
             Cell::num(&gbs(r.algbw_gbs), r.algbw_gbs),
             Cell::num(&gbs(r.busbw_gbs), r.busbw_gbs),
-            Cell::num(&r.busbw_pct_of_peak.map_or_else(|| "-".to_string(), pct), r.busbw_pct_of_peak),
+            Cell::num(
+                &r.busbw_pct_of_peak.map_or_else(|| "-".to_string(), pct),
+                r.busbw_pct_of_peak,
+            ),
             Cell::num(&t_us(r.start_skew_mean_us), Some(r.start_skew_mean_us)),
             Cell::num(&t_us(r.end_skew_mean_us), Some(r.end_skew_mean_us)),
             Cell::num(&t_us(r.wait_total_ms * 1e3), Some(r.wait_total_ms)),
@@ -82,8 +101,17 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
 
     if !c.comm.stragglers.is_empty() {
         let mut t = Table::new(&[
-            "#rank", "#collectives", "#last", "#% last", "#first", "#wait caused", "#per step",
-            "#wait suffered", "#compute before (last)", "#others' compute", "late after",
+            "#rank",
+            "#collectives",
+            "#last",
+            "#% last",
+            "#first",
+            "#wait caused",
+            "#per step",
+            "#wait suffered",
+            "#compute before (last)",
+            "#others' compute",
+            "late after",
         ]);
         for s in &c.comm.stragglers {
             t.push(vec![
@@ -93,10 +121,19 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
                 Cell::num(&pct(s.pct_last), Some(s.pct_last)),
                 Cell::num(&s.times_first.to_string(), Some(s.times_first as f64)),
                 Cell::num(&t_us(s.wait_caused_ms * 1e3), Some(s.wait_caused_ms)),
-                Cell::num(&s.wait_caused_per_step_ms.map_or_else(|| "-".to_string(), |v| t_us(v * 1e3)), s.wait_caused_per_step_ms),
+                Cell::num(
+                    &s.wait_caused_per_step_ms.map_or_else(|| "-".to_string(), |v| t_us(v * 1e3)),
+                    s.wait_caused_per_step_ms,
+                ),
                 Cell::num(&t_us(s.wait_suffered_ms * 1e3), Some(s.wait_suffered_ms)),
-                Cell::num(&s.compute_before_when_last_us.map_or_else(|| "-".to_string(), t_us), s.compute_before_when_last_us),
-                Cell::num(&s.others_compute_before_us.map_or_else(|| "-".to_string(), t_us), s.others_compute_before_us),
+                Cell::num(
+                    &s.compute_before_when_last_us.map_or_else(|| "-".to_string(), t_us),
+                    s.compute_before_when_last_us,
+                ),
+                Cell::num(
+                    &s.others_compute_before_us.map_or_else(|| "-".to_string(), t_us),
+                    s.others_compute_before_us,
+                ),
                 Cell::name(s.late_after.as_deref().unwrap_or("-")),
             ]);
         }
@@ -125,7 +162,15 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
         out.push(Section::new("all-to-all", "All-to-all traffic", body));
     }
 
-    let mut t = Table::new(&["name", "description", "#size", "matched by", "#matched", "#incomplete", "#inconsistent"]);
+    let mut t = Table::new(&[
+        "name",
+        "description",
+        "#size",
+        "matched by",
+        "#matched",
+        "#incomplete",
+        "#inconsistent",
+    ]);
     for g in &a.groups {
         t.push(vec![
             Cell::name(&g.name),
@@ -141,13 +186,19 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
 
     let mut body = String::new();
     for f in &c.comm.findings {
-        let meta = format!("at stake {} ({})", t_us(f.time_at_stake_us), pct(f.percent_of_total_time));
+        let meta =
+            format!("at stake {} ({})", t_us(f.time_at_stake_us), pct(f.percent_of_total_time));
         body.push_str(&finding(&f.finding, Some(&meta)));
     }
     if c.comm.findings.is_empty() {
         body.push_str(&note("No cross-rank findings."));
     }
-    let w: Vec<String> = c.comm.warnings.iter().map(|w| format!("{} ({}): {}", w.kind, w.count, w.example)).collect();
+    let w: Vec<String> = c
+        .comm
+        .warnings
+        .iter()
+        .map(|w| format!("{} ({}): {}", w.kind, w.count, w.example))
+        .collect();
     body.push_str(&notes(&w));
     out.push(Section::new("cross-rank-findings", "Cross-rank findings", body));
     out

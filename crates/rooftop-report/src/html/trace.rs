@@ -486,7 +486,7 @@ pub fn trace_ranks(
     device: Option<&DeviceSpec>,
 ) -> String {
     let mut page = Page {
-        title: format!("rooftop trace: {} ranks", ranks.len()),
+        title: format!("rooftop trace: {} ranks", cross.ranks.len()),
         subtitle: Vec::new(),
         sections: Vec::new(),
     };

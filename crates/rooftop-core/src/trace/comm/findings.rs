@@ -46,9 +46,8 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
                 ),
             };
             let mut evidence = format!(
-                "{} starts last at {} of {} collectives ({} times) and {cost}, summed over the \
-                 ranks that wait.",
-                s.name,
+                "It starts last at {} of its {} collectives ({} times) and {cost}, summed over \
+                 the ranks that wait.",
                 pct(s.pct_last),
                 s.collectives,
                 s.times_last
