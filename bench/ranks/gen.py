@@ -85,6 +85,9 @@ def main():
     ap.add_argument("--hot-factor", type=int, default=3)
     ap.add_argument("--gpus-per-node", type=int, default=8)
     ap.add_argument("--no-seq", action="store_true", help="omit `Seq` (older PyTorch)")
+    ap.add_argument("--same-clock-base", action="store_true",
+                    help="one `baseTimeNanoseconds` for all ranks (tools that ignore it, such as "
+                         "TraceLens, then compare start times correctly)")
     ap.add_argument("--target-mb", type=float, default=None,
                     help="grow --steps until each rank's JSON is about this size (MB)")
     ap.add_argument("--gzip", action="store_true")
@@ -115,7 +118,8 @@ def main():
     for r in range(n):
         name = "rank%d.json%s" % (r, ".gz" if a.gzip else "")
         w = Writer(os.path.join(a.out, name), a.gzip)
-        base = 1_700_000_000_000_000_000 + r * 1_234_567  # each process has its own base
+        # Each process has its own clock base, unless --same-clock-base.
+        base = 1_700_000_000_000_000_000 + (0 if a.same_clock_base else r * 1_234_567)
         w.base = base
         dev = r % a.gpus_per_node
         w.f.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [%s],\n' % (DEVICE % dev))

@@ -21,6 +21,7 @@ pub enum CollectiveKind {
     ReduceScatter,
     AllToAll,
     /// All-to-all with per-destination split sizes (`all_to_allv`).
+    #[serde(rename = "all_to_allv")]
     AllToAllV,
     Broadcast,
     Reduce,
@@ -277,6 +278,8 @@ mod tests {
         assert_eq!(message_bytes(Some(1), Some(1), None), None);
         for k in CollectiveKind::ALL {
             assert_eq!(CollectiveKind::parse(k.as_str()), Some(k));
+            // JSON names the kinds as `as_str` does.
+            assert_eq!(serde_json::to_value(k).ok(), Some(serde_json::Value::from(k.as_str())));
         }
     }
 }

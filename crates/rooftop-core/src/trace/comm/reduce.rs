@@ -317,6 +317,14 @@ fn validate(mut entries: Vec<RankEntry>, w: &mut Warnings) -> Ranks {
             ),
         );
     }
+    // World size: the value most traces state (duplicates included: they are traces of
+    // this run too, or a sign that they are not).
+    let mut sizes: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for e in &numbered {
+        if let (Some(ws), Some(r)) = (e.info.world_size, e.info.rank) {
+            sizes.entry(ws).or_default().push(r);
+        }
+    }
     let mut kept: Vec<RankEntry> = Vec::new();
     for e in numbered {
         if let Some(k) = kept.iter().find(|k| k.info.rank == e.info.rank) {
@@ -336,13 +344,6 @@ fn validate(mut entries: Vec<RankEntry>, w: &mut Warnings) -> Ranks {
             continue;
         }
         kept.push(e);
-    }
-    // World size: the value most ranks state.
-    let mut sizes: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-    for e in &kept {
-        if let (Some(ws), Some(r)) = (e.info.world_size, e.info.rank) {
-            sizes.entry(ws).or_default().push(r);
-        }
     }
     let world = sizes.iter().max_by_key(|(ws, rs)| (rs.len(), **ws)).map(|(ws, _)| *ws);
     if sizes.len() > 1 {
