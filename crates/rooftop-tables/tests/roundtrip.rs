@@ -153,3 +153,35 @@ proptest! {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// `docs/parquet-schema.md` lists exactly the columns written, in order, with their types.
+#[test]
+fn the_documented_schema_is_the_written_one() {
+    let doc = include_str!("../../../docs/parquet-schema.md");
+    for (table, _, specs) in rooftop_tables::tables::all() {
+        let section = doc.split(&format!("### {table}\n")).nth(1).unwrap_or_else(|| panic!("no section {table}"));
+        let section = section.split("\n### ").next().unwrap_or_default();
+        let rows: Vec<(String, String)> = section
+            .lines()
+            .filter_map(|l| {
+                let l = l.strip_prefix("| `")?;
+                let (name, rest) = l.split_once("` | ")?;
+                Some((name.to_string(), rest.split(" |").next().unwrap_or_default().to_string()))
+            })
+            .collect();
+        let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+        let want: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        assert_eq!(names, want, "{table}");
+        for ((name, ty), s) in rows.iter().zip(specs) {
+            let base = match s.kind {
+                rooftop_tables::Kind::I32 => "INT32",
+                rooftop_tables::Kind::I64 => "INT64",
+                rooftop_tables::Kind::F64 => "DOUBLE",
+                rooftop_tables::Kind::Bool => "BOOLEAN",
+                rooftop_tables::Kind::Str => "STRING",
+            };
+            let expected = if s.optional { format!("{base}, null") } else { base.to_string() };
+            assert_eq!(ty, &expected, "{table}.{name}");
+        }
+    }
+}
