@@ -159,7 +159,10 @@ proptest! {
 fn the_documented_schema_is_the_written_one() {
     let doc = include_str!("../../../docs/parquet-schema.md");
     for (table, _, specs) in rooftop_tables::tables::all() {
-        let section = doc.split(&format!("### {table}\n")).nth(1).unwrap_or_else(|| panic!("no section {table}"));
+        let section = doc
+            .split(&format!("### {table}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no section {table}"));
         let section = section.split("\n### ").next().unwrap_or_default();
         let rows: Vec<(String, String)> = section
             .lines()

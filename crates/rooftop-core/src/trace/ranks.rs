@@ -562,6 +562,23 @@ mod tests {
     }
 
     #[test]
+    fn ranks_tied_for_last_share_the_waiting_they_cause() {
+        // Rank 0 starts at 0 µs, ranks 1 and 2 at 30 µs: 30 µs of waiting, 15 each.
+        let g = "[0, 1, 2]";
+        let mut mr = MultiRank::new(ReduceOptions::default());
+        for (r, start) in [(0, 0), (1, 30), (2, 30)] {
+            mr.add(meta(r, 3, None), &[rec("0", g, Some(1), "allreduce", 8, "Float", start, 50)]);
+        }
+        let c = mr.finish();
+        let by =
+            |r: i64| c.comm.stragglers.iter().find(|s| s.rank == r).cloned().unwrap_or_default();
+        assert_eq!((by(1).times_last, by(2).times_last, by(0).times_last), (1, 1, 0));
+        assert!((by(1).wait_caused_ms - 0.015).abs() < 1e-12);
+        assert!((by(2).wait_caused_ms - 0.015).abs() < 1e-12);
+        assert_eq!(by(0).times_first, 1);
+    }
+
+    #[test]
     fn analyze_then_meta_keeps_the_rank_table() {
         let opts = TraceOptions::default();
         let m = model(60, 80);

@@ -58,7 +58,8 @@ struct RankAcc {
     last: u64,
     first: u64,
     suffered_ns: i128,
-    caused_ns: i128,
+    /// Shared equally among ranks tied for last.
+    caused_ns: f64,
     compute_when_last_ns: i128,
     /// Sum over the instances it was last of the others' mean compute before.
     others_compute_ns: f64,
@@ -115,23 +116,33 @@ impl Metrics {
             r.suffered_ns += wait;
         }
         if start_skew > 0 {
-            let others: Vec<&Part> = p.iter().filter(|q| q.pos != latest.pos).collect();
-            let others_mean = if others.is_empty() {
-                0.0
-            } else {
-                others.iter().map(|q| q.compute_before_ns as f64).sum::<f64>() / others.len() as f64
-            };
-            let r = &mut self.ranks[latest.pos];
-            r.last += 1;
-            r.caused_ns += wait_sum;
-            r.compute_when_last_ns += i128::from(latest.compute_before_ns);
-            r.others_compute_ns += others_mean;
-            if latest.compute_before != 0 {
-                let e = r.late_after.entry(latest.compute_before).or_default();
-                e.0 += 1;
-                e.1 += i128::from(latest.compute_before_ns);
+            // Ranks that start at the same latest (earliest) time are all last (first);
+            // the waiting they cause is shared equally.
+            let last: Vec<&Part> = p.iter().filter(|q| q.start_ns == latest.start_ns).collect();
+            let share = wait_sum as f64 / last.len() as f64;
+            for l in &last {
+                let others: Vec<&Part> =
+                    p.iter().filter(|q| q.start_ns != latest.start_ns).collect();
+                let others_mean = if others.is_empty() {
+                    0.0
+                } else {
+                    others.iter().map(|q| q.compute_before_ns as f64).sum::<f64>()
+                        / others.len() as f64
+                };
+                let r = &mut self.ranks[l.pos];
+                r.last += 1;
+                r.caused_ns += share;
+                r.compute_when_last_ns += i128::from(l.compute_before_ns);
+                r.others_compute_ns += others_mean;
+                if l.compute_before != 0 {
+                    let e = r.late_after.entry(l.compute_before).or_default();
+                    e.0 += 1;
+                    e.1 += i128::from(l.compute_before_ns);
+                }
             }
-            self.ranks[earliest.pos].first += 1;
+            for q in p.iter().filter(|q| q.start_ns == earliest.start_ns) {
+                self.ranks[q.pos].first += 1;
+            }
         }
         let key: RowKey = (
             inst.label.to_string(),
@@ -217,7 +228,7 @@ impl Metrics {
     /// One entry per rank that took part in a matched instance, the one that caused the
     /// most waiting first.
     pub fn stragglers(&self, infos: &[&RankInfo], strings: &Interner) -> Vec<Straggler> {
-        let mut out: Vec<(i128, Straggler)> = self
+        let mut out: Vec<(f64, Straggler)> = self
             .ranks
             .iter()
             .enumerate()
@@ -225,7 +236,7 @@ impl Metrics {
             .map(|(pos, r)| {
                 let info = infos.get(pos);
                 let steps = info.map_or(0, |i| i.steps);
-                let caused_ms = r.caused_ns as f64 / 1e6;
+                let caused_ms = r.caused_ns / 1e6;
                 let late_after = r
                     .late_after
                     .iter()
@@ -255,7 +266,7 @@ impl Metrics {
                 )
             })
             .collect();
-        out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.rank.cmp(&b.1.rank)));
+        out.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.rank.cmp(&b.1.rank)));
         out.into_iter().map(|(_, s)| s).collect()
     }
 }

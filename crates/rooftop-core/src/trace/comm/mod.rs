@@ -81,14 +81,15 @@ pub struct Straggler {
     pub name: String,
     /// Matched instances it took part in.
     pub collectives: u64,
-    /// Instances it started last / first.
+    /// Instances it started last / first (ranks tied for last are each counted).
     pub times_last: u64,
     pub times_first: u64,
     /// `times_last / collectives`, percent.
     pub pct_last: f64,
     /// Its own waits, summed.
     pub wait_suffered_ms: f64,
-    /// The others' waits in the instances it started last, summed.
+    /// The others' waits in the instances it started last, summed (shared equally
+    /// among ranks tied for last).
     pub wait_caused_ms: f64,
     /// Profiler steps (`ProfilerStep#N` annotations) in its trace.
     pub steps: u64,

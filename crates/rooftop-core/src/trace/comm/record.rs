@@ -59,7 +59,8 @@ pub struct CollectiveRecord {
     /// The recorded arguments (all `None` when `args_from` is `KernelName`).
     pub args: CommArgs,
     /// Summed duration of the computation kernels that started since the previous
-    /// communication kernel started (0 for the first).
+    /// collective of the same process group started on this rank (since the trace
+    /// began, for the group's first).
     pub compute_before_ns: i64,
     /// The longest of those: its launching op's name (else the kernel's name).
     pub compute_before: Option<String>,
@@ -81,15 +82,21 @@ pub const PARAM_COMMS_OP: &str = "record_param_comms";
 
 /// The collectives of one rank's trace.
 pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
+    use std::collections::HashMap;
     let mut out = Vec::new();
+    // Computation since the previous collective of the same process group: a running
+    // total of compute time, its value at each group's previous collective, and per
+    // group the longest kernel since then.
     let mut compute_ns: i64 = 0;
-    let mut longest: Option<(i64, usize)> = None;
+    let mut groups: HashMap<Option<String>, (i64, Option<(i64, usize)>)> = HashMap::new();
     for (i, ev) in model.gpu.iter().enumerate() {
         if !is_comm(ev) {
             if ev.kind == GpuKind::Kernel {
                 compute_ns += ev.dur_ns;
-                if longest.is_none_or(|(d, _)| ev.dur_ns > d) {
-                    longest = Some((ev.dur_ns, i));
+                for (_, longest) in groups.values_mut() {
+                    if longest.is_none_or(|(d, _)| ev.dur_ns > d) {
+                        *longest = Some((ev.dur_ns, i));
+                    }
                 }
             }
             continue;
@@ -105,11 +112,15 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
             .and_then(CollectiveKind::from_collective_name)
             .or_else(|| CollectiveKind::from_kernel_name(&ev.name))
             .unwrap_or_default();
+        // A group's first collective: the computation since the trace began.
+        let first = (0, longest_before(model, i));
+        let (since, longest) = groups.get(&args.pg_name).cloned().unwrap_or(first);
         let compute_before = longest.and_then(|(_, j)| {
             let k = model.gpu.get(j)?;
             let op = k.op.and_then(|o| model.ops.get(o as usize)).map(|o| o.name.clone());
             Some(op.unwrap_or_else(|| k.name.clone()))
         });
+        groups.insert(args.pg_name.clone(), (compute_ns, None));
         out.push(CollectiveRecord {
             index: out.len() as u32,
             kernel: ev.name.clone(),
@@ -120,13 +131,23 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
             kind,
             args_from,
             args,
-            compute_before_ns: compute_ns,
+            compute_before_ns: compute_ns - since,
             compute_before,
         });
-        compute_ns = 0;
-        longest = None;
     }
     out
+}
+
+/// The longest computation kernel before position `end` of `model.gpu`.
+fn longest_before(model: &TraceModel, end: usize) -> Option<(i64, usize)> {
+    model.gpu[..end]
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.kind == GpuKind::Kernel && !is_comm(g))
+        .fold(None, |best: Option<(i64, usize)>, (j, g)| match best {
+            Some((d, _)) if d >= g.dur_ns => best,
+            _ => Some((g.dur_ns, j)),
+        })
 }
 
 /// The arguments of the nearest `record_param_comms` op enclosing `op` (itself

@@ -127,6 +127,10 @@ impl std::fmt::Debug for Reducer {
     }
 }
 
+/// Bus bandwidth above this share of the link says the link or the node layout is
+/// wrong, not that the collective is fast.
+const ABOVE_LINK_PCT: f64 = 150.0;
+
 /// The group of records without a `Process Group Name`.
 const NO_GROUP: &str = "(no process group)";
 
@@ -203,6 +207,25 @@ impl Reducer {
         report.collectives.matched = metrics.matched();
         report.collectives.groups = groups;
         report.collectives.rows = metrics.rows(&self.strings);
+        let above: Vec<String> = report
+            .collectives
+            .rows
+            .iter()
+            .filter(|r| r.busbw_pct_of_peak.is_some_and(|p| p > ABOVE_LINK_PCT))
+            .map(|r| format!("{} {} in {}", r.collective, r.scope.as_str(), r.process_group))
+            .collect();
+        if !above.is_empty() {
+            warnings.add(
+                "bus_bandwidth_above_link",
+                above.len() as u64,
+                format!(
+                    "{} reach more than {ABOVE_LINK_PCT}% of the catalog link: check \
+                     --gpus-per-node (which collectives are inter-node) and the links \
+                     (--intra-link, --inter-link); NVLink SHARP can pass the link figure a little",
+                    above.join(", ")
+                ),
+            );
+        }
         report.stragglers = metrics.stragglers(&infos, &self.strings);
         report.all_to_all = a2a.groups(&self.strings);
         if a2a.unknown > 0 {
