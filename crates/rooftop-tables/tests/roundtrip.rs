@@ -71,7 +71,7 @@ fn model() -> TraceModel {
 fn meta_and_collectives_round_trip_exactly() {
     let m = model();
     let report = analyze(&m, None, &TraceOptions::default());
-    let meta = RankMeta::of("rank3.json", &m, &report);
+    let meta = RankMeta::of("rank3.json", &m, report.device.catalog_id.as_deref(), false);
     let mut recs = collectives(&m);
     // Every field set, including the rare ones.
     recs.push(CollectiveRecord {
@@ -106,8 +106,7 @@ fn meta_and_collectives_round_trip_exactly() {
 #[test]
 fn foreign_and_damaged_files_are_errors_with_the_file_and_column() {
     let m = model();
-    let report = analyze(&m, None, &TraceOptions::default());
-    let meta = RankMeta::of("r.json", &m, &report);
+    let meta = RankMeta::of("r.json", &m, None, false);
     let dir = tempdir("bad");
     write_rank(
         &dir,
@@ -140,8 +139,7 @@ proptest! {
     #[test]
     fn mutated_tables_never_panic(pos in 0usize..100_000, byte in any::<u8>(), which in 0usize..2) {
         let m = model();
-        let report = analyze(&m, None, &TraceOptions::default());
-        let meta = RankMeta::of("r.json", &m, &report);
+        let meta = RankMeta::of("r.json", &m, None, false);
         let dir = tempdir(&format!("mut-{pos}-{byte}-{which}"));
         write_rank(&dir, &RankInput { meta: &meta, model: &m, collectives: &collectives(&m), source_bytes: None, include_unlinked: false }).unwrap();
         let file = dir.join(if which == 0 { "meta.parquet" } else { "collectives.parquet" });

@@ -189,10 +189,10 @@ fn map_one(
     pb.finish_and_clear();
     let model = model.map_err(|e| read_error(&e))?;
     let device = override_device.or_else(|| trace_device(catalog, &model));
+    // The map needs the timeline and the collectives, not the full report.
     let topts = TraceOptions::default();
-    let report = analyze(&model, device, &topts);
     let name = file_name(&args.path);
-    let meta = RankMeta::of(&name, &model, &report);
+    let meta = RankMeta::of(&name, &model, device.map(|d| d.id.as_str()), topts.include_unlinked);
     let records = collectives(&model);
     let input = rooftop_tables::RankInput {
         meta: &meta,
@@ -252,9 +252,15 @@ fn from_traces(
                     Ok(m) => {
                         let device = override_device.or_else(|| trace_device(catalog, &m));
                         let topts = TraceOptions::default();
-                        let report = analyze(&m, device, &topts);
+                        // The full report only where it is shown.
+                        let report = keep_reports.then(|| analyze(&m, device, &topts));
                         let file = file_name(path);
-                        let meta = RankMeta::of(&file, &m, &report);
+                        let meta = RankMeta::of(
+                            &file,
+                            &m,
+                            device.map(|d| d.id.as_str()),
+                            topts.include_unlinked,
+                        );
                         let records = collectives(&m);
                         let written = parquet_out.map_or(Ok(()), |dir| {
                             let input = rooftop_tables::RankInput {
@@ -273,11 +279,7 @@ fn from_traces(
                         if let Ok(mut mr) = multi.lock() {
                             mr.add(meta, &records);
                         }
-                        written.map(|()| RankOut {
-                            rank,
-                            file,
-                            report: keep_reports.then_some(report),
-                        })
+                        written.map(|()| RankOut { rank, file, report })
                     }
                     Err(e) => Err(e.to_string()),
                 };

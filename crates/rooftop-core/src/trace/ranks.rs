@@ -12,7 +12,7 @@ use super::comm::reduce::{RankInfo, ReduceOptions, Reducer};
 use super::comm::{CollectiveRecord, CommReport};
 use super::model::TraceModel;
 use super::report::TraceReport;
-use super::timeline::is_comm_name;
+use super::timeline::{is_comm, is_comm_name, timeline};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -48,14 +48,23 @@ pub struct RankMeta {
 }
 
 impl RankMeta {
-    /// The meta of one rank from its trace and report.
-    pub fn of(name: &str, model: &TraceModel, report: &TraceReport) -> RankMeta {
-        let t = &report.timeline.all;
-        let (count, time_us) = report
-            .kernels
+    /// The meta of one rank from its trace alone (no full analysis: the map step of a
+    /// thousand ranks needs only the timeline): `catalog_id` is the device it is
+    /// analysed with, `include_unlinked` the timeline setting
+    /// ([`super::report::TraceOptions`]).
+    pub fn of(
+        name: &str,
+        model: &TraceModel,
+        catalog_id: Option<&str>,
+        include_unlinked: bool,
+    ) -> RankMeta {
+        let (tl, _) = timeline(model, include_unlinked);
+        let t = &tl.all;
+        let (count, time_ns) = model
+            .gpu
             .iter()
-            .filter(|k| is_comm_name(&k.name))
-            .fold((0, 0.0), |(c, s), k| (c + k.count, s + k.total_us));
+            .filter(|g| is_comm(g))
+            .fold((0u64, 0i64), |(c, s), g| (c + 1, s.saturating_add(g.dur_ns)));
         let mut steps: Vec<&str> = model
             .annotations
             .iter()
@@ -70,7 +79,7 @@ impl RankMeta {
             world_size: model.world_size,
             base_time_ns: model.base_time_ns,
             device_name: model.devices.first().map(|d| d.name.clone()),
-            catalog_id: report.device.catalog_id.clone(),
+            catalog_id: catalog_id.map(str::to_string),
             steps: steps.len() as u64,
             total_ms: t.total.time_ms,
             busy_ms: t.busy.time_ms,
@@ -79,9 +88,32 @@ impl RankMeta {
             communication_ms: t.communication.time_ms,
             exposed_communication_ms: t.exposed_communication.time_ms,
             collective_kernel_count: count,
-            collective_kernel_time_ms: time_us / 1e3,
+            collective_kernel_time_ms: time_ns as f64 / 1e6,
             gpu_events: model.gpu.len() as u64,
             cpu_ops: model.ops.len() as u64,
+        }
+    }
+
+    /// The rank-table part of a report (for callers that only have reports).
+    fn of_report(name: &str, report: &TraceReport) -> RankMeta {
+        let t = &report.timeline.all;
+        let (count, time_us) = report
+            .kernels
+            .iter()
+            .filter(|k| is_comm_name(&k.name))
+            .fold((0, 0.0), |(c, s), k| (c + k.count, s + k.total_us));
+        RankMeta {
+            name: name.to_string(),
+            catalog_id: report.device.catalog_id.clone(),
+            total_ms: t.total.time_ms,
+            busy_ms: t.busy.time_ms,
+            idle_ms: t.idle.time_ms,
+            computation_ms: t.computation.time_ms,
+            communication_ms: t.communication.time_ms,
+            exposed_communication_ms: t.exposed_communication.time_ms,
+            collective_kernel_count: count,
+            collective_kernel_time_ms: time_us / 1e3,
+            ..RankMeta::default()
         }
     }
 
@@ -151,7 +183,7 @@ pub struct CrossRank {
 /// collectives (kept for callers that only have reports).
 pub fn cross_rank(reports: &[(String, TraceReport)]) -> CrossRank {
     let metas: Vec<RankMeta> =
-        reports.iter().map(|(name, r)| RankMeta::of(name, &TraceModel::default(), r)).collect();
+        reports.iter().map(|(name, r)| RankMeta::of_report(name, r)).collect();
     rank_table(metas.iter().map(RankRow::of).collect())
 }
 
@@ -583,8 +615,17 @@ mod tests {
         let opts = TraceOptions::default();
         let m = model(60, 80);
         let r = analyze(&m, None, &opts);
-        let meta = RankMeta::of("a.json", &m, &r);
+        let meta = RankMeta::of("a.json", &m, None, opts.include_unlinked);
         assert_eq!(meta.collective_kernel_count, 2);
+        // The same rank-table numbers as the full report gives.
+        let from_report = RankMeta::of_report("a.json", &r);
+        assert_eq!(
+            (meta.total_ms, meta.communication_ms),
+            (from_report.total_ms, from_report.communication_ms)
+        );
+        assert!(
+            (meta.collective_kernel_time_ms - from_report.collective_kernel_time_ms).abs() < 1e-12
+        );
         let mut mr = MultiRank::new(ReduceOptions::default());
         mr.add(meta, &crate::trace::comm::collectives(&m));
         let c = mr.finish();

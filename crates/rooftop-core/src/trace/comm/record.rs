@@ -113,8 +113,10 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
             .or_else(|| CollectiveKind::from_kernel_name(&ev.name))
             .unwrap_or_default();
         // A group's first collective: the computation since the trace began.
-        let first = (0, longest_before(model, i));
-        let (since, longest) = groups.get(&args.pg_name).cloned().unwrap_or(first);
+        let (since, longest) = match groups.get(&args.pg_name) {
+            Some(g) => *g,
+            None => (0, longest_before(model, i)),
+        };
         let compute_before = longest.and_then(|(_, j)| {
             let k = model.gpu.get(j)?;
             let op = k.op.and_then(|o| model.ops.get(o as usize)).map(|o| o.name.clone());
