@@ -81,6 +81,9 @@ pub enum Values {
     F64(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
     Str(Vec<Option<String>>),
+    /// Strings as the writer holds them (shared buffers: a name repeated on every row is
+    /// stored once).
+    Bytes(Vec<Option<ByteArray>>),
 }
 
 impl Values {
@@ -102,6 +105,7 @@ impl Values {
             Values::F64(v) => v.len(),
             Values::Bool(v) => v.len(),
             Values::Str(v) => v.len(),
+            Values::Bytes(v) => v.len(),
         }
     }
 
@@ -112,6 +116,7 @@ impl Values {
             Values::F64(v) => v.clear(),
             Values::Bool(v) => v.clear(),
             Values::Str(v) => v.clear(),
+            Values::Bytes(v) => v.clear(),
         }
     }
 }
@@ -143,6 +148,8 @@ pub struct TableWriter {
     writer: SerializedFileWriter<File>,
     cols: Vec<Values>,
     rows: usize,
+    /// Recent distinct strings and their shared buffers.
+    strings: std::collections::HashMap<Box<str>, ByteArray>,
 }
 
 impl std::fmt::Debug for TableWriter {
@@ -180,14 +187,24 @@ impl TableWriter {
             path: path.to_path_buf(),
             specs,
             writer,
-            cols: specs.iter().map(|s| Values::empty(s.kind)).collect(),
+            cols: specs
+                .iter()
+                .map(|s| {
+                    if s.kind == Kind::Str {
+                        Values::Bytes(Vec::new())
+                    } else {
+                        Values::empty(s.kind)
+                    }
+                })
+                .collect(),
             rows: 0,
+            strings: std::collections::HashMap::new(),
         })
     }
 
     /// Appends one row; `fill` sets its cells (in spec order).
     pub fn push(&mut self, fill: impl FnOnce(&mut Row<'_>)) -> Result<(), TableError> {
-        let mut row = Row { cols: &mut self.cols, next: 0 };
+        let mut row = Row { cols: &mut self.cols, next: 0, strings: &mut self.strings };
         fill(&mut row);
         self.rows += 1;
         if self.cols.first().map_or(0, Values::len) >= ROW_GROUP_ROWS {
@@ -229,6 +246,7 @@ impl TableWriter {
 pub struct Row<'a> {
     cols: &'a mut [Values],
     next: usize,
+    strings: &'a mut std::collections::HashMap<Box<str>, ByteArray>,
 }
 
 impl std::fmt::Debug for Row<'_> {
@@ -278,8 +296,19 @@ impl Row<'_> {
     }
 
     pub fn str(&mut self, v: Option<&str>) -> &mut Self {
-        if let Some(Values::Str(c)) = self.col() {
-            c.push(v.map(str::to_string));
+        let b = v.map(|s| match self.strings.get(s) {
+            Some(b) => b.clone(),
+            None => {
+                let b = ByteArray::from(s);
+                if self.strings.len() >= 65_536 {
+                    self.strings.clear();
+                }
+                self.strings.insert(s.into(), b.clone());
+                b
+            }
+        });
+        if let Some(Values::Bytes(c)) = self.col() {
+            c.push(b);
         }
         self
     }
@@ -317,8 +346,8 @@ fn write_column(
         (ColumnWriter::Int64ColumnWriter(w), Values::I64(v)) => put!(w, v, |x: &i64| *x),
         (ColumnWriter::DoubleColumnWriter(w), Values::F64(v)) => put!(w, v, |x: &f64| *x),
         (ColumnWriter::BoolColumnWriter(w), Values::Bool(v)) => put!(w, v, |x: &bool| *x),
-        (ColumnWriter::ByteArrayColumnWriter(w), Values::Str(v)) => {
-            put!(w, v, |x: &String| ByteArray::from(x.as_str()));
+        (ColumnWriter::ByteArrayColumnWriter(w), Values::Bytes(v)) => {
+            put!(w, v, |x: &ByteArray| x.clone())
         }
         _ => {
             return Err(ParquetError::General(format!(
@@ -464,6 +493,7 @@ fn first_null(v: &Values) -> Option<usize> {
         Values::F64(c) => c.iter().position(Option::is_none),
         Values::Bool(c) => c.iter().position(Option::is_none),
         Values::Str(c) => c.iter().position(Option::is_none),
+        Values::Bytes(c) => c.iter().position(Option::is_none),
     }
 }
 
