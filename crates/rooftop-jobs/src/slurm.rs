@@ -126,8 +126,7 @@ impl SlurmPlan {
         let _ = writeln!(s, "#SBATCH --output={}", q(&self.logs_dir().join("map-%A_%a.out")));
         let _ = writeln!(
             s,
-            "# rooftop map: rank trace {} of {n} (line SLURM_ARRAY_TASK_ID+1 of ranks.txt) to its Parquet tables.",
-            "$SLURM_ARRAY_TASK_ID"
+            "# rooftop map: task i maps the trace on line i+1 of ranks.txt ({n} ranks) to its Parquet tables."
         );
         let _ = writeln!(s, "set -euo pipefail");
         let _ = writeln!(
@@ -254,6 +253,7 @@ pub fn parse_job_id(stdout: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::many_single_char_names, clippy::cast_possible_wrap)]
 mod tests {
     use super::*;
 

@@ -296,16 +296,16 @@ impl Row<'_> {
     }
 
     pub fn str(&mut self, v: Option<&str>) -> &mut Self {
-        let b = v.map(|s| match self.strings.get(s) {
-            Some(b) => b.clone(),
-            None => {
-                let b = ByteArray::from(s);
-                if self.strings.len() >= 65_536 {
-                    self.strings.clear();
-                }
-                self.strings.insert(s.into(), b.clone());
-                b
+        let b = v.map(|s| {
+            if let Some(b) = self.strings.get(s) {
+                return b.clone();
             }
+            let b = ByteArray::from(s);
+            if self.strings.len() >= 65_536 {
+                self.strings.clear();
+            }
+            self.strings.insert(s.into(), b.clone());
+            b
         });
         if let Some(Values::Bytes(c)) = self.col() {
             c.push(b);
@@ -347,7 +347,7 @@ fn write_column(
         (ColumnWriter::DoubleColumnWriter(w), Values::F64(v)) => put!(w, v, |x: &f64| *x),
         (ColumnWriter::BoolColumnWriter(w), Values::Bool(v)) => put!(w, v, |x: &bool| *x),
         (ColumnWriter::ByteArrayColumnWriter(w), Values::Bytes(v)) => {
-            put!(w, v, |x: &ByteArray| x.clone())
+            put!(w, v, |x: &ByteArray| x.clone());
         }
         _ => {
             return Err(ParquetError::General(format!(
@@ -482,6 +482,7 @@ fn read_table_unguarded(
     Ok(TableData { rows, cols })
 }
 
+#[allow(clippy::unnecessary_wraps)]
 fn ok<T>(v: T) -> Result<T, String> {
     Ok(v)
 }
@@ -560,7 +561,7 @@ fn read_column(cr: ColumnReader, max_def: i16, n: usize, out: &mut Values) -> Re
         (ColumnReader::ByteArrayColumnReader(mut r), Values::Str(o)) => {
             get!(r, o, |b: ByteArray| {
                 b.as_utf8().map(str::to_string).map_err(|_| "not UTF-8 text".to_string())
-            })
+            });
         }
         _ => return Err(ReadErr::Value(0, "column type differs from the schema".to_string())),
     }

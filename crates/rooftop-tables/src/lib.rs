@@ -65,7 +65,7 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
         let a = &c.args;
         w.push(|r| {
             r.i64(rank)
-                .i32(Some(c.index as i32))
+                .i32(i32::try_from(c.index).ok())
                 .str(Some(&c.kernel))
                 .i64(Some(c.device))
                 .i64(Some(c.stream))
@@ -116,7 +116,10 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
                 .i64(g.external_id)
                 .i32(g.op.and_then(|o| i32::try_from(o).ok()))
                 .str(op.map(|o| o.name.as_str()))
-                .str(rooftop_core::trace::ops::categorize_kernel(&g.name).map(|c| c.as_str()))
+                .str(
+                    rooftop_core::trace::ops::categorize_kernel(&g.name)
+                        .map(rooftop_core::trace::ops::Category::as_str),
+                )
                 .bool(Some(is_comm(g)))
                 .i32(dim(g.grid, 0))
                 .i32(dim(g.grid, 1))
@@ -175,7 +178,7 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
     let mt = input.meta;
     let mut w = TableWriter::create(&dir.join(tables::META), "meta", v, &tables::META_COLS)?;
     w.push(|r| {
-        r.i32(Some(SCHEMA_VERSION as i32))
+        r.i32(i32::try_from(SCHEMA_VERSION).ok())
             .str(Some(env!("CARGO_PKG_VERSION")))
             .i64(mt.rank)
             .str(Some(&mt.name))
@@ -266,7 +269,7 @@ pub fn list_rank_dirs(dir: &Path) -> Result<Vec<PathBuf>, TableError> {
     Ok(out)
 }
 
-fn cell<'a, T>(v: &'a [Option<T>], row: usize) -> Option<&'a T> {
+fn cell<T>(v: &[Option<T>], row: usize) -> Option<&T> {
     v.get(row).and_then(Option::as_ref)
 }
 

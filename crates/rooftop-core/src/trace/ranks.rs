@@ -280,6 +280,7 @@ impl MultiRank {
 }
 
 #[cfg(test)]
+#[allow(clippy::many_single_char_names, clippy::cast_possible_wrap)]
 mod tests {
     use super::*;
     use crate::trace::comm::{CollectiveKind, Scope};

@@ -502,28 +502,28 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
 /// arrays or the strings PyTorch writes (`"[0, 1]"`) and are kept as text.
 fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &RawValue) {
     let text = raw_text(raw);
-    let count = || {
-        let t = text.as_deref()?.trim();
+    let count = |t: &Option<String>| {
+        let t = t.as_deref()?.trim();
         t.parse::<u64>().ok().or_else(|| {
             let f = t.parse::<f64>().ok()?;
             (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
         })
     };
-    let signed = || text.as_deref()?.trim().parse::<i64>().ok();
+    let signed = |t: &Option<String>| t.as_deref()?.trim().parse::<i64>().ok();
     match key {
-        CommKey::Collective => c.collective = text.clone(),
-        CommKey::InNelems => c.in_nelems = count(),
-        CommKey::OutNelems => c.out_nelems = count(),
-        CommKey::GroupSize => c.group_size = count().and_then(|v| u32::try_from(v).ok()),
-        CommKey::Dtype => c.dtype = text.clone(),
-        CommKey::PgName => c.pg_name = text.clone(),
-        CommKey::PgDesc => c.pg_desc = text.clone(),
-        CommKey::PgRanks => c.pg_ranks = text.clone(),
-        CommKey::InSplit => c.in_split = text.clone(),
-        CommKey::OutSplit => c.out_split = text.clone(),
-        CommKey::Seq => c.seq = signed(),
-        CommKey::SrcRank => c.src_rank = signed(),
-        CommKey::DstRank => c.dst_rank = signed(),
+        CommKey::Collective => c.collective = text,
+        CommKey::InNelems => c.in_nelems = count(&text),
+        CommKey::OutNelems => c.out_nelems = count(&text),
+        CommKey::GroupSize => c.group_size = count(&text).and_then(|v| u32::try_from(v).ok()),
+        CommKey::Dtype => c.dtype = text,
+        CommKey::PgName => c.pg_name = text,
+        CommKey::PgDesc => c.pg_desc = text,
+        CommKey::PgRanks => c.pg_ranks = text,
+        CommKey::InSplit => c.in_split = text,
+        CommKey::OutSplit => c.out_split = text,
+        CommKey::Seq => c.seq = signed(&text),
+        CommKey::SrcRank => c.src_rank = signed(&text),
+        CommKey::DstRank => c.dst_rank = signed(&text),
     }
 }
 

@@ -15,6 +15,7 @@ use super::{CollectiveKind, CommReport};
 use crate::diagnose::{Finding, Severity};
 use crate::trace::findings::TraceFinding;
 use crate::units::{pct, si, sig3, us};
+use std::fmt::Write as _;
 
 /// A collective reaching less than this share of its link's bandwidth is slow.
 pub const SLOW_BUSBW_PCT: f64 = 50.0;
@@ -55,7 +56,8 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
             if let (Some(mine), Some(others)) =
                 (s.compute_before_when_last_us, s.others_compute_before_us)
             {
-                evidence.push_str(&format!(
+                let _ = write!(
+                    evidence,
                     " Before those collectives it ran {} of computation on average{}, the other \
                      ranks {}.",
                     us(mine),
@@ -63,7 +65,7 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
                         .as_deref()
                         .map_or_else(String::new, |l| format!(" (longest: {l})")),
                     us(others)
-                ));
+                );
             }
             let stake_us = s.wait_caused_ms * 1e3;
             let others_window_us = mean_window_ms * 1e3 * (n.saturating_sub(1)) as f64;

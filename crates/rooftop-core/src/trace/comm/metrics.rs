@@ -209,7 +209,6 @@ impl Metrics {
                     end_skew_max_us: a.end_skew_max_ns as f64 / 1e3,
                     wait_total_ms: a.wait_ns as f64 / 1e6,
                     wait_mean_us: a.wait_ns as f64 / (count * f64::from((*n).max(1))) / 1e3,
-                    ..CollectiveRow::default()
                 }
             })
             .collect();
@@ -247,7 +246,9 @@ impl Metrics {
                 (
                     r.caused_ns,
                     Straggler {
-                        rank: info.and_then(|i| i.rank).unwrap_or(pos as i64),
+                        rank: info
+                            .and_then(|i| i.rank)
+                            .unwrap_or(i64::try_from(pos).unwrap_or(i64::MAX)),
                         name: info.map(|i| i.label.clone()).unwrap_or_default(),
                         collectives: r.collectives,
                         times_last: r.last,

@@ -80,6 +80,10 @@ impl CollectiveRecord {
 /// `record_param_comms`: the op PyTorch's c10d wraps each collective call in.
 pub const PARAM_COMMS_OP: &str = "record_param_comms";
 
+/// Per process group: the compute total at its previous collective, and the longest
+/// computation kernel since (duration, position).
+type Window = (i64, Option<(i64, usize)>);
+
 /// The collectives of one rank's trace.
 pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
     use std::collections::HashMap;
@@ -88,7 +92,7 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
     // total of compute time, its value at each group's previous collective, and per
     // group the longest kernel since then.
     let mut compute_ns: i64 = 0;
-    let mut groups: HashMap<Option<String>, (i64, Option<(i64, usize)>)> = HashMap::new();
+    let mut groups: HashMap<Option<String>, Window> = HashMap::new();
     for (i, ev) in model.gpu.iter().enumerate() {
         if !is_comm(ev) {
             if ev.kind == GpuKind::Kernel {

@@ -316,7 +316,7 @@ fn validate(mut entries: Vec<RankEntry>, w: &mut Warnings) -> Ranks {
     if !entries.is_empty() && entries.iter().all(|e| e.info.rank.is_none()) {
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
         for (i, e) in entries.iter_mut().enumerate() {
-            e.info.rank = Some(i as i64);
+            e.info.rank = Some(i64::try_from(i).unwrap_or(i64::MAX));
         }
         w.add(
             "ranks_from_file_order",
@@ -411,9 +411,15 @@ fn validate(mut entries: Vec<RankEntry>, w: &mut Warnings) -> Ranks {
     Ranks { entries: kept }
 }
 
-/// `"[0, 1, 2]"` (or a JSON array's text) as ranks; `Err(head)` when PyTorch truncated
-/// the list (`"[0, 1, ..., 28, 63]"`), with the ranks before and after the ellipsis.
-fn parse_ranks(s: &str) -> Option<Result<Vec<i64>, (Vec<i64>, Vec<i64>)>> {
+/// A rank list as written: whole, or cut by PyTorch (`"[0, 1, ..., 28, 63]"`) into the
+/// ranks before and after the ellipsis.
+enum RankList {
+    Whole(Vec<i64>),
+    Cut(Vec<i64>, Vec<i64>),
+}
+
+/// `"[0, 1, 2]"` (or a JSON array's text) as ranks; `None` when it is not a list.
+fn parse_ranks(s: &str) -> Option<RankList> {
     let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?;
     let (mut head, mut tail, mut cut) = (Vec::new(), Vec::new(), false);
     for tok in inner.split(',').map(str::trim).filter(|t| !t.is_empty()) {
@@ -423,20 +429,20 @@ fn parse_ranks(s: &str) -> Option<Result<Vec<i64>, (Vec<i64>, Vec<i64>)>> {
         }
         let v = tok.parse::<i64>().ok()?;
         if cut {
-            tail.push(v)
+            tail.push(v);
         } else {
-            head.push(v)
+            head.push(v);
         }
     }
-    Some(if cut { Err((head, tail)) } else { Ok(head) })
+    Some(if cut { RankList::Cut(head, tail) } else { RankList::Whole(head) })
 }
 
 /// Members of a group from its recorded ranks: the list itself, or a truncated list
 /// rebuilt when its head is an arithmetic progression that ends on its last rank.
 fn members_of(recorded: Option<&str>, size: Option<u32>) -> Option<Vec<i64>> {
     match parse_ranks(recorded?)? {
-        Ok(v) => Some(v),
-        Err((head, tail)) => {
+        RankList::Whole(v) => Some(v),
+        RankList::Cut(head, tail) => {
             let n = i64::from(size?);
             let (&a, &b) = (head.first()?, head.get(1)?);
             let d = b - a;
@@ -494,7 +500,7 @@ fn match_groups(
             ),
         );
     }
-    let rank_of = |p: usize| ranks[p].info.rank.unwrap_or(p as i64);
+    let rank_of = |p: usize| ranks[p].info.rank.unwrap_or(i64::try_from(p).unwrap_or(i64::MAX));
     let pos_of: HashMap<i64, usize> = (0..ranks.len()).map(|p| (rank_of(p), p)).collect();
     let mut rows = Vec::new();
     for (name, per_rank) in by_group {
@@ -688,18 +694,18 @@ impl Sink<'_> {
 
 fn match_by_seq(member_pos: &[usize], lists: &[Vec<usize>], sink: &mut Sink<'_>) {
     // seq → per member: (slot of the earliest kernel, latest end).
-    let n = member_pos.len();
+    let members = member_pos.len();
     let mut by_seq: BTreeMap<i64, Vec<Option<(usize, i64)>>> = BTreeMap::new();
     for (k, list) in lists.iter().enumerate() {
-        let p = member_pos[k];
-        for &i in list {
-            let s = &sink.ranks[p].slots[i];
-            let Some(seq) = s.seq else { continue };
-            let e = by_seq.entry(seq).or_insert_with(|| vec![None; n]);
-            e[k] = Some(match e[k] {
+        let pos = member_pos[k];
+        for &idx in list {
+            let slot = &sink.ranks[pos].slots[idx];
+            let Some(seq) = slot.seq else { continue };
+            let entry = by_seq.entry(seq).or_insert_with(|| vec![None; members]);
+            entry[k] = Some(match entry[k] {
                 // Lists are in start order: the first kernel starts earliest.
-                Some((j, end)) => (j, end.max(s.end_ns())),
-                None => (i, s.end_ns()),
+                Some((first, end)) => (first, end.max(slot.end_ns())),
+                None => (idx, slot.end_ns()),
             });
         }
     }
