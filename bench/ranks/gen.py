@@ -84,6 +84,10 @@ def parse():
     ap.add_argument("--hot-factor", type=int, default=3)
     ap.add_argument("--gpus-per-node", type=int, default=8)
     ap.add_argument("--no-seq", action="store_true", help="omit `Seq` (older PyTorch)")
+    ap.add_argument("--args", choices=["kernel", "op", "none"], default="kernel",
+                    help="where the collective arguments are: on the kernel and the op "
+                         "(PyTorch >= 2.1), on the record_param_comms op only (older), or "
+                         "nowhere (kernel names only)")
     ap.add_argument("--same-clock-base", action="store_true",
                     help="one `baseTimeNanoseconds` for all ranks (tools that ignore it, such as "
                          "TraceLens, then compare start times correctly)")
@@ -178,11 +182,11 @@ def write_rank(job):
                 tp_seq += 1
                 emit_coll(out, ids, r, pid, base, compute_end[r], tp_end[gi], "allreduce", tp_nelems,
                           tp_nelems, "[]", "[]", len(groups[gi]), str(1 + gi), "tp", tp_group,
-                          None if a.no_seq else tp_seq, NCCL_AR, dev)
+                          None if a.no_seq else tp_seq, NCCL_AR, dev, a.args)
             dp_seq += 1
             emit_coll(out, ids, r, pid, base, dp_ready[r], dp_end, "allreduce", nelems, nelems,
                       "[]", "[]", n, "0", "default_pg", group, None if a.no_seq else dp_seq,
-                      NCCL_AR, dev)
+                      NCCL_AR, dev, a.args)
             t = dp_end
             if len(out) > 4096:
                 flush()
@@ -192,7 +196,7 @@ def write_rank(job):
             recvs = [A2A_ELEMS * (a.hot_factor if q == a.hot_rank else 1) for q in range(n)]
             emit_coll(out, ids, r, pid, base, a2a[0], a2a[1], "all_to_allv", sum(sends), sum(recvs),
                       plist(sends), plist(recvs), n, "0", "default_pg", group,
-                      None if a.no_seq else dp_seq, NCCL_A2A, dev)
+                      None if a.no_seq else dp_seq, NCCL_A2A, dev, a.args)
         ids[0] += 1
         out.append('{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d", "pid": %d, '
                    '"tid": %d, "ts": %s, "dur": %s, "args": {"External id": %d}}'
@@ -230,7 +234,7 @@ def emit_gemm(out, ids, pid, base, t, dur, dev):
 
 
 def emit_coll(out, ids, r, pid, base, start, end, name, in_n, out_n, in_split, out_split, n,
-              pg, desc, ranks, seq, kernel, dev):
+              pg, desc, ranks, seq, kernel, dev, mode="kernel"):
     ids[0] += 1
     e = c = ids[0]
     op_ts = start - 20000
@@ -240,10 +244,14 @@ def emit_coll(out, ids, r, pid, base, start, end, name, in_n, out_n, in_split, o
               '"Process Group Name": "%s", "Process Group Description": "%s", '
               '"Process Group Ranks": "%s"%s'
               % (name, in_n, out_n, n, in_split, out_split, pg, desc, ranks, seq_arg))
+    op_args = common + ', "Global rank start": 0, "Global rank stride": 1, "Rank": %d' % r
+    kernel_args = common if mode == "kernel" else '"queued": 0'
+    if mode == "none":
+        op_args = '"Rank": %d' % r
     out.append('{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": %d, "tid": %d, '
                '"ts": %s, "dur": %s, "args": {"External id": %d, "Record function id": 0, "Ev Idx": %d, '
-               '%s, "Global rank start": 0, "Global rank stride": 1, "Rank": %d}}'
-               % (pid, pid, ts(op_ts - base), ts(15000), e, e, common, r))
+               '%s}}'
+               % (pid, pid, ts(op_ts - base), ts(15000), e, e, op_args))
     out.append('{"ph": "X", "cat": "cpu_op", "name": "nccl:%s", "pid": %d, "tid": %d, "ts": %s, '
                '"dur": %s, "args": {"External id": %d, "Record function id": 0, "Ev Idx": %d}}'
                % ("all_reduce" if name == "allreduce" else name, pid, pid, ts(op_ts + 1000 - base),
@@ -255,7 +263,7 @@ def emit_coll(out, ids, r, pid, base, start, end, name, in_n, out_n, in_split, o
                '"args": {"External id": %d, "queued": 0, "device": %d, "context": 1, "stream": 20, '
                '"correlation": %d, "registers per thread": 96, "shared memory": 0, "grid": [24, 1, 1], '
                '"block": [640, 1, 1], %s}}'
-               % (kernel, dev, ts(start - base), ts(end - start), e, dev, c, common))
+               % (kernel, dev, ts(start - base), ts(end - start), e, dev, c, kernel_args))
     out.append('{"ph": "s", "id": %d, "pid": %d, "tid": %d, "ts": %s, "cat": "ac2g", "name": "ac2g"}'
                % (c, pid, pid, ts(op_ts + 2000 - base)))
     out.append('{"ph": "f", "id": %d, "pid": %d, "tid": 20, "ts": %s, "cat": "ac2g", "name": "ac2g", "bp": "e"}'

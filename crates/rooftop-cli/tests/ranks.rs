@@ -385,3 +385,39 @@ fn slurm_dry_run_prints_the_scripts_and_submission_uses_sbatch() {
             .contains("--format json -o"));
     }
 }
+
+#[test]
+fn older_traces_give_what_they_can_and_say_what_is_unknown() {
+    let full = cross(&fixture("ranks"), &[]);
+    // Arguments on `record_param_comms` only: the same analysis.
+    let op = cross(&fixture("ranks-args-op"), &[]);
+    for k in ["collectives", "all_to_all", "findings", "warnings"] {
+        assert_eq!(full[k], op[k], "{k}");
+    }
+    // Kernel names only: kinds from the names, matched by order, the same transfer times,
+    // skews and straggler; no sizes or bandwidths, and a warning saying so.
+    let bare = cross(&fixture("ranks-args-none"), &[]);
+    let ar = |c: &Value| {
+        c["collectives"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["kind"] == "all_reduce")
+            .cloned()
+            .unwrap()
+    };
+    let (a, b) = (ar(&full), ar(&bare));
+    for k in ["count", "transfer_mean_us", "start_skew_mean_us", "end_skew_max_us", "wait_total_ms"]
+    {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    assert_eq!((b["message_bytes"].clone(), b["busbw_gbs"].clone()), (Value::Null, Value::Null));
+    assert_eq!(bare["collectives"]["groups"][0]["matched_by"], "order");
+    assert_eq!(bare["stragglers"][0]["rank"], 2);
+    let kinds: Vec<&str> =
+        bare["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"collective_sizes_unknown"), "{kinds:?}");
+    // The all-to-all-v kernels are NCCL SendRecv kernels: without arguments they are
+    // point-to-point to rooftop, and left out with a warning.
+    assert!(kinds.contains(&"point_to_point_not_matched"), "{kinds:?}");
+}

@@ -12,9 +12,9 @@
 //!   instance spanning both);
 //! - else by start order, after aligning the ranks' lists at the anchor instance (the
 //!   first of the rank whose profiling started last, found on the others as the record
-//!   of the same kind and size nearest in time), since profiling windows rarely start
-//!   at the same collective; matching stops at the first instance whose members
-//!   disagree.
+//!   of the same kind and size that ends nearest to it: members of one instance end
+//!   together, however late each arrived), since profiling windows rarely start at the
+//!   same collective; matching stops at the first instance whose members disagree.
 //!
 //! An instance is used only when every member is present and all agree on kind, dtype
 //! and element counts (counts may differ in all-to-all-v); everything skipped is
@@ -750,10 +750,13 @@ fn match_by_seq(member_pos: &[usize], lists: &[Vec<usize>], sink: &mut Sink<'_>)
 fn match_by_order(member_pos: &[usize], lists: &[Vec<usize>], sink: &mut Sink<'_>) {
     let ranks = sink.ranks;
     let slot = |k: usize, j: usize| &ranks[member_pos[k]].slots[lists[k][j]];
-    // Anchor: the first record of the member whose first record starts latest.
+    // Anchor: the first record of the member whose first record ends latest. Ends, not
+    // starts: a synchronised collective ends at about the same time on every member,
+    // however late each arrived, so the nearest end is the same instance even when the
+    // skew is a large part of the time between collectives.
     let Some(anchor) = (0..lists.len())
         .filter(|&k| !lists[k].is_empty())
-        .max_by_key(|&k| (slot(k, 0).start_ns, std::cmp::Reverse(k)))
+        .max_by_key(|&k| (slot(k, 0).end_ns(), std::cmp::Reverse(k)))
     else {
         return;
     };
@@ -782,7 +785,7 @@ fn match_by_order(member_pos: &[usize], lists: &[Vec<usize>], sink: &mut Sink<'_
         .map(|k| {
             (0..lists[k].len())
                 .filter(|&j| same(slot(k, j)))
-                .min_by_key(|&j| (slot(k, j).start_ns - a.start_ns).unsigned_abs())
+                .min_by_key(|&j| (slot(k, j).end_ns() - a.end_ns()).unsigned_abs())
                 .unwrap_or(0)
         })
         .collect();
