@@ -32,13 +32,13 @@ fi
 [ -x "$ROOFTOP" ] || { echo "slurm: no rooftop binary at $ROOFTOP (cargo build --release first)"; exit 1; }
 
 T=$(mktemp -d /tmp/rooftop-slurm-test.XXXXXX)
-PIDS=()
 cleanup() {
-  [ "${OK:-0}" = 1 ] && rm -rf "$T"
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for f in "$T/slurmd.pid" "$T/slurmctld.pid" "$T/munged.pid"; do
+  # The daemons first (their pid files live in $T), then the folder if all went well.
+  for f in "$T/slurmd.pid" "$T/slurmctld.pid" "$T/munge/munged.pid"; do
     [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
   done
+  sleep 1
+  if [ "${OK:-0}" = 1 ]; then rm -rf "$T"; fi
 }
 trap cleanup EXIT
 
@@ -54,7 +54,6 @@ runuser -u munge -- /usr/sbin/munged --key-file="$KEY" --socket="$SOCKET" \
   || /usr/sbin/munged --force --key-file="$KEY" --socket="$SOCKET" --pid-file="$T/munge/munged.pid" \
        --log-file="$T/munge/munged.log" --seed-file="$T/munge/seed" 2>>"$T/munged.err" \
   || { cat "$T/munged.err"; skip "munged would not start"; }
-cp "$T/munge/munged.pid" "$T/munged.pid" 2>/dev/null || true
 
 HOST=$(hostname -s)
 NCPU=$(nproc)
