@@ -29,6 +29,7 @@ if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1
     || skip "apt-get could not install slurm-wlm and munge"
 fi
 [ "$(id -u)" = 0 ] || skip "starting slurmd needs root"
+command -v python3 >/dev/null 2>&1 || skip "no python3 for the synthetic ranks (bench/ranks/gen.py)"
 [ -x "$ROOFTOP" ] || { echo "slurm: no rooftop binary at $ROOFTOP (cargo build --release first)"; exit 1; }
 
 T=$(mktemp -d /tmp/rooftop-slurm-test.XXXXXX)
