@@ -41,6 +41,9 @@ pub enum OutputFormat {
     Html,
     /// Chrome-trace JSON of the analysed kernels for ui.perfetto.dev (`trace` only).
     Perfetto,
+    /// One rank's normalised tables as Parquet files in the folder -o names (`trace`
+    /// only; docs/parquet-schema.md).
+    Parquet,
 }
 
 #[derive(Debug, Subcommand)]

@@ -16,6 +16,14 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The Parquet reader can panic on damaged files; rooftop-tables turns that into an
+    // error naming the file, so stay silent about those panics.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !rooftop_tables::in_reader() {
+            default_hook(info);
+        }
+    }));
     let cli = args::Cli::parse();
     match commands::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,7 +10,8 @@ use std::path::Path;
 pub fn format(f: OutputFormat) -> Format {
     match f {
         OutputFormat::Table => Format::Table,
-        OutputFormat::Json => Format::Json,
+        // Parquet is refused before any command but `trace` runs (`commands::run`).
+        OutputFormat::Json | OutputFormat::Parquet => Format::Json,
         OutputFormat::Csv => Format::Csv,
         OutputFormat::Md => Format::Markdown,
         OutputFormat::Html => Format::Html,

@@ -6,6 +6,7 @@
 //! from the core, with its provenance. `diff` compares two exports (`rooftop diff`).
 
 pub mod bench;
+pub mod collectives;
 pub mod compare;
 pub mod counters;
 pub mod csv;
@@ -22,9 +23,9 @@ pub mod rows;
 pub mod svg;
 pub mod table;
 pub mod trace;
-pub mod xla;
 pub mod trace_gaps;
 pub mod trace_gaps_csv;
+pub mod xla;
 
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;

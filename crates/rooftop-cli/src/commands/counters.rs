@@ -146,7 +146,9 @@ pub(crate) fn report(
         OutputFormat::Csv => render::csv(&rep, opts),
         OutputFormat::Md => render::markdown(&rep, opts),
         OutputFormat::Html => rooftop_report::html::counters(&rep, opts.dispatches, opts.top),
-        OutputFormat::Perfetto => return Err(output::no_perfetto("counters")),
+        OutputFormat::Perfetto | OutputFormat::Parquet => {
+            return Err(output::no_perfetto("counters"))
+        }
     };
     let r = output::emit(&text, cli.output.as_deref());
     // The process ends next: freeing a report of many thousand dispatches one allocation

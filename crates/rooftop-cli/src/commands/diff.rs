@@ -78,7 +78,7 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
         OutputFormat::Csv => render::csv(&d),
         OutputFormat::Json => render::json(&d),
         OutputFormat::Html => render::html(&d),
-        OutputFormat::Perfetto => return Err(output::no_perfetto("diff")),
+        OutputFormat::Perfetto | OutputFormat::Parquet => return Err(output::no_perfetto("diff")),
     };
     output::emit(&text, cli.output.as_deref())?;
     if d.failing().is_empty() {

@@ -11,6 +11,7 @@ pub mod diff;
 pub mod model;
 pub mod profile;
 pub mod trace;
+pub mod trace_ranks;
 mod trace_source;
 
 use crate::args::{Cli, Command};
@@ -20,6 +21,12 @@ use rooftop_core::device::{Catalog, DeviceSpec};
 
 /// Runs the command `cli` names.
 pub fn run(cli: &Cli) -> Result<()> {
+    if cli.format == crate::args::OutputFormat::Parquet && !matches!(cli.command, Command::Trace(_))
+    {
+        return Err(CliError::input(
+            "--format parquet writes a trace's tables: only `rooftop trace` takes it",
+        ));
+    }
     let catalog = load_catalog(cli)?;
     let fmt = output::format(cli.format);
     let text = match &cli.command {

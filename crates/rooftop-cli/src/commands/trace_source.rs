@@ -4,13 +4,12 @@
 //! Kineto traces. A TensorBoard / XProf trace-viewer export (`*.trace.json.gz`) is JSON
 //! but not a Kineto trace: it is refused with the file to read instead.
 
-use crate::error::{CliError, Result};
 use rooftop_core::trace::report::TraceOptions;
 use rooftop_core::trace::TraceModel;
 use rooftop_ingest::kineto::{self, ReadOptions};
 use rooftop_ingest::xplane;
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The first bytes of `path` (empty when unreadable: the reader then says why).
 fn head(path: &Path) -> Vec<u8> {
@@ -60,19 +59,6 @@ pub fn read_one(
         ));
     }
     Ok(m)
-}
-
-/// The trace files of a directory: `*.xplane.pb` profiles (one per host) when it has
-/// any, else Kineto traces (one per rank).
-pub fn list(dir: &Path) -> Result<Vec<PathBuf>> {
-    if let Ok(p) = xplane::list_profiles(dir) {
-        return Ok(p);
-    }
-    kineto::list_traces(dir).map_err(|e| {
-        CliError::input(format!(
-            "{e} (nor JAX profiles: `*.xplane.pb`, directly or under plugins/profile/<run>/)"
-        ))
-    })
 }
 
 /// Analysis options for a model: an XPlane model counts every device activity in the

@@ -125,6 +125,7 @@ pub(crate) mod tests {
             parent,
             children: Vec::new(),
             launched: Vec::new(),
+            comm: None,
         }
     }
 
@@ -146,6 +147,7 @@ pub(crate) mod tests {
             launcher: None,
             op: Some(op),
             runtime: None,
+            comm: None,
         }
     }
 

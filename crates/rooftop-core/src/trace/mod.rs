@@ -15,13 +15,17 @@
 //!   quantisation models, custom all-reduce kernels as communication.
 //! - [`report`]: `TraceReport` (the stable JSON schema) and `analyze()`.
 //! - [`xla`]: JAX/XLA profiles (XPlane): HLO, XLA op work models, the XLA report section.
+//! - [`comm`]: collectives across ranks (matching, bandwidth, skew, stragglers).
+//! - [`ranks`]: multi-rank runs as map (per-rank meta and collectives) and reduce.
 
 pub mod attrib;
+pub mod comm;
 pub mod findings;
 pub mod gaps;
 pub mod inference;
 pub mod model;
 pub mod ops;
+pub mod ranks;
 pub mod report;
 pub mod summary;
 pub mod tables;
@@ -29,6 +33,6 @@ pub mod timeline;
 pub mod xla;
 
 pub use model::{
-    Annotation, CpuOp, Dims, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs, RuntimeCall,
-    Schema, SyncEvent, SyncKind, TraceDevice, TraceModel, TraceWarning,
+    Annotation, CommArgs, CpuOp, Dims, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs,
+    RuntimeCall, Schema, SyncEvent, SyncKind, TraceDevice, TraceModel, TraceWarning,
 };

@@ -92,6 +92,9 @@ pub struct CpuOp {
     /// GPU events launched by runtime calls made directly inside this op (not inside a
     /// child op), in launch order.
     pub launched: Vec<u32>,
+    /// Collective arguments of a `record_param_comms` op (`None` for every other op).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comm: Option<Box<CommArgs>>,
 }
 
 fn serialize_args<S: Serializer>(args: &Arc<OpArgs>, s: S) -> Result<S::Ok, S::Error> {
@@ -140,6 +143,46 @@ pub struct GpuEvent {
     pub op: Option<u32>,
     /// Index in [`TraceModel::runtime`] of the launching runtime call, when one matched.
     pub runtime: Option<u32>,
+    /// Collective arguments Kineto copies onto NCCL/RCCL kernels (PyTorch ≥ 2.1);
+    /// `None` for every other event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comm: Option<Box<CommArgs>>,
+}
+
+/// The collective arguments PyTorch records on `record_param_comms` and libkineto
+/// copies onto the collective's GPU kernel (`output_json.cpp`, `appendCollectiveArgs`).
+/// Every field is optional: older traces write fewer of them, and a field of an
+/// unexpected type reads as absent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct CommArgs {
+    /// `Collective name` (`allreduce`, `_allgather_base`, `reduce_scatter_tensor_coalesced`,
+    /// `all_to_allv`, `send`, ...).
+    pub collective: Option<String>,
+    /// `In msg nelems`: elements in the input (all input tensors).
+    pub in_nelems: Option<u64>,
+    /// `Out msg nelems`.
+    pub out_nelems: Option<u64>,
+    /// `Group size`: ranks in the process group.
+    pub group_size: Option<u32>,
+    /// `dtype` as c10 names it (`Float`, `BFloat16`, `Half`, `Long`, ...).
+    pub dtype: Option<String>,
+    /// `Process Group Name`: the group's id, the same on every member (`"0"` is the
+    /// default group).
+    pub pg_name: Option<String>,
+    /// `Process Group Description` (`default_pg`, `mesh_tp`, ...).
+    pub pg_desc: Option<String>,
+    /// `Process Group Ranks` as written: `"[0, 1, 2, 3]"`; PyTorch truncates lists of
+    /// more than 30 ranks to `"[0, 1, ..., 28, 63]"`.
+    pub pg_ranks: Option<String>,
+    /// `In split size` (all-to-all-v sends per destination, in elements), as written.
+    pub in_split: Option<String>,
+    /// `Out split size`, as written.
+    pub out_split: Option<String>,
+    /// `Seq`: the collective's sequence number in its group (newer PyTorch).
+    pub seq: Option<i64>,
+    /// `Src Rank` / `Dst Rank` of point-to-point ops.
+    pub src_rank: Option<i64>,
+    pub dst_rank: Option<i64>,
 }
 
 /// A `gpu_user_annotation` range (or `user_annotation` on the CPU).
@@ -262,6 +305,8 @@ pub struct TraceModel {
     pub annotations: Vec<Annotation>,
     /// `distributedInfo.rank`, when present.
     pub rank: Option<i64>,
+    /// `distributedInfo.world_size`, when present.
+    pub world_size: Option<i64>,
     /// `baseTimeNanoseconds`: epoch offset of the `ts` clock, when the trace states it.
     pub base_time_ns: Option<i64>,
     pub warnings: Vec<TraceWarning>,

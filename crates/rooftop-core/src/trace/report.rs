@@ -1,7 +1,7 @@
 //! `TraceReport`: everything `rooftop trace` reports about one trace (one rank), the
 //! stable JSON schema of `rooftop trace --format json` (`docs/json-schema.md`), and
-//! [`analyze`], which computes it from a [`TraceModel`]; plus [`cross_rank`] for a
-//! directory of per-rank traces.
+//! [`analyze`], which computes it from a [`TraceModel`]. Directories of per-rank traces:
+//! [`super::ranks`].
 //!
 //! Top-level keys: `schema_version`, `device`, `window`, `timeline`, `ops_summary`,
 //! `categories`, `kernels`, `short_kernels`, `findings`, `warnings`, and the time between
@@ -24,7 +24,7 @@ use super::summary::{
     kernel_summary, ops_summary, short_kernels, KernelRow, OpsSummary, ShortKernels,
 };
 use super::tables::{category_tables, OpRow};
-use super::timeline::{is_comm_name, timeline, Timeline, Window};
+use super::timeline::{timeline, Timeline, Window};
 use crate::device::DeviceSpec;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -246,82 +246,8 @@ pub fn analyze(
     }
 }
 
-/// One rank of a multi-rank run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RankRow {
-    /// The trace's name (file name) as given.
-    pub name: String,
-    /// Timeline window.
-    pub total_ms: f64,
-    pub busy_ms: f64,
-    pub idle_ms: f64,
-    pub computation_ms: f64,
-    pub communication_ms: f64,
-    pub exposed_communication_ms: f64,
-    /// NCCL/RCCL kernels launched and their summed duration.
-    pub collective_kernel_count: u64,
-    pub collective_kernel_time_ms: f64,
-}
-
-/// The cross-rank table.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct CrossRank {
-    pub ranks: Vec<RankRow>,
-    /// The rank with the most computation time: in collectives the others wait for it,
-    /// which shows on them as communication time.
-    pub slowest: Option<String>,
-    /// Largest minus smallest computation time across ranks.
-    pub computation_spread_ms: f64,
-    /// Largest minus smallest timeline window across ranks.
-    pub total_spread_ms: f64,
-}
-
-/// The cross-rank table of per-rank reports `(name, report)`, in the order given.
-pub fn cross_rank(reports: &[(String, TraceReport)]) -> CrossRank {
-    let ranks: Vec<RankRow> = reports
-        .iter()
-        .map(|(name, r)| {
-            let t = &r.timeline.all;
-            let (count, time_us) = r
-                .kernels
-                .iter()
-                .filter(|k| is_comm_name(&k.name))
-                .fold((0, 0.0), |(c, s), k| (c + k.count, s + k.total_us));
-            RankRow {
-                name: name.clone(),
-                total_ms: t.total.time_ms,
-                busy_ms: t.busy.time_ms,
-                idle_ms: t.idle.time_ms,
-                computation_ms: t.computation.time_ms,
-                communication_ms: t.communication.time_ms,
-                exposed_communication_ms: t.exposed_communication.time_ms,
-                collective_kernel_count: count,
-                collective_kernel_time_ms: time_us / 1e3,
-            }
-        })
-        .collect();
-    let spread = |f: fn(&RankRow) -> f64| {
-        let (lo, hi) = ranks
-            .iter()
-            .map(f)
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
-        if ranks.is_empty() {
-            0.0
-        } else {
-            hi - lo
-        }
-    };
-    let slowest = ranks
-        .iter()
-        .max_by(|a, b| a.computation_ms.total_cmp(&b.computation_ms))
-        .map(|r| r.name.clone());
-    CrossRank {
-        computation_spread_ms: spread(|r| r.computation_ms),
-        total_spread_ms: spread(|r| r.total_ms),
-        slowest,
-        ranks,
-    }
-}
+// The multi-rank part lives in `super::ranks`; these names stay importable from here.
+pub use super::ranks::{cross_rank, CrossRank, RankRow};
 
 #[cfg(test)]
 mod tests {
@@ -367,21 +293,5 @@ mod tests {
         let r = analyze(&TraceModel::default(), None, &TraceOptions::default());
         let kinds: Vec<&str> = r.warnings.iter().map(|w| w.kind.as_str()).collect();
         assert_eq!(kinds, vec!["no_device", "no_gpu_events"]);
-    }
-
-    #[test]
-    fn cross_rank_names_the_slowest() {
-        let opts = TraceOptions::default();
-        let reports = vec![
-            ("rank0".to_string(), analyze(&model(60, 80), None, &opts)),
-            ("rank1".to_string(), analyze(&model(75, 80), None, &opts)),
-        ];
-        let c = cross_rank(&reports);
-        assert_eq!(c.slowest.as_deref(), Some("rank1"));
-        assert_eq!(c.ranks[0].collective_kernel_count, 2);
-        assert!((c.ranks[0].collective_kernel_time_ms - 0.090).abs() < 1e-12);
-        assert!((c.computation_spread_ms - 0.015).abs() < 1e-12);
-        assert_eq!(c.total_spread_ms, 0.0);
-        assert_eq!(cross_rank(&[]), CrossRank::default());
     }
 }

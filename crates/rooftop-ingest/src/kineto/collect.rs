@@ -347,6 +347,7 @@ impl Partial {
                     parent: None,
                     children: Vec::new(),
                     launched: Vec::new(),
+                    comm: args.comm,
                 });
             }
             Class::Runtime { .. } => {
@@ -393,6 +394,7 @@ impl Partial {
                     launcher: None,
                     op: None,
                     runtime: None,
+                    comm: args.comm,
                 });
             }
             Class::Annotation { on_gpu } => self.annotations.push(Annotation {

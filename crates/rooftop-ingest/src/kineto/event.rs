@@ -10,7 +10,7 @@
 //! (`external id`, `Input dims`), see `reference/formats.md` §6.
 
 use super::collect::{keep_named, skippable, Partial};
-use rooftop_core::trace::{Dims, OpArgs};
+use rooftop_core::trace::{CommArgs, Dims, OpArgs};
 use serde::de::{
     self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
@@ -88,6 +88,9 @@ pub(crate) struct Args<'a> {
     /// (indices [`DIMS`], [`TYPES`], [`STRIDES`], [`CONCRETE`]): ops repeat the same
     /// few argument lists, so they are parsed once per distinct text ([`op_args`]).
     pub shapes: [Option<&'a RawValue>; 4],
+    /// Collective arguments (`Collective name`, `In msg nelems`, ...), boxed when the
+    /// first one appears: most events have none.
+    pub comm: Option<Box<CommArgs>>,
 }
 
 pub(crate) const DIMS: usize = 0;
@@ -172,7 +175,27 @@ enum ArgKey {
     TotalReserved,
     DeviceType,
     DeviceId,
+    Comm(CommKey),
     Other,
+}
+
+/// The collective arguments of `record_param_comms` and NCCL kernels (libkineto
+/// `output_json.cpp`).
+#[derive(Clone, Copy)]
+enum CommKey {
+    Collective,
+    InNelems,
+    OutNelems,
+    GroupSize,
+    Dtype,
+    PgName,
+    PgDesc,
+    PgRanks,
+    InSplit,
+    OutSplit,
+    Seq,
+    SrcRank,
+    DstRank,
 }
 
 impl ArgKey {
@@ -202,6 +225,19 @@ impl ArgKey {
             b"Total Reserved" => ArgKey::TotalReserved,
             b"Device Type" => ArgKey::DeviceType,
             b"Device Id" => ArgKey::DeviceId,
+            b"Collective name" => ArgKey::Comm(CommKey::Collective),
+            b"In msg nelems" => ArgKey::Comm(CommKey::InNelems),
+            b"Out msg nelems" => ArgKey::Comm(CommKey::OutNelems),
+            b"Group size" => ArgKey::Comm(CommKey::GroupSize),
+            b"dtype" => ArgKey::Comm(CommKey::Dtype),
+            b"Process Group Name" => ArgKey::Comm(CommKey::PgName),
+            b"Process Group Description" => ArgKey::Comm(CommKey::PgDesc),
+            b"Process Group Ranks" => ArgKey::Comm(CommKey::PgRanks),
+            b"In split size" => ArgKey::Comm(CommKey::InSplit),
+            b"Out split size" => ArgKey::Comm(CommKey::OutSplit),
+            b"Seq" => ArgKey::Comm(CommKey::Seq),
+            b"Src Rank" => ArgKey::Comm(CommKey::SrcRank),
+            b"Dst Rank" => ArgKey::Comm(CommKey::DstRank),
             _ => ArgKey::Other,
         }
     }
@@ -508,6 +544,10 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
                         ArgKey::TotalReserved => a.total_reserved = int(&mut map)?,
                         ArgKey::DeviceType => a.device_type = int(&mut map)?,
                         ArgKey::DeviceId => a.device_id = int(&mut map)?,
+                        ArgKey::Comm(key) => {
+                            let raw = map.next_value::<&'a RawValue>()?;
+                            comm_arg(a.comm.get_or_insert_with(Box::default), key, raw);
+                        }
                         ArgKey::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -517,6 +557,47 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Stores one collective argument. Values of an unexpected type read as absent: a
+/// string where a number is expected is parsed when it holds one; lists may be JSON
+/// arrays or the strings PyTorch writes (`"[0, 1]"`) and are kept as text.
+fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &RawValue) {
+    let text = raw_text(raw);
+    let count = |t: &Option<String>| {
+        let t = t.as_deref()?.trim();
+        t.parse::<u64>().ok().or_else(|| {
+            let f = t.parse::<f64>().ok()?;
+            (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
+        })
+    };
+    let signed = |t: &Option<String>| t.as_deref()?.trim().parse::<i64>().ok();
+    match key {
+        CommKey::Collective => c.collective = text,
+        CommKey::InNelems => c.in_nelems = count(&text),
+        CommKey::OutNelems => c.out_nelems = count(&text),
+        CommKey::GroupSize => c.group_size = count(&text).and_then(|v| u32::try_from(v).ok()),
+        CommKey::Dtype => c.dtype = text,
+        CommKey::PgName => c.pg_name = text,
+        CommKey::PgDesc => c.pg_desc = text,
+        CommKey::PgRanks => c.pg_ranks = text,
+        CommKey::InSplit => c.in_split = text,
+        CommKey::OutSplit => c.out_split = text,
+        CommKey::Seq => c.seq = signed(&text),
+        CommKey::SrcRank => c.src_rank = signed(&text),
+        CommKey::DstRank => c.dst_rank = signed(&text),
+    }
+}
+
+/// A JSON value as text: a string's content, a number's or an array's JSON text;
+/// `None` for `null`, booleans and objects.
+fn raw_text(raw: &RawValue) -> Option<String> {
+    let t = raw.get().trim();
+    match t.as_bytes().first()? {
+        b'"' => serde_json::from_str::<String>(t).ok(),
+        b'-' | b'0'..=b'9' | b'[' => Some(t.to_string()),
+        _ => None,
     }
 }
 

@@ -172,6 +172,7 @@ pub(crate) fn build(
         gpu,
         annotations,
         rank: top.rank,
+        world_size: top.world_size,
         base_time_ns: top.base_time_ns,
         warnings: warnings.finish(buf, release),
         xla: None,

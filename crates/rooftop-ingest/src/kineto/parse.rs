@@ -32,6 +32,7 @@ const MIN_STRETCH: usize = 8 << 20;
 pub(crate) struct TopLevel {
     pub devices: Option<Vec<TraceDevice>>,
     pub rank: Option<i64>,
+    pub world_size: Option<i64>,
     pub base_time_ns: Option<i64>,
 }
 
@@ -108,7 +109,7 @@ fn parse_with(
                         }
                         KeyName::DistributedInfo => {
                             let (d, after) = one_value::<DistInfo>(buf, p)?;
-                            out.top.rank = d.0;
+                            (out.top.rank, out.top.world_size) = (d.0, d.1);
                             after
                         }
                         KeyName::BaseTime => {
@@ -522,8 +523,8 @@ impl<'de> Deserialize<'de> for Device {
     }
 }
 
-/// `distributedInfo`: only `rank` is read.
-pub(super) struct DistInfo(pub Option<i64>);
+/// `distributedInfo`: `rank` and `world_size` are read.
+pub(super) struct DistInfo(pub Option<i64>, pub Option<i64>);
 
 impl<'de> Deserialize<'de> for DistInfo {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -535,37 +536,39 @@ impl<'de> Deserialize<'de> for DistInfo {
                 f.write_str("an object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<DistInfo, A::Error> {
-                let mut rank = None;
+                let (mut rank, mut world_size) = (None, None);
                 while let Some(k) = m.next_key::<String>()? {
                     if k == "rank" {
                         rank = m.next_value::<Lenient<Id>>()?.0.map(|i| i.0);
+                    } else if k == "world_size" {
+                        world_size = m.next_value::<Lenient<Id>>()?.0.map(|i| i.0);
                     } else {
                         m.next_value::<IgnoredAny>()?;
                     }
                 }
-                Ok(DistInfo(rank))
+                Ok(DistInfo(rank, world_size))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<DistInfo, A::Error> {
                 while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(DistInfo(None))
+                Ok(DistInfo(None, None))
             }
             fn visit_str<E: de::Error>(self, _: &str) -> Result<DistInfo, E> {
-                Ok(DistInfo(None))
+                Ok(DistInfo(None, None))
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<DistInfo, E> {
-                Ok(DistInfo(None))
+                Ok(DistInfo(None, None))
             }
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<DistInfo, E> {
-                Ok(DistInfo(None))
+                Ok(DistInfo(None, None))
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<DistInfo, E> {
-                Ok(DistInfo(None))
+                Ok(DistInfo(None, None))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<DistInfo, E> {
-                Ok(DistInfo(None))
+                Ok(DistInfo(None, None))
             }
             fn visit_unit<E: de::Error>(self) -> Result<DistInfo, E> {
-                Ok(DistInfo(None))
+                Ok(DistInfo(None, None))
             }
         }
         d.deserialize_any(V)

@@ -251,7 +251,8 @@ fn walk(w: &mut Window, out: &mut Parsed, tick: &mut dyn FnMut(usize)) -> Result
                             out.top.devices = Some(w.value::<DeviceList>(&mut p)?.0);
                         }
                         KeyName::DistributedInfo => {
-                            out.top.rank = w.value::<DistInfo>(&mut p)?.0;
+                            let d = w.value::<DistInfo>(&mut p)?;
+                            (out.top.rank, out.top.world_size) = (d.0, d.1);
                         }
                         KeyName::BaseTime => {
                             let v: super::event::Lenient<super::event::Id> = w.value(&mut p)?;

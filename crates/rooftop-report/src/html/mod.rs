@@ -11,6 +11,7 @@
 
 mod analysis;
 mod bench;
+mod collectives;
 mod counters;
 mod gaps;
 mod roofs;

@@ -489,7 +489,7 @@ pub fn trace_ranks(
     device: Option<&DeviceSpec>,
 ) -> String {
     let mut page = Page {
-        title: format!("rooftop trace: {} ranks", ranks.len()),
+        title: format!("rooftop trace: {} ranks", cross.ranks.len()),
         subtitle: Vec::new(),
         sections: Vec::new(),
     };
@@ -528,6 +528,7 @@ pub fn trace_ranks(
         )));
     }
     page.sections.push(Section::new("ranks", "Across ranks", body));
+    page.sections.extend(super::collectives::sections(cross));
     for (i, (name, r)) in ranks.iter().enumerate() {
         // The navigation bar lists each rank once (its chart), not its every section.
         for (j, mut s) in sections(r, device, &format!("rank{i}-"), name).into_iter().enumerate() {
