@@ -243,7 +243,12 @@ fn xla_work_matches_xprof_cost_analysis() {
     use rooftop_core::trace::report::{analyze, TraceOptions};
     let m = model();
     let cat = Catalog::builtin();
-    let dev = cat.lookup("gfx950").unwrap();
+    // gfx950 alone is the MI350X or the MI355X; the profile's 2400 MHz clock and 256 CUs
+    // say which.
+    let d = &m.devices[0];
+    assert_eq!((d.clock_mhz, d.num_sms), (Some(2400.0), Some(256)));
+    let facts = rooftop_core::device::DeviceFacts { units: d.num_sms, clock_mhz: d.clock_mhz };
+    let (dev, _) = rooftop_core::device::lookup_with_facts(&cat, "gfx950", facts).unwrap();
     assert_eq!(dev.id, "mi355x");
     let opts = TraceOptions { include_unlinked: true, ..TraceOptions::default() };
     let r = analyze(&m, Some(dev), &opts);

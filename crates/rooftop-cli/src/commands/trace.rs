@@ -15,7 +15,7 @@ use crate::output;
 use crate::progress;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::device::{lookup_with_facts, Catalog, DeviceFacts, DeviceSpec};
 use rooftop_core::trace::gaps::critical_path::{CpOptions, WhatIfSpec};
 use rooftop_core::trace::report::{analyze, TraceOptions, TraceReport};
 use rooftop_core::trace::TraceModel;
@@ -160,9 +160,18 @@ fn spinner(what: &str) -> ProgressBar {
 
 /// The catalog entry for the GPU the trace names, or `None` with a warning on stderr.
 pub(super) fn trace_device<'a>(catalog: &'a Catalog, model: &TraceModel) -> Option<&'a DeviceSpec> {
-    let name = &model.devices.first()?.name;
-    match catalog.lookup(name) {
-        Ok(d) => Some(d),
+    let dev = model.devices.first()?;
+    let facts = DeviceFacts { units: dev.num_sms, clock_mhz: dev.clock_mhz };
+    match lookup_with_facts(catalog, &dev.name, facts) {
+        Ok((d, why)) => {
+            if let Some(why) = why {
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!("rooftop: note: device {}: {why}.", d.id);
+                }
+            }
+            Some(d)
+        }
         Err(e) => {
             #[allow(clippy::print_stderr)]
             {

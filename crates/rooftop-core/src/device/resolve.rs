@@ -93,9 +93,93 @@ pub fn resolve_named<'a>(
     }
 }
 
+/// What a profile states about its device beyond the name: enough, sometimes, to tell
+/// apart the catalog devices a name or gfx target shares.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DeviceFacts {
+    /// SMs / CUs.
+    pub units: Option<u32>,
+    /// Peak (boost) clock in MHz.
+    pub clock_mhz: Option<f64>,
+}
+
+/// Relative tolerance on a stated clock against a catalog boost clock: profiles state the
+/// clock the driver reports (2400 MHz), datasheets round (2.4 GHz); 2% keeps MI350X
+/// (2200 MHz) and MI355X (2400 MHz) apart.
+const CLOCK_TOLERANCE: f64 = 0.02;
+
+/// Looks `name` up; when several catalog devices share it, keeps those whose unit count
+/// and boost clock agree with what the profile states, and succeeds only when exactly one
+/// is left. The `String` says which facts chose the device (for the report); it is `None`
+/// for a plain name match. Never guesses: a fact the catalog entry lacks rules it out.
+pub fn lookup_with_facts<'a>(
+    catalog: &'a Catalog,
+    name: &str,
+    facts: DeviceFacts,
+) -> Result<(&'a DeviceSpec, Option<String>), LookupError> {
+    let candidates = match catalog.lookup(name) {
+        Ok(d) => return Ok((d, None)),
+        Err(LookupError::Ambiguous { candidates, .. }) => candidates,
+        Err(e) => return Err(e),
+    };
+    if facts.units.is_none() && facts.clock_mhz.is_none() {
+        return Err(LookupError::Ambiguous { query: name.to_string(), candidates });
+    }
+    let fits = |d: &DeviceSpec| {
+        facts.units.is_none_or(|u| d.num_cu == u)
+            && facts.clock_mhz.is_none_or(|c| {
+                d.boost_clock_mhz.is_some_and(|b| (c - b).abs() <= CLOCK_TOLERANCE * b)
+            })
+    };
+    let left: Vec<&DeviceSpec> =
+        candidates.iter().filter_map(|id| catalog.lookup(id).ok()).filter(|d| fits(d)).collect();
+    match left.as_slice() {
+        [one] => {
+            let mut stated = Vec::new();
+            if let Some(u) = facts.units {
+                stated.push(format!("{u} units"));
+            }
+            if let Some(c) = facts.clock_mhz {
+                stated.push(format!("a {c:.0} MHz clock"));
+            }
+            Ok((
+                one,
+                Some(format!(
+                    "`{name}` is shared by {}; the profile states {}, which only {} has",
+                    candidates.join(", "),
+                    stated.join(" and "),
+                    one.id
+                )),
+            ))
+        }
+        _ => Err(LookupError::Ambiguous { query: name.to_string(), candidates }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stated_clock_and_units_tell_apart_parts_that_share_a_target() {
+        let c = Catalog::builtin();
+        // gfx950 is both the MI350X (2200 MHz) and the MI355X (2400 MHz), 256 CUs each.
+        assert!(matches!(c.lookup("gfx950"), Err(LookupError::Ambiguous { .. })));
+        let at = |mhz| DeviceFacts { units: Some(256), clock_mhz: Some(mhz) };
+        let pick = |f| lookup_with_facts(&c, "gfx950", f).map(|(d, _)| d.id.clone());
+        assert_eq!(pick(at(2400.0)), Ok("mi355x".to_string()));
+        assert_eq!(pick(at(2200.0)), Ok("mi350x".to_string()));
+        // A clock neither has, no facts, or units alone: still ambiguous, never a guess.
+        assert!(pick(at(2300.0)).is_err());
+        assert!(pick(DeviceFacts::default()).is_err());
+        assert!(pick(DeviceFacts { units: Some(256), clock_mhz: None }).is_err());
+        let (_, why) = lookup_with_facts(&c, "gfx950", at(2400.0)).unwrap();
+        let why = why.unwrap_or_default();
+        assert!(why.contains("2400 MHz") && why.contains("mi355x"), "{why}");
+        // A plain match needs no facts and says nothing.
+        let (d, why) = lookup_with_facts(&c, "h100-sxm", at(1.0)).unwrap();
+        assert_eq!((d.id.as_str(), why), ("h100-sxm", None));
+    }
 
     #[test]
     fn a_named_device_is_never_replaced_by_a_sibling() {

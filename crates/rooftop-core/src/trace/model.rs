@@ -31,6 +31,10 @@ pub struct TraceDevice {
     pub total_memory_bytes: Option<u64>,
     /// Threads per warp / wavefront (`warpSize`: 32 on NVIDIA, 64 on AMD CDNA).
     pub warp_size: Option<u32>,
+    /// The peak (boost) clock, when the profile states it (XPlane `clock_rate`). Tells
+    /// apart parts that share a name or gfx target (MI350X at 2.2 GHz, MI355X at 2.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<f64>,
 }
 
 /// One argument's shape as Kineto records it in `Input Dims`: a tensor's dims, a

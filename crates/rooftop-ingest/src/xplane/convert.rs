@@ -611,6 +611,7 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
                 num_sms: cores.and_then(|c| u32::try_from(c).ok()),
                 compute_capability: major.zip(minor).map(|(a, b)| format!("{a}.{b}")),
                 total_memory_bytes: xd.memory_bytes,
+                clock_mhz: xd.clock_khz.map(|k| k as f64 / 1000.0),
                 warp_size: match (vendor.as_deref(), major) {
                     (Some(v), _) if v.eq_ignore_ascii_case("nvidia") => Some(32),
                     (_, Some(9)) if amd => Some(64),
