@@ -4,7 +4,7 @@
 
 use crate::backend::{BackendInfo, Implementation, Launch};
 use crate::ceilings::Ceilings;
-use crate::harness::{CacheState, CaseResult, TimingOptions};
+use crate::harness::{CacheState, CaseResult, CaseTime, TimingOptions};
 use crate::suite::{CheckResult, Kernel};
 use rooftop_core::analysis::{analyze, KernelRequest};
 use rooftop_core::device::DeviceSpec;
@@ -95,6 +95,8 @@ pub struct ResultRecord {
     /// Resources and theoretical occupancy of each launch (CUDA), next to the time.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub launches: Vec<crate::backend::LaunchInfo>,
+    /// Where the case's wall time went (setup, check, warm-up, sampling).
+    pub time_spent: CaseTime,
 }
 
 /// The device part of the export.
@@ -134,6 +136,28 @@ impl TimingRecord {
     }
 }
 
+/// Where a run's wall time went: what the harness accounts for itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RunTime {
+    /// Seconds from the start of the command to the end of the last case.
+    pub wall_s: f64,
+    /// The cases' times summed, the quick ceilings' cases included.
+    pub cases: CaseTime,
+    /// The quick ceilings' part of `cases.total_s`.
+    pub ceilings_s: f64,
+    /// Timed runs and warm-up (`cases.warmup_s + cases.sampling_s`) as a percentage of
+    /// `wall_s`.
+    pub in_runs_pct: f64,
+}
+
+impl RunTime {
+    /// The account of a run that has taken `wall_s` so far.
+    pub fn of(wall_s: f64, cases: CaseTime, ceilings_s: f64) -> RunTime {
+        let in_runs_pct = if wall_s > 0.0 { cases.runs_s() / wall_s * 100.0 } else { 0.0 };
+        RunTime { wall_s, cases, ceilings_s, in_runs_pct }
+    }
+}
+
 /// The whole export (`--export-json`, `--format json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchReport {
@@ -147,6 +171,8 @@ pub struct BenchReport {
     pub warnings: Vec<String>,
     /// Ctrl-C stopped the run; `results` holds what finished.
     pub interrupted: bool,
+    /// Where the wall time went, so far.
+    pub time_spent: RunTime,
 }
 
 /// Roofs a result is judged against.
@@ -255,6 +281,7 @@ pub fn evaluate(
         warnings: r.warnings.clone(),
         interrupted: r.interrupted,
         launches: r.launches.clone(),
+        time_spent: r.time,
     })
 }
 

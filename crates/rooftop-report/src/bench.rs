@@ -87,6 +87,7 @@ pub fn table_report(rep: &BenchReport) -> String {
         "% ceil",
         "% peak",
         "bound",
+        "spent",
     ]);
     for r in &rep.results {
         t.add_row(vec![
@@ -99,18 +100,49 @@ pub fn table_report(rep: &BenchReport) -> String {
             opt(r.pct_of_measured_ceiling, pct),
             opt(r.pct_of_theoretical_peak, pct),
             r.bound.clone(),
+            si(r.time_spent.total_s, "s"),
         ]);
+    }
+    // One blank between columns (ten columns in 100).
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((u16::from(i == 0), 1));
     }
     let _ = writeln!(out, "{t}");
     out.push_str(&wrap(
         "% ceil: of the roof measured on this machine (ceilings); % peak: of the theoretical \
-         peak; both for the kernel's bound (memory: GB/s, compute: GFLOP/s).",
+         peak; both for the kernel's bound (memory: GB/s, compute: GFLOP/s). spent: the \
+         case's wall time (buffers, check, warm-up, samples).",
         usize::from(WIDTH),
         "",
         "",
     ));
+    out.push_str(&time_line(&rep.time_spent));
     out.push_str(&notes(rep));
     out
+}
+
+/// Where the run's time went: `time: 31.2 s wall, 27.9 s (89.4%) in timed runs and
+/// warm-up, ...`.
+fn time_line(t: &rooftop_bench::export::RunTime) -> String {
+    if t.wall_s <= 0.0 {
+        return String::new();
+    }
+    let c = &t.cases;
+    let other = (t.wall_s - c.total_s).max(0.0);
+    let mut line = format!(
+        "time: {} wall, {} ({}) in timed runs and warm-up, {} setting up buffers, {} checking \
+         results against references, {} outside the cases",
+        si(t.wall_s, "s"),
+        si(c.runs_s(), "s"),
+        pct(t.in_runs_pct),
+        si(c.setup_s, "s"),
+        si(c.check_s, "s"),
+        si(other, "s"),
+    );
+    if t.ceilings_s > 0.0 {
+        let _ = write!(line, "; the quick ceilings took {} of it", si(t.ceilings_s, "s"));
+    }
+    wrap(&line, usize::from(WIDTH), "", "  ")
 }
 
 fn header(rep: &BenchReport) -> String {

@@ -25,7 +25,7 @@ use crate::backend::Backend;
 use crate::case::Case;
 use crate::cpu::info::{quote, CpuInfo, TheoreticalPeak};
 use crate::error::{BenchError, SuiteError};
-use crate::harness::{self, Progress, TimingOptions};
+use crate::harness::{self, Progress, TimingOptions, Workspace};
 use crate::suite::{self, Kernel};
 use rooftop_core::device::{ArchFamily, Catalog, DeviceSpec, FigureMeta, MemLevel, Vendor};
 use rooftop_core::units::Precision;
@@ -99,12 +99,15 @@ impl CeilingOptions {
                 theoretical.extend(cpu.theoretical_peak(p, scalar));
             }
         }
-        let mut notes = vec![format!("FMA and GEMM kernels use {}", cpu.kernel_isa)];
+        let mut notes = vec![format!(
+            "the FMA probe and the vectorised kernels use {}; the fp32/fp64 GEMM micro-kernel \
+             uses avx2+fma",
+            cpu.kernel_isa
+        )];
         match (&cpu.uarch, cpu.fma_width_bits) {
             (Some(u), Some(w)) if cpu.kernel_isa == "avx2+fma" && w > 256 => notes.push(format!(
-                "{u} has {w}-bit FMA pipes but rooftop's kernels use 256-bit AVX2 (AVX-512 needs \
-                 Rust 1.89, above the minimum supported 1.85): expect at most {}% of the vector \
-                 peak",
+                "{u} has {w}-bit FMA pipes but this CPU's kernels run 256-bit AVX2: expect at \
+                 most {}% of the vector peak",
                 100 * 256 / w
             )),
             (None, _) => notes.push(format!(
@@ -156,6 +159,21 @@ pub fn measure(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Ceilings, BenchError> {
+    let mut ws = Workspace::new();
+    let r = measure_in(&mut ws, backend, opts, stop, progress);
+    ws.release(backend);
+    r
+}
+
+/// [`measure`] with the buffers of `ws` (kept for the cases that follow, e.g. the suite
+/// of `rooftop bench`, whose 1-D kernels use the same buffers).
+pub fn measure_in(
+    ws: &mut Workspace,
+    backend: &mut dyn Backend,
+    opts: &CeilingOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Ceilings, BenchError> {
     let info = backend.info().clone();
     let mut c = Ceilings {
         backend: info.backend.clone(),
@@ -167,7 +185,7 @@ pub fn measure(
         compute: Vec::new(),
         notes: opts.notes.clone(),
     };
-    let mut run = Runner { backend, opts: &opts.timing, stop, progress };
+    let mut run = Runner { ws, backend, opts: &opts.timing, stop, progress };
 
     if opts.quick {
         let ws = opts.quick_ws(info.simulated);
@@ -435,6 +453,7 @@ fn matrix_point(
 
 /// Runs cases through the harness.
 struct Runner<'a, 'p> {
+    ws: &'a mut Workspace,
     backend: &'a mut dyn Backend,
     opts: &'a TimingOptions,
     stop: &'a AtomicBool,
@@ -472,7 +491,8 @@ impl Runner<'_, '_> {
                 ),
             }));
         };
-        let r = harness::run_case(
+        let r = harness::run_case_in(
+            self.ws,
             self.backend,
             kernel,
             case,

@@ -7,7 +7,8 @@
 mod measure;
 
 pub use measure::{
-    device_file_toml, matrix_tolerance, measure, normwise_error, CeilingOptions, MatrixProbe,
+    device_file_toml, matrix_tolerance, measure, measure_in, normwise_error, CeilingOptions,
+    MatrixProbe,
 };
 
 use rooftop_core::device::MemLevel;

@@ -103,12 +103,21 @@ impl Backend for CpuBackend {
                 got: format!("{} x {}", data.len(), data.kind()),
             });
         }
-        slot.1.clone_from(data);
+        slot.1.assign(data);
         Ok(())
     }
 
     fn download(&mut self, buf: BufId) -> Result<HostBuf, BackendError> {
         Ok(self.slot(buf)?.1.clone())
+    }
+
+    fn download_into(&mut self, buf: BufId, out: &mut HostBuf) -> Result<(), BackendError> {
+        out.assign(&self.slot(buf)?.1);
+        Ok(())
+    }
+
+    fn host_buffer(&self, buf: BufId) -> Option<&HostBuf> {
+        self.buffers.get(buf.0 as usize).and_then(Option::as_ref).map(|(_, b)| b)
     }
 
     fn free(&mut self, buf: BufId) {

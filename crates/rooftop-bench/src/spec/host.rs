@@ -118,7 +118,7 @@ impl Backend for HostBackend {
         let slot = self.slot(buf)?;
         match slot {
             Some(b) if b.len() == data.len() && b.kind() == data.kind() => {
-                b.clone_from(data);
+                b.assign(data);
                 Ok(())
             }
             Some(b) => Err(BackendError::BufferMismatch {
@@ -132,6 +132,10 @@ impl Backend for HostBackend {
 
     fn download(&mut self, buf: BufId) -> Result<HostBuf, BackendError> {
         self.slot(buf)?.clone().ok_or(BackendError::BadBuffer(buf.0))
+    }
+
+    fn host_buffer(&self, buf: BufId) -> Option<&HostBuf> {
+        self.buffers.get(buf.0 as usize).and_then(Option::as_ref)
     }
 
     fn free(&mut self, buf: BufId) {

@@ -19,7 +19,7 @@ use crate::backend::{
 };
 use crate::case::{Case, Selection};
 use crate::error::{BackendError, BenchError, SuiteError};
-use crate::harness::{self, CaseResult, Progress, TimingOptions};
+use crate::harness::{self, CaseResult, Progress, TimingOptions, Workspace};
 use crate::rng;
 use crate::suite::Kernel;
 use std::sync::atomic::AtomicBool;
@@ -123,8 +123,11 @@ impl<'a> SpecBackend<'a> {
             if !d.output {
                 continue;
             }
-            let got = self.inner.download(*id)?;
-            if let Some(i) = guard_violation(&got, d.dtype, d.len) {
+            let violation = match self.inner.host_buffer(*id) {
+                Some(got) => guard_violation(got, d.dtype, d.len),
+                None => guard_violation(&self.inner.download(*id)?, d.dtype, d.len),
+            };
+            if let Some(i) = violation {
                 self.out_of_bounds = Some(format!(
                     "the kernel wrote past the end of output `{}` ({} elements declared; element \
                      {i} changed): a buffer too small for the grid, or a missing bounds check",
@@ -156,6 +159,14 @@ impl Backend for SpecBackend<'_> {
 
     fn free(&mut self, buf: BufId) {
         self.inner.free(buf);
+    }
+
+    fn download_into(&mut self, buf: BufId, out: &mut HostBuf) -> Result<(), BackendError> {
+        self.inner.download_into(buf, out)
+    }
+
+    fn host_buffer(&self, buf: BufId) -> Option<&HostBuf> {
+        self.inner.host_buffer(buf)
     }
 
     fn implementations(&self, kernel: &str) -> Vec<Implementation> {
@@ -234,12 +245,44 @@ pub fn run_case(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<CaseResult, BenchError> {
+    let mut ws = Workspace::with_keep_bytes(0);
+    let r = run_case_in(
+        &mut ws,
+        backend,
+        set,
+        kernel,
+        case,
+        implementation,
+        launch,
+        opts,
+        stop,
+        progress,
+    );
+    ws.release(backend);
+    r
+}
+
+/// [`run_case`] with the buffers of `ws`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_case_in(
+    ws: &mut Workspace,
+    backend: &mut dyn Backend,
+    set: &SpecSet,
+    kernel: &SpecKernel,
+    case: &Case,
+    implementation: &Implementation,
+    launch: Option<Launch>,
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<CaseResult, BenchError> {
     let mut wrapped = SpecBackend::new(backend, set);
     let launch = match launch {
         Some(l) => l,
         None => wrapped.default_launch(case),
     };
-    let mut r = harness::run_case(
+    let mut r = harness::run_case_in(
+        ws,
         &mut wrapped,
         kernel,
         case,
@@ -273,8 +316,39 @@ pub fn autotune(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<CaseResult>, BenchError> {
+    let mut ws = Workspace::new();
+    let r = autotune_in(
+        &mut ws,
+        backend,
+        set,
+        kernel,
+        case,
+        implementation,
+        launches,
+        opts,
+        stop,
+        progress,
+    );
+    ws.release(backend);
+    r
+}
+
+/// [`autotune`] with the buffers of `ws`.
+#[allow(clippy::too_many_arguments)]
+pub fn autotune_in(
+    ws: &mut Workspace,
+    backend: &mut dyn Backend,
+    set: &SpecSet,
+    kernel: &SpecKernel,
+    case: &Case,
+    implementation: &Implementation,
+    launches: &[Launch],
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<CaseResult>, BenchError> {
     crate::harness::sweep(launches, stop, |l| {
-        run_case(backend, set, kernel, case, implementation, Some(l), opts, stop, progress)
+        run_case_in(ws, backend, set, kernel, case, implementation, Some(l), opts, stop, progress)
     })
 }
 
@@ -305,26 +379,32 @@ pub fn bench_kernel(
     })?;
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
-    for case in k.cases(sel)? {
-        let launches = k.launches(&case).map_err(|e| {
-            BenchError::Suite(SuiteError::BadConfig {
-                kernel: name.to_string(),
-                message: e.to_string(),
-            })
-        })?;
-        let launches =
-            if autotune_blocks { launches } else { launches.into_iter().take(1).collect() };
-        out.extend(autotune(
-            backend,
-            set,
-            k,
-            &case,
-            &implementation,
-            &launches,
-            opts,
-            &stop,
-            &mut |_| {},
-        )?);
-    }
-    Ok(out)
+    let mut ws = Workspace::new();
+    let r = (|| {
+        for case in k.cases(sel)? {
+            let launches = k.launches(&case).map_err(|e| {
+                BenchError::Suite(SuiteError::BadConfig {
+                    kernel: name.to_string(),
+                    message: e.to_string(),
+                })
+            })?;
+            let launches =
+                if autotune_blocks { launches } else { launches.into_iter().take(1).collect() };
+            out.extend(autotune_in(
+                &mut ws,
+                backend,
+                set,
+                k,
+                &case,
+                &implementation,
+                &launches,
+                opts,
+                &stop,
+                &mut |_| {},
+            )?);
+        }
+        Ok(out)
+    })();
+    ws.release(backend);
+    r
 }

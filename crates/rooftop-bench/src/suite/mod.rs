@@ -11,8 +11,9 @@ pub mod quant;
 pub mod reduce;
 pub mod softmax;
 pub mod stream;
+pub mod view;
 
-pub use check::{compare, CheckResult, Tolerance};
+pub use check::{compare, compare_refs, CheckResult, Tolerance};
 
 use crate::backend::{DType, HostBuf};
 use crate::case::{Case, Selection};
@@ -70,6 +71,23 @@ pub trait Kernel: Sync + std::fmt::Debug {
     fn tolerance(&self, case: &Case) -> Tolerance;
     /// FLOPs and bytes of one run, from the core's work models.
     fn work(&self, case: &Case) -> Result<Work, SuiteError>;
+    /// Whether runs write only the output buffers (the suite's kernels): the harness then
+    /// keeps the inputs on the device from one case to the next. A kernel that may write
+    /// anywhere (a user's) says `false`, and its inputs are uploaded again after it.
+    fn writes_only_outputs(&self) -> bool {
+        true
+    }
+    /// Where input buffer `index` comes from when it is not drawn from the generator
+    /// (a file, for a spec's `init = { file = ... }`): a description that also
+    /// identifies the contents. `None`: random per the buffer's `init`.
+    fn input_source(&self, _case: &Case, _index: usize) -> Option<String> {
+        None
+    }
+    /// The contents of an input with an [`Kernel::input_source`], or why they cannot be
+    /// read (one sentence naming the file).
+    fn load_input(&self, case: &Case, index: usize) -> Result<HostBuf, String> {
+        Err(format!("kernel `{}` has no data for buffer {index}", case.kernel))
+    }
     /// Dependent memory accesses of one run, for latency kernels (pointer chasing):
     /// the export then reports nanoseconds per access.
     fn latency_accesses(&self, _case: &Case) -> Option<u64> {

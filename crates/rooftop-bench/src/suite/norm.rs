@@ -12,7 +12,8 @@
 // m, n, k, x, y, w, q, s, z, g: the names of the formulas in the module docs.
 #![allow(clippy::many_single_char_names)]
 
-use super::stream::{float_buffer, float_dtype, store, unit_roundoff};
+use super::stream::{float_buffer, float_dtype, unit_roundoff};
+use super::view::{par_rows, F64View};
 use super::{bad, model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
 use crate::case::{Case, Selection};
@@ -154,33 +155,32 @@ impl Kernel for Norm {
 
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
-        let x = buffers.first().map(HostBuf::to_f64_lossy).unwrap_or_default();
-        let w = buffers.get(1).map(HostBuf::to_f64_lossy).unwrap_or_default();
+        let x = F64View::of_len(buffers.first(), rows * cols);
+        let w = F64View::of_len(buffers.get(1), cols);
         let b = match self.op {
-            NormOp::LayerNorm => buffers.get(2).map(HostBuf::to_f64_lossy).unwrap_or_default(),
-            NormOp::RmsNorm => vec![0.0; cols],
+            NormOp::LayerNorm => F64View::of_len(buffers.get(2), cols).map(Some),
+            NormOp::RmsNorm => Some(None),
         };
-        if x.len() != rows * cols || w.len() != cols || b.len() != cols {
-            return Vec::new();
-        }
+        let (Some(x), Some(w), Some(b)) = (x, w, b) else { return Vec::new() };
         let d = cols as f64;
-        let mut y = Vec::with_capacity(rows * cols);
-        for row in x.chunks_exact(cols) {
-            match self.op {
-                NormOp::RmsNorm => {
-                    let ms = row.iter().map(|v| v * v).sum::<f64>() / d;
-                    let r = 1.0 / (ms + EPS).sqrt();
-                    y.extend(row.iter().zip(&w).map(|(v, w)| v * r * w));
+        let op = self.op;
+        vec![par_rows(case.dtype, rows, cols, |r, y| {
+            let row = x.slice(r * cols, (r + 1) * cols);
+            if let (NormOp::LayerNorm, Some(b)) = (op, b) {
+                let mean = row.iter().sum::<f64>() / d;
+                let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / d;
+                let rs = 1.0 / (var + EPS).sqrt();
+                for (j, o) in y.iter_mut().enumerate() {
+                    *o = (row.get(j) - mean) * rs * w.get(j) + b.get(j);
                 }
-                NormOp::LayerNorm => {
-                    let mean = row.iter().sum::<f64>() / d;
-                    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / d;
-                    let r = 1.0 / (var + EPS).sqrt();
-                    y.extend(row.iter().zip(&w).zip(&b).map(|((v, w), b)| (v - mean) * r * w + b));
+            } else {
+                let ms = row.iter().map(|v| v * v).sum::<f64>() / d;
+                let rs = 1.0 / (ms + EPS).sqrt();
+                for (j, o) in y.iter_mut().enumerate() {
+                    *o = row.get(j) * rs * w.get(j);
                 }
             }
-        }
-        vec![store(case.dtype, y)]
+        })]
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

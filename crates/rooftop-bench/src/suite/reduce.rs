@@ -6,7 +6,8 @@
 //! bound of a sum applies to every row. Work is the core's `ReductionSpec` unchanged.
 
 use super::norm::row_cases;
-use super::stream::{float_buffer, store, sum_tolerance, unit_roundoff};
+use super::stream::{float_buffer, sum_tolerance, unit_roundoff};
+use super::view::{par_store, F64View};
 use super::{model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
 use crate::case::{Case, Selection};
@@ -54,11 +55,8 @@ impl Kernel for RowSum {
 
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
-        let x = buffers.first().map(HostBuf::to_f64_lossy).unwrap_or_default();
-        if x.len() != rows * cols {
-            return Vec::new();
-        }
-        vec![store(case.dtype, x.chunks_exact(cols).map(|r| r.iter().sum()).collect())]
+        let Some(x) = F64View::of_len(buffers.first(), rows * cols) else { return Vec::new() };
+        vec![par_store(case.dtype, rows, |r| x.slice(r * cols, (r + 1) * cols).iter().sum())]
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

@@ -17,7 +17,8 @@
 //! count, 7 per element, because it recomputes `exp(x - max)`.
 
 use super::norm::row_cases;
-use super::stream::{float_buffer, store, unit_roundoff};
+use super::stream::{float_buffer, unit_roundoff};
+use super::view::{par_rows, F64View};
 use super::{model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
 use crate::case::{Case, Selection};
@@ -80,17 +81,15 @@ impl Kernel for Softmax {
 
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
-        let x = buffers.first().map(HostBuf::to_f64_lossy).unwrap_or_default();
-        if x.len() != rows * cols {
-            return Vec::new();
-        }
-        let mut y = Vec::with_capacity(x.len());
-        for row in x.chunks_exact(cols) {
-            let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let Some(x) = F64View::of_len(buffers.first(), rows * cols) else { return Vec::new() };
+        vec![par_rows(case.dtype, rows, cols, |r, y| {
+            let row = x.slice(r * cols, (r + 1) * cols);
+            let m = row.iter().fold(f64::NEG_INFINITY, f64::max);
             let s: f64 = row.iter().map(|v| (v - m).exp()).sum();
-            y.extend(row.iter().map(|v| (v - m).exp() / s));
-        }
-        vec![store(case.dtype, y)]
+            for (o, v) in y.iter_mut().zip(row.iter()) {
+                *o = (v - m).exp() / s;
+            }
+        })]
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

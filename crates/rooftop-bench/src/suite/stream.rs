@@ -14,6 +14,7 @@
 //! Tolerances are relative and stated in units of the data type's unit roundoff `u`
 //! (2^-24 for fp32, 2^-53 for fp64) next to each kernel.
 
+use super::view::{par_store, F64View};
 use super::{bad, model_err, sizes_1d, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
 use crate::case::{Case, Selection};
@@ -121,6 +122,19 @@ pub(super) fn store(p: Precision, v: Vec<f64>) -> HostBuf {
     }
 }
 
+/// GELU (tanh form) in f64.
+fn gelu(x: f64) -> f64 {
+    let z = GELU_SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x);
+    if z >= 0.0 {
+        0.5 * x * (1.0 + z.tanh())
+    } else {
+        // 1 + tanh z cancels for z << 0 (1e-9 relative error at z = -8 in f64); the
+        // identity 1 + tanh z = 2e^2z / (1 + e^2z) does not.
+        let e = (2.0 * z).exp();
+        x * e / (1.0 + e)
+    }
+}
+
 /// Relative tolerance of a sum of `terms` same-sign values in any order: a sequential
 /// sum's rounding errors are unbiased and add like a random walk, about
 /// `sqrt(terms/3) * u` of the total; `4 sqrt(terms) + 16` units is well above that and
@@ -215,38 +229,27 @@ impl Kernel for Stream {
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let n = case.size_usize("n");
         let p = case.dtype;
-        let ins: Vec<Vec<f64>> = buffers.iter().map(HostBuf::to_f64_lossy).collect();
-        let input = |i: usize| ins.get(i).filter(|v| v.len() == n);
+        let input = |i: usize| F64View::of_len(buffers.get(i), n);
         let out = match self.op {
-            StreamOp::Read => input(0).map(|a| vec![a.iter().sum()]),
-            StreamOp::Write => Some(vec![FILL_VALUE; n]),
-            StreamOp::Copy => input(0).cloned(),
-            StreamOp::Scale => input(0).map(|a| a.iter().map(|x| SCALAR * x).collect()),
+            StreamOp::Read => input(0).map(|a| store(p, vec![a.iter().sum()])),
+            StreamOp::Write => Some(par_store(p, n, |_| FILL_VALUE)),
+            StreamOp::Copy => input(0).map(|a| par_store(p, n, |i| a.get(i))),
+            StreamOp::Scale => input(0).map(|a| par_store(p, n, |i| SCALAR * a.get(i))),
             StreamOp::Add => {
-                input(0).zip(input(1)).map(|(a, b)| a.iter().zip(b).map(|(x, y)| x + y).collect())
+                input(0).zip(input(1)).map(|(a, b)| par_store(p, n, |i| a.get(i) + b.get(i)))
             }
             StreamOp::Triad => input(0)
                 .zip(input(1))
-                .map(|(b, c)| b.iter().zip(c).map(|(x, y)| x + SCALAR * y).collect()),
-            StreamOp::Silu => input(0).map(|x| x.iter().map(|&x| x / (1.0 + (-x).exp())).collect()),
-            StreamOp::Gelu => input(0).map(|x| {
-                x.iter()
-                    .map(|&x| {
-                        let z = GELU_SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x);
-                        if z >= 0.0 {
-                            0.5 * x * (1.0 + z.tanh())
-                        } else {
-                            // 1 + tanh z cancels for z << 0 (1e-9 relative error at
-                            // z = -8 in f64); the identity 1 + tanh z = 2e^2z / (1 + e^2z)
-                            // does not.
-                            let e = (2.0 * z).exp();
-                            x * e / (1.0 + e)
-                        }
-                    })
-                    .collect()
+                .map(|(b, c)| par_store(p, n, |i| b.get(i) + SCALAR * c.get(i))),
+            StreamOp::Silu => input(0).map(|x| {
+                par_store(p, n, |i| {
+                    let x = x.get(i);
+                    x / (1.0 + (-x).exp())
+                })
             }),
+            StreamOp::Gelu => input(0).map(|x| par_store(p, n, |i| gelu(x.get(i)))),
         };
-        out.map(|v| vec![store(p, v)]).unwrap_or_default()
+        out.map(|o| vec![o]).unwrap_or_default()
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

@@ -9,8 +9,8 @@ use clap::Args;
 use rooftop_bench::backend::{Backend, Launch};
 use rooftop_bench::ceilings;
 use rooftop_bench::error::BenchError;
-use rooftop_bench::export::{self, BenchReport, Roofs, TimingRecord};
-use rooftop_bench::harness::{self, CaseResult, Progress, TimingOptions};
+use rooftop_bench::export::{self, BenchReport, Roofs, RunTime, TimingRecord};
+use rooftop_bench::harness::{self, CaseResult, Progress, TimingOptions, Workspace};
 use rooftop_bench::spec::{self, SpecKernel, SpecSet};
 use rooftop_bench::suite::{self, Kernel};
 use rooftop_bench::{Case, Selection};
@@ -522,6 +522,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     if cli.format == crate::args::OutputFormat::Perfetto {
         return Err(output::no_perfetto("bench"));
     }
+    let started = std::time::Instant::now();
     // Install the Ctrl-C handler first: backend start-up (CPU detection) takes a moment.
     let stop = progress::interrupt_flag();
     let sel = selection(a)?;
@@ -558,13 +559,15 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         return Err(CliError::input("nothing to run: no kernel matched the selection"));
     }
 
+    // Buffers are kept from case to case (the suite's cases share a few shapes).
+    let mut ws = Workspace::new();
     // Ceilings first (quick), unless told otherwise.
     let ceilings = if a.no_ceilings {
         None
     } else {
         let pb = progress::bar(1, "ceilings");
         let opts = any.ceiling_options(true, ceilings_timing(&timing));
-        let r = ceilings::measure(any.as_dyn(), &opts, &stop, &mut |p| {
+        let r = ceilings::measure_in(&mut ws, any.as_dyn(), &opts, &stop, &mut |p| {
             let (Progress::Checking { label } | Progress::Sampling { label, .. }) = p;
             pb.set_message(label.to_string());
         });
@@ -591,6 +594,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         .as_ref()
         .map_or_else(|| theoretical.clone(), |c| ceilings::calibrated_spec(&theoretical, c));
 
+    let ceilings_s = ws.total.total_s;
     let info = any.as_dyn().info().clone();
     let mut report = BenchReport {
         schema_version: export::SCHEMA_VERSION,
@@ -602,6 +606,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         results: Vec::new(),
         warnings: notes,
         interrupted: false,
+        time_spent: RunTime::of(started.elapsed().as_secs_f64(), ws.total, ceilings_s),
     };
     let roofs =
         Roofs { theoretical: &theoretical, analysis: &analysis_spec, ceilings: ceilings.as_ref() };
@@ -655,7 +660,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
             }
         };
         let results = if let (Some(k), Some(set)) = (job.spec, &set) {
-            spec::run::autotune(
+            spec::run::autotune_in(
+                &mut ws,
                 backend,
                 set,
                 k,
@@ -667,7 +673,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 &mut on_progress,
             )
         } else if launches.len() > 1 {
-            harness::autotune(
+            harness::autotune_in(
+                &mut ws,
                 backend,
                 job.kernel,
                 &job.case,
@@ -678,7 +685,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 &mut on_progress,
             )
         } else {
-            harness::run_case(
+            harness::run_case_in(
+                &mut ws,
                 backend,
                 job.kernel,
                 &job.case,
@@ -704,14 +712,17 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
             report.results.push(export::evaluate(job.kernel, r, roofs).map_err(bench_error)?);
         }
         export::link_builtins(&mut report.results);
+        report.time_spent = RunTime::of(started.elapsed().as_secs_f64(), ws.total, ceilings_s);
         write_exports(a, &report)?;
         pb.inc(1);
     }
     pb.finish_and_clear();
+    ws.release(any.as_dyn());
     if stop.load(Ordering::Relaxed) {
         report.interrupted = true;
     }
     export::link_builtins(&mut report.results);
+    report.time_spent = RunTime::of(started.elapsed().as_secs_f64(), ws.total, ceilings_s);
     write_exports(a, &report)?;
 
     let fmt = output::format(cli.format);

@@ -143,7 +143,7 @@ pub(crate) fn column_widths(natural: &[usize], floor: &[usize], budget: usize) -
         if need_total > 0 {
             let share = room;
             for &c in &rest {
-                let give = share * (natural[c] - w[c]) / need_total;
+                let give = (share * (natural[c] - w[c])).checked_div(need_total).unwrap_or(0);
                 w[c] += give;
                 room -= give;
             }
