@@ -183,43 +183,18 @@ impl Workspace {
             Lease { host: Vec::new(), ids: Vec::new(), scratch: Vec::new(), entries: Vec::new() };
         for slot in slots {
             let found = self.entries.iter().position(|e| e.slot == slot && e.host.is_some());
-            let i = if let Some(i) = found {
-                i
-            } else {
-                {
-                    let host = if slot.source.is_some() {
-                        match kernel.load_input(case, slot.pos) {
-                            Ok(h) => h,
-                            Err(message) => {
-                                self.give_back(lease);
-                                return Err(BenchError::Suite(
-                                    crate::error::SuiteError::BadConfig {
-                                        kernel: case.kernel.to_string(),
-                                        message,
-                                    },
-                                ));
-                            }
-                        }
-                    } else {
-                        rng::fill(slot.dtype, slot.len, slot.init, slot.seed(seed))
-                    };
-                    let dev = match backend.alloc(slot.dtype, slot.len) {
-                        Ok(d) => d,
-                        Err(e) => {
-                            self.give_back(lease);
-                            return Err(e.into());
-                        }
-                    };
-                    self.entries.push(Entry {
-                        scratch: slot.output.then(|| HostBuf::zeros(slot.dtype, 0)),
-                        slot,
-                        host: Some(host),
-                        dev,
-                        dev_valid: false,
-                        last_use: 0,
-                    });
-                    self.entries.len() - 1
-                }
+            let i = match found {
+                Some(i) => i,
+                None => match new_entry(backend, kernel, case, slot, seed) {
+                    Ok(e) => {
+                        self.entries.push(e);
+                        self.entries.len() - 1
+                    }
+                    Err(e) => {
+                        self.give_back(lease);
+                        return Err(e);
+                    }
+                },
             };
             let e = &mut self.entries[i];
             e.last_use = self.tick;
@@ -302,6 +277,36 @@ impl Workspace {
     pub fn held_bytes(&self) -> u64 {
         self.entries.iter().map(|e| 2 * e.slot.bytes()).sum()
     }
+}
+
+/// A new entry for `slot`: contents from the kernel's source or the generator, a device
+/// buffer allocated (not yet uploaded).
+fn new_entry(
+    backend: &mut dyn Backend,
+    kernel: &dyn Kernel,
+    case: &Case,
+    slot: Slot,
+    seed: u64,
+) -> Result<Entry, BenchError> {
+    let host = if slot.source.is_some() {
+        kernel.load_input(case, slot.pos).map_err(|message| {
+            BenchError::Suite(crate::error::SuiteError::BadConfig {
+                kernel: case.kernel.to_string(),
+                message,
+            })
+        })?
+    } else {
+        rng::fill(slot.dtype, slot.len, slot.init, slot.seed(seed))
+    };
+    let dev = backend.alloc(slot.dtype, slot.len)?;
+    Ok(Entry {
+        scratch: slot.output.then(|| HostBuf::zeros(slot.dtype, 0)),
+        slot,
+        host: Some(host),
+        dev,
+        dev_valid: false,
+        last_use: 0,
+    })
 }
 
 /// FNV-1a, to derive seeds deterministically.
