@@ -939,6 +939,8 @@ mod tests {
             sweep: Vec::new(),
             compute: Vec::new(),
             notes: Vec::new(),
+            caches: Vec::new(),
+            adjustments: Vec::new(),
         }
     }
 

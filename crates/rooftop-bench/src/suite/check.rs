@@ -112,31 +112,15 @@ pub fn compare_refs(
         let part = (0..chunks)
             .into_par_iter()
             .map(|c| {
-                let mut p = Part::default();
-                for j in c * CHUNK..((c + 1) * CHUNK).min(g.len()) {
-                    let (a, b) = (element(g, j, bf16), element(w, j, bf16));
-                    if b.is_nan() {
-                        // A NaN in the reference means "not checked" (sampled checks of
-                        // large GEMMs compute a subset of the outputs exactly).
-                        continue;
+                let range = c * CHUNK..((c + 1) * CHUNK).min(g.len());
+                // The common pairs get a loop of their own (no per-element dispatch).
+                match (g, w) {
+                    (HostBuf::F32(a), HostBuf::F32(b)) => {
+                        scan(range, |j| f64::from(a[j]), |j| f64::from(b[j]), tol)
                     }
-                    p.elements += 1;
-                    let err = (a - b).abs();
-                    // NaN in either fails (err is NaN, the comparison is false).
-                    let ok = err <= tol.abs + tol.rel * b.abs();
-                    if err.is_finite() {
-                        p.max_abs = p.max_abs.max(err);
-                        if b != 0.0 {
-                            p.max_rel = p.max_rel.max(err / b.abs());
-                        }
-                    } else if a.to_bits() != b.to_bits() {
-                        p.max_abs = f64::INFINITY;
-                    }
-                    if !ok && p.first_failure.is_none() {
-                        p.first_failure = Some((j, a, b));
-                    }
+                    (HostBuf::F64(a), HostBuf::F64(b)) => scan(range, |j| a[j], |j| b[j], tol),
+                    _ => scan(range, |j| element(g, j, bf16), |j| element(w, j, bf16), tol),
                 }
-                p
             })
             .reduce(Part::default, Part::then);
         r.elements += part.elements;
@@ -148,6 +132,41 @@ pub fn compare_refs(
         }
     }
     r
+}
+
+/// Compares elements `range` of two outputs read through `got` and `want`.
+#[inline]
+fn scan(
+    range: std::ops::Range<usize>,
+    got: impl Fn(usize) -> f64,
+    want: impl Fn(usize) -> f64,
+    tol: Tolerance,
+) -> Part {
+    let mut p = Part::default();
+    for j in range {
+        let (a, b) = (got(j), want(j));
+        if b.is_nan() {
+            // A NaN in the reference means "not checked" (sampled checks of large GEMMs
+            // compute a subset of the outputs exactly).
+            continue;
+        }
+        p.elements += 1;
+        let err = (a - b).abs();
+        // NaN in either fails (err is NaN, the comparison is false).
+        let ok = err <= tol.abs + tol.rel * b.abs();
+        if err.is_finite() {
+            p.max_abs = p.max_abs.max(err);
+            if b != 0.0 {
+                p.max_rel = p.max_rel.max(err / b.abs());
+            }
+        } else if a.to_bits() != b.to_bits() {
+            p.max_abs = f64::INFINITY;
+        }
+        if !ok && p.first_failure.is_none() {
+            p.first_failure = Some((j, a, b));
+        }
+    }
+    p
 }
 
 /// Element `i` of `b` as f64 (f16/bf16 bits decoded per `bf16`), without copying the

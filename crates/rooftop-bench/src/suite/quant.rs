@@ -46,6 +46,7 @@ use crate::backend::{DType, HostBuf};
 use crate::case::{Case, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use rayon::prelude::*;
 use rooftop_core::ops::quant::{QuantGemmSpec, WeightFormat};
 use rooftop_core::ops::Work;
 use rooftop_core::units::Precision;
@@ -481,18 +482,32 @@ impl Kernel for Quant {
             r.dedup();
             r
         };
-        let mut y = vec![f64::NAN; m * n];
-        let mut w_row = vec![0.0; k];
-        for j in 0..n {
-            for (c, w) in w_row.iter_mut().enumerate() {
-                *w = weight(&l, q, scales, zeros, k, j, c);
-            }
-            for &i in &rows {
-                let xi = &x[i * k..(i + 1) * k];
-                y[i * n + j] = xi.iter().zip(&w_row).map(|(&a, &w)| f64::from(a) * w).sum();
+        // Output columns in parallel (each decodes its weight row once); every value is
+        // the same sequential f64 dot product whatever the split.
+        let cols: Vec<Vec<f64>> = (0..n)
+            .into_par_iter()
+            .map_init(
+                || vec![0.0; k],
+                |w_row, j| {
+                    for (c, w) in w_row.iter_mut().enumerate() {
+                        *w = weight(&l, q, scales, zeros, k, j, c);
+                    }
+                    rows.iter()
+                        .map(|&i| {
+                            let xi = &x[i * k..(i + 1) * k];
+                            xi.iter().zip(w_row.iter()).map(|(&a, &w)| f64::from(a) * w).sum()
+                        })
+                        .collect()
+                },
+            )
+            .collect();
+        let mut y = vec![f32::NAN; m * n];
+        for (j, col) in cols.iter().enumerate() {
+            for (&i, v) in rows.iter().zip(col) {
+                y[i * n + j] = *v as f32;
             }
         }
-        vec![HostBuf::F32(y.into_iter().map(|v| v as f32).collect())]
+        vec![HostBuf::F32(y)]
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

@@ -7,7 +7,7 @@ use crate::output;
 use crate::progress;
 use clap::Args;
 use rooftop_bench::backend::{Backend, Launch};
-use rooftop_bench::ceilings;
+use rooftop_bench::ceilings::{self, Residency};
 use rooftop_bench::error::BenchError;
 use rooftop_bench::export::{self, BenchReport, Roofs, RunTime, TimingRecord};
 use rooftop_bench::harness::{self, CaseResult, Progress, TimingOptions, Workspace};
@@ -617,6 +617,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     let mut failed_checks = 0usize;
     // The best result of each job, for --compare.
     let mut bests: Vec<CaseResult> = Vec::new();
+    // Every result with its kernel, to judge them again if a ceiling changes.
+    let mut all: Vec<(&'static dyn Kernel, CaseResult)> = Vec::new();
     for job in &jobs {
         if stop.load(Ordering::Relaxed) {
             report.interrupted = true;
@@ -710,6 +712,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 report.interrupted = true;
             }
             report.results.push(export::evaluate(job.kernel, r, roofs).map_err(bench_error)?);
+            all.push((job.kernel, r.clone()));
         }
         export::link_builtins(&mut report.results);
         report.time_spent = RunTime::of(started.elapsed().as_secs_f64(), ws.total, ceilings_s);
@@ -717,6 +720,53 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         pb.inc(1);
     }
     pb.finish_and_clear();
+    // Roofs a result beat: re-measured, then raised (rooftop_bench::ceilings::adjust);
+    // every result is then judged again against the final ceilings.
+    let mut ceilings = ceilings;
+    if let (Some(c), false) = (ceilings.as_mut(), stop.load(Ordering::Relaxed)) {
+        let rows: Vec<_> = report
+            .results
+            .iter()
+            .filter_map(|rec| {
+                let achieved =
+                    if rec.residency.is_some() { rec.achieved_gbs } else { rec.achieved_gflops };
+                let label =
+                    export::result_label(&rec.kernel, &rec.config.label, &rec.implementation.id);
+                Some((rec.roof?, rec.residency.unwrap_or(Residency::Dram), achieved?, label))
+            })
+            .collect();
+        let beaten = ceilings::adjust::beaten(c, &rows);
+        if !beaten.is_empty() {
+            let pb = progress::bar(1, "ceilings");
+            let opts = any.ceiling_options(true, ceilings_timing(&timing));
+            let changed = ceilings::adjust::remeasure_beaten(
+                &mut ws,
+                any.as_dyn(),
+                &opts,
+                c,
+                &beaten,
+                &stop,
+                &mut |p| {
+                    let (Progress::Checking { label } | Progress::Sampling { label, .. }) = p;
+                    pb.set_message(format!("re-measuring: {label}"));
+                },
+            )
+            .map_err(bench_error)?;
+            pb.finish_and_clear();
+            if changed {
+                let analysis = ceilings::calibrated_spec(&theoretical, c);
+                let roofs =
+                    Roofs { theoretical: &theoretical, analysis: &analysis, ceilings: Some(c) };
+                report.results = all
+                    .iter()
+                    .map(|(k, r)| export::evaluate(*k, r, roofs))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(bench_error)?;
+                report.device = export::device_record(&analysis);
+                report.ceilings = Some(c.clone());
+            }
+        }
+    }
     ws.release(any.as_dyn());
     if stop.load(Ordering::Relaxed) {
         report.interrupted = true;
