@@ -820,7 +820,9 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     }
     if failed_checks > 0 {
         return Err(CliError::Runtime(format!(
-            "{failed_checks} result(s) failed their check against the reference (not timed)"
+            "{} failed {} check against the reference (not timed)",
+            rooftop_core::diagnose::count(failed_checks as u64, "result", "results"),
+            if failed_checks == 1 { "its" } else { "their" }
         )));
     }
     Ok(())

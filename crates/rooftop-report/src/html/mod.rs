@@ -12,12 +12,14 @@
 mod analysis;
 mod bench;
 mod counters;
+mod model;
 mod roofs;
 mod trace;
 
 pub use analysis::{analyses, device_detail, devices};
 pub use bench::{bench, ceilings};
 pub use counters::counters;
+pub use model::model;
 pub use trace::{trace, trace_ranks};
 
 pub(crate) use crate::svg::esc;
