@@ -186,22 +186,23 @@ fn step_summary(r: &ModelReport) -> String {
     kv(&items)
 }
 
-fn ops_table(r: &ModelReport) -> String {
-    let mut t =
+fn ops_table(report: &ModelReport) -> String {
+    let r = report;
+    let mut table =
         Table::new(&["op", "#×", "shape", "#FLOP", "#bytes", "#floor", "bound", "roof", "#share"]);
     for (i, b) in r.ops.iter().enumerate() {
         let w = &b.op.work;
         let roof = b.roof.as_ref().map_or_else(
             || "-".to_string(),
             |c| {
-                let s = format!("{} {} {}", c.precision, c.unit, si(c.tflops * 1e12, "FLOP/s"));
+                let text = format!("{} {} {}", c.precision, c.unit, si(c.tflops * 1e12, "FLOP/s"));
                 match &c.note {
-                    Some(n) => format!("{s} ({n})"),
-                    None => s,
+                    Some(note) => format!("{text} ({note})"),
+                    None => text,
                 }
             },
         );
-        t.rows.push(Row {
+        table.rows.push(Row {
             id: Some(anchor("op", &[&i.to_string()])),
             cells: vec![
                 Cell::name(&b.op.name),
@@ -217,7 +218,7 @@ fn ops_table(r: &ModelReport) -> String {
         });
     }
     let tot = &r.totals;
-    t.push(vec![
+    table.push(vec![
         Cell::text("step total"),
         Cell::text(""),
         Cell::text(""),
@@ -228,7 +229,7 @@ fn ops_table(r: &ModelReport) -> String {
         Cell::text(""),
         Cell::num("100%", Some(100.0)),
     ]);
-    t.render()
+    table.render()
 }
 
 fn fusions_table(r: &ModelReport) -> String {
