@@ -6,6 +6,8 @@
 //! - for `reference = "<kernel>"`, before the check: the reference kernel run on a copy
 //!   of the same inputs on the same backend, its outputs handed to the checked kernel's
 //!   [`Kernel::reference`](crate::suite::Kernel::reference);
+//! - for file and command references, before the check: the expected files read, or the
+//!   command run on the inputs as the kernel gets them ([`super::reference`]);
 //! - after the checked run: the guard after every output buffer is read back and a
 //!   write past the declared end is recorded, so [`run_case`] reports an out-of-bounds
 //!   write rather than just "check failed".
@@ -109,7 +111,67 @@ impl<'a> SpecBackend<'a> {
         for id in ids {
             self.inner.free(id);
         }
-        k.set_reference_outputs(point, result?);
+        k.set_reference_outputs(point, 0, result?);
+        Ok(())
+    }
+
+    /// A file or command reference's outputs for `call`, computed unless known for this
+    /// size point (and, for a command, these inputs).
+    fn external_reference(
+        &mut self,
+        k: &'static SpecKernel,
+        call: &KernelCall<'_>,
+    ) -> Result<(), BackendError> {
+        let point = k.point(call.case);
+        match &k.spec().reference {
+            ReferenceDecl::Files(_) => {
+                if !k.has_reference_outputs(&point, 0) {
+                    let outs = super::reference::read_expected(k, call.case).map_err(other)?;
+                    k.set_reference_outputs(point, 0, outs);
+                }
+            }
+            ReferenceDecl::Command(c) => {
+                let declared = k.declared_buffers(call.case);
+                // The inputs as the kernel gets them: in place, else downloaded.
+                let mut owned = Vec::new();
+                for (d, id) in declared.iter().zip(call.buffers) {
+                    if !d.output && self.inner.host_buffer(*id).is_none() {
+                        owned.push((*id, self.inner.download(*id)?));
+                    }
+                }
+                let mut inputs: Vec<&HostBuf> = Vec::new();
+                for (d, id) in declared.iter().zip(call.buffers) {
+                    if d.output {
+                        continue;
+                    }
+                    let b = match self.inner.host_buffer(*id) {
+                        Some(b) => b,
+                        None => owned.iter().find(|(i, _)| i == id).map(|(_, b)| b).ok_or_else(
+                            || other(format!("input `{}` could not be read back", d.name)),
+                        )?,
+                    };
+                    inputs.push(b);
+                }
+                let fp = super::reference::fingerprint(&inputs);
+                if !k.has_reference_outputs(&point, fp) {
+                    let case = super::reference::CommandCase {
+                        kernel: k.spec().name.as_str(),
+                        sizes: k
+                            .spec()
+                            .vars
+                            .iter()
+                            .map(String::as_str)
+                            .zip(point.iter().copied())
+                            .collect(),
+                        buffers: &declared,
+                        inputs,
+                    };
+                    let outs = super::reference::run_command(c, &case).map_err(other)?;
+                    k.set_reference_outputs(point, fp, outs);
+                }
+            }
+            ReferenceDecl::Builtin | ReferenceDecl::Kernel(_) => {}
+        }
         Ok(())
     }
 
@@ -175,9 +237,15 @@ impl Backend for SpecBackend<'_> {
 
     fn prepare(&mut self, call: &KernelCall<'_>) -> Result<(), BackendError> {
         let Some(k) = self.spec_kernel(call.case) else { return self.inner.prepare(call) };
-        if let ReferenceDecl::Kernel(r) = &k.spec().reference {
-            let reference = self.set.find(r).map_err(other)?;
-            self.compute_reference(k, reference, call)?;
+        match &k.spec().reference {
+            ReferenceDecl::Kernel(r) => {
+                let reference = self.set.find(r).map_err(other)?;
+                self.compute_reference(k, reference, call)?;
+            }
+            ReferenceDecl::Files(_) | ReferenceDecl::Command(_) => {
+                self.external_reference(k, call)?;
+            }
+            ReferenceDecl::Builtin => {}
         }
         let scalars = k.scalars(call.case).map_err(other)?;
         self.check_guards = true;

@@ -66,6 +66,9 @@ pub(crate) fn lay_out(t: &Table, width: usize) -> Table {
             }
         }
     }
+    // comfy-table draws an empty column one character wide: count it so.
+    let natural: Vec<usize> = natural.into_iter().map(|w| w.max(1)).collect();
+    let floor: Vec<usize> = floor.into_iter().map(|w| w.max(1)).collect();
     let widths = column_widths(&natural, &floor, budget);
 
     let mut out = Table::new();
