@@ -359,6 +359,23 @@ pub trait Backend {
         None
     }
 
+    /// Uploads `data`, taking it as the buffer's contents where the backend's buffers
+    /// are host memory (no copy: returns `None`), else copying it (returns it back).
+    fn upload_owned(&mut self, buf: BufId, data: HostBuf) -> Result<Option<HostBuf>, BackendError> {
+        self.upload(buf, &data)?;
+        Ok(Some(data))
+    }
+
+    /// Moves the contents of a host-memory buffer out (the buffer is then empty until
+    /// [`Backend::put_host`]; no kernel may run with it meanwhile). `None` where buffers
+    /// are not host memory.
+    fn take_host(&mut self, _buf: BufId) -> Option<HostBuf> {
+        None
+    }
+
+    /// Puts back what [`Backend::take_host`] took.
+    fn put_host(&mut self, _buf: BufId, _data: HostBuf) {}
+
     /// The implementations this backend has for `kernel` (ours first), empty when the
     /// backend cannot run it.
     fn implementations(&self, kernel: &str) -> Vec<Implementation>;

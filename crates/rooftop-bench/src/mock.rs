@@ -176,6 +176,33 @@ impl Backend for MockBackend {
         self.buffers.get(buf.0 as usize).and_then(Option::as_ref).map(|(_, b)| b)
     }
 
+    fn upload_owned(&mut self, buf: BufId, data: HostBuf) -> Result<Option<HostBuf>, BackendError> {
+        let slot = self.slot(buf)?;
+        let want = HostBuf::zeros(slot.0, 0);
+        if std::mem::discriminant(&want) != std::mem::discriminant(&data)
+            || slot.1.len() != data.len()
+        {
+            return Err(BackendError::BufferMismatch {
+                buffer: buf.0,
+                expected: format!("{} x {}", slot.1.len(), slot.0.as_str()),
+                got: format!("{} x {}", data.len(), data.kind()),
+            });
+        }
+        slot.1 = data;
+        Ok(None)
+    }
+
+    fn take_host(&mut self, buf: BufId) -> Option<HostBuf> {
+        let slot = self.slot(buf).ok()?;
+        Some(std::mem::replace(&mut slot.1, HostBuf::U8(Vec::new())))
+    }
+
+    fn put_host(&mut self, buf: BufId, data: HostBuf) {
+        if let Ok(slot) = self.slot(buf) {
+            slot.1 = data;
+        }
+    }
+
     fn free(&mut self, buf: BufId) {
         if let Some(s) = self.buffers.get_mut(buf.0 as usize) {
             *s = None;

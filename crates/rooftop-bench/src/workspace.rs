@@ -10,6 +10,9 @@
 //!   with that slot sees the same values) and uploaded once; they stay valid on the
 //!   device while the kernels that use them only write their outputs (the suite's
 //!   contract; a kernel that may write anywhere, a user's, invalidates its inputs);
+//! - on a backend whose buffers are host memory (CPU, mock, host closures) an input is
+//!   *resident*: handed to the backend (a move, no copy) and not kept here; the check
+//!   borrows it back for the reference ([`Lease::borrow_inputs`]), between runs;
 //! - outputs are re-filled (poison or sentinel) before every case by an upload into the
 //!   existing device buffer: a copy, no allocation;
 //! - slots the current case does not use are kept up to a byte budget
@@ -26,6 +29,7 @@
 use crate::backend::{Backend, BufId, DType, HostBuf};
 use crate::case::Case;
 use crate::error::BenchError;
+use crate::harness::{CaseResult, TimingOptions};
 use crate::rng::{self, Init};
 use crate::suite::{BufferSpec, Kernel};
 use serde::Serialize;
@@ -102,8 +106,14 @@ impl Slot {
 #[derive(Debug)]
 struct Entry {
     slot: Slot,
-    /// `None` while lent to a case.
+    /// The host contents; `None` while lent to a case, and always for resident inputs.
     host: Option<HostBuf>,
+    /// An input whose only copy is the backend's buffer (host-memory backends).
+    resident: bool,
+    /// Lent to the current case.
+    lent: bool,
+    /// A resident input a kernel may have written: refilled before its next use.
+    stale: bool,
     dev: BufId,
     /// The device buffer holds `host` (inputs only; outputs are reset every case).
     dev_valid: bool,
@@ -121,17 +131,91 @@ pub struct Workspace {
     keep_bytes: u64,
     /// The sum of the [`CaseTime`]s of every case run in this workspace.
     pub total: CaseTime,
+    /// Results kept to answer the same case again (see [`Workspace::remember`]).
+    results: Vec<(TimingOptions, CaseResult)>,
+    remember: bool,
+    /// The last reference computed, for the next implementation of the same case.
+    pub(crate) reference: ReferenceMemo,
+}
+
+/// The reference outputs of the last case checked by a materialised reference: the same
+/// case with the same inputs (the slots make them the same) has the same reference, so a
+/// built-in and our implementation of one GEMM share one computation.
+#[derive(Debug, Default)]
+pub(crate) struct ReferenceMemo {
+    key: Option<(Case, u64)>,
+    outputs: Vec<HostBuf>,
+}
+
+impl ReferenceMemo {
+    /// The reference of `case` (inputs from `seed`), computed by `compute` unless it is
+    /// the last one.
+    pub(crate) fn get(
+        &mut self,
+        case: &Case,
+        seed: u64,
+        compute: impl FnOnce() -> Vec<HostBuf>,
+    ) -> &[HostBuf] {
+        let key = (case.clone(), seed);
+        if self.key.as_ref() != Some(&key) {
+            self.outputs = compute();
+            self.key = Some(key);
+        }
+        &self.outputs
+    }
 }
 
 /// The buffers of one case, lent by the workspace: host contents in the kernel's order
 /// and the device buffers.
 #[derive(Debug)]
 pub struct Lease {
+    /// Host contents in buffer order; resident inputs are empty placeholders until
+    /// [`Lease::borrow_inputs`].
     pub host: Vec<HostBuf>,
     pub ids: Vec<BufId>,
     /// One download buffer per output, in order (contents unspecified).
     pub scratch: Vec<HostBuf>,
     entries: Vec<usize>,
+    /// Positions of resident inputs.
+    resident: Vec<usize>,
+    /// Resident inputs are in `host` (borrowed from the backend).
+    borrowed: bool,
+}
+
+impl Lease {
+    /// Moves resident inputs out of the backend into `host`, for the reference; the
+    /// kernel must not run until [`Lease::return_inputs`].
+    pub fn borrow_inputs(&mut self, backend: &mut dyn Backend) -> Result<(), BenchError> {
+        if self.borrowed {
+            return Ok(());
+        }
+        for &pos in &self.resident {
+            let id = self.ids[pos];
+            let Some(h) = backend.take_host(id) else {
+                // Nothing moved yet for this one: put back what was.
+                self.borrowed = true;
+                self.return_inputs(backend);
+                return Err(BenchError::Backend(crate::error::BackendError::BadBuffer(id.0)));
+            };
+            self.host[pos] = h;
+        }
+        self.borrowed = true;
+        Ok(())
+    }
+
+    /// Moves borrowed inputs back into the backend.
+    pub fn return_inputs(&mut self, backend: &mut dyn Backend) {
+        if !self.borrowed {
+            return;
+        }
+        for &pos in &self.resident {
+            let h = std::mem::replace(&mut self.host[pos], HostBuf::U8(Vec::new()));
+            if !h.is_empty() {
+                backend.put_host(self.ids[pos], h);
+            }
+        }
+        self.borrowed = false;
+    }
 }
 
 impl Default for Workspace {
@@ -151,7 +235,55 @@ impl Workspace {
 
     /// A workspace that keeps at most `bytes` of unused buffers (0: none are reused).
     pub fn with_keep_bytes(bytes: u64) -> Workspace {
-        Workspace { entries: Vec::new(), tick: 0, keep_bytes: bytes, total: CaseTime::default() }
+        Workspace {
+            entries: Vec::new(),
+            tick: 0,
+            keep_bytes: bytes,
+            total: CaseTime::default(),
+            results: Vec::new(),
+            remember: false,
+            reference: ReferenceMemo::default(),
+        }
+    }
+
+    /// Keeps every checked and timed result, so that the same case (kernel, sizes,
+    /// implementation, launch, timing options) asked for again in this workspace is
+    /// answered with it instead of being measured twice: `rooftop bench` measures its
+    /// quick ceilings with the suite's own `triad`, `copy` and `read` cases.
+    pub fn remember_results(&mut self) {
+        self.remember = true;
+    }
+
+    /// Forgets the kept results and keeps no more (to measure the same cases again).
+    pub fn forget_results(&mut self) {
+        self.remember = false;
+        self.results.clear();
+    }
+
+    /// A result of the same case measured earlier, if kept.
+    pub(crate) fn recall(
+        &self,
+        case: &Case,
+        implementation: &str,
+        launch: &crate::backend::Launch,
+        opts: &TimingOptions,
+    ) -> Option<CaseResult> {
+        self.results
+            .iter()
+            .find(|(o, r)| {
+                o == opts
+                    && r.case == *case
+                    && r.implementation.id == implementation
+                    && r.launch == *launch
+            })
+            .map(|(_, r)| r.clone())
+    }
+
+    /// Keeps `r` when results are remembered and it was checked and timed in full.
+    pub(crate) fn keep(&mut self, opts: &TimingOptions, r: &CaseResult) {
+        if self.remember && r.check.passed && r.timing.is_some() && !r.interrupted {
+            self.results.push((opts.clone(), r.clone()));
+        }
     }
 
     /// Lends the buffers of a case: reused where a slot matches, else allocated, filled
@@ -179,10 +311,16 @@ impl Workspace {
             keep = keep.min(avail / 4);
         }
         self.evict(backend, &slots, keep);
-        let mut lease =
-            Lease { host: Vec::new(), ids: Vec::new(), scratch: Vec::new(), entries: Vec::new() };
+        let mut lease = Lease {
+            host: Vec::new(),
+            ids: Vec::new(),
+            scratch: Vec::new(),
+            entries: Vec::new(),
+            resident: Vec::new(),
+            borrowed: false,
+        };
         for slot in slots {
-            let found = self.entries.iter().position(|e| e.slot == slot && e.host.is_some());
+            let found = self.entries.iter().position(|e| e.slot == slot && !e.lent && !e.stale);
             let i = match found {
                 Some(i) => i,
                 None => match new_entry(backend, kernel, case, slot, seed) {
@@ -211,8 +349,12 @@ impl Workspace {
                 }
                 e.dev_valid = !e.slot.output;
             }
+            e.lent = true;
             lease.ids.push(e.dev);
-            lease.host.push(e.host.take().unwrap_or_else(|| HostBuf::zeros(e.slot.dtype, 0)));
+            if e.resident {
+                lease.resident.push(lease.host.len());
+            }
+            lease.host.push(e.host.take().unwrap_or_else(|| HostBuf::U8(Vec::new())));
             if e.slot.output {
                 lease
                     .scratch
@@ -229,12 +371,17 @@ impl Workspace {
         let mut scratch = lease.scratch.into_iter();
         for (i, h) in lease.entries.into_iter().zip(lease.host) {
             if let Some(e) = self.entries.get_mut(i) {
-                e.host = Some(h);
+                e.lent = false;
+                if !e.resident {
+                    e.host = Some(h);
+                }
                 if e.slot.output {
                     e.scratch = scratch.next();
                 }
                 if !inputs_intact {
                     e.dev_valid = false;
+                    // A resident input has no other copy to restore it from.
+                    e.stale |= e.resident;
                 }
             }
         }
@@ -247,9 +394,13 @@ impl Workspace {
     /// Frees least recently used entries the next case does not use until at most
     /// `keep` bytes (host and device) of them remain.
     fn evict(&mut self, backend: &mut dyn Backend, next: &[Slot], keep: u64) {
+        // Stale entries are of no use.
+        while let Some(i) = self.entries.iter().position(|e| e.stale && !e.lent) {
+            let e = self.entries.swap_remove(i);
+            backend.free(e.dev);
+        }
         let unused = |e: &Entry| !next.contains(&e.slot);
-        let mut kept: u64 =
-            self.entries.iter().filter(|e| unused(e)).map(|e| 2 * e.slot.bytes()).sum();
+        let mut kept: u64 = self.entries.iter().filter(|e| unused(e)).map(Entry::bytes).sum();
         while kept > keep {
             let Some((i, _)) = self
                 .entries
@@ -261,7 +412,7 @@ impl Workspace {
                 break;
             };
             let e = self.entries.swap_remove(i);
-            kept = kept.saturating_sub(2 * e.slot.bytes());
+            kept = kept.saturating_sub(e.bytes());
             backend.free(e.dev);
         }
     }
@@ -275,12 +426,24 @@ impl Workspace {
 
     /// Bytes held (host and device).
     pub fn held_bytes(&self) -> u64 {
-        self.entries.iter().map(|e| 2 * e.slot.bytes()).sum()
+        self.entries.iter().map(Entry::bytes).sum()
+    }
+}
+
+impl Entry {
+    /// Bytes held: the device buffer, and the host copy unless resident.
+    fn bytes(&self) -> u64 {
+        if self.resident {
+            self.slot.bytes()
+        } else {
+            2 * self.slot.bytes()
+        }
     }
 }
 
 /// A new entry for `slot`: contents from the kernel's source or the generator, a device
-/// buffer allocated (not yet uploaded).
+/// buffer allocated; an input is handed to a host-memory backend (resident), else kept
+/// here and uploaded by the lease.
 fn new_entry(
     backend: &mut dyn Backend,
     kernel: &dyn Kernel,
@@ -299,12 +462,28 @@ fn new_entry(
         rng::fill(slot.dtype, slot.len, slot.init, slot.seed(seed))
     };
     let dev = backend.alloc(slot.dtype, slot.len)?;
+    let (host, resident) = if slot.output {
+        (Some(host), false)
+    } else {
+        match backend.upload_owned(dev, host) {
+            Ok(None) => (None, true),
+            Ok(Some(kept)) => (Some(kept), false),
+            Err(e) => {
+                backend.free(dev);
+                return Err(e.into());
+            }
+        }
+    };
     Ok(Entry {
         scratch: slot.output.then(|| HostBuf::zeros(slot.dtype, 0)),
         slot,
-        host: Some(host),
+        host,
+        resident,
+        lent: false,
+        stale: false,
         dev,
-        dev_valid: false,
+        // A resident input is in the backend already; a kept one is uploaded by the lease.
+        dev_valid: resident,
         last_use: 0,
     })
 }
@@ -346,32 +525,60 @@ mod tests {
         let mut b = MockBackend::new(MockConfig::default());
         let mut ws = Workspace::new();
         let specs = [spec(1000, false), spec(1000, true)];
-        let l = ws.lease(&mut b, k(), &case(), &specs, 7).unwrap();
+        let mut l = ws.lease(&mut b, k(), &case(), &specs, 7).unwrap();
+        // The mock's buffers are host memory: the input lives there only, and the check
+        // borrows it back.
+        assert!(l.host[0].is_empty());
+        l.borrow_inputs(&mut b).unwrap();
         let (ids, x) = (l.ids.clone(), l.host[0].clone());
+        assert_eq!(x.len(), 1000);
+        l.return_inputs(&mut b);
+        assert_eq!(b.host_buffer(ids[0]), Some(&x), "back in the backend");
         // The kernel writes its output.
         b.upload(ids[1], &HostBuf::F32(vec![1.0; 1000])).unwrap();
         ws.give_back_after(l, true);
-        let l = ws.lease(&mut b, k(), &case(), &specs, 7).unwrap();
+        let mut l = ws.lease(&mut b, k(), &case(), &specs, 7).unwrap();
         assert_eq!(l.ids, ids, "the same device buffers");
+        l.borrow_inputs(&mut b).unwrap();
         assert_eq!(l.host[0], x, "the same inputs");
+        l.return_inputs(&mut b);
         // The output was reset to its poison on the device.
         let HostBuf::F32(y) = b.download(ids[1]).unwrap() else { panic!() };
         assert!(y.iter().all(|v| v.is_nan()));
         ws.give_back_after(l, true);
-        assert_eq!(ws.held_bytes(), 2 * 2 * 4000);
+        // The input once (in the backend), the output twice (its poison kept here).
+        assert_eq!(ws.held_bytes(), 4000 + 2 * 4000);
+    }
+
+    #[test]
+    fn inputs_a_kernel_may_have_written_are_filled_again() {
+        let mut b = MockBackend::new(MockConfig::default());
+        let mut ws = Workspace::new();
+        let specs = [spec(10, false)];
+        let l = ws.lease(&mut b, k(), &case(), &specs, 3).unwrap();
+        let id = l.ids[0];
+        let x = b.host_buffer(id).unwrap().clone();
+        b.upload(id, &HostBuf::F32(vec![0.0; 10])).unwrap(); // a stray write
+        ws.give_back_after(l, false);
+        let mut l = ws.lease(&mut b, k(), &case(), &specs, 3).unwrap();
+        l.borrow_inputs(&mut b).unwrap();
+        assert_eq!(l.host[0], x, "refilled from the seed, not the written values");
+        l.return_inputs(&mut b);
+        ws.give_back_after(l, true);
     }
 
     #[test]
     fn unused_slots_beyond_the_budget_are_freed_oldest_first() {
         let mut b = MockBackend::new(MockConfig::default());
-        // Keeps 10 kB of unused buffers: one 1000-element f32 slot (2 x 4 kB).
+        // Keeps 10 kB of unused buffers. Inputs on the mock are held once (4 bytes per
+        // element).
         let mut ws = Workspace::with_keep_bytes(10_000);
         for len in [1000, 2000, 3000] {
             let l = ws.lease(&mut b, k(), &case(), &[spec(len, false)], 1).unwrap();
             ws.give_back_after(l, true);
         }
-        // Before the third case: slots 1000 and 2000 unused (8 + 16 kB) > 10 kB → the
-        // oldest (1000) goes, then 16 kB > 10 kB → 2000 goes too.
-        assert_eq!(ws.held_bytes(), 2 * 12_000);
+        // Before the third case: slots 1000 and 2000 unused (4 + 8 kB) > 10 kB → the
+        // oldest (1000) goes; 8 kB remain, with the third's 12 kB.
+        assert_eq!(ws.held_bytes(), 8_000 + 12_000);
     }
 }

@@ -225,6 +225,8 @@ pub fn remeasure_beaten(
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<bool, BenchError> {
     let simulated = backend.info().simulated;
+    // Measured again, not answered from the results kept earlier.
+    ws.forget_results();
     let mut run = Runner { ws, backend, opts: &opts.timing, stop, progress };
     let mut changed = false;
     for b in beaten {

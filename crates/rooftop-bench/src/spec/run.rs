@@ -231,6 +231,18 @@ impl Backend for SpecBackend<'_> {
         self.inner.host_buffer(buf)
     }
 
+    fn upload_owned(&mut self, buf: BufId, data: HostBuf) -> Result<Option<HostBuf>, BackendError> {
+        self.inner.upload_owned(buf, data)
+    }
+
+    fn take_host(&mut self, buf: BufId) -> Option<HostBuf> {
+        self.inner.take_host(buf)
+    }
+
+    fn put_host(&mut self, buf: BufId, data: HostBuf) {
+        self.inner.put_host(buf, data);
+    }
+
     fn implementations(&self, kernel: &str) -> Vec<Implementation> {
         self.inner.implementations(kernel)
     }

@@ -49,21 +49,21 @@ pub fn compare(
 }
 
 /// Elements per parallel task of a comparison.
-const CHUNK: usize = 1 << 16;
+pub(super) const CHUNK: usize = 1 << 16;
 
 /// What one chunk of a comparison found.
 #[derive(Debug, Clone, Copy, Default)]
-struct Part {
-    elements: u64,
-    max_abs: f64,
-    max_rel: f64,
+pub(super) struct Part {
+    pub(super) elements: u64,
+    pub(super) max_abs: f64,
+    pub(super) max_rel: f64,
     /// The first failing element: (index, got, want).
-    first_failure: Option<(usize, f64, f64)>,
+    pub(super) first_failure: Option<(usize, f64, f64)>,
 }
 
 impl Part {
     /// `self` then `later` (a chunk of higher indices).
-    fn then(self, later: Part) -> Part {
+    pub(super) fn then(self, later: Part) -> Part {
         Part {
             elements: self.elements + later.elements,
             max_abs: self.max_abs.max(later.max_abs),
@@ -109,7 +109,7 @@ pub fn compare_refs(
             continue;
         }
         let chunks = g.len().div_ceil(CHUNK);
-        let part = (0..chunks)
+        let part: Part = (0..chunks)
             .into_par_iter()
             .map(|c| {
                 let range = c * CHUNK..((c + 1) * CHUNK).min(g.len());
@@ -136,7 +136,7 @@ pub fn compare_refs(
 
 /// Compares elements `range` of two outputs read through `got` and `want`.
 #[inline]
-fn scan(
+pub(super) fn scan(
     range: std::ops::Range<usize>,
     got: impl Fn(usize) -> f64,
     want: impl Fn(usize) -> f64,

@@ -4,6 +4,7 @@
 
 mod check;
 pub mod fma;
+pub(crate) mod fused;
 pub mod gemm;
 pub mod norm;
 pub mod probe;
@@ -87,6 +88,20 @@ pub trait Kernel: Sync + std::fmt::Debug {
     /// read (one sentence naming the file).
     fn load_input(&self, case: &Case, index: usize) -> Result<HostBuf, String> {
         Err(format!("kernel `{}` has no data for buffer {index}", case.kernel))
+    }
+    /// The check of the outputs against the reference computed element by element where
+    /// they are compared, without a reference buffer ([`fused`]): `inputs` are every
+    /// buffer as initialised (as for [`Kernel::reference`]), `outputs` the outputs as the
+    /// kernel wrote them. `None`: the harness computes [`Kernel::reference`] and compares.
+    /// Must give the [`CheckResult`] that reference-then-compare gives.
+    fn check_in_place(
+        &self,
+        _case: &Case,
+        _inputs: &[HostBuf],
+        _outputs: &[&HostBuf],
+        _tol: Tolerance,
+    ) -> Option<CheckResult> {
+        None
     }
     /// Dependent memory accesses of one run, for latency kernels (pointer chasing):
     /// the export then reports nanoseconds per access.

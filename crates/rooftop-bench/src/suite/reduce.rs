@@ -5,9 +5,11 @@
 //! with `--dtype fp64`. Inputs uniform in [0.5, 1.5): positive, so the relative error
 //! bound of a sum applies to every row. Work is the core's `ReductionSpec` unchanged.
 
+use super::fused::compare_with;
 use super::norm::row_cases;
 use super::stream::{float_buffer, sum_tolerance, unit_roundoff};
 use super::view::{par_store, F64View};
+use super::CheckResult;
 use super::{model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
 use crate::case::{Case, Selection};
@@ -57,6 +59,21 @@ impl Kernel for RowSum {
         let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
         let Some(x) = F64View::of_len(buffers.first(), rows * cols) else { return Vec::new() };
         vec![par_store(case.dtype, rows, |r| x.slice(r * cols, (r + 1) * cols).iter().sum())]
+    }
+
+    fn check_in_place(
+        &self,
+        case: &Case,
+        inputs: &[HostBuf],
+        outputs: &[&HostBuf],
+        tol: Tolerance,
+    ) -> Option<CheckResult> {
+        let [out] = outputs else { return None };
+        let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
+        let x = F64View::of_len(inputs.first(), rows * cols)?;
+        compare_with("y", out, rows, case.dtype, tol, |r| {
+            x.slice(r * cols, (r + 1) * cols).iter().sum()
+        })
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

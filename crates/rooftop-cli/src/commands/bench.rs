@@ -559,14 +559,18 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         return Err(CliError::input("nothing to run: no kernel matched the selection"));
     }
 
-    // Buffers are kept from case to case (the suite's cases share a few shapes).
+    // Buffers are kept from case to case (the suite's cases share a few shapes), and so
+    // are results: the quick ceilings measure the suite's own triad, copy and read cases
+    // with the suite's timing, and the suite shows those results rather than measuring
+    // the same cases twice.
     let mut ws = Workspace::new();
+    ws.remember_results();
     // Ceilings first (quick), unless told otherwise.
     let ceilings = if a.no_ceilings {
         None
     } else {
         let pb = progress::bar(1, "ceilings");
-        let opts = any.ceiling_options(true, ceilings_timing(&timing));
+        let opts = any.ceiling_options(true, timing.clone());
         let r = ceilings::measure_in(&mut ws, any.as_dyn(), &opts, &stop, &mut |p| {
             let (Progress::Checking { label } | Progress::Sampling { label, .. }) = p;
             pb.set_message(label.to_string());
@@ -738,7 +742,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         let beaten = ceilings::adjust::beaten(c, &rows);
         if !beaten.is_empty() {
             let pb = progress::bar(1, "ceilings");
-            let opts = any.ceiling_options(true, ceilings_timing(&timing));
+            let opts = any.ceiling_options(true, timing.clone());
             let changed = ceilings::adjust::remeasure_beaten(
                 &mut ws,
                 any.as_dyn(),
@@ -841,11 +845,6 @@ fn compare_results(names: &[String], bests: &[CaseResult]) -> Vec<spec::compare:
                 .map(|rb| spec::compare::compare(ra, rb))
         })
         .collect()
-}
-
-/// Timing of the quick ceilings: shorter than the suite's.
-fn ceilings_timing(t: &TimingOptions) -> TimingOptions {
-    TimingOptions { min_time_s: t.min_time_s.min(0.1), min_runs: t.min_runs.min(5), ..t.clone() }
 }
 
 #[cfg(test)]
