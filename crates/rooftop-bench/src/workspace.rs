@@ -249,7 +249,7 @@ impl Workspace {
     /// Keeps every checked and timed result, so that the same case (kernel, sizes,
     /// implementation, launch, timing options) asked for again in this workspace is
     /// answered with it instead of being measured twice: `rooftop bench` measures its
-    /// quick ceilings with the suite's own `triad`, `copy` and `read` cases.
+    /// quick ceilings with the suite's own `triad`, `copy`, `read` and `write` cases.
     pub fn remember_results(&mut self) {
         self.remember = true;
     }

@@ -17,9 +17,9 @@
 //! the machine can do, and noise (another process, a timer interrupt) only ever slows a
 //! sample down; kernels are then judged by their median against it.
 //!
-//! Quick mode (what `rooftop bench` runs first) times `triad`, `copy` and `read` (the
-//! access patterns of the suite's memory-bound kernels: two reads and a write, one and
-//! one, read-only) at the suite's own 1-D size (32 Mi elements) or at 4x the last cache
+//! Quick mode (what `rooftop bench` runs first) times `triad`, `copy`, `read` and
+//! `write` (the access patterns of the suite's memory-bound kernels: two reads and a
+//! write, one and one, read-only, write-only) at the suite's own 1-D size (32 Mi elements) or at 4x the last cache
 //! if that is larger (256 MiB when no cache is known, 16 MiB on a simulated backend),
 //! capped by `max_working_set`; and, when the last-level cache is known, `read` at half
 //! its capacity for the cache's own roof (the roof of kernels whose buffers fit in it).
@@ -205,7 +205,8 @@ pub fn measure_in(
         let ws = opts.quick_ws(info.simulated);
         // Triad is STREAM's figure; copy is the shape of every one-in, one-out kernel;
         // read-only has no write-allocate traffic and is the highest on most CPUs, so
-        // read-only kernels (sums, row reductions) stay under it.
+        // read-only kernels (sums, row reductions) stay under it; write-only kernels
+        // (fills) can beat all three on a machine with streaming stores.
         for pattern in QUICK_PATTERNS {
             if !run.has(pattern.as_str(), &mut c.notes) {
                 continue;
@@ -241,8 +242,8 @@ pub fn measure_in(
             ),
         };
         c.notes.push(format!(
-            "quick: DRAM bandwidth = the best sample of triad, copy and read-only, each at the \
-             suite's 32 Mi elements or a {} working set, whichever is larger ({why})",
+            "quick: DRAM bandwidth = the best sample of triad, copy, read-only and write-only, \
+             each at the suite's 32 Mi elements or a {} working set, whichever is larger ({why})",
             bytes_label(ws)
         ));
     } else {
@@ -577,7 +578,8 @@ impl Runner<'_, '_> {
 }
 
 /// The patterns of quick mode's DRAM roof.
-pub(crate) const QUICK_PATTERNS: [Pattern; 3] = [Pattern::Triad, Pattern::Copy, Pattern::Read];
+pub(crate) const QUICK_PATTERNS: [Pattern; 4] =
+    [Pattern::Triad, Pattern::Copy, Pattern::Read, Pattern::Write];
 
 /// Quick mode's DRAM case of `pattern`: the suite's 1-D size, or `ws` bytes of buffers if
 /// that is more (a simulated backend: `ws` itself, it has no caches to overflow).
@@ -1158,8 +1160,8 @@ mod tests {
         let stop = AtomicBool::new(false);
         let c = measure(&mut be, &opts, &stop, &mut |_| {}).unwrap();
         assert_eq!(c.method, "quick");
-        // Triad, copy and read; no cache known, so no last-level cache roof.
-        assert_eq!(c.bandwidth.len(), 3);
+        // Triad, copy, read and write; no cache known, so no last-level cache roof.
+        assert_eq!(c.bandwidth.len(), 4);
         // Each is its best sample: the mock's fastest jitter step is 0.98 of the modelled
         // time, so the best rate is within [1, 1/0.98] of the model's.
         let best = |got: f64, want: f64| (-1e-9..=0.021).contains(&((got - want) / want));

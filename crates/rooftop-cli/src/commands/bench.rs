@@ -560,7 +560,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     }
 
     // Buffers are kept from case to case (the suite's cases share a few shapes), and so
-    // are results: the quick ceilings measure the suite's own triad, copy and read cases
+    // are results: the quick ceilings measure the suite's own triad, copy, read and write cases
     // with the suite's timing, and the suite shows those results rather than measuring
     // the same cases twice.
     let mut ws = Workspace::new();
