@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Renders the HTML report of every fixture (each Kineto trace in tests/fixtures/kineto, a
 # directory of ranks, three analyses, a device, a mock bench, mock ceilings, counter
-# reports, a diff) and
+# reports, a diff, two model budgets) and
 # loads each one in headless Chromium. Fails when a page logs anything to the console
 # (an error, a failed load), when its script does not run to the end, or when a chart is
 # empty. Keeps a PNG screenshot of each page.
@@ -10,7 +10,9 @@
 #
 # Environment: ROOFTOP=path/to/rooftop (default: build the debug binary with cargo),
 # CHROMIUM=path/to/chromium. Without Chromium (and no way to install Debian's package),
-# the script says so and exits 0: the structural tests (cargo test) still ran.
+# the script says so and exits 0: the structural tests (cargo test) still ran; with
+# ROOFTOP_REQUIRE_CHROMIUM=1 (CI) it fails instead, so the check is never skipped
+# silently.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,9 +36,14 @@ if [ -z "$browser" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1
     fi
 fi
 if [ -z "$browser" ]; then
+    if [ "${ROOFTOP_REQUIRE_CHROMIUM:-0}" = 1 ]; then
+        echo "check-html: FAILED: no Chromium and ROOFTOP_REQUIRE_CHROMIUM=1 (install Debian's chromium package, or set CHROMIUM)"
+        exit 1
+    fi
     echo "check-html: SKIPPED: no Chromium (install Debian's chromium package, or set CHROMIUM)"
     exit 0
 fi
+echo "check-html: $("$browser" --version 2>/dev/null || echo "$browser")"
 
 if [ -z "${ROOFTOP:-}" ]; then
     (cd "$root" && cargo build --quiet -p rooftop-cli)
@@ -70,6 +77,9 @@ render device_h100 0 yes devices h100-sxm
 render bench_mock 1 yes bench --backend mock --kernel triad,copy,scale,gelu,rmsnorm,softmax,gemm --sizes 4096,65536 \
     --export-json "$out/bench_mock.json"
 render ceilings_mock 0 yes ceilings --backend mock --min-time 0.01
+# Model budgets: every op a (hollow) mark on the device's roofs.
+render model_llama3_8b_h100_decode 10 yes model --preset llama-3-8b -d h100-sxm --target-tokens-per-s 100
+render model_mixtral_mi300x_prefill_q4 10 yes model --preset mixtral-8x7b -d mi300x --phase prefill --weights q4_0
 # Counter reports: a rocprof-compute workload (measured roofs; vcopy has no FLOPs, so no
 # marks) and rocprofv3 (no device: no chart, and a sentence saying why).
 render counters_rocprof_compute_mi200 0 yes counters "$root/tests/fixtures/rocprof/rocprof_compute_vcopy_MI200"

@@ -3,11 +3,12 @@
 //! ceiling and of the theoretical peak, floor, bound, attainment and findings.
 
 use crate::backend::{BackendInfo, Implementation, Launch};
-use crate::ceilings::Ceilings;
-use crate::harness::{CacheState, CaseResult, TimingOptions};
+use crate::ceilings::{Adjustment, Ceilings, Residency, RoofKind};
+use crate::harness::{CacheState, CaseResult, CaseTime, TimingOptions};
 use crate::suite::{CheckResult, Kernel};
 use rooftop_core::analysis::{analyze, KernelRequest};
 use rooftop_core::device::DeviceSpec;
+use rooftop_core::device::MemLevel;
 use rooftop_core::diagnose::Finding;
 use rooftop_core::roofline::Bound;
 use rooftop_core::units::{ExecUnit, Provenance};
@@ -72,9 +73,21 @@ pub struct ResultRecord {
     pub arithmetic_intensity: f64,
     pub achieved_gbs: Option<f64>,
     pub achieved_gflops: Option<f64>,
-    /// The roof of the kernel's bound measured on this machine (`ceilings`).
+    /// The roof of the kernel's bound measured on this machine (`ceilings`): for
+    /// memory-bound results the roof of where its buffers live (DRAM, or the last-level
+    /// cache when they fit in half of it).
     pub measured_ceiling: Option<RoofRef>,
     pub pct_of_measured_ceiling: Option<f64>,
+    /// Memory-bound results: where the buffers live relative to the caches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residency: Option<crate::ceilings::Residency>,
+    /// Why `pct_of_measured_ceiling` may exceed 100% or what it is relative to, when that
+    /// is not plain DRAM or FMA peak.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ceiling_note: Option<String>,
+    /// Which measured roof `measured_ceiling` is (for the adjustments after a run).
+    #[serde(skip)]
+    pub roof: Option<RoofKind>,
     /// The theoretical (catalog / datasheet / CPU-report) roof of the kernel's bound.
     pub theoretical_peak: Option<RoofRef>,
     pub pct_of_theoretical_peak: Option<f64>,
@@ -95,6 +108,8 @@ pub struct ResultRecord {
     /// Resources and theoretical occupancy of each launch (CUDA), next to the time.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub launches: Vec<crate::backend::LaunchInfo>,
+    /// Where the case's wall time went (setup, check, warm-up, sampling).
+    pub time_spent: CaseTime,
 }
 
 /// The device part of the export.
@@ -134,6 +149,28 @@ impl TimingRecord {
     }
 }
 
+/// Where a run's wall time went: what the harness accounts for itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RunTime {
+    /// Seconds from the start of the command to the end of the last case.
+    pub wall_s: f64,
+    /// The cases' times summed, the quick ceilings' cases included.
+    pub cases: CaseTime,
+    /// The quick ceilings' part of `cases.total_s`.
+    pub ceilings_s: f64,
+    /// Timed runs and warm-up (`cases.warmup_s + cases.sampling_s`) as a percentage of
+    /// `wall_s`.
+    pub in_runs_pct: f64,
+}
+
+impl RunTime {
+    /// The account of a run that has taken `wall_s` so far.
+    pub fn of(wall_s: f64, cases: CaseTime, ceilings_s: f64) -> RunTime {
+        let in_runs_pct = if wall_s > 0.0 { cases.runs_s() / wall_s * 100.0 } else { 0.0 };
+        RunTime { wall_s, cases, ceilings_s, in_runs_pct }
+    }
+}
+
 /// The whole export (`--export-json`, `--format json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchReport {
@@ -147,6 +184,8 @@ pub struct BenchReport {
     pub warnings: Vec<String>,
     /// Ctrl-C stopped the run; `results` holds what finished.
     pub interrupted: bool,
+    /// Where the wall time went, so far.
+    pub time_spent: RunTime,
 }
 
 /// Roofs a result is judged against.
@@ -179,24 +218,42 @@ pub fn evaluate(
     let achieved_gflops = median.map(|m| work.flops / m / 1e9);
     let memory_side = matches!(bound, Bound::Memory) || work.flops == 0.0;
 
+    let mut residency = None;
+    let mut ceiling_note = None;
+    let mut roof_kind = None;
     let measured_ceiling = roofs.ceilings.and_then(|c| {
-        if memory_side {
-            c.best_gbs(rooftop_core::device::MemLevel::Dram).map(|v| RoofRef {
-                what: "dram bandwidth (best pattern)".to_string(),
-                value: v,
-                unit: "GB/s".to_string(),
-                provenance: Provenance::Calibrated,
-                source: format!("rooftop ceilings ({}) on {}", c.method, c.device_name),
-            })
+        let roof = if memory_side {
+            let (roof, res) = c.memory_roof(r.buffer_bytes);
+            residency = Some(res);
+            ceiling_note = residency_note(c, res, r.buffer_bytes);
+            roof
         } else {
-            c.vector_gflops(work.precision).map(|v| RoofRef {
-                what: format!("{} FMA", work.precision.as_str()),
-                value: v,
-                unit: "GFLOP/s".to_string(),
-                provenance: Provenance::Calibrated,
-                source: format!("rooftop ceilings ({}) on {}", c.method, c.device_name),
-            })
-        }
+            RoofKind::Fma { precision: work.precision }
+        };
+        let value = c.value(roof)?;
+        roof_kind = Some(roof);
+        let what = match roof {
+            RoofKind::Bandwidth { level } => format!("{} bandwidth (best pattern)", level.as_str()),
+            RoofKind::Fma { precision } => format!("{} FMA", precision.as_str()),
+        };
+        let adjusted: Vec<String> =
+            c.adjustments.iter().filter(|a| a.roof == roof).map(Adjustment::describe).collect();
+        Some(RoofRef {
+            what,
+            value,
+            unit: roof.unit().to_string(),
+            provenance: Provenance::Calibrated,
+            source: if adjusted.is_empty() {
+                format!("rooftop ceilings ({}) on {}", c.method, c.device_name)
+            } else {
+                format!(
+                    "rooftop ceilings ({}) on {}; {}",
+                    c.method,
+                    c.device_name,
+                    adjusted.join("; ")
+                )
+            },
+        })
     });
     let theoretical_peak = theoretical_roof(roofs.theoretical, memory_side, &work);
     let pct = |achieved: Option<f64>, roof: &Option<RoofRef>| match (achieved, roof) {
@@ -241,6 +298,9 @@ pub fn evaluate(
         achieved_gflops,
         pct_of_measured_ceiling: pct(achieved_for_roof, &measured_ceiling),
         measured_ceiling,
+        residency,
+        ceiling_note,
+        roof: roof_kind,
         pct_of_theoretical_peak: pct(achieved_for_roof, &theoretical_peak),
         theoretical_peak,
         floor_s: analysis.roofline.floor_time_us * 1e-6,
@@ -255,7 +315,36 @@ pub fn evaluate(
         warnings: r.warnings.clone(),
         interrupted: r.interrupted,
         launches: r.launches.clone(),
+        time_spent: r.time,
     })
+}
+
+/// The note of a memory-bound result whose buffers are (partly) cache-resident.
+fn residency_note(c: &Ceilings, res: Residency, bytes: u64) -> Option<String> {
+    let last = c.caches.iter().map(|x| x.bytes).max()?;
+    let mib = |b: u64| format!("{:.3} MiB", b as f64 / f64::from(1u32 << 20));
+    match res {
+        Residency::Dram => None,
+        Residency::Cached if c.value(RoofKind::Bandwidth { level: MemLevel::Llc }).is_some() => {
+            Some(format!(
+                "its buffers ({}) fit in half the {} last-level cache: % of the measured \
+                 last-level cache bandwidth",
+                mib(bytes),
+                mib(last)
+            ))
+        }
+        Residency::Cached | Residency::PartlyCached => Some(format!(
+            "its buffers ({}) are within 4x the {} last-level cache, partly cache-resident: it \
+             may run above the DRAM roof",
+            mib(bytes),
+            mib(last)
+        )),
+    }
+}
+
+/// `kernel config [implementation]`: how a result is named in notes and adjustments.
+pub fn result_label(kernel: &str, config: &str, implementation: &str) -> String {
+    format!("{kernel} {config} [{implementation}]")
 }
 
 fn theoretical_roof(

@@ -1,8 +1,9 @@
 //! Checking and timing one case, hyperfine-style, on any backend.
 //!
 //! For each case the harness
-//! 1. allocates the suite's buffers and fills the inputs with fresh seeded random values
-//!    (outputs with a poison pattern), refusing sizes the backend cannot hold;
+//! 1. takes the suite's buffers from a [`Workspace`] (kept from earlier cases with the
+//!    same shapes, else allocated and filled: inputs with seeded random values, outputs
+//!    with a poison pattern), refusing sizes the backend cannot hold;
 //! 2. runs the kernel once and compares its outputs with the reference implementation
 //!    (a failed check means no timing is reported);
 //! 3. warms up (`warmup_runs` runs, and at least `warmup_time_s` seconds);
@@ -11,16 +12,18 @@
 //!    records the mean per-run time; `iters` is chosen so that a sample lasts at least
 //!    `min_sample_s` (the timer's resolution and the call overhead then cost < 1%), and
 //!    is 1 with `--flush-cache`, which evicts the caches before every sample;
-//! 5. reports mean ± σ, median, min…max and hyperfine's warnings.
+//! 5. reports mean ± σ, median, min…max and hyperfine's warnings, and where the case's
+//!    wall time went ([`CaseTime`]: setup, check, warm-up, sampling).
 
-use crate::backend::{Backend, BufId, DType, Implementation, KernelCall, Launch};
+use crate::backend::{Backend, DType, Implementation, KernelCall, Launch};
 use crate::case::Case;
 use crate::error::{BenchError, SuiteError};
-use crate::rng;
 use crate::stats::{self, Stats};
-use crate::suite::{compare, CheckResult, Kernel};
+use crate::suite::{compare_refs, CheckResult, Kernel};
+pub use crate::workspace::{CaseTime, Workspace};
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// How to time a case. Defaults are stated in `rooftop bench --help`.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +100,8 @@ pub struct CaseResult {
     /// Resources and theoretical occupancy of the call's launches, when the backend
     /// knows them (CUDA).
     pub launches: Vec<crate::backend::LaunchInfo>,
+    /// Where the case's wall time went.
+    pub time: CaseTime,
 }
 
 /// What the harness tells a progress display.
@@ -108,20 +113,9 @@ pub enum Progress<'a> {
     Sampling { label: &'a str, done_s: f64, target_s: f64, runs: u32 },
 }
 
-/// Buffers of a case on a backend, freed on drop of the guard's owner.
-struct Buffers {
-    ids: Vec<BufId>,
-}
-
-impl Buffers {
-    fn free(self, backend: &mut dyn Backend) {
-        for id in self.ids {
-            backend.free(id);
-        }
-    }
-}
-
-/// Checks and times `case` with `implementation` on `backend`.
+/// Checks and times `case` with `implementation` on `backend`, with buffers of its own
+/// (freed at the end). A run of many cases keeps a [`Workspace`] and calls
+/// [`run_case_in`].
 ///
 /// `launch` defaults to the backend's. `stop` is polled between samples (Ctrl-C).
 // Every argument is a distinct input of one case; a struct would only rename them.
@@ -136,9 +130,38 @@ pub fn run_case(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<CaseResult, BenchError> {
+    let mut ws = Workspace::with_keep_bytes(0);
+    let r =
+        run_case_in(&mut ws, backend, kernel, case, implementation, launch, opts, stop, progress);
+    ws.release(backend);
+    r
+}
+
+/// [`run_case`] with the buffers of `ws`, reused from earlier cases where they match.
+#[allow(clippy::too_many_arguments)]
+pub fn run_case_in(
+    ws: &mut Workspace,
+    backend: &mut dyn Backend,
+    kernel: &dyn Kernel,
+    case: &Case,
+    implementation: &Implementation,
+    launch: Option<Launch>,
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<CaseResult, BenchError> {
+    let start = Instant::now();
     let label = format!("{} {} [{}]", case.kernel, case.label(), implementation.id);
     progress(Progress::Checking { label: &label });
     let launch = launch.unwrap_or_else(|| backend.default_launch(case));
+    if let Some(mut r) = ws.recall(case, &implementation.id, &launch, opts) {
+        r.warnings.push(
+            "measured with the quick ceilings (the same case, launch and timing): shown, not \
+             run again"
+                .to_string(),
+        );
+        return Ok(r);
+    }
     let specs = kernel.buffers(case);
     let buffer_bytes: u64 = specs.iter().map(crate::suite::BufferSpec::bytes).sum();
     // The harness keeps a host copy of every buffer for the reference, the backend its
@@ -155,46 +178,26 @@ pub fn run_case(
         }
     }
 
-    // Fresh random inputs, varied per case and implementation.
-    let seed = opts.seed ^ hash(&label);
-    let host = rng::fill_all(&specs, seed, 0x9E37);
-    let mut bufs = Buffers { ids: Vec::with_capacity(specs.len()) };
-    let setup = (|| {
-        for (s, h) in specs.iter().zip(&host) {
-            let id = backend.alloc(s.dtype, s.len)?;
-            bufs.ids.push(id);
-            backend.upload(id, h)?;
-        }
-        Ok::<(), BenchError>(())
-    })();
-    if let Err(e) = setup {
-        bufs.free(backend);
-        return Err(e);
-    }
-    let result = check_and_time(
-        backend,
-        kernel,
-        case,
-        implementation,
-        &launch,
-        &specs,
-        &host,
-        &bufs.ids,
-        opts,
-        stop,
-        &label,
-        progress,
-    );
+    let mut lease = ws.lease(backend, kernel, case, &specs, opts.seed)?;
+    let mut time = CaseTime { setup_s: start.elapsed().as_secs_f64(), ..CaseTime::default() };
+    let call = Call { kernel, case, implementation, launch: &launch, specs: &specs };
+    // A kernel that may write its inputs (a user's) gets no shared reference.
+    let mut own_memo = crate::workspace::ReferenceMemo::default();
+    let memo = if kernel.writes_only_outputs() { &mut ws.reference } else { &mut own_memo };
+    let result =
+        check_and_time(backend, &call, &mut lease, opts, stop, &label, progress, &mut time, memo);
     let launches = backend.launch_info(&KernelCall {
         case,
         implementation: &implementation.id,
-        buffers: &bufs.ids,
+        buffers: &lease.ids,
         launch: &launch,
         scalars: &[],
     });
-    bufs.free(backend);
+    ws.give_back_after(lease, kernel.writes_only_outputs());
+    time.total_s = start.elapsed().as_secs_f64();
+    ws.total.add(&time);
     let (check, timing, warnings, interrupted) = result?;
-    Ok(CaseResult {
+    let r = CaseResult {
         launches,
         case: case.clone(),
         implementation: implementation.clone(),
@@ -204,7 +207,19 @@ pub fn run_case(
         timing,
         warnings,
         interrupted,
-    })
+        time,
+    };
+    ws.keep(opts, &r);
+    Ok(r)
+}
+
+/// What is run, for [`check_and_time`].
+struct Call<'a> {
+    kernel: &'a dyn Kernel,
+    case: &'a Case,
+    implementation: &'a Implementation,
+    launch: &'a Launch,
+    specs: &'a [crate::suite::BufferSpec],
 }
 
 type Checked = (CheckResult, Option<Timing>, Vec<String>, bool);
@@ -212,37 +227,67 @@ type Checked = (CheckResult, Option<Timing>, Vec<String>, bool);
 #[allow(clippy::too_many_arguments)]
 fn check_and_time(
     backend: &mut dyn Backend,
-    kernel: &dyn Kernel,
-    case: &Case,
-    implementation: &Implementation,
-    launch: &Launch,
-    specs: &[crate::suite::BufferSpec],
-    host: &[crate::backend::HostBuf],
-    ids: &[BufId],
+    c: &Call<'_>,
+    lease: &mut crate::workspace::Lease,
     opts: &TimingOptions,
     stop: &AtomicBool,
     label: &str,
     progress: &mut dyn FnMut(Progress<'_>),
+    time: &mut CaseTime,
+    memo: &mut crate::workspace::ReferenceMemo,
 ) -> Result<Checked, BenchError> {
-    let call =
-        KernelCall { case, implementation: &implementation.id, buffers: ids, launch, scalars: &[] };
+    let ids = lease.ids.clone();
+    let call = KernelCall {
+        case: c.case,
+        implementation: &c.implementation.id,
+        buffers: &ids,
+        launch: c.launch,
+        scalars: &[],
+    };
+    let t = Instant::now();
     backend.prepare(&call)?;
+    time.setup_s += t.elapsed().as_secs_f64();
 
     // 1. Check.
+    let t = Instant::now();
     let first = backend.run(&call, 1)?;
-    let mut got = Vec::new();
+    time.warmup_s += t.elapsed().as_secs_f64();
+    let t = Instant::now();
     let mut names = Vec::new();
     let mut bf16 = Vec::new();
-    for (s, id) in specs.iter().zip(ids) {
+    let mut out_ids = Vec::new();
+    for (s, id) in c.specs.iter().zip(&ids) {
         if s.output {
-            got.push(backend.download(*id)?);
+            out_ids.push(*id);
             names.push(s.name);
             bf16.push(s.dtype == DType::Bf16);
         }
     }
-    let want = kernel.reference(case, host);
-    let check = compare(&names, &got, &want, &bf16, kernel.tolerance(case));
+    // Outputs in place where the backend's buffers are host memory, else downloaded
+    // into the workspace's scratch buffers.
+    let in_place = out_ids.iter().all(|id| backend.host_buffer(*id).is_some());
+    if !in_place {
+        for (id, got) in out_ids.iter().zip(lease.scratch.iter_mut()) {
+            backend.download_into(*id, got)?;
+        }
+    }
+    let tol = c.kernel.tolerance(c.case);
+    // Inputs that live only in the backend come back for the reference, between runs.
+    lease.borrow_inputs(backend)?;
+    let got: Vec<&crate::backend::HostBuf> = if in_place {
+        out_ids.iter().filter_map(|id| backend.host_buffer(*id)).collect()
+    } else {
+        lease.scratch.iter().collect()
+    };
+    // Element by element where the kernel can (no reference buffer), else reference
+    // then compare.
+    let check = c.kernel.check_in_place(c.case, &lease.host, &got, tol).unwrap_or_else(|| {
+        let want = memo.get(c.case, opts.seed, || c.kernel.reference(c.case, &lease.host));
+        compare_refs(&names, &got, want, &bf16, tol)
+    });
     drop(got);
+    lease.return_inputs(backend);
+    time.check_s += t.elapsed().as_secs_f64();
     let mut warnings = Vec::new();
     if !check.passed {
         warnings.push(format!(
@@ -255,13 +300,16 @@ fn check_and_time(
     // 2. Warm-up.
     let mut warm_runs = 1u32; // the checked run
     let mut warm_s = first;
+    let t = Instant::now();
     while warm_runs < opts.warmup_runs.max(1) || warm_s < opts.warmup_time_s {
         if stop.load(Ordering::Relaxed) {
+            time.warmup_s += t.elapsed().as_secs_f64();
             return Ok((check, None, warnings, true));
         }
         warm_s += backend.run(&call, 1)?;
         warm_runs += 1;
     }
+    time.warmup_s += t.elapsed().as_secs_f64();
     let per_run = (warm_s / f64::from(warm_runs)).max(1e-9);
 
     // 3. Samples.
@@ -273,6 +321,7 @@ fn check_and_time(
     let mut times = Vec::new();
     let mut total = 0.0;
     let mut interrupted = false;
+    let t_sampling = Instant::now();
     while (times.len() < opts.min_runs as usize || total < opts.min_time_s)
         && times.len() < opts.max_runs.max(1) as usize
     {
@@ -286,7 +335,7 @@ fn check_and_time(
         let t = backend.run(&call, iters)?;
         if !(t.is_finite() && t > 0.0) {
             return Err(BenchError::Suite(SuiteError::BadConfig {
-                kernel: case.kernel.to_string(),
+                kernel: c.case.kernel.to_string(),
                 message: format!("the backend timer returned {t} s for {iters} runs"),
             }));
         }
@@ -299,6 +348,7 @@ fn check_and_time(
             runs: times.len() as u32,
         });
     }
+    time.sampling_s += t_sampling.elapsed().as_secs_f64();
     let Some(stats) = Stats::of(&times) else {
         return Ok((check, None, warnings, interrupted));
     };
@@ -332,8 +382,28 @@ pub fn autotune(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<CaseResult>, BenchError> {
+    let mut ws = Workspace::new();
+    let r =
+        autotune_in(&mut ws, backend, kernel, case, implementation, launches, opts, stop, progress);
+    ws.release(backend);
+    r
+}
+
+/// [`autotune`] with the buffers of `ws` (one set for every launch).
+#[allow(clippy::too_many_arguments)]
+pub fn autotune_in(
+    ws: &mut Workspace,
+    backend: &mut dyn Backend,
+    kernel: &dyn Kernel,
+    case: &Case,
+    implementation: &Implementation,
+    launches: &[Launch],
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<CaseResult>, BenchError> {
     sweep(launches, stop, |l| {
-        run_case(backend, kernel, case, implementation, Some(l), opts, stop, progress)
+        run_case_in(ws, backend, kernel, case, implementation, Some(l), opts, stop, progress)
     })
 }
 
@@ -357,9 +427,4 @@ pub(crate) fn sweep(
 
 fn median_of(r: &CaseResult) -> f64 {
     r.timing.as_ref().map_or(f64::INFINITY, |t| t.stats.median_s)
-}
-
-/// FNV-1a, to vary seeds per case deterministically.
-fn hash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }

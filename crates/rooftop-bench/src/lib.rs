@@ -25,6 +25,7 @@ pub mod rng;
 pub mod spec;
 pub mod stats;
 pub mod suite;
+pub mod workspace;
 
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -21,45 +21,73 @@ pub enum Init {
     Poison,
 }
 
+/// Elements per independently seeded block of [`fill`]: blocks are filled in parallel,
+/// each from its own generator, so the contents depend on the seed only (not on the
+/// number of threads).
+const BLOCK: usize = 1 << 16;
+
 /// Fills a buffer of `dtype` and `len` per `init` from a seeded generator.
 pub fn fill(dtype: DType, len: usize, init: Init, seed: u64) -> HostBuf {
-    let mut rng = fastrand::Rng::with_seed(seed);
+    use rayon::prelude::*;
+    /// `len` elements, block `b` from generator `seed ^ mix(b)`.
+    fn blocks<T: Send + Default + Clone>(
+        len: usize,
+        seed: u64,
+        f: impl Fn(&mut fastrand::Rng) -> T + Sync,
+    ) -> Vec<T> {
+        let mut v = vec![T::default(); len];
+        v.par_chunks_mut(BLOCK).enumerate().for_each(|(b, out)| {
+            let mut rng = fastrand::Rng::with_seed(block_seed(seed, b));
+            for o in out {
+                *o = f(&mut rng);
+            }
+        });
+        v
+    }
     match (init, dtype) {
         (Init::Uniform { lo, hi }, DType::F32) => {
-            HostBuf::F32((0..len).map(|_| (lo + (hi - lo) * rng.f64()) as f32).collect())
+            HostBuf::F32(blocks(len, seed, |r| (lo + (hi - lo) * r.f64()) as f32))
         }
         (Init::Uniform { lo, hi }, DType::F64) => {
-            HostBuf::F64((0..len).map(|_| lo + (hi - lo) * rng.f64()).collect())
+            HostBuf::F64(blocks(len, seed, |r| lo + (hi - lo) * r.f64()))
         }
-        (Init::Uniform { lo, hi }, DType::F16) => HostBuf::U16(
-            (0..len).map(|_| half::f16::from_f64(lo + (hi - lo) * rng.f64()).to_bits()).collect(),
-        ),
-        (Init::Uniform { lo, hi }, DType::Bf16) => HostBuf::U16(
-            (0..len).map(|_| half::bf16::from_f64(lo + (hi - lo) * rng.f64()).to_bits()).collect(),
-        ),
+        (Init::Uniform { lo, hi }, DType::F16) => HostBuf::U16(blocks(len, seed, |r| {
+            half::f16::from_f64(lo + (hi - lo) * r.f64()).to_bits()
+        })),
+        (Init::Uniform { lo, hi }, DType::Bf16) => HostBuf::U16(blocks(len, seed, |r| {
+            half::bf16::from_f64(lo + (hi - lo) * r.f64()).to_bits()
+        })),
         (Init::Int { lo, hi }, DType::I8) => {
-            HostBuf::I8((0..len).map(|_| rng.i64(lo..=hi) as i8).collect())
+            HostBuf::I8(blocks(len, seed, |r| r.i64(lo..=hi) as i8))
         }
         (Init::Int { lo, hi }, DType::U8) => {
-            HostBuf::U8((0..len).map(|_| rng.i64(lo..=hi) as u8).collect())
+            HostBuf::U8(blocks(len, seed, |r| r.i64(lo..=hi) as u8))
         }
         (Init::Int { lo, hi }, DType::U32) => {
-            HostBuf::U32((0..len).map(|_| rng.i64(lo..=hi) as u32).collect())
+            HostBuf::U32(blocks(len, seed, |r| r.i64(lo..=hi) as u32))
         }
-        (Init::Cycle, _) => HostBuf::U32(cycle(len, &mut rng)),
+        (Init::Cycle, _) => HostBuf::U32(cycle(len, &mut fastrand::Rng::with_seed(seed))),
         (Init::Poison, DType::F32) => HostBuf::F32(vec![f32::NAN; len]),
         (Init::Poison, DType::F64) => HostBuf::F64(vec![f64::NAN; len]),
         (Init::Poison, DType::F16 | DType::Bf16) => HostBuf::U16(vec![0x7E00; len]),
         (Init::Poison, DType::U32) => HostBuf::U32(vec![u32::MAX; len]),
         (Init::Poison, DType::U8) => HostBuf::U8(vec![0xA5; len]),
         (Init::Poison, DType::I8) => HostBuf::I8(vec![-91; len]),
-        (_, DType::U8) => HostBuf::U8((0..len).map(|_| rng.u8(..)).collect()),
-        (_, DType::I8) => HostBuf::I8((0..len).map(|_| rng.i8(..)).collect()),
-        (_, DType::U32) => HostBuf::U32((0..len).map(|_| rng.u32(..)).collect()),
-        (_, DType::F16 | DType::Bf16) => HostBuf::U16((0..len).map(|_| rng.u16(..)).collect()),
-        (_, DType::F32) => HostBuf::F32((0..len).map(|_| rng.f32() + 0.5).collect()),
-        (_, DType::F64) => HostBuf::F64((0..len).map(|_| rng.f64() + 0.5).collect()),
+        (_, DType::U8) => HostBuf::U8(blocks(len, seed, |r| r.u8(..))),
+        (_, DType::I8) => HostBuf::I8(blocks(len, seed, |r| r.i8(..))),
+        (_, DType::U32) => HostBuf::U32(blocks(len, seed, |r| r.u32(..))),
+        (_, DType::F16 | DType::Bf16) => HostBuf::U16(blocks(len, seed, |r| r.u16(..))),
+        (_, DType::F32) => HostBuf::F32(blocks(len, seed, |r| r.f32() + 0.5)),
+        (_, DType::F64) => HostBuf::F64(blocks(len, seed, |r| r.f64() + 0.5)),
     }
+}
+
+/// The seed of block `b` (SplitMix64's finaliser of `seed + b`).
+fn block_seed(seed: u64, b: usize) -> u64 {
+    let mut z = seed.wrapping_add((b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Fills every buffer of `specs`, buffer `i` from seed `base + i * stride`.
@@ -97,6 +125,20 @@ mod tests {
         }
         assert_eq!(cur, 0);
         assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn contents_depend_on_the_seed_only() {
+        let a = fill(DType::F32, 3 * BLOCK + 5, Init::Uniform { lo: 0.0, hi: 1.0 }, 9);
+        let b = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| fill(DType::F32, 3 * BLOCK + 5, Init::Uniform { lo: 0.0, hi: 1.0 }, 9));
+        assert_eq!(a, b);
+        let HostBuf::F32(v) = a else { panic!() };
+        // Blocks differ from one another (independent generators).
+        assert_ne!(v[..16], v[BLOCK..BLOCK + 16]);
     }
 
     #[test]

@@ -50,7 +50,7 @@ fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
 fn example_spec_loads_in_document_order() {
     let set = parse::load(&examples()).unwrap();
     let names: Vec<&str> = set.kernels().iter().map(|k| k.spec().name.as_str()).collect();
-    assert_eq!(names, ["sgemm_naive", "sgemm_tiled", "int4_matvec"]);
+    assert_eq!(names, ["sgemm_naive", "sgemm_tiled", "int4_matvec", "swiglu", "swiglu_files"]);
     let naive = set.find("sgemm_naive").unwrap();
     // Document order, not alphabetical (K, M, N).
     assert_eq!(naive.spec().vars, ["M", "N", "K"]);
@@ -416,4 +416,144 @@ fn sources_are_refused_by_backends_without_compilers() {
     let e = spec::load_sources(&mut host, &set).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("could not load any source") && msg.contains("sgemm_naive.cu"), "{msg}");
+}
+
+/// SwiGLU on the host, `y = silu(gate) * up` (right), or `y = gate * up` (wrong).
+fn swiglu_closure(right: bool) -> impl FnMut(&mut spec::HostCall<'_>) -> Result<(), String> + Send {
+    move |call| {
+        let n = call.size("N");
+        let [HostBuf::F32(g), HostBuf::F32(u), HostBuf::F32(y)] = &mut call.buffers[..] else {
+            return Err("expected three f32 buffers".into());
+        };
+        for i in 0..n {
+            let s = if right { g[i] / (1.0 + (-g[i]).exp()) } else { g[i] };
+            y[i] = s * u[i];
+        }
+        Ok(())
+    }
+}
+
+/// The examples' two SwiGLU kernels (command and file references), run on the host.
+fn swiglu_set() -> SpecSet {
+    let set = parse::load(&examples()).unwrap();
+    let keep: Vec<KernelSpec> = set
+        .kernels()
+        .iter()
+        .filter(|k| k.spec().name.starts_with("swiglu"))
+        .map(|k| {
+            let mut s = k.spec().clone();
+            s.sources.clear(); // host closures instead of the .cu / .wgsl
+            s
+        })
+        .collect();
+    SpecSet::new(&keep).unwrap()
+}
+
+#[test]
+fn a_command_reference_checks_a_kernel_no_builtin_computes() {
+    let set = swiglu_set();
+    for right in [true, false] {
+        let mut host = HostBackend::new();
+        host.register("swiglu", swiglu_closure(right));
+        let rs = spec::run::bench_kernel(
+            &mut host,
+            &set,
+            "swiglu",
+            &Selection::default(),
+            false,
+            &quick(),
+        )
+        .unwrap();
+        assert_eq!(rs.len(), 2);
+        for r in &rs {
+            // Random inputs in [-4, 4): the f64 Python reference and the f32 closure agree
+            // within 1e-5 + 1e-5 |y|; y = gate * up misses silu and fails.
+            assert_eq!(r.check.passed, right, "{right}: {:?}", r.check);
+            assert_eq!(r.timing.is_some(), right);
+            if right {
+                assert!(r.check.max_abs_error < 1e-5, "{:?}", r.check);
+                // Every element, and the guard after the output.
+                let n = r.case.sizes[0].1 + spec::GUARD_ELEMENTS as u64;
+                assert_eq!(r.check.elements, n);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_file_reference_checks_against_numpys_outputs() {
+    let set = swiglu_set();
+    for right in [true, false] {
+        let mut host = HostBackend::new();
+        host.register("swiglu_files", swiglu_closure(right));
+        let rs = spec::run::bench_kernel(
+            &mut host,
+            &set,
+            "swiglu_files",
+            &Selection::default(),
+            false,
+            &quick(),
+        )
+        .unwrap();
+        for r in &rs {
+            assert_eq!(r.check.passed, right, "{right}: {:?}", r.check);
+        }
+    }
+}
+
+#[test]
+fn bad_file_and_command_references_say_what_is_wrong() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kernels");
+    let text = std::fs::read_to_string(base.join("kernels.toml")).unwrap();
+    let start = text.find("# The same kernel checked against expected outputs").unwrap();
+    let files_kernel = &text[start..];
+    let load = |t: &str| {
+        parse::parse_str(t, Path::new("k.toml"), &base).map(|_| ()).unwrap_err().to_string()
+    };
+    // A missing expected file, at load time, with the file's line and the field.
+    let e = load(&files_kernel.replace("data/y_{N}.npy", "data/none_{N}.npy"));
+    assert!(e.contains("reference.outputs.y") && e.contains("none_1024.npy"), "{e}");
+    // A random input cannot have fixed expected outputs.
+    let e =
+        load(&files_kernel.replace(r#"init = { file = "data/up_{N}.npy" }"#, r#"init = "random""#));
+    assert!(e.contains("input `up` is random"), "{e}");
+    // A file of the wrong length.
+    let e = load(&files_kernel.replace("data/up_{N}.npy", "data/up_1024.npy"));
+    assert!(e.contains("holds 1024 elements (shape [1024]), the buffer has 16384"), "{e}");
+    // An unknown placeholder.
+    let e = load(&files_kernel.replace("data/y_{N}.npy", "data/y_{M}.npy"));
+    assert!(e.contains("`{M}`") && e.contains("not a size variable"), "{e}");
+    // A command that fails: its stderr ends the message.
+    let cmd = files_kernel.replace("swiglu_files", "swiglu_cmd").replace(
+        r#"{ outputs = { y = "data/y_{N}.npy" } }"#,
+        r#"{ command = "echo no numpy here >&2; exit 7" }"#,
+    );
+    let mut set_specs: Vec<KernelSpec> = parse::parse_str(&cmd, Path::new("k.toml"), &base)
+        .unwrap()
+        .kernels()
+        .iter()
+        .map(|k| {
+            let mut s = k.spec().clone();
+            s.sources.clear();
+            s
+        })
+        .collect();
+    let set = SpecSet::new(&std::mem::take(&mut set_specs)).unwrap();
+    let mut host = HostBackend::new();
+    host.register("swiglu_cmd", swiglu_closure(true));
+    let e = spec::run::bench_kernel(
+        &mut host,
+        &set,
+        "swiglu_cmd",
+        &Selection::default(),
+        false,
+        &quick(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("reference command `echo no numpy here >&2; exit 7` (kernel `swiglu_cmd` at N=1024) failed")
+            && e.contains("its stderr ends: no numpy here"),
+        "{e}"
+    );
 }

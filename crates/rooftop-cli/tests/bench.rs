@@ -72,7 +72,7 @@ fn failed_check_is_not_timed_and_exits_nonzero() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("failed their check"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failed its check"));
     let v = json_of(&out);
     let r = &v["results"][0];
     assert_eq!(r["check"]["passed"], false);

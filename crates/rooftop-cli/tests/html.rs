@@ -317,3 +317,35 @@ fn ceilings_html_with_o_writes_the_report_not_a_device_file() {
     assert!(text.starts_with("<!DOCTYPE html>"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn model_html_has_a_mark_per_op_and_the_budget() {
+    for args in [
+        &["--preset", "llama-3-8b", "-d", "h100-sxm"][..],
+        &["--preset", "mixtral-8x7b", "-d", "mi300x", "--phase", "prefill", "--weights", "q4_0"],
+    ] {
+        let json: Value =
+            serde_json::from_str(&stdout_of(&[&["model"], args, &["--format", "json"]].concat()))
+                .unwrap();
+        let html = stdout_of(&[&["model"], args, &["--format", "html"]].concat());
+        self_contained(&html);
+        let tags = well_formed(charts(&html)[0]);
+        // Every op with FLOPs and bytes is a mark; the others are named under the chart.
+        let ops = json["ops"].as_array().unwrap();
+        let drawn = ops
+            .iter()
+            .filter(|o| {
+                o["work"]["flops"].as_f64().unwrap() > 0.0
+                    && o["work"]["bytes_read"].as_f64().unwrap()
+                        + o["work"]["bytes_written"].as_f64().unwrap()
+                        > 0.0
+            })
+            .count();
+        assert_eq!(count(&tags, "mark"), drawn, "{args:?}");
+        assert!(count(&tags, "roof") >= 2, "{args:?}");
+        for o in ops {
+            assert!(html.contains(o["name"].as_str().unwrap()), "{}", o["name"]);
+        }
+        assert!(html.contains("Fusions") && html.contains("Assumptions"));
+    }
+}

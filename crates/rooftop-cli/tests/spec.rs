@@ -40,7 +40,18 @@ fn every_example_kernel_at_every_size_is_checked_and_timed() {
     let kernels: Vec<&str> = rs.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
     assert_eq!(
         kernels,
-        ["sgemm_naive", "sgemm_naive", "sgemm_tiled", "sgemm_tiled", "int4_matvec", "int4_matvec"]
+        [
+            "sgemm_naive",
+            "sgemm_naive",
+            "sgemm_tiled",
+            "sgemm_tiled",
+            "int4_matvec",
+            "int4_matvec",
+            "swiglu",
+            "swiglu",
+            "swiglu_files",
+            "swiglu_files"
+        ]
     );
     for r in rs {
         assert_eq!(r["check"]["passed"], true, "{r}");
@@ -123,7 +134,9 @@ fn out_of_bounds_writes_and_wrong_results_fail_and_are_not_timed() {
         .env("ROOFTOP_MOCK_WRONG", "int4_matvec")
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("failed their check against the reference (not timed)"));
+        .stderr(predicate::str::contains(
+            "2 results failed their check against the reference (not timed)",
+        ));
 }
 
 #[test]
@@ -167,7 +180,8 @@ buffers = [
 
     mock(&["--sizes", "1M"]).assert().code(2).stderr(predicate::str::contains("--sizes"));
     mock(&["--compare", "sgemm_naive,nope"]).assert().code(2).stderr(predicate::str::contains(
-        "no kernel `nope` in the spec (it has sgemm_naive, sgemm_tiled, int4_matvec)",
+        "no kernel `nope` in the spec (it has sgemm_naive, sgemm_tiled, int4_matvec, swiglu, \
+         swiglu_files)",
     ));
     mock(&["--compare", "sgemm_naive,int4_matvec"])
         .assert()

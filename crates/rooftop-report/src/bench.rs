@@ -77,8 +77,10 @@ fn spread(sigma: f64, median: f64) -> String {
 /// The terminal table of a bench run.
 pub fn table_report(rep: &BenchReport) -> String {
     let mut out = header(rep);
+    // The bound sits under the kernel's name: nine columns fit 100 without shortening
+    // `block=256x1x1` or `matrixmultiply`.
     let mut t = table(&[
-        "kernel",
+        "kernel\nbound",
         "config",
         "impl",
         "median ±σ/med",
@@ -86,31 +88,138 @@ pub fn table_report(rep: &BenchReport) -> String {
         "GFLOP/s",
         "% ceil",
         "% peak",
-        "bound",
+        "spent",
     ]);
     for r in &rep.results {
         t.add_row(vec![
-            r.kernel.clone(),
+            format!("{}\n{}", r.kernel, bound_label(&r.bound)),
             config_label(r),
             impl_label(r),
             time_cell(r),
             opt(r.achieved_gbs, sig3),
             opt(r.achieved_gflops, sig3),
-            opt(r.pct_of_measured_ceiling, pct),
+            ceil_cell(rep, r),
             opt(r.pct_of_theoretical_peak, pct),
-            r.bound.clone(),
+            si(r.time_spent.total_s, "s"),
         ]);
+    }
+    // A blank of padding after each column (and one after the left border).
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((u16::from(i == 0), 1));
     }
     let _ = writeln!(out, "{t}");
     out.push_str(&wrap(
         "% ceil: of the roof measured on this machine (ceilings); % peak: of the theoretical \
-         peak; both for the kernel's bound (memory: GB/s, compute: GFLOP/s).",
+         peak; both for the kernel's bound (memory: GB/s, compute: GFLOP/s). spent: the \
+         case's wall time (buffers, check, warm-up, samples).",
         usize::from(WIDTH),
         "",
         "",
     ));
+    out.push_str(&tags_line(rep));
+    out.push_str(&time_line(&rep.time_spent));
     out.push_str(&notes(rep));
     out
+}
+
+/// `memory-bound`, `compute-bound`, `balanced`.
+fn bound_label(bound: &str) -> String {
+    match bound {
+        "memory" | "compute" => format!("{bound}-bound"),
+        other => other.to_string(),
+    }
+}
+
+/// What a `% ceil` cell's second line says about its roof.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CeilTag {
+    /// Compared with the last-level cache's roof (the buffers fit in it).
+    OfLlc,
+    /// Partly cache-resident against DRAM's roof: may exceed 100%.
+    Cached,
+    /// This result raised its roof.
+    Raised,
+}
+
+impl CeilTag {
+    fn text(self) -> &'static str {
+        match self {
+            CeilTag::OfLlc => "of LLC",
+            CeilTag::Cached => "cached",
+            CeilTag::Raised => "raised",
+        }
+    }
+}
+
+fn ceil_tag(rep: &BenchReport, r: &ResultRecord) -> Option<CeilTag> {
+    use rooftop_bench::ceilings::{AdjustmentKind, Residency};
+    let label =
+        rooftop_bench::export::result_label(&r.kernel, &r.config.label, &r.implementation.id);
+    let raised = rep.ceilings.as_ref().is_some_and(|c| {
+        c.adjustments.iter().any(|a| a.kind == AdjustmentKind::Raised && a.by == label)
+    });
+    if raised {
+        return Some(CeilTag::Raised);
+    }
+    let of_llc = r.measured_ceiling.as_ref().is_some_and(|m| m.what.starts_with("llc"));
+    match r.residency {
+        Some(Residency::Cached) if of_llc => Some(CeilTag::OfLlc),
+        Some(Residency::Cached | Residency::PartlyCached) => Some(CeilTag::Cached),
+        _ => None,
+    }
+}
+
+/// `% ceil` with its tag on a second line (`112%` / `cached`).
+fn ceil_cell(rep: &BenchReport, r: &ResultRecord) -> String {
+    let p = opt(r.pct_of_measured_ceiling, pct);
+    match (r.pct_of_measured_ceiling, ceil_tag(rep, r)) {
+        (Some(_), Some(t)) => format!("{p}\n{}", t.text()),
+        _ => p,
+    }
+}
+
+/// The legend of the tags that appear in the table.
+fn tags_line(rep: &BenchReport) -> String {
+    let mut seen: Vec<CeilTag> = rep.results.iter().filter_map(|r| ceil_tag(rep, r)).collect();
+    seen.dedup();
+    let mut parts = Vec::new();
+    for (tag, text) in [
+        (CeilTag::OfLlc, "of LLC: the buffers fit in half the last-level cache, so % of its measured bandwidth"),
+        (CeilTag::Cached, "cached: the buffers are within 4x the last-level cache, partly cache-resident, and may run above the DRAM roof"),
+        (CeilTag::Raised, "raised: this result ran above its roof even after the roof was re-measured, so the roof was raised to it"),
+    ] {
+        if seen.contains(&tag) {
+            parts.push(text);
+        }
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    wrap(&format!("{}.", parts.join("; ")), usize::from(WIDTH), "", "")
+}
+
+/// Where the run's time went: `time: 31.2 s wall, 27.9 s (89.4%) in timed runs and
+/// warm-up, ...`.
+fn time_line(t: &rooftop_bench::export::RunTime) -> String {
+    if t.wall_s <= 0.0 {
+        return String::new();
+    }
+    let c = &t.cases;
+    let other = (t.wall_s - c.total_s).max(0.0);
+    let mut line = format!(
+        "time: {} wall, {} ({}) in timed runs and warm-up, {} setting up buffers, {} checking \
+         results against references, {} outside the cases",
+        si(t.wall_s, "s"),
+        si(c.runs_s(), "s"),
+        pct(t.in_runs_pct),
+        si(c.setup_s, "s"),
+        si(c.check_s, "s"),
+        si(other, "s"),
+    );
+    if t.ceilings_s > 0.0 {
+        let _ = write!(line, "; the quick ceilings took {} of it", si(t.ceilings_s, "s"));
+    }
+    wrap(&line, usize::from(WIDTH), "", "  ")
 }
 
 fn header(rep: &BenchReport) -> String {
@@ -143,17 +252,24 @@ fn ceilings_line(c: &Ceilings) -> String {
     if let Some(bw) = c.best_gbs(rooftop_core::device::MemLevel::Dram) {
         parts.push(format!("DRAM {}", si(bw * 1e9, "B/s")));
     }
+    if let Some(bw) = c.best_gbs(rooftop_core::device::MemLevel::Llc) {
+        parts.push(format!("LLC {}", si(bw * 1e9, "B/s")));
+    }
     for p in &c.compute {
         if p.variant != "scalar" {
             parts.push(format!("{} {}", p.precision.as_str(), si(p.gflops * 1e9, "FLOP/s")));
         }
     }
-    wrap(
-        &format!("measured ceilings ({}): {}", c.method, parts.join(", ")),
+    let mut out = wrap(
+        &format!("measured ceilings ({}, best samples): {}", c.method, parts.join(", ")),
         usize::from(WIDTH),
         "",
         "  ",
-    )
+    );
+    for a in &c.adjustments {
+        out.push_str(&wrap(&a.describe(), usize::from(WIDTH), "  ", "    "));
+    }
+    out
 }
 
 /// Notes under the table, grouped so that a suite of 30 results stays on one screen:

@@ -14,22 +14,24 @@ use rooftop_core::model::Phase;
 use rooftop_core::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
 
-/// Whether `format` has a model renderer (table, Markdown, JSON, CSV).
+/// Whether `format` has a model renderer (table, Markdown, JSON, CSV, HTML).
 pub fn supports(format: Format) -> bool {
-    matches!(format, Format::Table | Format::Markdown | Format::Json | Format::Csv)
+    matches!(format, Format::Table | Format::Markdown | Format::Json | Format::Csv | Format::Html)
 }
 
-/// Renders `r` in `format`; formats without a model renderer (see [`supports`]) get
-/// JSON.
-pub fn render(r: &ModelReport, format: Format) -> String {
-    if format == Format::Table {
-        table_report(r)
-    } else if format == Format::Markdown {
-        markdown_report(r)
-    } else if format == Format::Csv {
-        csv_report(r)
-    } else {
-        json_report(r)
+/// Renders `r` in `format` (`device`: the spec the budget used, for the HTML page's
+/// roofs); formats without a model renderer (see [`supports`]) get JSON.
+pub fn render(
+    r: &ModelReport,
+    format: Format,
+    device: &rooftop_core::device::DeviceSpec,
+) -> String {
+    match format {
+        Format::Table => table_report(r),
+        Format::Markdown => markdown_report(r),
+        Format::Csv => csv_report(r),
+        Format::Html => crate::html::model(r, device),
+        Format::Json | Format::Perfetto => json_report(r),
     }
 }
 

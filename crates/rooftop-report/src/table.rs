@@ -1,5 +1,11 @@
 //! Terminal tables (the default output): at most 100 columns wide, numbers to three
-//! significant digits with SI units, each figure with its provenance.
+//! significant digits with SI units, each figure with its provenance. Every table is
+//! laid out by [`layout`]: cells wrap at blanks, never inside a token, and a token too
+//! long for any layout is shortened with `…`.
+
+mod layout;
+
+pub use layout::shorten;
 
 use crate::devices::DeviceRow;
 use crate::rows::{analysis_rows, device_footer, device_rows, Row};
@@ -13,13 +19,39 @@ use std::fmt::Write as _;
 /// Width every table is laid out for.
 pub const WIDTH: u16 = 100;
 
-pub(crate) fn table(header: &[&str]) -> Table {
+/// A terminal table: a comfy-table [`Table`] (rows, padding and lower bounds are set on
+/// it as usual, through `Deref`) whose `Display` lays it out with [`layout`] so that it
+/// fits its width and breaks no token.
+#[derive(Debug, Clone)]
+pub(crate) struct TextTable(Table);
+
+impl std::ops::Deref for TextTable {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for TextTable {
+    fn deref_mut(&mut self) -> &mut Table {
+        &mut self.0
+    }
+}
+
+impl std::fmt::Display for TextTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let width = self.0.width().map_or(usize::from(WIDTH), usize::from);
+        write!(f, "{}", layout::lay_out(&self.0, width))
+    }
+}
+
+pub(crate) fn table(header: &[&str]) -> TextTable {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(WIDTH)
         .set_header(header.to_vec());
-    t
+    TextTable(t)
 }
 
 fn rows_table(rows: Vec<Row>) -> String {

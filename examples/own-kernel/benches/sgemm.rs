@@ -112,6 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         results: Vec::new(),
         warnings: Vec::new(),
         interrupted: false,
+        time_spent: export::RunTime::default(),
     };
     for r in &results {
         let kernel = set.find(r.case.kernel)?;

@@ -4,10 +4,13 @@
 //! every backend gets ceilings for free; written as a device file (`-o FILE`) that every
 //! command accepts with `--device-file`.
 
+pub mod adjust;
 mod measure;
 
+pub use adjust::{Adjustment, AdjustmentKind, Residency, RoofKind};
 pub use measure::{
-    device_file_toml, matrix_tolerance, measure, normwise_error, CeilingOptions, MatrixProbe,
+    device_file_toml, matrix_tolerance, measure, measure_in, normwise_error, CeilingOptions,
+    MatrixProbe,
 };
 
 use rooftop_core::device::MemLevel;
@@ -76,6 +79,13 @@ pub struct ComputeCeiling {
     pub theoretical_formula: Option<String>,
 }
 
+/// The capacity of a cache level as the kernels see it (all their threads together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CacheCapacity {
+    pub level: MemLevel,
+    pub bytes: u64,
+}
+
 /// Measured ceilings of one device.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Ceilings {
@@ -89,6 +99,11 @@ pub struct Ceilings {
     pub sweep: Vec<SweepPoint>,
     pub compute: Vec<ComputeCeiling>,
     pub notes: Vec<String>,
+    /// The cache capacities levels were assigned from (empty when unknown).
+    pub caches: Vec<CacheCapacity>,
+    /// Ceilings re-measured or raised after a result beat them (`rooftop bench`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<Adjustment>,
 }
 
 impl Ceilings {
@@ -187,6 +202,8 @@ mod tests {
                 theoretical_formula: None,
             }],
             notes: Vec::new(),
+            caches: Vec::new(),
+            adjustments: Vec::new(),
         };
         let d = calibrated_spec(&base, &c);
         assert_eq!(d.peak_bw_gbs, 85.0);

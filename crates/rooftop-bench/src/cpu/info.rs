@@ -720,18 +720,14 @@ pub fn parse_size(s: &str) -> Option<u64> {
     num.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(mult))
 }
 
-/// The ISA rooftop's FMA and GEMM kernels run with: the condition of
-/// `kernels/microkernel.rs`'s `Isa::detect` (AVX2 and FMA both present), restated here
-/// for the label.
+/// The ISA of rooftop's FMA probe and vectorised kernels: the widest level of
+/// `cpu::simd` (`avx512`, `avx2+fma`, or `portable`).
 fn kernel_isa() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            return "avx2+fma";
-        }
+    match crate::cpu::simd::Level::detect() {
+        crate::cpu::simd::Level::Avx512 => "avx512",
+        crate::cpu::simd::Level::Avx2 => "avx2+fma",
+        crate::cpu::simd::Level::Base => "portable",
     }
-    "portable"
 }
 
 /// The widest vector ISA and its f32 lanes.
@@ -943,6 +939,8 @@ mod tests {
             sweep: Vec::new(),
             compute: Vec::new(),
             notes: Vec::new(),
+            caches: Vec::new(),
+            adjustments: Vec::new(),
         }
     }
 

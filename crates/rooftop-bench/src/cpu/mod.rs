@@ -103,12 +103,48 @@ impl Backend for CpuBackend {
                 got: format!("{} x {}", data.len(), data.kind()),
             });
         }
-        slot.1.clone_from(data);
+        slot.1.assign(data);
         Ok(())
     }
 
     fn download(&mut self, buf: BufId) -> Result<HostBuf, BackendError> {
         Ok(self.slot(buf)?.1.clone())
+    }
+
+    fn download_into(&mut self, buf: BufId, out: &mut HostBuf) -> Result<(), BackendError> {
+        out.assign(&self.slot(buf)?.1);
+        Ok(())
+    }
+
+    fn host_buffer(&self, buf: BufId) -> Option<&HostBuf> {
+        self.buffers.get(buf.0 as usize).and_then(Option::as_ref).map(|(_, b)| b)
+    }
+
+    fn upload_owned(&mut self, buf: BufId, data: HostBuf) -> Result<Option<HostBuf>, BackendError> {
+        let slot = self.slot(buf)?;
+        let want = HostBuf::zeros(slot.0, 0);
+        if std::mem::discriminant(&want) != std::mem::discriminant(&data)
+            || slot.1.len() != data.len()
+        {
+            return Err(BackendError::BufferMismatch {
+                buffer: buf.0,
+                expected: format!("{} x {}", slot.1.len(), slot.0.as_str()),
+                got: format!("{} x {}", data.len(), data.kind()),
+            });
+        }
+        slot.1 = data;
+        Ok(None)
+    }
+
+    fn take_host(&mut self, buf: BufId) -> Option<HostBuf> {
+        let slot = self.slot(buf).ok()?;
+        Some(std::mem::replace(&mut slot.1, HostBuf::U8(Vec::new())))
+    }
+
+    fn put_host(&mut self, buf: BufId, data: HostBuf) {
+        if let Ok(slot) = self.slot(buf) {
+            slot.1 = data;
+        }
     }
 
     fn free(&mut self, buf: BufId) {

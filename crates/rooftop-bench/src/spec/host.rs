@@ -118,7 +118,7 @@ impl Backend for HostBackend {
         let slot = self.slot(buf)?;
         match slot {
             Some(b) if b.len() == data.len() && b.kind() == data.kind() => {
-                b.clone_from(data);
+                b.assign(data);
                 Ok(())
             }
             Some(b) => Err(BackendError::BufferMismatch {
@@ -132,6 +132,37 @@ impl Backend for HostBackend {
 
     fn download(&mut self, buf: BufId) -> Result<HostBuf, BackendError> {
         self.slot(buf)?.clone().ok_or(BackendError::BadBuffer(buf.0))
+    }
+
+    fn host_buffer(&self, buf: BufId) -> Option<&HostBuf> {
+        self.buffers.get(buf.0 as usize).and_then(Option::as_ref)
+    }
+
+    fn upload_owned(&mut self, buf: BufId, data: HostBuf) -> Result<Option<HostBuf>, BackendError> {
+        let slot = self.slot(buf)?;
+        match slot {
+            Some(b) if b.len() == data.len() && b.kind() == data.kind() => {
+                *b = data;
+                Ok(None)
+            }
+            Some(b) => Err(BackendError::BufferMismatch {
+                buffer: buf.0,
+                expected: format!("{} {} elements", b.kind(), b.len()),
+                got: format!("{} {} elements", data.kind(), data.len()),
+            }),
+            None => Err(BackendError::BadBuffer(buf.0)),
+        }
+    }
+
+    fn take_host(&mut self, buf: BufId) -> Option<HostBuf> {
+        let b = self.slot(buf).ok()?.as_mut()?;
+        Some(std::mem::replace(b, HostBuf::U8(Vec::new())))
+    }
+
+    fn put_host(&mut self, buf: BufId, data: HostBuf) {
+        if let Ok(Some(b)) = self.slot(buf) {
+            *b = data;
+        }
     }
 
     fn free(&mut self, buf: BufId) {

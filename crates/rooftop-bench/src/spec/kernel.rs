@@ -49,10 +49,15 @@ pub struct SpecKernel {
     spec: KernelSpec,
     /// The suite kernel of `work.op`.
     builtin: Option<&'static dyn Kernel>,
-    /// Outputs of the reference kernel per size point (`reference = "<kernel>"`),
-    /// filled by [`super::SpecBackend`] before each check.
-    reference_outputs: Mutex<Vec<(Vec<u64>, Vec<HostBuf>)>>,
+    /// Outputs of the reference per size point (a reference kernel, files or a command),
+    /// with a fingerprint of the inputs they were computed from (0 when they do not
+    /// depend on the inputs), filled by [`super::SpecBackend`] before each check.
+    reference_outputs: Mutex<Vec<ReferenceOutputs>>,
 }
+
+/// A reference's outputs at a size point: (point, fingerprint of the inputs or 0,
+/// outputs).
+type ReferenceOutputs = (Vec<u64>, u64, Vec<HostBuf>);
 
 fn leak(s: String) -> &'static str {
     // Spec names live for the process: see the module docs of `spec`.
@@ -389,10 +394,15 @@ impl SpecKernel {
                     name,
                     "reference",
                     "\"builtin\" needs a built-in op (`work = { op = \"gemm\", ... }`); with \
-                     `work = { flops = ..., bytes = ... }` name another kernel of the spec",
+                     `work = { flops = ..., bytes = ... }` name another kernel of the spec, \
+                     expected outputs (`{ outputs = { y = \"y.npy\" } }`) or a command \
+                     (`{ command = \"python3 ref.py\" }`)",
                 ))
             }
-            (ReferenceDecl::Kernel(_), None) if s.tolerance.is_none() => {
+            (
+                ReferenceDecl::Kernel(_) | ReferenceDecl::Files(_) | ReferenceDecl::Command(_),
+                None,
+            ) if s.tolerance.is_none() => {
                 return Err(SpecError::field(
                     name,
                     "tolerance",
@@ -401,6 +411,7 @@ impl SpecKernel {
             }
             _ => {}
         }
+        super::reference::check_static(s)?;
         let summary = match s.sources.first() {
             Some(src) => format!("user kernel `{}` from {}", s.entry, src.path.display()),
             None => format!("user kernel `{}` (Rust)", s.name),
@@ -561,6 +572,7 @@ impl SpecKernel {
         if self.spec.reference == ReferenceDecl::Builtin {
             self.check_builtin_buffers(&case)?;
         }
+        super::reference::check_point_files(self, &case)?;
         Ok(())
     }
 
@@ -722,12 +734,26 @@ impl SpecKernel {
             .collect()
     }
 
-    /// Records the reference kernel's outputs at `point` (see [`super::SpecBackend`]).
-    pub(crate) fn set_reference_outputs(&self, point: Vec<u64>, outputs: Vec<HostBuf>) {
+    /// Records the reference's outputs at `point`, computed from inputs of fingerprint
+    /// `inputs` (see [`super::SpecBackend`]).
+    pub(crate) fn set_reference_outputs(
+        &self,
+        point: Vec<u64>,
+        inputs: u64,
+        outputs: Vec<HostBuf>,
+    ) {
         if let Ok(mut v) = self.reference_outputs.lock() {
-            v.retain(|(p, _)| *p != point);
-            v.push((point, outputs));
+            v.retain(|(p, _, _)| *p != point);
+            v.push((point, inputs, outputs));
         }
+    }
+
+    /// Whether the reference's outputs at `point` for inputs of fingerprint `inputs` are
+    /// already known.
+    pub(crate) fn has_reference_outputs(&self, point: &[u64], inputs: u64) -> bool {
+        self.reference_outputs
+            .lock()
+            .is_ok_and(|v| v.iter().any(|(p, f, _)| p == point && *f == inputs))
     }
 }
 
@@ -868,11 +894,11 @@ impl Kernel for SpecKernel {
                     .collect();
                 k.reference(&sc, &trimmed)
             }
-            ReferenceDecl::Kernel(_) => {
+            ReferenceDecl::Kernel(_) | ReferenceDecl::Files(_) | ReferenceDecl::Command(_) => {
                 let point = self.point(case);
                 let Ok(cache) = self.reference_outputs.lock() else { return Vec::new() };
-                match cache.iter().find(|(p, _)| *p == point) {
-                    Some((_, o)) => o.clone(),
+                match cache.iter().find(|(p, _, _)| *p == point) {
+                    Some((_, _, o)) => o.clone(),
                     None => return Vec::new(),
                 }
             }
@@ -881,6 +907,28 @@ impl Kernel for SpecKernel {
             .zip(declared.iter().filter(|d| d.output))
             .map(|(o, d)| with_guard(o, d.dtype, d.len))
             .collect()
+    }
+
+    fn writes_only_outputs(&self) -> bool {
+        // A user's kernel may write anywhere: its inputs are uploaded again after it.
+        false
+    }
+
+    fn input_source(&self, case: &Case, index: usize) -> Option<String> {
+        super::reference::input_file(self, case, index)
+            .ok()
+            .flatten()
+            .map(|p| format!("file {}", p.display()))
+    }
+
+    fn load_input(&self, case: &Case, index: usize) -> Result<HostBuf, String> {
+        let Some(path) = super::reference::input_file(self, case, index)? else {
+            return Err(format!("kernel `{}`: buffer {index} is not read from a file", self.name));
+        };
+        let d = self.declared_buffers(case);
+        let b =
+            d.get(index).ok_or_else(|| format!("kernel `{}` has no buffer {index}", self.name))?;
+        super::npy::load_buffer(&path, b.dtype, b.len)
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

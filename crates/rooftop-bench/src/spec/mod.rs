@@ -28,12 +28,15 @@ pub mod compare;
 pub mod expr;
 pub mod host;
 pub mod kernel;
+pub mod npy;
 pub mod parse;
+pub mod reference;
 pub mod run;
 
 pub use expr::{Expr, ExprError};
 pub use host::{HostBackend, HostCall};
 pub use kernel::{SpecKernel, SpecSet};
+pub use reference::{CommandRef, PathTemplate};
 pub use run::SpecBackend;
 
 use crate::backend::{Backend, DType, SourceLang};
@@ -119,6 +122,9 @@ pub struct BufferDecl {
     /// How inputs are filled; `None`: the built-in reference's own initialiser when the
     /// reference is built in, else [`default_init`].
     pub init: Option<Init>,
+    /// Inputs read from a file instead (`.npy` or raw little-endian; `{VAR}` replaced by
+    /// the size point's values): `init = { file = "x_{N}.npy" }`.
+    pub file: Option<PathTemplate>,
     /// Written by the kernel and checked.
     pub output: bool,
 }
@@ -131,6 +137,7 @@ impl BufferDecl {
             dtype,
             len: Expr::parse(len)?,
             init: None,
+            file: None,
             output: false,
         })
     }
@@ -144,6 +151,13 @@ impl BufferDecl {
     #[must_use]
     pub fn with_init(mut self, init: Init) -> BufferDecl {
         self.init = Some(init);
+        self
+    }
+
+    /// An input read from a file (`.npy` or raw little-endian; `{VAR}` placeholders).
+    #[must_use]
+    pub fn from_file(mut self, path: &str) -> BufferDecl {
+        self.file = Some(PathTemplate(path.to_string()));
         self
     }
 }
@@ -220,6 +234,20 @@ pub enum ReferenceDecl {
     /// Another spec'd kernel (e.g. the previous version), run on the same inputs on the
     /// same backend.
     Kernel(String),
+    /// Expected outputs from files, one per output buffer (name, path), every input fixed
+    /// (a file or a constant): [`reference`].
+    Files(Vec<(String, PathTemplate)>),
+    /// A command that computes the outputs from the inputs (written as `.npy`):
+    /// [`reference`].
+    Command(CommandRef),
+}
+
+impl ReferenceDecl {
+    /// References computed before the check and kept per size point (everything but the
+    /// built-in op, which the harness computes itself).
+    pub fn is_external(&self) -> bool {
+        !matches!(self, ReferenceDecl::Builtin)
+    }
 }
 
 /// One user kernel, as written in a spec (validated by [`SpecSet::new`]).
@@ -313,6 +341,26 @@ impl KernelSpec {
     #[must_use]
     pub fn reference_kernel(mut self, name: &str) -> KernelSpec {
         self.reference = ReferenceDecl::Kernel(name.to_string());
+        self
+    }
+
+    /// Checks against expected outputs in files: `(output buffer, path)` pairs (paths may
+    /// name size variables in braces). Every input must be fixed (a file or a constant).
+    #[must_use]
+    pub fn reference_files(mut self, files: &[(&str, &str)]) -> KernelSpec {
+        self.reference = ReferenceDecl::Files(
+            files.iter().map(|(b, p)| ((*b).to_string(), PathTemplate((*p).to_string()))).collect(),
+        );
+        self
+    }
+
+    /// Checks against the outputs of a command run in `dir` (see [`reference`]).
+    #[must_use]
+    pub fn reference_command(mut self, command: &str, dir: &std::path::Path) -> KernelSpec {
+        self.reference = ReferenceDecl::Command(CommandRef {
+            command: command.to_string(),
+            dir: dir.to_path_buf(),
+        });
         self
     }
 

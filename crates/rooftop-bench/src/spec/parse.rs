@@ -8,8 +8,8 @@
 
 use super::expr::Expr;
 use super::{
-    default_init, BufferDecl, KernelSpec, ReferenceDecl, ScalarDecl, ScalarType, SourceFile,
-    SpecError, SpecSet, WorkDecl,
+    default_init, BufferDecl, CommandRef, KernelSpec, PathTemplate, ReferenceDecl, ScalarDecl,
+    ScalarType, SourceFile, SpecError, SpecSet, WorkDecl,
 };
 use crate::backend::{DType, SourceLang};
 use crate::rng::Init;
@@ -64,7 +64,7 @@ struct RawKernel {
     block: Option<Spanned<Value>>,
     buffers: Spanned<Vec<Spanned<RawBuffer>>>,
     scalars: Option<Spanned<Ordered<Spanned<Value>>>>,
-    reference: Option<Spanned<String>>,
+    reference: Option<Spanned<Value>>,
     tolerance: Option<Spanned<Value>>,
 }
 
@@ -396,6 +396,7 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
         spans.add(name, format!("{field}.len"), b.len.span());
         spans.add(name, format!("{field}.dtype"), b.dtype.span());
         let dtype = dtype_of(&b.dtype, &format!("{field}.dtype"))?;
+        let mut file = None;
         let init = match &b.init {
             None => None,
             Some(v) => {
@@ -406,7 +407,14 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
                         "an output buffer has no `init` (it is filled with a sentinel)",
                     );
                 }
-                init_of(v, dtype, &format!("{field}.init"))?
+                spans.add(name, format!("{field}.init"), v.span());
+                match file_of(v, base, &format!("{field}.init"))? {
+                    Some(f) => {
+                        file = Some(f);
+                        None
+                    }
+                    None => init_of(v, dtype, &format!("{field}.init"))?,
+                }
             }
         };
         buffers.push(BufferDecl {
@@ -414,6 +422,7 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
             dtype,
             len: expr_of(&b.len, &format!("{field}.len"))?,
             init,
+            file,
             output: b.output,
         });
     }
@@ -465,11 +474,7 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
     let reference = match &k.reference {
         Some(r) => {
             spans.add(name, "reference", r.span());
-            if r.get_ref() == "builtin" {
-                ReferenceDecl::Builtin
-            } else {
-                ReferenceDecl::Kernel(r.get_ref().clone())
-            }
+            reference_of(r, base)?
         }
         None => ReferenceDecl::Builtin,
     };
@@ -494,6 +499,61 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
         reference,
         tolerance,
     })
+}
+
+/// `init = { file = "x_{N}.npy" }`: the path (relative to the spec file), else `None`.
+fn file_of(v: &Spanned<Value>, base: &Path, field: &str) -> R<Option<PathTemplate>> {
+    let Value::Table(t) = v.get_ref() else { return Ok(None) };
+    let Some(f) = t.get("file") else { return Ok(None) };
+    if t.len() != 1 {
+        return at(v.span(), field, "`{ file = \"...\" }` takes no other key");
+    }
+    match f.as_str() {
+        Some(p) => Ok(Some(PathTemplate(base.join(p).to_string_lossy().into_owned()))),
+        None => at(v.span(), field, "expected `{ file = \"path.npy\" }` (a path string)"),
+    }
+}
+
+/// `reference = "builtin" | "<kernel>" | { outputs = { y = "y.npy" } } | { command = "..." }`.
+fn reference_of(r: &Spanned<Value>, base: &Path) -> R<ReferenceDecl> {
+    const EXPECTED: &str = "expected \"builtin\", the name of another kernel, \
+                            { outputs = { <output> = \"file.npy\", ... } } or \
+                            { command = \"python3 ref.py\" }";
+    match r.get_ref() {
+        Value::String(s) if s == "builtin" => Ok(ReferenceDecl::Builtin),
+        Value::String(s) => Ok(ReferenceDecl::Kernel(s.clone())),
+        Value::Table(t) if t.len() == 1 => {
+            if let Some(c) = t.get("command") {
+                return match c.as_str() {
+                    Some(cmd) if !cmd.trim().is_empty() => Ok(ReferenceDecl::Command(CommandRef {
+                        command: cmd.to_string(),
+                        dir: base.to_path_buf(),
+                    })),
+                    _ => at(r.span(), "reference.command", "expected a non-empty command string"),
+                };
+            }
+            let Some(Value::Table(outs)) = t.get("outputs") else {
+                return at(r.span(), "reference", EXPECTED);
+            };
+            let mut files = Vec::new();
+            for (buf, path) in outs {
+                let Some(p) = path.as_str() else {
+                    return at(
+                        r.span(),
+                        format!("reference.outputs.{buf}"),
+                        "expected a path string (.npy, or raw little-endian)",
+                    );
+                };
+                files
+                    .push((buf.clone(), PathTemplate(base.join(p).to_string_lossy().into_owned())));
+            }
+            if files.is_empty() {
+                return at(r.span(), "reference.outputs", "lists no output");
+            }
+            Ok(ReferenceDecl::Files(files))
+        }
+        _ => at(r.span(), "reference", EXPECTED),
+    }
 }
 
 fn blocks_of(b: &Spanned<Value>) -> R<Vec<[u32; 3]>> {

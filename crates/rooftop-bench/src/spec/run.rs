@@ -6,6 +6,8 @@
 //! - for `reference = "<kernel>"`, before the check: the reference kernel run on a copy
 //!   of the same inputs on the same backend, its outputs handed to the checked kernel's
 //!   [`Kernel::reference`](crate::suite::Kernel::reference);
+//! - for file and command references, before the check: the expected files read, or the
+//!   command run on the inputs as the kernel gets them ([`super::reference`]);
 //! - after the checked run: the guard after every output buffer is read back and a
 //!   write past the declared end is recorded, so [`run_case`] reports an out-of-bounds
 //!   write rather than just "check failed".
@@ -19,7 +21,7 @@ use crate::backend::{
 };
 use crate::case::{Case, Selection};
 use crate::error::{BackendError, BenchError, SuiteError};
-use crate::harness::{self, CaseResult, Progress, TimingOptions};
+use crate::harness::{self, CaseResult, Progress, TimingOptions, Workspace};
 use crate::rng;
 use crate::suite::Kernel;
 use std::sync::atomic::AtomicBool;
@@ -109,7 +111,67 @@ impl<'a> SpecBackend<'a> {
         for id in ids {
             self.inner.free(id);
         }
-        k.set_reference_outputs(point, result?);
+        k.set_reference_outputs(point, 0, result?);
+        Ok(())
+    }
+
+    /// A file or command reference's outputs for `call`, computed unless known for this
+    /// size point (and, for a command, these inputs).
+    fn external_reference(
+        &mut self,
+        k: &'static SpecKernel,
+        call: &KernelCall<'_>,
+    ) -> Result<(), BackendError> {
+        let point = k.point(call.case);
+        match &k.spec().reference {
+            ReferenceDecl::Files(_) => {
+                if !k.has_reference_outputs(&point, 0) {
+                    let outs = super::reference::read_expected(k, call.case).map_err(other)?;
+                    k.set_reference_outputs(point, 0, outs);
+                }
+            }
+            ReferenceDecl::Command(c) => {
+                let declared = k.declared_buffers(call.case);
+                // The inputs as the kernel gets them: in place, else downloaded.
+                let mut owned = Vec::new();
+                for (d, id) in declared.iter().zip(call.buffers) {
+                    if !d.output && self.inner.host_buffer(*id).is_none() {
+                        owned.push((*id, self.inner.download(*id)?));
+                    }
+                }
+                let mut inputs: Vec<&HostBuf> = Vec::new();
+                for (d, id) in declared.iter().zip(call.buffers) {
+                    if d.output {
+                        continue;
+                    }
+                    let b = match self.inner.host_buffer(*id) {
+                        Some(b) => b,
+                        None => owned.iter().find(|(i, _)| i == id).map(|(_, b)| b).ok_or_else(
+                            || other(format!("input `{}` could not be read back", d.name)),
+                        )?,
+                    };
+                    inputs.push(b);
+                }
+                let fp = super::reference::fingerprint(&inputs);
+                if !k.has_reference_outputs(&point, fp) {
+                    let case = super::reference::CommandCase {
+                        kernel: k.spec().name.as_str(),
+                        sizes: k
+                            .spec()
+                            .vars
+                            .iter()
+                            .map(String::as_str)
+                            .zip(point.iter().copied())
+                            .collect(),
+                        buffers: &declared,
+                        inputs,
+                    };
+                    let outs = super::reference::run_command(c, &case).map_err(other)?;
+                    k.set_reference_outputs(point, fp, outs);
+                }
+            }
+            ReferenceDecl::Builtin | ReferenceDecl::Kernel(_) => {}
+        }
         Ok(())
     }
 
@@ -123,8 +185,11 @@ impl<'a> SpecBackend<'a> {
             if !d.output {
                 continue;
             }
-            let got = self.inner.download(*id)?;
-            if let Some(i) = guard_violation(&got, d.dtype, d.len) {
+            let violation = match self.inner.host_buffer(*id) {
+                Some(got) => guard_violation(got, d.dtype, d.len),
+                None => guard_violation(&self.inner.download(*id)?, d.dtype, d.len),
+            };
+            if let Some(i) = violation {
                 self.out_of_bounds = Some(format!(
                     "the kernel wrote past the end of output `{}` ({} elements declared; element \
                      {i} changed): a buffer too small for the grid, or a missing bounds check",
@@ -158,15 +223,41 @@ impl Backend for SpecBackend<'_> {
         self.inner.free(buf);
     }
 
+    fn download_into(&mut self, buf: BufId, out: &mut HostBuf) -> Result<(), BackendError> {
+        self.inner.download_into(buf, out)
+    }
+
+    fn host_buffer(&self, buf: BufId) -> Option<&HostBuf> {
+        self.inner.host_buffer(buf)
+    }
+
+    fn upload_owned(&mut self, buf: BufId, data: HostBuf) -> Result<Option<HostBuf>, BackendError> {
+        self.inner.upload_owned(buf, data)
+    }
+
+    fn take_host(&mut self, buf: BufId) -> Option<HostBuf> {
+        self.inner.take_host(buf)
+    }
+
+    fn put_host(&mut self, buf: BufId, data: HostBuf) {
+        self.inner.put_host(buf, data);
+    }
+
     fn implementations(&self, kernel: &str) -> Vec<Implementation> {
         self.inner.implementations(kernel)
     }
 
     fn prepare(&mut self, call: &KernelCall<'_>) -> Result<(), BackendError> {
         let Some(k) = self.spec_kernel(call.case) else { return self.inner.prepare(call) };
-        if let ReferenceDecl::Kernel(r) = &k.spec().reference {
-            let reference = self.set.find(r).map_err(other)?;
-            self.compute_reference(k, reference, call)?;
+        match &k.spec().reference {
+            ReferenceDecl::Kernel(r) => {
+                let reference = self.set.find(r).map_err(other)?;
+                self.compute_reference(k, reference, call)?;
+            }
+            ReferenceDecl::Files(_) | ReferenceDecl::Command(_) => {
+                self.external_reference(k, call)?;
+            }
+            ReferenceDecl::Builtin => {}
         }
         let scalars = k.scalars(call.case).map_err(other)?;
         self.check_guards = true;
@@ -234,12 +325,44 @@ pub fn run_case(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<CaseResult, BenchError> {
+    let mut ws = Workspace::with_keep_bytes(0);
+    let r = run_case_in(
+        &mut ws,
+        backend,
+        set,
+        kernel,
+        case,
+        implementation,
+        launch,
+        opts,
+        stop,
+        progress,
+    );
+    ws.release(backend);
+    r
+}
+
+/// [`run_case`] with the buffers of `ws`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_case_in(
+    ws: &mut Workspace,
+    backend: &mut dyn Backend,
+    set: &SpecSet,
+    kernel: &SpecKernel,
+    case: &Case,
+    implementation: &Implementation,
+    launch: Option<Launch>,
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<CaseResult, BenchError> {
     let mut wrapped = SpecBackend::new(backend, set);
     let launch = match launch {
         Some(l) => l,
         None => wrapped.default_launch(case),
     };
-    let mut r = harness::run_case(
+    let mut r = harness::run_case_in(
+        ws,
         &mut wrapped,
         kernel,
         case,
@@ -273,8 +396,39 @@ pub fn autotune(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<CaseResult>, BenchError> {
+    let mut ws = Workspace::new();
+    let r = autotune_in(
+        &mut ws,
+        backend,
+        set,
+        kernel,
+        case,
+        implementation,
+        launches,
+        opts,
+        stop,
+        progress,
+    );
+    ws.release(backend);
+    r
+}
+
+/// [`autotune`] with the buffers of `ws`.
+#[allow(clippy::too_many_arguments)]
+pub fn autotune_in(
+    ws: &mut Workspace,
+    backend: &mut dyn Backend,
+    set: &SpecSet,
+    kernel: &SpecKernel,
+    case: &Case,
+    implementation: &Implementation,
+    launches: &[Launch],
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<CaseResult>, BenchError> {
     crate::harness::sweep(launches, stop, |l| {
-        run_case(backend, set, kernel, case, implementation, Some(l), opts, stop, progress)
+        run_case_in(ws, backend, set, kernel, case, implementation, Some(l), opts, stop, progress)
     })
 }
 
@@ -305,26 +459,32 @@ pub fn bench_kernel(
     })?;
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
-    for case in k.cases(sel)? {
-        let launches = k.launches(&case).map_err(|e| {
-            BenchError::Suite(SuiteError::BadConfig {
-                kernel: name.to_string(),
-                message: e.to_string(),
-            })
-        })?;
-        let launches =
-            if autotune_blocks { launches } else { launches.into_iter().take(1).collect() };
-        out.extend(autotune(
-            backend,
-            set,
-            k,
-            &case,
-            &implementation,
-            &launches,
-            opts,
-            &stop,
-            &mut |_| {},
-        )?);
-    }
-    Ok(out)
+    let mut ws = Workspace::new();
+    let r = (|| {
+        for case in k.cases(sel)? {
+            let launches = k.launches(&case).map_err(|e| {
+                BenchError::Suite(SuiteError::BadConfig {
+                    kernel: name.to_string(),
+                    message: e.to_string(),
+                })
+            })?;
+            let launches =
+                if autotune_blocks { launches } else { launches.into_iter().take(1).collect() };
+            out.extend(autotune_in(
+                &mut ws,
+                backend,
+                set,
+                k,
+                &case,
+                &implementation,
+                &launches,
+                opts,
+                &stop,
+                &mut |_| {},
+            )?);
+        }
+        Ok(out)
+    })();
+    ws.release(backend);
+    r
 }

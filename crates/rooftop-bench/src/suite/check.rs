@@ -44,6 +44,46 @@ pub fn compare(
     half_is_bf16: &[bool],
     tol: Tolerance,
 ) -> CheckResult {
+    let got: Vec<&HostBuf> = got.iter().collect();
+    compare_refs(names, &got, want, half_is_bf16, tol)
+}
+
+/// Elements per parallel task of a comparison.
+pub(super) const CHUNK: usize = 1 << 16;
+
+/// What one chunk of a comparison found.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Part {
+    pub(super) elements: u64,
+    pub(super) max_abs: f64,
+    pub(super) max_rel: f64,
+    /// The first failing element: (index, got, want).
+    pub(super) first_failure: Option<(usize, f64, f64)>,
+}
+
+impl Part {
+    /// `self` then `later` (a chunk of higher indices).
+    pub(super) fn then(self, later: Part) -> Part {
+        Part {
+            elements: self.elements + later.elements,
+            max_abs: self.max_abs.max(later.max_abs),
+            max_rel: self.max_rel.max(later.max_rel),
+            first_failure: self.first_failure.or(later.first_failure),
+        }
+    }
+}
+
+/// [`compare`] of outputs held elsewhere (a backend's own host buffers): chunks of
+/// [`CHUNK`] elements in parallel, results identical to a sequential scan (the first
+/// failure is the lowest index).
+pub fn compare_refs(
+    names: &[&str],
+    got: &[&HostBuf],
+    want: &[HostBuf],
+    half_is_bf16: &[bool],
+    tol: Tolerance,
+) -> CheckResult {
+    use rayon::prelude::*;
     let mut r = CheckResult {
         passed: true,
         max_abs_error: 0.0,
@@ -61,7 +101,6 @@ pub fn compare(
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let name = names.get(i).copied().unwrap_or("out");
         let bf16 = half_is_bf16.get(i).copied().unwrap_or(false);
-        let (g, w) = (decode(g, bf16), decode(w, bf16));
         if g.len() != w.len() {
             r.passed = false;
             r.first_failure.get_or_insert_with(|| {
@@ -69,38 +108,79 @@ pub fn compare(
             });
             continue;
         }
-        for (j, (&a, &b)) in g.iter().zip(&w).enumerate() {
-            if b.is_nan() {
-                // A NaN in the reference means "not checked" (sampled checks of large
-                // GEMMs compute a subset of the outputs exactly).
-                continue;
-            }
-            r.elements += 1;
-            let err = (a - b).abs();
-            let ok = err <= tol.abs + tol.rel * b.abs();
-            // NaN in either fails (err is NaN, the comparison above is false).
-            if err.is_finite() {
-                r.max_abs_error = r.max_abs_error.max(err);
-                if b != 0.0 {
-                    r.max_rel_error = r.max_rel_error.max(err / b.abs());
+        let chunks = g.len().div_ceil(CHUNK);
+        let part: Part = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let range = c * CHUNK..((c + 1) * CHUNK).min(g.len());
+                // The common pairs get a loop of their own (no per-element dispatch).
+                match (g, w) {
+                    (HostBuf::F32(a), HostBuf::F32(b)) => {
+                        scan(range, |j| f64::from(a[j]), |j| f64::from(b[j]), tol)
+                    }
+                    (HostBuf::F64(a), HostBuf::F64(b)) => scan(range, |j| a[j], |j| b[j], tol),
+                    _ => scan(range, |j| element(g, j, bf16), |j| element(w, j, bf16), tol),
                 }
-            } else if a.to_bits() != b.to_bits() {
-                r.max_abs_error = f64::INFINITY;
-            }
-            if !ok {
-                r.passed = false;
-                r.first_failure.get_or_insert_with(|| format!("{name}[{j}]: got {a}, want {b}"));
-            }
+            })
+            .reduce(Part::default, Part::then);
+        r.elements += part.elements;
+        r.max_abs_error = r.max_abs_error.max(part.max_abs);
+        r.max_rel_error = r.max_rel_error.max(part.max_rel);
+        if let Some((j, a, b)) = part.first_failure {
+            r.passed = false;
+            r.first_failure.get_or_insert_with(|| format!("{name}[{j}]: got {a}, want {b}"));
         }
     }
     r
 }
 
-fn decode(b: &HostBuf, bf16: bool) -> Vec<f64> {
+/// Compares elements `range` of two outputs read through `got` and `want`.
+#[inline]
+pub(super) fn scan(
+    range: std::ops::Range<usize>,
+    got: impl Fn(usize) -> f64,
+    want: impl Fn(usize) -> f64,
+    tol: Tolerance,
+) -> Part {
+    let mut p = Part::default();
+    for j in range {
+        let (a, b) = (got(j), want(j));
+        if b.is_nan() {
+            // A NaN in the reference means "not checked" (sampled checks of large GEMMs
+            // compute a subset of the outputs exactly).
+            continue;
+        }
+        p.elements += 1;
+        let err = (a - b).abs();
+        // NaN in either fails (err is NaN, the comparison is false).
+        let ok = err <= tol.abs + tol.rel * b.abs();
+        if err.is_finite() {
+            p.max_abs = p.max_abs.max(err);
+            if b != 0.0 {
+                p.max_rel = p.max_rel.max(err / b.abs());
+            }
+        } else if a.to_bits() != b.to_bits() {
+            p.max_abs = f64::INFINITY;
+        }
+        if !ok && p.first_failure.is_none() {
+            p.first_failure = Some((j, a, b));
+        }
+    }
+    p
+}
+
+/// Element `i` of `b` as f64 (f16/bf16 bits decoded per `bf16`), without copying the
+/// buffer: a check of a 32 Mi-element output reads it in place.
+#[inline]
+fn element(b: &HostBuf, i: usize, bf16: bool) -> f64 {
     match b {
-        HostBuf::U16(v) if bf16 => v.iter().map(|&x| half::bf16::from_bits(x).to_f64()).collect(),
-        HostBuf::U16(v) => v.iter().map(|&x| half::f16::from_bits(x).to_f64()).collect(),
-        other => other.to_f64_lossy(),
+        HostBuf::F32(v) => f64::from(v[i]),
+        HostBuf::F64(v) => v[i],
+        HostBuf::U16(v) if bf16 => half::bf16::from_bits(v[i]).to_f64(),
+        HostBuf::U16(v) => half::f16::from_bits(v[i]).to_f64(),
+        HostBuf::U8(v) => f64::from(v[i]),
+        HostBuf::I8(v) => f64::from(v[i]),
+        HostBuf::U32(v) => f64::from(v[i]),
     }
 }
 

@@ -190,11 +190,13 @@ fn reference_products(m: usize, n: usize, k: usize, a: &[f64], b: &[f64]) -> Opt
     let dot = |i: usize, j: usize| dot2((0..k).map(|p| (a[i * k + p], b[p * n + j])));
     let small = (m as u128) * (n as u128) * (k as u128) <= FULL_CHECK_MAX_MNK;
     if small || m * n <= SAMPLES {
-        for i in 0..m {
-            for j in 0..n {
-                c[i * n + j] = dot(i, j);
+        // Rows in parallel; each output is the same compensated dot product.
+        use rayon::prelude::*;
+        c.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = dot(i, j);
             }
-        }
+        });
     } else {
         for (i, j) in sample(m, n) {
             c[i * n + j] = dot(i, j);

@@ -4,6 +4,7 @@
 
 mod check;
 pub mod fma;
+pub(crate) mod fused;
 pub mod gemm;
 pub mod norm;
 pub mod probe;
@@ -11,8 +12,9 @@ pub mod quant;
 pub mod reduce;
 pub mod softmax;
 pub mod stream;
+pub mod view;
 
-pub use check::{compare, CheckResult, Tolerance};
+pub use check::{compare, compare_refs, CheckResult, Tolerance};
 
 use crate::backend::{DType, HostBuf};
 use crate::case::{Case, Selection};
@@ -70,6 +72,37 @@ pub trait Kernel: Sync + std::fmt::Debug {
     fn tolerance(&self, case: &Case) -> Tolerance;
     /// FLOPs and bytes of one run, from the core's work models.
     fn work(&self, case: &Case) -> Result<Work, SuiteError>;
+    /// Whether runs write only the output buffers (the suite's kernels): the harness then
+    /// keeps the inputs on the device from one case to the next. A kernel that may write
+    /// anywhere (a user's) says `false`, and its inputs are uploaded again after it.
+    fn writes_only_outputs(&self) -> bool {
+        true
+    }
+    /// Where input buffer `index` comes from when it is not drawn from the generator
+    /// (a file, for a spec's `init = { file = ... }`): a description that also
+    /// identifies the contents. `None`: random per the buffer's `init`.
+    fn input_source(&self, _case: &Case, _index: usize) -> Option<String> {
+        None
+    }
+    /// The contents of an input with an [`Kernel::input_source`], or why they cannot be
+    /// read (one sentence naming the file).
+    fn load_input(&self, case: &Case, index: usize) -> Result<HostBuf, String> {
+        Err(format!("kernel `{}` has no data for buffer {index}", case.kernel))
+    }
+    /// The check of the outputs against the reference computed element by element where
+    /// they are compared, without a reference buffer ([`fused`]): `inputs` are every
+    /// buffer as initialised (as for [`Kernel::reference`]), `outputs` the outputs as the
+    /// kernel wrote them. `None`: the harness computes [`Kernel::reference`] and compares.
+    /// Must give the [`CheckResult`] that reference-then-compare gives.
+    fn check_in_place(
+        &self,
+        _case: &Case,
+        _inputs: &[HostBuf],
+        _outputs: &[&HostBuf],
+        _tol: Tolerance,
+    ) -> Option<CheckResult> {
+        None
+    }
     /// Dependent memory accesses of one run, for latency kernels (pointer chasing):
     /// the export then reports nanoseconds per access.
     fn latency_accesses(&self, _case: &Case) -> Option<u64> {

@@ -12,7 +12,10 @@
 // m, n, k, x, y, w, q, s, z, g: the names of the formulas in the module docs.
 #![allow(clippy::many_single_char_names)]
 
-use super::stream::{float_buffer, float_dtype, store, unit_roundoff};
+use super::fused::{Check, RowFn, Store};
+use super::stream::{float_buffer, float_dtype, unit_roundoff};
+use super::view::F64View;
+use super::CheckResult;
 use super::{bad, model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
 use crate::case::{Case, Selection};
@@ -115,6 +118,45 @@ pub(super) fn row_cases(kernel: &'static str, sel: &Selection) -> Result<Vec<Cas
         .collect())
 }
 
+impl Norm {
+    /// Runs `then` with the f64 expression of an output row (`row(r, out)` writes row
+    /// `r`), `None` when the buffers do not have the case's shapes: what `reference`
+    /// stores and `check_in_place` compares.
+    fn with_rows<E: RowFn>(
+        &self,
+        rows: usize,
+        cols: usize,
+        buffers: &[HostBuf],
+        then: E,
+    ) -> Option<E::Output> {
+        let x = F64View::of_len(buffers.first(), rows * cols)?;
+        let w = F64View::of_len(buffers.get(1), cols)?;
+        let b = match self.op {
+            NormOp::LayerNorm => Some(F64View::of_len(buffers.get(2), cols)?),
+            NormOp::RmsNorm => None,
+        };
+        let d = cols as f64;
+        let op = self.op;
+        Some(then.apply(|r, y: &mut [f64]| {
+            let row = x.slice(r * cols, (r + 1) * cols);
+            if let (NormOp::LayerNorm, Some(b)) = (op, b) {
+                let mean = row.iter().sum::<f64>() / d;
+                let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / d;
+                let rs = 1.0 / (var + EPS).sqrt();
+                for (j, o) in y.iter_mut().enumerate() {
+                    *o = (row.get(j) - mean) * rs * w.get(j) + b.get(j);
+                }
+            } else {
+                let ms = row.iter().map(|v| v * v).sum::<f64>() / d;
+                let rs = 1.0 / (ms + EPS).sqrt();
+                for (j, o) in y.iter_mut().enumerate() {
+                    *o = row.get(j) * rs * w.get(j);
+                }
+            }
+        }))
+    }
+}
+
 impl Kernel for Norm {
     fn name(&self) -> &'static str {
         match self.op {
@@ -154,33 +196,26 @@ impl Kernel for Norm {
 
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
-        let x = buffers.first().map(HostBuf::to_f64_lossy).unwrap_or_default();
-        let w = buffers.get(1).map(HostBuf::to_f64_lossy).unwrap_or_default();
-        let b = match self.op {
-            NormOp::LayerNorm => buffers.get(2).map(HostBuf::to_f64_lossy).unwrap_or_default(),
-            NormOp::RmsNorm => vec![0.0; cols],
-        };
-        if x.len() != rows * cols || w.len() != cols || b.len() != cols {
-            return Vec::new();
-        }
-        let d = cols as f64;
-        let mut y = Vec::with_capacity(rows * cols);
-        for row in x.chunks_exact(cols) {
-            match self.op {
-                NormOp::RmsNorm => {
-                    let ms = row.iter().map(|v| v * v).sum::<f64>() / d;
-                    let r = 1.0 / (ms + EPS).sqrt();
-                    y.extend(row.iter().zip(&w).map(|(v, w)| v * r * w));
-                }
-                NormOp::LayerNorm => {
-                    let mean = row.iter().sum::<f64>() / d;
-                    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / d;
-                    let r = 1.0 / (var + EPS).sqrt();
-                    y.extend(row.iter().zip(&w).zip(&b).map(|((v, w), b)| (v - mean) * r * w + b));
-                }
-            }
-        }
-        vec![store(case.dtype, y)]
+        self.with_rows(rows, cols, buffers, Store { p: case.dtype, rows, cols })
+            .map(|o| vec![o])
+            .unwrap_or_default()
+    }
+
+    fn check_in_place(
+        &self,
+        case: &Case,
+        inputs: &[HostBuf],
+        outputs: &[&HostBuf],
+        tol: Tolerance,
+    ) -> Option<CheckResult> {
+        let [out] = outputs else { return None };
+        let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
+        self.with_rows(
+            rows,
+            cols,
+            inputs,
+            Check { name: "y", got: out, p: case.dtype, rows, cols, tol },
+        )?
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

@@ -46,6 +46,7 @@ use crate::backend::{DType, HostBuf};
 use crate::case::{Case, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use rayon::prelude::*;
 use rooftop_core::ops::quant::{QuantGemmSpec, WeightFormat};
 use rooftop_core::ops::Work;
 use rooftop_core::units::Precision;
@@ -295,7 +296,9 @@ impl Quant {
 }
 
 /// The weight `(row, col)` of a quantized matrix with `k` columns, decoded in f64
-/// straight from the format's definition (the reference's decoder).
+/// straight from the format's definition: the oracle of [`decode_row`], which the
+/// reference uses.
+#[cfg(test)]
 fn weight(
     l: &QuantLayout,
     q: &HostBuf,
@@ -350,6 +353,54 @@ fn weight(
         _ => (f64::NAN, 0.0),
     };
     (qv - zero) * s
+}
+
+/// Row `row` of the quantized matrix decoded into `out` (`k` weights): the values of
+/// [`weight`] for every column, with each group's scale and zero point read once (the
+/// reference decodes tens of millions of weights per check).
+fn decode_row(
+    l: &QuantLayout,
+    q: &HostBuf,
+    scales: &[u16],
+    zeros: &[u8],
+    k: usize,
+    row: usize,
+    out: &mut [f64],
+) {
+    let groups = k / l.group;
+    for (gi, chunk) in out.chunks_mut(l.group).enumerate() {
+        let g = row * groups + gi;
+        let s = half::f16::from_bits(scales[g]).to_f64();
+        let zero = match (q, l.bits) {
+            (HostBuf::I8(_), _) => 0.0,
+            (HostBuf::U8(_), 4) if l.zero_point => {
+                let b = zeros[g / 2];
+                f64::from(if g.is_multiple_of(2) { b & 0x0F } else { b >> 4 })
+            }
+            (HostBuf::U8(_), 4) => 8.0,
+            (HostBuf::U8(_), _) => f64::from(if l.zero_point { zeros[g] } else { 128 }),
+            _ => f64::NAN,
+        };
+        let base = row * k + gi * l.group;
+        for (c, o) in chunk.iter_mut().enumerate() {
+            let idx = base + c;
+            let qv = match (q, l.bits, l.nibbles) {
+                (HostBuf::I8(v), _, _) => f64::from(v[idx]),
+                (HostBuf::U8(v), 4, NibbleOrder::Ggml) => {
+                    let (block, j) = (idx / GGML_BLOCK, idx % GGML_BLOCK);
+                    let b = v[block * GGML_BLOCK / 2 + j % 16];
+                    f64::from(if j < 16 { b & 0x0F } else { b >> 4 })
+                }
+                (HostBuf::U8(v), 4, NibbleOrder::Sequential) => {
+                    let b = v[idx / 2];
+                    f64::from(if idx.is_multiple_of(2) { b & 0x0F } else { b >> 4 })
+                }
+                (HostBuf::U8(v), _, _) => f64::from(v[idx]),
+                _ => f64::NAN,
+            };
+            *o = (qv - zero) * s;
+        }
+    }
 }
 
 impl Kernel for Quant {
@@ -481,18 +532,30 @@ impl Kernel for Quant {
             r.dedup();
             r
         };
-        let mut y = vec![f64::NAN; m * n];
-        let mut w_row = vec![0.0; k];
-        for j in 0..n {
-            for (c, w) in w_row.iter_mut().enumerate() {
-                *w = weight(&l, q, scales, zeros, k, j, c);
-            }
-            for &i in &rows {
-                let xi = &x[i * k..(i + 1) * k];
-                y[i * n + j] = xi.iter().zip(&w_row).map(|(&a, &w)| f64::from(a) * w).sum();
+        // Output columns in parallel (each decodes its weight row once); every value is
+        // the same sequential f64 dot product whatever the split.
+        let cols: Vec<Vec<f64>> = (0..n)
+            .into_par_iter()
+            .map_init(
+                || vec![0.0; k],
+                |w_row, j| {
+                    decode_row(&l, q, scales, zeros, k, j, w_row);
+                    rows.iter()
+                        .map(|&i| {
+                            let xi = &x[i * k..(i + 1) * k];
+                            xi.iter().zip(w_row.iter()).map(|(&a, &w)| f64::from(a) * w).sum()
+                        })
+                        .collect()
+                },
+            )
+            .collect();
+        let mut y = vec![f32::NAN; m * n];
+        for (j, col) in cols.iter().enumerate() {
+            for (&i, v) in rows.iter().zip(col) {
+                y[i * n + j] = *v as f32;
             }
         }
-        vec![HostBuf::F32(y.into_iter().map(|v| v as f32).collect())]
+        vec![HostBuf::F32(y)]
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {
@@ -550,6 +613,37 @@ mod tests {
 
     const F16_ONE: u16 = 0x3C00;
     const F16_HALF: u16 = 0x3800;
+
+    /// The row decoder gives the definition's value for every weight of every format.
+    #[test]
+    fn rows_decode_as_the_definition() {
+        let formats = [
+            WeightFormat::Q4_0,
+            WeightFormat::Q8_0,
+            affine(4, 32, false),
+            affine(4, 64, true),
+            affine(8, 128, true),
+            affine(8, 32, false),
+        ];
+        for f in formats {
+            let c = case(false, 1, 6, 256, f);
+            let l = QuantLayout::of(f).unwrap();
+            let bufs = crate::rng::fill_all(&Quant { gemm: false }.buffers(&c), 5, 3);
+            let HostBuf::U16(scales) = &bufs[2] else { panic!() };
+            let zeros: &[u8] = match bufs.get(3) {
+                Some(HostBuf::U8(z)) if l.zero_point => z,
+                _ => &[],
+            };
+            let mut row = vec![0.0; 256];
+            for r in 0..6 {
+                decode_row(&l, &bufs[1], scales, zeros, 256, r, &mut row);
+                for (col, v) in row.iter().enumerate() {
+                    let want = weight(&l, &bufs[1], scales, zeros, 256, r, col);
+                    assert_eq!(v.to_bits(), want.to_bits(), "{f:?} row {r} col {col}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn q4_0_block_decoded_by_hand() {

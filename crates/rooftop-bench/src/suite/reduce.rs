@@ -5,8 +5,11 @@
 //! with `--dtype fp64`. Inputs uniform in [0.5, 1.5): positive, so the relative error
 //! bound of a sum applies to every row. Work is the core's `ReductionSpec` unchanged.
 
+use super::fused::compare_with;
 use super::norm::row_cases;
-use super::stream::{float_buffer, store, sum_tolerance, unit_roundoff};
+use super::stream::{float_buffer, sum_tolerance, unit_roundoff};
+use super::view::{par_store, F64View};
+use super::CheckResult;
 use super::{model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
 use crate::case::{Case, Selection};
@@ -54,11 +57,23 @@ impl Kernel for RowSum {
 
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
-        let x = buffers.first().map(HostBuf::to_f64_lossy).unwrap_or_default();
-        if x.len() != rows * cols {
-            return Vec::new();
-        }
-        vec![store(case.dtype, x.chunks_exact(cols).map(|r| r.iter().sum()).collect())]
+        let Some(x) = F64View::of_len(buffers.first(), rows * cols) else { return Vec::new() };
+        vec![par_store(case.dtype, rows, |r| x.slice(r * cols, (r + 1) * cols).iter().sum())]
+    }
+
+    fn check_in_place(
+        &self,
+        case: &Case,
+        inputs: &[HostBuf],
+        outputs: &[&HostBuf],
+        tol: Tolerance,
+    ) -> Option<CheckResult> {
+        let [out] = outputs else { return None };
+        let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
+        let x = F64View::of_len(inputs.first(), rows * cols)?;
+        compare_with("y", out, rows, case.dtype, tol, |r| {
+            x.slice(r * cols, (r + 1) * cols).iter().sum()
+        })
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

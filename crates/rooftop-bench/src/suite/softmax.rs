@@ -16,8 +16,11 @@
 //! (the input read three times from DRAM) does not apply; its FLOPs are the `Three`
 //! count, 7 per element, because it recomputes `exp(x - max)`.
 
+use super::fused::{Check, RowFn, Store};
 use super::norm::row_cases;
-use super::stream::{float_buffer, store, unit_roundoff};
+use super::stream::{float_buffer, unit_roundoff};
+use super::view::F64View;
+use super::CheckResult;
 use super::{model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
 use crate::case::{Case, Selection};
@@ -42,6 +45,31 @@ static SOFTMAX: [Softmax; 2] = [Softmax { online: false }, Softmax { online: tru
 /// The kernels of this module.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
     SOFTMAX.iter().map(|k| k as &dyn Kernel).collect()
+}
+
+/// Runs `then` with the f64 expression of an output row (`row(r, out)`), `None` when
+/// the input is not `rows` × `cols`: what `reference` stores and `check_in_place`
+/// compares.
+fn with_rows<E: RowFn>(
+    rows: usize,
+    cols: usize,
+    buffers: &[HostBuf],
+    then: E,
+) -> Option<E::Output> {
+    let x = F64View::of_len(buffers.first(), rows * cols)?;
+    Some(then.apply(|r, y: &mut [f64]| {
+        let row = x.slice(r * cols, (r + 1) * cols);
+        let m = row.iter().fold(f64::NEG_INFINITY, f64::max);
+        // exp(x - max) once per element, then divided by the row's sum.
+        let mut s = 0.0;
+        for (o, v) in y.iter_mut().zip(row.iter()) {
+            *o = (v - m).exp();
+            s += *o;
+        }
+        for o in y.iter_mut() {
+            *o /= s;
+        }
+    }))
 }
 
 impl Kernel for Softmax {
@@ -80,17 +108,26 @@ impl Kernel for Softmax {
 
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
-        let x = buffers.first().map(HostBuf::to_f64_lossy).unwrap_or_default();
-        if x.len() != rows * cols {
-            return Vec::new();
-        }
-        let mut y = Vec::with_capacity(x.len());
-        for row in x.chunks_exact(cols) {
-            let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let s: f64 = row.iter().map(|v| (v - m).exp()).sum();
-            y.extend(row.iter().map(|v| (v - m).exp() / s));
-        }
-        vec![store(case.dtype, y)]
+        with_rows(rows, cols, buffers, Store { p: case.dtype, rows, cols })
+            .map(|o| vec![o])
+            .unwrap_or_default()
+    }
+
+    fn check_in_place(
+        &self,
+        case: &Case,
+        inputs: &[HostBuf],
+        outputs: &[&HostBuf],
+        tol: Tolerance,
+    ) -> Option<CheckResult> {
+        let [out] = outputs else { return None };
+        let (rows, cols) = (case.size_usize("rows"), case.size_usize("cols"));
+        with_rows(
+            rows,
+            cols,
+            inputs,
+            Check { name: "y", got: out, p: case.dtype, rows, cols, tol },
+        )?
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

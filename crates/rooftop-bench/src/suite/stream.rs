@@ -14,6 +14,9 @@
 //! Tolerances are relative and stated in units of the data type's unit roundoff `u`
 //! (2^-24 for fp32, 2^-53 for fp64) next to each kernel.
 
+use super::fused::{Check, ElementFn, Store};
+use super::view::F64View;
+use super::CheckResult;
 use super::{bad, model_err, sizes_1d, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
 use crate::case::{Case, Selection};
@@ -121,6 +124,64 @@ pub(super) fn store(p: Precision, v: Vec<f64>) -> HostBuf {
     }
 }
 
+impl Stream {
+    /// Runs `then` with the f64 expression of output element `i` of this kernel
+    /// (`None` when the inputs are not `n`-element float buffers). What `reference`
+    /// stores and `check_in_place` compares; `Read` (a sum) has none.
+    fn with_expected<E: ElementFn>(
+        &self,
+        n: usize,
+        buffers: &[HostBuf],
+        then: E,
+    ) -> Option<E::Output> {
+        let input = |i: usize| F64View::of_len(buffers.get(i), n);
+        Some(match self.op {
+            StreamOp::Read => return None,
+            StreamOp::Write => then.apply(|_| FILL_VALUE),
+            StreamOp::Copy => {
+                let a = input(0)?;
+                then.apply(|i| a.get(i))
+            }
+            StreamOp::Scale => {
+                let a = input(0)?;
+                then.apply(|i| SCALAR * a.get(i))
+            }
+            StreamOp::Add => {
+                let (a, b) = (input(0)?, input(1)?);
+                then.apply(|i| a.get(i) + b.get(i))
+            }
+            StreamOp::Triad => {
+                let (b, c) = (input(0)?, input(1)?);
+                then.apply(|i| b.get(i) + SCALAR * c.get(i))
+            }
+            StreamOp::Silu => {
+                let x = input(0)?;
+                then.apply(|i| {
+                    let x = x.get(i);
+                    x / (1.0 + (-x).exp())
+                })
+            }
+            StreamOp::Gelu => {
+                let x = input(0)?;
+                then.apply(|i| gelu(x.get(i)))
+            }
+        })
+    }
+}
+
+/// GELU (tanh form) in f64: `x (1 + tanh z) / 2 = x sigmoid(2z)`, one exp, evaluated
+/// on the side where it does not overflow (`1 + tanh z` itself cancels for z << 0: 1e-9
+/// relative error at z = -8; the sigmoid form does not).
+fn gelu(x: f64) -> f64 {
+    let z = GELU_SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x);
+    if z >= 0.0 {
+        x / (1.0 + (-2.0 * z).exp())
+    } else {
+        let e = (2.0 * z).exp();
+        x * e / (1.0 + e)
+    }
+}
+
 /// Relative tolerance of a sum of `terms` same-sign values in any order: a sequential
 /// sum's rounding errors are unbiased and add like a random walk, about
 /// `sqrt(terms/3) * u` of the total; `4 sqrt(terms) + 16` units is well above that and
@@ -215,38 +276,27 @@ impl Kernel for Stream {
     fn reference(&self, case: &Case, buffers: &[HostBuf]) -> Vec<HostBuf> {
         let n = case.size_usize("n");
         let p = case.dtype;
-        let ins: Vec<Vec<f64>> = buffers.iter().map(HostBuf::to_f64_lossy).collect();
-        let input = |i: usize| ins.get(i).filter(|v| v.len() == n);
-        let out = match self.op {
-            StreamOp::Read => input(0).map(|a| vec![a.iter().sum()]),
-            StreamOp::Write => Some(vec![FILL_VALUE; n]),
-            StreamOp::Copy => input(0).cloned(),
-            StreamOp::Scale => input(0).map(|a| a.iter().map(|x| SCALAR * x).collect()),
-            StreamOp::Add => {
-                input(0).zip(input(1)).map(|(a, b)| a.iter().zip(b).map(|(x, y)| x + y).collect())
-            }
-            StreamOp::Triad => input(0)
-                .zip(input(1))
-                .map(|(b, c)| b.iter().zip(c).map(|(x, y)| x + SCALAR * y).collect()),
-            StreamOp::Silu => input(0).map(|x| x.iter().map(|&x| x / (1.0 + (-x).exp())).collect()),
-            StreamOp::Gelu => input(0).map(|x| {
-                x.iter()
-                    .map(|&x| {
-                        let z = GELU_SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x);
-                        if z >= 0.0 {
-                            0.5 * x * (1.0 + z.tanh())
-                        } else {
-                            // 1 + tanh z cancels for z << 0 (1e-9 relative error at
-                            // z = -8 in f64); the identity 1 + tanh z = 2e^2z / (1 + e^2z)
-                            // does not.
-                            let e = (2.0 * z).exp();
-                            x * e / (1.0 + e)
-                        }
-                    })
-                    .collect()
-            }),
-        };
-        out.map(|v| vec![store(p, v)]).unwrap_or_default()
+        if self.op == StreamOp::Read {
+            let Some(a) = F64View::of_len(buffers.first(), n) else { return Vec::new() };
+            return vec![store(p, vec![a.iter().sum()])];
+        }
+        self.with_expected(n, buffers, Store { p, rows: n, cols: 1 })
+            .map(|o| vec![o])
+            .unwrap_or_default()
+    }
+
+    fn check_in_place(
+        &self,
+        case: &Case,
+        inputs: &[HostBuf],
+        outputs: &[&HostBuf],
+        tol: Tolerance,
+    ) -> Option<CheckResult> {
+        let ([out], false) = (outputs, self.op == StreamOp::Read) else { return None };
+        let n = case.size_usize("n");
+        let name = self.buffers(case).into_iter().find(|b| b.output).map_or("out", |b| b.name);
+        let check = Check { name, got: out, p: case.dtype, rows: n, cols: 1, tol };
+        self.with_expected(n, inputs, check)?
     }
 
     fn tolerance(&self, case: &Case) -> Tolerance {

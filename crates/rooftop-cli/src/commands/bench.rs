@@ -7,10 +7,10 @@ use crate::output;
 use crate::progress;
 use clap::Args;
 use rooftop_bench::backend::{Backend, Launch};
-use rooftop_bench::ceilings;
+use rooftop_bench::ceilings::{self, Residency};
 use rooftop_bench::error::BenchError;
-use rooftop_bench::export::{self, BenchReport, Roofs, TimingRecord};
-use rooftop_bench::harness::{self, CaseResult, Progress, TimingOptions};
+use rooftop_bench::export::{self, BenchReport, Roofs, RunTime, TimingRecord};
+use rooftop_bench::harness::{self, CaseResult, Progress, TimingOptions, Workspace};
 use rooftop_bench::spec::{self, SpecKernel, SpecSet};
 use rooftop_bench::suite::{self, Kernel};
 use rooftop_bench::{Case, Selection};
@@ -522,6 +522,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     if cli.format == crate::args::OutputFormat::Perfetto {
         return Err(output::no_perfetto("bench"));
     }
+    let started = std::time::Instant::now();
     // Install the Ctrl-C handler first: backend start-up (CPU detection) takes a moment.
     let stop = progress::interrupt_flag();
     let sel = selection(a)?;
@@ -558,13 +559,19 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         return Err(CliError::input("nothing to run: no kernel matched the selection"));
     }
 
+    // Buffers are kept from case to case (the suite's cases share a few shapes), and so
+    // are results: the quick ceilings measure the suite's own triad, copy, read and write cases
+    // with the suite's timing, and the suite shows those results rather than measuring
+    // the same cases twice.
+    let mut ws = Workspace::new();
+    ws.remember_results();
     // Ceilings first (quick), unless told otherwise.
     let ceilings = if a.no_ceilings {
         None
     } else {
         let pb = progress::bar(1, "ceilings");
-        let opts = any.ceiling_options(true, ceilings_timing(&timing));
-        let r = ceilings::measure(any.as_dyn(), &opts, &stop, &mut |p| {
+        let opts = any.ceiling_options(true, timing.clone());
+        let r = ceilings::measure_in(&mut ws, any.as_dyn(), &opts, &stop, &mut |p| {
             let (Progress::Checking { label } | Progress::Sampling { label, .. }) = p;
             pb.set_message(label.to_string());
         });
@@ -591,6 +598,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         .as_ref()
         .map_or_else(|| theoretical.clone(), |c| ceilings::calibrated_spec(&theoretical, c));
 
+    let ceilings_s = ws.total.total_s;
     let info = any.as_dyn().info().clone();
     let mut report = BenchReport {
         schema_version: export::SCHEMA_VERSION,
@@ -602,6 +610,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         results: Vec::new(),
         warnings: notes,
         interrupted: false,
+        time_spent: RunTime::of(started.elapsed().as_secs_f64(), ws.total, ceilings_s),
     };
     let roofs =
         Roofs { theoretical: &theoretical, analysis: &analysis_spec, ceilings: ceilings.as_ref() };
@@ -612,6 +621,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     let mut failed_checks = 0usize;
     // The best result of each job, for --compare.
     let mut bests: Vec<CaseResult> = Vec::new();
+    // Every result with its kernel, to judge them again if a ceiling changes.
+    let mut all: Vec<(&'static dyn Kernel, CaseResult)> = Vec::new();
     for job in &jobs {
         if stop.load(Ordering::Relaxed) {
             report.interrupted = true;
@@ -655,7 +666,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
             }
         };
         let results = if let (Some(k), Some(set)) = (job.spec, &set) {
-            spec::run::autotune(
+            spec::run::autotune_in(
+                &mut ws,
                 backend,
                 set,
                 k,
@@ -667,7 +679,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 &mut on_progress,
             )
         } else if launches.len() > 1 {
-            harness::autotune(
+            harness::autotune_in(
+                &mut ws,
                 backend,
                 job.kernel,
                 &job.case,
@@ -678,7 +691,8 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 &mut on_progress,
             )
         } else {
-            harness::run_case(
+            harness::run_case_in(
+                &mut ws,
                 backend,
                 job.kernel,
                 &job.case,
@@ -702,16 +716,67 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
                 report.interrupted = true;
             }
             report.results.push(export::evaluate(job.kernel, r, roofs).map_err(bench_error)?);
+            all.push((job.kernel, r.clone()));
         }
         export::link_builtins(&mut report.results);
+        report.time_spent = RunTime::of(started.elapsed().as_secs_f64(), ws.total, ceilings_s);
         write_exports(a, &report)?;
         pb.inc(1);
     }
     pb.finish_and_clear();
+    // Roofs a result beat: re-measured, then raised (rooftop_bench::ceilings::adjust);
+    // every result is then judged again against the final ceilings.
+    let mut ceilings = ceilings;
+    if let (Some(c), false) = (ceilings.as_mut(), stop.load(Ordering::Relaxed)) {
+        let rows: Vec<_> = report
+            .results
+            .iter()
+            .filter_map(|rec| {
+                let achieved =
+                    if rec.residency.is_some() { rec.achieved_gbs } else { rec.achieved_gflops };
+                let label =
+                    export::result_label(&rec.kernel, &rec.config.label, &rec.implementation.id);
+                Some((rec.roof?, rec.residency.unwrap_or(Residency::Dram), achieved?, label))
+            })
+            .collect();
+        let beaten = ceilings::adjust::beaten(c, &rows);
+        if !beaten.is_empty() {
+            let pb = progress::bar(1, "ceilings");
+            let opts = any.ceiling_options(true, timing.clone());
+            let changed = ceilings::adjust::remeasure_beaten(
+                &mut ws,
+                any.as_dyn(),
+                &opts,
+                c,
+                &beaten,
+                &stop,
+                &mut |p| {
+                    let (Progress::Checking { label } | Progress::Sampling { label, .. }) = p;
+                    pb.set_message(format!("re-measuring: {label}"));
+                },
+            )
+            .map_err(bench_error)?;
+            pb.finish_and_clear();
+            if changed {
+                let analysis = ceilings::calibrated_spec(&theoretical, c);
+                let roofs =
+                    Roofs { theoretical: &theoretical, analysis: &analysis, ceilings: Some(c) };
+                report.results = all
+                    .iter()
+                    .map(|(k, r)| export::evaluate(*k, r, roofs))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(bench_error)?;
+                report.device = export::device_record(&analysis);
+                report.ceilings = Some(c.clone());
+            }
+        }
+    }
+    ws.release(any.as_dyn());
     if stop.load(Ordering::Relaxed) {
         report.interrupted = true;
     }
     export::link_builtins(&mut report.results);
+    report.time_spent = RunTime::of(started.elapsed().as_secs_f64(), ws.total, ceilings_s);
     write_exports(a, &report)?;
 
     let fmt = output::format(cli.format);
@@ -759,7 +824,9 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     }
     if failed_checks > 0 {
         return Err(CliError::Runtime(format!(
-            "{failed_checks} result(s) failed their check against the reference (not timed)"
+            "{} failed {} check against the reference (not timed)",
+            rooftop_core::diagnose::count(failed_checks as u64, "result", "results"),
+            if failed_checks == 1 { "its" } else { "their" }
         )));
     }
     Ok(())
@@ -778,11 +845,6 @@ fn compare_results(names: &[String], bests: &[CaseResult]) -> Vec<spec::compare:
                 .map(|rb| spec::compare::compare(ra, rb))
         })
         .collect()
-}
-
-/// Timing of the quick ceilings: shorter than the suite's.
-fn ceilings_timing(t: &TimingOptions) -> TimingOptions {
-    TimingOptions { min_time_s: t.min_time_s.min(0.1), min_runs: t.min_runs.min(5), ..t.clone() }
 }
 
 #[cfg(test)]

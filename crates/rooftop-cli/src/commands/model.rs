@@ -158,7 +158,7 @@ fn step_options(args: &ModelArgs) -> Result<StepOptions> {
 pub fn run(catalog: &Catalog, args: &ModelArgs, cli: &Cli) -> Result<()> {
     let format = output::format(cli.format);
     if !rooftop_report::model::supports(format) {
-        return Err(CliError::input("rooftop model writes --format table, json, csv or md"));
+        return Err(CliError::input("rooftop model writes --format table, json, csv, md or html"));
     }
     let cfg = load_model(args)?;
     let opts = step_options(args)?;
@@ -175,6 +175,6 @@ pub fn run(catalog: &Catalog, args: &ModelArgs, cli: &Cli) -> Result<()> {
             cfg.name, device.id, args.weights
         ))
     })?;
-    let text = rooftop_report::model::render(&report, format);
+    let text = rooftop_report::model::render(&report, format, device);
     output::emit(&text, cli.output.as_deref())
 }

@@ -18,10 +18,19 @@
 //! - seed 001: tile and wave quantization waste in GEMMs.
 //!
 //! Findings are ordered by severity (critical first), then by the order of the rules.
+//! They are written for the person reading them: whole sentences with the numbers in
+//! them, op classes named as nouns ("an RMSNorm", "a GEMM"), counts agreeing with their
+//! nouns ([`count`]), and no citation of rooftop's internal notes.
 
 mod rules;
 
 pub use rules::{diagnose, expected_band, DiagnoseInput, ExpectedBand};
+
+/// `n` with its noun, singular or plural: "1 chain", "3 chains" (findings are read as
+/// sentences, not as templates with "(s)").
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
 
 use serde::Serialize;
 

@@ -79,6 +79,29 @@ fn gbs(v: f64) -> String {
     si(v * 1e9, "B/s")
 }
 
+/// The class as a noun phrase with its article: "an element-wise kernel", "a GEMM".
+pub(crate) fn class_noun(class: OpClass) -> &'static str {
+    match class {
+        OpClass::Gemm => "a GEMM",
+        OpClass::QuantizedGemm => "a quantized GEMM",
+        OpClass::QuantizedMatvec => "a quantized matrix-vector product",
+        OpClass::Attention => "an attention kernel",
+        OpClass::Conv => "a convolution",
+        OpClass::RmsNorm => "an RMSNorm",
+        OpClass::LayerNorm => "a LayerNorm",
+        OpClass::Softmax => "a softmax",
+        OpClass::Elementwise => "an element-wise kernel",
+        OpClass::Reduction => "a reduction",
+        OpClass::Copy => "a copy",
+    }
+}
+
+/// The class without its article: "element-wise kernel", "GEMM".
+fn class_name(class: OpClass) -> &'static str {
+    let n = class_noun(class);
+    n.split_once(' ').map_or(n, |(_, rest)| rest)
+}
+
 /// "up to 1.8× (42.0 µs → 23.6 µs)" for a time that could drop to `target_us`.
 fn gain(time_us: f64, target_us: f64, what: &str) -> Option<String> {
     if !(target_us > 0.0 && time_us > target_us) {
@@ -115,15 +138,17 @@ fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                 severity: Severity::Info,
                 title: "Above the measured ceiling".to_string(),
                 evidence: format!(
-                    "measured {} is {} of the floor on measured roofs ({} attainment); {}",
+                    "it ran in {}, faster than the floor of {} on the measured roofs ({} \
+                     attainment); the roof: {}",
                     us(a.time_us),
-                    pct(a.roofline_attainment_pct),
+                    us(i.roofline.floor_time_us),
                     pct(a.roofline_attainment_pct),
                     roof_meta.map_or("", |m| m.source.as_str())
                 ),
-                recommendation: "The measured roof is a benchmark median, not a hard limit: \
-                                 re-measure the ceilings (`rooftop ceilings`), and check whether \
-                                 this kernel's data fits in a cache."
+                recommendation: "A measured roof is itself a benchmark: measure the ceilings \
+                                 again on a quiet machine (`rooftop ceilings`), and check \
+                                 whether this kernel's data fits in a cache, whose roof is \
+                                 higher."
                     .to_string(),
                 expected_gain: None,
             });
@@ -145,7 +170,7 @@ fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         severity: Severity::Critical,
         title: "Faster than the hardware allows".to_string(),
         evidence: format!(
-            "measured {} is below the floor of {} ({} attainment).{cache_note}",
+            "it ran in {}, below the floor of {} ({} attainment).{cache_note}",
             us(a.time_us),
             us(i.roofline.floor_time_us),
             pct(a.roofline_attainment_pct)
@@ -167,8 +192,8 @@ fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         Some(a) if a.time_us < 4.0 * LAUNCH_OVERHEAD_US && a.roofline_attainment_pct < 50.0 => (
             Severity::Warning,
             format!(
-                "the floor is {} but the kernel took {}: a fixed launch cost of a few µs is \
-                 most of the time",
+                "the work alone needs {} but the kernel took {}: most of the time is the fixed \
+                 cost of a launch (a few µs)",
                 us(floor),
                 us(a.time_us)
             ),
@@ -177,7 +202,7 @@ fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         None => (
             Severity::Info,
             format!(
-                "the floor is {}, below the ~{} a kernel launch costs",
+                "the work alone needs {}, less than the ~{} a kernel launch costs",
                 us(floor),
                 us(LAUNCH_OVERHEAD_US)
             ),
@@ -189,8 +214,8 @@ fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         title: "Launch overhead dominates this size".to_string(),
         evidence,
         recommendation: "Batch more work per launch, fuse with neighbouring kernels, capture \
-                         launches in a CUDA/HIP graph, or fall back to a library op for small \
-                         tensors (seed 002: guard custom kernels with a size check)."
+                         launches in a CUDA/HIP graph, or send small tensors to a library op \
+                         (a size check in front of a custom kernel)."
             .to_string(),
         expected_gain: None,
     });
@@ -208,12 +233,14 @@ fn bandwidth_tree(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     }
     let util = a.memory_utilization_pct;
     let evidence = format!(
-        "achieved {} of {} peak ({}); intensity {} FLOP/B{}",
+        "it moves {} against a roof of {} ({}); at {} FLOP/B{}",
         gbs(a.achieved_gbs),
         gbs(r.bandwidth_gbs),
         pct(util),
         sig3(r.arithmetic_intensity),
-        r.ridge_point.map(|p| format!(" is below the ridge point {}", sig3(p))).unwrap_or_default()
+        r.ridge_point
+            .map(|p| format!(", below the ridge point of {} FLOP/B, memory is the limit", sig3(p)))
+            .unwrap_or_default()
     );
     let at = |target_pct: f64| a.time_us * util / target_pct;
     let f = if util >= NEAR_PEAK_PCT {
@@ -268,9 +295,11 @@ fn class_band(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     // Seed 002 rules of thumb: RMSNorm under 40% is likely wrong; element-wise should be
     // within 2x of peak.
     let hard_floor = match i.work.class {
-        OpClass::RmsNorm => Some((40.0, "an RMSNorm under 40% of peak bandwidth is likely wrong")),
+        OpClass::RmsNorm => {
+            Some((40.0, "an RMSNorm under 40% of peak bandwidth usually has a bug"))
+        }
         OpClass::Elementwise | OpClass::Copy => {
-            Some((50.0, "element-wise kernels should be within 2x of peak bandwidth"))
+            Some((50.0, "an element-wise kernel should reach half the peak bandwidth or more"))
         }
         _ => None,
     };
@@ -279,8 +308,8 @@ fn class_band(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             out.push(Finding {
                 id: "class.likely_wrong",
                 severity: Severity::Critical,
-                title: format!("Too slow for a {} kernel", i.work.class.as_str()),
-                evidence: format!("{} of peak bandwidth; seed 002: {rule}", pct(util)),
+                title: format!("Too slow for {}", class_noun(i.work.class)),
+                evidence: format!("{} of peak bandwidth, and {rule}", pct(util)),
                 recommendation: "Compare with the framework's built-in kernel on the same \
                                  input and check the launch configuration and memory access \
                                  pattern before tuning anything else."
@@ -300,7 +329,7 @@ fn class_band(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             severity: Severity::Warning,
             title: format!("Below the usual band for {}", band.label),
             evidence: format!(
-                "{} of peak bandwidth; {} kernels usually reach {}–{}",
+                "{} of peak bandwidth, where {} kernels usually reach {}–{}",
                 pct(util),
                 band.label,
                 pct(band.low_pct),
@@ -356,8 +385,8 @@ fn compute_utilisation(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             severity,
             title: "Compute-bound but below the compute roof".to_string(),
             evidence,
-            recommendation: "Seed 000 §4.2: increase parallelism (more warps/simdgroups per \
-                             block), use the matrix units (tensor cores / MFMA / \
+            recommendation: "Increase parallelism (more warps/simdgroups per block), use \
+                             the matrix units (tensor cores / MFMA / \
                              simdgroup_matrix) for dense products, cut register pressure that \
                              limits occupancy, and fuse to save launches; accumulate in FP32 \
                              with FP16/BF16 inputs."
@@ -400,8 +429,8 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         severity: Severity::Info,
         title: "Matrix units available".to_string(),
         evidence: format!(
-            "this {} work runs on the {} vector roof ({}); the device's {} matrix roof is {}",
-            i.work.class.as_str(),
+            "this {} runs on the {} vector roof ({}); the device's {} matrix roof is {}",
+            class_name(i.work.class),
             roof.precision,
             si(roof.tflops * 1e12, "FLOP/s"),
             best.precision,
@@ -424,15 +453,15 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             severity: Severity::Warning,
             title: "Tile quantization wastes work".to_string(),
             evidence: format!(
-                "the {}x{} macro tile pads the problem to {} tiles ({} x {}); tile_eff {}: \
-                 {} of the computed outputs are padding",
+                "the {}x{} macro tile pads the problem to {} tiles ({} x {}), so {} of the \
+                 computed outputs are padding (tile efficiency {})",
                 t.mt_m,
                 t.mt_n,
                 t.num_tiles,
                 t.tiles_m,
                 t.tiles_n,
-                sig3(t.tile_eff),
-                pct((1.0 - t.tile_eff) * 100.0)
+                pct((1.0 - t.tile_eff) * 100.0),
+                sig3(t.tile_eff)
             ),
             recommendation: "Pad the model dimension to a multiple of the tile, or tune the \
                              GEMM (hipBLASLt/cuBLASLt heuristics, CUTLASS/CK configs) for a \
@@ -449,7 +478,8 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                 severity: Severity::Warning,
                 title: "Last wave leaves compute units idle".to_string(),
                 evidence: format!(
-                    "{} tiles on {} {}s run in {} waves; wq_eff {} (dim_eff {})",
+                    "{} tiles on {} {}s run in {} waves, the last one partly empty (wave \
+                     efficiency {}, dimension efficiency {})",
                     t.num_tiles,
                     num_cu,
                     i.device.cu_kind,
@@ -506,8 +536,7 @@ fn occupancy(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             limiter_name(o.limiter)
         ),
         recommendation: format!(
-            "{advice} Below 50% there may be too few warps to hide memory latency (seed 000 \
-             §4.3)."
+            "{advice} Below 50% there may be too few warps to hide memory latency."
         ),
         expected_gain: None,
     });
@@ -548,7 +577,7 @@ fn fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         title: "Fusion would save traffic".to_string(),
         evidence: format!(
             "this {} writes {} that the next kernel reads back",
-            i.work.class.as_str(),
+            class_name(i.work.class),
             si(i.work.bytes_written, "B")
         ),
         recommendation: format!(
@@ -575,7 +604,8 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         .as_ref()
         .map(|s| {
             format!(
-                " (seed 003's counting: {} vs {}, {}×)",
+                " (a quicker count, with FP32 dequantized weights, Q4_0 at 2 bits per weight \
+                 and the weights read twice, gives {} vs {}, {}×)",
                 si(s.unfused_bytes, "B"),
                 si(s.fused_bytes, "B"),
                 sig3(s.saving)
@@ -736,7 +766,7 @@ mod tests {
         let a = analyze(cat.lookup("rx-7900-xt").unwrap(), &req).unwrap();
         let f = a.findings.iter().find(|f| f.id == "fusion.dequant").unwrap();
         assert!(f.expected_gain.as_deref().unwrap().ends_with("× less DRAM traffic than unfused"));
-        assert!(f.evidence.contains("seed 003"), "{}", f.evidence);
+        assert!(f.evidence.contains("a quicker count"), "{}", f.evidence);
     }
 
     #[test]

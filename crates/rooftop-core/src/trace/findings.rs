@@ -230,8 +230,8 @@ fn short_kernels(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
                 pct(s.percent_of_kernel_time)
             ),
             recommendation: "A launch costs a few µs of CPU and GPU time whatever the kernel \
-                             does (seed 002): fuse small ops (torch.compile), batch work \
-                             per launch, or capture the sequence in a CUDA/HIP graph."
+                             does: fuse small ops (torch.compile), batch work per launch, or \
+                             capture the sequence in a CUDA/HIP graph."
                 .to_string(),
             expected_gain: None,
         },
@@ -276,9 +276,13 @@ fn below_roofline(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
                 severity,
                 title: format!("{} ops below the roofline", t.name),
                 evidence: format!(
-                    "{rows} {} row(s) under {} of their roofline take {} of kernel time; the \
-                     largest, {} ({}, {} calls), reaches {} of its roofline{advice}",
-                    t.name,
+                    "{} under {} of their roofline take {} of kernel time; the largest, {} \
+                     ({}, {} calls), reaches {} of its roofline{advice}",
+                    crate::diagnose::count(
+                        rows as u64,
+                        &format!("{} row", t.name),
+                        &format!("{} rows", t.name)
+                    ),
                     pct(BELOW_ROOF_PCT),
                     us(time),
                     w.name,
@@ -381,10 +385,11 @@ fn elementwise_chains(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
         Finding {
             id: "trace.unfused_elementwise",
             severity: Severity::Info,
-            title: "Chains of unfused elementwise kernels".to_string(),
+            title: "Chains of unfused element-wise kernels".to_string(),
             evidence: format!(
-                "{chains} chain(s) of {CHAIN_MIN_LEN} or more back-to-back elementwise kernels \
-                 on one stream ({kernels} kernels, longest {longest}) take {}",
+                "{} of {CHAIN_MIN_LEN} or more back-to-back element-wise kernels on one stream \
+                 ({kernels} kernels, longest {longest}) take {}",
+                crate::diagnose::count(chains, "chain", "chains"),
                 us(t_us)
             ),
             recommendation: "Each kernel of a chain reads and writes its tensors from device \
@@ -455,7 +460,7 @@ mod tests {
         assert_eq!(f[0].finding.severity, Severity::Warning); // 38% idle
         assert!((f[0].percent_of_total_time - 38.0).abs() < 1e-9);
         assert_eq!(f[1].time_at_stake_us, 12.0); // 4 of 6 kernels short
-        assert!(f[2].finding.evidence.contains("1 chain(s)"));
+        assert!(f[2].finding.evidence.contains("1 chain of"));
         assert!(f[2].finding.evidence.contains("4 kernels, longest 4"));
     }
 
@@ -539,6 +544,6 @@ mod tests {
         // 30 µs × (1 − 20%) = 24 µs; the nested row is not added.
         assert!((f[0].time_at_stake_us - 24.0).abs() < 1e-9);
         assert_eq!(f[0].finding.severity, Severity::Warning);
-        assert!(f[0].finding.evidence.starts_with("1 Normalization row(s)"));
+        assert!(f[0].finding.evidence.starts_with("1 Normalization row under"));
     }
 }

@@ -14,6 +14,7 @@ mod bench;
 mod collectives;
 mod counters;
 mod gaps;
+mod model;
 mod roofs;
 mod timeline;
 mod trace;
@@ -22,6 +23,7 @@ mod xla;
 pub use analysis::{analyses, device_detail, devices};
 pub use bench::{bench, ceilings};
 pub use counters::counters;
+pub use model::model;
 pub use trace::{trace, trace_ranks};
 
 pub(crate) use crate::svg::esc;

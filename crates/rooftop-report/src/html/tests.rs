@@ -312,6 +312,8 @@ fn ceilings_report_has_the_sweep_and_the_roofs() {
             theoretical_formula: Some("4 cores x 2.4 GHz x 16 lanes x 2".into()),
         }],
         notes: vec!["levels by plateau".into()],
+        caches: Vec::new(),
+        adjustments: Vec::new(),
     };
     let html = super::ceilings(&c);
     self_contained(&html);

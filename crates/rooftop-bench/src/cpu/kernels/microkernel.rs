@@ -44,19 +44,6 @@ impl Isa {
         }
         Isa::Portable
     }
-
-    /// f32 lanes of one vector FMA (the grouping of the portable code).
-    pub fn f32_lanes(self) -> usize {
-        match self {
-            Isa::Avx2Fma => 8,
-            Isa::Portable => 4,
-        }
-    }
-
-    /// f64 lanes of one vector FMA.
-    pub fn f64_lanes(self) -> usize {
-        self.f32_lanes() / 2
-    }
 }
 
 /// Rows of the GEMM micro-tile.
@@ -263,31 +250,16 @@ impl Madd for f64 {
 // ---------------------------------------------------------------------------------------
 
 macro_rules! fma_wrappers {
-    ($vector:ident, $scalar:ident, $t:ty, $lanes:expr, $avx_v:ident, $avx_s:ident) => {
-        /// Runs `x <- x * a + b` `iters` times on every element of `x`, which holds
-        /// `FMA_CHAINS` chains of one vector each (`FMA_CHAINS x lanes` elements, lanes
-        /// per [`Isa::f32_lanes`] scaled to the element width). Independent chains hide
-        /// the FMA latency.
-        pub fn $vector(isa: Isa, x: &mut [$t], a: $t, b: $t, iters: u64) {
-            match isa {
-                #[cfg(target_arch = "x86_64")]
-                Isa::Avx2Fma if x.len() == FMA_CHAINS * $lanes => {
-                    // SAFETY: `Isa::Avx2Fma` comes from `Isa::detect` after
-                    // `is_x86_feature_detected!("avx2")` and `("fma")`; `x` holds exactly
-                    // FMA_CHAINS vectors of `$lanes` elements, all the kernel touches.
-                    unsafe { $avx_v(x.as_mut_ptr(), a, b, iters) }
-                }
-                _ => fma_portable(x, a, b, iters),
-            }
-        }
-
-        /// As the vector kernel, one lane per instruction: `x` holds `FMA_CHAINS`
-        /// elements.
+    ($scalar:ident, $t:ty, $avx_s:ident) => {
+        /// `x <- x * a + b` `iters` times on every element of `x` (`FMA_CHAINS`
+        /// elements), one lane per instruction: the scalar FMA peak. (The vector peak is
+        /// `cpu::kernels::fma`, at the widest SIMD level.)
         pub fn $scalar(isa: Isa, x: &mut [$t], a: $t, b: $t, iters: u64) {
             match isa {
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx2Fma if x.len() == FMA_CHAINS => {
-                    // SAFETY: as above (the FMA feature was detected); `x` holds exactly
+                    // SAFETY: `Isa::Avx2Fma` comes from `Isa::detect` after
+                    // `is_x86_feature_detected!("avx2")` and `("fma")`; `x` holds exactly
                     // FMA_CHAINS elements, all the kernel touches.
                     unsafe { $avx_s(x.as_mut_ptr(), a, b, iters) }
                 }
@@ -297,35 +269,11 @@ macro_rules! fma_wrappers {
     };
 }
 
-fma_wrappers!(fma_vector_f32, fma_scalar_f32, f32, 8, fma_vector_f32_avx2, fma_scalar_f32_fma3);
-fma_wrappers!(fma_vector_f64, fma_scalar_f64, f64, 4, fma_vector_f64_avx2, fma_scalar_f64_fma3);
+fma_wrappers!(fma_scalar_f32, f32, fma_scalar_f32_fma3);
+fma_wrappers!(fma_scalar_f64, f64, fma_scalar_f64_fma3);
 
-macro_rules! fma_avx2 {
-    ($vector:ident, $scalar:ident, $t:ty, $lanes:expr,
-     $vty:ident, $set1:ident, $load:ident, $store:ident, $fmadd:ident,
-     $sty:ident, $set_s:ident, $fmadd_s:ident, $cvt_s:ident) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn $vector(x: *mut $t, a: $t, b: $t, iters: u64) {
-            use std::arch::x86_64::{$fmadd, $load, $set1, $store, $vty};
-            let av = $set1(a);
-            let bv = $set1(b);
-            let mut acc: [$vty; FMA_CHAINS] = [$set1(0.0); FMA_CHAINS];
-            for (i, v) in acc.iter_mut().enumerate() {
-                // SAFETY: i < FMA_CHAINS, x holds FMA_CHAINS * lanes elements.
-                *v = $load(x.add(i * $lanes));
-            }
-            for _ in 0..iters {
-                for v in &mut acc {
-                    *v = $fmadd(*v, av, bv);
-                }
-            }
-            for (i, v) in acc.iter().enumerate() {
-                // SAFETY: as for the loads.
-                $store(x.add(i * $lanes), *v);
-            }
-        }
-
+macro_rules! fma_scalar {
+    ($scalar:ident, $t:ty, $sty:ident, $set_s:ident, $fmadd_s:ident, $cvt_s:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "fma")]
         unsafe fn $scalar(x: *mut $t, a: $t, b: $t, iters: u64) {
@@ -352,36 +300,8 @@ macro_rules! fma_avx2 {
     };
 }
 
-fma_avx2!(
-    fma_vector_f32_avx2,
-    fma_scalar_f32_fma3,
-    f32,
-    8,
-    __m256,
-    _mm256_set1_ps,
-    _mm256_loadu_ps,
-    _mm256_storeu_ps,
-    _mm256_fmadd_ps,
-    __m128,
-    _mm_set_ss,
-    _mm_fmadd_ss,
-    _mm_cvtss_f32
-);
-fma_avx2!(
-    fma_vector_f64_avx2,
-    fma_scalar_f64_fma3,
-    f64,
-    4,
-    __m256d,
-    _mm256_set1_pd,
-    _mm256_loadu_pd,
-    _mm256_storeu_pd,
-    _mm256_fmadd_pd,
-    __m128d,
-    _mm_set_sd,
-    _mm_fmadd_sd,
-    _mm_cvtsd_f64
-);
+fma_scalar!(fma_scalar_f32_fma3, f32, __m128, _mm_set_ss, _mm_fmadd_ss, _mm_cvtss_f32);
+fma_scalar!(fma_scalar_f64_fma3, f64, __m128d, _mm_set_sd, _mm_fmadd_sd, _mm_cvtsd_f64);
 
 /// Portable chains: every element of `x` is its own chain (the compiler vectorises
 /// across them where it can).
@@ -491,20 +411,13 @@ mod tests {
         gemm_tile_f32(Isa::detect(), 1, &[0.0; MR], &[0.0; NR_F32], &mut rows, 1, false);
     }
 
-    /// x <- x*1 + 0.5 is exact: after n steps x0 + n/2.
+    /// x <- x*1 + 0.25 is exact: after n steps x0 + n/4.
     #[test]
     fn fma_chains_count_iterations() {
         for isa in [Isa::detect(), Isa::Portable] {
-            let lanes = isa.f32_lanes();
-            let mut x: Vec<f32> = (0..FMA_CHAINS * lanes).map(|i| i as f32).collect();
-            fma_vector_f32(isa, &mut x, 1.0, 0.5, 10);
-            assert!(x.iter().enumerate().all(|(i, &v)| v == i as f32 + 5.0), "{isa:?} {x:?}");
             let mut x: Vec<f64> = (0..FMA_CHAINS).map(|i| i as f64).collect();
             fma_scalar_f64(isa, &mut x, 1.0, 0.25, 8);
             assert!(x.iter().enumerate().all(|(i, &v)| v == i as f64 + 2.0), "{isa:?}");
-            let mut x = vec![3.0f64; FMA_CHAINS * lanes / 2];
-            fma_vector_f64(isa, &mut x, -1.0, 0.0, 3);
-            assert!(x.iter().all(|&v| v == -3.0));
             let mut x = vec![2.0f32; FMA_CHAINS];
             fma_scalar_f32(isa, &mut x, 2.0, 1.0, 3);
             assert!(x.iter().all(|&v| v == 23.0)); // 2 -> 5 -> 11 -> 23

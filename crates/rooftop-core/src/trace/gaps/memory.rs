@@ -116,12 +116,12 @@ fn in_optimizer_annotation(model: &TraceModel, ts: i64) -> bool {
 
 fn thin(evs: &[&MemoryEvent]) -> Vec<MemoryPoint> {
     let (Some(first), Some(last)) = (evs.first(), evs.last()) else { return Vec::new() };
-    let span = (last.ts_ns - first.ts_ns).max(1);
+    let span = last.ts_ns.saturating_sub(first.ts_ns).max(1);
     let mut out: Vec<MemoryPoint> = Vec::new();
     let mut bucket = usize::MAX;
     for e in evs {
-        let b = ((e.ts_ns - first.ts_ns) as i128 * (TIMELINE_POINTS as i128 - 1) / span as i128)
-            as usize;
+        let b = ((i128::from(e.ts_ns) - i128::from(first.ts_ns)) * (TIMELINE_POINTS as i128 - 1)
+            / span as i128) as usize;
         let p = MemoryPoint {
             ts_us: e.ts_ns as f64 / 1e3,
             allocated_bytes: e.total_allocated.unwrap_or(0),
@@ -137,6 +137,11 @@ fn thin(evs: &[&MemoryEvent]) -> Vec<MemoryPoint> {
         }
     }
     out
+}
+
+/// The sum of byte counts, saturating: a damaged trace must not overflow it.
+fn sum(it: impl Iterator<Item = i64>) -> i64 {
+    it.fold(0, i64::saturating_add)
 }
 
 /// The memory section of `model`.
@@ -166,7 +171,7 @@ pub fn memory(model: &TraceModel) -> Memory {
                     live.remove(&a);
                 }
             }
-            let tracked: i64 = live.values().map(|v| v.0).sum();
+            let tracked = sum(live.values().map(|v| v.0));
             let mut by_op: HashMap<String, (i64, u64)> = HashMap::new();
             let mut by_phase: HashMap<&'static str, (i64, u64)> = HashMap::new();
             for (bytes, op, ts) in live.values() {
@@ -174,14 +179,14 @@ pub fn memory(model: &TraceModel) -> Memory {
                     .and_then(|o| model.ops.get(o as usize))
                     .map_or_else(|| "(outside ops)".to_string(), |o| o.name.clone());
                 let e = by_op.entry(name).or_default();
-                e.0 += bytes;
+                e.0 = e.0.saturating_add(*bytes);
                 e.1 += 1;
                 let mut ph = phase(model, *op);
                 if ph == "forward" && in_optimizer_annotation(model, *ts) {
                     ph = "optimizer";
                 }
                 let p = by_phase.entry(ph).or_default();
-                p.0 += bytes;
+                p.0 = p.0.saturating_add(*bytes);
                 p.1 += 1;
             }
             let group = |m: Vec<(String, (i64, u64))>| {
@@ -197,7 +202,7 @@ pub fn memory(model: &TraceModel) -> Memory {
                 let rest = alive_by_op.split_off(19);
                 alive_by_op.push(AliveGroup {
                     name: "(other ops)".to_string(),
-                    bytes: rest.iter().map(|g| g.bytes).sum(),
+                    bytes: sum(rest.iter().map(|g| g.bytes)),
                     blocks: rest.iter().map(|g| g.blocks).sum(),
                 });
             }
@@ -208,7 +213,7 @@ pub fn memory(model: &TraceModel) -> Memory {
                 device_id: first.device_id.unwrap_or(-1),
                 allocations: evs.iter().filter(|e| e.bytes > 0).count() as u64,
                 frees: evs.iter().filter(|e| e.bytes < 0).count() as u64,
-                allocated_bytes_total: evs.iter().filter(|e| e.bytes > 0).map(|e| e.bytes).sum(),
+                allocated_bytes_total: sum(evs.iter().filter(|e| e.bytes > 0).map(|e| e.bytes)),
                 peak_allocated_bytes: peak.max(0),
                 peak_ts_us: evs[peak_i].ts_ns as f64 / 1e3,
                 peak_reserved_bytes: evs[..=peak_i]
@@ -216,7 +221,7 @@ pub fn memory(model: &TraceModel) -> Memory {
                     .filter_map(|e| e.total_reserved)
                     .max()
                     .unwrap_or(0),
-                before_trace_bytes: (peak - tracked).max(0),
+                before_trace_bytes: peak.saturating_sub(tracked).max(0),
                 alive_by_op,
                 alive_by_phase,
                 timeline: thin(&evs),

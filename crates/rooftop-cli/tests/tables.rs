@@ -1,0 +1,214 @@
+//! Every command's terminal tables, with long names, fit 100 columns and never break a
+//! token across lines: a name either appears whole or shortened as `prefix…`.
+//!
+//! The names are the ones a user saw broken (`softmax-onl`/`ine`, `matrixmult`/`iply`,
+//! `block=256x`/`1x1`, `vllm::unified_attention_with_o`/`utput`,
+//! `rank 0 (rank0_tra`/`ce.json)`), put into inputs of every command: the suite on the
+//! mock backend, a spec'd kernel with a long name, a directory of two ranks whose traces
+//! name a vLLM op and a long kernel, an ncu page, a model, an analysis, the device list,
+//! ceilings and a diff.
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn rooftop() -> Command {
+    Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = rooftop().args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rooftop-tables-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// No line wider than 100 columns; every token of `tokens` whole, or a prefix of it
+/// ended by `…`, never a prefix followed by anything else (a break).
+fn check(what: &str, out: &str, tokens: &[&str]) {
+    for (i, line) in out.lines().enumerate() {
+        assert!(
+            line.chars().count() <= 100,
+            "{what}: line {} has {} columns:\n{line}",
+            i + 1,
+            line.chars().count()
+        );
+    }
+    for tok in tokens {
+        let t: Vec<char> = tok.chars().collect();
+        let head: String = t[..4].iter().collect();
+        let mut seen = false;
+        for (at, _) in out.match_indices(&head) {
+            let rest: Vec<char> = out[at..].chars().collect();
+            let same = rest.iter().zip(&t).take_while(|(a, b)| a == b).count();
+            if same == t.len() {
+                seen = true;
+                continue;
+            }
+            // A shorter match: it must be the token shortened (`prefix…`), unless it is
+            // another word that only starts the same way (then it does not end a cell
+            // mid-token: the next character is a letter of another word).
+            let next = rest.get(same).copied();
+            if next == Some('…') {
+                seen = true;
+                continue;
+            }
+            let broken = next.is_none_or(|c| c == ' ' || c == '\n' || c == '│');
+            assert!(
+                !(broken && same >= 4),
+                "{what}: `{tok}` broken after `{}`:\n{out}",
+                rest[..same].iter().collect::<String>()
+            );
+        }
+        assert!(seen, "{what}: `{tok}` missing (neither whole nor shortened):\n{out}");
+    }
+}
+
+#[test]
+fn bench_tables_with_long_kernel_and_launch_names() {
+    let out = stdout_of(&["bench", "--backend", "mock", "--kernel", "softmax-online,gemm,qmatvec"]);
+    check("bench --backend mock", &out, &["softmax-online", "block=256x1x1"]);
+    // A spec'd kernel with a long name, and the CPU suite's built-in GEMM.
+    let dir = scratch("spec");
+    let base = repo().join("examples/kernels");
+    let text = std::fs::read_to_string(base.join("kernels.toml"))
+        .unwrap()
+        .replace("\"sgemm_tiled\"", "\"my_fused_attention_with_output_v2\"");
+    // Sources and data stay where they are: point the paths back at the examples.
+    let text = text
+        .replace("source  = [\"", &format!("source  = [\"{}/", base.display()))
+        .replace(".cu\", \"", &format!(".cu\", \"{}/", base.display()))
+        .replace("\"data/", &format!("\"{}/data/", base.display()))
+        .replace("python3 swiglu_ref.py", &format!("python3 {}/swiglu_ref.py", base.display()));
+    std::fs::write(dir.join("k.toml"), text).unwrap();
+    let spec = dir.join("k.toml");
+    let out = stdout_of(&["bench", "--backend", "mock", "--spec", spec.to_str().unwrap()]);
+    check("bench --spec", &out, &["my_fused_attention_with_output_v2", "block=16x16x1"]);
+    let out = stdout_of(&[
+        "bench",
+        "--kernel",
+        "gemm",
+        "--single-config",
+        "64,64,64",
+        "--min-time",
+        "0.01",
+        "--min-runs",
+        "3",
+        "--no-ceilings",
+        "-d",
+        "m4-max",
+    ]);
+    check("bench --kernel gemm (cpu)", &out, &["matrixmultiply"]);
+    let out = stdout_of(&["ceilings", "--backend", "mock", "--quick", "--min-time", "0.01"]);
+    check("ceilings", &out, &[]);
+}
+
+/// Two ranks of a handmade trace whose op and kernel have long names.
+fn ranks_dir() -> PathBuf {
+    let dir = scratch("ranks");
+    let text =
+        std::fs::read_to_string(repo().join("tests/fixtures/kineto/handmade/nesting_graph.json"))
+            .unwrap()
+            .replace("aten::linear", "vllm::unified_attention_with_output")
+            .replace(
+                "gemm_kernel",
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize2x1x1",
+            );
+    for r in 0..2 {
+        let t = text.replace("\"rank\": 3", &format!("\"rank\": {r}"));
+        std::fs::write(dir.join(format!("rank{r}_trace.json")), t).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn trace_tables_with_long_op_kernel_and_rank_names() {
+    let dir = ranks_dir();
+    let one = dir.join("rank0_trace.json");
+    for section in ["summary", "all"] {
+        let out = stdout_of(&["trace", one.to_str().unwrap(), "--section", section]);
+        check(
+            &format!("trace --section {section}"),
+            &out,
+            &["vllm::unified_attention_with_output"],
+        );
+    }
+    let out = stdout_of(&["trace", dir.to_str().unwrap()]);
+    check("trace DIR", &out, &["(rank0_trace.json)", "(rank1_trace.json)"]);
+}
+
+#[test]
+fn other_commands_tables() {
+    let ncu = repo().join("tests/fixtures/ncu/handmade/details_page.csv");
+    let out = stdout_of(&["counters", ncu.to_str().unwrap(), "-d", "h100-sxm"]);
+    check("counters", &out, &[]);
+    let out = stdout_of(&["model", "--preset", "mixtral-8x7b", "-d", "h100-sxm"]);
+    check("model", &out, &[]);
+    let out = stdout_of(&[
+        "analyze",
+        "gemm",
+        "--m",
+        "1",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "--dtype",
+        "fp16",
+        "--wbits",
+        "3",
+        "--group",
+        "128",
+        "-d",
+        "m4-max",
+        "--time-us",
+        "42",
+    ]);
+    check("analyze", &out, &[]);
+    let out = stdout_of(&["devices"]);
+    check("devices", &out, &[]);
+    let out = stdout_of(&["devices", "h100-sxm"]);
+    check("devices ID", &out, &[]);
+    // A diff of two mock exports.
+    let dir = scratch("diff");
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    for p in [&a, &b] {
+        stdout_of(&[
+            "bench",
+            "--backend",
+            "mock",
+            "--kernel",
+            "softmax-online,triad",
+            "--sizes",
+            "4096",
+            "--no-ceilings",
+            "--export-json",
+            p.to_str().unwrap(),
+        ]);
+    }
+    // The second run 30% slower, so that the diff has rows to show.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    for r in v["results"].as_array_mut().unwrap() {
+        for key in ["median_s", "mean_s", "min_s", "max_s"] {
+            r[key] = serde_json::json!(r[key].as_f64().unwrap() * 1.3);
+        }
+        let times: Vec<f64> =
+            r["times_s"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap() * 1.3).collect();
+        r["times_s"] = serde_json::json!(times);
+    }
+    std::fs::write(&b, v.to_string()).unwrap();
+    let out = stdout_of(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    check("diff", &out, &["softmax-online"]);
+    assert!(Path::new(&dir).exists());
+}
