@@ -70,14 +70,16 @@ impl HostBuf {
     /// Makes `self` a copy of `src`, reusing `self`'s allocation when both hold the same
     /// element type (the derived `clone_from` of an enum allocates anew: for a 128 MiB
     /// buffer that is 32 Ki page faults per copy).
+    /// Large copies run on every core: the first touch of a fresh allocation faults its
+    /// pages in, and the kernel clears them on the faulting core.
     pub fn assign(&mut self, src: &HostBuf) {
         match (self, src) {
-            (HostBuf::F32(a), HostBuf::F32(b)) => a.clone_from(b),
-            (HostBuf::F64(a), HostBuf::F64(b)) => a.clone_from(b),
-            (HostBuf::U16(a), HostBuf::U16(b)) => a.clone_from(b),
-            (HostBuf::U8(a), HostBuf::U8(b)) => a.clone_from(b),
-            (HostBuf::I8(a), HostBuf::I8(b)) => a.clone_from(b),
-            (HostBuf::U32(a), HostBuf::U32(b)) => a.clone_from(b),
+            (HostBuf::F32(a), HostBuf::F32(b)) => copy_into(a, b),
+            (HostBuf::F64(a), HostBuf::F64(b)) => copy_into(a, b),
+            (HostBuf::U16(a), HostBuf::U16(b)) => copy_into(a, b),
+            (HostBuf::U8(a), HostBuf::U8(b)) => copy_into(a, b),
+            (HostBuf::I8(a), HostBuf::I8(b)) => copy_into(a, b),
+            (HostBuf::U32(a), HostBuf::U32(b)) => copy_into(a, b),
             (a, b) => *a = b.clone(),
         }
     }
@@ -414,5 +416,20 @@ pub trait Backend {
             kernel.lang.as_str(),
             kernel.path.display()
         )))
+    }
+}
+
+/// `dst` made a copy of `src`, in parallel chunks when both are large and the same length.
+fn copy_into<T: Copy + Send + Sync>(dst: &mut Vec<T>, src: &[T]) {
+    use rayon::prelude::*;
+    /// Elements per parallel chunk, and the size under which one thread copies.
+    const CHUNK: usize = 1 << 18;
+    if dst.len() == src.len() && src.len() > CHUNK {
+        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+            d.copy_from_slice(s);
+        });
+    } else {
+        dst.clear();
+        dst.extend_from_slice(src);
     }
 }

@@ -67,12 +67,12 @@ pub fn fill(dtype: DType, len: usize, init: Init, seed: u64) -> HostBuf {
             HostBuf::U32(blocks(len, seed, |r| r.i64(lo..=hi) as u32))
         }
         (Init::Cycle, _) => HostBuf::U32(cycle(len, &mut fastrand::Rng::with_seed(seed))),
-        (Init::Poison, DType::F32) => HostBuf::F32(vec![f32::NAN; len]),
-        (Init::Poison, DType::F64) => HostBuf::F64(vec![f64::NAN; len]),
-        (Init::Poison, DType::F16 | DType::Bf16) => HostBuf::U16(vec![0x7E00; len]),
-        (Init::Poison, DType::U32) => HostBuf::U32(vec![u32::MAX; len]),
-        (Init::Poison, DType::U8) => HostBuf::U8(vec![0xA5; len]),
-        (Init::Poison, DType::I8) => HostBuf::I8(vec![-91; len]),
+        (Init::Poison, DType::F32) => HostBuf::F32(blocks(len, seed, |_| f32::NAN)),
+        (Init::Poison, DType::F64) => HostBuf::F64(blocks(len, seed, |_| f64::NAN)),
+        (Init::Poison, DType::F16 | DType::Bf16) => HostBuf::U16(blocks(len, seed, |_| 0x7E00)),
+        (Init::Poison, DType::U32) => HostBuf::U32(blocks(len, seed, |_| u32::MAX)),
+        (Init::Poison, DType::U8) => HostBuf::U8(blocks(len, seed, |_| 0xA5)),
+        (Init::Poison, DType::I8) => HostBuf::I8(blocks(len, seed, |_| -91)),
         (_, DType::U8) => HostBuf::U8(blocks(len, seed, |r| r.u8(..))),
         (_, DType::I8) => HostBuf::I8(blocks(len, seed, |r| r.i8(..))),
         (_, DType::U32) => HostBuf::U32(blocks(len, seed, |r| r.u32(..))),
