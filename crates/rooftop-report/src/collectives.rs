@@ -1,7 +1,7 @@
 //! Renderers of the collective part of the cross-rank report (`rooftop trace DIR`):
 //! collectives by group, kind and size (transfer time, algorithm and bus bandwidth
 //! against the catalog link, skew, wait), stragglers, all-to-all traffic, process
-//! groups, findings and warnings — for the terminal (through [`crate::table::table`]),
+//! groups, findings and warnings — for the terminal (through `crate::table::table`),
 //! Markdown, and one CSV per table. JSON is the `cross_rank` object itself.
 //!
 //! Renderers never compute: every number is a field of [`CrossRank`].

@@ -1,6 +1,6 @@
 //! Terminal tables (the default output): at most 100 columns wide, numbers to three
 //! significant digits with SI units, each figure with its provenance. Every table is
-//! laid out by [`layout`]: cells wrap at blanks, never inside a token, and a token too
+//! laid out by `layout`: cells wrap at blanks, never inside a token, and a token too
 //! long for any layout is shortened with `…`.
 
 mod layout;

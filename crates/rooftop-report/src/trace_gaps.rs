@@ -1,7 +1,7 @@
 //! Terminal, Markdown and CSV views of the time between the kernels
 //! (`rooftop_core::trace::gaps`, `rooftop_core::trace::inference`): idle causes, launch
 //! latency and queues, blocking syncs, CUDA graphs, the critical path and its what-if,
-//! modules, memory, inference steps. Laid out as [`Block`]s like the other trace
+//! modules, memory, inference steps. Laid out as `Block`s like the other trace
 //! sections; the CSVs ([`crate::trace_gaps_csv`]) carry full precision. Renderers never
 //! compute.
 

@@ -372,7 +372,7 @@ thread_local! {
 
 /// Whether this thread is inside the Parquet reader. The `parquet` crate panics on some
 /// damaged metadata (`column start and length should not be negative`, seen by the
-/// mutation test); [`read_table`] turns such a panic into an error, and a binary's
+/// mutation test); `read_table` turns such a panic into an error, and a binary's
 /// panic hook can stay silent while this is true.
 pub fn in_reader() -> bool {
     READING.with(std::cell::Cell::get)

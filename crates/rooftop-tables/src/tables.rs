@@ -3,8 +3,8 @@
 //! these columns).
 //!
 //! - `meta` (one row): the rank, world size, clock base, device, steps and timeline
-//!   totals ([`RankMeta`]);
-//! - `collectives`: one row per communication kernel ([`CollectiveRecord`]);
+//!   totals ([`RankMeta`](rooftop_core::trace::ranks::RankMeta));
+//! - `collectives`: one row per communication kernel ([`CollectiveRecord`](rooftop_core::trace::comm::record::CollectiveRecord));
 //! - `kernels`: one row per GPU activity (kernel, memcpy, memset);
 //! - `ops`: one row per CPU op, with its parent in the call tree;
 //! - `segments`: the GPU timeline as merged busy intervals per device and class;

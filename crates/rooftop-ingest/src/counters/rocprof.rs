@@ -5,7 +5,7 @@
 //! A directory holding several per-dispatch CSVs is one multi-pass run: the passes are
 //! joined by dispatch index, and the kernel names must agree index by index.
 //!
-//! The wide-table helpers here ([`Table`], [`wide_dispatches`]) are shared with the
+//! The wide-table helpers here (`Table`, `wide_dispatches`) are shared with the
 //! rocprof-compute reader, whose `pmc_perf.csv` descends from the rocprofv2 layout.
 
 use super::text::read_text;
