@@ -421,23 +421,16 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             d.frees.to_string(),
             d.allocated_bytes_total.to_string(),
         ]);
-        for g in &d.alive_by_phase {
-            alive.push(vec![
-                dev.clone(),
-                "phase".into(),
-                g.name.clone(),
-                g.bytes.to_string(),
-                g.blocks.to_string(),
-            ]);
-        }
-        for g in &d.alive_by_op {
-            alive.push(vec![
-                dev.clone(),
-                "op".into(),
-                g.name.clone(),
-                g.bytes.to_string(),
-                g.blocks.to_string(),
-            ]);
+        for (by, groups) in [("phase", &d.alive_by_phase), ("op", &d.alive_by_op)] {
+            for g in groups {
+                alive.push(vec![
+                    dev.clone(),
+                    by.into(),
+                    g.name.clone(),
+                    g.bytes.to_string(),
+                    g.blocks.to_string(),
+                ]);
+            }
         }
         for p in &d.timeline {
             timeline.push(vec![
