@@ -6,10 +6,13 @@
 //! - [`xplane`]: JAX / XLA profiles (XSpace protobuf, `*.xplane.pb`) → `TraceModel`;
 //! - [`counters`]: vendor profiler outputs (rocprof*, Nsight Compute, Nsight Systems,
 //!   their CSV, JSON and SQLite forms) → `CounterSet`;
-//! - [`compressed`]: every user file may be gzip-compressed (told by content).
+//! - [`compressed`]: every user file may be gzip-compressed (told by content);
+//! - [`session`]: profiling sessions: run a program under ncu, nsys or rocprof* with a
+//!   counter preset, then read what the profiler wrote with the [`counters`] readers.
 
 pub mod compressed;
 pub mod counters;
 pub mod kineto;
 mod mmap;
+pub mod session;
 pub mod xplane;

@@ -21,7 +21,7 @@ pub mod nvidia;
 pub mod rules;
 
 pub use activity::Activity;
-pub use analysis::{analyze, CounterReport, KernelRecord, RoofSource, Roofs};
+pub use analysis::{analyze, analyze_in, CounterReport, KernelRecord, RoofSource, Roofs};
 pub use derive::{derive, Coalescing, Derived, FlopCounts, Missing};
 pub use rules::{ToolFinding, ToolRule};
 
@@ -256,8 +256,17 @@ pub struct CounterSet {
 }
 
 impl CounterSet {
+    /// The GPU vendor of the tool that wrote the set.
     pub fn vendor(&self) -> GpuVendor {
         self.source.format.vendor()
+    }
+
+    /// Keeps only the kernels (dispatches and tool aggregates) whose name contains
+    /// `text`; returns whether any is left.
+    pub fn retain_kernels(&mut self, text: &str) -> bool {
+        self.dispatches.retain(|d| d.name.contains(text));
+        self.aggregates.retain(|a| a.name.contains(text));
+        !(self.dispatches.is_empty() && self.aggregates.is_empty())
     }
 }
 
