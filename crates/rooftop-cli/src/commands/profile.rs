@@ -132,21 +132,7 @@ pub fn run(catalog: &Catalog, a: &ProfileArgs, cli: &Cli) -> Result<()> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let s = session(tool, a)?;
     if a.dry_run {
-        let p = s.plan(program, &args);
-        let mut text = String::new();
-        for (path, body) in &p.files {
-            let _ = writeln!(text, "# {}:", path.display());
-            for l in body.lines() {
-                let _ = writeln!(text, "#   {l}");
-            }
-        }
-        for c in &p.commands {
-            let _ = writeln!(text, "{}", shell_line(c));
-        }
-        for n in &p.notes {
-            let _ = writeln!(text, "# note: {n}");
-        }
-        return output::emit(&text, cli.output.as_deref());
+        return output::emit(&s.plan(program, &args).script(), cli.output.as_deref());
     }
     s.run_with(program, &args, |p| match p {
         Progress::Note(n) => eprintln!("rooftop: {n}"),

@@ -6,7 +6,7 @@
 //! Readers live in `rooftop-ingest::counters` and only normalise (units, grid semantics,
 //! names). Everything derived (bytes per memory level, FLOPs, hit rates, occupancy) is
 //! computed here: [`amd`] and [`nvidia`] hold the vendor formulas and the per-architecture
-//! constants with their sources, [`derive`] turns a dispatch into a [`Derived`] record,
+//! constants with their sources, [`derive`](mod@derive) turns a dispatch into a [`Derived`] record,
 //! and [`analysis`] aggregates by kernel name, places points on the hierarchical roofline
 //! and writes findings. [`rules`] keeps a profiler's own findings (Nsight Compute's
 //! rules) beside rooftop's, and [`activity`] summarises what system traces hold besides

@@ -105,7 +105,7 @@ pub enum ArchFamily {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct FigureMeta {
     /// What was read to get the number (a source code from `reference/hardware.md`, a
-    /// document, or "measured by rooftop ceilings on <date>").
+    /// document, or "measured by rooftop ceilings on `<date>`").
     pub source: String,
     pub confidence: Confidence,
     pub provenance: Provenance,

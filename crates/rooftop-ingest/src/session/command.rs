@@ -31,6 +31,27 @@ pub struct Plan {
     pub notes: Vec<String>,
 }
 
+impl Plan {
+    /// The plan as a shell script to read or copy: each input file as comments, then
+    /// the commands ([`shell_line`]), then the notes as comments.
+    pub fn script(&self) -> String {
+        let mut text = String::new();
+        for (path, body) in &self.files {
+            let _ = writeln!(text, "# {}:", path.display());
+            for l in body.lines() {
+                let _ = writeln!(text, "#   {l}");
+            }
+        }
+        for c in &self.commands {
+            let _ = writeln!(text, "{}", shell_line(c));
+        }
+        for n in &self.notes {
+            let _ = writeln!(text, "# note: {n}");
+        }
+        text
+    }
+}
+
 /// A command line, shell-quoted for copying: arguments made only of safe characters
 /// stay bare, the others are single-quoted.
 ///
