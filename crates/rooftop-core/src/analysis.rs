@@ -115,6 +115,43 @@ pub enum AnalysisError {
 ///
 /// Occupancy problems that come from the device (no model for Apple9, Intel) are kept
 /// as a note; invalid launch parameters (more threads than a block may have) are errors.
+///
+/// # Analyze an op
+///
+/// A 4096³ BF16 GEMM on an H100 SXM that took 200 µs: 2·M·N·K FLOPs, A, B and C moved
+/// once (2 bytes each), compute-bound (its arithmetic intensity, 4096/3 FLOP/byte, is
+/// far above the ridge point).
+///
+/// ```
+/// use rooftop_core::analysis::{analyze, KernelRequest};
+/// use rooftop_core::device::Catalog;
+/// use rooftop_core::ops::gemm::GemmSpec;
+/// use rooftop_core::roofline::Bound;
+/// use rooftop_core::units::{ExecUnit, Precision};
+///
+/// let catalog = Catalog::builtin();
+/// let h100 = catalog.lookup("h100-sxm")?;
+/// let n = 4096;
+/// let gemm = GemmSpec {
+///     m: n, n, k: n, batch: 1,
+///     dtype: Precision::Bf16, out_dtype: None, bias: false, unit: None,
+/// };
+/// let mut request = KernelRequest::new(gemm.work()?);
+/// request.time_ns = Some(200_000);
+/// let a = analyze(h100, &request)?;
+///
+/// let nf = n as f64;
+/// assert_eq!(a.roofline.flops, 2.0 * nf * nf * nf); // 137.4 GFLOP
+/// assert_eq!(a.roofline.bytes, 3.0 * nf * nf * 2.0); // 100.7 MB
+/// assert!((a.roofline.arithmetic_intensity - nf / 3.0).abs() < 1e-9);
+/// assert_eq!(a.roofline.bound, Bound::Compute);
+/// // The floor is the FLOPs at the BF16 tensor-core peak; 200 µs is 687 TFLOP/s.
+/// let peak = h100.peak(Precision::Bf16, ExecUnit::Matrix).expect("H100 has BF16 MMA").tflops;
+/// assert!((a.roofline.compute_floor_us - a.roofline.flops / (peak * 1e6)).abs() < 1e-6);
+/// let achieved = a.roofline.achieved.expect("timed");
+/// assert!((achieved.achieved_tflops - 687.19).abs() < 0.01);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn analyze(device: &DeviceSpec, req: &KernelRequest) -> Result<Analysis, AnalysisError> {
     let roof = roofline(&req.work, device, req.time_ns, &req.level_bytes)?;
     let gemm_kernel = req.kernel_name.as_deref().and_then(gemm_tiles::parse_kernel_name);

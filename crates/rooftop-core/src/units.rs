@@ -85,6 +85,25 @@ impl fmt::Display for Precision {
     }
 }
 
+/// Microseconds (a user's measured time) to whole nanoseconds, refusing what is not a
+/// time: zero, negative, NaN, or beyond what `u64` nanoseconds hold (584 years).
+///
+/// ```
+/// use rooftop_core::units::ns_from_us;
+/// assert_eq!(ns_from_us(12.5), Ok(12_500));
+/// assert!(ns_from_us(0.0).is_err());
+/// ```
+pub fn ns_from_us(us: f64) -> Result<u64, String> {
+    if !us.is_finite() || us <= 0.0 {
+        return Err(format!("must be a positive number of microseconds, got {us}"));
+    }
+    let ns = (us * 1000.0).round();
+    if ns < 1.0 || ns > u64::MAX as f64 {
+        return Err(format!("{us} is outside the range rooftop can represent (1 ns to 584 years)"));
+    }
+    Ok(ns as u64)
+}
+
 /// Error for a precision name that is not known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown precision `{0}`: expected one of fp64, fp32, tf32, fp16, bf16, fp8, fp6, fp4, int8, int4")]

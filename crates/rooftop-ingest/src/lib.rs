@@ -6,10 +6,16 @@
 //! - [`xplane`]: JAX / XLA profiles (XSpace protobuf, `*.xplane.pb`) → `TraceModel`;
 //! - [`counters`]: vendor profiler outputs (rocprof*, Nsight Compute, Nsight Systems,
 //!   their CSV, JSON and SQLite forms) → `CounterSet`;
-//! - [`compressed`]: every user file may be gzip-compressed (told by content).
+//! - [`compressed`]: every user file may be gzip-compressed (told by content);
+//! - [`model_config`]: Hugging Face `config.json` files and built-in presets →
+//!   `ModelConfig` (for `rooftop_core::model`);
+//! - [`session`]: profiling sessions: run a program under ncu, nsys or rocprof* with a
+//!   counter preset, then read what the profiler wrote with the [`counters`] readers.
 
 pub mod compressed;
 pub mod counters;
 pub mod kineto;
 mod mmap;
+pub mod model_config;
+pub mod session;
 pub mod xplane;

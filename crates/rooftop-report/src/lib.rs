@@ -3,7 +3,8 @@
 //! One module per format (`table`, `json`, `csv`, `markdown`, `html` with its `svg`
 //! charts, `perfetto`), each a pure function from core results to a `String`; the CLI
 //! decides where the bytes go. Renderers never compute: every number they print comes
-//! from the core, with its provenance. `diff` compares two exports (`rooftop diff`).
+//! from the core, with its provenance. `diff` compares two exports (`rooftop diff`);
+//! `local_devices` lists this machine's devices (`rooftop devices --local`).
 
 pub mod bench;
 pub mod collectives;
@@ -14,6 +15,7 @@ pub mod devices;
 pub mod diff;
 pub mod html;
 pub mod json;
+pub mod local_devices;
 pub mod markdown;
 pub mod model;
 pub mod perfetto;

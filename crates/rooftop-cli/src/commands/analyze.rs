@@ -1,4 +1,7 @@
-//! `rooftop analyze OP ...`: one operation on one device through the core pipeline.
+//! `rooftop analyze OP ...`: one operation on one device through the core pipeline:
+//! the flags become an op spec of `rooftop_core::ops` (its `work()`), a
+//! `KernelRequest`, and `rooftop_core::analysis::analyze` (whose docs show the same in
+//! Rust).
 
 use super::find_device;
 use crate::args::{
@@ -19,7 +22,7 @@ use rooftop_core::ops::quant::{DequantFusion, QuantGemmSpec, WeightFormat};
 use rooftop_core::ops::reduction::ReductionSpec;
 use rooftop_core::ops::softmax::{SoftmaxPasses, SoftmaxSpec};
 use rooftop_core::ops::{OpError, Work};
-use rooftop_core::units::{ExecUnit, Precision};
+use rooftop_core::units::{ns_from_us, ExecUnit, Precision};
 use rooftop_report::Format;
 
 pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String> {
@@ -41,7 +44,11 @@ pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String>
     };
     let device = find_device(catalog, &common.device)?;
     let mut req = KernelRequest::new(work);
-    req.time_ns = time_ns(common.time_us)?;
+    req.time_ns = common
+        .time_us
+        .map(ns_from_us)
+        .transpose()
+        .map_err(|e| CliError::input(format!("--time-us {e}")))?;
     req.kernel_name.clone_from(&common.kernel);
     req.gemm = gemm;
     req.resources = resources(common)?;
@@ -63,23 +70,6 @@ fn precision(flag: &str, value: &str) -> Result<Precision> {
 
 fn op(r: std::result::Result<Work, OpError>) -> Result<Work> {
     r.map_err(|e| CliError::input(e.to_string()))
-}
-
-/// Microseconds from the user to integer nanoseconds, rejecting what is not a time.
-fn time_ns(us: Option<f64>) -> Result<Option<u64>> {
-    let Some(us) = us else { return Ok(None) };
-    if !us.is_finite() || us <= 0.0 {
-        return Err(CliError::input(format!(
-            "--time-us must be a positive number of microseconds, got {us}"
-        )));
-    }
-    let ns = (us * 1000.0).round();
-    if ns < 1.0 || ns > u64::MAX as f64 {
-        return Err(CliError::input(format!(
-            "--time-us {us} is outside the range rooftop can represent (1 ns to 584 years)"
-        )));
-    }
-    Ok(Some(ns as u64))
 }
 
 fn resources(c: &Common) -> Result<Option<KernelResources>> {
@@ -116,15 +106,7 @@ fn gemm_work(g: &GemmArgs) -> Result<GemmParts<'_>> {
                 .unwrap_or(Precision::Fp16),
             zero_point: g.zero_point,
         }),
-        (None, Some(f)) => Some(match f.to_ascii_lowercase().as_str() {
-            "q4_0" | "q4-0" => WeightFormat::Q4_0,
-            "q8_0" | "q8-0" => WeightFormat::Q8_0,
-            other => {
-                return Err(CliError::input(format!(
-                    "--wformat `{other}` is not a known block format: expected q4_0 or q8_0"
-                )))
-            }
-        }),
+        (None, Some(f)) => Some(f.parse().map_err(|e| CliError::input(format!("--wformat {e}")))?),
         _ => None,
     };
     let (work, fusion) = match format {
@@ -204,15 +186,8 @@ fn layernorm_work(r: &RowsArgs) -> Result<Work> {
 }
 
 fn softmax_work(s: &SoftmaxArgs) -> Result<Work> {
-    let passes = match s.passes {
-        1 => SoftmaxPasses::One,
-        3 => SoftmaxPasses::Three,
-        p => {
-            return Err(CliError::input(format!(
-                "--passes {p} is not modelled: expected 1 (online) or 3 (max, sum, normalise)"
-            )))
-        }
-    };
+    let passes =
+        SoftmaxPasses::try_from(s.passes).map_err(|e| CliError::input(format!("--passes {e}")))?;
     op(SoftmaxSpec { rows: s.rows, cols: s.cols, dtype: precision("--dtype", &s.dtype)?, passes }
         .work())
 }

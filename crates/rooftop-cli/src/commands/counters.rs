@@ -9,11 +9,11 @@ use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::{Args, ValueEnum};
-use rooftop_core::counters::{analyze, CounterFormat, CounterReport, CounterSet};
-use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::counters::{analyze_in, CounterFormat, CounterSet};
+use rooftop_core::device::Catalog;
 use rooftop_ingest::counters as reader;
 use rooftop_report::counters::{self as render, RenderOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Formats `--as` accepts (to override detection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -90,36 +90,8 @@ pub struct CountersArgs {
     pub top: usize,
 }
 
-/// Reads `path` (detected or forced format); bad input is exit code 2.
-pub(crate) fn read(path: &Path, format: Option<CounterFormat>) -> Result<CounterSet> {
-    let r = match format {
-        Some(f) => reader::read_as(path, f),
-        None => reader::read_path(path),
-    };
-    r.map_err(|e| CliError::input(e.to_string()))
-}
-
-/// The device for the roofs: `--device`, else the device the files name, else (only
-/// when the files give no name) their architecture when exactly one catalog device has
-/// it. A named device the catalog lacks is never replaced by a sibling: the second
-/// value is the note that says so and how to add it.
-pub(crate) fn resolve_device<'a>(
-    catalog: &'a Catalog,
-    set: &CounterSet,
-    flag: Option<&str>,
-) -> Result<(Option<&'a DeviceSpec>, Option<String>)> {
-    if let Some(name) = flag {
-        return super::find_device(catalog, name).map(|d| (Some(d), None));
-    }
-    let r = rooftop_core::device::resolve_named(
-        catalog,
-        set.device.name.as_deref(),
-        set.device.arch.as_deref(),
-    );
-    Ok((r.device, r.note))
-}
-
-/// Analyses a read set and writes it in the CLI's format.
+/// Analyses a read set (`--kernel` filter, `--device` or the files' device) and writes
+/// it in the CLI's format.
 pub(crate) fn report(
     catalog: &Catalog,
     mut set: CounterSet,
@@ -129,17 +101,11 @@ pub(crate) fn report(
     cli: &Cli,
 ) -> Result<()> {
     if let Some(k) = kernel {
-        set.dispatches.retain(|d| d.name.contains(k));
-        set.aggregates.retain(|a| a.name.contains(k));
-        if set.dispatches.is_empty() && set.aggregates.is_empty() {
+        if !set.retain_kernels(k) {
             return Err(CliError::input(format!("--kernel: no kernel name contains `{k}`")));
         }
     }
-    let (dev, unknown) = resolve_device(catalog, &set, device)?;
-    let mut rep: CounterReport = analyze(set, dev);
-    if let Some(note) = unknown {
-        rep.roofs.notes = vec![note];
-    }
+    let rep = analyze_in(set, catalog, device).map_err(|e| CliError::input(e.to_string()))?;
     let text = match cli.format {
         OutputFormat::Table => render::table(&rep, opts),
         OutputFormat::Json => render::json(&rep),
@@ -161,7 +127,11 @@ pub fn run(catalog: &Catalog, a: &CountersArgs, cli: &Cli) -> Result<()> {
     if a.top == 0 {
         return Err(CliError::input("--top: expected at least 1 row"));
     }
-    let set = read(&a.path, a.format_as.map(FormatArg::format))?;
+    let set = match a.format_as {
+        Some(f) => reader::read_as(&a.path, f.format()),
+        None => reader::read_path(&a.path),
+    }
+    .map_err(|e| CliError::input(e.to_string()))?;
     let opts = RenderOptions { top: a.top, dispatches: a.dispatches };
     report(catalog, set, a.device.as_deref(), a.kernel.as_deref(), &opts, cli)
 }

@@ -12,6 +12,7 @@ use crate::output;
 use clap::Args;
 use rooftop_report::diff::{self, render, Metric, Options};
 use std::path::PathBuf;
+use std::str::FromStr;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -24,30 +25,22 @@ pub struct DiffArgs {
 
     /// Exit with code 1 when a row (or the total) regressed by more than this, e.g. `5%`.
     /// Default: no gate (exit 0 whatever changed).
-    #[arg(long = "fail-above", value_name = "PCT", value_parser = parse_pct)]
+    #[arg(long = "fail-above", value_name = "PCT", value_parser = diff::parse_pct)]
     pub fail_above: Option<f64>,
 
     /// What to compare: time (bench: median; trace: mean per call; lower is better),
     /// attainment (roofline %, higher is better), flops or bandwidth (achieved rates).
-    #[arg(long, default_value = "time", value_parser = parse_metric)]
+    #[arg(long, default_value = "time", value_parser = Metric::from_str)]
     pub metric: Metric,
 
     /// Changes smaller than this are "unchanged", whatever the test says.
-    #[arg(long = "min-change", value_name = "PCT", default_value = "1%", value_parser = parse_pct)]
+    #[arg(long = "min-change", value_name = "PCT", default_value = "1%", value_parser = diff::parse_pct)]
     pub min_change: f64,
 
     /// Significance level of the noise test (Mann-Whitney U on bench samples, Welch's t on
     /// trace rows): a change with a larger p-value is noise.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
-}
-
-fn parse_pct(s: &str) -> std::result::Result<f64, String> {
-    diff::parse_pct(s)
-}
-
-fn parse_metric(s: &str) -> std::result::Result<Metric, String> {
-    s.parse()
 }
 
 fn read(path: &std::path::Path) -> Result<diff::Export> {

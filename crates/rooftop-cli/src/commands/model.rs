@@ -1,8 +1,8 @@
 //! `rooftop model`: the bandwidth and compute budget of a whole LLM step (decode or
 //! prefill), per op, on a device, from a Hugging Face `config.json` or a preset.
 //!
-//! This module reads the file, parses the JSON into `rooftop_core::model::RawConfig`,
-//! turns the flags into `StepOptions`, and hands the report to
+//! The model comes from `rooftop_ingest::model_config`; this module turns the flags
+//! into `StepOptions`, and hands the report to
 //! `rooftop_report::model`; the arithmetic lives in `rooftop_core::model`.
 
 use crate::args::Cli;
@@ -10,11 +10,9 @@ use crate::error::{CliError, Result};
 use crate::output;
 use clap::{ArgGroup, Args, ValueEnum};
 use rooftop_core::device::Catalog;
-use rooftop_core::model::presets;
-use rooftop_core::model::{
-    budget, ModelConfig, ModelError, Phase, RawConfig, StepOptions, WeightScheme,
-};
+use rooftop_core::model::{budget, ModelConfig, ModelError, Phase, StepOptions, WeightScheme};
 use rooftop_core::units::Precision;
+use rooftop_ingest::model_config::{self, ModelFileError};
 use std::path::PathBuf;
 
 /// `--phase` values.
@@ -77,28 +75,18 @@ pub struct ModelArgs {
 
 /// Reads and validates the model the flags name.
 fn load_model(args: &ModelArgs) -> Result<ModelConfig> {
-    if let Some(name) = &args.preset {
-        let p = presets::find(name).ok_or_else(|| {
-            CliError::input(format!(
-                "--preset `{name}` is not a built-in model: expected one of {}",
-                presets::ids()
-            ))
-        })?;
-        let raw: RawConfig = serde_json::from_str(p.json).map_err(|e| {
-            CliError::Runtime(format!("built-in preset {} does not parse: {e}", p.id))
-        })?;
-        return ModelConfig::from_raw(&raw, &format!("preset {}", p.id), Some(p.name))
-            .map_err(|e| CliError::input(e.to_string()));
-    }
-    let Some(path) = &args.config else {
-        return Err(CliError::input("give a model with --config FILE or --preset NAME"));
+    let r = match (&args.preset, &args.config) {
+        (Some(name), _) => model_config::preset(name),
+        (None, Some(path)) => model_config::read(path),
+        (None, None) => {
+            return Err(CliError::input("give a model with --config FILE or --preset NAME"))
+        }
     };
-    let shown = path.display().to_string();
-    let text = rooftop_ingest::compressed::read_text(path)
-        .map_err(|e| CliError::input(format!("cannot read the model config {e}")))?;
-    let raw: RawConfig = serde_json::from_str(&text)
-        .map_err(|e| CliError::input(format!("{shown} is not a valid config.json: {e}")))?;
-    ModelConfig::from_raw(&raw, &shown, None).map_err(|e| CliError::input(e.to_string()))
+    r.map_err(|e| match e {
+        ModelFileError::UnknownPreset(_) => CliError::input(format!("--preset {e}")),
+        ModelFileError::BadPreset { .. } => CliError::Runtime(e.to_string()),
+        _ => CliError::input(e.to_string()),
+    })
 }
 
 /// Turns the flags into step options, rejecting flags that do not apply to the phase.

@@ -13,7 +13,7 @@
 
 use super::derive::Coalescing;
 use super::{CounterSet, Derived, Dim3, Dispatch, FlopCounts, Missing, ToolAggregate, ToolFinding};
-use crate::device::{DeviceSpec, MemLevel};
+use crate::device::{Catalog, DeviceSpec, LookupError, MemLevel};
 use crate::diagnose::{Finding, Severity};
 use crate::units::{si, sig3, ExecUnit, Provenance};
 use serde::Serialize;
@@ -158,7 +158,33 @@ pub struct CounterReport {
     pub kernels: Vec<KernelRecord>,
 }
 
-/// Analyses a counter set against `device` (the entry the CLI resolved, if any), or the
+/// Analyses `set` on a catalog device: the one `device` names (id, alias or
+/// tool-printed name; an error when the catalog has none such), else the one the files
+/// name ([`crate::device::resolve_named`]: a name the catalog lacks gives no roofs and a
+/// note in [`Roofs::notes`] saying so, never a sibling entry).
+pub fn analyze_in(
+    set: CounterSet,
+    catalog: &Catalog,
+    device: Option<&str>,
+) -> Result<CounterReport, LookupError> {
+    let (device, note) = if let Some(name) = device {
+        (Some(catalog.lookup(name)?), None)
+    } else {
+        let r = crate::device::resolve_named(
+            catalog,
+            set.device.name.as_deref(),
+            set.device.arch.as_deref(),
+        );
+        (r.device, r.note)
+    };
+    let mut report = analyze(set, device);
+    if let Some(note) = note {
+        report.roofs.notes = vec![note];
+    }
+    Ok(report)
+}
+
+/// Analyses a counter set against `device` (a resolved catalog entry, if any), or the
 /// set's own measured roofs.
 pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
     let roofs = roofs(&set, device);

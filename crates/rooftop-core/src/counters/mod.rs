@@ -6,7 +6,7 @@
 //! Readers live in `rooftop-ingest::counters` and only normalise (units, grid semantics,
 //! names). Everything derived (bytes per memory level, FLOPs, hit rates, occupancy) is
 //! computed here: [`amd`] and [`nvidia`] hold the vendor formulas and the per-architecture
-//! constants with their sources, [`derive()`] turns a dispatch into a [`Derived`] record,
+//! constants with their sources, [`derive`](mod@derive) turns a dispatch into a [`Derived`] record,
 //! and [`analysis`] aggregates by kernel name, places points on the hierarchical roofline
 //! and writes findings. [`rules`] keeps a profiler's own findings (Nsight Compute's
 //! rules) beside rooftop's, and [`activity`] summarises what system traces hold besides
@@ -21,7 +21,7 @@ pub mod nvidia;
 pub mod rules;
 
 pub use activity::Activity;
-pub use analysis::{analyze, CounterReport, KernelRecord, RoofSource, Roofs};
+pub use analysis::{analyze, analyze_in, CounterReport, KernelRecord, RoofSource, Roofs};
 pub use derive::{derive, Coalescing, Derived, FlopCounts, Missing};
 pub use rules::{ToolFinding, ToolRule};
 
@@ -256,8 +256,17 @@ pub struct CounterSet {
 }
 
 impl CounterSet {
+    /// The GPU vendor of the tool that wrote the set.
     pub fn vendor(&self) -> GpuVendor {
         self.source.format.vendor()
+    }
+
+    /// Keeps only the kernels (dispatches and tool aggregates) whose name contains
+    /// `text`; returns whether any is left.
+    pub fn retain_kernels(&mut self, text: &str) -> bool {
+        self.dispatches.retain(|d| d.name.contains(text));
+        self.aggregates.retain(|a| a.name.contains(text));
+        !(self.dispatches.is_empty() && self.aggregates.is_empty())
     }
 }
 

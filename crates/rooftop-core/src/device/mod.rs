@@ -42,7 +42,24 @@ pub enum Vendor {
     Other,
 }
 
+impl std::str::FromStr for Vendor {
+    type Err = String;
+
+    /// A vendor by its lowercase or capitalised name: nvidia, amd, apple, intel, cpu.
+    fn from_str(v: &str) -> Result<Vendor, String> {
+        match v.to_ascii_lowercase().as_str() {
+            "nvidia" => Ok(Vendor::Nvidia),
+            "amd" => Ok(Vendor::Amd),
+            "apple" => Ok(Vendor::Apple),
+            "intel" => Ok(Vendor::Intel),
+            "cpu" => Ok(Vendor::Cpu),
+            _ => Err(format!("unknown vendor `{v}`: expected nvidia, amd, apple, intel or cpu")),
+        }
+    }
+}
+
 impl Vendor {
+    /// The vendor's display name (`NVIDIA`, `AMD`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Vendor::Nvidia => "NVIDIA",
@@ -88,7 +105,7 @@ pub enum ArchFamily {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct FigureMeta {
     /// What was read to get the number (a source code from `reference/hardware.md`, a
-    /// document, or "measured by rooftop ceilings on DATE").
+    /// document, or "measured by rooftop ceilings on `<date>`").
     pub source: String,
     pub confidence: Confidence,
     pub provenance: Provenance,

@@ -6,7 +6,7 @@
 //! dequantization already fused), on disjoint groups of ops:
 //! - dequantization fused into the matmul: the unfused alternative is a kernel writing
 //!   the K×N weights in the activation precision and a dense matmul reading them back
-//!   ([`crate::ops::quant::QuantGemmSpec::dequant_fusion`], minimal counting);
+//!   ([`QuantGemmSpec::dequant_fusion`](crate::ops::quant::QuantGemmSpec::dequant_fusion), minimal counting);
 //! - residual add + the RMSNorm after it: the norm stops re-reading the sum (T·H
 //!   elements per pair; 2·L pairs: each layer's two adds, the last feeding the final norm);
 //! - Q, K and V as one GEMM: the activations are read once instead of three times;

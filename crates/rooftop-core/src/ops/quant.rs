@@ -139,6 +139,19 @@ impl WeightFormat {
     }
 }
 
+impl std::str::FromStr for WeightFormat {
+    type Err = String;
+
+    /// A GGML block format by name: `q4_0` or `q8_0` (`-` for `_` too, any case).
+    fn from_str(s: &str) -> Result<WeightFormat, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "q4_0" | "q4-0" => Ok(WeightFormat::Q4_0),
+            "q8_0" | "q8-0" => Ok(WeightFormat::Q8_0),
+            other => Err(format!("`{other}` is not a known block format: expected q4_0 or q8_0")),
+        }
+    }
+}
+
 /// A GEMM whose weight matrix (K×N) is quantized; `m == 1` is a matvec (decode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuantGemmSpec {

@@ -30,6 +30,21 @@ pub enum SoftmaxPasses {
     Three,
 }
 
+impl TryFrom<u8> for SoftmaxPasses {
+    type Error = String;
+
+    /// 1 (online) or 3 (max, sum, normalise) passes; other counts are not modelled.
+    fn try_from(passes: u8) -> Result<SoftmaxPasses, String> {
+        match passes {
+            1 => Ok(SoftmaxPasses::One),
+            3 => Ok(SoftmaxPasses::Three),
+            p => {
+                Err(format!("{p} is not modelled: expected 1 (online) or 3 (max, sum, normalise)"))
+            }
+        }
+    }
+}
+
 /// Softmax over the last dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SoftmaxSpec {
