@@ -6,10 +6,13 @@
 //! - [`xplane`]: JAX / XLA profiles (XSpace protobuf, `*.xplane.pb`) → `TraceModel`;
 //! - [`counters`]: vendor profiler outputs (rocprof*, Nsight Compute, Nsight Systems,
 //!   their CSV, JSON and SQLite forms) → `CounterSet`;
+//! - [`source`]: one trace of any of these formats, told by content, or a directory of
+//!   per-rank traces / per-host profiles (what `rooftop trace` reads);
 //! - [`compressed`]: every user file may be gzip-compressed (told by content).
 
 pub mod compressed;
 pub mod counters;
 pub mod kineto;
 mod mmap;
+pub mod source;
 pub mod xplane;

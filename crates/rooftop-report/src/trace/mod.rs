@@ -2,10 +2,41 @@
 //! default, `--section` for more), Markdown, JSON (the stable schema of
 //! `docs/json-schema.md`), one CSV per section, and the cross-rank table.
 //!
-//! Every section is first laid out as a [`Block`] (title, header, rows, notes), so the
+//! Every section is first laid out as a `Block` (title, header, rows, notes), so the
 //! terminal and Markdown outputs show the same cells; CSV files carry full-precision
 //! numbers instead of the 3-significant-digit display. Renderers never compute: each
-//! number comes from the [`TraceReport`].
+//! number comes from the [`TraceReport`]. Multi-rank runs: [`ranks_text`],
+//! [`ranks_json`], [`ranks_csv`].
+//!
+//! # Example: render a report
+//!
+//! ```
+//! use rooftop_core::trace::model::{CpuOp, GpuEvent, GpuKind, TraceModel};
+//! use rooftop_core::trace::report::{analyze, TraceOptions};
+//! use rooftop_report::trace::{markdown, table, RenderOptions, Section};
+//!
+//! // One `aten::mm` whose kernel ran 30 µs (a reader builds this from a trace file:
+//! // `rooftop_ingest::source::read_one`).
+//! let model = TraceModel {
+//!     ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+//!     gpu: vec![GpuEvent {
+//!         kind: GpuKind::Kernel,
+//!         name: "sgemm_64x16".to_string(),
+//!         ts_ns: 0,
+//!         dur_ns: 30_000,
+//!         launcher: Some("cudaLaunchKernel".to_string()),
+//!         op: Some(0),
+//!         ..GpuEvent::default()
+//!     }],
+//!     ..TraceModel::default()
+//! };
+//! let report = analyze(&model, None, &TraceOptions::for_model(&model));
+//! let opts = RenderOptions { top: 5, section: Section::Kernels };
+//! assert!(table(&report, &opts).contains("sgemm_64x16"));
+//! let md = markdown(&report, &opts);
+//! assert!(md.starts_with("## rooftop trace"));
+//! assert!(md.contains("### Kernels (top 1 of 1)") && md.contains("sgemm_64x16"));
+//! ```
 
 use crate::table::{table as new_table, wrap, WIDTH};
 use comfy_table::{ColumnConstraint, Width};
@@ -25,8 +56,11 @@ mod tests;
 mod to_csv;
 
 use blocks::{blocks, header_lines};
-pub use ranks::{cross_rank_csv, cross_rank_json, cross_rank_markdown, cross_rank_table};
-pub use to_csv::csv_files;
+pub use ranks::{
+    cross_rank_csv, cross_rank_json, cross_rank_markdown, cross_rank_table, ranks_csv, ranks_json,
+    ranks_text, CsvFolder, PER_RANK_TABLES_MAX,
+};
+pub use to_csv::{csv_files, csv_in_section, section_csv_files};
 pub(crate) use to_csv::{csv_text, num, onum, ostr};
 
 /// What `--section` selects.

@@ -324,3 +324,37 @@ fn roofline_csv(rows: &[OpRow]) -> String {
         .collect();
     csv_text(&header, body)
 }
+
+/// Whether the CSV file `name` (from [`csv_files`]) belongs to `section` (all of them for
+/// `summary` and `all`).
+pub fn csv_in_section(section: Section, name: &str) -> bool {
+    let stem = name.trim_end_matches(".csv");
+    match section {
+        Section::Summary | Section::All => true,
+        Section::Timeline => stem == "gpu_timeline" || stem == "window",
+        Section::Ops => stem == "ops_summary",
+        Section::Categories => stem == "ops_summary_by_category",
+        Section::Gemm => stem == "GEMM",
+        Section::Sdpa => stem.starts_with("SDPA"),
+        Section::Conv => stem.starts_with("CONV"),
+        Section::Norm => stem == "Normalization",
+        Section::Elementwise => stem.ends_with("Elementwise"),
+        Section::Kernels => stem == "kernel_summary",
+        Section::ShortKernels => stem.starts_with("short_kernel"),
+        Section::Findings => stem == "findings",
+        Section::Xla => stem.starts_with("xla_"),
+        Section::Idle
+        | Section::Launch
+        | Section::Syncs
+        | Section::Graphs
+        | Section::CriticalPath
+        | Section::Modules
+        | Section::Memory
+        | Section::Inference => crate::trace_gaps::csv_in_section(section, stem),
+    }
+}
+
+/// The CSV files of `r` that `section` selects, `(file name, contents)`.
+pub fn section_csv_files(r: &TraceReport, section: Section) -> Vec<(String, String)> {
+    csv_files(r).into_iter().filter(|(n, _)| csv_in_section(section, n)).collect()
+}
