@@ -10,7 +10,9 @@
 //! - [`model_config`]: Hugging Face `config.json` files and built-in presets →
 //!   `ModelConfig` (for `rooftop_core::model`);
 //! - [`session`]: profiling sessions: run a program under ncu, nsys or rocprof* with a
-//!   counter preset, then read what the profiler wrote with the [`counters`] readers.
+//!   counter preset, then read what the profiler wrote with the [`counters`] readers;
+//! - [`source`]: one trace of any of these formats, told by content, or a directory of
+//!   per-rank traces / per-host profiles (what `rooftop trace` reads).
 
 pub mod compressed;
 pub mod counters;
@@ -18,4 +20,5 @@ pub mod kineto;
 mod mmap;
 pub mod model_config;
 pub mod session;
+pub mod source;
 pub mod xplane;

@@ -8,7 +8,11 @@
 //! show up in the report as missing ranks rather than blocking it) and writes the
 //! cross-rank report (`rooftop trace TABLES`). Kubernetes (an Indexed Job) and Ray run
 //! the same two commands; `docs/multi-rank.md` shows how.
+//!
+//! [`trace_dir`]: the plan of `rooftop trace DIR --slurm` from its settings, and the
+//! text that shows it.
 
 pub mod slurm;
+pub mod trace_dir;
 
 pub use slurm::{JobError, SlurmPlan, Submitted};

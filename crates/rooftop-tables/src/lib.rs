@@ -6,12 +6,15 @@
 //! tables reduce in seconds. The tables open unchanged in DuckDB, pandas/pyarrow and
 //! Spark (flat columns, UTF-8 strings, signed integers, Snappy).
 //!
+//! [`run`] runs the map and reduce of many ranks on this machine, on threads.
+//!
 //! Invariant: [`read_rank`] of a folder [`write_rank`] wrote gives back exactly the
 //! [`RankMeta`] and [`CollectiveRecord`]s it was given, so the cross-rank report from
 //! tables equals the report from the traces.
 
 mod columns;
 mod error;
+pub mod run;
 pub mod tables;
 
 pub use columns::{in_reader, Kind, Spec, ROW_GROUP_ROWS};

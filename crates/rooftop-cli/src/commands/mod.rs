@@ -12,7 +12,6 @@ pub mod model;
 pub mod profile;
 pub mod trace;
 pub mod trace_ranks;
-mod trace_source;
 
 use crate::args::{Cli, Command};
 use crate::error::{CliError, Result};

@@ -1,13 +1,10 @@
 //! `rooftop trace`: read a PyTorch profiler (Kineto) trace or a JAX profile (XPlane
 //! protobuf), or a directory of per-rank traces / per-host profiles, analyse it and
-//! render the report.
-//!
-//! The format is detected by content ([`super::trace_source`]): the readers are
-//! `rooftop_ingest::kineto` and `rooftop_ingest::xplane`, the analysis
-//! `rooftop_core::trace::report`,
-//! the renderers `rooftop_report::trace`; this module picks the device, shows progress
-//! and decides where each output goes (`--format csv -o DIR` writes one file per table).
-//! Directories of ranks, `--format parquet` and `--slurm`: [`super::trace_ranks`].
+//! render the report. Glue only: reading is `rooftop_ingest::source`, the analysis
+//! `rooftop_core::trace::report`, the renderers `rooftop_report::trace`; this module
+//! shows progress and decides where each output goes (`--format csv -o DIR` writes one
+//! file per table). Directories of ranks, `--format parquet` and `--slurm`:
+//! [`super::trace_ranks`].
 
 use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
@@ -15,11 +12,12 @@ use crate::output;
 use crate::progress;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use rooftop_core::device::{lookup_with_facts, Catalog, DeviceFacts, DeviceSpec};
+use rooftop_core::device::{Catalog, DeviceSpec};
 use rooftop_core::trace::gaps::critical_path::{CpOptions, WhatIfSpec};
 use rooftop_core::trace::report::{analyze, TraceOptions, TraceReport};
+use rooftop_core::trace::run::{device_for, DeviceLookup, RankSource};
 use rooftop_core::trace::TraceModel;
-use rooftop_ingest::kineto::{ReadOptions, TraceError};
+use rooftop_ingest::kineto::ReadOptions;
 use rooftop_report::trace::{self as render, RenderOptions, Section};
 use std::path::{Path, PathBuf};
 
@@ -79,63 +77,69 @@ fn parse_what_if(s: &str) -> std::result::Result<WhatIfSpec, String> {
     s.parse()
 }
 
-fn cp_options(args: &TraceArgs) -> CpOptions {
-    CpOptions {
-        annotation: args.cp_window.clone(),
-        instance: args.cp_instance,
-        what_if: args.what_if.clone(),
+/// How this command reads a trace: `rooftop_ingest::source`, the `--device` override
+/// else the trace's own GPU (with its note or warning on stderr), the critical-path
+/// flags.
+pub(super) struct Reader<'a> {
+    pub(super) catalog: &'a Catalog,
+    pub(super) device: Option<&'a DeviceSpec>,
+    pub(super) read: ReadOptions,
+    pub(super) args: &'a TraceArgs,
+}
+
+impl RankSource for Reader<'_> {
+    fn read(
+        &self,
+        path: &Path,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> std::result::Result<TraceModel, String> {
+        rooftop_ingest::source::read_one(path, &self.read, progress)
+    }
+
+    #[allow(clippy::print_stderr)]
+    fn device(&self, model: &TraceModel) -> Option<&DeviceSpec> {
+        if self.device.is_some() {
+            return self.device;
+        }
+        match device_for(self.catalog, model) {
+            DeviceLookup::Unnamed => None,
+            DeviceLookup::Found { spec, note } => {
+                if let Some(why) = note {
+                    eprintln!("rooftop: note: device {}: {why}.", spec.id);
+                }
+                Some(spec)
+            }
+            DeviceLookup::Unknown(e) => {
+                eprintln!(
+                    "rooftop: warning: {e} The report has no roofline numbers; pass --device."
+                );
+                None
+            }
+        }
+    }
+
+    fn options(&self, model: &TraceModel) -> TraceOptions {
+        let a = self.args;
+        let critical_path = CpOptions {
+            annotation: a.cp_window.clone(),
+            instance: a.cp_instance,
+            what_if: a.what_if.clone(),
+        };
+        TraceOptions { critical_path, ..TraceOptions::for_model(model) }
     }
 }
 
-/// The analysis options for one model: the critical-path flags, and what the model's
-/// source needs (`trace_source::options`).
-pub(super) fn trace_options(args: &TraceArgs, model: &TraceModel) -> TraceOptions {
-    TraceOptions { critical_path: cp_options(args), ..super::trace_source::options(model) }
-}
-
-/// The error of a trace that cannot be read: bad input, exit code 2.
-pub(super) fn read_error(e: &TraceError) -> CliError {
-    CliError::input(e.to_string())
-}
-
-pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
-    let opts = ReadOptions { threads: args.threads };
-    let override_device = match &args.device {
-        Some(name) => Some(super::find_device(catalog, name)?),
-        None => None,
-    };
-    let render_opts = RenderOptions { top: args.top, section: args.section };
-    if args.path.is_dir() && cli.format == OutputFormat::Perfetto {
-        return Err(CliError::input(
-            "--format perfetto takes one trace file, not a directory: pass one rank's trace \
-             (a merged timeline of all ranks is not written yet)",
-        ));
+impl Reader<'_> {
+    /// Reads one trace with a progress bar in bytes; a bad trace is bad input.
+    pub(super) fn read_with_bar(&self, path: &Path) -> Result<TraceModel> {
+        let pb = bytes_bar("reading");
+        let model = self.read(path, &mut |done, total| {
+            pb.set_length(total);
+            pb.set_position(done);
+        });
+        pb.finish_and_clear();
+        model.map_err(CliError::input)
     }
-    if args.path.is_dir() || args.ranks.slurm || cli.format == OutputFormat::Parquet {
-        return super::trace_ranks::run(catalog, override_device, args, cli, &opts, render_opts);
-    }
-    let pb = bytes_bar("reading");
-    let model = super::trace_source::read_one(&args.path, &opts, &mut |done, total| {
-        pb.set_length(total);
-        pb.set_position(done);
-    });
-    pb.finish_and_clear();
-    let model = model.map_err(CliError::input)?;
-    let options = trace_options(args, &model);
-    if args.cp_window.is_some() {
-        rooftop_core::trace::gaps::critical_path::window(&model, &options.critical_path)
-            .map_err(|e| CliError::input(format!("--cp-window: {e} in {}", args.path.display())))?;
-    }
-    let device = override_device.or_else(|| trace_device(catalog, &model));
-    let spin = spinner("analysing");
-    let report = analyze(&model, device, &options);
-    spin.finish_and_clear();
-    // The Perfetto export needs the model's events; every other format only the report.
-    let done = emit_one(&report, &model, device, render_opts, cli);
-    // A large trace's model is a million small allocations: the process ends soon, so
-    // let the OS take them back instead of freeing them one by one.
-    std::mem::forget(model);
-    done
 }
 
 /// A progress bar in bytes, shown after a second.
@@ -149,67 +153,41 @@ pub(super) fn bytes_bar(what: &str) -> ProgressBar {
     pb
 }
 
-/// A spinner for a step without a measure of progress, shown after a second.
-fn spinner(what: &str) -> ProgressBar {
-    let pb = progress::bar(0, what);
+pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
+    let device = match &args.device {
+        Some(name) => Some(super::find_device(catalog, name)?),
+        None => None,
+    };
+    let reader = Reader { catalog, device, read: ReadOptions { threads: args.threads }, args };
+    let ro = RenderOptions { top: args.top, section: args.section };
+    if args.path.is_dir() && cli.format == OutputFormat::Perfetto {
+        return Err(CliError::input(
+            "--format perfetto takes one trace file, not a directory: pass one rank's trace \
+             (a merged timeline of all ranks is not written yet)",
+        ));
+    }
+    if args.path.is_dir() || args.ranks.slurm || cli.format == OutputFormat::Parquet {
+        return super::trace_ranks::run(&reader, cli, ro);
+    }
+    let model = reader.read_with_bar(&args.path)?;
+    let options = reader.options(&model);
+    if args.cp_window.is_some() {
+        rooftop_core::trace::gaps::critical_path::window(&model, &options.critical_path)
+            .map_err(|e| CliError::input(format!("--cp-window: {e} in {}", args.path.display())))?;
+    }
+    let device = reader.device(&model);
+    let spin = progress::bar(0, "analysing");
     if let Ok(style) = ProgressStyle::with_template("{spinner} {prefix} {elapsed}") {
-        pb.set_style(style);
+        spin.set_style(style);
     }
-    pb
-}
-
-/// The catalog entry for the GPU the trace names, or `None` with a warning on stderr.
-pub(super) fn trace_device<'a>(catalog: &'a Catalog, model: &TraceModel) -> Option<&'a DeviceSpec> {
-    let dev = model.devices.first()?;
-    let facts = DeviceFacts { units: dev.num_sms, clock_mhz: dev.clock_mhz };
-    match lookup_with_facts(catalog, &dev.name, facts) {
-        Ok((d, why)) => {
-            if let Some(why) = why {
-                #[allow(clippy::print_stderr)]
-                {
-                    eprintln!("rooftop: note: device {}: {why}.", d.id);
-                }
-            }
-            Some(d)
-        }
-        Err(e) => {
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!(
-                    "rooftop: warning: {e} The report has no roofline numbers; pass --device."
-                );
-            }
-            None
-        }
-    }
-}
-
-/// The CSV files a section selects (all of them for `summary` and `all`).
-pub(super) fn section_files(section: Section, name: &str) -> bool {
-    let stem = name.trim_end_matches(".csv");
-    match section {
-        Section::Summary | Section::All => true,
-        Section::Timeline => stem == "gpu_timeline" || stem == "window",
-        Section::Ops => stem == "ops_summary",
-        Section::Categories => stem == "ops_summary_by_category",
-        Section::Gemm => stem == "GEMM",
-        Section::Sdpa => stem.starts_with("SDPA"),
-        Section::Conv => stem.starts_with("CONV"),
-        Section::Norm => stem == "Normalization",
-        Section::Elementwise => stem.ends_with("Elementwise"),
-        Section::Kernels => stem == "kernel_summary",
-        Section::ShortKernels => stem.starts_with("short_kernel"),
-        Section::Findings => stem == "findings",
-        Section::Xla => stem.starts_with("xla_"),
-        Section::Idle
-        | Section::Launch
-        | Section::Syncs
-        | Section::Graphs
-        | Section::CriticalPath
-        | Section::Modules
-        | Section::Memory
-        | Section::Inference => rooftop_report::trace_gaps::csv_in_section(section, stem),
-    }
+    let report = analyze(&model, device, &options);
+    spin.finish_and_clear();
+    // The Perfetto export needs the model's events; every other format only the report.
+    let done = emit_one(&report, &model, device, ro, cli);
+    // A large trace's model is a million small allocations: the process ends soon, so
+    // let the OS take them back instead of freeing them one by one.
+    std::mem::forget(model);
+    done
 }
 
 /// Renders one report to standard output or `-o`.
@@ -220,44 +198,33 @@ fn emit_one(
     ro: RenderOptions,
     cli: &Cli,
 ) -> Result<()> {
+    let out = cli.output.as_deref();
     match cli.format {
-        OutputFormat::Html => {
-            output::emit(&rooftop_report::html::trace(report, device), cli.output.as_deref())
-        }
+        OutputFormat::Html => output::emit(&rooftop_report::html::trace(report, device), out),
         OutputFormat::Perfetto => {
-            output::emit(&rooftop_report::perfetto::trace(model, report), cli.output.as_deref())
+            output::emit(&rooftop_report::perfetto::trace(model, report), out)
         }
         // `--format parquet` is the map step (`trace_ranks`), routed before this.
         OutputFormat::Parquet => Err(CliError::input("--format parquet needs -o DIR")),
-        OutputFormat::Table => output::emit(&render::table(report, &ro), cli.output.as_deref()),
-        OutputFormat::Md => output::emit(&render::markdown(report, &ro), cli.output.as_deref()),
-        OutputFormat::Json => output::emit(&render::json(report), cli.output.as_deref()),
+        OutputFormat::Table => output::emit(&render::table(report, &ro), out),
+        OutputFormat::Md => output::emit(&render::markdown(report, &ro), out),
+        OutputFormat::Json => output::emit(&render::json(report), out),
         OutputFormat::Csv => {
-            let files: Vec<(String, String)> = render::csv_files(report)
-                .into_iter()
-                .filter(|(n, _)| section_files(ro.section, n))
-                .collect();
-            match cli.output.as_deref() {
-                Some(dir) => write_csv_dir(dir, &files),
-                None => csv_to_stdout(&files, ro.section),
+            let files = render::section_csv_files(report, ro.section);
+            match (out, files.as_slice()) {
+                (Some(dir), _) => write_csv_dir(dir, &files),
+                (None, [(_, text)]) => output::emit(text, None),
+                (None, []) => Err(CliError::input(format!(
+                    "the report has no `{}` table to write as CSV",
+                    ro.section.as_str()
+                ))),
+                (None, _) => Err(CliError::input(format!(
+                    "--format csv writes one file per table ({}): pass -o DIR, or a --section \
+                     with one table (ops, gemm, kernels, findings, ...)",
+                    files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                ))),
             }
         }
-    }
-}
-
-/// One CSV on standard output, when the section has exactly one table.
-fn csv_to_stdout(files: &[(String, String)], section: Section) -> Result<()> {
-    match files {
-        [(_, text)] => output::emit(text, None),
-        [] => Err(CliError::input(format!(
-            "the report has no `{}` table to write as CSV",
-            section.as_str()
-        ))),
-        _ => Err(CliError::input(format!(
-            "--format csv writes one file per table ({}): pass -o DIR, or a --section with \
-             one table (ops, gemm, kernels, findings, ...)",
-            files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
-        ))),
     }
 }
 

@@ -17,6 +17,8 @@
 //! - [`xla`]: JAX/XLA profiles (XPlane): HLO, XLA op work models, the XLA report section.
 //! - [`comm`]: collectives across ranks (matching, bandwidth, skew, stragglers).
 //! - [`ranks`]: multi-rank runs as map (per-rank meta and collectives) and reduce.
+//! - [`run`]: what front ends share: the device a trace names, how a multi-rank run
+//!   reads its ranks ([`run::RankSource`]) and what it gives back.
 
 pub mod attrib;
 pub mod comm;
@@ -27,6 +29,7 @@ pub mod model;
 pub mod ops;
 pub mod ranks;
 pub mod report;
+pub mod run;
 pub mod summary;
 pub mod tables;
 pub mod timeline;

@@ -49,6 +49,15 @@ pub struct TraceOptions {
     pub critical_path: CpOptions,
 }
 
+impl TraceOptions {
+    /// The default options for `model`: an XPlane (JAX) model counts every device
+    /// activity in the timeline (each was recorded on a device stream; "unlinked" is a
+    /// Kineto notion), as TraceLens's JAX analysis does.
+    pub fn for_model(model: &TraceModel) -> TraceOptions {
+        TraceOptions { include_unlinked: model.xla.is_some(), ..TraceOptions::default() }
+    }
+}
+
 impl Default for TraceOptions {
     fn default() -> Self {
         TraceOptions {

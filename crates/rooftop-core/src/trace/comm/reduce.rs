@@ -112,6 +112,38 @@ pub struct ReduceOptions {
     pub inter_link: Option<Link>,
 }
 
+impl ReduceOptions {
+    /// The options with the links named by interconnect-catalog id
+    /// ([`Interconnects::builtin`](super::Interconnects::builtin)): `nvlink4-h100`,
+    /// `ib-ndr`, ...
+    ///
+    /// # Errors
+    /// An id the catalog does not have: the sentence lists the ids it has.
+    pub fn with_links(
+        gpus_per_node: Option<u32>,
+        intra_link: Option<&str>,
+        inter_link: Option<&str>,
+    ) -> Result<ReduceOptions, String> {
+        let find = |id: Option<&str>| id.map(builtin_link).transpose();
+        Ok(ReduceOptions {
+            gpus_per_node,
+            intra_link: find(intra_link)?,
+            inter_link: find(inter_link)?,
+        })
+    }
+}
+
+/// The link `id` of the built-in interconnect catalog.
+///
+/// # Errors
+/// `unknown link `ID`; the interconnect catalog has: ...`.
+pub fn builtin_link(id: &str) -> Result<Link, String> {
+    let ic = super::Interconnects::builtin();
+    ic.link(id).cloned().ok_or_else(|| {
+        format!("unknown link `{id}`; the interconnect catalog has: {}", ic.link_ids().join(", "))
+    })
+}
+
 /// The collectives of all ranks, added one rank at a time.
 #[derive(Default)]
 pub struct Reducer {

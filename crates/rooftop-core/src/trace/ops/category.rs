@@ -1,0 +1,372 @@
+//! Categories of ops and kernels: ours ([`Category`]), the table a modelled op goes to
+//! ([`Table`]) and TraceLens's own labels ([`tracelens_category`]).
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------
+// Categories
+// ---------------------------------------------------------------------------------------
+
+/// Our category of an op or a kernel. Serialized with [`Category::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    Gemm,
+    Conv,
+    Sdpa,
+    Normalization,
+    Elementwise,
+    Reduce,
+    Softmax,
+    Comm,
+    Memcpy,
+    /// Mixture-of-experts layers (grouped GEMMs with routing).
+    Moe,
+    /// Activation quantisation (FP8/FP4).
+    Quant,
+    Other,
+}
+
+impl Category {
+    /// Every category, in display order.
+    pub const ALL: [Category; 12] = [
+        Category::Gemm,
+        Category::Moe,
+        Category::Conv,
+        Category::Sdpa,
+        Category::Normalization,
+        Category::Elementwise,
+        Category::Reduce,
+        Category::Softmax,
+        Category::Comm,
+        Category::Memcpy,
+        Category::Quant,
+        Category::Other,
+    ];
+
+    /// The stable name (`GEMM`, `CONV`, `SDPA`, `Normalization`, `Elementwise`, `Reduce`,
+    /// `Softmax`, `Comm`, `Memcpy`, `Other`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Gemm => "GEMM",
+            Category::Conv => "CONV",
+            Category::Sdpa => "SDPA",
+            Category::Normalization => "Normalization",
+            Category::Elementwise => "Elementwise",
+            Category::Reduce => "Reduce",
+            Category::Softmax => "Softmax",
+            Category::Comm => "Comm",
+            Category::Memcpy => "Memcpy",
+            Category::Moe => "MoE",
+            Category::Quant => "Quant",
+            Category::Other => "Other",
+        }
+    }
+}
+
+impl std::fmt::Display for Category {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Category {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// The table (TraceLens report sheet) a modelled op's rows go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Table {
+    Gemm,
+    SdpaFwd,
+    SdpaBwd,
+    ConvFwd,
+    ConvBwd,
+    Normalization,
+    BinaryElementwise,
+    UnaryElementwise,
+    Reduce,
+    /// MoE layers ([`crate::trace::inference::moe`]).
+    Moe,
+    /// Paged attention of inference engines ([`crate::trace::inference::attention`]).
+    InferenceAttention,
+    /// Activation quantisation ([`crate::trace::inference::quant`]).
+    Quant,
+}
+
+impl Table {
+    /// Every table, in report order.
+    pub const ALL: [Table; 12] = [
+        Table::Gemm,
+        Table::Moe,
+        Table::SdpaFwd,
+        Table::SdpaBwd,
+        Table::ConvFwd,
+        Table::ConvBwd,
+        Table::Normalization,
+        Table::BinaryElementwise,
+        Table::UnaryElementwise,
+        Table::Reduce,
+        Table::InferenceAttention,
+        Table::Quant,
+    ];
+
+    /// The name TraceLens gives the sheet / CSV (`GEMM`, `SDPA_fwd`, `CONV_fwd`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Table::Gemm => "GEMM",
+            Table::SdpaFwd => "SDPA_fwd",
+            Table::SdpaBwd => "SDPA_bwd",
+            Table::ConvFwd => "CONV_fwd",
+            Table::ConvBwd => "CONV_bwd",
+            Table::Normalization => "Normalization",
+            Table::BinaryElementwise => "BinaryElementwise",
+            Table::UnaryElementwise => "UnaryElementwise",
+            Table::Reduce => "Reduce",
+            Table::Moe => "MoE",
+            Table::InferenceAttention => "InferenceAttention",
+            Table::Quant => "Quant",
+        }
+    }
+
+    /// The category of the table's ops.
+    pub fn category(self) -> Category {
+        match self {
+            Table::Gemm => Category::Gemm,
+            Table::SdpaFwd | Table::SdpaBwd | Table::InferenceAttention => Category::Sdpa,
+            Table::ConvFwd | Table::ConvBwd => Category::Conv,
+            Table::Normalization => Category::Normalization,
+            Table::BinaryElementwise | Table::UnaryElementwise => Category::Elementwise,
+            Table::Reduce => Category::Reduce,
+            Table::Moe => Category::Moe,
+            Table::Quant => Category::Quant,
+        }
+    }
+}
+
+/// Kernel names of NCCL/RCCL collectives (and their ROCm MSCCL variants).
+pub fn is_comm_kernel(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("nccl")
+        || l.contains("rccl")
+        || l.contains("msccl")
+        || crate::trace::inference::comm::is_custom_allreduce(name)
+}
+
+/// Our category of one GPU event by its name, when the name alone says it.
+///
+/// NCCL/RCCL → Comm; `Memcpy …`/`Memset …` → Memcpy; GEMM library kernels (any family
+/// [`crate::gemm_tiles::parse_kernel_name`] recognises, except implicit-GEMM
+/// convolutions) → GEMM; convolution kernels → CONV; flash/fused attention → SDPA;
+/// softmax → Softmax; norms → Normalization; PyTorch element-wise and reduce kernels.
+pub fn categorize_kernel(name: &str) -> Option<Category> {
+    if is_comm_kernel(name) {
+        return Some(Category::Comm);
+    }
+    if name.starts_with("Memcpy") || name.starts_with("Memset") {
+        return Some(Category::Memcpy);
+    }
+    let l = name.to_ascii_lowercase();
+    if l.contains("fused_moe") || l.contains("moe_align") || l.starts_with("moe_") {
+        return Some(Category::Moe);
+    }
+    if l.contains("flash") || l.contains("fmha") || l.contains("attention") || l.contains("attn") {
+        return Some(Category::Sdpa);
+    }
+    if l.contains("softmax") {
+        return Some(Category::Softmax);
+    }
+    if l.contains("norm") && !l.contains("normal") && !l.contains("elementwise") {
+        return Some(Category::Normalization);
+    }
+    if (l.contains("conv") && !l.contains("convert"))
+        || l.contains("fprop")
+        || l.contains("dgrad")
+        || l.contains("wgrad")
+    {
+        return Some(Category::Conv);
+    }
+    if let Some(info) = crate::gemm_tiles::parse_kernel_name(name) {
+        return Some(if info.implicit_conv { Category::Conv } else { Category::Gemm });
+    }
+    if l.contains("reduce_kernel") || l.contains("reduction") {
+        return Some(Category::Reduce);
+    }
+    if l.contains("quant") && (l.contains("fp8") || l.contains("fp4")) {
+        return Some(Category::Quant);
+    }
+    if l.contains("elementwise") || l.contains("triton_poi") {
+        return Some(Category::Elementwise);
+    }
+    None
+}
+
+/// Our category of a CPU op, from its name and (for ops we do not know by name) the name
+/// of the first GPU event it launched.
+///
+/// An element-wise or unknown op whose first kernel is a copy or a collective is Memcpy
+/// or Comm (`aten::copy_` of a host tensor, `aten::_local_scalar_dense`).
+pub fn categorize_op(name: &str, first_kernel: Option<&str>) -> Category {
+    let by_kernel = first_kernel.and_then(categorize_kernel);
+    let c = categorize_by_name(name).unwrap_or(Category::Other);
+    match (c, by_kernel) {
+        (Category::Elementwise, Some(k @ (Category::Memcpy | Category::Comm)))
+        | (Category::Other, Some(k)) => k,
+        _ => c,
+    }
+}
+
+fn categorize_by_name(name: &str) -> Option<Category> {
+    if let Some(k) = kind_of(name) {
+        return Some(k.table().category());
+    }
+    let l = name.to_ascii_lowercase();
+    let by_name = match name {
+        "aten::linear"
+        | "aten::matmul"
+        | "aten::einsum"
+        | "aten::addbmm"
+        | "aten::addmv"
+        | "aten::mv"
+        | "aten::dot"
+        | "aten::_addmm_activation" => Some(Category::Gemm),
+        "aten::scaled_dot_product_attention"
+        | "aten::_flash_attention_forward"
+        | "aten::_efficient_attention_forward"
+        | "aten::_flash_attention_backward"
+        | "aten::_efficient_attention_backward" => Some(Category::Sdpa),
+        "aten::_softmax"
+        | "aten::softmax"
+        | "aten::_log_softmax"
+        | "aten::log_softmax"
+        | "aten::_softmax_backward_data"
+        | "aten::_log_softmax_backward_data" => Some(Category::Softmax),
+        _ => None,
+    };
+    if by_name.is_some() {
+        return by_name;
+    }
+    if l.contains("scaled_dot_product") || l.contains("flash_attn") || l.contains("attention") {
+        return Some(Category::Sdpa);
+    }
+    if l.contains("convolution") || l.starts_with("aten::conv") || l.contains("cudnn_conv") {
+        return Some(Category::Conv);
+    }
+    if l.contains("_norm") || l.contains("layernorm") || l.contains("rmsnorm") {
+        return Some(Category::Normalization);
+    }
+    if l.contains("softmax") {
+        return Some(Category::Softmax);
+    }
+    if l.starts_with("nccl:") || l.starts_with("c10d::") || l.contains("record_param_comms") {
+        return Some(Category::Comm);
+    }
+    None
+}
+
+/// Our category of a CPU op by its name alone (see [`categorize_in`] to use its kernels).
+pub fn categorize(op: &CpuOp) -> Category {
+    categorize_op(&op.name, None)
+}
+
+/// Our category of op `op` of `model`, using the name of the first GPU event it launched
+/// directly for ops not known by name (`aten::gelu` → its element-wise kernel).
+pub fn categorize_in(model: &TraceModel, op: usize) -> Category {
+    if model.xla.is_some() {
+        return crate::trace::xla::category(model, op);
+    }
+    let Some(o) = model.ops.get(op) else { return Category::Other };
+    let first =
+        o.launched.first().and_then(|&e| model.gpu.get(e as usize)).map(|g| g.name.as_str());
+    categorize_op(&o.name, first)
+}
+
+/// TraceLens's category label of a kernel-launching op, as in its `ops_summary.csv`
+/// (`torch_op_mapping.categorize_torch_op`): the op's perf-model category by name
+/// (`GEMM`, `CONV_fwd`, `CONV_bwd`, `SDPA_fwd`, `SDPA_bwd`, `NORM_fwd`, `NORM_bwd`,
+/// `elementwise`, `reduce`), `triton` / `record_param_comms` by prefix, then from the
+/// first kernel's name when it starts with `void at::native` (`elementwise`, `reduce`,
+/// `multi_tensor_apply`), else `other`.
+pub fn tracelens_category(name: &str, first_kernel: Option<&str>) -> &'static str {
+    let by_name = match name {
+        "aten::mm"
+        | "aten::addmm"
+        | "aten::_scaled_mm"
+        | "aten::bmm"
+        | "aten::baddbmm"
+        | "tex_ts::te_gemm_ts"
+        | "trtllm::cublas_scaled_mm"
+        | "vllm::gemm_with_dynamic_quant"
+        | "bitsandbytes::int8_linear_matmul" => Some("GEMM"),
+        "aten::convolution"
+        | "aten::miopen_convolution"
+        | "aten::cudnn_convolution"
+        | "ConvBias_"
+        | "ConvBiasReLU_" => Some("CONV_fwd"),
+        "aten::convolution_backward" | "ConvBias_Backward" | "ConvBiasReLU_Backward" => {
+            Some("CONV_bwd")
+        }
+        "FlashAttnFunc"
+        | "flash_attn::_flash_attn_forward"
+        | "flash_attn::_flash_attn_varlen_forward"
+        | "aten::_scaled_dot_product_cudnn_attention"
+        | "aten::_scaled_dot_product_efficient_attention"
+        | "aten::_scaled_dot_product_flash_attention"
+        | "aten::_efficient_attention_forward"
+        | "aiter::_flash_attn_forward"
+        | "aiter::mha_fwd"
+        | "flash_attn_3::fwd" => Some("SDPA_fwd"),
+        "flash_attn::_flash_attn_backward"
+        | "flash_attn::_flash_attn_varlen_backward"
+        | "FlashAttnFuncBackward"
+        | "aten::_scaled_dot_product_cudnn_attention_backward"
+        | "aten::_scaled_dot_product_efficient_attention_backward"
+        | "aten::_scaled_dot_product_flash_attention_backward"
+        | "aten::_efficient_attention_backward"
+        | "aiter::_flash_attn_backward"
+        | "aiter::mha_bwd" => Some("SDPA_bwd"),
+        "aten::norm" | "aten::linalg_norm" | "aten::std" | "aten::var" | "aten::logsumexp"
+        | "aten::cumsum" | "aten::cumprod" => Some("reduce"),
+        _ => None,
+    };
+    if let Some(c) = by_name {
+        return c;
+    }
+    match kind_of(name) {
+        Some(
+            Kind::LayerNorm
+            | Kind::BatchNorm
+            | Kind::GroupNorm
+            | Kind::NativeGroupNorm
+            | Kind::InstanceNorm
+            | Kind::RmsNorm,
+        ) => return "NORM_fwd",
+        Some(Kind::Binary | Kind::Unary) => return "elementwise",
+        Some(Kind::Reduce) => return "reduce",
+        _ => {}
+    }
+    if name.ends_with("_norm_backward") && name.starts_with("aten::") {
+        return "NORM_bwd";
+    }
+    if name.starts_with("triton") {
+        return "triton";
+    }
+    if name.starts_with("record_param_comms") {
+        return "record_param_comms";
+    }
+    if let Some(k) = first_kernel {
+        if k.starts_with("void at::native") {
+            for (needle, cat) in [
+                ("elementwise", "elementwise"),
+                ("reduce", "reduce"),
+                ("multi_tensor_apply", "multi_tensor_apply"),
+            ] {
+                if k.contains(needle) {
+                    return cat;
+                }
+            }
+        }
+    }
+    "other"
+}

@@ -1,0 +1,113 @@
+//! One entry point for every trace `rooftop trace` reads, whichever its format: the
+//! reader is chosen by content, not by name. A JAX profile (XSpace protobuf,
+//! [`crate::xplane`]) or a PyTorch profiler trace (Kineto JSON, plain or gzip,
+//! [`crate::kineto`]); for a directory, per-host `*.xplane.pb` profiles or per-rank
+//! Kineto traces ([`list_dir`]). A TensorBoard / XProf trace-viewer export
+//! (`*.trace.json.gz`) is JSON but not a Kineto trace: [`read_one`] refuses it and
+//! names the file to read instead.
+//!
+//! # Example: read a trace
+//!
+//! A PyTorch profiler trace with one `aten::mm` that launched one kernel, read into a
+//! [`TraceModel`] and analysed (`rooftop_core::trace::report`) for its top kernels:
+//!
+//! ```
+//! use rooftop_core::trace::report::{analyze, TraceOptions};
+//! use rooftop_ingest::kineto::ReadOptions;
+//! use rooftop_ingest::source::read_one;
+//!
+//! let json = r#"{"traceEvents": [
+//!   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+//!    "ts": 0, "dur": 50, "args": {"External id": 7,
+//!    "Input Dims": [[64, 32], [32, 16]], "Input type": ["float", "float"]}},
+//!   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+//!    "ts": 10, "dur": 5, "args": {"correlation": 42, "External id": 7}},
+//!   {"ph": "X", "cat": "kernel", "name": "sgemm_64x16", "pid": 0, "tid": 7,
+//!    "ts": 20, "dur": 30, "args": {"correlation": 42, "External id": 7,
+//!    "device": 0, "stream": 7}}
+//! ]}"#;
+//! let path = std::env::temp_dir().join(format!("rooftop-doc-{}.json", std::process::id()));
+//! std::fs::write(&path, json)?;
+//!
+//! let model = read_one(&path, &ReadOptions::default(), &mut |_done, _total| {})?;
+//! std::fs::remove_file(&path)?;
+//! assert_eq!(model.ops.len(), 1);
+//! assert_eq!(model.gpu.len(), 1);
+//!
+//! let report = analyze(&model, None, &TraceOptions::for_model(&model));
+//! let top = &report.kernels[0];
+//! assert_eq!(top.name, "sgemm_64x16");
+//! assert_eq!(top.parent_op.as_deref(), Some("aten::mm"));
+//! assert_eq!(top.total_us, 30.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::kineto::{self, ReadOptions, TraceError};
+use crate::xplane;
+use rooftop_core::trace::TraceModel;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// The first bytes of `path` (empty when unreadable: the reader then says why).
+fn head(path: &Path) -> Vec<u8> {
+    let mut buf = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(16).read_to_end(&mut buf);
+    }
+    buf
+}
+
+/// Whether the first bytes can start JSON (after a BOM and whitespace) or gzip.
+fn json_or_gzip(head: &[u8]) -> bool {
+    let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
+    h.starts_with(&[0x1f, 0x8b])
+        || h.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| matches!(b, b'{' | b'['))
+}
+
+/// Reads one trace or profile, whichever its content is; `progress(done, total)` in
+/// bytes (an XPlane profile reports once, at the end).
+///
+/// # Errors
+/// The reader's one sentence naming the file (bad input): unreadable, neither JSON nor
+/// an XSpace protobuf, not a Kineto trace, or a TensorBoard trace-viewer export.
+pub fn read_one(
+    path: &Path,
+    opts: &ReadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<TraceModel, String> {
+    let h = head(path);
+    let pb = xplane::is_xplane(&h);
+    if pb || !json_or_gzip(&h) {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let m = xplane::read_path(path).map_err(|e| {
+            if pb {
+                e.to_string()
+            } else {
+                format!("{e} (nor JSON: a PyTorch/Kineto trace starts with `{{`)")
+            }
+        })?;
+        progress(size, size);
+        return Ok(m);
+    }
+    let m = kineto::read_path(path, opts, progress).map_err(|e| e.to_string())?;
+    if m.gpu.is_empty() && m.ops.is_empty() && xplane::is_xprof_trace_json(path) {
+        return Err(format!(
+            "{}: this is a TensorBoard / XProf trace viewer export (Chrome-trace JSON with \
+             `/device:` and `/host:` processes), not a PyTorch (Kineto) trace: it has no HLO \
+             shapes or launch links. Pass the `.xplane.pb` it was made from (same run \
+             directory, `plugins/profile/<run>/<host>.xplane.pb`).",
+            path.display()
+        ));
+    }
+    Ok(m)
+}
+
+/// The traces of a directory of ranks: its per-host JAX profiles when it has any
+/// ([`xplane::list_profiles`]: directly or in the newest `plugins/profile/<run>/`), else
+/// its per-rank Kineto traces ([`kineto::list_traces`]: `*.json`, `*.json.gz`).
+///
+/// # Errors
+/// The Kineto listing's error: [`TraceError::NoTraces`] when the directory has neither.
+pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, TraceError> {
+    xplane::list_profiles(dir).or_else(|_| kineto::list_traces(dir))
+}

@@ -1,0 +1,342 @@
+//! Renderers of `rooftop trace` reports: terminal tables (a one-screen summary by
+//! default, `--section` for more), Markdown, JSON (the stable schema of
+//! `docs/json-schema.md`), one CSV per section, and the cross-rank table.
+//!
+//! Every section is first laid out as a `Block` (title, header, rows, notes), so the
+//! terminal and Markdown outputs show the same cells; CSV files carry full-precision
+//! numbers instead of the 3-significant-digit display. Renderers never compute: each
+//! number comes from the [`TraceReport`]. Multi-rank runs: [`ranks_text`],
+//! [`ranks_json`], [`ranks_csv`].
+//!
+//! # Example: render a report
+//!
+//! ```
+//! use rooftop_core::trace::model::{CpuOp, GpuEvent, GpuKind, TraceModel};
+//! use rooftop_core::trace::report::{analyze, TraceOptions};
+//! use rooftop_report::trace::{markdown, table, RenderOptions, Section};
+//!
+//! // One `aten::mm` whose kernel ran 30 µs (a reader builds this from a trace file:
+//! // `rooftop_ingest::source::read_one`).
+//! let model = TraceModel {
+//!     ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+//!     gpu: vec![GpuEvent {
+//!         kind: GpuKind::Kernel,
+//!         name: "sgemm_64x16".to_string(),
+//!         ts_ns: 0,
+//!         dur_ns: 30_000,
+//!         launcher: Some("cudaLaunchKernel".to_string()),
+//!         op: Some(0),
+//!         ..GpuEvent::default()
+//!     }],
+//!     ..TraceModel::default()
+//! };
+//! let report = analyze(&model, None, &TraceOptions::for_model(&model));
+//! let opts = RenderOptions { top: 5, section: Section::Kernels };
+//! assert!(table(&report, &opts).contains("sgemm_64x16"));
+//! let md = markdown(&report, &opts);
+//! assert!(md.starts_with("## rooftop trace"));
+//! assert!(md.contains("### Kernels (top 1 of 1)") && md.contains("sgemm_64x16"));
+//! ```
+
+use crate::table::{table as new_table, wrap, WIDTH};
+use comfy_table::{ColumnConstraint, Width};
+use rooftop_core::trace::findings::TraceFinding;
+use rooftop_core::trace::ops::{ParamValue, Table};
+use rooftop_core::trace::report::{CrossRank, TraceReport};
+use rooftop_core::trace::summary::LaunchConfig;
+use rooftop_core::trace::tables::OpRow;
+use rooftop_core::units::{pct, sig3, us};
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+mod blocks;
+mod ranks;
+#[cfg(test)]
+mod tests;
+mod to_csv;
+
+use blocks::{blocks, header_lines};
+pub use ranks::{
+    cross_rank_csv, cross_rank_json, cross_rank_markdown, cross_rank_table, ranks_csv, ranks_json,
+    ranks_text, CsvFolder, PER_RANK_TABLES_MAX,
+};
+pub use to_csv::{csv_files, csv_in_section, section_csv_files};
+pub(crate) use to_csv::{csv_text, num, onum, ostr};
+
+/// What `--section` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The default one-screen view: timeline, top ops, top findings.
+    Summary,
+    Timeline,
+    Ops,
+    /// The by-category summary and every roofline table.
+    Categories,
+    Gemm,
+    Sdpa,
+    Conv,
+    Norm,
+    Elementwise,
+    Kernels,
+    ShortKernels,
+    Findings,
+    /// JAX/XLA profiles: XLA op summary, modules, steps, tiles, collectives, host threads.
+    Xla,
+    // The time between the kernels (`crate::trace_gaps`).
+    Idle,
+    Launch,
+    Syncs,
+    Graphs,
+    CriticalPath,
+    Modules,
+    Memory,
+    Inference,
+    All,
+}
+
+impl Section {
+    /// Every name `--section` accepts.
+    pub const NAMES: [&'static str; 22] = [
+        "summary",
+        "timeline",
+        "ops",
+        "categories",
+        "gemm",
+        "sdpa",
+        "conv",
+        "norm",
+        "elementwise",
+        "kernels",
+        "short-kernels",
+        "findings",
+        "xla",
+        "idle",
+        "launch",
+        "syncs",
+        "graphs",
+        "critical-path",
+        "modules",
+        "memory",
+        "inference",
+        "all",
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Section::Summary => "summary",
+            Section::Timeline => "timeline",
+            Section::Ops => "ops",
+            Section::Categories => "categories",
+            Section::Gemm => "gemm",
+            Section::Sdpa => "sdpa",
+            Section::Conv => "conv",
+            Section::Norm => "norm",
+            Section::Elementwise => "elementwise",
+            Section::Kernels => "kernels",
+            Section::ShortKernels => "short-kernels",
+            Section::Findings => "findings",
+            Section::Xla => "xla",
+            Section::Idle => "idle",
+            Section::Launch => "launch",
+            Section::Syncs => "syncs",
+            Section::Graphs => "graphs",
+            Section::CriticalPath => "critical-path",
+            Section::Modules => "modules",
+            Section::Memory => "memory",
+            Section::Inference => "inference",
+            Section::All => "all",
+        }
+    }
+
+    /// The roofline tables (`categories` keys) a section shows.
+    fn tables(self) -> &'static [&'static str] {
+        match self {
+            Section::Gemm => &["GEMM"],
+            Section::Sdpa => &["SDPA_fwd", "SDPA_bwd"],
+            Section::Conv => &["CONV_fwd", "CONV_bwd"],
+            Section::Norm => &["Normalization"],
+            Section::Elementwise => &["BinaryElementwise", "UnaryElementwise"],
+            _ => &[],
+        }
+    }
+}
+
+impl FromStr for Section {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let all = [
+            Section::Summary,
+            Section::Timeline,
+            Section::Ops,
+            Section::Categories,
+            Section::Gemm,
+            Section::Sdpa,
+            Section::Conv,
+            Section::Norm,
+            Section::Elementwise,
+            Section::Kernels,
+            Section::ShortKernels,
+            Section::Findings,
+            Section::Xla,
+            Section::Idle,
+            Section::Launch,
+            Section::Syncs,
+            Section::Graphs,
+            Section::CriticalPath,
+            Section::Modules,
+            Section::Memory,
+            Section::Inference,
+            Section::All,
+        ];
+        let key = s.trim().to_ascii_lowercase().replace('_', "-");
+        all.into_iter().find(|x| x.as_str() == key).ok_or_else(|| {
+            format!("unknown section '{s}'; expected one of: {}", Section::NAMES.join(", "))
+        })
+    }
+}
+
+/// How much to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Rows per table (ops, kernels, table rows, findings).
+    pub top: usize,
+    pub section: Section,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions { top: 10, section: Section::Summary }
+    }
+}
+
+/// One laid-out section.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Block {
+    pub(crate) title: String,
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
+    pub(crate) notes: Vec<String>,
+    /// Minimum widths of some columns in the terminal, `(column, width)`, for long
+    /// names.
+    pub(crate) min_widths: Vec<(usize, u16)>,
+}
+
+impl Block {
+    pub(crate) fn new(title: impl Into<String>, header: &[&str]) -> Block {
+        Block {
+            title: title.into(),
+            header: header.iter().map(|s| (*s).to_string()).collect(),
+            rows: Vec::new(),
+            notes: Vec::new(),
+            min_widths: Vec::new(),
+        }
+    }
+}
+
+/// Shortens long kernel names for the terminal (full names are in JSON and CSV).
+pub(crate) fn short(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        name.to_string()
+    } else {
+        format!("{}…", name.chars().take(max.saturating_sub(1)).collect::<String>())
+    }
+}
+
+/// A time given in ms, with an SI prefix (`0` rather than `0 s` for nothing).
+pub(crate) fn ms(v: f64) -> String {
+    if v == 0.0 {
+        "0".to_string()
+    } else {
+        us(v * 1e3)
+    }
+}
+
+pub fn table(r: &TraceReport, opts: &RenderOptions) -> String {
+    let mut out = header_lines(r);
+    for b in blocks(r, opts) {
+        let _ = write!(out, "\n{}\n", b.title);
+        if !b.header.is_empty() {
+            let header: Vec<&str> = b.header.iter().map(String::as_str).collect();
+            let mut t = new_table(&header);
+            for row in &b.rows {
+                t.add_row(row.clone());
+            }
+            for &(i, w) in &b.min_widths {
+                if let Some(c) = t.column_mut(i) {
+                    c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
+                }
+            }
+            let _ = writeln!(out, "{t}");
+        }
+        for n in &b.notes {
+            out.push_str(&wrap(n, usize::from(WIDTH), "", "  "));
+        }
+    }
+    if opts.section == Section::Summary {
+        let n_warn = r.warnings.len();
+        out.push('\n');
+        out.push_str(&wrap(
+            &format!(
+                "More rows: --top N. Sections: --section {}.{}",
+                Section::NAMES[1..]
+                    .iter()
+                    .filter(|n| r.xla.is_some() || **n != "xla")
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if n_warn > 0 {
+                    format!(" {n_warn} warning(s): see --section all.")
+                } else {
+                    String::new()
+                }
+            ),
+            usize::from(WIDTH),
+            "",
+            "  ",
+        ));
+    }
+    out
+}
+
+/// Escapes a Markdown cell.
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', "<br>")
+}
+
+/// Renders the report as Markdown (same sections and cells as [`table`]).
+pub fn markdown(r: &TraceReport, opts: &RenderOptions) -> String {
+    let mut out = String::from("## rooftop trace\n\n");
+    for line in header_lines(r).lines() {
+        let _ = writeln!(out, "- {}", md_cell(line));
+    }
+    for b in blocks(r, opts) {
+        let _ = write!(out, "\n### {}\n\n", md_cell(&b.title));
+        if !b.header.is_empty() {
+            let cells: Vec<String> = b.header.iter().map(|h| md_cell(h)).collect();
+            let _ = writeln!(out, "| {} |\n|{}", cells.join(" | "), "---|".repeat(cells.len()));
+            for row in &b.rows {
+                let cells: Vec<String> = row.iter().map(|c| md_cell(c)).collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+        }
+        for n in &b.notes {
+            let _ = write!(out, "\n{n}\n");
+        }
+    }
+    out
+}
+
+fn pretty<T: serde::Serialize>(v: &T) -> String {
+    // Our structs serialise without error (string map keys; non-finite floats become
+    // null in serde_json).
+    let mut s =
+        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// The report as JSON (`docs/json-schema.md`, "Trace report").
+pub fn json(r: &TraceReport) -> String {
+    pretty(r)
+}

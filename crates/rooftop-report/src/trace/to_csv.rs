@@ -1,0 +1,360 @@
+//! The trace report as one CSV per section ([`csv_files`]), with full-precision numbers,
+//! and the CSV helpers the other trace renderers share.
+
+use super::*;
+
+pub(crate) fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Writing to a Vec cannot fail with I/O errors; rows have the header's length.
+    let _ = w.write_record(header);
+    for r in rows {
+        let _ = w.write_record(&r);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+pub(crate) fn num(v: f64) -> String {
+    format!("{v}")
+}
+
+pub(crate) fn onum(v: Option<f64>) -> String {
+    v.map_or_else(String::new, num)
+}
+
+pub(crate) fn ostr(v: Option<&str>) -> String {
+    v.unwrap_or_default().to_string()
+}
+
+fn dims_csv(d: Option<[u32; 3]>) -> String {
+    d.map_or_else(String::new, |[x, y, z]| format!("{x}x{y}x{z}"))
+}
+
+/// One CSV per section, `(file name, contents)`, for `--format csv -o DIR`: the
+/// timeline and its window, ops summary and by category, each roofline table (`GEMM.csv`, ...),
+/// kernels, the short-kernel histogram and groups, findings and warnings, and the
+/// sections of [`crate::trace_gaps`].
+pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let t = &r.timeline.all;
+    let rows: Vec<Vec<String>> = t
+        .rows()
+        .iter()
+        .map(|(key, _, s)| vec![(*key).to_string(), num(s.time_ms), num(s.percent)])
+        .collect();
+    files.push(("gpu_timeline.csv".to_string(), csv_text(&["type", "time_ms", "percent"], rows)));
+    let w = &r.window;
+    files.push((
+        "window.csv".to_string(),
+        csv_text(
+            &["start_us", "end_us", "duration_ms", "basis"],
+            vec![vec![num(w.start_us), num(w.end_us), num(w.duration_ms), w.basis.clone()]],
+        ),
+    ));
+
+    let rows = r
+        .ops_summary
+        .ops
+        .iter()
+        .map(|o| {
+            vec![
+                o.name.clone(),
+                o.category.clone(),
+                o.count.to_string(),
+                o.kernel_count.to_string(),
+                num(o.direct_kernel_time_ms),
+                num(o.subtree_kernel_time_ms),
+                num(o.percent),
+                num(o.cumulative_percent),
+            ]
+        })
+        .collect();
+    files.push((
+        "ops_summary.csv".to_string(),
+        csv_text(
+            &[
+                "name",
+                "category",
+                "count",
+                "kernel_count",
+                "direct_kernel_time_ms",
+                "subtree_kernel_time_ms",
+                "percent",
+                "cumulative_percent",
+            ],
+            rows,
+        ),
+    ));
+    let rows = r
+        .ops_summary
+        .by_category
+        .iter()
+        .map(|c| {
+            vec![
+                c.category.clone(),
+                c.count.to_string(),
+                num(c.direct_kernel_time_ms),
+                num(c.percent),
+                num(c.cumulative_percent),
+            ]
+        })
+        .collect();
+    files.push((
+        "ops_summary_by_category.csv".to_string(),
+        csv_text(
+            &["category", "count", "direct_kernel_time_ms", "percent", "cumulative_percent"],
+            rows,
+        ),
+    ));
+
+    for (name, table_rows) in &r.categories {
+        files.push((format!("{name}.csv"), roofline_csv(table_rows)));
+    }
+
+    let rows = r
+        .kernels
+        .iter()
+        .map(|k| {
+            let first = k.launch_configs.first();
+            vec![
+                k.name.clone(),
+                ostr(k.parent_op.as_deref()),
+                k.category.clone(),
+                k.stream.to_string(),
+                k.count.to_string(),
+                num(k.total_us),
+                num(k.mean_us),
+                num(k.median_us),
+                num(k.std_us),
+                num(k.min_us),
+                num(k.max_us),
+                num(k.percent_of_kernel_time),
+                num(k.percent_of_total_time),
+                dims_csv(first.and_then(|c| c.grid)),
+                dims_csv(first.and_then(|c| c.block)),
+                k.launch_configs.len().to_string(),
+            ]
+        })
+        .collect();
+    files.push((
+        "kernel_summary.csv".to_string(),
+        csv_text(
+            &[
+                "name",
+                "parent_op",
+                "category",
+                "stream",
+                "count",
+                "total_us",
+                "mean_us",
+                "median_us",
+                "std_us",
+                "min_us",
+                "max_us",
+                "percent_of_kernel_time",
+                "percent_of_total_time",
+                "grid",
+                "block",
+                "launch_configs",
+            ],
+            rows,
+        ),
+    ));
+
+    let s = &r.short_kernels;
+    let rows = s
+        .histogram
+        .iter()
+        .map(|b| vec![num(b.bin_start_us), num(b.bin_end_us), b.count.to_string()])
+        .collect();
+    files.push((
+        "short_kernel_histogram.csv".to_string(),
+        csv_text(&["bin_start_us", "bin_end_us", "count"], rows),
+    ));
+    let rows = s
+        .rows
+        .iter()
+        .map(|k| {
+            vec![
+                k.name.clone(),
+                ostr(k.parent_op.as_deref()),
+                ostr(k.input_dims.as_deref()),
+                ostr(k.input_strides.as_deref()),
+                ostr(k.concrete_inputs.as_deref()),
+                k.count.to_string(),
+                num(k.total_us),
+                num(k.mean_us),
+                num(k.percent_of_total_time),
+            ]
+        })
+        .collect();
+    files.push((
+        "short_kernels_summary.csv".to_string(),
+        csv_text(
+            &[
+                "name",
+                "parent_op",
+                "input_dims",
+                "input_strides",
+                "concrete_inputs",
+                "count",
+                "total_us",
+                "mean_us",
+                "percent_of_total_time",
+            ],
+            rows,
+        ),
+    ));
+
+    let rows = r
+        .findings
+        .iter()
+        .map(|f| {
+            vec![
+                f.finding.id.to_string(),
+                f.finding.severity.as_str().to_string(),
+                num(f.time_at_stake_us),
+                num(f.percent_of_total_time),
+                f.finding.title.clone(),
+                f.finding.evidence.clone(),
+                f.finding.recommendation.clone(),
+                f.finding.expected_gain.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    files.push((
+        "findings.csv".to_string(),
+        csv_text(
+            &[
+                "id",
+                "severity",
+                "time_at_stake_us",
+                "percent_of_total_time",
+                "title",
+                "evidence",
+                "recommendation",
+                "expected_gain",
+            ],
+            rows,
+        ),
+    ));
+    let rows = r
+        .warnings
+        .iter()
+        .map(|w| vec![w.kind.clone(), w.count.to_string(), w.example.clone()])
+        .collect();
+    files.push(("warnings.csv".to_string(), csv_text(&["kind", "count", "example"], rows)));
+    files.extend(crate::xla::csv_files(r));
+    files.extend(crate::trace_gaps::csv_files(r));
+    files
+}
+
+/// One roofline table as CSV: fixed columns, then one `param: NAME` column per
+/// parameter any row has (TraceLens's naming).
+fn roofline_csv(rows: &[OpRow]) -> String {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for r in rows {
+        for (k, _) in &r.params.0 {
+            if !keys.contains(k) {
+                keys.push(k);
+            }
+        }
+    }
+    let fixed = [
+        "name",
+        "category",
+        "count",
+        "flops",
+        "bytes",
+        "flops_per_byte",
+        "kernel_time_us_sum",
+        "kernel_time_us_mean",
+        "kernel_time_us_median",
+        "kernel_time_us_std",
+        "kernel_time_us_min",
+        "kernel_time_us_max",
+        "achieved_tflops_mean",
+        "achieved_tbs_mean",
+        "roofline_attainment_pct",
+        "bound",
+        "floor_time_us",
+        "tile_eff",
+        "wave_eff",
+        "dim_eff",
+        "top_finding",
+        "kernels",
+        "unmodelled",
+    ];
+    let param_cols: Vec<String> = keys.iter().map(|k| format!("param: {k}")).collect();
+    let mut header: Vec<&str> = fixed.to_vec();
+    header.extend(param_cols.iter().map(String::as_str));
+    let body = rows
+        .iter()
+        .map(|r| {
+            let k = &r.kernel_time_us;
+            let mut v = vec![
+                r.name.clone(),
+                r.category.as_str().to_string(),
+                r.count.to_string(),
+                onum(r.flops),
+                onum(r.bytes),
+                onum(r.flops_per_byte),
+                num(k.sum),
+                num(k.mean),
+                num(k.median),
+                onum(k.std),
+                num(k.min),
+                num(k.max),
+                onum(r.achieved_tflops.as_ref().map(|s| s.mean)),
+                onum(r.achieved_tbs.as_ref().map(|s| s.mean)),
+                onum(r.roofline_attainment_pct),
+                r.bound.map(|b| b.as_str().to_string()).unwrap_or_default(),
+                onum(r.floor_time_us),
+                onum(r.tile_eff),
+                onum(r.wave_eff),
+                onum(r.dim_eff),
+                r.top_finding.as_ref().map(|f| f.title.clone()).unwrap_or_default(),
+                r.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join("; "),
+                r.unmodelled.clone().unwrap_or_default(),
+            ];
+            for key in &keys {
+                v.push(r.params.get(key).map(ParamValue::tracelens_repr).unwrap_or_default());
+            }
+            v
+        })
+        .collect();
+    csv_text(&header, body)
+}
+
+/// Whether the CSV file `name` (from [`csv_files`]) belongs to `section` (all of them for
+/// `summary` and `all`).
+pub fn csv_in_section(section: Section, name: &str) -> bool {
+    let stem = name.trim_end_matches(".csv");
+    match section {
+        Section::Summary | Section::All => true,
+        Section::Timeline => stem == "gpu_timeline" || stem == "window",
+        Section::Ops => stem == "ops_summary",
+        Section::Categories => stem == "ops_summary_by_category",
+        Section::Gemm => stem == "GEMM",
+        Section::Sdpa => stem.starts_with("SDPA"),
+        Section::Conv => stem.starts_with("CONV"),
+        Section::Norm => stem == "Normalization",
+        Section::Elementwise => stem.ends_with("Elementwise"),
+        Section::Kernels => stem == "kernel_summary",
+        Section::ShortKernels => stem.starts_with("short_kernel"),
+        Section::Findings => stem == "findings",
+        Section::Xla => stem.starts_with("xla_"),
+        Section::Idle
+        | Section::Launch
+        | Section::Syncs
+        | Section::Graphs
+        | Section::CriticalPath
+        | Section::Modules
+        | Section::Memory
+        | Section::Inference => crate::trace_gaps::csv_in_section(section, stem),
+    }
+}
+
+/// The CSV files of `r` that `section` selects, `(file name, contents)`.
+pub fn section_csv_files(r: &TraceReport, section: Section) -> Vec<(String, String)> {
+    csv_files(r).into_iter().filter(|(n, _)| csv_in_section(section, n)).collect()
+}
