@@ -8,6 +8,43 @@ use rooftop_core::device::{ArchFamily, Catalog, DeviceSpec, FigureMeta, MemLevel
 use rooftop_core::units::Precision;
 use std::fmt::Write as _;
 
+/// [`device_file_toml`] for the ceilings measured `date`, checked to load back as a
+/// device before it is handed out; `origin` names the file in the parser's errors.
+///
+/// # Errors
+/// The text rooftop wrote does not parse (a bug in rooftop, said as such).
+pub fn checked_device_file(
+    base: &DeviceSpec,
+    ceilings: &Ceilings,
+    date: &str,
+    origin: &str,
+) -> Result<String, String> {
+    let toml = device_file_toml(base, ceilings, date);
+    rooftop_core::device::parse_device_file(&toml, origin)
+        .map_err(|e| format!("the device file rooftop wrote does not parse: {e}"))?;
+    Ok(toml)
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock: the date a device file
+/// says its figures were measured on.
+pub fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 /// A device file (docs/device-format.md) with `base`'s figures overridden by the
 /// measured ceilings, `provenance = "calibrated"`.
 ///
@@ -302,6 +339,13 @@ fn num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn today_is_a_plausible_date() {
+        let t = today_utc();
+        assert_eq!(t.len(), 10);
+        assert!(t.as_str() >= "2024-01-01", "{t}");
+    }
     use crate::ceilings::measure::tests::fast;
     use crate::ceilings::{measure, BandwidthCeiling, CeilingOptions, ComputeCeiling, Pattern};
     use crate::cpu::info::{CpuInfo, TheoreticalPeak};

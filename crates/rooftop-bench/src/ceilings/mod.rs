@@ -18,7 +18,7 @@ mod measure;
 mod options;
 
 pub use adjust::{Adjustment, AdjustmentKind, Residency, RoofKind};
-pub use device_file::device_file_toml;
+pub use device_file::{checked_device_file, device_file_toml, today_utc};
 pub use matrix::{matrix_tolerance, normwise_error};
 pub use measure::{measure, measure_in};
 pub use options::{CeilingOptions, MatrixProbe};

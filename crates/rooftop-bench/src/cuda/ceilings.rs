@@ -9,7 +9,7 @@ use crate::harness::TimingOptions;
 use rooftop_core::device::{DeviceSpec, MemLevel};
 use rooftop_core::units::{ExecUnit, Precision};
 
-/// Ceilings options for a device (see [`CudaBackend::ceiling_options`]).
+/// Ceilings options for a device (see [`CudaBackend::ceiling_options`](super::CudaBackend::ceiling_options)).
 pub fn ceiling_options_for(
     attrs: &DeviceAttributes,
     spec: Option<&DeviceSpec>,
