@@ -20,7 +20,9 @@
 //!
 //! So after a run every row is at most 100% + [`NOISE`] of its roof, or says why.
 
-use super::measure::{quick_case, quick_llc, CeilingOptions, Runner, QUICK_PATTERNS};
+use super::bandwidth::{quick_case, quick_llc, QUICK_PATTERNS};
+use super::measure::Runner;
+use super::options::CeilingOptions;
 use super::Ceilings;
 use crate::backend::Backend;
 use crate::error::BenchError;

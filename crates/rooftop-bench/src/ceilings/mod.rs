@@ -3,15 +3,25 @@
 //! theoretical figures. Measured with the suite's own kernels through the harness, so
 //! every backend gets ceilings for free; written as a device file (`-o FILE`) that every
 //! command accepts with `--device-file`.
+//!
+//! One module per probe: `bandwidth` (quick mode's DRAM and last-level-cache roofs, the
+//! full working-set sweep and its levels), `compute` (FMA peaks), `matrix` (tensor-core
+//! GEMM peaks); `measure` runs them, `options` says what to run, `device_file` writes the
+//! result, and [`adjust`] keeps "% of measured ceiling" honest after a bench.
 
 pub mod adjust;
+mod bandwidth;
+mod compute;
+mod device_file;
+mod matrix;
 mod measure;
+mod options;
 
 pub use adjust::{Adjustment, AdjustmentKind, Residency, RoofKind};
-pub use measure::{
-    device_file_toml, matrix_tolerance, measure, measure_in, normwise_error, CeilingOptions,
-    MatrixProbe,
-};
+pub use device_file::{checked_device_file, device_file_toml, today_utc};
+pub use matrix::{matrix_tolerance, normwise_error};
+pub use measure::{measure, measure_in};
+pub use options::{CeilingOptions, MatrixProbe};
 
 use rooftop_core::device::MemLevel;
 use rooftop_core::units::Precision;

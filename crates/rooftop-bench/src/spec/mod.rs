@@ -235,10 +235,10 @@ pub enum ReferenceDecl {
     /// same backend.
     Kernel(String),
     /// Expected outputs from files, one per output buffer (name, path), every input fixed
-    /// (a file or a constant): [`reference`].
+    /// (a file or a constant): [`mod@reference`].
     Files(Vec<(String, PathTemplate)>),
     /// A command that computes the outputs from the inputs (written as `.npy`):
-    /// [`reference`].
+    /// [`mod@reference`].
     Command(CommandRef),
 }
 
@@ -354,7 +354,7 @@ impl KernelSpec {
         self
     }
 
-    /// Checks against the outputs of a command run in `dir` (see [`reference`]).
+    /// Checks against the outputs of a command run in `dir` (see [`mod@reference`]).
     #[must_use]
     pub fn reference_command(mut self, command: &str, dir: &std::path::Path) -> KernelSpec {
         self.reference = ReferenceDecl::Command(CommandRef {

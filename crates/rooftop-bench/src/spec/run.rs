@@ -5,7 +5,7 @@
 //! - the spec's scalars, evaluated at the case's sizes, on every call;
 //! - for `reference = "<kernel>"`, before the check: the reference kernel run on a copy
 //!   of the same inputs on the same backend, its outputs handed to the checked kernel's
-//!   [`Kernel::reference`](crate::suite::Kernel::reference);
+//!   [`Kernel::reference`];
 //! - for file and command references, before the check: the expected files read, or the
 //!   command run on the inputs as the kernel gets them ([`super::reference`]);
 //! - after the checked run: the guard after every output buffer is read back and a

@@ -74,7 +74,7 @@ impl Part {
 }
 
 /// [`compare`] of outputs held elsewhere (a backend's own host buffers): chunks of
-/// [`CHUNK`] elements in parallel, results identical to a sequential scan (the first
+/// `CHUNK` elements in parallel, results identical to a sequential scan (the first
 /// failure is the lowest index).
 pub fn compare_refs(
     names: &[&str],

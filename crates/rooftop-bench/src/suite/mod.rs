@@ -90,7 +90,7 @@ pub trait Kernel: Sync + std::fmt::Debug {
         Err(format!("kernel `{}` has no data for buffer {index}", case.kernel))
     }
     /// The check of the outputs against the reference computed element by element where
-    /// they are compared, without a reference buffer ([`fused`]): `inputs` are every
+    /// they are compared, without a reference buffer (`fused`): `inputs` are every
     /// buffer as initialised (as for [`Kernel::reference`]), `outputs` the outputs as the
     /// kernel wrote them. `None`: the harness computes [`Kernel::reference`] and compares.
     /// Must give the [`CheckResult`] that reference-then-compare gives.
