@@ -41,7 +41,7 @@ pub struct ModelArgs {
     pub device: String,
 
     /// Weight format: bf16, fp16, fp32, fp8 or int8 (W8A8: 8-bit activations too), q4_0,
-    /// q8_0 (GGML blocks), int4-g128 (any int<bits>-g<group>, -zp for zero points).
+    /// q8_0 (GGML blocks), int4-g128 (any `int<bits>-g<group>`, -zp for zero points).
     #[arg(long, default_value = "bf16", value_name = "FORMAT")]
     pub weights: String,
 
