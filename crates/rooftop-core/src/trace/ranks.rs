@@ -284,29 +284,9 @@ impl MultiRank {
 mod tests {
     use super::*;
     use crate::trace::comm::{CollectiveKind, Scope};
-    use crate::trace::model::{CommArgs, CpuOp, GpuEvent};
+    use crate::trace::model::CommArgs;
+    use crate::trace::report::tests::model;
     use crate::trace::report::{analyze, TraceOptions};
-
-    fn model(gemm_us: i64, nccl_us: i64) -> TraceModel {
-        let k = |name: &str, ts: i64, dur: i64, stream: i64| GpuEvent {
-            name: name.to_string(),
-            ts_ns: ts * 1000,
-            dur_ns: dur * 1000,
-            stream,
-            launcher: Some("cudaLaunchKernel".to_string()),
-            op: Some(0),
-            ..GpuEvent::default()
-        };
-        TraceModel {
-            ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
-            gpu: vec![
-                k("gemm", 0, gemm_us, 7),
-                k("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 0, nccl_us, 20),
-                k("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 100, 10, 20),
-            ],
-            ..TraceModel::default()
-        }
-    }
 
     #[test]
     fn cross_rank_names_the_slowest() {

@@ -259,12 +259,13 @@ pub fn analyze(
 pub use super::ranks::{cross_rank, CrossRank, RankRow};
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::device::Catalog;
     use crate::trace::model::{CpuOp, GpuEvent};
 
-    fn model(gemm_us: i64, nccl_us: i64) -> TraceModel {
+    /// One GEMM and two all-reduces on their own stream (shared with the rank tests).
+    pub(crate) fn model(gemm_us: i64, nccl_us: i64) -> TraceModel {
         let k = |name: &str, ts: i64, dur: i64, stream: i64| GpuEvent {
             name: name.to_string(),
             ts_ns: ts * 1000,
