@@ -93,16 +93,7 @@ impl Backend for CpuBackend {
 
     fn upload(&mut self, buf: BufId, data: &HostBuf) -> Result<(), BackendError> {
         let slot = self.slot(buf)?;
-        let want = HostBuf::zeros(slot.0, 0);
-        if std::mem::discriminant(&want) != std::mem::discriminant(data)
-            || slot.1.len() != data.len()
-        {
-            return Err(BackendError::BufferMismatch {
-                buffer: buf.0,
-                expected: format!("{} x {}", slot.1.len(), slot.0.as_str()),
-                got: format!("{} x {}", data.len(), data.kind()),
-            });
-        }
+        slot.1.check_replacement(buf, slot.0, data)?;
         slot.1.assign(data);
         Ok(())
     }
@@ -122,16 +113,7 @@ impl Backend for CpuBackend {
 
     fn upload_owned(&mut self, buf: BufId, data: HostBuf) -> Result<Option<HostBuf>, BackendError> {
         let slot = self.slot(buf)?;
-        let want = HostBuf::zeros(slot.0, 0);
-        if std::mem::discriminant(&want) != std::mem::discriminant(&data)
-            || slot.1.len() != data.len()
-        {
-            return Err(BackendError::BufferMismatch {
-                buffer: buf.0,
-                expected: format!("{} x {}", slot.1.len(), slot.0.as_str()),
-                got: format!("{} x {}", data.len(), data.kind()),
-            });
-        }
+        slot.1.check_replacement(buf, slot.0, &data)?;
         slot.1 = data;
         Ok(None)
     }
