@@ -320,14 +320,26 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
     }
     // CPU annotations shape the call stacks but have no nodes. Their thread is the one
     // whose ops they enclose; the model does not keep an annotation's thread, so each is
-    // given to every thread with an op inside it.
+    // given to every thread with an op inside it (found by binary search in the
+    // thread's sorted op starts: many annotations over many ops stay n log n).
+    let op_starts: HashMap<(i64, i64), Vec<i64>> = threads
+        .iter()
+        .map(|(k, v)| {
+            let mut s: Vec<i64> =
+                v.iter().filter(|e| matches!(e.ev, EvRef::Op(_))).map(|e| e.ts).collect();
+            s.sort_unstable();
+            (*k, s)
+        })
+        .collect();
     for (i, a) in model.annotations.iter().enumerate() {
         if a.on_gpu || !in_window(a.ts_ns, a.dur_ns) {
             continue;
         }
         let end = a.ts_ns + a.dur_ns;
-        for v in threads.values_mut() {
-            if v.iter().any(|e| matches!(e.ev, EvRef::Op(_)) && e.ts >= a.ts_ns && e.ts < end) {
+        for (k, v) in &mut threads {
+            let starts = op_starts.get(k).map_or(&[][..], Vec::as_slice);
+            let first = starts.partition_point(|&t| t < a.ts_ns);
+            if starts.get(first).is_some_and(|&t| t < end) {
                 v.push(StackEv { ts: a.ts_ns, dur: a.dur_ns, ev: EvRef::Annotation(i as u32) });
             }
         }

@@ -39,19 +39,19 @@ pub struct StepTimeline {
     pub dropped: u64,
 }
 
-/// Depth of op `i` below the outermost op of its thread inside the window.
-fn depth_in(model: &TraceModel, i: u32, span: Span) -> u32 {
-    let mut d = 0;
-    let mut cur = i;
-    while let Some(p) = model.ops.get(cur as usize).and_then(|o| o.parent).filter(|&p| p < cur) {
-        let po = &model.ops[p as usize];
-        if !span.contains(po.ts_ns) {
-            break;
+/// Depth of every op below the outermost op of its thread inside the window, capped at
+/// 2 (only 0, 1 and "deeper" matter here). One pass: a parent comes before its child in
+/// the sorted ops, so its depth is known when the child's is computed; a parent that
+/// starts outside the window ends the chain, as it does for the walk up the ancestors.
+fn depths_in(model: &TraceModel, span: Span) -> Vec<u8> {
+    let mut depth = vec![0u8; model.ops.len()];
+    for (i, o) in model.ops.iter().enumerate() {
+        let parent = o.parent.filter(|&p| (p as usize) < i).map(|p| p as usize);
+        if let Some(p) = parent.filter(|&p| span.contains(model.ops[p].ts_ns)) {
+            depth[i] = depth[p].saturating_add(1).min(2);
         }
-        d += 1;
-        cur = p;
     }
-    d
+    depth
 }
 
 /// The timeline of `span` with the path `edges` of graph `g` marked.
@@ -59,11 +59,12 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
     let on: HashSet<EvRef> = edges.iter().filter_map(|e| e.attributed).collect();
     let mut lanes: BTreeMap<(u8, i64, i64, u32), u32> = BTreeMap::new();
     let mut raw: Vec<((u8, i64, i64, u32), TimelineItem)> = Vec::new();
+    let depths = depths_in(model, span);
     for (i, o) in model.ops.iter().enumerate() {
         if !span.contains(o.ts_ns) || o.dur_ns <= 0 {
             continue;
         }
-        let d = depth_in(model, i as u32, span);
+        let d = u32::from(depths[i]);
         if d > 1 {
             continue;
         }
