@@ -9,7 +9,6 @@ use super::hash::FxMap;
 use rooftop_core::trace::{
     Annotation, CpuOp, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs, SyncEvent, SyncKind,
 };
-use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -157,11 +156,11 @@ pub(crate) struct Partial {
 
 impl Partial {
     /// One shared copy of each distinct argument list, parsed once.
-    fn intern(&mut self, shapes: &[Option<&RawValue>; 4]) -> Arc<OpArgs> {
+    fn intern(&mut self, shapes: &[Option<&str>; 4]) -> Arc<OpArgs> {
         self.key.clear();
         for s in shapes {
             // 0xff never occurs in UTF-8 text: an unambiguous separator.
-            self.key.extend_from_slice(s.map_or(&b""[..], |r| r.get().as_bytes()));
+            self.key.extend_from_slice(s.map_or(&b""[..], str::as_bytes));
             self.key.push(0xff);
         }
         if let Some(a) = self.args_pool.get(&self.key[..]) {

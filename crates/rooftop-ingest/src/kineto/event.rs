@@ -87,7 +87,7 @@ pub(crate) struct Args<'a> {
     /// The raw text of `Input Dims`, `Input type`, `Input Strides`, `Concrete Inputs`
     /// (indices [`DIMS`], [`TYPES`], [`STRIDES`], [`CONCRETE`]): ops repeat the same
     /// few argument lists, so they are parsed once per distinct text ([`op_args`]).
-    pub shapes: [Option<&'a RawValue>; 4],
+    pub shapes: [Option<&'a str>; 4],
     /// Collective arguments (`Collective name`, `In msg nelems`, ...), boxed when the
     /// first one appears: most events have none.
     pub comm: Option<Box<CommArgs>>,
@@ -99,15 +99,15 @@ pub(crate) const STRIDES: usize = 2;
 pub(crate) const CONCRETE: usize = 3;
 
 /// Parses the raw argument lists of an op (anything unexpected reads as empty).
-pub(crate) fn op_args(shapes: &[Option<&RawValue>; 4]) -> OpArgs {
-    fn dims(r: Option<&RawValue>) -> Vec<Dims> {
-        r.and_then(|r| serde_json::from_str::<Lenient<DimsList>>(r.get()).ok())
+pub(crate) fn op_args(shapes: &[Option<&str>; 4]) -> OpArgs {
+    fn dims(r: Option<&str>) -> Vec<Dims> {
+        r.and_then(|r| serde_json::from_str::<Lenient<DimsList>>(r).ok())
             .and_then(|l| l.0)
             .map(|d| d.0)
             .unwrap_or_default()
     }
-    fn strs(r: Option<&RawValue>) -> Vec<String> {
-        r.and_then(|r| serde_json::from_str::<Lenient<StrList>>(r.get()).ok())
+    fn strs(r: Option<&str>) -> Vec<String> {
+        r.and_then(|r| serde_json::from_str::<Lenient<StrList>>(r).ok())
             .and_then(|l| l.0)
             .map(|d| d.0)
             .unwrap_or_default()
@@ -120,7 +120,7 @@ pub(crate) fn op_args(shapes: &[Option<&RawValue>; 4]) -> OpArgs {
     }
 }
 
-enum EventKey {
+pub(crate) enum EventKey {
     Ph,
     Cat,
     Name,
@@ -134,7 +134,7 @@ enum EventKey {
 }
 
 impl EventKey {
-    fn of(s: &[u8]) -> EventKey {
+    pub(crate) fn of(s: &[u8]) -> EventKey {
         match s {
             b"ph" => EventKey::Ph,
             b"cat" => EventKey::Cat,
@@ -150,7 +150,7 @@ impl EventKey {
     }
 }
 
-enum ArgKey {
+pub(crate) enum ArgKey {
     ExternalId,
     Correlation,
     EvIdx,
@@ -182,7 +182,7 @@ enum ArgKey {
 /// The collective arguments of `record_param_comms` and NCCL kernels (libkineto
 /// `output_json.cpp`).
 #[derive(Clone, Copy)]
-enum CommKey {
+pub(crate) enum CommKey {
     Collective,
     InNelems,
     OutNelems,
@@ -199,7 +199,7 @@ enum CommKey {
 }
 
 impl ArgKey {
-    fn of(s: &[u8]) -> ArgKey {
+    pub(crate) fn of(s: &[u8]) -> ArgKey {
         match s {
             b"External id" | b"external id" => ArgKey::ExternalId,
             b"correlation" => ArgKey::Correlation,
@@ -328,8 +328,10 @@ fn read_event<'de: 'a, 'a, M: MapAccess<'de>>(mut map: M) -> Result<Event<'a>, M
             }
             EventKey::Pid => ev.pid = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
             EventKey::Tid => ev.tid = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
-            EventKey::Ts => ev.ts_ns = Some(micros_to_ns(map.next_value::<&'a RawValue>()?)),
-            EventKey::Dur => ev.dur_ns = Some(micros_to_ns(map.next_value::<&'a RawValue>()?)),
+            EventKey::Ts => ev.ts_ns = Some(micros_to_ns(map.next_value::<&'a RawValue>()?.get())),
+            EventKey::Dur => {
+                ev.dur_ns = Some(micros_to_ns(map.next_value::<&'a RawValue>()?.get()));
+            }
             EventKey::Id => ev.id = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
             EventKey::Args => {
                 if let Some(a) = map.next_value::<Lenient<Args<'a>>>()?.0 {
@@ -525,16 +527,16 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
                             a.bytes = int(&mut map)?.and_then(|v| u64::try_from(v).ok());
                         }
                         ArgKey::InputDims => {
-                            a.shapes[DIMS] = Some(map.next_value::<&'a RawValue>()?);
+                            a.shapes[DIMS] = Some(map.next_value::<&'a RawValue>()?.get());
                         }
                         ArgKey::InputType => {
-                            a.shapes[TYPES] = Some(map.next_value::<&'a RawValue>()?);
+                            a.shapes[TYPES] = Some(map.next_value::<&'a RawValue>()?.get());
                         }
                         ArgKey::InputStrides => {
-                            a.shapes[STRIDES] = Some(map.next_value::<&'a RawValue>()?);
+                            a.shapes[STRIDES] = Some(map.next_value::<&'a RawValue>()?.get());
                         }
                         ArgKey::ConcreteInputs => {
-                            a.shapes[CONCRETE] = Some(map.next_value::<&'a RawValue>()?);
+                            a.shapes[CONCRETE] = Some(map.next_value::<&'a RawValue>()?.get());
                         }
                         ArgKey::WaitOnStream => a.wait_on_stream = int(&mut map)?,
                         ArgKey::WaitOnRecord => a.wait_on_record = int(&mut map)?,
@@ -545,7 +547,7 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
                         ArgKey::DeviceType => a.device_type = int(&mut map)?,
                         ArgKey::DeviceId => a.device_id = int(&mut map)?,
                         ArgKey::Comm(key) => {
-                            let raw = map.next_value::<&'a RawValue>()?;
+                            let raw = map.next_value::<&'a RawValue>()?.get();
                             comm_arg(a.comm.get_or_insert_with(Box::default), key, raw);
                         }
                         ArgKey::Other => {
@@ -563,7 +565,7 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
 /// Stores one collective argument. Values of an unexpected type read as absent: a
 /// string where a number is expected is parsed when it holds one; lists may be JSON
 /// arrays or the strings PyTorch writes (`"[0, 1]"`) and are kept as text.
-fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &RawValue) {
+pub(crate) fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &str) {
     let text = raw_text(raw);
     let count = |t: &Option<String>| {
         let t = t.as_deref()?.trim();
@@ -592,8 +594,8 @@ fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &RawValue) {
 
 /// A JSON value as text: a string's content, a number's or an array's JSON text;
 /// `None` for `null`, booleans and objects.
-fn raw_text(raw: &RawValue) -> Option<String> {
-    let t = raw.get().trim();
+fn raw_text(raw: &str) -> Option<String> {
+    let t = raw.trim();
     match t.as_bytes().first()? {
         b'"' => serde_json::from_str::<String>(t).ok(),
         b'-' | b'0'..=b'9' | b'[' => Some(t.to_string()),
@@ -708,19 +710,26 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Str<'a> {
 /// The phase letter.
 pub(crate) struct PhaseValue(pub Phase);
 
+impl PhaseValue {
+    /// The phase a `ph` string names.
+    pub(crate) fn of(v: &[u8]) -> Phase {
+        match v {
+            b"X" => Phase::Complete,
+            b"s" => Phase::FlowStart,
+            b"f" => Phase::FlowEnd,
+            b"t" => Phase::FlowStep,
+            b"B" | b"E" => Phase::BeginEnd,
+            b"i" | b"I" => Phase::Instant,
+            _ => Phase::Other,
+        }
+    }
+}
+
 impl<'de> LenientVisit<'de> for PhaseValue {
     fn visit<D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
         lenient_visitor!(V, PhaseValue, "a phase letter", {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Some(PhaseValue(match v {
-                    "X" => Phase::Complete,
-                    "s" => Phase::FlowStart,
-                    "f" => Phase::FlowEnd,
-                    "t" => Phase::FlowStep,
-                    "B" | "E" => Phase::BeginEnd,
-                    "i" | "I" => Phase::Instant,
-                    _ => Phase::Other,
-                })))
+                Ok(Some(PhaseValue(PhaseValue::of(v.as_bytes()))))
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
                 Ok(None)
@@ -981,8 +990,8 @@ impl<'de> LenientVisit<'de> for StrList {
 /// Plain decimals are converted exactly (digits shifted by three places, rounded half
 /// away from zero at the fourth decimal): an `f64` cannot hold epoch microseconds with
 /// nanosecond resolution. Exponent notation goes through `f64`.
-pub(crate) fn micros_to_ns(raw: &RawValue) -> Result<i64, ()> {
-    let mut t = raw.get().trim().as_bytes();
+pub(crate) fn micros_to_ns(raw: &str) -> Result<i64, ()> {
+    let mut t = raw.trim().as_bytes();
     if t.len() >= 2 && t[0] == b'"' && t[t.len() - 1] == b'"' {
         t = t[1..t.len() - 1].trim_ascii();
     }

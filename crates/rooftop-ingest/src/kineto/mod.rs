@@ -19,6 +19,7 @@
 mod collect;
 mod error;
 mod event;
+mod fast;
 mod hash;
 mod link;
 mod parse;

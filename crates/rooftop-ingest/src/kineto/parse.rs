@@ -216,19 +216,11 @@ fn run(
         if buf.get(p) == Some(&b']') {
             return Err(expected(buf, p, "an event after `,`"));
         }
-        let mut de = serde_json::Deserializer::from_slice(&buf[p..]);
-        match (EventSeed { sink: &mut *sink, offset: p }).deserialize(&mut de) {
-            // `into_iter` starts a stream where the deserializer stopped: its offset is
-            // the length of the event.
-            Ok(()) => p += de.into_iter::<IgnoredAny>().byte_offset(),
-            Err(e) if e.is_data() => {
-                // Well-formed JSON the visitor refused (cannot happen with the lenient
-                // visitor; kept so that it never aborts the trace).
-                let (_, after) = one_value::<IgnoredAny>(buf, p)?;
-                sink.not_an_object(p);
-                p = after;
-            }
-            Err(e) => return Err(PosError::from_json(buf, p, &e)),
+        // The hand-written scanner first; serde for what it leaves (`fast` docs).
+        if let Some(end) = super::fast::event(buf, p, p, sink) {
+            p = end;
+        } else {
+            p = serde_event(buf, p, sink)?;
         }
         p = skip_ws(buf, p);
         match buf.get(p) {
@@ -253,6 +245,24 @@ fn run(
             }
             _ => return Err(expected(buf, p, "`,` or `]` after an event")),
         }
+    }
+}
+
+/// One event parsed with serde (what the fast scanner leaves); the position after it.
+fn serde_event(buf: &[u8], p: usize, sink: &mut Partial) -> Result<usize, PosError> {
+    let mut de = serde_json::Deserializer::from_slice(&buf[p..]);
+    match (EventSeed { sink: &mut *sink, offset: p }).deserialize(&mut de) {
+        // `into_iter` starts a stream where the deserializer stopped: its offset is the
+        // length of the event.
+        Ok(()) => Ok(p + de.into_iter::<IgnoredAny>().byte_offset()),
+        Err(e) if e.is_data() => {
+            // Well-formed JSON the visitor refused (cannot happen with the lenient
+            // visitor; kept so that it never aborts the trace).
+            let (_, after) = one_value::<IgnoredAny>(buf, p)?;
+            sink.not_an_object(p);
+            Ok(after)
+        }
+        Err(e) => Err(PosError::from_json(buf, p, &e)),
     }
 }
 

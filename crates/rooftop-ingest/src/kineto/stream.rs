@@ -304,8 +304,13 @@ fn events(
             None => return Err(w.expected(*p, "an event")),
             Some(_) => {}
         }
-        // One event, parsed again from its start if the window cut it.
+        // One event, parsed again from its start if the window cut it: the fast scanner
+        // first, serde for what it leaves (`super::fast` docs).
         loop {
+            if let Some(end) = super::fast::event(&w.buf, *p, w.base + *p, sink) {
+                *p = end;
+                break;
+            }
             let mut de = serde_json::Deserializer::from_slice(&w.buf[*p..]);
             let seed = EventSeed { sink: &mut *sink, offset: w.base + *p };
             match seed.deserialize(&mut de) {

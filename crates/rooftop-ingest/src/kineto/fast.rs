@@ -1,0 +1,712 @@
+//! The fast path of the event reader: one event scanned by hand, straight from the bytes,
+//! into the same [`Event`] the serde visitor of [`super::event`] builds.
+//!
+//! Most of a trace's time is spent in a handful of shapes (`{"ph": "X", "cat":
+//! "cpu_op", "name": "...", "pid": 1, ..., "args": {...}}`); serde's generic visitor
+//! machinery costs more than the bytes themselves. This scanner walks the JSON grammar
+//! directly (SWAR string scanning, keys matched as bytes, integers read in place) and
+//! hands anything unusual to serde value by value (a number that is not a small
+//! integer, a string with escapes or non-ASCII bytes where the text is kept, a value of
+//! an unexpected type), so the visitors' lenient rules stay the single definition.
+//!
+//! Invariant: the scanner accepts an event only if serde would parse it without error,
+//! and then yields exactly serde's [`Event`]. It validates at least what serde does —
+//! the JSON grammar, control characters and escapes in every string, UTF-8 of every
+//! string whose text is kept (raw values, kept strings, keys serde reads as text) — and
+//! gives up (`None`) on anything else, before pushing anything: the caller then parses
+//! the event again with serde, which produces the model or the error with its exact
+//! position. Giving up is always safe; it only costs time.
+
+use super::collect::{keep_named, skippable, Partial};
+use super::event::{
+    comm_arg, micros_to_ns, ArgKey, Args, Dim3, Event, EventKey, Id, Lenient, Phase, PhaseValue,
+    Str, CONCRETE, DIMS, STRIDES, TYPES,
+};
+use serde::de::{Deserialize, IgnoredAny};
+use std::borrow::Cow;
+
+/// Parses the event whose first byte is `buf[start]` into `sink` (`offset`: where it
+/// is in the file, for warnings); the position after it, or `None` (nothing pushed)
+/// when serde must parse it.
+pub(crate) fn event(buf: &[u8], start: usize, offset: usize, sink: &mut Partial) -> Option<usize> {
+    let mut s = Scan { b: buf, p: start };
+    let ev = s.event()?;
+    sink.push(ev, offset);
+    Some(s.p)
+}
+
+/// `0x0101…01`.
+const ONES: u64 = u64::MAX / 255;
+/// `0x8080…80`.
+const HIGH: u64 = ONES << 7;
+
+/// Bytes of `w` that end a run of plain string bytes (`"`, `\` or a control character),
+/// as their high bits; exact for the first such byte (later ones may be missed or
+/// false, which only the first matters for).
+#[inline]
+fn specials(w: u64) -> u64 {
+    let ctrl = w.wrapping_sub(ONES * 0x20) & !w;
+    let q = w ^ (ONES * u64::from(b'"'));
+    let quote = q.wrapping_sub(ONES) & !q;
+    let bs = w ^ (ONES * u64::from(b'\\'));
+    let backslash = bs.wrapping_sub(ONES) & !bs;
+    (ctrl | quote | backslash) & HIGH
+}
+
+/// What a scanned string held.
+#[derive(Clone, Copy)]
+struct StrSpan {
+    /// Content, between the quotes.
+    start: usize,
+    end: usize,
+    /// Whether it has a backslash escape.
+    escaped: bool,
+    /// Whether it has a byte ≥ 0x80.
+    non_ascii: bool,
+}
+
+struct Scan<'a> {
+    b: &'a [u8],
+    p: usize,
+}
+
+impl<'a> Scan<'a> {
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(&c) = self.b.get(self.p) {
+            if c == b' ' || c == b'\n' || c == b'\r' || c == b'\t' {
+                self.p += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.p).copied()
+    }
+
+    /// Skips whitespace and consumes `c`.
+    #[inline]
+    fn expect(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.peek()? == c).then(|| self.p += 1)
+    }
+
+    /// A string whose opening quote is at `p`; leaves `p` after the closing quote.
+    /// Control characters and malformed escapes give up, as serde fails on them.
+    #[inline]
+    fn string(&mut self) -> Option<StrSpan> {
+        self.p += 1;
+        let start = self.p;
+        let (mut escaped, mut high) = (false, 0u64);
+        loop {
+            // Eight bytes at a time up to the first special byte.
+            while let Some(chunk) = self.b.get(self.p..self.p + 8) {
+                let w = u64::from_le_bytes(chunk.try_into().ok()?);
+                let m = specials(w);
+                if m == 0 {
+                    high |= w & HIGH;
+                    self.p += 8;
+                } else {
+                    let first = m.trailing_zeros();
+                    // High bits of the bytes before the special one.
+                    high |= w & HIGH & ((1u64 << first) - 1);
+                    self.p += (first / 8) as usize;
+                    break;
+                }
+            }
+            let c = self.peek()?;
+            match c {
+                b'"' => {
+                    let end = self.p;
+                    self.p += 1;
+                    return Some(StrSpan { start, end, escaped, non_ascii: high != 0 });
+                }
+                b'\\' => {
+                    escaped = true;
+                    match *self.b.get(self.p + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.p += 2,
+                        b'u' => {
+                            let hex = self.b.get(self.p + 2..self.p + 6)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.p += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..=0x1f => return None,
+                _ => {
+                    // The tail of the input (fewer than 8 bytes left).
+                    high |= u64::from(c & 0x80);
+                    self.p += 1;
+                }
+            }
+        }
+    }
+
+    /// A number by JSON's grammar (serde's `ignore_integer` and what follows).
+    fn number(&mut self) -> Option<()> {
+        if self.peek()? == b'-' {
+            self.p += 1;
+        }
+        match self.peek()? {
+            b'0' => self.p += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.p += 1;
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.p += 1;
+            if matches!(self.peek()?, b'+' | b'-') {
+                self.p += 1;
+            }
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        // A digit right after a leading `0` is an error to serde.
+        (!self.peek().is_some_and(|c| c.is_ascii_digit())).then_some(())
+    }
+
+    #[inline]
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.p += 1;
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        (self.b.get(self.p..self.p + word.len())? == word).then(|| self.p += word.len())
+    }
+
+    /// `"key"` and `:`, with `p` at the key's opening quote (any key, for skipping).
+    fn key_colon(&mut self) -> Option<()> {
+        self.ws();
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.string()?;
+        self.expect(b':')
+    }
+
+    /// Skips one value of any shape (objects and arrays up to 64 deep, deeper gives
+    /// up), validating it.
+    fn skip_value(&mut self) -> Option<()> {
+        // One bit per open container: 1 object, 0 array.
+        let mut stack = 0u64;
+        let mut depth = 0u32;
+        'value: loop {
+            self.ws();
+            match self.peek()? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'-' | b'0'..=b'9' => self.number()?,
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                open @ (b'[' | b'{') => {
+                    self.p += 1;
+                    self.ws();
+                    let close = if open == b'[' { b']' } else { b'}' };
+                    if self.peek()? == close {
+                        self.p += 1;
+                    } else {
+                        if depth == 64 {
+                            return None;
+                        }
+                        stack = (stack << 1) | u64::from(open == b'{');
+                        depth += 1;
+                        if open == b'{' {
+                            self.key_colon()?;
+                        }
+                        continue 'value;
+                    }
+                }
+                _ => return None,
+            }
+            // After a value: close what ends here, or go on to the next element.
+            loop {
+                if depth == 0 {
+                    return Some(());
+                }
+                self.ws();
+                let object = stack & 1 == 1;
+                match self.peek()? {
+                    b',' => {
+                        self.p += 1;
+                        if object {
+                            self.key_colon()?;
+                        }
+                        continue 'value;
+                    }
+                    b'}' if object => {}
+                    b']' if !object => {}
+                    _ => return None,
+                }
+                self.p += 1;
+                stack >>= 1;
+                depth -= 1;
+            }
+        }
+    }
+
+    /// A value's raw JSON text (serde's `&RawValue`: valid UTF-8).
+    fn raw(&mut self) -> Option<&'a str> {
+        let start = self.p;
+        self.skip_value()?;
+        std::str::from_utf8(&self.b[start..self.p]).ok()
+    }
+
+    /// The value at `p` through serde (the lenient visitors' rules for anything the
+    /// scanner does not read itself).
+    fn serde<T: Deserialize<'a>>(&mut self) -> Option<T> {
+        let mut de = serde_json::Deserializer::from_slice(&self.b[self.p..]);
+        let v = T::deserialize(&mut de).ok()?;
+        self.p += de.into_iter::<IgnoredAny>().byte_offset();
+        Some(v)
+    }
+
+    /// A string kept as text: borrowed when plain ASCII; anything else through serde.
+    fn text(&mut self) -> Option<Option<Cow<'a, str>>> {
+        if self.peek()? == b'"' {
+            let at = self.p;
+            let s = self.string()?;
+            if !s.escaped && !s.non_ascii {
+                return Some(Some(Cow::Borrowed(
+                    std::str::from_utf8(&self.b[s.start..s.end]).ok()?,
+                )));
+            }
+            self.p = at;
+        }
+        Some(self.serde::<Lenient<Str<'a>>>()?.0.map(|s| s.0))
+    }
+
+    /// An integer id: plain integers of up to 18 digits here, the rest through serde.
+    fn id(&mut self) -> Option<Option<i64>> {
+        let at = self.p;
+        let neg = self.peek()? == b'-';
+        if neg {
+            self.p += 1;
+        }
+        let first = self.p;
+        let mut v: i64 = 0;
+        // At most 18 digits: always within `i64`.
+        while let Some(c) = self.peek().filter(u8::is_ascii_digit) {
+            if self.p - first == 18 {
+                break;
+            }
+            v = v * 10 + i64::from(c - b'0');
+            self.p += 1;
+        }
+        let n = self.p - first;
+        let plain = n > 0
+            && !(n > 1 && self.b[first] == b'0')
+            && !matches!(self.peek(), Some(b'.' | b'e' | b'E' | b'0'..=b'9'));
+        if plain {
+            return Some(Some(if neg { -v } else { v }));
+        }
+        self.p = at;
+        Some(self.serde::<Lenient<Id>>()?.0.map(|i| i.0))
+    }
+
+    /// A key at `p` (after whitespace): its bytes, or `None` (serde) when escaped.
+    fn key(&mut self) -> Option<(&'a [u8], bool)> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let s = self.string()?;
+        if s.escaped {
+            return None;
+        }
+        self.expect(b':')?;
+        self.ws();
+        Some((&self.b[s.start..s.end], s.non_ascii))
+    }
+
+    /// After a member: `,` (then whitespace) → `true`, `}` → `false`.
+    #[inline]
+    fn next_member(&mut self) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b',' => {
+                self.p += 1;
+                self.ws();
+                Some(true)
+            }
+            b'}' => {
+                self.p += 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// The event object at `p`, by the rules of `event::read_event`.
+    fn event(&mut self) -> Option<Event<'a>> {
+        if self.peek()? != b'{' {
+            return None;
+        }
+        self.p += 1;
+        self.ws();
+        let mut ev = Event::default();
+        if self.peek()? == b'}' {
+            self.p += 1;
+            return Some(ev);
+        }
+        let mut by_name = false;
+        loop {
+            let (key, _) = self.key()?;
+            match EventKey::of(key) {
+                EventKey::Ph => ev.ph = self.phase()?,
+                EventKey::Cat => {
+                    ev.cat = self.text()?;
+                    if let Some(cat) = ev.cat.as_deref() {
+                        if skippable(cat) {
+                            return self.skip_rest(ev);
+                        }
+                        by_name = keep_named(cat, None).is_some();
+                        if by_name && keep_named(cat, ev.name.as_deref()) == Some(false) {
+                            return self.skip_rest(ev);
+                        }
+                    }
+                }
+                EventKey::Name => {
+                    ev.name = self.text()?;
+                    if by_name {
+                        let cat = ev.cat.as_deref().unwrap_or_default();
+                        if keep_named(cat, ev.name.as_deref()) == Some(false) {
+                            return self.skip_rest(ev);
+                        }
+                    }
+                }
+                EventKey::Pid => ev.pid = self.id()?,
+                EventKey::Tid => ev.tid = self.id()?,
+                EventKey::Ts => ev.ts_ns = Some(micros_to_ns(self.raw()?)),
+                EventKey::Dur => ev.dur_ns = Some(micros_to_ns(self.raw()?)),
+                EventKey::Id => ev.id = self.id()?,
+                EventKey::Args => {
+                    if let Some(a) = self.args()? {
+                        ev.args = a;
+                    }
+                }
+                EventKey::Other => self.skip_value()?,
+            }
+            if !self.next_member()? {
+                return Some(ev);
+            }
+        }
+    }
+
+    /// `ph`: a plain one-letter string here, anything else through serde.
+    fn phase(&mut self) -> Option<Phase> {
+        if self.peek()? == b'"' {
+            let at = self.p;
+            let s = self.string()?;
+            if !s.escaped && !s.non_ascii {
+                return Some(PhaseValue::of(&self.b[s.start..s.end]));
+            }
+            self.p = at;
+        }
+        Some(self.serde::<Lenient<PhaseValue>>()?.0.unwrap_or_default().0)
+    }
+
+    /// The members after one the event is skipped at (`event::skip_rest`): keys are read
+    /// as text there, so theirs must be UTF-8.
+    fn skip_rest(&mut self, mut ev: Event<'a>) -> Option<Event<'a>> {
+        while self.next_member()? {
+            let (key, non_ascii) = self.key()?;
+            if non_ascii {
+                std::str::from_utf8(key).ok()?;
+            }
+            self.skip_value()?;
+        }
+        ev.ph = Phase::Other;
+        Some(ev)
+    }
+
+    /// `args`: an object here, anything else through serde (`None` inside: not an
+    /// object, the event keeps the args it had).
+    fn args(&mut self) -> Option<Option<Args<'a>>> {
+        if self.peek()? != b'{' {
+            return Some(self.serde::<Lenient<Args<'a>>>()?.0);
+        }
+        self.p += 1;
+        self.ws();
+        let mut a = Args::default();
+        if self.peek()? == b'}' {
+            self.p += 1;
+            return Some(Some(a));
+        }
+        loop {
+            let (key, _) = self.key()?;
+            match ArgKey::of(key) {
+                ArgKey::ExternalId => a.external_id = self.id()?,
+                ArgKey::Correlation => a.correlation = self.id()?,
+                ArgKey::EvIdx => a.ev_idx = self.id()?,
+                ArgKey::RecordFunctionId => a.record_function_id = self.id()?,
+                ArgKey::SequenceNumber => a.sequence_number = self.id()?,
+                ArgKey::Device => a.device = self.id()?,
+                ArgKey::Stream => a.stream = self.id()?,
+                ArgKey::Grid => a.grid = self.dim3()?,
+                ArgKey::Block => a.block = self.dim3()?,
+                ArgKey::SharedMemory => {
+                    a.shared_memory = self.id()?.and_then(|v| u64::try_from(v).ok());
+                }
+                ArgKey::Registers => {
+                    a.registers_per_thread = self.id()?.and_then(|v| u32::try_from(v).ok());
+                }
+                ArgKey::Bytes => a.bytes = self.id()?.and_then(|v| u64::try_from(v).ok()),
+                ArgKey::InputDims => a.shapes[DIMS] = Some(self.raw()?),
+                ArgKey::InputType => a.shapes[TYPES] = Some(self.raw()?),
+                ArgKey::InputStrides => a.shapes[STRIDES] = Some(self.raw()?),
+                ArgKey::ConcreteInputs => a.shapes[CONCRETE] = Some(self.raw()?),
+                ArgKey::WaitOnStream => a.wait_on_stream = self.id()?,
+                ArgKey::WaitOnRecord => a.wait_on_record = self.id()?,
+                ArgKey::MemBytes => a.mem_bytes = self.id()?,
+                ArgKey::Addr => a.addr = self.id()?,
+                ArgKey::TotalAllocated => a.total_allocated = self.id()?,
+                ArgKey::TotalReserved => a.total_reserved = self.id()?,
+                ArgKey::DeviceType => a.device_type = self.id()?,
+                ArgKey::DeviceId => a.device_id = self.id()?,
+                ArgKey::Comm(key) => {
+                    let raw = self.raw()?;
+                    comm_arg(a.comm.get_or_insert_with(Box::default), key, raw);
+                }
+                ArgKey::Other => self.skip_value()?,
+            }
+            if !self.next_member()? {
+                return Some(Some(a));
+            }
+        }
+    }
+
+    /// `grid` / `block`: `[x, y, z]` of plain integers here, anything else through serde
+    /// (`Dim3`'s rules).
+    fn dim3(&mut self) -> Option<Option<[u32; 3]>> {
+        let at = self.p;
+        if let Some(d) = self.plain_dim3() {
+            return Some(Some(d));
+        }
+        self.p = at;
+        Some(self.serde::<Lenient<Dim3>>()?.0.map(|d| d.0))
+    }
+
+    /// One to three integers that fit `u32`, in brackets; `None` for anything else.
+    fn plain_dim3(&mut self) -> Option<[u32; 3]> {
+        if self.peek()? != b'[' {
+            return None;
+        }
+        self.p += 1;
+        let mut out = [1u32; 3];
+        for (i, slot) in out.iter_mut().enumerate() {
+            self.ws();
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            *slot = u32::try_from(self.id()??).ok()?;
+            self.ws();
+            match self.peek()? {
+                b',' if i < 2 => self.p += 1,
+                b']' => {
+                    self.p += 1;
+                    return Some(out);
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The event as serde reads it and as the scanner does (`None`: it gave up).
+    fn both(json: &str) -> (Partial, Option<Partial>) {
+        let mut slow = Partial::default();
+        let mut de = serde_json::Deserializer::from_str(json);
+        serde::de::DeserializeSeed::deserialize(
+            super::super::event::EventSeed { sink: &mut slow, offset: 0 },
+            &mut de,
+        )
+        .unwrap();
+        let mut fast = Partial::default();
+        let end = event(json.as_bytes(), 0, 0, &mut fast);
+        if let Some(end) = end {
+            assert_eq!(end, json.len(), "{json}");
+        }
+        (slow, end.map(|_| fast))
+    }
+
+    fn same(json: &str) {
+        let (slow, fast) = both(json);
+        let fast = fast.unwrap_or_else(|| panic!("the scanner gave up on {json}"));
+        assert_eq!(format!("{slow:?}"), format!("{fast:?}"), "{json}");
+    }
+
+    #[test]
+    fn common_events_read_as_serde_reads_them() {
+        same(
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 5617, "tid": 5617,
+              "ts": 1414456661888.361, "dur": 3.15, "args": {"External id": 1543,
+              "Record function id": 0, "Concrete Inputs": ["", "[1, -1, 1, 1]"],
+              "Input type": ["c10::BFloat16", "ScalarList"], "Input Strides": [[1], []],
+              "Input Dims": [[768], []], "Ev Idx": 6}}"#,
+        );
+        same(
+            r#"{"ph": "X", "cat": "kernel", "name": "void k<2u>(int*)", "pid": 0, "tid": 7,
+              "ts": 1414456661994.53, "dur": 7.264, "args": {"External id": 1551,
+              "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 56611,
+              "registers per thread": 29, "shared memory": 0, "blocks per SM": 4.0,
+              "warps per SM": 64.0, "grid": [264, 2, 1], "block": [512, 1, 1],
+              "est. achieved occupancy %": 100}}"#,
+        );
+        same(r#"{"ph": "X", "cat": "python_function", "name": "<string>(1): <module>", "pid": 1}"#);
+        same(
+            r#"{"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 1, "tid": 1, "ts": 5, "dur": 2}"#,
+        );
+        same(
+            r#"{"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "s": "t", "args": {"Total Reserved": 2, "Bytes": -512, "Addr": 94}}"#,
+        );
+        same(
+            r#"{"ph": "s", "id": 56611, "pid": 5617, "tid": 5617, "ts": 1.5, "cat": "ac2g", "name": "ac2g"}"#,
+        );
+        same(
+            r#"{"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": "python3"}}"#,
+        );
+        same(
+            r#"{"ph":"X","cat":"record_param_comms","name":"record_param_comms","args":{"Collective name":"allreduce","In msg nelems":4096,"dtype":"Float","Process Group Ranks":"[0, 1]"}}"#,
+        );
+        same("{}");
+    }
+
+    #[test]
+    fn unusual_values_go_through_serde_with_the_same_result() {
+        same(
+            r#"{"ph":"X","cat":7,"name":["x"],"pid":"12","tid":{"a":1},"ts":"1.5","dur":2,
+               "args":{"External id":"9","grid":[1,"a"],"block":256,"Input Dims":[[2,3],[[4],[5,6]],null,"x"],
+                       "Input type":["float",3,null],"correlation":1.0,"unknown":{"deep":[1,2]}}}"#,
+        );
+        same(
+            r#"{"name":"a\"b","cat":"caf\u00e9","ph":"\u0058","pid":-0,"tid":12345678901234567890}"#,
+        );
+        same(r#"{"name":"naïve","cat":"kernel","ph":"X","pid":1e2,"tid":-7,"args":null}"#);
+        same(r#"{"cat":"python_function","name":"x","ignored":{"k":"ünïcode"}}"#);
+        same(
+            r#"{"ph":"X","args":{"grid":[1,2,3,4],"block":[0],"Ev Idx":1.5e0,"Sequence number":2.0}}"#,
+        );
+        same(r#"{"ph":"X","args":{"grid":[],"block":[4294967296,1,1]},"args":{"stream":3}}"#);
+        same(r#"{"ph":"X","cat":"cpu_op","name":"n","args":{"Input Dims":"\u00e9"}}"#);
+    }
+
+    #[test]
+    fn what_serde_refuses_the_scanner_refuses() {
+        for bad in [
+            r#"{"ph": "X",}"#,
+            r#"{"ph" "X"}"#,
+            r#"{"ph": "X", "args": {"a": [1,]}}"#,
+            r#"{"ph": "X", "args": {"a": 01}}"#,
+            r#"{"ph": "X", "args": {"a": 1.}}"#,
+            r#"{"ph": "X", "args": {"a": -}}"#,
+            r#"{"ph": "X", "args": {"a": 1e}}"#,
+            r#"{"ph": "X", "args": {"a": tru}}"#,
+            r#"{"ph": "X", "args": {"a": "\x"}}"#,
+            r#"{"ph": "X", "args": {"a": "\u12g4"}}"#,
+            "{\"ph\": \"X\", \"args\": {\"a\": \"tab\there\"}}",
+            r#"{"ph": "X", "args": {1: 2}}"#,
+            r#"{"ph": "X", "ts": 1 2}"#,
+            r#"{"ph": "X""#,
+            r#"{"ph": "X", "args": {"a": [1, 2}}"#,
+        ] {
+            let mut sink = Partial::default();
+            assert_eq!(event(bad.as_bytes(), 0, 0, &mut sink), None, "{bad}");
+            assert_eq!(sink.events, 0);
+            let mut de = serde_json::Deserializer::from_str(bad);
+            let r = serde::de::DeserializeSeed::deserialize(
+                super::super::event::EventSeed { sink: &mut sink, offset: 0 },
+                &mut de,
+            );
+            assert!(r.is_err(), "serde accepts {bad}");
+        }
+        // Invalid UTF-8 in kept text and raw values.
+        for bad in [
+            &b"{\"name\": \"\xff\"}"[..],
+            b"{\"ts\": \"\xc3\"}",
+            b"{\"args\": {\"Input Dims\": [\"\xe2\x82\"]}}",
+        ] {
+            let mut sink = Partial::default();
+            assert_eq!(event(bad, 0, 0, &mut sink), None);
+        }
+    }
+
+    /// Every event of the fixtures with each byte replaced by each of a few bytes that
+    /// matter to the grammar: where serde fails the scanner gives up, and where it
+    /// succeeds the scanner either gives up or reads the same.
+    #[test]
+    fn mutated_fixture_events_agree_with_serde() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/kineto");
+        let mut events = Vec::new();
+        for rel in
+            ["hta_tiny_plain.json", "handmade/nesting_graph.json", "handmade/legacy_2021.json"]
+        {
+            let v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(root.join(rel)).unwrap()).unwrap();
+            for e in v["traceEvents"].as_array().unwrap() {
+                events.push(serde_json::to_vec(e).unwrap());
+            }
+        }
+        let mut gave_up = 0;
+        let mut checked = 0;
+        for ev in &events {
+            for i in 0..ev.len() {
+                for &c in b"\"\\0 x}],:-.e\x01\xff" {
+                    let mut m = ev.clone();
+                    m[i] = c;
+                    let mut slow = Partial::default();
+                    let mut de = serde_json::Deserializer::from_slice(&m);
+                    // Where serde's event ends (the caller checks what follows).
+                    let serde_end = serde::de::DeserializeSeed::deserialize(
+                        super::super::event::EventSeed { sink: &mut slow, offset: 0 },
+                        &mut de,
+                    )
+                    .ok()
+                    .map(|()| de.into_iter::<IgnoredAny>().byte_offset());
+                    let mut fast = Partial::default();
+                    match event(&m, 0, 0, &mut fast) {
+                        None => gave_up += 1,
+                        Some(end) => {
+                            let text = String::from_utf8_lossy(&m);
+                            assert_eq!(Some(end), serde_end, "{text}");
+                            assert_eq!(format!("{slow:?}"), format!("{fast:?}"), "{text}");
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10_000 && gave_up < checked, "{checked} cases, {gave_up} left to serde");
+    }
+
+    #[test]
+    fn events_cut_short_are_left_to_serde() {
+        let full = r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 12.5, "dur": 3, "args": {"grid": [1, 2, 3]}}"#;
+        for cut in 0..full.len() {
+            let mut sink = Partial::default();
+            assert_eq!(event(&full.as_bytes()[..cut], 0, 0, &mut sink), None, "{}", &full[..cut]);
+        }
+    }
+}
