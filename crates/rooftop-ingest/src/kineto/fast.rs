@@ -70,6 +70,9 @@ struct Scan<'a> {
     p: usize,
 }
 
+// The outer `Option` of every reader is "give up, serde parses the event"; the inner one
+// of `text`, `id`, `args` and `dim3` is the lenient visitors' absent value.
+#[allow(clippy::option_option)]
 impl<'a> Scan<'a> {
     #[inline]
     fn ws(&mut self) {
