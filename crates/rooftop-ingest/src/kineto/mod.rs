@@ -2,8 +2,9 @@
 //! and the 2021 legacy one (`reference/formats.md` §6).
 //!
 //! The file is memory-mapped (plain) or inflated into one buffer (gzip, detected by its
-//! magic bytes) and parsed in place: a serde visitor per event over the borrowed bytes,
-//! never a DOM of the whole trace, on several threads over stretches of the event array
+//! magic bytes) and parsed in place: a hand-written scanner per event over the borrowed
+//! bytes, with the serde visitor for whatever it leaves (`fast`), never a DOM of the
+//! whole trace, on several threads over stretches of the event array
 //! (see [`parse`](self) internals). Only what the analysis needs is kept: CPU ops with
 //! their recorded shapes, runtime launches, GPU activities, launch flows, annotations.
 //! Times become integer nanoseconds, converted from the decimal text exactly.
