@@ -323,3 +323,57 @@ fn quick_ceilings_with_a_tensor_core_probe() {
         assert!(c.compute.iter().any(|p| p.variant == "matrix"), "{:?}", c.notes);
     }
 }
+
+/// rooftop's occupancy model against `cuOccupancyMaxActiveBlocksPerMultiprocessor` for
+/// every suite kernel function at several block and dynamic shared-memory sizes: they
+/// must agree exactly. `ROOFTOP_OCCUPANCY_CSV=path` writes the comparison.
+#[test]
+fn occupancy_model_matches_the_driver_calculator() {
+    let Some(mut b) = gpu("occupancy_model_matches_the_driver_calculator") else { return };
+    let stop = AtomicBool::new(false);
+    let once = TimingOptions {
+        warmup_runs: 0,
+        warmup_time_s: 0.0,
+        min_runs: 1,
+        min_time_s: 0.0,
+        ..TimingOptions::default()
+    };
+    for case in small_cases() {
+        let kernel = suite::find(case.kernel).unwrap();
+        for imp in b.implementations(case.kernel) {
+            // Launch errors are the other tests' business; this one needs the functions.
+            let _ = run_case(&mut b, kernel, &case, &imp, None, &once, &stop, &mut |_| {});
+        }
+    }
+    let rows = b
+        .occupancy_checks(&[32, 64, 96, 128, 192, 256, 384, 512, 768, 1024], &[0, 6144, 20_000, 40_960])
+        .unwrap();
+    let mut csv = String::from(
+        "kernel,regs_per_thread,static_smem_bytes,dynamic_smem_bytes,threads_per_block,\
+         driver_blocks_per_sm,model_blocks_per_sm,model_limiter,agree\n",
+    );
+    let mut disagree = Vec::new();
+    for r in &rows {
+        let agree = r.model_blocks_per_sm == Some(r.driver_blocks_per_sm);
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{}\n",
+            r.kernel,
+            r.regs_per_thread,
+            r.static_smem_bytes,
+            r.dynamic_smem_bytes,
+            r.threads_per_block,
+            r.driver_blocks_per_sm,
+            r.model_blocks_per_sm.map_or("-".to_string(), |v| v.to_string()),
+            r.model_limiter.as_deref().unwrap_or("-"),
+            agree
+        ));
+        if !agree {
+            disagree.push(format!("{r:?}"));
+        }
+    }
+    if let Ok(path) = std::env::var("ROOFTOP_OCCUPANCY_CSV") {
+        std::fs::write(&path, &csv).unwrap();
+    }
+    assert!(rows.len() >= 20, "only {} configurations", rows.len());
+    assert!(disagree.is_empty(), "{} of {} disagree:\n{}", disagree.len(), rows.len(), disagree.join("\n"));
+}

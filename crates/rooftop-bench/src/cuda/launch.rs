@@ -43,6 +43,13 @@ impl CudaBackend {
         if let Some(i) = self.reports.iter().position(|r| r.label == label) {
             return i;
         }
+        if let Some(entry) = label.split_whitespace().find(|w| w.starts_with("rt_")).or_else(|| {
+            label.split_whitespace().nth(1).map(|w| w.trim_matches(|c| c == '[' || c == ']'))
+        }) {
+            if !self.funcs.iter().any(|(l, _)| l == entry) {
+                self.funcs.push((entry.to_string(), func.clone()));
+            }
+        }
         let regs = func.num_regs().unwrap_or(0).max(0) as u32;
         let smem = func.shared_size_bytes().unwrap_or(0).max(0) as u32;
         let threads = block[0] * block[1] * block[2];

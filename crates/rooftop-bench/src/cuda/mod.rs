@@ -83,6 +83,23 @@ pub struct LaunchReport {
     pub graph_s: Option<f64>,
 }
 
+/// One launch configuration of [`CudaBackend::occupancy_checks`]: the driver's resident
+/// blocks per SM beside rooftop's model.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OccupancyCheck {
+    /// The kernel's entry point.
+    pub kernel: String,
+    pub regs_per_thread: u32,
+    pub static_smem_bytes: u32,
+    pub dynamic_smem_bytes: u32,
+    pub threads_per_block: u32,
+    /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`.
+    pub driver_blocks_per_sm: u32,
+    /// `rooftop_core::occupancy` (None when it refused the configuration).
+    pub model_blocks_per_sm: Option<u32>,
+    pub model_limiter: Option<String>,
+}
+
 /// The CUDA backend (module doc).
 #[derive(Debug)]
 pub struct CudaBackend {
@@ -100,6 +117,8 @@ pub struct CudaBackend {
     flush: Option<(CudaSlice<u8>, u64, u64)>,
     flush_salt: u32,
     reports: Vec<LaunchReport>,
+    /// Each kernel function prepared so far, by entry label (for [`Self::occupancy_checks`]).
+    funcs: Vec<(String, cudarc::driver::CudaFunction)>,
     noted: HashSet<String>,
     events: (CudaEvent, CudaEvent),
     nvrtc_version: (i32, i32),
@@ -182,6 +201,7 @@ impl CudaBackend {
             flush: None,
             flush_salt: 0,
             reports: Vec::new(),
+            funcs: Vec::new(),
             noted: HashSet::new(),
             events,
             nvrtc_version,
@@ -198,6 +218,62 @@ impl CudaBackend {
     /// Registers, shared memory, occupancy and times of every launch prepared so far.
     pub fn launch_reports(&self) -> &[LaunchReport] {
         &self.reports
+    }
+
+    /// rooftop's occupancy model against the driver's own calculator
+    /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`, default flags and carveout) for every
+    /// kernel function prepared so far, at each block size and dynamic shared-memory size
+    /// given. Configurations a function cannot launch (more threads than its
+    /// `maxThreadsPerBlock`, more than 48 KiB of shared memory in all) are skipped.
+    pub fn occupancy_checks(
+        &self,
+        block_sizes: &[u32],
+        dynamic_smem: &[u32],
+    ) -> Result<Vec<OccupancyCheck>, BackendError> {
+        let spec = self.spec.as_ref().ok_or_else(|| {
+            BackendError::Other("CUDA: no device spec, so no occupancy model to check".into())
+        })?;
+        let mut out = Vec::new();
+        for (label, func) in &self.funcs {
+            let regs = func.num_regs().map_err(|e| driver_err("reading registers", e))?;
+            let smem = func.shared_size_bytes().map_err(|e| driver_err("reading shared memory", e))?;
+            let max_threads =
+                func.max_threads_per_block().map_err(|e| driver_err("reading max threads", e))?;
+            let (regs, smem) = (regs.max(0) as u32, smem.max(0) as u32);
+            for &threads in block_sizes {
+                if i64::from(threads) > i64::from(max_threads) {
+                    continue;
+                }
+                for &dynamic in dynamic_smem {
+                    if smem + dynamic > 48 * 1024 {
+                        continue;
+                    }
+                    let driver = func
+                        .occupancy_max_active_blocks_per_multiprocessor(threads, dynamic as usize, None)
+                        .map_err(|e| driver_err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
+                    let model = rooftop_core::occupancy::occupancy(
+                        spec,
+                        &rooftop_core::occupancy::KernelResources {
+                            threads_per_block: threads,
+                            regs_per_thread: Some(regs),
+                            smem_bytes: u64::from(smem + dynamic),
+                            ..Default::default()
+                        },
+                    );
+                    out.push(OccupancyCheck {
+                        kernel: label.clone(),
+                        regs_per_thread: regs,
+                        static_smem_bytes: smem,
+                        dynamic_smem_bytes: dynamic,
+                        threads_per_block: threads,
+                        driver_blocks_per_sm: driver,
+                        model_blocks_per_sm: model.as_ref().ok().map(|o| o.blocks_per_cu),
+                        model_limiter: model.as_ref().ok().map(|o| o.limiter.as_str().to_string()),
+                    });
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The device's spec: the catalog entry when the name matches one (the notes compare
