@@ -120,13 +120,14 @@ smi_clocks
 ERRLOG="$OUT/ceilings.txt" run ceilings 100 "$OUT/ceilings.json" "$BIN" ceilings --backend "$BACKEND" --format json \
   --sweep-csv "$OUT/sweep.csv" -o "$OUT/h100.toml"
 smi_clocks
-id=$(sed -n 's/^id *= *"\(.*\)"/\1/p' "$OUT/h100.toml" 2>/dev/null | head -1)
+# The device's id: its own, or the catalog entry it extends.
+id=$(sed -n 's/^\(id\|extends\) *= *"\(.*\)"/\2/p' "$OUT/h100.toml" 2>/dev/null | head -1)
 run device-file 20 "$OUT/devicefile.txt" "$BIN" --device-file "$OUT/h100.toml" devices "${id:-missing-id}"
 # 4. PyTorch's own copy and GEMM in the same run.
 run torch-reference 60 "$OUT/torch_reference.txt" "$PY" scripts/gpu/torch_reference.py "$OUT/torch_reference.json"
 # 5. ncu against our event times (gpu__time_duration.sum only: one pass per launch).
 if command -v ncu >/dev/null; then
-  echo "kernel,config,clock_control,event_us,ncu_us,diff_pct,within_3pct" >"$OUT/ncu_compare.csv"
+  echo "kernel,function,config,clock_control,event_us,ncu_us,diff_pct,within_3pct" >"$OUT/ncu_compare.csv"
   for spec in "copy:--sizes 67108864" "triad:--sizes 67108864" "rmsnorm:--single-config 8192,4096" \
     "softmax:--single-config 8192,4096" "gemm:--single-config 2048,2048,2048"; do
     k="${spec%%:*}"

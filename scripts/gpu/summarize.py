@@ -49,6 +49,11 @@ def main(out):
             r = bf16[0] / 1e3 / torch["gemm_bf16_tflops"]
             line(r >= 0.97, f"cuBLASLt bf16 8192^3 {bf16[0] / 1e3:.0f} TFLOP/s = {r:.3f} x torch.matmul "
                  f"{torch['gemm_bf16_tflops']:.0f} (target >= 0.97)")
+            f32 = torch.get("gemm_bf16_fp32out_tflops")
+            if f32:
+                r = bf16[0] / 1e3 / f32
+                line(r >= 0.97, f"cuBLASLt bf16 8192^3 (fp32 out) = {r:.3f} x torch.mm out_dtype=fp32 "
+                     f"{f32:.0f} TFLOP/s (same output type; target >= 0.97)")
         else:
             print("NONE bf16 matrix ceiling: not in ceilings.json")
     if "copy" in gbs:
@@ -74,7 +79,7 @@ def main(out):
             rows = list(csv.DictReader(f))
         for r in rows:
             if r["within_3pct"] in ("True", "False"):
-                line(r["within_3pct"] == "True", f"{r['kernel']} ({r['clock_control']}): event "
+                line(r["within_3pct"] == "True", f"{r['kernel']} {r.get('function', '')} ({r['clock_control']}): event "
                      f"{float(r['event_us']):.1f} us vs ncu {float(r['ncu_us']):.1f} us ({r['diff_pct']}%)")
     except OSError:
         print("NONE ncu_compare.csv")

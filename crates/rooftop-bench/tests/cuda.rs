@@ -346,7 +346,10 @@ fn occupancy_model_matches_the_driver_calculator() {
         }
     }
     let rows = b
-        .occupancy_checks(&[32, 64, 96, 128, 192, 256, 384, 512, 768, 1024], &[0, 6144, 20_000, 40_960])
+        .occupancy_checks(
+            &[32, 64, 96, 128, 192, 256, 384, 512, 768, 1024],
+            &[0, 6144, 20_000, 40_960],
+        )
         .unwrap();
     let mut csv = String::from(
         "kernel,regs_per_thread,static_smem_bytes,dynamic_smem_bytes,threads_per_block,\
@@ -375,5 +378,11 @@ fn occupancy_model_matches_the_driver_calculator() {
         std::fs::write(&path, &csv).unwrap();
     }
     assert!(rows.len() >= 20, "only {} configurations", rows.len());
-    assert!(disagree.is_empty(), "{} of {} disagree:\n{}", disagree.len(), rows.len(), disagree.join("\n"));
+    assert!(
+        disagree.is_empty(),
+        "{} of {} disagree:\n{}",
+        disagree.len(),
+        rows.len(),
+        disagree.join("\n")
+    );
 }

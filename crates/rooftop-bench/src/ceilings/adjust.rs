@@ -250,7 +250,7 @@ pub fn remeasure_beaten(
                 best
             }
             RoofKind::Fma { precision } => {
-                let case = suite::fma::ceiling_case(precision, false);
+                let case = opts.fma_case(precision, false);
                 match run.best(&case, &mut notes)? {
                     Some(s) => Some(suite::find("fma")?.work(&case)?.flops / s / 1e9),
                     None => None,

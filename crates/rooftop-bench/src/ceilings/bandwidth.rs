@@ -109,10 +109,60 @@ pub(crate) fn sweep(
             }
         }
     }
-    let (levels, note) = assign_levels(&c.sweep, &opts.cache_levels);
+    let (mut levels, note) = assign_levels(&c.sweep, &opts.cache_levels);
+    if let Some(factor) = opts.overhead_bound_factor {
+        let (kept, dropped) = overhead_bound(&c.sweep, factor);
+        let (cached, _) = assign_levels(&kept, &opts.cache_levels);
+        levels.retain(|l| l.level == MemLevel::Dram);
+        levels.extend(cached.into_iter().filter(|l| l.level != MemLevel::Dram));
+        if !dropped.is_empty() {
+            c.notes.push(format!(
+                "cache levels leave out points timed under {factor}x the smallest working \
+                 set's time of their pattern (launch overhead, not bandwidth): {}",
+                dropped.join("; ")
+            ));
+        }
+        for &(level, _) in &opts.cache_levels {
+            if !levels.iter().any(|l| l.level == level) {
+                c.notes.push(format!(
+                    "{}: no bandwidth figure: every working set that fits it is launch-overhead \
+                     bound",
+                    level.as_str()
+                ));
+            }
+        }
+    }
     c.bandwidth = levels;
     c.notes.push(note);
     Ok(())
+}
+
+/// Splits sweep points into those timed at least `factor` x the time of their pattern's
+/// smallest working set and those under it; the second list as `pattern: up to SIZE`.
+/// The smallest point's time is mostly the fixed cost of a run (a kernel launch), so a
+/// point under the bound measures that cost more than bandwidth.
+fn overhead_bound(sweep: &[SweepPoint], factor: f64) -> (Vec<SweepPoint>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for pattern in [Pattern::Read, Pattern::Write, Pattern::Copy, Pattern::Triad] {
+        let pts: Vec<&SweepPoint> = sweep.iter().filter(|p| p.pattern == pattern).collect();
+        let time = |p: &SweepPoint| p.working_set_bytes as f64 / (p.gbs * 1e9);
+        let Some(t0) = pts.iter().min_by_key(|p| p.working_set_bytes).map(|p| time(p)) else {
+            continue;
+        };
+        let mut largest_dropped = None;
+        for p in pts {
+            if time(p) >= factor * t0 {
+                kept.push(p.clone());
+            } else {
+                largest_dropped = largest_dropped.max(Some(p.working_set_bytes));
+            }
+        }
+        if let Some(ws) = largest_dropped {
+            dropped.push(format!("{} up to {}", pattern.as_str(), bytes_label(ws)));
+        }
+    }
+    (kept, dropped)
 }
 
 /// The patterns of quick mode's DRAM roof.
@@ -421,6 +471,28 @@ mod tests {
             "{:?}",
             c.notes
         );
+    }
+
+    /// A launch costing 2 µs on top of 3 TB/s: points under 8 x the 16 KiB point's time
+    /// (about 2 µs) are left out; from 64 MiB (22 µs + 2 µs) on they stay.
+    #[test]
+    fn overhead_bound_points_leave_the_cache_levels() {
+        let pts: Vec<SweepPoint> = (14..=30)
+            .map(|e| {
+                let ws = 1u64 << e;
+                let t = 2e-6 + ws as f64 / 3e12;
+                SweepPoint {
+                    pattern: Pattern::Read,
+                    working_set_bytes: ws,
+                    gbs: ws as f64 / t / 1e9,
+                }
+            })
+            .collect();
+        let (kept, dropped) = overhead_bound(&pts, 8.0);
+        // t(16 KiB) = 2.0055 µs; 8x = 16.04 µs; 32 MiB takes 13.2 µs, 64 MiB 24.4 µs.
+        assert_eq!(kept.first().map(|p| p.working_set_bytes), Some(64 << 20));
+        assert_eq!(kept.len(), 5);
+        assert_eq!(dropped, vec!["read up to 32 MiB".to_string()]);
     }
 
     #[test]

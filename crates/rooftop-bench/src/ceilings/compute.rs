@@ -25,7 +25,7 @@ pub(crate) fn fma_peaks(
             if run.stopped() {
                 break;
             }
-            let case = suite::fma::ceiling_case(p, scalar);
+            let case = opts.fma_case(p, scalar);
             let variant = if scalar { "scalar" } else { "vector" };
             // A backend without this precision (WGSL has no fp64 on most GPUs) skips the
             // peak with a note instead of failing the whole measurement.

@@ -27,6 +27,14 @@ pub struct CeilingOptions {
     /// Matrix-unit (tensor-core) peaks to measure with the suite's `gemm` kernel through
     /// a backend's implementation; empty on backends without matrix units (the CPU).
     pub matrix: Vec<MatrixProbe>,
+    /// The FMA probe runs `iters` x this factor (1: the suite's default). GPUs finish the
+    /// default in a few microseconds, where launch overhead still shows; their backends
+    /// ask for more.
+    pub fma_iters_factor: u64,
+    /// Cache levels use only sweep points timed at least this many times the smallest
+    /// working set's time (None: all points). For GPUs, whose kernel launch costs
+    /// microseconds: without it a cache level's figure measures the launch.
+    pub overhead_bound_factor: Option<f64>,
 }
 
 /// One matrix-unit peak to measure: `gemm` of `shape` in `precision` through
@@ -64,7 +72,20 @@ impl CeilingOptions {
             theoretical: Vec::new(),
             notes: Vec::new(),
             matrix: Vec::new(),
+            fma_iters_factor: 1,
+            overhead_bound_factor: None,
         }
+    }
+
+    /// The FMA ceiling case of `precision`, with [`Self::fma_iters_factor`] applied.
+    pub fn fma_case(&self, precision: Precision, scalar: bool) -> crate::case::Case {
+        let mut case = crate::suite::fma::ceiling_case(precision, scalar);
+        for (name, v) in &mut case.sizes {
+            if *name == "iters" {
+                *v = v.saturating_mul(self.fma_iters_factor.max(1));
+            }
+        }
+        case
     }
 
     /// Options for the CPU backend: its cache capacities and theoretical peaks.

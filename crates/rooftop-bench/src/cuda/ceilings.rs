@@ -18,6 +18,9 @@ pub fn ceiling_options_for(
     timing: TimingOptions,
 ) -> CeilingOptions {
     let mut o = CeilingOptions::new(quick, timing);
+    // 65536 dependent FMAs per thread: about 0.1 ms per launch on an H100-class GPU.
+    o.fma_iters_factor = 16;
+    o.overhead_bound_factor = Some(8.0);
     let mut notes = Vec::new();
     if attrs.l2_bytes > 0 {
         o.cache_levels = vec![(MemLevel::L2, attrs.l2_bytes)];

@@ -236,7 +236,8 @@ impl CudaBackend {
         let mut out = Vec::new();
         for (label, func) in &self.funcs {
             let regs = func.num_regs().map_err(|e| driver_err("reading registers", e))?;
-            let smem = func.shared_size_bytes().map_err(|e| driver_err("reading shared memory", e))?;
+            let smem =
+                func.shared_size_bytes().map_err(|e| driver_err("reading shared memory", e))?;
             let max_threads =
                 func.max_threads_per_block().map_err(|e| driver_err("reading max threads", e))?;
             let (regs, smem) = (regs.max(0) as u32, smem.max(0) as u32);
@@ -249,8 +250,14 @@ impl CudaBackend {
                         continue;
                     }
                     let driver = func
-                        .occupancy_max_active_blocks_per_multiprocessor(threads, dynamic as usize, None)
-                        .map_err(|e| driver_err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
+                        .occupancy_max_active_blocks_per_multiprocessor(
+                            threads,
+                            dynamic as usize,
+                            None,
+                        )
+                        .map_err(|e| {
+                            driver_err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e)
+                        })?;
                     let model = rooftop_core::occupancy::occupancy(
                         spec,
                         &rooftop_core::occupancy::KernelResources {
