@@ -1,9 +1,9 @@
 //! CSV output: one row per analysis (the scalar fields of the JSON record) or device.
 
 use crate::devices::DeviceRow;
-use crate::record::AnalysisRecord;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
+use rooftop_core::schema::analysis::AnalysisRecord;
 
 const ANALYSIS_HEADER: [&str; 26] = [
     "device_id",
@@ -67,7 +67,7 @@ pub fn analyses(items: &[Analysis]) -> String {
                 format!("{}", r.peak_bandwidth_gbs),
                 format!("{}", r.attainable_tflops),
                 format!("{}", r.floor_time_us),
-                r.bound.to_string(),
+                r.bound.as_str().to_string(),
                 num(r.time_us),
                 num(r.achieved_tflops),
                 num(r.achieved_gbs),
@@ -78,7 +78,7 @@ pub fn analyses(items: &[Analysis]) -> String {
                 num(r.wave_efficiency),
                 num(r.dim_efficiency),
                 num(r.occupancy_pct),
-                r.findings.iter().map(|f| f.id).collect::<Vec<_>>().join(";"),
+                r.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>().join(";"),
                 r.flops_formula,
                 r.bytes_formula,
             ]

@@ -20,7 +20,6 @@ pub mod markdown;
 pub mod model;
 pub mod perfetto;
 pub mod perfetto_cp;
-pub mod record;
 pub mod rows;
 pub mod svg;
 pub mod table;
