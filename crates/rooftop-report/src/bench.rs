@@ -435,12 +435,11 @@ const CSV_HEADER: [&str; 24] = [
 ];
 
 /// CSV of a bench run, one row per result.
-pub fn csv_report(rep: &BenchReport) -> String {
+pub fn csv_report(rep: &BenchReport) -> Result<String, crate::RenderError> {
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(CSV_HEADER);
+    let mut rows = Vec::with_capacity(rep.results.len());
     for r in &rep.results {
-        let _ = w.write_record([
+        rows.push(vec![
             r.kernel.clone(),
             r.implementation.id.clone(),
             r.implementation.builtin.to_string(),
@@ -467,7 +466,7 @@ pub fn csv_report(rep: &BenchReport) -> String {
             num(r.ns_per_access),
         ]);
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::csv::text(&CSV_HEADER, rows)
 }
 
 /// JSON of a bench run (docs/bench-schema.md).
@@ -521,17 +520,19 @@ pub fn ceilings_table(c: &Ceilings) -> String {
 }
 
 /// The working-set sweep as CSV.
-pub fn ceilings_csv(c: &Ceilings) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(["pattern", "working_set_bytes", "gbs"]);
-    for p in &c.sweep {
-        let _ = w.write_record([
-            p.pattern.as_str().to_string(),
-            p.working_set_bytes.to_string(),
-            format!("{}", p.gbs),
-        ]);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+pub fn ceilings_csv(c: &Ceilings) -> Result<String, crate::RenderError> {
+    let rows = c
+        .sweep
+        .iter()
+        .map(|p| {
+            vec![
+                p.pattern.as_str().to_string(),
+                p.working_set_bytes.to_string(),
+                format!("{}", p.gbs),
+            ]
+        })
+        .collect();
+    crate::csv::text(&["pattern", "working_set_bytes", "gbs"], rows)
 }
 
 /// Markdown of measured ceilings.

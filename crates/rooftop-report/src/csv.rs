@@ -1,6 +1,7 @@
 //! CSV output: one row per analysis (the scalar fields of the JSON record) or device.
 
 use crate::devices::DeviceRow;
+use crate::RenderError;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::schema::analysis::AnalysisRecord;
@@ -38,18 +39,29 @@ fn num(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| format!("{v}"))
 }
 
-fn write(header: &[&str], rows: Vec<Vec<String>>) -> String {
+/// A CSV document: `header`, then `rows` (each as long as the header). Every renderer's
+/// CSV goes through here, so that a row of another length (a renderer's bug) is an error
+/// that reaches the user, never an empty or truncated file.
+///
+/// ```
+/// use rooftop_report::csv::text;
+/// let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+/// assert_eq!(text(&["a", "b"], vec![row(&["1", "x,y"])]).unwrap(), "a,b\n1,\"x,y\"\n");
+/// assert!(text(&["a", "b"], vec![row(&["1"])]).is_err());
+/// ```
+pub fn text(header: &[&str], rows: Vec<Vec<String>>) -> Result<String, RenderError> {
+    let err = |e: &dyn std::fmt::Display| RenderError::Csv(e.to_string());
     let mut w = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail with I/O errors; record lengths match the header.
-    let _ = w.write_record(header);
+    w.write_record(header).map_err(|e| err(&e))?;
     for r in rows {
-        let _ = w.write_record(&r);
+        w.write_record(&r).map_err(|e| err(&e))?;
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    let bytes = w.into_inner().map_err(|e| err(e.error()))?;
+    String::from_utf8(bytes).map_err(|e| err(&e))
 }
 
 /// Analyses as CSV.
-pub fn analyses(items: &[Analysis]) -> String {
+pub fn analyses(items: &[Analysis]) -> Result<String, RenderError> {
     let rows = items
         .iter()
         .map(|a| {
@@ -84,11 +96,11 @@ pub fn analyses(items: &[Analysis]) -> String {
             ]
         })
         .collect();
-    write(&ANALYSIS_HEADER, rows)
+    text(&ANALYSIS_HEADER, rows)
 }
 
 /// Devices as CSV.
-pub fn devices(devs: &[DeviceSpec]) -> String {
+pub fn devices(devs: &[DeviceSpec]) -> Result<String, RenderError> {
     let rows = devs
         .iter()
         .map(|d| {
@@ -105,7 +117,7 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
             ]
         })
         .collect();
-    write(
+    text(
         &[
             "id",
             "name",

@@ -25,14 +25,14 @@ pub fn render(
     r: &ModelReport,
     format: Format,
     device: &rooftop_core::device::DeviceSpec,
-) -> String {
-    match format {
+) -> Result<String, crate::RenderError> {
+    Ok(match format {
         Format::Table => table_report(r),
         Format::Markdown => markdown_report(r),
-        Format::Csv => csv_report(r),
+        Format::Csv => csv_report(r)?,
         Format::Html => crate::html::model(r, device),
         Format::Json | Format::Perfetto => json_report(r),
-    }
+    })
 }
 
 /// The header lines: model, step, device, sizes.
@@ -310,10 +310,8 @@ pub fn json_report(r: &ModelReport) -> String {
 }
 
 /// One CSV row per op (one run each, with its count), then the step's total.
-pub fn csv_report(r: &ModelReport) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail with I/O errors; every row has the header's length.
-    let _ = w.write_record([
+pub fn csv_report(r: &ModelReport) -> Result<String, crate::RenderError> {
+    let header = [
         "op",
         "role",
         "count",
@@ -331,13 +329,14 @@ pub fn csv_report(r: &ModelReport) -> String {
         "bound",
         "step_floor_us",
         "share_pct",
-    ]);
+    ];
+    let mut rows = Vec::with_capacity(r.ops.len() + 1);
     for o in &r.ops {
         let role = serde_json::to_value(o.op.role)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let _ = w.write_record([
+        rows.push(vec![
             o.op.name.clone(),
             role,
             o.op.count.to_string(),
@@ -358,7 +357,7 @@ pub fn csv_report(r: &ModelReport) -> String {
         ]);
     }
     let t = &r.totals;
-    let _ = w.write_record([
+    rows.push(vec![
         "step".to_string(),
         "total".to_string(),
         "1".to_string(),
@@ -377,5 +376,5 @@ pub fn csv_report(r: &ModelReport) -> String {
         t.floor_us.to_string(),
         "100".to_string(),
     ]);
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::csv::text(&header, rows)
 }

@@ -22,7 +22,7 @@ pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String>
     }
     if let Some(name) = &args.name {
         let d = find_device(catalog, name)?;
-        return Ok(rooftop_report::device_detail(fmt, d));
+        return Ok(rooftop_report::device_detail(fmt, d)?);
     }
     let vendor = match args.vendor.as_deref() {
         None => None,
@@ -34,7 +34,7 @@ pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String>
     };
     let list: Vec<DeviceSpec> =
         catalog.devices.iter().filter(|d| vendor.is_none_or(|v| d.vendor == v)).cloned().collect();
-    Ok(rooftop_report::device_list(fmt, &list))
+    Ok(rooftop_report::device_list(fmt, &list)?)
 }
 
 fn local(catalog: &Catalog, fmt: Format) -> Result<String> {
