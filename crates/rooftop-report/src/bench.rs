@@ -519,6 +519,16 @@ pub fn ceilings_table(c: &Ceilings) -> String {
     out
 }
 
+/// Measured ceilings as JSON (`rooftop ceilings --format json`), with the schema version.
+pub fn ceilings_json(c: &Ceilings) -> String {
+    use rooftop_core::schema::ceilings::{CeilingsExport, SCHEMA_VERSION};
+    let export = CeilingsExport { schema_version: SCHEMA_VERSION, ceilings: c.clone() };
+    // Plain records serialise without error; non-finite floats become null.
+    let mut s = serde_json::to_string_pretty(&export).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
 /// The working-set sweep as CSV.
 pub fn ceilings_csv(c: &Ceilings) -> Result<String, crate::RenderError> {
     let rows = c

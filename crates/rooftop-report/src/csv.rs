@@ -68,7 +68,7 @@ pub fn analyses(items: &[Analysis]) -> Result<String, RenderError> {
             let r = AnalysisRecord::from_analysis(a);
             vec![
                 r.device_id,
-                r.op.to_string(),
+                r.op.clone(),
                 r.shape,
                 r.kernel_name.unwrap_or_default(),
                 format!("{}", r.flops),

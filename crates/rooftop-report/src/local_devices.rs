@@ -60,11 +60,12 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
-fn workgroup_cell(d: &LocalDevice) -> String {
-    match (d.max_workgroup_invocations, d.max_workgroup_size) {
-        (Some(n), Some([x, y, z])) => format!("{n} ({x}x{y}x{z})"),
+fn workgroup_cell(dev: &LocalDevice) -> String {
+    let size = dev.max_workgroup_size.map(|[x, y, z]| format!("{x}x{y}x{z}"));
+    match (dev.max_workgroup_invocations, size) {
+        (Some(n), Some(s)) => format!("{n} ({s})"),
         (Some(n), None) => n.to_string(),
-        (None, Some([x, y, z])) => format!("{x}x{y}x{z}"),
+        (None, Some(s)) => s,
         (None, None) => "-".to_string(),
     }
 }

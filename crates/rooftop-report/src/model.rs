@@ -14,6 +14,9 @@ use rooftop_core::model::Phase;
 use rooftop_core::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
 
+/// Version of the `rooftop model --format json` output.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// Whether `format` has a model renderer (table, Markdown, JSON, CSV, HTML).
 pub fn supports(format: Format) -> bool {
     matches!(format, Format::Table | Format::Markdown | Format::Json | Format::Csv | Format::Html)
@@ -302,9 +305,17 @@ pub fn markdown_report(r: &ModelReport) -> String {
 
 /// The whole report as JSON.
 pub fn json_report(r: &ModelReport) -> String {
+    /// The report with the schema version first.
+    #[derive(serde::Serialize)]
+    struct Versioned<'a> {
+        schema_version: u32,
+        #[serde(flatten)]
+        report: &'a ModelReport,
+    }
+    let v = Versioned { schema_version: SCHEMA_VERSION, report: r };
     // Our plain structs serialise without error; non-finite floats become null.
     let mut s =
-        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+        serde_json::to_string_pretty(&v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -68,9 +68,7 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
     }
     let text = match fmt {
         rooftop_report::Format::Table => rooftop_report::bench::ceilings_table(&c),
-        rooftop_report::Format::Json => {
-            format!("{}\n", serde_json::to_string_pretty(&c).unwrap_or_default())
-        }
+        rooftop_report::Format::Json => rooftop_report::bench::ceilings_json(&c),
         rooftop_report::Format::Csv => rooftop_report::bench::ceilings_csv(&c)?,
         rooftop_report::Format::Markdown => rooftop_report::bench::ceilings_markdown(&c),
         rooftop_report::Format::Html => rooftop_report::html::ceilings(&c),

@@ -159,6 +159,17 @@ impl Adjustment {
     }
 }
 
+/// Version of the `rooftop ceilings --format json` output.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `rooftop ceilings --format json`: the ceilings and the schema version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CeilingsExport {
+    pub schema_version: u32,
+    #[serde(flatten)]
+    pub ceilings: Ceilings,
+}
+
 /// Measured ceilings of one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ceilings {

@@ -175,6 +175,7 @@ pub fn ranks_json(run: &RankRun) -> String {
         })
         .collect();
     let v = serde_json::json!({
+        "schema_version": rooftop_core::trace::report::SCHEMA_VERSION,
         "ranks": ranks_json,
         "cross_rank": parse(cross_rank_json(&run.cross)),
     });
