@@ -2,6 +2,8 @@
 
 use crate::case::Case;
 use crate::error::BackendError;
+/// The backend records that results carry (`rooftop_core::schema::bench`).
+pub use rooftop_core::schema::bench::{BackendInfo, Implementation, Launch, LaunchInfo};
 use serde::Serialize;
 
 /// Element type of a device buffer.
@@ -197,55 +199,6 @@ impl HostBuf {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct BufId(pub u32);
 
-/// Launch parameters. The CPU backend reads `threads` (rayon pool size) and `tile`
-/// (a kernel-specific chunk or tile size); GPU backends read `block` and `grid`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
-pub struct Launch {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tile: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<[u32; 3]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grid: Option<[u32; 3]>,
-}
-
-impl Launch {
-    /// A short label: `threads=2 tile=256`, or `default`.
-    pub fn label(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(t) = self.threads {
-            parts.push(format!("threads={t}"));
-        }
-        if let Some(t) = self.tile {
-            parts.push(format!("tile={t}"));
-        }
-        if let Some([x, y, z]) = self.block {
-            parts.push(format!("block={x}x{y}x{z}"));
-        }
-        if let Some([x, y, z]) = self.grid {
-            parts.push(format!("grid={x}x{y}x{z}"));
-        }
-        if parts.is_empty() {
-            "default".to_string()
-        } else {
-            parts.join(" ")
-        }
-    }
-}
-
-/// One implementation of a kernel on a backend: ours, or a library's built-in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Implementation {
-    /// `rooftop` for our kernels; the library's short name for built-ins
-    /// (`matrixmultiply`, `cublas`).
-    pub id: String,
-    pub builtin: bool,
-    /// Human-readable description (`matrixmultiply 0.3 sgemm, threaded`).
-    pub label: String,
-}
-
 /// A scalar kernel argument (user kernels from `--spec` take the sizes as scalars).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -266,23 +219,6 @@ pub struct KernelCall<'a> {
     pub buffers: &'a [BufId],
     pub launch: &'a Launch,
     pub scalars: &'a [Scalar],
-}
-
-/// What one launch of a call uses, and its theoretical occupancy from the core's
-/// calculator, for backends that know (CUDA: the function's registers and static shared
-/// memory from the driver).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LaunchInfo {
-    /// `gemm [rooftop] rt_gemm_t64_f32 grid=16x16x1 block=256x1x1`.
-    pub label: String,
-    pub threads_per_block: u32,
-    pub regs_per_thread: Option<u32>,
-    pub static_shared_bytes: Option<u32>,
-    /// Theoretical occupancy, percent of the SM's warp slots.
-    pub occupancy_pct: Option<f64>,
-    pub blocks_per_unit: Option<u32>,
-    /// What limits the blocks per SM/CU (`registers`, `shared memory`, `warps`, `blocks`).
-    pub limiter: Option<String>,
 }
 
 /// Language of a user kernel's source.
@@ -334,23 +270,6 @@ pub struct SourceKernel {
     pub code: Vec<u8>,
     /// Entry point (kernel function) name.
     pub entry: String,
-}
-
-/// What a backend says about itself and its device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BackendInfo {
-    /// `cpu`, `mock`, `cuda`, `wgpu`.
-    pub backend: String,
-    /// The device as the backend sees it (`AMD EPYC 9R14 (2 cores)`).
-    pub device_name: String,
-    /// How time is measured (`wall clock (std::time::Instant) around the run loop`).
-    pub timer: String,
-    /// Parallel workers available by default (CPU threads, SMs, ...).
-    pub parallelism: u32,
-    /// True when timings are not real (mock backend, a software rasteriser).
-    pub simulated: bool,
-    /// Anything a reader of the results should know.
-    pub notes: Vec<String>,
 }
 
 /// A device that can run the kernel suite.

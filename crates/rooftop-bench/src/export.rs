@@ -1,191 +1,39 @@
 //! Bench results in the documented schema (`docs/bench-schema.md`): each timed case
 //! with its check, raw samples, statistics, work, achieved rates, % of the measured
 //! ceiling and of the theoretical peak, floor, bound, attainment and findings.
+//!
+//! The records are `rooftop_core::schema::bench`'s (re-exported here); this module
+//! fills them from the harness's results ([`evaluate`], [`device_record`],
+//! [`timing_record`]).
 
-use crate::backend::{BackendInfo, Implementation, Launch};
 use crate::ceilings::{Adjustment, Ceilings, Residency, RoofKind};
-use crate::harness::{CacheState, CaseResult, CaseTime, TimingOptions};
-use crate::suite::{CheckResult, Kernel};
+use crate::harness::{CaseResult, TimingOptions};
+use crate::suite::Kernel;
 use rooftop_core::analysis::{analyze, KernelRequest};
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::device::MemLevel;
-use rooftop_core::diagnose::Finding;
 use rooftop_core::roofline::Bound;
+use rooftop_core::schema::finding::FindingRecord;
 use rooftop_core::units::{ExecUnit, Provenance};
-use serde::Serialize;
+use std::collections::BTreeMap;
 
-/// Version of the bench JSON schema.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use rooftop_core::schema::bench::{
+    result_label, BenchReport, CacheState, Config, DeviceRecord, ResultRecord, RoofRef, RunTime,
+    TimingRecord, SCHEMA_VERSION,
+};
 
-/// A roof a result is compared with.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RoofRef {
-    /// `dram bandwidth`, `fp32 vector FMA`.
-    pub what: String,
-    pub value: f64,
-    /// `GB/s` or `GFLOP/s`.
-    pub unit: String,
-    pub provenance: Provenance,
-    pub source: String,
-}
-
-/// The configuration of a result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Config {
-    /// Size parameters by name.
-    pub sizes: serde_json::Map<String, serde_json::Value>,
-    pub dtype: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub weights: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub variant: Option<String>,
-    pub launch: Launch,
-    /// `Launch::label()`.
-    pub launch_label: String,
-    /// The case as a user types it, sizes in the kernel's order (`m=128 n=4096 k=4096
-    /// fp32 int4-g128`).
-    pub label: String,
-}
-
-/// One result row of the export.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ResultRecord {
-    pub kernel: String,
-    pub implementation: Implementation,
-    pub config: Config,
-    pub check: CheckResult,
-    /// Raw per-run seconds, one per sample.
-    pub times_s: Vec<f64>,
-    pub iters_per_sample: u32,
-    pub warmup_runs: u32,
-    pub cache: Option<CacheState>,
-    pub median_s: Option<f64>,
-    pub mean_s: Option<f64>,
-    pub stddev_s: Option<f64>,
-    pub min_s: Option<f64>,
-    pub max_s: Option<f64>,
-    /// FLOPs of one run (work model).
-    pub flops: f64,
-    /// Bytes of one run at device memory (work model).
-    pub bytes: f64,
-    pub flops_formula: String,
-    pub bytes_formula: String,
-    pub arithmetic_intensity: f64,
-    pub achieved_gbs: Option<f64>,
-    pub achieved_gflops: Option<f64>,
-    /// The roof of the kernel's bound measured on this machine (`ceilings`): for
-    /// memory-bound results the roof of where its buffers live (DRAM, or the last-level
-    /// cache when they fit in half of it).
-    pub measured_ceiling: Option<RoofRef>,
-    pub pct_of_measured_ceiling: Option<f64>,
-    /// Memory-bound results: where the buffers live relative to the caches.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub residency: Option<crate::ceilings::Residency>,
-    /// Why `pct_of_measured_ceiling` may exceed 100% or what it is relative to, when that
-    /// is not plain DRAM or FMA peak.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ceiling_note: Option<String>,
-    /// Which measured roof `measured_ceiling` is (for the adjustments after a run).
-    #[serde(skip)]
-    pub roof: Option<RoofKind>,
-    /// The theoretical (catalog / datasheet / CPU-report) roof of the kernel's bound.
-    pub theoretical_peak: Option<RoofRef>,
-    pub pct_of_theoretical_peak: Option<f64>,
-    /// Roofline floor time on the roofs the analysis used, seconds.
-    pub floor_s: f64,
-    /// `memory`, `compute` or `balanced`.
-    pub bound: String,
-    /// floor / median × 100.
-    pub attainment_pct: Option<f64>,
-    /// Median of the built-in implementation / our median (> 1: we are faster), on the
-    /// results of the same case.
-    pub speedup_vs_builtin: Option<f64>,
-    /// Nanoseconds per dependent access (latency kernels such as `chase`).
-    pub ns_per_access: Option<f64>,
-    pub findings: Vec<Finding>,
-    pub warnings: Vec<String>,
-    pub interrupted: bool,
-    /// Resources and theoretical occupancy of each launch (CUDA), next to the time.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub launches: Vec<crate::backend::LaunchInfo>,
-    /// Where the case's wall time went (setup, check, warm-up, sampling).
-    pub time_spent: CaseTime,
-}
-
-/// The device part of the export.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DeviceRecord {
-    pub id: String,
-    pub name: String,
-    /// Roofs the analysis used (after calibration, when ceilings were measured).
-    pub roofs: Vec<RoofRef>,
-}
-
-/// How cases were timed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TimingRecord {
-    pub warmup_runs: u32,
-    pub warmup_time_s: f64,
-    pub min_runs: u32,
-    pub max_runs: u32,
-    pub min_time_s: f64,
-    pub min_sample_s: f64,
-    pub cache: CacheState,
-    pub timer: String,
-}
-
-impl TimingRecord {
-    pub fn of(o: &TimingOptions, timer: &str) -> TimingRecord {
-        TimingRecord {
-            warmup_runs: o.warmup_runs,
-            warmup_time_s: o.warmup_time_s,
-            min_runs: o.min_runs,
-            max_runs: o.max_runs,
-            min_time_s: o.min_time_s,
-            min_sample_s: o.min_sample_s,
-            cache: if o.flush_cache { CacheState::Flushed } else { CacheState::Warm },
-            timer: timer.to_string(),
-        }
+/// How cases are timed, as the export records it.
+pub fn timing_record(o: &TimingOptions, timer: &str) -> TimingRecord {
+    TimingRecord {
+        warmup_runs: o.warmup_runs,
+        warmup_time_s: o.warmup_time_s,
+        min_runs: o.min_runs,
+        max_runs: o.max_runs,
+        min_time_s: o.min_time_s,
+        min_sample_s: o.min_sample_s,
+        cache: if o.flush_cache { CacheState::Flushed } else { CacheState::Warm },
+        timer: timer.to_string(),
     }
-}
-
-/// Where a run's wall time went: what the harness accounts for itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct RunTime {
-    /// Seconds from the start of the command to the end of the last case.
-    pub wall_s: f64,
-    /// The cases' times summed, the quick ceilings' cases included.
-    pub cases: CaseTime,
-    /// The quick ceilings' part of `cases.total_s`.
-    pub ceilings_s: f64,
-    /// Timed runs and warm-up (`cases.warmup_s + cases.sampling_s`) as a percentage of
-    /// `wall_s`.
-    pub in_runs_pct: f64,
-}
-
-impl RunTime {
-    /// The account of a run that has taken `wall_s` so far.
-    pub fn of(wall_s: f64, cases: CaseTime, ceilings_s: f64) -> RunTime {
-        let in_runs_pct = if wall_s > 0.0 { cases.runs_s() / wall_s * 100.0 } else { 0.0 };
-        RunTime { wall_s, cases, ceilings_s, in_runs_pct }
-    }
-}
-
-/// The whole export (`--export-json`, `--format json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BenchReport {
-    pub schema_version: u32,
-    pub tool: String,
-    pub backend: BackendInfo,
-    pub device: DeviceRecord,
-    pub ceilings: Option<Ceilings>,
-    pub timing: TimingRecord,
-    pub results: Vec<ResultRecord>,
-    pub warnings: Vec<String>,
-    /// Ctrl-C stopped the run; `results` holds what finished.
-    pub interrupted: bool,
-    /// Where the wall time went, so far.
-    pub time_spent: RunTime,
 }
 
 /// Roofs a result is judged against.
@@ -263,10 +111,8 @@ pub fn evaluate(
     let achieved_for_roof = if memory_side { achieved_gbs } else { achieved_gflops };
 
     let timing = r.timing.as_ref();
-    let mut sizes = serde_json::Map::new();
-    for (k, v) in &r.case.sizes {
-        sizes.insert((*k).to_string(), serde_json::Value::from(*v));
-    }
+    let sizes: BTreeMap<String, u64> =
+        r.case.sizes.iter().map(|(k, v)| ((*k).to_string(), *v)).collect();
     Ok(ResultRecord {
         kernel: r.case.kernel.to_string(),
         implementation: r.implementation.clone(),
@@ -293,7 +139,7 @@ pub fn evaluate(
         bytes: work.bytes(),
         flops_formula: work.flops_formula.clone(),
         bytes_formula: work.bytes_formula.clone(),
-        arithmetic_intensity: work.arithmetic_intensity(),
+        arithmetic_intensity: Some(work.arithmetic_intensity()).filter(|v| v.is_finite()),
         achieved_gbs,
         achieved_gflops,
         pct_of_measured_ceiling: pct(achieved_for_roof, &measured_ceiling),
@@ -304,14 +150,18 @@ pub fn evaluate(
         pct_of_theoretical_peak: pct(achieved_for_roof, &theoretical_peak),
         theoretical_peak,
         floor_s: analysis.roofline.floor_time_us * 1e-6,
-        bound: bound.as_str().to_string(),
+        bound,
         attainment_pct: analysis.roofline.achieved.as_ref().map(|a| a.roofline_attainment_pct),
         speedup_vs_builtin: None,
         ns_per_access: match (kernel.latency_accesses(&r.case), median) {
             (Some(n), Some(m)) if n > 0 => Some(m * 1e9 / n as f64),
             _ => None,
         },
-        findings: if median.is_some() { analysis.findings } else { Vec::new() },
+        findings: if median.is_some() {
+            analysis.findings.into_iter().map(FindingRecord::from).collect()
+        } else {
+            Vec::new()
+        },
         warnings: r.warnings.clone(),
         interrupted: r.interrupted,
         launches: r.launches.clone(),
@@ -340,11 +190,6 @@ fn residency_note(c: &Ceilings, res: Residency, bytes: u64) -> Option<String> {
             mib(last)
         )),
     }
-}
-
-/// `kernel config [implementation]`: how a result is named in notes and adjustments.
-pub fn result_label(kernel: &str, config: &str, implementation: &str) -> String {
-    format!("{kernel} {config} [{implementation}]")
 }
 
 fn theoretical_roof(

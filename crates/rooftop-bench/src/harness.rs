@@ -18,9 +18,10 @@
 use crate::backend::{Backend, DType, Implementation, KernelCall, Launch};
 use crate::case::Case;
 use crate::error::{BenchError, SuiteError};
-use crate::stats::{self, Stats};
+use crate::stats::{self, TimingStats};
 use crate::suite::{compare_refs, CheckResult, Kernel};
 pub use crate::workspace::{CaseTime, Workspace};
+pub use rooftop_core::schema::bench::CacheState;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -62,16 +63,6 @@ impl Default for TimingOptions {
     }
 }
 
-/// Cache state during sampling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheState {
-    /// Buffers stay in whatever caches they fit (repeated runs).
-    Warm,
-    /// Caches evicted before every sample (`--flush-cache`).
-    Flushed,
-}
-
 /// Timing of a case that passed its check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Timing {
@@ -80,7 +71,7 @@ pub struct Timing {
     pub iters_per_sample: u32,
     pub warmup_runs: u32,
     pub cache: CacheState,
-    pub stats: Stats,
+    pub stats: TimingStats,
 }
 
 /// Everything the harness learnt about one case with one implementation and launch.
@@ -349,7 +340,7 @@ fn check_and_time(
         });
     }
     time.sampling_s += t_sampling.elapsed().as_secs_f64();
-    let Some(stats) = Stats::of(&times) else {
+    let Some(stats) = TimingStats::of(&times) else {
         return Ok((check, None, warnings, interrupted));
     };
     warnings.extend(stats::warnings(&times, &stats));

@@ -1,18 +1,17 @@
 //! Statistics of timing samples, as hyperfine computes them: mean ± σ (sample standard
-//! deviation), median, min…max, and outliers by the modified Z-score of Iglewicz and
-//! Hoaglin (|0.6745 (x − median) / MAD| > 3.5).
+//! deviation, 0 for one sample), median, min…max, and outliers by the modified Z-score
+//! of Iglewicz and Hoaglin (|0.6745 (x − median) / MAD| > 3.5). The arithmetic is
+//! [`rooftop_core::stats`]'s; this module keeps hyperfine's conventions and warnings.
 
+use rooftop_core::stats::{self, Stats, OUTLIER_Z};
 use serde::Serialize;
 
-/// Threshold of the modified Z-score above which a sample is an outlier.
-pub const OUTLIER_Z: f64 = 3.5;
-
-/// Summary of samples (seconds per run).
+/// Summary of timing samples (seconds per run).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Stats {
+pub struct TimingStats {
     pub n: usize,
     pub mean_s: f64,
-    /// Sample standard deviation (n − 1); 0 for one sample.
+    /// Sample standard deviation (n − 1); 0 for one sample (hyperfine's convention).
     pub stddev_s: f64,
     pub median_s: f64,
     pub min_s: f64,
@@ -21,39 +20,22 @@ pub struct Stats {
     pub outliers: Vec<usize>,
 }
 
-impl Stats {
+impl TimingStats {
     /// Statistics of `samples`; `None` when there are none.
-    pub fn of(samples: &[f64]) -> Option<Stats> {
-        if samples.is_empty() {
-            return None;
-        }
-        let n = samples.len();
-        let mean = samples.iter().sum::<f64>() / n as f64;
-        let var = if n > 1 {
-            samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
-        } else {
-            0.0
-        };
-        let median = median(samples);
-        let mad = median_abs_dev(samples, median);
-        let outliers = samples
-            .iter()
-            .enumerate()
-            .filter(|(_, &x)| modified_z(x, median, mad).abs() > OUTLIER_Z)
-            .map(|(i, _)| i)
-            .collect();
-        Some(Stats {
-            n,
-            mean_s: mean,
-            stddev_s: var.sqrt(),
-            median_s: median,
-            min_s: samples.iter().copied().fold(f64::INFINITY, f64::min),
-            max_s: samples.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            outliers,
+    pub fn of(samples: &[f64]) -> Option<TimingStats> {
+        let s = Stats::of(samples)?;
+        Some(TimingStats {
+            n: samples.len(),
+            mean_s: s.mean,
+            stddev_s: s.std.unwrap_or(0.0),
+            median_s: s.median,
+            min_s: s.min,
+            max_s: s.max,
+            outliers: stats::outliers(samples, s.median),
         })
     }
 
-    /// Coefficient of variation σ / mean.
+    /// Coefficient of variation σ / mean (0 without a positive mean).
     pub fn cv(&self) -> f64 {
         if self.mean_s > 0.0 {
             self.stddev_s / self.mean_s
@@ -63,41 +45,8 @@ impl Stats {
     }
 }
 
-/// Median of unsorted samples (mean of the two middle ones for even counts).
-pub fn median(samples: &[f64]) -> f64 {
-    let mut v = samples.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
-fn median_abs_dev(samples: &[f64], median_: f64) -> f64 {
-    let dev: Vec<f64> = samples.iter().map(|x| (x - median_).abs()).collect();
-    median(&dev)
-}
-
-/// The modified Z-score; 0 when the MAD is 0 and the sample equals the median, infinite
-/// when the MAD is 0 and it does not (every other sample is identical).
-fn modified_z(x: f64, median_: f64, mad: f64) -> f64 {
-    if mad == 0.0 {
-        if x == median_ {
-            0.0
-        } else {
-            f64::INFINITY
-        }
-    } else {
-        0.6745 * (x - median_) / mad
-    }
-}
-
 /// Warnings hyperfine would give about a set of samples.
-pub fn warnings(samples: &[f64], stats: &Stats) -> Vec<String> {
+pub fn warnings(samples: &[f64], stats: &TimingStats) -> Vec<String> {
     let mut w = Vec::new();
     // "First run slower": the first sample is an outlier and clearly the largest, the
     // signature of cold caches, page faults or lazy initialisation.
@@ -130,7 +79,7 @@ mod tests {
     #[test]
     fn hand_computed_stats() {
         // mean 2.5, sample variance ((1.5²+0.5²)*2)/3 = 5/3.
-        let s = Stats::of(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        let s = TimingStats::of(&[1.0, 2.0, 3.0, 4.0]).unwrap();
         assert_eq!(s.mean_s, 2.5);
         assert!((s.stddev_s - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert_eq!(s.median_s, 2.5);
@@ -140,16 +89,16 @@ mod tests {
 
     #[test]
     fn one_sample_has_zero_spread() {
-        let s = Stats::of(&[5.0]).unwrap();
+        let s = TimingStats::of(&[5.0]).unwrap();
         assert_eq!((s.stddev_s, s.median_s), (0.0, 5.0));
-        assert!(Stats::of(&[]).is_none());
+        assert!(TimingStats::of(&[]).is_none());
     }
 
     #[test]
     fn outlier_by_modified_z() {
         // median 10, deviations 0,1,1,1,1,90 → MAD 1; z(100) = 0.6745*90 = 60.7.
         let samples = [10.0, 9.0, 11.0, 9.0, 11.0, 100.0];
-        let s = Stats::of(&samples).unwrap();
+        let s = TimingStats::of(&samples).unwrap();
         assert_eq!(s.outliers, vec![5]);
         let w = warnings(&samples, &s);
         assert_eq!(w.len(), 1);
@@ -159,7 +108,7 @@ mod tests {
     #[test]
     fn first_run_slower_is_its_own_warning() {
         let samples = [50.0, 10.0, 9.0, 11.0, 10.0, 10.5];
-        let s = Stats::of(&samples).unwrap();
+        let s = TimingStats::of(&samples).unwrap();
         let w = warnings(&samples, &s);
         assert_eq!(w.len(), 1, "{w:?}");
         // median (10 + 10.5) / 2 = 10.25; 50 / 10.25 = 4.878.

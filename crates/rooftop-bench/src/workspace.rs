@@ -32,39 +32,7 @@ use crate::error::BenchError;
 use crate::harness::{CaseResult, TimingOptions};
 use crate::rng::{self, Init};
 use crate::suite::{BufferSpec, Kernel};
-use serde::Serialize;
-
-/// Where one case's wall time went (seconds).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct CaseTime {
-    /// Everything, from the first allocation to the last sample.
-    pub total_s: f64,
-    /// Buffers: allocating, filling with random inputs, uploading, preparing the kernel
-    /// (near zero when the workspace already holds the case's buffers).
-    pub setup_s: f64,
-    /// Downloading the checked run's outputs, computing the reference, comparing.
-    pub check_s: f64,
-    /// Runs before sampling, the checked run included (wall clock around each run).
-    pub warmup_s: f64,
-    /// The timed samples (wall clock around each, cache flushes included).
-    pub sampling_s: f64,
-}
-
-impl CaseTime {
-    /// Warm-up and sampling: the time spent running the kernel.
-    pub fn runs_s(&self) -> f64 {
-        self.warmup_s + self.sampling_s
-    }
-
-    /// Adds `o` to `self`.
-    pub fn add(&mut self, o: &CaseTime) {
-        self.total_s += o.total_s;
-        self.setup_s += o.setup_s;
-        self.check_s += o.check_s;
-        self.warmup_s += o.warmup_s;
-        self.sampling_s += o.sampling_s;
-    }
-}
+pub use rooftop_core::schema::bench::CaseTime;
 
 /// What identifies a reusable buffer.
 #[derive(Debug, Clone, PartialEq)]

@@ -34,4 +34,11 @@ impl fmt::Display for CliError {
 
 impl std::error::Error for CliError {}
 
+/// A renderer's failure is rooftop's, not the input's: exit code 1.
+impl From<rooftop_report::RenderError> for CliError {
+    fn from(e: rooftop_report::RenderError) -> Self {
+        CliError::Runtime(e.to_string())
+    }
+}
+
 pub type Result<T> = std::result::Result<T, CliError>;

@@ -247,3 +247,33 @@ fn counters_exports_compare_by_kernel() {
     assert_eq!(row["status"], "unchanged", "{row}");
     assert_eq!(row["test"]["name"], "mann-whitney-u", "{row}");
 }
+
+#[test]
+fn an_export_with_a_field_removed_exits_2_naming_the_field() {
+    let d = tempdir("field");
+    let a = bench_export(&d, "a.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    // Without `check.passed` the result is neither passed nor failed: not a 0, not "passed".
+    v["results"][0]["check"].as_object_mut().unwrap().remove("passed");
+    let cut = d.join("cut.json");
+    std::fs::write(&cut, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    for args in [[p(&a), p(&cut)], [p(&cut), p(&a)]] {
+        let out = diff(&[&args[0], &args[1], "--fail-above", "1%"]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{}: field `results[0].check.passed` is missing", p(&cut))),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    }
+    // A mistyped field is named the same way.
+    v["results"][0]["check"]["passed"] = Value::from(true);
+    v["results"][0]["median_s"] = Value::from("fast");
+    std::fs::write(&cut, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = diff(&[&p(&a), &p(&cut)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("field `results[0].median_s` is not valid: invalid type"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -5,7 +5,8 @@
 //! bound and, with a measured time, the achieved rates and attainment; [`gemm_tiles`]
 //! and [`occupancy`] add GEMM tile/wave efficiency and theoretical occupancy;
 //! [`diagnose`] turns the numbers into findings with evidence and advice;
-//! [`analysis`] runs the whole pipeline for one kernel.
+//! [`analysis`] runs the whole pipeline for one kernel. [`schema`] holds the records the
+//! commands export and read back; [`stats`] the statistics of samples.
 //!
 //! This crate does no I/O: the only data it parses is the embedded device catalog and
 //! strings handed to it (kernel names, device files read by the caller).
@@ -19,5 +20,7 @@ pub mod model;
 pub mod occupancy;
 pub mod ops;
 pub mod roofline;
+pub mod schema;
+pub mod stats;
 pub mod trace;
 pub mod units;

@@ -24,7 +24,7 @@ use serde::Serialize;
 pub const BALANCED_BAND: f64 = 0.2;
 
 /// Which roof limits the work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     Memory,

@@ -1,9 +1,9 @@
 //! Renderers of `rooftop bench` and `rooftop ceilings` results.
 
 use crate::table::{table, wrap, WIDTH};
-use rooftop_bench::ceilings::Ceilings;
-use rooftop_bench::export::{BenchReport, ResultRecord};
 use rooftop_core::diagnose::Severity;
+use rooftop_core::schema::bench::{BenchReport, ResultRecord};
+use rooftop_core::schema::ceilings::Ceilings;
 use rooftop_core::units::{pct, si, sig3};
 use std::fmt::Write as _;
 
@@ -92,7 +92,7 @@ pub fn table_report(rep: &BenchReport) -> String {
     ]);
     for r in &rep.results {
         t.add_row(vec![
-            format!("{}\n{}", r.kernel, bound_label(&r.bound)),
+            format!("{}\n{}", r.kernel, bound_label(r.bound.as_str())),
             config_label(r),
             impl_label(r),
             time_cell(r),
@@ -152,9 +152,9 @@ impl CeilTag {
 }
 
 fn ceil_tag(rep: &BenchReport, r: &ResultRecord) -> Option<CeilTag> {
-    use rooftop_bench::ceilings::{AdjustmentKind, Residency};
+    use rooftop_core::schema::ceilings::{AdjustmentKind, Residency};
     let label =
-        rooftop_bench::export::result_label(&r.kernel, &r.config.label, &r.implementation.id);
+        rooftop_core::schema::bench::result_label(&r.kernel, &r.config.label, &r.implementation.id);
     let raised = rep.ceilings.as_ref().is_some_and(|c| {
         c.adjustments.iter().any(|a| a.kind == AdjustmentKind::Raised && a.by == label)
     });
@@ -200,7 +200,7 @@ fn tags_line(rep: &BenchReport) -> String {
 
 /// Where the run's time went: `time: 31.2 s wall, 27.9 s (89.4%) in timed runs and
 /// warm-up, ...`.
-fn time_line(t: &rooftop_bench::export::RunTime) -> String {
+fn time_line(t: &rooftop_core::schema::bench::RunTime) -> String {
     if t.wall_s <= 0.0 {
         return String::new();
     }
@@ -232,8 +232,8 @@ fn header(rep: &BenchReport) -> String {
         rep.timing.min_runs,
         sig3(rep.timing.min_time_s),
         match rep.timing.cache {
-            rooftop_bench::harness::CacheState::Warm => "warm",
-            rooftop_bench::harness::CacheState::Flushed => "flushed before every sample",
+            rooftop_core::schema::bench::CacheState::Warm => "warm",
+            rooftop_core::schema::bench::CacheState::Flushed => "flushed before every sample",
         },
         rep.timing.timer
     );
@@ -395,7 +395,7 @@ pub fn markdown_report(rep: &BenchReport) -> String {
             opt(r.achieved_gflops, sig3),
             opt(r.pct_of_measured_ceiling, pct),
             opt(r.pct_of_theoretical_peak, pct),
-            r.bound,
+            r.bound.as_str(),
             if r.check.passed { "passed" } else { "FAILED" },
         );
     }
@@ -435,12 +435,11 @@ const CSV_HEADER: [&str; 24] = [
 ];
 
 /// CSV of a bench run, one row per result.
-pub fn csv_report(rep: &BenchReport) -> String {
+pub fn csv_report(rep: &BenchReport) -> Result<String, crate::RenderError> {
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(CSV_HEADER);
+    let mut rows = Vec::with_capacity(rep.results.len());
     for r in &rep.results {
-        let _ = w.write_record([
+        rows.push(vec![
             r.kernel.clone(),
             r.implementation.id.clone(),
             r.implementation.builtin.to_string(),
@@ -461,13 +460,13 @@ pub fn csv_report(rep: &BenchReport) -> String {
             num(r.pct_of_measured_ceiling),
             num(r.pct_of_theoretical_peak),
             format!("{}", r.floor_s),
-            r.bound.clone(),
+            r.bound.as_str().to_string(),
             num(r.attainment_pct),
             num(r.speedup_vs_builtin),
             num(r.ns_per_access),
         ]);
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::csv::text(&CSV_HEADER, rows)
 }
 
 /// JSON of a bench run (docs/bench-schema.md).
@@ -520,18 +519,30 @@ pub fn ceilings_table(c: &Ceilings) -> String {
     out
 }
 
+/// Measured ceilings as JSON (`rooftop ceilings --format json`), with the schema version.
+pub fn ceilings_json(c: &Ceilings) -> String {
+    use rooftop_core::schema::ceilings::{CeilingsExport, SCHEMA_VERSION};
+    let export = CeilingsExport { schema_version: SCHEMA_VERSION, ceilings: c.clone() };
+    // Plain records serialise without error; non-finite floats become null.
+    let mut s = serde_json::to_string_pretty(&export).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
 /// The working-set sweep as CSV.
-pub fn ceilings_csv(c: &Ceilings) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(["pattern", "working_set_bytes", "gbs"]);
-    for p in &c.sweep {
-        let _ = w.write_record([
-            p.pattern.as_str().to_string(),
-            p.working_set_bytes.to_string(),
-            format!("{}", p.gbs),
-        ]);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+pub fn ceilings_csv(c: &Ceilings) -> Result<String, crate::RenderError> {
+    let rows = c
+        .sweep
+        .iter()
+        .map(|p| {
+            vec![
+                p.pattern.as_str().to_string(),
+                p.working_set_bytes.to_string(),
+                format!("{}", p.gbs),
+            ]
+        })
+        .collect();
+    crate::csv::text(&["pattern", "working_set_bytes", "gbs"], rows)
 }
 
 /// Markdown of measured ceilings.

@@ -325,16 +325,6 @@ pub fn markdown(c: &CrossRank, top: usize) -> String {
     out
 }
 
-fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail with I/O errors; rows have the header's length.
-    let _ = w.write_record(header);
-    for r in rows {
-        let _ = w.write_record(&r);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
 fn num(v: f64) -> String {
     format!("{v}")
 }
@@ -346,7 +336,7 @@ fn onum(v: Option<f64>) -> String {
 /// One CSV per table, full precision: `collectives.csv`, `stragglers.csv`,
 /// `all_to_all.csv` (long format: one row per sender and receiver), `process_groups.csv`,
 /// `cross_rank_findings.csv`, `cross_rank_warnings.csv`.
-pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
+pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderError> {
     let a = &c.comm.collectives;
     let rows = a
         .rows
@@ -381,7 +371,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
         .collect();
     let mut files = vec![(
         "collectives.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "process_group",
                 "kind",
@@ -408,7 +398,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
                 "wait_mean_us",
             ],
             rows,
-        ),
+        )?,
     )];
     let rows = c
         .comm
@@ -434,7 +424,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
         .collect();
     files.push((
         "stragglers.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "rank",
                 "name",
@@ -451,7 +441,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
                 "late_after",
             ],
             rows,
-        ),
+        )?,
     ));
     let mut rows = Vec::new();
     for g in &c.comm.all_to_all {
@@ -480,7 +470,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
     }
     files.push((
         "all_to_all.csv".to_string(),
-        csv_text(&["process_group", "src_rank", "dst_rank", "bytes"], rows),
+        crate::csv::text(&["process_group", "src_rank", "dst_rank", "bytes"], rows)?,
     ));
     let rows = a
         .groups
@@ -502,7 +492,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
         .collect();
     files.push((
         "process_groups.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "name",
                 "description",
@@ -514,7 +504,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
                 "inconsistent",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = c
         .comm
@@ -534,7 +524,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
         .collect();
     files.push((
         "cross_rank_findings.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "id",
                 "severity",
@@ -545,7 +535,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
                 "percent_of_total_time",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = c
         .comm
@@ -555,7 +545,7 @@ pub fn csv_files(c: &CrossRank) -> Vec<(String, String)> {
         .collect();
     files.push((
         "cross_rank_warnings.csv".to_string(),
-        csv_text(&["kind", "count", "example"], rows),
+        crate::csv::text(&["kind", "count", "example"], rows)?,
     ));
-    files
+    Ok(files)
 }

@@ -2,7 +2,7 @@
 //! by how much, with the uncertainty of the ratio (hyperfine's "ran 1.23 ± 0.04 times
 //! faster than"; the arithmetic is `rooftop_bench::spec::compare`).
 
-use rooftop_bench::spec::compare::{Comparison, Side};
+use rooftop_core::schema::compare::{Comparison, Side};
 use rooftop_core::units::si;
 use std::fmt::Write as _;
 
@@ -71,7 +71,7 @@ pub fn markdown(items: &[Comparison]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rooftop_bench::spec::compare::Verdict;
+    use rooftop_core::schema::compare::Verdict;
 
     fn side(kernel: &str, mean: Option<f64>) -> Side {
         Side {

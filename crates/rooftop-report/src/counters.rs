@@ -352,7 +352,7 @@ fn csv_num(v: Option<f64>) -> String {
 }
 
 /// CSV: one row per record, full precision, empty cells for absent values.
-pub fn csv(r: &CounterReport, o: &RenderOptions) -> String {
+pub fn csv(r: &CounterReport, o: &RenderOptions) -> Result<String, crate::RenderError> {
     let rs = records(r, o);
     let mut precisions: Vec<String> = Vec::new();
     for k in rs {
@@ -363,7 +363,6 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> String {
         }
     }
     precisions.sort();
-    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
     let mut header: Vec<String> = [
         "name",
         "id",
@@ -397,7 +396,7 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> String {
         .iter()
         .map(|s| (*s).to_string()),
     );
-    let _ = w.write_record(&header);
+    let mut rows = Vec::with_capacity(rs.len());
     for k in rs {
         let mut rec = vec![
             k.name.clone(),
@@ -427,9 +426,10 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> String {
             k.tool_findings.iter().map(|f| f.rule.as_str()).collect::<Vec<_>>().join(";"),
             k.missing.iter().map(|m| m.quantity.as_str()).collect::<Vec<_>>().join(";"),
         ]);
-        let _ = w.write_record(&rec);
+        rows.push(rec);
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    crate::csv::text(&header, rows)
 }
 
 #[derive(Serialize)]

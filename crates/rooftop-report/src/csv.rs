@@ -1,9 +1,10 @@
 //! CSV output: one row per analysis (the scalar fields of the JSON record) or device.
 
 use crate::devices::DeviceRow;
-use crate::record::AnalysisRecord;
+use crate::RenderError;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
+use rooftop_core::schema::analysis::AnalysisRecord;
 
 const ANALYSIS_HEADER: [&str; 26] = [
     "device_id",
@@ -38,25 +39,36 @@ fn num(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| format!("{v}"))
 }
 
-fn write(header: &[&str], rows: Vec<Vec<String>>) -> String {
+/// A CSV document: `header`, then `rows` (each as long as the header). Every renderer's
+/// CSV goes through here, so that a row of another length (a renderer's bug) is an error
+/// that reaches the user, never an empty or truncated file.
+///
+/// ```
+/// use rooftop_report::csv::text;
+/// let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+/// assert_eq!(text(&["a", "b"], vec![row(&["1", "x,y"])]).unwrap(), "a,b\n1,\"x,y\"\n");
+/// assert!(text(&["a", "b"], vec![row(&["1"])]).is_err());
+/// ```
+pub fn text(header: &[&str], rows: Vec<Vec<String>>) -> Result<String, RenderError> {
+    let err = |e: &dyn std::fmt::Display| RenderError::Csv(e.to_string());
     let mut w = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail with I/O errors; record lengths match the header.
-    let _ = w.write_record(header);
+    w.write_record(header).map_err(|e| err(&e))?;
     for r in rows {
-        let _ = w.write_record(&r);
+        w.write_record(&r).map_err(|e| err(&e))?;
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    let bytes = w.into_inner().map_err(|e| err(e.error()))?;
+    String::from_utf8(bytes).map_err(|e| err(&e))
 }
 
 /// Analyses as CSV.
-pub fn analyses(items: &[Analysis]) -> String {
+pub fn analyses(items: &[Analysis]) -> Result<String, RenderError> {
     let rows = items
         .iter()
         .map(|a| {
             let r = AnalysisRecord::from_analysis(a);
             vec![
                 r.device_id,
-                r.op.to_string(),
+                r.op.clone(),
                 r.shape,
                 r.kernel_name.unwrap_or_default(),
                 format!("{}", r.flops),
@@ -67,7 +79,7 @@ pub fn analyses(items: &[Analysis]) -> String {
                 format!("{}", r.peak_bandwidth_gbs),
                 format!("{}", r.attainable_tflops),
                 format!("{}", r.floor_time_us),
-                r.bound.to_string(),
+                r.bound.as_str().to_string(),
                 num(r.time_us),
                 num(r.achieved_tflops),
                 num(r.achieved_gbs),
@@ -78,17 +90,17 @@ pub fn analyses(items: &[Analysis]) -> String {
                 num(r.wave_efficiency),
                 num(r.dim_efficiency),
                 num(r.occupancy_pct),
-                r.findings.iter().map(|f| f.id).collect::<Vec<_>>().join(";"),
+                r.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>().join(";"),
                 r.flops_formula,
                 r.bytes_formula,
             ]
         })
         .collect();
-    write(&ANALYSIS_HEADER, rows)
+    text(&ANALYSIS_HEADER, rows)
 }
 
 /// Devices as CSV.
-pub fn devices(devs: &[DeviceSpec]) -> String {
+pub fn devices(devs: &[DeviceSpec]) -> Result<String, RenderError> {
     let rows = devs
         .iter()
         .map(|d| {
@@ -105,7 +117,7 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
             ]
         })
         .collect();
-    write(
+    text(
         &[
             "id",
             "name",

@@ -1,9 +1,9 @@
 //! JSON output: the stable analysis record (`docs/json-schema.md`) and device specs.
 
 use crate::devices::DeviceRow;
-use crate::record::AnalysisRecord;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
+use rooftop_core::schema::analysis::AnalysisRecord;
 
 fn pretty<T: serde::Serialize>(v: &T) -> String {
     // Serialising our own plain structs cannot fail (no maps with non-string keys, no

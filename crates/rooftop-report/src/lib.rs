@@ -20,7 +20,6 @@ pub mod markdown;
 pub mod model;
 pub mod perfetto;
 pub mod perfetto_cp;
-pub mod record;
 pub mod rows;
 pub mod svg;
 pub mod table;
@@ -31,6 +30,14 @@ pub mod xla;
 
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
+
+/// A renderer could not produce its output.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// A CSV document could not be written (a row whose length is not the header's).
+    #[error("cannot write CSV: {0}")]
+    Csv(String),
+}
 
 /// Wraps `text` to `width` columns, the first line prefixed by `first`, the others by
 /// `rest`; ends with a newline.
@@ -53,34 +60,34 @@ pub enum Format {
 }
 
 /// Renders analyses in `format`.
-pub fn analyses(format: Format, items: &[Analysis]) -> String {
-    match format {
+pub fn analyses(format: Format, items: &[Analysis]) -> Result<String, RenderError> {
+    Ok(match format {
         Format::Table => items.iter().map(table::analysis).collect::<Vec<_>>().join("\n"),
         Format::Json | Format::Perfetto => json::analyses(items),
-        Format::Csv => csv::analyses(items),
+        Format::Csv => csv::analyses(items)?,
         Format::Html => html::analyses(items, None),
         Format::Markdown => items.iter().map(markdown::analysis).collect::<Vec<_>>().join("\n"),
-    }
+    })
 }
 
 /// Renders a device list in `format`.
-pub fn device_list(format: Format, devs: &[DeviceSpec]) -> String {
-    match format {
+pub fn device_list(format: Format, devs: &[DeviceSpec]) -> Result<String, RenderError> {
+    Ok(match format {
         Format::Table => table::devices(devs),
         Format::Json | Format::Perfetto => json::devices(devs),
-        Format::Csv => csv::devices(devs),
+        Format::Csv => csv::devices(devs)?,
         Format::Html => html::devices(devs),
         Format::Markdown => markdown::devices(devs),
-    }
+    })
 }
 
 /// Renders one device in full in `format`.
-pub fn device_detail(format: Format, d: &DeviceSpec) -> String {
-    match format {
+pub fn device_detail(format: Format, d: &DeviceSpec) -> Result<String, RenderError> {
+    Ok(match format {
         Format::Table => table::device_detail(d),
         Format::Json | Format::Perfetto => json::device(d),
-        Format::Csv => csv::devices(std::slice::from_ref(d)),
+        Format::Csv => csv::devices(std::slice::from_ref(d))?,
         Format::Html => html::device_detail(d),
         Format::Markdown => markdown::device_detail(d),
-    }
+    })
 }

@@ -1,65 +1,22 @@
-//! This machine's devices, as `rooftop devices --local` lists them: the record
-//! ([`LocalDevice`]) and its renderers (terminal table, Markdown, CSV, JSON).
+//! This machine's devices, as `rooftop devices --local` lists them: the renderers
+//! (terminal table, Markdown, CSV, JSON) of the records
+//! ([`LocalDevice`](rooftop_core::schema::devices::LocalDevice)).
 //!
-//! The CLI detects the devices (the CPU here with [`LocalDevice::cpu`]; CUDA GPUs and
-//! wgpu adapters in builds with those features) and says what its build cannot see in
-//! notes; [`render`] writes them. The same ten columns appear in every format.
+//! The CLI detects the devices (the CPU, CUDA GPUs and wgpu adapters in builds with
+//! those features) and says what its build cannot see in notes; [`render`] writes them.
+//! Nothing here probes the machine. The same ten columns appear in every format.
 
 use crate::Format;
-use rooftop_core::device::Catalog;
+use rooftop_core::schema::devices::{LocalDevice, LocalDevices, SCHEMA_VERSION};
 use std::fmt::Write as _;
-
-/// One device of this machine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LocalDevice {
-    /// What `--backend`/`--adapter` call it: `cpu`, `cuda:0`, `wgpu:0`.
-    pub id: String,
-    /// The device's own name.
-    pub name: String,
-    /// `CPU`, `discrete GPU`, `integrated GPU`, `CPU (software)`, ...
-    pub kind: String,
-    /// `Vulkan`, `Metal`, `DX12`, `GL`, `CUDA`; the vector ISA for the CPU.
-    pub api: String,
-    /// Driver version (`-` for the CPU).
-    pub driver: String,
-    /// GPU timestamp queries (`None` for the CPU).
-    pub timestamps: Option<bool>,
-    /// Half-precision shaders (`None` for the CPU).
-    pub shader_f16: Option<bool>,
-    /// Largest workgroup: invocations, and the x/y/z limits.
-    pub max_workgroup: Option<(u32, [u32; 3])>,
-    /// Shared (workgroup) memory per workgroup, bytes.
-    pub workgroup_memory_bytes: Option<u32>,
-    /// Id of the catalog entry this device matches.
-    pub catalog: Option<String>,
-}
-
-impl LocalDevice {
-    /// This machine's CPU (model name, vector ISA of the kernels), with the catalog
-    /// entry its model name matches.
-    pub fn cpu(catalog: &Catalog) -> LocalDevice {
-        let cpu = rooftop_bench::cpu::info::CpuInfo::detect();
-        LocalDevice {
-            id: "cpu".to_string(),
-            name: cpu.display_name(),
-            kind: "CPU".to_string(),
-            api: cpu.kernel_isa.clone(),
-            driver: "-".to_string(),
-            timestamps: None,
-            shader_f16: None,
-            max_workgroup: None,
-            workgroup_memory_bytes: None,
-            catalog: catalog.lookup(&cpu.model_name).ok().map(|d| d.id.clone()),
-        }
-    }
-}
 
 /// `devs` with `notes` in `format` (JSON for Perfetto; the terminal table for HTML,
 /// which has no page of its own). A software adapter (`CPU (software)`) adds a note
 /// that its timings are not GPU results.
 ///
 /// ```
-/// use rooftop_report::local_devices::{render, LocalDevice};
+/// use rooftop_core::schema::devices::LocalDevice;
+/// use rooftop_report::local_devices::render;
 /// use rooftop_report::Format;
 ///
 /// let gpu = LocalDevice {
@@ -70,7 +27,8 @@ impl LocalDevice {
 ///     driver: "Mesa".into(),
 ///     timestamps: Some(true),
 ///     shader_f16: Some(false),
-///     max_workgroup: Some((1024, [1024, 1024, 1024])),
+///     max_workgroup_invocations: Some(1024),
+///     max_workgroup_size: Some([1024, 1024, 1024]),
 ///     workgroup_memory_bytes: Some(32768),
 ///     catalog: None,
 /// };
@@ -102,8 +60,14 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
-fn workgroup_cell(d: &LocalDevice) -> String {
-    d.max_workgroup.map_or_else(|| "-".to_string(), |(n, [x, y, z])| format!("{n} ({x}x{y}x{z})"))
+fn workgroup_cell(dev: &LocalDevice) -> String {
+    let size = dev.max_workgroup_size.map(|[x, y, z]| format!("{x}x{y}x{z}"));
+    match (dev.max_workgroup_invocations, size) {
+        (Some(n), Some(s)) => format!("{n} ({s})"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(s)) => s,
+        (None, None) => "-".to_string(),
+    }
 }
 
 fn smem_cell(d: &LocalDevice) -> String {
@@ -193,25 +157,13 @@ fn local_csv(devs: &[LocalDevice]) -> String {
 }
 
 fn local_json(devs: &[LocalDevice], notes: &[String]) -> String {
-    let items: Vec<serde_json::Value> = devs
-        .iter()
-        .map(|d| {
-            serde_json::json!({
-                "id": d.id,
-                "name": d.name,
-                "type": d.kind,
-                "api": d.api,
-                "driver": d.driver,
-                "timestamps": d.timestamps,
-                "shader_f16": d.shader_f16,
-                "max_workgroup_invocations": d.max_workgroup.map(|(n, _)| n),
-                "max_workgroup_size": d.max_workgroup.map(|(_, s)| s),
-                "workgroup_memory_bytes": d.workgroup_memory_bytes,
-                "catalog": d.catalog,
-            })
-        })
-        .collect();
-    let v = serde_json::json!({ "devices": items, "notes": notes });
+    let all = LocalDevices {
+        schema_version: SCHEMA_VERSION,
+        devices: devs.to_vec(),
+        notes: notes.to_vec(),
+    };
+    // Through a `Value`: its keys are sorted, as this output has always printed them.
+    let v = serde_json::to_value(&all).unwrap_or_default();
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".to_string());
     s.push('\n');
     s
@@ -230,7 +182,8 @@ mod tests {
             driver: "unknown".into(),
             timestamps: Some(true),
             shader_f16: Some(true),
-            max_workgroup: Some((1024, [1024, 1024, 1024])),
+            max_workgroup_invocations: Some(1024),
+            max_workgroup_size: Some([1024, 1024, 1024]),
             workgroup_memory_bytes: Some(32768),
             catalog: Some("m2-max".into()),
         }

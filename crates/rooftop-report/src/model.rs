@@ -14,6 +14,9 @@ use rooftop_core::model::Phase;
 use rooftop_core::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
 
+/// Version of the `rooftop model --format json` output.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// Whether `format` has a model renderer (table, Markdown, JSON, CSV, HTML).
 pub fn supports(format: Format) -> bool {
     matches!(format, Format::Table | Format::Markdown | Format::Json | Format::Csv | Format::Html)
@@ -25,14 +28,14 @@ pub fn render(
     r: &ModelReport,
     format: Format,
     device: &rooftop_core::device::DeviceSpec,
-) -> String {
-    match format {
+) -> Result<String, crate::RenderError> {
+    Ok(match format {
         Format::Table => table_report(r),
         Format::Markdown => markdown_report(r),
-        Format::Csv => csv_report(r),
+        Format::Csv => csv_report(r)?,
         Format::Html => crate::html::model(r, device),
         Format::Json | Format::Perfetto => json_report(r),
-    }
+    })
 }
 
 /// The header lines: model, step, device, sizes.
@@ -302,18 +305,24 @@ pub fn markdown_report(r: &ModelReport) -> String {
 
 /// The whole report as JSON.
 pub fn json_report(r: &ModelReport) -> String {
+    /// The report with the schema version first.
+    #[derive(serde::Serialize)]
+    struct Versioned<'a> {
+        schema_version: u32,
+        #[serde(flatten)]
+        report: &'a ModelReport,
+    }
+    let v = Versioned { schema_version: SCHEMA_VERSION, report: r };
     // Our plain structs serialise without error; non-finite floats become null.
     let mut s =
-        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+        serde_json::to_string_pretty(&v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     s.push('\n');
     s
 }
 
 /// One CSV row per op (one run each, with its count), then the step's total.
-pub fn csv_report(r: &ModelReport) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail with I/O errors; every row has the header's length.
-    let _ = w.write_record([
+pub fn csv_report(r: &ModelReport) -> Result<String, crate::RenderError> {
+    let header = [
         "op",
         "role",
         "count",
@@ -331,13 +340,14 @@ pub fn csv_report(r: &ModelReport) -> String {
         "bound",
         "step_floor_us",
         "share_pct",
-    ]);
+    ];
+    let mut rows = Vec::with_capacity(r.ops.len() + 1);
     for o in &r.ops {
         let role = serde_json::to_value(o.op.role)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let _ = w.write_record([
+        rows.push(vec![
             o.op.name.clone(),
             role,
             o.op.count.to_string(),
@@ -358,7 +368,7 @@ pub fn csv_report(r: &ModelReport) -> String {
         ]);
     }
     let t = &r.totals;
-    let _ = w.write_record([
+    rows.push(vec![
         "step".to_string(),
         "total".to_string(),
         "1".to_string(),
@@ -377,5 +387,5 @@ pub fn csv_report(r: &ModelReport) -> String {
         t.floor_us.to_string(),
         "100".to_string(),
     ]);
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::csv::text(&header, rows)
 }

@@ -2,7 +2,7 @@
 //! per table of [`crate::trace_gaps`], with full-precision numbers (µs, bytes), and which
 //! `--section` each belongs to.
 
-use crate::trace::{csv_text, num, ostr, Section};
+use crate::trace::{num, ostr, Section};
 use rooftop_core::trace::gaps::idle::{IdleCategory, IdleShare};
 use rooftop_core::trace::report::TraceReport;
 
@@ -12,7 +12,7 @@ fn share(v: &[IdleShare], c: IdleCategory) -> f64 {
 
 /// The CSV files of these sections.
 #[allow(clippy::too_many_lines)]
-pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
+pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::RenderError> {
     let mut f = Vec::new();
     let cats = |c: &[IdleShare]| -> Vec<String> {
         IdleCategory::ALL.iter().map(|&k| num(share(c, k))).collect()
@@ -30,7 +30,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "idle_devices.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "device",
                 "window_us",
@@ -42,7 +42,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "graph_us",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = r
         .idle
@@ -61,7 +61,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "idle_streams.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "device",
                 "stream",
@@ -73,7 +73,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "graph_us",
             ],
             rows,
-        ),
+        )?,
     ));
     let l = &r.launch;
     let rows = l
@@ -93,7 +93,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "launch_by_op.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "op",
                 "launches",
@@ -104,7 +104,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "launch_bound",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = l
         .top_delays
@@ -124,7 +124,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "launch_top_delays.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "kernel",
                 "op",
@@ -136,7 +136,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "gpu_duration_us",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = l
         .queues
@@ -165,14 +165,14 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "launch_queue_series.csv".to_string(),
-        csv_text(&["device", "stream", "ts_us", "length"], series_rows),
+        crate::csv::text(&["device", "stream", "ts_us", "length"], series_rows)?,
     ));
     f.push((
         "launch_queues.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &["device", "stream", "changes", "mean", "median", "max", "time_mean", "full_us"],
             rows,
-        ),
+        )?,
     ));
     let rows = r
         .syncs
@@ -193,10 +193,10 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "syncs.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &["call", "kind", "op", "top_op", "count", "total_us", "max_us", "first_ts_us"],
             rows,
-        ),
+        )?,
     ));
     let rows = r
         .syncs
@@ -214,7 +214,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "pageable_copies.csv".to_string(),
-        csv_text(&["name", "count", "bytes", "gpu_us", "cpu_us"], rows),
+        crate::csv::text(&["name", "count", "bytes", "gpu_us", "cpu_us"], rows)?,
     ));
     let rows = r
         .graphs
@@ -237,7 +237,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "graphs.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "graph",
                 "device",
@@ -251,7 +251,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "captured",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = r
         .graphs
@@ -276,7 +276,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "graph_windows.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "graph",
                 "device",
@@ -292,7 +292,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "mean_period_us",
             ],
             rows,
-        ),
+        )?,
     ));
     if let Some(cp) = &r.critical_path {
         let rows = cp
@@ -313,7 +313,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             .collect();
         f.push((
             "critical_path.csv".to_string(),
-            csv_text(
+            crate::csv::text(
                 &[
                     "kind",
                     "name",
@@ -325,7 +325,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                     "path_end_us",
                 ],
                 rows,
-            ),
+            )?,
         ));
         let rank = |v: &[rooftop_core::trace::gaps::critical_path::CpRank]| -> Vec<Vec<String>> {
             v.iter()
@@ -334,11 +334,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         };
         f.push((
             "critical_path_by_op.csv".to_string(),
-            csv_text(&["op", "entries", "us", "percent"], rank(&cp.by_op)),
+            crate::csv::text(&["op", "entries", "us", "percent"], rank(&cp.by_op))?,
         ));
         f.push((
             "critical_path_by_name.csv".to_string(),
-            csv_text(&["name", "entries", "us", "percent"], rank(&cp.ranked)),
+            crate::csv::text(&["name", "entries", "us", "percent"], rank(&cp.ranked))?,
         ));
         let rows = cp
             .what_if
@@ -358,7 +358,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
             .collect();
         f.push((
             "what_if.csv".to_string(),
-            csv_text(
+            crate::csv::text(
                 &[
                     "op",
                     "factor",
@@ -370,7 +370,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                     "new_top_op",
                 ],
                 rows,
-            ),
+            )?,
         ));
     }
     let rows = r
@@ -392,7 +392,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "modules.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "path",
                 "depth",
@@ -404,7 +404,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "self_backward_gpu_us",
             ],
             rows,
-        ),
+        )?,
     ));
     let mut dev_rows = Vec::new();
     let mut alive = Vec::new();
@@ -443,7 +443,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
     }
     f.push((
         "memory_devices.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "device",
                 "peak_allocated_bytes",
@@ -455,15 +455,15 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "allocated_bytes_total",
             ],
             dev_rows,
-        ),
+        )?,
     ));
     f.push((
         "memory_alive_at_peak.csv".to_string(),
-        csv_text(&["device", "by", "name", "bytes", "blocks"], alive),
+        crate::csv::text(&["device", "by", "name", "bytes", "blocks"], alive)?,
     ));
     f.push((
         "memory_timeline.csv".to_string(),
-        csv_text(&["device", "ts_us", "allocated_bytes", "reserved_bytes"], timeline),
+        crate::csv::text(&["device", "ts_us", "allocated_bytes", "reserved_bytes"], timeline)?,
     ));
     let rows = r
         .inference
@@ -484,7 +484,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     f.push((
         "inference_phases.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "phase",
                 "steps",
@@ -496,7 +496,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "graphed_percent",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = r
         .inference
@@ -504,8 +504,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .iter()
         .map(|k| vec![k.name.clone(), k.count.to_string(), num(k.total_us)])
         .collect();
-    f.push(("custom_allreduce.csv".to_string(), csv_text(&["kernel", "count", "total_us"], rows)));
-    f
+    f.push((
+        "custom_allreduce.csv".to_string(),
+        crate::csv::text(&["kernel", "count", "total_us"], rows)?,
+    ));
+    Ok(f)
 }
 
 /// Whether the CSV file `stem` (no extension) belongs to `section`.

@@ -2,7 +2,7 @@
 //! Markdown (laid out like the other trace sections, [`crate::trace`]) and one CSV per
 //! table. Every number comes from `TraceReport::xla`; nothing is computed here.
 
-use crate::trace::{csv_text, ms, num, onum, short, Block};
+use crate::trace::{ms, num, onum, short, Block};
 use rooftop_core::trace::report::TraceReport;
 use rooftop_core::trace::xla::report::{XlaOpRow, XlaReport};
 use rooftop_core::units::{pct, si, sig3, us};
@@ -329,8 +329,8 @@ pub(crate) fn blocks(r: &TraceReport, top: usize) -> Vec<Block> {
 }
 
 /// The XLA CSV files (`xla_*.csv`); none for PyTorch traces.
-pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
-    let Some(x) = &r.xla else { return Vec::new() };
+pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::RenderError> {
+    let Some(x) = &r.xla else { return Ok(Vec::new()) };
     let s = |v: &Option<String>| v.clone().unwrap_or_default();
     let mut files = Vec::new();
     let rows = x
@@ -378,7 +378,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "xla_ops.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "module",
                 "program_id",
@@ -413,7 +413,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "unmodelled",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = x
         .categories
@@ -430,7 +430,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "xla_categories.csv".to_string(),
-        csv_text(&["category", "ops", "occurrences", "time_ms", "percent"], rows),
+        crate::csv::text(&["category", "ops", "occurrences", "time_ms", "percent"], rows)?,
     ));
     let rows = x
         .modules
@@ -453,7 +453,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "xla_modules.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "module",
                 "program_id",
@@ -468,7 +468,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "max_run_ms",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = x
         .steps
@@ -490,7 +490,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "xla_steps.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "basis",
                 "step",
@@ -503,7 +503,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "gap_to_next_ms",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = x
         .collectives
@@ -529,7 +529,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "xla_collectives.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "module",
                 "hlo_op",
@@ -547,7 +547,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "bus_factor",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = x
         .host_threads
@@ -565,10 +565,10 @@ pub(crate) fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "xla_host_threads.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &["plane", "thread", "events", "busy_us", "longest_event", "longest_event_total_us"],
             rows,
-        ),
+        )?,
     ));
-    files
+    Ok(files)
 }

@@ -44,38 +44,38 @@ fn tiled() -> Analysis {
 
 #[test]
 fn analysis_table() {
-    insta::assert_snapshot!("decode_table", analyses(Format::Table, &[decode()]));
-    insta::assert_snapshot!("tiled_table", analyses(Format::Table, &[tiled()]));
+    insta::assert_snapshot!("decode_table", analyses(Format::Table, &[decode()]).unwrap());
+    insta::assert_snapshot!("tiled_table", analyses(Format::Table, &[tiled()]).unwrap());
 }
 
 #[test]
 fn analysis_json() {
-    let text = analyses(Format::Json, &[decode()]);
+    let text = analyses(Format::Json, &[decode()]).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["schema_version"], 1);
     insta::assert_snapshot!("decode_json", text);
-    let both = analyses(Format::Json, &[decode(), tiled()]);
+    let both = analyses(Format::Json, &[decode(), tiled()]).unwrap();
     let v: serde_json::Value = serde_json::from_str(&both).unwrap();
     assert_eq!(v.as_array().map(Vec::len), Some(2));
 }
 
 #[test]
 fn analysis_markdown_and_csv() {
-    insta::assert_snapshot!("decode_md", analyses(Format::Markdown, &[decode()]));
-    insta::assert_snapshot!("both_csv", analyses(Format::Csv, &[decode(), tiled()]));
+    insta::assert_snapshot!("decode_md", analyses(Format::Markdown, &[decode()]).unwrap());
+    insta::assert_snapshot!("both_csv", analyses(Format::Csv, &[decode(), tiled()]).unwrap());
 }
 
 #[test]
 fn devices() {
     let cat = Catalog::builtin();
-    insta::assert_snapshot!("devices_table", device_list(Format::Table, &cat.devices));
-    insta::assert_snapshot!("devices_md", device_list(Format::Markdown, &cat.devices));
+    insta::assert_snapshot!("devices_table", device_list(Format::Table, &cat.devices).unwrap());
+    insta::assert_snapshot!("devices_md", device_list(Format::Markdown, &cat.devices).unwrap());
     insta::assert_snapshot!(
         "h100_detail",
-        device_detail(Format::Table, cat.lookup("h100-sxm").unwrap())
+        device_detail(Format::Table, cat.lookup("h100-sxm").unwrap()).unwrap()
     );
     insta::assert_snapshot!(
         "mi300x_detail",
-        device_detail(Format::Table, cat.lookup("mi300x").unwrap())
+        device_detail(Format::Table, cat.lookup("mi300x").unwrap()).unwrap()
     );
 }

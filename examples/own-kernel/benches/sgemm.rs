@@ -9,7 +9,7 @@
 use rooftop_bench::backend::{DType, HostBuf};
 use rooftop_bench::ceilings::{self, CeilingOptions};
 use rooftop_bench::cpu::CpuBackend;
-use rooftop_bench::export::{self, BenchReport, Roofs, TimingRecord};
+use rooftop_bench::export::{self, BenchReport, Roofs};
 use rooftop_bench::harness::TimingOptions;
 use rooftop_bench::spec::{self, BufferDecl, HostBackend, HostCall, KernelSpec, SpecSet};
 use rooftop_bench::Selection;
@@ -108,7 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         backend: info.clone(),
         device: export::device_record(&analysis),
         ceilings: Some(ceil.clone()),
-        timing: TimingRecord::of(&timing, &info.timer),
+        timing: export::timing_record(&timing, &info.timer),
         results: Vec::new(),
         warnings: Vec::new(),
         interrupted: false,

@@ -29,158 +29,14 @@ use crate::error::BenchError;
 use crate::harness::{Progress, Workspace};
 use crate::suite;
 use rooftop_core::device::MemLevel;
-use rooftop_core::units::{sig3, Precision};
-use serde::Serialize;
+/// The roofs, residencies and adjustments of measured ceilings
+/// (`rooftop_core::schema::ceilings`).
+pub use rooftop_core::schema::ceilings::{Adjustment, AdjustmentKind, Residency, RoofKind};
 use std::sync::atomic::AtomicBool;
 
 /// How far above its roof a result may be before the roof counts as beaten (the spread
 /// of a median against a best sample on a quiet machine).
 pub const NOISE: f64 = 0.02;
-
-/// A measured roof.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum RoofKind {
-    /// Bandwidth of a memory level (GB/s), best pattern.
-    Bandwidth { level: MemLevel },
-    /// Vector FMA peak of a precision (GFLOP/s).
-    Fma { precision: Precision },
-}
-
-impl RoofKind {
-    /// `dram bandwidth`, `llc bandwidth`, `fp32 FMA`.
-    pub fn label(&self) -> String {
-        match self {
-            RoofKind::Bandwidth { level } => format!("{} bandwidth", level.as_str()),
-            RoofKind::Fma { precision } => format!("{} FMA", precision.as_str()),
-        }
-    }
-
-    pub fn unit(&self) -> &'static str {
-        match self {
-            RoofKind::Bandwidth { .. } => "GB/s",
-            RoofKind::Fma { .. } => "GFLOP/s",
-        }
-    }
-}
-
-/// Where a result's buffers live relative to the caches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Residency {
-    /// At least 4x the last-level cache, or no cache known: DRAM's roof applies.
-    Dram,
-    /// Within half the last-level cache: the cache's roof applies.
-    Cached,
-    /// Between: DRAM's roof, which the result may exceed.
-    PartlyCached,
-}
-
-/// What was done to a ceiling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AdjustmentKind {
-    /// Measured again after a result beat it; the better measurement kept.
-    Remeasured,
-    /// Set to a result's rate: the ceiling kernels do not reach what that kernel does.
-    Raised,
-}
-
-/// One change to a ceiling after the suite.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Adjustment {
-    pub roof: RoofKind,
-    pub kind: AdjustmentKind,
-    pub before: f64,
-    pub after: f64,
-    /// The result that beat the ceiling (`scale n=33554432 fp32 [rooftop]`).
-    pub by: String,
-}
-
-impl Adjustment {
-    /// `DRAM bandwidth re-measured: 19.1 → 20.3 GB/s (scale n=… beat it)`.
-    pub fn describe(&self) -> String {
-        let what = match self.kind {
-            AdjustmentKind::Remeasured => "re-measured after the suite",
-            AdjustmentKind::Raised => "raised to a result's rate",
-        };
-        format!(
-            "{} {what}: {} -> {} {} ({} ran above it)",
-            self.roof.label(),
-            sig3(self.before),
-            sig3(self.after),
-            self.roof.unit(),
-            self.by
-        )
-    }
-}
-
-impl Ceilings {
-    /// Where buffers of `bytes` live, from the cache capacities the ceilings know.
-    pub fn residency(&self, bytes: u64) -> Residency {
-        let Some(last) = self.caches.iter().map(|c| c.bytes).max() else {
-            return Residency::Dram;
-        };
-        if bytes.saturating_mul(2) <= last {
-            Residency::Cached
-        } else if bytes < last.saturating_mul(4) {
-            Residency::PartlyCached
-        } else {
-            Residency::Dram
-        }
-    }
-
-    /// The roof a memory-bound result with `bytes` of buffers is compared with, and its
-    /// residency: the last-level cache's roof when the buffers fit in it and it was
-    /// measured, else DRAM's.
-    pub fn memory_roof(&self, bytes: u64) -> (RoofKind, Residency) {
-        let residency = self.residency(bytes);
-        let llc = RoofKind::Bandwidth { level: MemLevel::Llc };
-        if residency == Residency::Cached && self.value(llc).is_some() {
-            (llc, residency)
-        } else {
-            (RoofKind::Bandwidth { level: MemLevel::Dram }, residency)
-        }
-    }
-
-    /// The measured value of a roof (best pattern for bandwidths, vector FMA for peaks).
-    pub fn value(&self, roof: RoofKind) -> Option<f64> {
-        match roof {
-            RoofKind::Bandwidth { level } => self.best_gbs(level),
-            RoofKind::Fma { precision } => self.vector_gflops(precision),
-        }
-    }
-
-    /// Sets a roof's value (its best entry's) and records why.
-    fn adjust(&mut self, roof: RoofKind, after: f64, kind: AdjustmentKind, by: &str) {
-        let Some(before) = self.value(roof) else { return };
-        match roof {
-            RoofKind::Bandwidth { level } => {
-                if let Some(b) = self
-                    .bandwidth
-                    .iter_mut()
-                    .filter(|b| b.level == level)
-                    .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
-                {
-                    b.gbs = after;
-                }
-            }
-            RoofKind::Fma { precision } => {
-                if let Some(c) = self
-                    .compute
-                    .iter_mut()
-                    .filter(|c| {
-                        c.precision == precision && c.variant != "scalar" && c.variant != "matrix"
-                    })
-                    .max_by(|a, b| a.gflops.total_cmp(&b.gflops))
-                {
-                    c.gflops = after;
-                }
-            }
-        }
-        self.adjustments.push(Adjustment { roof, kind, before, after, by: by.to_string() });
-    }
-}
 
 /// A roof beaten by a result: the highest rate above it and who ran it.
 #[derive(Debug, Clone, PartialEq)]
@@ -274,6 +130,7 @@ pub fn remeasure_beaten(
 mod tests {
     use super::*;
     use crate::ceilings::{BandwidthCeiling, CacheCapacity, ComputeCeiling, Pattern};
+    use rooftop_core::units::Precision;
 
     fn ceilings() -> Ceilings {
         Ceilings {

@@ -159,7 +159,7 @@ fn matrix_point(
             total += t;
             times.push(t / f64::from(iters));
         }
-        Ok(crate::stats::Stats::of(&times)
+        Ok(crate::stats::TimingStats::of(&times)
             .map(|s| s.median_s)
             .ok_or_else(|| "interrupted before any sample".to_string()))
     })();

@@ -6,8 +6,9 @@ use super::JobError;
 use crate::export::BenchReport;
 use std::path::{Path, PathBuf};
 
-/// Renders a report as the text of one export format (e.g. `rooftop_report::bench::json_report`).
-pub type Renderer = fn(&BenchReport) -> String;
+/// Renders a report as the text of one export format (e.g. `rooftop_report::bench::json_report`),
+/// or says why it could not.
+pub type Renderer = fn(&BenchReport) -> Result<String, Box<dyn std::error::Error + Send + Sync>>;
 
 /// The files a run writes, each with its renderer.
 #[derive(Debug, Clone, Default)]
@@ -38,10 +39,12 @@ impl Exports {
     /// Writes every file from `report`, in the order they were added.
     ///
     /// # Errors
-    /// The first file that cannot be written.
+    /// The first file that cannot be rendered or written.
     pub fn write(&self, report: &BenchReport) -> Result<(), JobError> {
         for (path, render) in &self.files {
-            write_atomic(path, &render(report))?;
+            let text = render(report)
+                .map_err(|e| JobError::Runtime(format!("cannot render {}: {e}", path.display())))?;
+            write_atomic(path, &text)?;
         }
         Ok(())
     }

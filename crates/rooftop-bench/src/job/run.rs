@@ -4,7 +4,7 @@
 use super::{BenchPlan, Exports, JobError};
 use crate::any::AnyBackend;
 use crate::ceilings::{self, Ceilings, Residency};
-use crate::export::{self, BenchReport, Roofs, RunTime, TimingRecord};
+use crate::export::{self, BenchReport, Roofs, RunTime};
 use crate::harness::{self, CaseResult, Progress, Workspace};
 use crate::spec;
 use crate::suite::Kernel;
@@ -174,7 +174,7 @@ pub fn run(
         backend: info.clone(),
         device: export::device_record(&analysis_spec),
         ceilings: ceilings.clone(),
-        timing: TimingRecord::of(timing, &info.timer),
+        timing: export::timing_record(timing, &info.timer),
         results: Vec::new(),
         warnings: notes,
         interrupted: false,

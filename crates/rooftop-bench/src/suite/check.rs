@@ -1,37 +1,7 @@
 //! Comparing a kernel's outputs with the reference.
 
 use crate::backend::HostBuf;
-use serde::Serialize;
-
-/// Pass when `|got - want| <= abs + rel * |want|` for every element.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Tolerance {
-    pub abs: f64,
-    pub rel: f64,
-}
-
-impl Tolerance {
-    /// Exact equality (integer outputs, copies).
-    pub const EXACT: Tolerance = Tolerance { abs: 0.0, rel: 0.0 };
-
-    pub fn new(abs: f64, rel: f64) -> Tolerance {
-        Tolerance { abs, rel }
-    }
-}
-
-/// The outcome of a check.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckResult {
-    pub passed: bool,
-    pub max_abs_error: f64,
-    pub max_rel_error: f64,
-    pub tolerance: Tolerance,
-    /// Elements compared (all outputs).
-    pub elements: u64,
-    /// The first failing element, as `buffer[index]: got X, want Y`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_failure: Option<String>,
-}
+pub use rooftop_core::schema::bench::{CheckResult, Tolerance};
 
 /// Compares `got` with `want` buffer by buffer. f16/bf16 outputs are decoded per
 /// `half_is_bf16` (true = bf16) before comparing. Elements whose reference value is NaN

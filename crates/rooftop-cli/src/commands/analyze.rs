@@ -60,7 +60,7 @@ pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String>
             Ok(rooftop_report::html::analyses(std::slice::from_ref(&analysis), Some(device)))
         }
         Format::Perfetto => Err(crate::output::no_perfetto("analyze")),
-        _ => Ok(rooftop_report::analyses(fmt, std::slice::from_ref(&analysis))),
+        _ => Ok(rooftop_report::analyses(fmt, std::slice::from_ref(&analysis))?),
     }
 }
 

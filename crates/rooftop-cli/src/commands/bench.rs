@@ -241,9 +241,9 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     let mut any = backends::open(a.backend, a.adapter.as_deref())?;
     let plan = BenchPlan::new(&req, settings, &mut any).map_err(job_error)?;
     let exports = Exports::default()
-        .with(a.export_json.as_deref(), rooftop_report::bench::json_report)
-        .with(a.export_csv.as_deref(), rooftop_report::bench::csv_report)
-        .with(a.export_markdown.as_deref(), rooftop_report::bench::markdown_report);
+        .with(a.export_json.as_deref(), |r| Ok(rooftop_report::bench::json_report(r)))
+        .with(a.export_csv.as_deref(), |r| Ok(rooftop_report::bench::csv_report(r)?))
+        .with(a.export_markdown.as_deref(), |r| Ok(rooftop_report::bench::markdown_report(r)));
     let mut pb = None;
     let out = job::run(&plan, &mut any, &exports, &stop, started, &mut |e| show(&mut pb, &e))
         .map_err(job_error)?;
@@ -253,7 +253,7 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         Format::Table => rooftop_report::bench::table_report(report),
         // Perfetto was refused before the run.
         Format::Json | Format::Perfetto => rooftop_report::bench::json_report(report),
-        Format::Csv => rooftop_report::bench::csv_report(report),
+        Format::Csv => rooftop_report::bench::csv_report(report)?,
         Format::Markdown => rooftop_report::bench::markdown_report(report),
         Format::Html => rooftop_report::html::bench(report),
     };

@@ -52,7 +52,7 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
     pb.finish_and_clear();
     let c = measured.map_err(job_error)?;
     if let Some(p) = &a.sweep_csv {
-        write_atomic(p, &rooftop_report::bench::ceilings_csv(&c)).map_err(job_error)?;
+        write_atomic(p, &rooftop_report::bench::ceilings_csv(&c)?).map_err(job_error)?;
     }
     let fmt = output::format(cli.format);
     // `--format html -o report.html` means the report, not a device file named .html.
@@ -68,10 +68,8 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
     }
     let text = match fmt {
         rooftop_report::Format::Table => rooftop_report::bench::ceilings_table(&c),
-        rooftop_report::Format::Json => {
-            format!("{}\n", serde_json::to_string_pretty(&c).unwrap_or_default())
-        }
-        rooftop_report::Format::Csv => rooftop_report::bench::ceilings_csv(&c),
+        rooftop_report::Format::Json => rooftop_report::bench::ceilings_json(&c),
+        rooftop_report::Format::Csv => rooftop_report::bench::ceilings_csv(&c)?,
         rooftop_report::Format::Markdown => rooftop_report::bench::ceilings_markdown(&c),
         rooftop_report::Format::Html => rooftop_report::html::ceilings(&c),
         rooftop_report::Format::Perfetto => return Err(output::no_perfetto("ceilings")),

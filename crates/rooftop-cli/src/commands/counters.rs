@@ -109,7 +109,7 @@ pub(crate) fn report(
     let text = match cli.format {
         OutputFormat::Table => render::table(&rep, opts),
         OutputFormat::Json => render::json(&rep),
-        OutputFormat::Csv => render::csv(&rep, opts),
+        OutputFormat::Csv => render::csv(&rep, opts)?,
         OutputFormat::Md => render::markdown(&rep, opts),
         OutputFormat::Html => rooftop_report::html::counters(&rep, opts.dispatches, opts.top),
         OutputFormat::Perfetto | OutputFormat::Parquet => {

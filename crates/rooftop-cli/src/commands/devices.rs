@@ -1,14 +1,16 @@
 //! `rooftop devices [NAME]`: the catalog, or one device with every figure's source;
 //! `rooftop devices --local`: this machine's CPU and GPUs (wgpu adapters in builds with
-//! the `wgpu` feature), each with the catalog entry it matches. The rendering is
-//! `rooftop_report::local_devices`; detecting CUDA and wgpu devices depends on this
-//! build's features, so it stays here.
+//! the `wgpu` feature), each with the catalog entry it matches. The devices are detected
+//! here (the CPU through `rooftop_bench::cpu::info`; CUDA and wgpu devices depending on
+//! this build's features) into `rooftop_core::schema::devices` records, which
+//! `rooftop_report::local_devices` renders.
 
 use super::find_device;
 use crate::args::DevicesArgs;
 use crate::error::{CliError, Result};
 use rooftop_core::device::{Catalog, DeviceSpec, Vendor};
-use rooftop_report::local_devices::{self, LocalDevice};
+use rooftop_core::schema::devices::LocalDevice;
+use rooftop_report::local_devices;
 use rooftop_report::Format;
 
 pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String> {
@@ -20,7 +22,7 @@ pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String>
     }
     if let Some(name) = &args.name {
         let d = find_device(catalog, name)?;
-        return Ok(rooftop_report::device_detail(fmt, d));
+        return Ok(rooftop_report::device_detail(fmt, d)?);
     }
     let vendor = match args.vendor.as_deref() {
         None => None,
@@ -32,7 +34,7 @@ pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String>
     };
     let list: Vec<DeviceSpec> =
         catalog.devices.iter().filter(|d| vendor.is_none_or(|v| d.vendor == v)).cloned().collect();
-    Ok(rooftop_report::device_list(fmt, &list))
+    Ok(rooftop_report::device_list(fmt, &list)?)
 }
 
 fn local(catalog: &Catalog, fmt: Format) -> Result<String> {
@@ -42,7 +44,7 @@ fn local(catalog: &Catalog, fmt: Format) -> Result<String> {
         ));
     }
     let mut notes = Vec::new();
-    let devs: Vec<LocalDevice> = std::iter::once(LocalDevice::cpu(catalog))
+    let devs: Vec<LocalDevice> = std::iter::once(cpu_device(catalog))
         .chain(cuda_devices(&mut notes))
         .chain(wgpu_devices(catalog))
         .collect();
@@ -60,6 +62,25 @@ fn local(catalog: &Catalog, fmt: Format) -> Result<String> {
         );
     }
     Ok(local_devices::render(fmt, &devs, &notes))
+}
+
+/// This machine's CPU (model name, vector ISA of the kernels), with the catalog entry its
+/// model name matches.
+fn cpu_device(catalog: &Catalog) -> LocalDevice {
+    let cpu = rooftop_bench::cpu::info::CpuInfo::detect();
+    LocalDevice {
+        id: "cpu".to_string(),
+        name: cpu.display_name(),
+        kind: "CPU".to_string(),
+        api: cpu.kernel_isa.clone(),
+        driver: "-".to_string(),
+        timestamps: None,
+        shader_f16: None,
+        max_workgroup_invocations: None,
+        max_workgroup_size: None,
+        workgroup_memory_bytes: None,
+        catalog: catalog.lookup(&cpu.model_name).ok().map(|d| d.id.clone()),
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -91,10 +112,8 @@ fn cuda_devices(notes: &mut Vec<String>) -> Vec<LocalDevice> {
                     driver: d.driver_version,
                     timestamps: Some(true),
                     shader_f16: Some(a.compute_capability.0 >= 6),
-                    max_workgroup: Some((
-                        a.max_threads_per_block,
-                        [a.max_threads_per_block, 1024, 64],
-                    )),
+                    max_workgroup_invocations: Some(a.max_threads_per_block),
+                    max_workgroup_size: Some([a.max_threads_per_block, 1024, 64]),
                     workgroup_memory_bytes: u32::try_from(a.smem_per_block_optin_bytes).ok(),
                     catalog: d.catalog_id,
                 }
@@ -124,7 +143,8 @@ fn wgpu_devices(catalog: &Catalog) -> Vec<LocalDevice> {
             driver: a.driver,
             timestamps: Some(a.timestamps),
             shader_f16: Some(a.shader_f16),
-            max_workgroup: Some((a.max_workgroup_invocations, a.max_workgroup_size)),
+            max_workgroup_invocations: Some(a.max_workgroup_invocations),
+            max_workgroup_size: Some(a.max_workgroup_size),
             workgroup_memory_bytes: Some(a.workgroup_storage_bytes),
             catalog: a.catalog_id,
         })

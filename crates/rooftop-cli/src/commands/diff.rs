@@ -68,7 +68,7 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
     let text = match cli.format {
         OutputFormat::Table => render::table(&d),
         OutputFormat::Md => render::markdown(&d),
-        OutputFormat::Csv => render::csv(&d),
+        OutputFormat::Csv => render::csv(&d)?,
         OutputFormat::Json => render::json(&d),
         OutputFormat::Html => render::html(&d),
         OutputFormat::Perfetto | OutputFormat::Parquet => return Err(output::no_perfetto("diff")),

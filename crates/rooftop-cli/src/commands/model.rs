@@ -163,6 +163,6 @@ pub fn run(catalog: &Catalog, args: &ModelArgs, cli: &Cli) -> Result<()> {
             cfg.name, device.id, args.weights
         ))
     })?;
-    let text = rooftop_report::model::render(&report, format, device);
+    let text = rooftop_report::model::render(&report, format, device)?;
     output::emit(&text, cli.output.as_deref())
 }

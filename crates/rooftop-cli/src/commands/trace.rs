@@ -210,7 +210,7 @@ fn emit_one(
         OutputFormat::Md => output::emit(&render::markdown(report, &ro), out),
         OutputFormat::Json => output::emit(&render::json(report), out),
         OutputFormat::Csv => {
-            let files = render::section_csv_files(report, ro.section);
+            let files = render::section_csv_files(report, ro.section)?;
             match (out, files.as_slice()) {
                 (Some(dir), _) => write_csv_dir(dir, &files),
                 (None, [(_, text)]) => output::emit(text, None),

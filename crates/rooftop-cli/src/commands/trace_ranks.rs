@@ -204,7 +204,7 @@ fn emit(
                         "--format csv for a directory of traces writes one folder per rank: pass -o DIR",
                     ));
                 };
-                for (sub, files) in render::ranks_csv(run, ro.section) {
+                for (sub, files) in render::ranks_csv(run, ro.section)? {
                     write_csv_dir(&sub.map_or_else(|| dir.to_path_buf(), |s| dir.join(s)), &files)?;
                 }
             }

@@ -122,7 +122,9 @@ pub struct PeakRate {
 }
 
 /// A memory level that can carry a bandwidth roof.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MemLevel {
     /// Device memory (HBM, GDDR, LPDDR, DRAM).

@@ -314,20 +314,6 @@ fn runtime_category(launcher: Option<&str>) -> &'static str {
     }
 }
 
-/// Mean, median, sample std, min, max of `xs` (non-empty).
-fn stats(xs: &mut [f64]) -> (f64, f64, f64, f64, f64) {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    let median = if n % 2 == 1 { xs[n / 2] } else { f64::midpoint(xs[n / 2 - 1], xs[n / 2]) };
-    let std = if n > 1 {
-        (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
-    (mean, median, std, xs[0], xs[n - 1])
-}
-
 fn dur_us(ev: &GpuEvent) -> f64 {
     ev.dur_ns.max(0) as f64 / 1e3
 }
@@ -361,7 +347,17 @@ pub fn kernel_summary(
         .map(|((category, parent_op, name, stream), idx)| {
             let mut d: Vec<f64> = idx.iter().map(|&i| dur_us(&model.gpu[i])).collect();
             let total: f64 = d.iter().sum();
-            let (mean, median, std, min, max) = stats(&mut d);
+            d.sort_by(f64::total_cmp);
+            // Non-empty: every group has a kernel. One call has no spread: 0, as before.
+            let s = crate::stats::Stats::of_sorted(&d).unwrap_or(crate::stats::Stats {
+                mean: 0.0,
+                median: 0.0,
+                std: None,
+                min: 0.0,
+                max: 0.0,
+            });
+            let (mean, median, std, min, max) =
+                (s.mean, s.median, s.std.unwrap_or(0.0), s.min, s.max);
             let mut cfgs: Vec<LaunchConfig> = Vec::new();
             for &i in &idx {
                 let ev = &model.gpu[i];

@@ -36,16 +36,8 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Statistics of one quantity across the calls of a row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Stats {
-    pub mean: f64,
-    pub median: f64,
-    /// Sample standard deviation (n − 1), as pandas computes it; `None` for one value.
-    pub std: Option<f64>,
-    pub min: f64,
-    pub max: f64,
-}
+/// Statistics of one quantity across the calls of a row (`rooftop_core::stats`).
+pub use crate::stats::Stats;
 
 /// Kernel-time statistics of a row, in microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -231,33 +223,6 @@ fn covered_by_ancestor(model: &TraceModel, op: usize) -> bool {
     false
 }
 
-/// Mean, median, sample std, min, max of `v` (None when empty).
-fn stats(v: &[f64]) -> Option<Stats> {
-    if v.is_empty() {
-        return None;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let mut sorted = v.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    let median = if sorted.len().is_multiple_of(2) {
-        f64::midpoint(sorted[mid - 1], sorted[mid])
-    } else {
-        sorted[mid]
-    };
-    let std = (v.len() > 1)
-        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
-    Some(Stats { mean, median, std, min: sorted[0], max: sorted[sorted.len() - 1] })
-}
-
-fn population_std(v: &[f64], mean: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt()
-}
-
 #[allow(clippy::too_many_lines)]
 fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRow {
     let first = g.calls[0];
@@ -265,8 +230,13 @@ fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRo
     let per_call: Vec<Vec<u32>> = g.calls.iter().map(|&i| subtree_events(model, i)).collect();
     let times_ns: Vec<i64> = per_call.iter().map(|ev| busy_ns(model, ev)).collect();
     let times_us: Vec<f64> = times_ns.iter().map(|&t| t as f64 / 1e3).collect();
-    let ts =
-        stats(&times_us).unwrap_or(Stats { mean: 0.0, median: 0.0, std: None, min: 0.0, max: 0.0 });
+    let ts = Stats::of(&times_us).unwrap_or(Stats {
+        mean: 0.0,
+        median: 0.0,
+        std: None,
+        min: 0.0,
+        max: 0.0,
+    });
     let kernel_time_us = TimeStats {
         mean: ts.mean,
         median: ts.median,
@@ -293,7 +263,7 @@ fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRo
         let a = amount?;
         let v: Vec<f64> =
             times_us.iter().filter(|&&t| t > 0.0).map(|&t| a / (t * 1e-6) / 1e12).collect();
-        stats(&v)
+        Stats::of(&v)
     };
     let achieved_tflops = rate(flops);
     let achieved_tbs = rate(bytes);
@@ -382,7 +352,7 @@ fn kernel_details(model: &TraceModel, per_call: &[Vec<u32>]) -> Vec<KernelDetail
         .zip(durs)
         .filter_map(|(&e, d)| {
             let g = model.gpu.get(e as usize)?;
-            let s = stats(&d)?;
+            let s = Stats::of(&d)?;
             Some(KernelDetail {
                 name: g.name.clone(),
                 stream: g.stream,
@@ -390,7 +360,7 @@ fn kernel_details(model: &TraceModel, per_call: &[Vec<u32>]) -> Vec<KernelDetail
                 total_us: d.iter().sum(),
                 mean_us: s.mean,
                 median_us: s.median,
-                std_us: population_std(&d, s.mean),
+                std_us: crate::stats::population_std(&d, s.mean).unwrap_or(0.0),
                 min_us: s.min,
                 max_us: s.max,
                 grid: g.grid,

@@ -13,20 +13,29 @@
 //! Noise: a change is a regression (or improvement) only when it is larger than the
 //! minimum change *and* the samples say it is real: on raw samples (bench `times_s`)
 //! the two-sided Mann-Whitney U test, on summary statistics (trace rows: mean, sample
-//! std, calls) Welch's t-test, at significance `alpha` (see [`stats`]). Rows without a
+//! std, calls) Welch's t-test, at significance `alpha` (`rooftop_core::stats`). Rows without a
 //! spread (one call, analyze) are judged on the minimum change alone. The test is on the
 //! times; attainment and rates are the same work over the same time, so it applies to
 //! them unchanged when the work model did not change.
 //!
 //! The numbers compared are the exports' own; this module computes only the change, the
 //! p-value and the totals (sums of the matched rows' times, or the trace window).
+//!
+//! Exports are read as typed records ([`input`]; bench and analyze exports whole, as
+//! `rooftop_core::schema` defines them): a field that is missing or of the wrong type
+//! is an error naming the file and the field, never a 0 or a passed check.
 
+pub mod input;
 pub mod render;
-pub mod stats;
 
-use serde::Serialize;
+use input::{CountersExport, RanksExport, TraceExport};
+use rooftop_core::schema::analysis::AnalysisRecord;
+use rooftop_core::schema::bench::BenchReport;
+use rooftop_core::stats::{self, Moments};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize as _, Serialize};
 use serde_json::Value;
-use stats::Summary;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// An export that cannot be compared, with where the problem is.
@@ -40,8 +49,9 @@ pub enum DiffError {
          `rooftop analyze --format json`"
     )]
     Unknown { origin: String },
-    #[error("{origin}: `{path}` is missing or is not {expected}")]
-    Field { origin: String, path: String, expected: &'static str },
+    /// A field of the export is missing or has the wrong type.
+    #[error("{origin}: field `{path}` {problem}")]
+    Field { origin: String, path: String, problem: String },
     #[error("{base} is a {base_kind} export but {new} is a {new_kind} export: compare exports of one kind")]
     KindMismatch { base: String, base_kind: &'static str, new: String, new_kind: &'static str },
 }
@@ -132,7 +142,7 @@ pub enum Spread {
     /// Raw samples, seconds.
     Samples(Vec<f64>),
     /// Mean, sample std, count (seconds).
-    Summary(Summary),
+    Summary(Moments),
     None,
 }
 
@@ -286,29 +296,67 @@ pub const SCHEMA_VERSION: u32 = 1;
 // ---------------------------------------------------------------------------------
 // Loading.
 
-fn num(v: &Value) -> Option<f64> {
-    v.as_f64().filter(|x| x.is_finite())
-}
-
-fn field<'a>(
-    v: &'a Value,
-    key: &str,
-    origin: &str,
-    path: &str,
-    expected: &'static str,
-) -> Result<&'a Value, DiffError> {
-    v.get(key).ok_or_else(|| DiffError::Field {
-        origin: origin.to_string(),
-        path: format!("{path}{key}"),
-        expected,
+/// Reads `text` as a `T`; a missing or mistyped field is a [`DiffError::Field`] naming
+/// it (`results[3].check.passed`), the first in the file's order.
+fn typed<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, DiffError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let mut path = e.path().to_string();
+        let inner = e.into_inner();
+        let at = format!(" (line {}, column {})", inner.line(), inner.column());
+        let message = inner.to_string();
+        let message = message.split(" at line").next().unwrap_or_default();
+        // serde says "missing field `x`" at the record holding it: name the field itself.
+        let problem =
+            match message.strip_prefix("missing field `").and_then(|r| r.strip_suffix('`')) {
+                Some(name) => {
+                    path = if path == "." { name.to_string() } else { format!("{path}.{name}") };
+                    format!("is missing{at}")
+                }
+                None => format!("is not valid: {message}{at}"),
+            };
+        DiffError::Field { origin: origin.to_string(), path, problem }
     })
 }
 
-fn text(v: &Value, key: &str) -> String {
-    match v.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
+/// Which keys a JSON object has, for telling the kinds of export apart without reading
+/// them (values are skipped, not kept).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Probe {
+    #[serde(deserialize_with = "present")]
+    results: bool,
+    #[serde(deserialize_with = "present")]
+    backend: bool,
+    #[serde(deserialize_with = "present")]
+    categories: bool,
+    #[serde(deserialize_with = "present")]
+    timeline: bool,
+    #[serde(deserialize_with = "present")]
+    ranks: bool,
+    #[serde(deserialize_with = "present")]
+    cross_rank: bool,
+    source: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    kernels: bool,
+    #[serde(deserialize_with = "present")]
+    dispatches: bool,
+    #[serde(deserialize_with = "present")]
+    flops_formula: bool,
+    #[serde(deserialize_with = "present")]
+    op: bool,
+    #[serde(deserialize_with = "present")]
+    bound: bool,
+}
+
+/// A key that is there, whatever its value.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
+}
+
+impl Probe {
+    fn is_analysis(&self) -> bool {
+        self.flops_formula && self.op && self.bound
     }
 }
 
@@ -345,11 +393,11 @@ pub fn normalise(name: &str) -> String {
     norm
 }
 
-/// `M=141 N=512 dtypes=[bf16,bf16]`: a trace row's parameters (JSON object) as text,
+/// `M=141 N=512 dtypes=[bf16,bf16]`: a trace row's parameters as text, in name order,
 /// strides left out when `with_strides` is false.
-fn params_text(params: &Value, with_strides: bool) -> String {
-    let Some(map) = params.as_object() else { return String::new() };
-    map.iter()
+fn params_text(params: &BTreeMap<String, Value>, with_strides: bool) -> String {
+    params
+        .iter()
         .filter(|(k, v)| (with_strides || !k.starts_with("stride")) && !v.is_null())
         .map(|(k, v)| {
             let v = match v {
@@ -362,36 +410,12 @@ fn params_text(params: &Value, with_strides: bool) -> String {
         .join(" ")
 }
 
-fn bench_items(v: &Value, origin: &str) -> Result<Vec<Item>, DiffError> {
-    let results = field(v, "results", origin, "", "an array")?.as_array().ok_or_else(|| {
-        DiffError::Field {
-            origin: origin.to_string(),
-            path: "results".into(),
-            expected: "an array",
-        }
-    })?;
-    let mut out = Vec::with_capacity(results.len());
-    for (i, r) in results.iter().enumerate() {
-        let path = format!("results[{i}].");
-        let kernel = field(r, "kernel", origin, &path, "a string")?
-            .as_str()
-            .ok_or_else(|| DiffError::Field {
-                origin: origin.into(),
-                path: format!("{path}kernel"),
-                expected: "a string",
-            })?
-            .to_string();
-        let config = field(r, "config", origin, &path, "an object")?;
-        let label = text(config, "label");
-        let launch = text(config, "launch_label");
-        let imp = r.get("implementation").map(|i| text(i, "id")).unwrap_or_default();
-        let passed =
-            r.get("check").and_then(|c| c.get("passed")).and_then(Value::as_bool).unwrap_or(true);
-        let times: Vec<f64> = r
-            .get("times_s")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(num).collect())
-            .unwrap_or_default();
+fn bench_items(report: &BenchReport) -> Vec<Item> {
+    let mut out = Vec::with_capacity(report.results.len());
+    for r in &report.results {
+        let (kernel, label) = (&r.kernel, &r.config.label);
+        let (imp, launch) = (&r.implementation.id, &r.config.launch_label);
+        let passed = r.check.passed;
         let mut shape = label.clone();
         if !imp.is_empty() {
             let _ = write!(shape, " [{imp}]");
@@ -399,242 +423,198 @@ fn bench_items(v: &Value, origin: &str) -> Result<Vec<Item>, DiffError> {
         if !launch.is_empty() && launch != "default" {
             let _ = write!(shape, " {launch}");
         }
-        let get = |k: &str| r.get(k).and_then(num);
         out.push(Item {
             section: "result".to_string(),
             key: format!("{kernel}|{label}|{imp}|{launch}"),
-            norm_key: format!("{}|{label}|{imp}|{launch}", normalise(&kernel)),
-            name: kernel,
+            norm_key: format!("{}|{label}|{imp}|{launch}", normalise(kernel)),
+            name: kernel.clone(),
             shape,
-            time_s: if passed { get("median_s") } else { None },
-            attainment_pct: get("attainment_pct"),
-            flops: get("achieved_gflops").map(|g| g * 1e9),
-            bandwidth: get("achieved_gbs").map(|g| g * 1e9),
-            spread: if passed && times.len() >= 2 { Spread::Samples(times) } else { Spread::None },
+            time_s: if passed { r.median_s } else { None },
+            attainment_pct: r.attainment_pct,
+            flops: r.achieved_gflops.map(|g| g * 1e9),
+            bandwidth: r.achieved_gbs.map(|g| g * 1e9),
+            spread: if passed && r.times_s.len() >= 2 {
+                Spread::Samples(r.times_s.clone())
+            } else {
+                Spread::None
+            },
         });
     }
-    Ok(out)
+    out
 }
 
-fn trace_items(v: &Value, origin: &str, prefix: &str) -> Result<Vec<Item>, DiffError> {
+/// The spread of a row with per-call mean and sample std (seconds) over `count` calls.
+fn summary_spread(mean: Option<f64>, std: Option<f64>, count: u64) -> Spread {
+    match (mean, std) {
+        (Some(m), Some(s)) if count >= 2 => {
+            Spread::Summary(Moments { mean: m, std: s, n: count as f64 })
+        }
+        _ => Spread::None,
+    }
+}
+
+fn trace_items(t: &TraceExport, prefix: &str) -> Vec<Item> {
     let mut out = Vec::new();
-    let cats =
-        field(v, "categories", origin, prefix, "an object")?.as_object().ok_or_else(|| {
-            DiffError::Field {
-                origin: origin.into(),
-                path: format!("{prefix}categories"),
-                expected: "an object",
-            }
-        })?;
-    for (table, rows) in cats {
-        let Some(rows) = rows.as_array() else { continue };
+    for (table, rows) in &t.categories {
         for row in rows {
-            let name = text(row, "name");
-            let params = row.get("params").cloned().unwrap_or(Value::Null);
-            let shape = params_text(&params, false);
-            let full = params_text(&params, true);
-            let kt = row.get("kernel_time_us").cloned().unwrap_or(Value::Null);
-            let mean = kt.get("mean").and_then(num).map(|us| us * 1e-6);
-            let std = kt.get("std").and_then(num).map(|us| us * 1e-6);
-            let count = row.get("count").and_then(num).unwrap_or(0.0);
-            let stat_mean = |k: &str| row.get(k).and_then(|s| s.get("mean")).and_then(num);
+            let shape = params_text(&row.params, false);
+            let full = params_text(&row.params, true);
+            let mean = Some(row.kernel_time_us.mean * 1e-6);
+            let std = row.kernel_time_us.std.map(|us| us * 1e-6);
             out.push(Item {
                 section: format!("{prefix}op {table}"),
-                key: format!("{prefix}{table}|{name}|{full}"),
-                norm_key: format!("{prefix}{table}|{}|{shape}", normalise(&name)),
-                name,
+                key: format!("{prefix}{table}|{}|{full}", row.name),
+                norm_key: format!("{prefix}{table}|{}|{shape}", normalise(&row.name)),
+                name: row.name.clone(),
                 shape,
                 time_s: mean,
-                attainment_pct: row.get("roofline_attainment_pct").and_then(num),
-                flops: stat_mean("achieved_tflops").map(|t| t * 1e12),
-                bandwidth: stat_mean("achieved_tbs").map(|t| t * 1e12),
-                spread: match (mean, std) {
-                    (Some(m), Some(s)) if count >= 2.0 => {
-                        Spread::Summary(Summary { mean: m, std: s, n: count })
-                    }
-                    _ => Spread::None,
-                },
+                attainment_pct: row.roofline_attainment_pct,
+                flops: row.achieved_tflops.as_ref().map(|s| s.mean * 1e12),
+                bandwidth: row.achieved_tbs.as_ref().map(|s| s.mean * 1e12),
+                spread: summary_spread(mean, std, row.count),
             });
         }
     }
-    if let Some(kernels) = v.get("kernels").and_then(Value::as_array) {
-        for k in kernels {
-            let name = text(k, "name");
-            let parent = text(k, "parent_op");
-            let stream = text(k, "stream");
-            let mean = k.get("mean_us").and_then(num).map(|us| us * 1e-6);
-            let std = k.get("std_us").and_then(num).map(|us| us * 1e-6);
-            let count = k.get("count").and_then(num).unwrap_or(0.0);
-            out.push(Item {
-                section: format!("{prefix}kernel"),
-                key: format!("{prefix}kernel|{name}|{parent}|{stream}"),
-                norm_key: format!("{prefix}kernel|{}|{parent}", normalise(&name)),
-                name,
-                shape: if parent.is_empty() {
-                    format!("stream {stream}")
-                } else {
-                    format!("← {parent} (stream {stream})")
-                },
-                time_s: mean,
-                attainment_pct: None,
-                flops: None,
-                bandwidth: None,
-                spread: match (mean, std) {
-                    (Some(m), Some(s)) if count >= 2.0 => {
-                        Spread::Summary(Summary { mean: m, std: s, n: count })
-                    }
-                    _ => Spread::None,
-                },
-            });
-        }
+    for k in &t.kernels {
+        let parent = k.parent_op.as_deref().unwrap_or_default();
+        let stream = k.stream;
+        let mean = Some(k.mean_us * 1e-6);
+        out.push(Item {
+            section: format!("{prefix}kernel"),
+            key: format!("{prefix}kernel|{}|{parent}|{stream}", k.name),
+            norm_key: format!("{prefix}kernel|{}|{parent}", normalise(&k.name)),
+            name: k.name.clone(),
+            shape: if parent.is_empty() {
+                format!("stream {stream}")
+            } else {
+                format!("← {parent} (stream {stream})")
+            },
+            time_s: mean,
+            attainment_pct: None,
+            flops: None,
+            bandwidth: None,
+            spread: summary_spread(mean, Some(k.std_us * 1e-6), k.count),
+        });
     }
-    Ok(out)
+    out
 }
 
-fn analyze_item(r: &Value) -> Item {
-    let op = text(r, "op");
-    let shape = text(r, "shape");
-    let kernel = text(r, "kernel_name");
-    let device = text(r, "device_id");
+fn analyze_item(r: &AnalysisRecord) -> Item {
+    let kernel = r.kernel_name.clone().unwrap_or_default();
+    let (op, shape, device) = (&r.op, &r.shape, &r.device_id);
     let name = if kernel.is_empty() { op.clone() } else { kernel.clone() };
-    let get = |k: &str| r.get(k).and_then(num);
     Item {
         section: "analysis".to_string(),
         key: format!("{op}|{shape}|{kernel}|{device}"),
         norm_key: format!("{op}|{shape}|{}|{device}", normalise(&kernel)),
         name,
         shape: format!("{shape} on {device}"),
-        time_s: get("time_us").map(|us| us * 1e-6),
-        attainment_pct: get("roofline_attainment_pct"),
-        flops: get("achieved_tflops").map(|t| t * 1e12),
-        bandwidth: get("achieved_gbs").map(|g| g * 1e9),
+        time_s: r.time_us.map(|us| us * 1e-6),
+        attainment_pct: r.roofline_attainment_pct,
+        flops: r.achieved_tflops.map(|t| t * 1e12),
+        bandwidth: r.achieved_gbs.map(|g| g * 1e9),
         spread: Spread::None,
     }
 }
 
 /// Kernels of a counters report: the mean duration per dispatch, with every dispatch's
 /// duration as the samples of the noise test.
-fn counters_items(v: &Value, origin: &str) -> Result<Vec<Item>, DiffError> {
-    let kernels = field(v, "kernels", origin, "", "an array")?.as_array().ok_or_else(|| {
-        DiffError::Field {
-            origin: origin.to_string(),
-            path: "kernels".into(),
-            expected: "an array",
-        }
-    })?;
-    let mut samples: std::collections::HashMap<String, Vec<f64>> = std::collections::HashMap::new();
-    for d in v.get("dispatches").and_then(Value::as_array).into_iter().flatten() {
-        if let Some(t) = d.get("duration_ns").and_then(num) {
-            samples.entry(text(d, "name")).or_default().push(t * 1e-9);
+fn counters_items(c: &CountersExport) -> Vec<Item> {
+    let mut samples: std::collections::HashMap<&str, Vec<f64>> = std::collections::HashMap::new();
+    for d in &c.dispatches {
+        if let Some(t) = d.duration_ns.filter(|t| t.is_finite()) {
+            samples.entry(d.name.as_str()).or_default().push(t * 1e-9);
         }
     }
-    let mut out = Vec::with_capacity(kernels.len());
-    for k in kernels {
-        let name = text(k, "name");
-        let get = |key: &str| k.get(key).and_then(num);
-        let count = k.get("count").and_then(Value::as_u64).unwrap_or(0);
-        let times = samples.remove(&name).unwrap_or_default();
+    let mut out = Vec::with_capacity(c.kernels.len());
+    for k in &c.kernels {
+        let times = samples.remove(k.name.as_str()).unwrap_or_default();
         out.push(Item {
             section: "kernel".to_string(),
-            key: name.clone(),
-            norm_key: normalise(&name),
-            shape: format!("{count} dispatches"),
-            name,
-            time_s: get("duration_ns").map(|t| t * 1e-9),
-            attainment_pct: get("pct_of_roof"),
-            flops: get("achieved_tflops").map(|t| t * 1e12),
-            bandwidth: get("achieved_gbs").map(|g| g * 1e9),
+            key: k.name.clone(),
+            norm_key: normalise(&k.name),
+            shape: format!("{} dispatches", k.count),
+            name: k.name.clone(),
+            time_s: k.duration_ns.map(|t| t * 1e-9),
+            attainment_pct: k.pct_of_roof,
+            flops: k.achieved_tflops.map(|t| t * 1e12),
+            bandwidth: k.achieved_gbs.map(|g| g * 1e9),
             // Dispatches of one name with different launch shapes do different work: their
             // durations are not samples of one distribution, and the change alone judges.
-            spread: if times.len() >= 2 && k.get("grid").is_some_and(|g| !g.is_null()) {
+            spread: if times.len() >= 2 && k.grid.is_some() {
                 Spread::Samples(times)
             } else {
                 Spread::None
             },
         });
     }
-    Ok(out)
-}
-
-fn is_analysis(v: &Value) -> bool {
-    v.get("flops_formula").is_some() && v.get("op").is_some() && v.get("bound").is_some()
+    out
 }
 
 /// Reads an export (the JSON text of a file named `origin`).
-pub fn load(text_: &str, origin: &str) -> Result<Export, DiffError> {
-    let v: Value = serde_json::from_str(text_).map_err(|e| DiffError::NotJson {
+pub fn load(text: &str, origin: &str) -> Result<Export, DiffError> {
+    let not_json = |e: serde_json::Error| DiffError::NotJson {
         origin: origin.to_string(),
         line: e.line(),
         column: e.column(),
         message: e.to_string().split(" at line").next().unwrap_or_default().to_string(),
-    })?;
+    };
     let o = origin.to_string();
-    if v.get("results").is_some() && v.get("backend").is_some() {
-        return Ok(Export {
-            kind: Kind::Bench,
-            origin: o,
-            items: bench_items(&v, origin)?,
-            window_s: None,
-        });
+    let unknown = || DiffError::Unknown { origin: o.clone() };
+    let export = |kind, items, window_s| Export { kind, origin: o.clone(), items, window_s };
+    // A list of analyses, or one object of any kind.
+    if text.trim_start().starts_with('[') {
+        let probes: Vec<Probe> = match serde_json::from_str(text) {
+            Ok(p) => p,
+            Err(e) if e.is_data() => return Err(unknown()),
+            Err(e) => return Err(not_json(e)),
+        };
+        if probes.is_empty() || !probes.iter().all(Probe::is_analysis) {
+            return Err(unknown());
+        }
+        let list: Vec<AnalysisRecord> = typed(text, origin)?;
+        return Ok(export(Kind::Analyze, list.iter().map(analyze_item).collect(), None));
     }
-    if v.get("categories").is_some() && v.get("timeline").is_some() {
-        let window_s =
-            v.get("window").and_then(|w| w.get("duration_ms")).and_then(num).map(|ms| ms * 1e-3);
-        return Ok(Export {
-            kind: Kind::Trace,
-            origin: o,
-            items: trace_items(&v, origin, "")?,
-            window_s,
-        });
+    let p: Probe = match serde_json::from_str(text) {
+        Ok(p) => p,
+        Err(e) if e.is_data() => return Err(unknown()),
+        Err(e) => return Err(not_json(e)),
+    };
+    if p.results && p.backend {
+        let report: BenchReport = typed(text, origin)?;
+        return Ok(export(Kind::Bench, bench_items(&report), None));
     }
-    if let (Some(ranks), true) =
-        (v.get("ranks").and_then(Value::as_array), v.get("cross_rank").is_some())
-    {
+    if p.categories && p.timeline {
+        let t: TraceExport = typed(text, origin)?;
+        let window_s = t.window.duration_ms.filter(|w| w.is_finite()).map(|ms| ms * 1e-3);
+        return Ok(export(Kind::Trace, trace_items(&t, ""), window_s));
+    }
+    if p.ranks && p.cross_rank {
+        let r: RanksExport = typed(text, origin)?;
         let mut items = Vec::new();
         let mut window: Option<f64> = None;
-        for (i, r) in ranks.iter().enumerate() {
-            let label = match r.get("rank").and_then(Value::as_i64) {
+        for rank in &r.ranks {
+            let label = match rank.rank {
                 Some(n) => format!("rank {n}"),
-                None => text(r, "name"),
+                None => rank.name.clone(),
             };
-            let report = field(r, "report", origin, &format!("ranks[{i}]."), "an object")?;
-            items.extend(trace_items(report, origin, &format!("{label} · "))?);
-            if let Some(w) = report.get("window").and_then(|w| w.get("duration_ms")).and_then(num) {
+            items.extend(trace_items(&rank.report, &format!("{label} · ")));
+            if let Some(w) = rank.report.window.duration_ms.filter(|w| w.is_finite()) {
                 window = Some(window.map_or(w * 1e-3, |x: f64| x.max(w * 1e-3)));
             }
         }
-        return Ok(Export { kind: Kind::TraceRanks, origin: o, items, window_s: window });
+        return Ok(export(Kind::TraceRanks, items, window));
     }
-    if v.get("source").and_then(|s| s.get("format_id")).is_some()
-        && v.get("kernels").is_some()
-        && v.get("dispatches").is_some()
+    if p.source.as_ref().is_some_and(|s| s.get("format_id").is_some()) && p.kernels && p.dispatches
     {
-        return Ok(Export {
-            kind: Kind::Counters,
-            origin: o,
-            items: counters_items(&v, origin)?,
-            window_s: None,
-        });
+        let c: CountersExport = typed(text, origin)?;
+        return Ok(export(Kind::Counters, counters_items(&c), None));
     }
-    if is_analysis(&v) {
-        return Ok(Export {
-            kind: Kind::Analyze,
-            origin: o,
-            items: vec![analyze_item(&v)],
-            window_s: None,
-        });
+    if p.is_analysis() {
+        let a: AnalysisRecord = typed(text, origin)?;
+        return Ok(export(Kind::Analyze, vec![analyze_item(&a)], None));
     }
-    if let Some(arr) = v.as_array() {
-        if !arr.is_empty() && arr.iter().all(is_analysis) {
-            return Ok(Export {
-                kind: Kind::Analyze,
-                origin: o,
-                items: arr.iter().map(analyze_item).collect(),
-                window_s: None,
-            });
-        }
-    }
-    Err(DiffError::Unknown { origin: o })
+    Err(unknown())
 }
 
 // ---------------------------------------------------------------------------------
@@ -643,17 +623,17 @@ pub fn load(text_: &str, origin: &str) -> Result<Export, DiffError> {
 /// The noise test of two rows' spreads, when both have one.
 fn noise_test(a: &Spread, b: &Spread) -> Option<Test> {
     let summary = |s: &Spread| match s {
-        Spread::Samples(v) => Summary::of(v),
+        Spread::Samples(v) => Moments::of(v),
         Spread::Summary(s) => Some(*s),
         Spread::None => None,
     };
     match (a, b) {
         (Spread::Samples(x), Spread::Samples(y)) if x.len() >= 2 && y.len() >= 2 => {
-            Some(Test { name: "mann-whitney-u", p_value: stats::mann_whitney(x, y) })
+            Some(Test { name: "mann-whitney-u", p_value: stats::mann_whitney_u(x, y) })
         }
         _ => {
             let (sa, sb) = (summary(a)?, summary(b)?);
-            Some(Test { name: "welch-t", p_value: stats::welch(sa, sb).0 })
+            Some(Test { name: "welch-t", p_value: stats::welch_t(sa, sb).p_value })
         }
     }
 }

@@ -196,10 +196,9 @@ pub fn markdown(d: &Diff) -> String {
 }
 
 /// Every row as CSV (the total last, section `total`).
-pub fn csv(d: &Diff) -> String {
+pub fn csv(d: &Diff) -> Result<String, crate::RenderError> {
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
+    let header = [
         "section",
         "name",
         "shape",
@@ -213,9 +212,10 @@ pub fn csv(d: &Diff) -> String {
         "matched_by",
         "base_name",
         "fails_gate",
-    ]);
+    ];
+    let mut rows = Vec::new();
     for r in d.rows.iter().chain(d.total.iter()) {
-        let _ = w.write_record([
+        rows.push(vec![
             r.section.clone(),
             r.name.clone(),
             r.shape.clone(),
@@ -231,7 +231,7 @@ pub fn csv(d: &Diff) -> String {
             r.fails_gate.to_string(),
         ]);
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::csv::text(&header, rows)
 }
 
 /// The whole comparison as JSON (`metric` values in base units: seconds, %, FLOP/s, B/s).

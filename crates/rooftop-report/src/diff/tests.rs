@@ -3,28 +3,108 @@
 use super::*;
 use serde_json::json;
 
-/// A bench export with one result per `(kernel, samples)`.
+/// A bench export with one result per `(kernel, samples)`: complete records, as `rooftop
+/// bench` writes them (the reader requires every field).
 fn bench(results: &[(&str, Vec<f64>)]) -> String {
-    let rs: Vec<Value> = results
+    use rooftop_core::schema::bench::{
+        BackendInfo, CaseTime, CheckResult, Config, DeviceRecord, Implementation, Launch,
+        ResultRecord, RunTime, TimingRecord, Tolerance, SCHEMA_VERSION,
+    };
+    let rs: Vec<ResultRecord> = results
         .iter()
         .map(|(k, t)| {
             let mut s = t.clone();
             s.sort_by(f64::total_cmp);
             let median = s[s.len() / 2];
-            json!({
-                "kernel": k,
-                "implementation": {"id": "rooftop", "builtin": false},
-                "config": {"label": "n=1024 fp32", "launch_label": "default"},
-                "check": {"passed": true},
-                "times_s": t,
-                "median_s": median,
-                "attainment_pct": 0.001 / median * 100.0,
-                "achieved_gflops": 1.0 / median,
-                "achieved_gbs": 2.0 / median,
-            })
+            ResultRecord {
+                kernel: (*k).to_string(),
+                implementation: Implementation {
+                    id: "rooftop".into(),
+                    builtin: false,
+                    label: "rooftop".into(),
+                },
+                config: Config {
+                    sizes: [("n".to_string(), 1024)].into_iter().collect(),
+                    dtype: "fp32".into(),
+                    weights: None,
+                    variant: None,
+                    launch: Launch::default(),
+                    launch_label: "default".into(),
+                    label: "n=1024 fp32".into(),
+                },
+                check: CheckResult {
+                    passed: true,
+                    max_abs_error: 0.0,
+                    max_rel_error: 0.0,
+                    tolerance: Tolerance::EXACT,
+                    elements: 1024,
+                    first_failure: None,
+                },
+                times_s: t.clone(),
+                iters_per_sample: 1,
+                warmup_runs: 3,
+                cache: None,
+                median_s: Some(median),
+                mean_s: None,
+                stddev_s: None,
+                min_s: None,
+                max_s: None,
+                flops: 1e6,
+                bytes: 2e6,
+                flops_formula: String::new(),
+                bytes_formula: String::new(),
+                arithmetic_intensity: Some(0.5),
+                achieved_gbs: Some(2.0 / median),
+                achieved_gflops: Some(1.0 / median),
+                measured_ceiling: None,
+                pct_of_measured_ceiling: None,
+                residency: None,
+                ceiling_note: None,
+                roof: None,
+                theoretical_peak: None,
+                pct_of_theoretical_peak: None,
+                floor_s: 1e-5,
+                bound: rooftop_core::roofline::Bound::Memory,
+                attainment_pct: Some(0.001 / median * 100.0),
+                speedup_vs_builtin: None,
+                ns_per_access: None,
+                findings: Vec::new(),
+                warnings: Vec::new(),
+                interrupted: false,
+                launches: Vec::new(),
+                time_spent: CaseTime::default(),
+            }
         })
         .collect();
-    json!({"schema_version": 1, "backend": {"backend": "mock"}, "results": rs}).to_string()
+    let report = BenchReport {
+        schema_version: SCHEMA_VERSION,
+        tool: "rooftop".into(),
+        backend: BackendInfo {
+            backend: "mock".into(),
+            device_name: "mock".into(),
+            timer: "simulated".into(),
+            parallelism: 1,
+            simulated: true,
+            notes: Vec::new(),
+        },
+        device: DeviceRecord { id: "mock".into(), name: "mock".into(), roofs: Vec::new() },
+        ceilings: None,
+        timing: TimingRecord {
+            warmup_runs: 3,
+            warmup_time_s: 0.0,
+            min_runs: 10,
+            max_runs: 100,
+            min_time_s: 0.0,
+            min_sample_s: 0.0,
+            cache: rooftop_core::schema::bench::CacheState::Warm,
+            timer: "simulated".into(),
+        },
+        results: rs,
+        warnings: Vec::new(),
+        interrupted: false,
+        time_spent: RunTime::default(),
+    };
+    serde_json::to_string(&report).unwrap()
 }
 
 /// 20 samples around `center` with ±1% spread.
@@ -128,8 +208,8 @@ fn trace(mean_us: f64, std_us: f64, count: u64, window_ms: f64) -> String {
             "count": count,
             "kernel_time_us": {"mean": mean_us, "std": std_us, "min": 0, "max": 0, "median": mean_us, "sum": mean_us * count as f64},
             "roofline_attainment_pct": 50.0,
-            "achieved_tflops": {"mean": 1.0},
-            "achieved_tbs": {"mean": 0.5}
+            "achieved_tflops": {"mean": 1.0, "median": 1.0, "std": null, "min": 1.0, "max": 1.0},
+            "achieved_tbs": {"mean": 0.5, "median": 0.5, "std": null, "min": 0.5, "max": 0.5}
         }]},
         "kernels": [{"name": "void gemm<128>(int)", "parent_op": "aten::mm", "stream": 7, "count": count, "mean_us": mean_us, "std_us": std_us}]
     })
@@ -165,7 +245,8 @@ fn bad_inputs_say_what_and_where() {
     assert!(matches!(e, DiffError::NotJson { line: 3, .. }), "{e}");
     let e = load("{\"hello\": 1}", "x.json").unwrap_err();
     assert!(e.to_string().contains("not a rooftop export"));
-    let e = load("{\"backend\": {}, \"results\": [{\"kernel\": 3}]}", "x.json").unwrap_err();
+    // Fields are checked in the file's order: the first bad one is named.
+    let e = load("{\"results\": [{\"kernel\": 3}], \"backend\": {}}", "x.json").unwrap_err();
     assert!(e.to_string().contains("results[0].kernel"), "{e}");
     let b = load(&bench(&[("t", samples(1.0))]), "b.json").unwrap();
     let t = load(&trace(1.0, 0.1, 2, 1.0), "t.json").unwrap();
@@ -189,11 +270,41 @@ fn renderers_agree() {
     assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
     let md = render::markdown(&d);
     assert!(md.contains("**FAIL: 1 row(s) and the total regressed by more than 5%"), "{md}");
-    let csv = render::csv(&d);
+    let csv = render::csv(&d).unwrap();
     assert_eq!(csv.lines().count(), 1 + d.rows.len() + 1);
     let j: Value = serde_json::from_str(&render::json(&d)).unwrap();
     assert_eq!(j["failing"], 2);
     assert_eq!(j["rows"][0]["status"], "regression");
     let h = render::html(&d);
     assert!(h.contains("Regressions (1)") && h.contains("class=\"sortable\""));
+}
+
+#[test]
+fn a_missing_or_mistyped_field_is_named_never_defaulted() {
+    let good = bench(&[("t", samples(1.0))]);
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_str(&good).unwrap();
+        f(&mut v);
+        load(&v.to_string(), "b.json").unwrap_err().to_string()
+    };
+    // A check without `passed` is not a passed check.
+    let e = edit(&|v| {
+        v["results"][0]["check"].as_object_mut().unwrap().remove("passed");
+    });
+    assert!(
+        e.starts_with("b.json: field `results[0].check.passed` is missing (line 1, column"),
+        "{e}"
+    );
+    // A missing median is not a missing measurement (`null` would be).
+    let e = edit(&|v| {
+        v["results"][0].as_object_mut().unwrap().remove("median_s");
+    });
+    assert!(e.starts_with("b.json: field `results[0].median_s` is missing"), "{e}");
+    let e = edit(&|v| v["results"][0]["times_s"] = Value::from("fast"));
+    assert!(e.starts_with("b.json: field `results[0].times_s` is not valid: invalid type"), "{e}");
+    // The same for trace rows.
+    let mut t: Value = serde_json::from_str(&trace(1.0, 0.1, 2, 1.0)).unwrap();
+    t["kernels"][0].as_object_mut().unwrap().remove("std_us");
+    let e = load(&t.to_string(), "t.json").unwrap_err().to_string();
+    assert!(e.starts_with("t.json: field `kernels[0].std_us` is missing"), "{e}");
 }

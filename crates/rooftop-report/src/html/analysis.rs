@@ -213,7 +213,7 @@ pub fn analyses(items: &[Analysis], device: Option<&DeviceSpec>) -> String {
             }));
         }
         for f in &a.findings {
-            body.push_str(&finding(f, None));
+            body.push_str(&finding(&f.into(), None));
         }
         let title = if many { analysis_title(a) } else { "Analysis".to_string() };
         let mut section = Section::new(anchor("analysis", &[&i.to_string()]), title, body);

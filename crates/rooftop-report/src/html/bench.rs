@@ -8,23 +8,13 @@ use super::{
     Table,
 };
 use crate::svg::{self, BytesChart, Mark, Marker, RooflineChart, Series};
-use rooftop_bench::ceilings::Ceilings;
-use rooftop_bench::export::{BenchReport, ResultRecord};
-use rooftop_bench::harness::CacheState;
 use rooftop_core::device::MemLevel;
 use rooftop_core::diagnose::Severity;
-use rooftop_core::roofline::Bound;
+use rooftop_core::schema::bench::CacheState;
+use rooftop_core::schema::bench::{BenchReport, ResultRecord};
+use rooftop_core::schema::ceilings::Ceilings;
 use rooftop_core::units::{pct, si, sig3};
 use std::fmt::Write as _;
-
-fn bound(s: &str) -> Option<Bound> {
-    match s {
-        "memory" => Some(Bound::Memory),
-        "compute" => Some(Bound::Compute),
-        "balanced" => Some(Bound::Balanced),
-        _ => None,
-    }
-}
 
 fn opt_cell(v: Option<f64>, fmt: impl Fn(f64) -> String) -> Cell {
     Cell::num(&v.map_or_else(|| "–".to_string(), fmt), v)
@@ -102,14 +92,14 @@ pub fn bench(rep: &BenchReport) -> String {
             ));
             continue;
         };
-        if !(r.arithmetic_intensity.is_finite() && r.arithmetic_intensity > 0.0 && gflops > 0.0) {
+        let Some(intensity) = r.arithmetic_intensity.filter(|&a| a > 0.0 && gflops > 0.0) else {
             left_out.push(format!(
                 "{}: no FLOPs, not on the chart (a log axis has no zero); {} achieved.",
                 who(r),
                 r.achieved_gbs.map_or_else(|| "–".to_string(), |g| si(g * 1e9, "B/s"))
             ));
             continue;
-        }
+        };
         let mut tip = vec![
             format!("{} {}", r.kernel, r.config.label),
             format!("implementation: {} ({})", r.implementation.id, r.config.launch_label),
@@ -119,7 +109,7 @@ pub fn bench(rep: &BenchReport) -> String {
                 si(gflops * 1e9, "FLOP/s"),
                 r.achieved_gbs.map_or_else(|| "–".to_string(), |g| si(g * 1e9, "B/s"))
             ),
-            format!("intensity: {} FLOP/B; bound: {}", sig3(r.arithmetic_intensity), r.bound),
+            format!("intensity: {} FLOP/B; bound: {}", sig3(intensity), r.bound.as_str()),
         ];
         if let Some(a) = r.attainment_pct {
             tip.push(format!("roofline attainment: {}", pct(a)));
@@ -130,10 +120,10 @@ pub fn bench(rep: &BenchReport) -> String {
             tip.push(format!("top finding: {} ({})", f.title, f.severity.as_str()));
         }
         marks.push(Mark {
-            intensity: r.arithmetic_intensity,
+            intensity,
             rate: gflops * 1e9,
             weight: median,
-            bound: bound(&r.bound),
+            bound: Some(r.bound),
             hollow: false,
             row: Some(result_id(i)),
             tip,
@@ -217,7 +207,7 @@ pub fn bench(rep: &BenchReport) -> String {
                 opt_cell(r.achieved_gflops, sig3),
                 opt_cell(r.pct_of_measured_ceiling, pct),
                 opt_cell(r.pct_of_theoretical_peak, pct),
-                Cell::text(&r.bound),
+                Cell::text(r.bound.as_str()),
                 opt_cell(r.attainment_pct, pct),
                 if r.check.passed {
                     Cell::text("passed")

@@ -222,7 +222,7 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
     for k in &rows {
         for x in ranked(&k.findings, &k.tool_findings) {
             match x {
-                AnyFinding::Rooftop(x) => f.push_str(&finding(x, Some(&k.name))),
+                AnyFinding::Rooftop(x) => f.push_str(&finding(&x.into(), Some(&k.name))),
                 AnyFinding::Tool(t) => f.push_str(&tool_finding(t, &k.name)),
             }
         }

@@ -28,8 +28,8 @@ pub use trace::{trace, trace_ranks};
 
 pub(crate) use crate::svg::esc;
 use crate::svg::{self, RoofStyle, RooflineChart};
-use rooftop_core::diagnose::Finding;
 use rooftop_core::roofline::Bound;
+use rooftop_core::schema::finding::FindingRecord;
 use std::fmt::Write as _;
 
 const CSS: &str = include_str!("report.css");
@@ -257,7 +257,7 @@ pub(crate) fn kv(items: &[(String, String)]) -> String {
 
 /// One finding: title, severity, evidence, recommendation, expected gain; `meta` is an
 /// extra line (time at stake, which result).
-pub(crate) fn finding(f: &Finding, meta: Option<&str>) -> String {
+pub(crate) fn finding(f: &FindingRecord, meta: Option<&str>) -> String {
     let sev = f.severity.as_str();
     let mut out = format!(
         "<div class=\"finding sev-{sev}\"><h3>{} <span class=\"badge {sev}\">{sev}</span></h3>",
@@ -275,7 +275,7 @@ pub(crate) fn finding(f: &Finding, meta: Option<&str>) -> String {
     if let Some(g) = &f.expected_gain {
         let _ = write!(out, "<p><strong>Expected gain.</strong> {}</p>", esc(g));
     }
-    let _ = write!(out, "<p class=\"meta\">id <code>{}</code></p></div>", esc(f.id));
+    let _ = write!(out, "<p class=\"meta\">id <code>{}</code></p></div>", esc(&f.id));
     out
 }
 

@@ -7,10 +7,10 @@
 //! matrix`) so that the labels stay readable; the table lists each one.
 
 use crate::svg::{Roof, RoofStyle};
-use rooftop_bench::ceilings::Ceilings;
-use rooftop_bench::export::RoofRef;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::{DeviceSpec, FigureMeta, MemLevel};
+use rooftop_core::schema::bench::RoofRef;
+use rooftop_core::schema::ceilings::Ceilings;
 use rooftop_core::units::{si, ExecUnit, Precision, Provenance};
 
 /// A roof and its provenance, for the chart and the roofs table.

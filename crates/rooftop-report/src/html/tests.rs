@@ -6,11 +6,13 @@
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
-use rooftop_bench::ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling, Pattern, SweepPoint};
 use rooftop_core::analysis::{analyze, Analysis, KernelRequest};
 use rooftop_core::device::{Catalog, MemLevel};
 use rooftop_core::ops::gemm::GemmSpec;
 use rooftop_core::ops::quant::{QuantGemmSpec, WeightFormat};
+use rooftop_core::schema::ceilings::{
+    BandwidthCeiling, Ceilings, ComputeCeiling, Pattern, SweepPoint,
+};
 use rooftop_core::trace::model::{CpuOp, Dims, GpuEvent, OpArgs, TraceModel};
 use rooftop_core::trace::report::{analyze as analyze_trace, TraceOptions};
 use rooftop_core::units::Precision;

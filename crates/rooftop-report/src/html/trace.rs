@@ -214,7 +214,7 @@ fn sections(
             us(f.time_at_stake_us),
             pct(f.percent_of_total_time)
         );
-        body.push_str(&finding(&f.finding, Some(&meta)));
+        body.push_str(&finding(&(&f.finding).into(), Some(&meta)));
     }
     out.push(Section::new(id("findings"), title("Findings by time at stake"), body));
 

@@ -61,7 +61,7 @@ pub use ranks::{
     ranks_text, CsvFolder, PER_RANK_TABLES_MAX,
 };
 pub use to_csv::{csv_files, csv_in_section, section_csv_files};
-pub(crate) use to_csv::{csv_text, num, onum, ostr};
+pub(crate) use to_csv::{num, onum, ostr};
 
 /// What `--section` selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

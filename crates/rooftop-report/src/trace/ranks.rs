@@ -74,7 +74,7 @@ pub fn cross_rank_json(c: &CrossRank) -> String {
 }
 
 /// The cross-rank table as CSV (`ranks.csv`).
-pub fn cross_rank_csv(c: &CrossRank) -> String {
+pub fn cross_rank_csv(c: &CrossRank) -> Result<String, crate::RenderError> {
     let rows = c
         .ranks
         .iter()
@@ -93,7 +93,7 @@ pub fn cross_rank_csv(c: &CrossRank) -> String {
             ]
         })
         .collect();
-    csv_text(
+    crate::csv::text(
         &[
             "name",
             "total_ms",
@@ -175,6 +175,7 @@ pub fn ranks_json(run: &RankRun) -> String {
         })
         .collect();
     let v = serde_json::json!({
+        "schema_version": rooftop_core::trace::report::SCHEMA_VERSION,
         "ranks": ranks_json,
         "cross_rank": parse(cross_rank_json(&run.cross)),
     });
@@ -189,15 +190,18 @@ pub type CsvFolder = Vec<(String, String)>;
 /// The CSV files of a multi-rank run, by folder: one folder per rank with a report
 /// (`Some(stem)`, the files `section` selects), then the top folder (`None`:
 /// `cross_rank.csv` and the collectives' files).
-pub fn ranks_csv(run: &RankRun, section: Section) -> Vec<(Option<String>, CsvFolder)> {
+pub fn ranks_csv(
+    run: &RankRun,
+    section: Section,
+) -> Result<Vec<(Option<String>, CsvFolder)>, crate::RenderError> {
     let mut out = Vec::new();
     for r in &run.ranks {
         if let Some(rep) = &r.report {
-            out.push((Some(stem(&r.file).to_string()), section_csv_files(rep, section)));
+            out.push((Some(stem(&r.file).to_string()), section_csv_files(rep, section)?));
         }
     }
-    let mut files = vec![("cross_rank.csv".to_string(), cross_rank_csv(&run.cross))];
-    files.extend(crate::collectives::csv_files(&run.cross));
+    let mut files = vec![("cross_rank.csv".to_string(), cross_rank_csv(&run.cross)?)];
+    files.extend(crate::collectives::csv_files(&run.cross)?);
     out.push((None, files));
-    out
+    Ok(out)
 }

@@ -209,7 +209,7 @@ fn snapshot_json() {
 #[test]
 fn snapshot_csv_files() {
     let mut out = String::new();
-    for (name, text) in csv_files(&report()) {
+    for (name, text) in csv_files(&report()).unwrap() {
         let _ = write!(out, "== {name}\n{text}");
     }
     insta::assert_snapshot!(out);
@@ -230,6 +230,6 @@ fn snapshot_cross_rank() {
         "{}\n{}\n{}",
         cross_rank_table(&c),
         cross_rank_markdown(&c),
-        cross_rank_csv(&c)
+        cross_rank_csv(&c).unwrap()
     ));
 }

@@ -3,16 +3,6 @@
 
 use super::*;
 
-pub(crate) fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail with I/O errors; rows have the header's length.
-    let _ = w.write_record(header);
-    for r in rows {
-        let _ = w.write_record(&r);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
 pub(crate) fn num(v: f64) -> String {
     format!("{v}")
 }
@@ -33,7 +23,7 @@ fn dims_csv(d: Option<[u32; 3]>) -> String {
 /// timeline and its window, ops summary and by category, each roofline table (`GEMM.csv`, ...),
 /// kernels, the short-kernel histogram and groups, findings and warnings, and the
 /// sections of [`crate::trace_gaps`].
-pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
+pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::RenderError> {
     let mut files = Vec::new();
     let t = &r.timeline.all;
     let rows: Vec<Vec<String>> = t
@@ -41,14 +31,17 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .iter()
         .map(|(key, _, s)| vec![(*key).to_string(), num(s.time_ms), num(s.percent)])
         .collect();
-    files.push(("gpu_timeline.csv".to_string(), csv_text(&["type", "time_ms", "percent"], rows)));
+    files.push((
+        "gpu_timeline.csv".to_string(),
+        crate::csv::text(&["type", "time_ms", "percent"], rows)?,
+    ));
     let w = &r.window;
     files.push((
         "window.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &["start_us", "end_us", "duration_ms", "basis"],
             vec![vec![num(w.start_us), num(w.end_us), num(w.duration_ms), w.basis.clone()]],
-        ),
+        )?,
     ));
 
     let rows = r
@@ -70,7 +63,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "ops_summary.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "name",
                 "category",
@@ -82,7 +75,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "cumulative_percent",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = r
         .ops_summary
@@ -100,14 +93,14 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "ops_summary_by_category.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &["category", "count", "direct_kernel_time_ms", "percent", "cumulative_percent"],
             rows,
-        ),
+        )?,
     ));
 
     for (name, table_rows) in &r.categories {
-        files.push((format!("{name}.csv"), roofline_csv(table_rows)));
+        files.push((format!("{name}.csv"), roofline_csv(table_rows)?));
     }
 
     let rows = r
@@ -137,7 +130,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "kernel_summary.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "name",
                 "parent_op",
@@ -157,7 +150,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "launch_configs",
             ],
             rows,
-        ),
+        )?,
     ));
 
     let s = &r.short_kernels;
@@ -168,7 +161,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "short_kernel_histogram.csv".to_string(),
-        csv_text(&["bin_start_us", "bin_end_us", "count"], rows),
+        crate::csv::text(&["bin_start_us", "bin_end_us", "count"], rows)?,
     ));
     let rows = s
         .rows
@@ -189,7 +182,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "short_kernels_summary.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "name",
                 "parent_op",
@@ -202,7 +195,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "percent_of_total_time",
             ],
             rows,
-        ),
+        )?,
     ));
 
     let rows = r
@@ -223,7 +216,7 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         .collect();
     files.push((
         "findings.csv".to_string(),
-        csv_text(
+        crate::csv::text(
             &[
                 "id",
                 "severity",
@@ -235,22 +228,23 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
                 "expected_gain",
             ],
             rows,
-        ),
+        )?,
     ));
     let rows = r
         .warnings
         .iter()
         .map(|w| vec![w.kind.clone(), w.count.to_string(), w.example.clone()])
         .collect();
-    files.push(("warnings.csv".to_string(), csv_text(&["kind", "count", "example"], rows)));
-    files.extend(crate::xla::csv_files(r));
-    files.extend(crate::trace_gaps::csv_files(r));
     files
+        .push(("warnings.csv".to_string(), crate::csv::text(&["kind", "count", "example"], rows)?));
+    files.extend(crate::xla::csv_files(r)?);
+    files.extend(crate::trace_gaps::csv_files(r)?);
+    Ok(files)
 }
 
 /// One roofline table as CSV: fixed columns, then one `param: NAME` column per
 /// parameter any row has (TraceLens's naming).
-fn roofline_csv(rows: &[OpRow]) -> String {
+fn roofline_csv(rows: &[OpRow]) -> Result<String, crate::RenderError> {
     let mut keys: Vec<&'static str> = Vec::new();
     for r in rows {
         for (k, _) in &r.params.0 {
@@ -322,7 +316,7 @@ fn roofline_csv(rows: &[OpRow]) -> String {
             v
         })
         .collect();
-    csv_text(&header, body)
+    crate::csv::text(&header, body)
 }
 
 /// Whether the CSV file `name` (from [`csv_files`]) belongs to `section` (all of them for
@@ -355,6 +349,9 @@ pub fn csv_in_section(section: Section, name: &str) -> bool {
 }
 
 /// The CSV files of `r` that `section` selects, `(file name, contents)`.
-pub fn section_csv_files(r: &TraceReport, section: Section) -> Vec<(String, String)> {
-    csv_files(r).into_iter().filter(|(n, _)| csv_in_section(section, n)).collect()
+pub fn section_csv_files(
+    r: &TraceReport,
+    section: Section,
+) -> Result<Vec<(String, String)>, crate::RenderError> {
+    Ok(csv_files(r)?.into_iter().filter(|(n, _)| csv_in_section(section, n)).collect())
 }

@@ -1,50 +1,51 @@
 //! The stable, documented record of one analysis (`docs/json-schema.md`): what
-//! `--format json` prints and what CSV columns are made of.
+//! `rooftop analyze --format json` prints and what its CSV columns are made of.
 //!
 //! Invariant: fields are only added, never renamed or removed, within a
 //! `schema_version`. Absent values are `null` (a measurement that was not given, an
 //! efficiency that does not apply), never a made-up number.
 
-use rooftop_core::analysis::Analysis;
-use rooftop_core::device::FigureMeta;
-use rooftop_core::diagnose::Finding;
-use serde::Serialize;
+use super::finding::FindingRecord;
+use super::nullable;
+use crate::analysis::Analysis;
+use crate::device::FigureMeta;
+use crate::roofline::Bound;
+use crate::units::{Confidence, ExecUnit, Precision, Provenance};
+use serde::{Deserialize, Serialize};
 
 /// Version of the analysis JSON schema.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Where a figure came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Source {
-    pub provenance: &'static str,
+    pub provenance: Provenance,
     pub source: String,
-    pub confidence: &'static str,
+    pub confidence: Confidence,
 }
 
 impl From<&FigureMeta> for Source {
     fn from(m: &FigureMeta) -> Self {
-        Source {
-            provenance: m.provenance.as_str(),
-            source: m.source.clone(),
-            confidence: m.confidence.as_str(),
-        }
+        Source { provenance: m.provenance, source: m.source.clone(), confidence: m.confidence }
     }
 }
 
 /// The compute roof used.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoofRecord {
-    pub precision: &'static str,
-    pub unit: &'static str,
+    pub precision: Precision,
+    pub unit: ExecUnit,
     pub tflops: f64,
+    #[serde(deserialize_with = "nullable")]
     pub note: Option<String>,
     #[serde(flatten)]
     pub source: Source,
 }
 
 /// Tile/wave details.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TilesRecord {
+    #[serde(deserialize_with = "nullable")]
     pub family: Option<String>,
     pub mt_m: u32,
     pub mt_n: u32,
@@ -52,12 +53,13 @@ pub struct TilesRecord {
     pub kernel_n: u64,
     pub swapped_from_torch_view: bool,
     pub num_tiles: u64,
+    #[serde(deserialize_with = "nullable")]
     pub waves: Option<u64>,
     pub notes: Vec<String>,
 }
 
 /// Occupancy details.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OccupancyRecord {
     pub blocks_per_cu: u32,
     pub active_warps_per_cu: u32,
@@ -67,38 +69,15 @@ pub struct OccupancyRecord {
     pub notes: Vec<String>,
 }
 
-/// One finding.
-#[derive(Debug, Clone, Serialize)]
-pub struct FindingRecord {
-    pub id: &'static str,
-    pub severity: &'static str,
-    pub title: String,
-    pub evidence: String,
-    pub recommendation: String,
-    pub expected_gain: Option<String>,
-}
-
-impl From<&Finding> for FindingRecord {
-    fn from(f: &Finding) -> Self {
-        FindingRecord {
-            id: f.id,
-            severity: f.severity.as_str(),
-            title: f.title.clone(),
-            evidence: f.evidence.clone(),
-            recommendation: f.recommendation.clone(),
-            expected_gain: f.expected_gain.clone(),
-        }
-    }
-}
-
 /// The flat analysis record. Units are in the field names.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnalysisRecord {
     pub schema_version: u32,
     pub device_id: String,
     pub device_name: String,
-    pub op: &'static str,
+    pub op: String,
     pub shape: String,
+    #[serde(deserialize_with = "nullable")]
     pub kernel_name: Option<String>,
     /// model
     pub flops: f64,
@@ -110,9 +89,13 @@ pub struct AnalysisRecord {
     pub bytes_formula: String,
     pub assumptions: Vec<String>,
     /// null when no bytes move (infinite intensity)
+    #[serde(deserialize_with = "nullable")]
     pub arithmetic_intensity: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub ridge_point: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub compute_roof: Option<RoofRecord>,
+    #[serde(deserialize_with = "nullable")]
     pub peak_tflops: Option<f64>,
     pub peak_bandwidth_gbs: f64,
     pub bandwidth_source: Source,
@@ -120,20 +103,33 @@ pub struct AnalysisRecord {
     pub compute_floor_us: f64,
     pub memory_floor_us: f64,
     pub floor_time_us: f64,
-    pub bound: &'static str,
+    pub bound: Bound,
     /// measured (given by the user or timed by rooftop)
+    #[serde(deserialize_with = "nullable")]
     pub time_us: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub achieved_tflops: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub achieved_gbs: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub compute_utilization_pct: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub memory_utilization_pct: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub roofline_attainment_pct: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub tile_efficiency: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub wave_efficiency: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub dim_efficiency: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub tiles: Option<TilesRecord>,
+    #[serde(deserialize_with = "nullable")]
     pub occupancy_pct: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
     pub occupancy: Option<OccupancyRecord>,
+    #[serde(deserialize_with = "nullable")]
     pub occupancy_note: Option<String>,
     pub findings: Vec<FindingRecord>,
 }
@@ -152,7 +148,7 @@ impl AnalysisRecord {
             schema_version: SCHEMA_VERSION,
             device_id: a.device.id.clone(),
             device_name: a.device.name.clone(),
-            op: a.work.class.as_str(),
+            op: a.work.class.as_str().to_string(),
             shape: a.work.shape.clone(),
             kernel_name: a.kernel_name.clone(),
             flops: r.flops,
@@ -165,8 +161,8 @@ impl AnalysisRecord {
             arithmetic_intensity: finite(r.arithmetic_intensity),
             ridge_point: r.ridge_point,
             compute_roof: r.compute_roof.as_ref().map(|c| RoofRecord {
-                precision: c.precision.as_str(),
-                unit: c.unit.as_str(),
+                precision: c.precision,
+                unit: c.unit,
                 tflops: c.tflops,
                 note: c.note.clone(),
                 source: Source::from(&c.meta),
@@ -178,7 +174,7 @@ impl AnalysisRecord {
             compute_floor_us: r.compute_floor_us,
             memory_floor_us: r.memory_floor_us,
             floor_time_us: r.floor_time_us,
-            bound: r.bound.as_str(),
+            bound: r.bound,
             time_us: m.map(|m| m.time_us),
             achieved_tflops: m.map(|m| m.achieved_tflops),
             achieved_gbs: m.map(|m| m.achieved_gbs),
