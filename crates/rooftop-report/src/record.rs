@@ -76,6 +76,14 @@ pub struct FindingRecord {
     pub evidence: String,
     pub recommendation: String,
     pub expected_gain: Option<String>,
+    /// Time at stake, µs (`null`: the finding measures none).
+    pub time_at_stake_us: Option<f64>,
+    /// Its share of `window`, percent.
+    pub percent_of_total_time: Option<f64>,
+    /// What the time is a share of (`kernel`: the measured time; `model`: the modelled
+    /// time).
+    pub window: Option<&'static str>,
+    pub window_us: Option<f64>,
 }
 
 impl From<&Finding> for FindingRecord {
@@ -87,6 +95,10 @@ impl From<&Finding> for FindingRecord {
             evidence: f.evidence.clone(),
             recommendation: f.recommendation.clone(),
             expected_gain: f.expected_gain.clone(),
+            time_at_stake_us: f.time_at_stake_us(),
+            percent_of_total_time: f.share_pct(),
+            window: f.stake.map(|s| s.window.as_str()),
+            window_us: f.stake.map(|s| s.window_us),
         }
     }
 }

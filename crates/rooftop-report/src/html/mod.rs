@@ -255,16 +255,16 @@ pub(crate) fn kv(items: &[(String, String)]) -> String {
     out
 }
 
-/// One finding: title, severity, evidence, recommendation, expected gain; `meta` is an
-/// extra line (time at stake, which result).
+/// One finding: title, severity, its time at stake (when it has one), evidence,
+/// recommendation, expected gain; `meta` is an extra line (which result).
 pub(crate) fn finding(f: &Finding, meta: Option<&str>) -> String {
     let sev = f.severity.as_str();
     let mut out = format!(
         "<div class=\"finding sev-{sev}\"><h3>{} <span class=\"badge {sev}\">{sev}</span></h3>",
         esc(&f.title)
     );
-    if let Some(m) = meta {
-        let _ = write!(out, "<p class=\"meta\">{}</p>", esc(m));
+    for m in meta.map(str::to_string).into_iter().chain(crate::table::stake_sentence(f)) {
+        let _ = write!(out, "<p class=\"meta\">{}</p>", esc(&m));
     }
     let _ = write!(
         out,
