@@ -168,8 +168,7 @@ pub fn place(
     let compute_floor_s = if flops > 0.0 { flops / peak } else { 0.0 };
     let memory_floor_s = if bytes > 0.0 { bytes / bw } else { 0.0 };
     let floor_s = compute_floor_s.max(memory_floor_s);
-    let attainable_flops_per_s =
-        if flops == 0.0 { 0.0 } else { peak.min(intensity * bw) };
+    let attainable_flops_per_s = if flops == 0.0 { 0.0 } else { peak.min(intensity * bw) };
     Ok(Placement {
         intensity,
         ridge,

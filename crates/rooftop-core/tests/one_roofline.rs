@@ -14,11 +14,11 @@
 use rooftop_core::analysis::{analyze, KernelRequest};
 use rooftop_core::device::{Catalog, DeviceSpec};
 use rooftop_core::ops::gemm::GemmSpec;
-use rooftop_core::roofline::{place, Bound, RoofRates};
-use rooftop_core::trace::model::{CpuOp, GpuEvent, GpuKind, OpArgs, TraceModel};
-use rooftop_core::trace::model::Dims;
+use rooftop_core::ops::{OpClass, Work};
+use rooftop_core::roofline::{place, Bound, RoofRates, RooflineError, Unclassified};
+use rooftop_core::trace::model::{CpuOp, Dims, GpuEvent, GpuKind, OpArgs, TraceModel};
 use rooftop_core::trace::tables::category_tables;
-use rooftop_core::units::Precision;
+use rooftop_core::units::{ExecUnit, Precision};
 
 const PEAK_FLOPS: f64 = 989.4e12;
 const PEAK_BW: f64 = 3.35e12;
@@ -96,7 +96,7 @@ fn mm_trace(n: i64, time_ns: i64) -> TraceModel {
 #[test]
 fn datasheet_roofs_are_the_catalog_roofs() {
     let d = h100();
-    let peak = d.peak(Precision::Bf16, rooftop_core::units::ExecUnit::Matrix).unwrap().tflops;
+    let peak = d.peak(Precision::Bf16, ExecUnit::Matrix).unwrap().tflops;
     assert_eq!((peak * 1e12, d.peak_bw_gbs * 1e9), (PEAK_FLOPS, PEAK_BW));
 }
 
@@ -137,20 +137,28 @@ fn analyze_trace_and_bare_numbers_agree_with_the_hand_arithmetic() {
 }
 
 #[test]
-fn work_with_no_bound_is_unknown_on_every_path() {
-    // No FLOPs and no bytes (an empty tensor): no bound anywhere, never "memory".
-    let dev = h100();
-    let work = GemmSpec::new(0, 0, 0, Precision::Bf16).work();
-    if let Ok(w) = work {
-        let mut req = KernelRequest::new(w);
-        req.time_ns = Some(1_000);
-        assert!(analyze(&dev, &req).is_err());
-    }
+fn work_with_no_bound_is_unknown_not_memory() {
+    // No FLOPs and no bytes: no bound on either path, an error that says why (it used to
+    // be "memory", with 0% attainment and the whole time "at stake").
+    let work = Work {
+        class: OpClass::Copy,
+        shape: "0 B".to_string(),
+        flops: 0.0,
+        precision: Precision::Bf16,
+        unit: ExecUnit::Vector,
+        bytes_read: 0.0,
+        bytes_written: 0.0,
+        flops_formula: String::new(),
+        bytes_formula: String::new(),
+        assumptions: Vec::new(),
+    };
+    let mut req = KernelRequest::new(work);
+    req.time_ns = Some(1_000);
+    let e = analyze(&h100(), &req).unwrap_err();
+    assert!(e.to_string().starts_with("no bound: the arithmetic intensity"), "{e}");
     let roofs = RoofRates { flops_per_s: Some(PEAK_FLOPS), bytes_per_s: PEAK_BW };
-    assert!(place(0.0, 0.0, Some(1e-6), roofs).is_err());
-    let tables = category_tables(&mm_trace(0, 1_000), Some(&dev));
-    for row in tables.iter().flat_map(|t| &t.rows) {
-        assert_eq!(row.bound, None, "{}: {:?}", row.name, row.bound);
-        assert_eq!(row.roofline_attainment_pct, None);
-    }
+    assert_eq!(
+        place(0.0, 0.0, Some(1e-6), roofs),
+        Err(RooflineError::Unclassified(Unclassified::Intensity))
+    );
 }

@@ -116,7 +116,8 @@ pub(crate) fn finding_text(f: &Finding) -> String {
 /// The "at stake" cell: the time and its share of the window, or "—" when the finding
 /// measures none (it is then info).
 pub(crate) fn stake_cell(f: &Finding) -> String {
-    f.stake.map_or_else(|| "—".to_string(), |s| format!("{}\n{}", us(s.time_us), pct(s.share_pct())))
+    f.stake
+        .map_or_else(|| "—".to_string(), |s| format!("{}\n{}", us(s.time_us), pct(s.share_pct())))
 }
 
 /// "at stake: 38.0 µs (38.0% of the trace window)", or `None`.

@@ -8,9 +8,11 @@
 //! Severity is a function of that share and of nothing else ([`Severity::of_share`]):
 //! critical from [`CRITICAL_SHARE_PCT`] of the window, warning from
 //! [`WARNING_SHARE_PCT`], info below; a finding with no time at stake is info. Every
-//! producer (kernel rules, trace, gaps, collectives, XLA) builds its findings with
-//! [`Finding::new`], which applies the rule, and orders them with [`rank`]. The
-//! thresholds and why they were chosen are in `docs/methodology.md` ("Severity").
+//! producer — the kernel rules ([`super::diagnose`], which `analyze`, `bench` and
+//! `trace`'s per-op rows run), the trace-wide, gap and cross-rank findings — builds its
+//! findings with [`Finding::new`], which applies the rule, and orders them with
+//! [`rank`]. (`counters` still sets its own severities until it moves onto this engine.)
+//! The thresholds and why they were chosen are in `docs/methodology.md` ("Severity").
 //!
 //! Invariant: a stake never exceeds its window ([`Stake::new`] cuts the time to the
 //! window), so no finding claims more than 100% of it.
@@ -254,7 +256,10 @@ mod tests {
         // The thresholds are inclusive: 5% is a warning, 50% critical.
         assert_eq!(f("c", Stake::new(5.0, 100.0, WindowKind::Trace)).severity, Severity::Warning);
         assert_eq!(f("d", Stake::new(4.99, 100.0, WindowKind::Trace)).severity, Severity::Info);
-        assert_eq!(f("e", Stake::new(50.0, 100.0, WindowKind::Kernel)).severity, Severity::Critical);
+        assert_eq!(
+            f("e", Stake::new(50.0, 100.0, WindowKind::Kernel)).severity,
+            Severity::Critical
+        );
         assert_eq!(f("g", Stake::new(49.9, 100.0, WindowKind::Kernel)).severity, Severity::Warning);
         // No time at stake: info.
         assert_eq!(f("h", None).severity, Severity::Info);
@@ -287,7 +292,8 @@ mod tests {
 
     #[test]
     fn json_keeps_the_trace_keys_and_says_null_when_nothing_is_at_stake() {
-        let with = serde_json::to_value(f("a", Stake::new(25.0, 100.0, WindowKind::Trace))).unwrap();
+        let with =
+            serde_json::to_value(f("a", Stake::new(25.0, 100.0, WindowKind::Trace))).unwrap();
         assert_eq!(with["time_at_stake_us"], 25.0);
         assert_eq!(with["percent_of_total_time"], 25.0);
         assert_eq!(with["window"], "trace");

@@ -102,12 +102,11 @@ fn gap(r: &Roofline) -> Option<Stake> {
 /// the modelled time (the floor with the padded work, `floor / efficiency`).
 fn padded(r: &Roofline, efficiency: f64) -> Option<Stake> {
     let waste = 1.0 - efficiency;
-    match &r.achieved {
-        Some(a) => Stake::new(a.time_us * waste, a.time_us, WindowKind::Kernel),
-        None => {
-            let window = r.floor_time_us / efficiency;
-            Stake::new(window * waste, window, WindowKind::Model)
-        }
+    if let Some(a) = &r.achieved {
+        Stake::new(a.time_us * waste, a.time_us, WindowKind::Kernel)
+    } else {
+        let window = r.floor_time_us / efficiency;
+        Stake::new(window * waste, window, WindowKind::Model)
     }
 }
 
@@ -450,7 +449,7 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     }
     out.push(graded(
         "compute.matrix_units_unused",
-        "Matrix units available".to_string(),
+        "Matrix units available",
         format!(
             "this {} runs on the {} vector roof ({}); the device's {} matrix roof is {}",
             class_name(i.work.class),
@@ -474,7 +473,7 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     if t.tile_eff < QUANTIZATION_EFF {
         out.push(graded(
             "tiles.tile_quantization",
-            "Tile quantization wastes work".to_string(),
+            "Tile quantization wastes work",
             format!(
                 "the {}x{} macro tile pads the problem to {} tiles ({} x {}), so {} of the \
                  computed outputs are padding (tile efficiency {})",
@@ -487,9 +486,8 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                 sig3(t.tile_eff)
             ),
             "Pad the model dimension to a multiple of the tile, or tune the \
-                             GEMM (hipBLASLt/cuBLASLt heuristics, CUTLASS/CK configs) for a \
-                             tile that divides M and N."
-                .to_string(),
+             GEMM (hipBLASLt/cuBLASLt heuristics, CUTLASS/CK configs) for a \
+             tile that divides M and N.",
             Some(format!("up to {}× on the MMA work", sig3(1.0 / t.tile_eff))),
             padded(i.roofline, t.tile_eff),
         ));
@@ -499,7 +497,7 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             let num_cu = i.device.num_cu;
             out.push(graded(
                 "tiles.wave_quantization",
-                "Last wave leaves compute units idle".to_string(),
+                "Last wave leaves compute units idle",
                 format!(
                     "{} tiles on {} {}s run in {} waves, the last one partly empty (wave \
                      efficiency {}, dimension efficiency {})",
@@ -511,9 +509,8 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                     sig3(t.dim_eff)
                 ),
                 "Choose a tile (or split-K / stream-K) so the tile count is \
-                                 close to a multiple of the compute-unit count, or batch \
-                                 independent GEMMs into one launch."
-                    .to_string(),
+                 close to a multiple of the compute-unit count, or batch \
+                 independent GEMMs into one launch.",
                 Some(format!("up to {}×", sig3(1.0 / wq))),
                 padded(i.roofline, wq),
             ));
@@ -548,7 +545,7 @@ fn occupancy(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     let label = if o.estimate { " (estimate)" } else { "" };
     out.push(graded(
         "occupancy.low",
-        "Low occupancy".to_string(),
+        "Low occupancy",
         format!(
             "{} occupancy{label}: {} blocks per {} and {} of {} warps resident, limited by {}",
             pct(o.occupancy_pct),
@@ -558,9 +555,7 @@ fn occupancy(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             o.max_warps_per_cu,
             limiter_name(o.limiter)
         ),
-        format!(
-            "{advice} Below 50% there may be too few warps to hide memory latency."
-        ),
+        format!("{advice} Below 50% there may be too few warps to hide memory latency."),
         None,
         None,
     ));
@@ -597,7 +592,7 @@ fn fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     let t_saved_us = saved / (r.bandwidth_gbs * 1e9) * 1e6;
     out.push(graded(
         "fusion.opportunity",
-        "Fusion would save traffic".to_string(),
+        "Fusion would save traffic",
         format!(
             "this {} writes {} that the next kernel reads back",
             class_name(i.work.class),
@@ -638,7 +633,7 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         .unwrap_or_default();
     out.push(graded(
         "fusion.dequant",
-        "Keep dequantization fused into the matmul".to_string(),
+        "Keep dequantization fused into the matmul",
         format!(
             "dequantize-then-matmul moves {} ({} at peak bandwidth); the fused kernel moves {} \
              ({}){seed}",
@@ -648,9 +643,8 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             us(m.fused_bytes / bw * 1e6),
         ),
         "Dequantize in registers inside the GEMM/GEMV (as Marlin, GGML and \
-                         ROCmForge's fused Q4_0 kernel do) rather than materialising the \
-                         dequantized weights."
-            .to_string(),
+         ROCmForge's fused Q4_0 kernel do) rather than materialising the \
+         dequantized weights.",
         Some(format!("{}× less DRAM traffic than unfused", sig3(m.saving))),
         None,
     ));
@@ -795,7 +789,10 @@ mod tests {
         }
         // Structural findings state no time: info, listed after those with one.
         let fusion = a.findings.last().unwrap();
-        assert_eq!((fusion.id, fusion.severity, fusion.stake), ("fusion.opportunity", Severity::Info, None));
+        assert_eq!(
+            (fusion.id, fusion.severity, fusion.stake),
+            ("fusion.opportunity", Severity::Info, None)
+        );
         // The same kernel at 150 µs beats its floor: the whole time is at stake.
         let w = ElementwiseSpec::unary(1 << 28, Precision::Bf16, 1.0).work().unwrap();
         let a = analyze(cat.lookup("h100-sxm").unwrap(), &timed(w, 150)).unwrap();

@@ -119,9 +119,10 @@ pub fn findings(input: &FindingsInput<'_>) -> Vec<Finding> {
     out
 }
 
-/// Leaves out findings under [`MIN_STAKE_PCT`] of their window (they are info).
+/// Leaves out findings under [`MIN_STAKE_PCT`] of their window (they are info), and
+/// those whose window could not be measured (a trace with no GPU window).
 pub fn drop_negligible(findings: &mut Vec<Finding>) {
-    findings.retain(|f| f.share_pct().is_none_or(|p| p >= MIN_STAKE_PCT));
+    findings.retain(|f| f.share_pct().is_some_and(|p| p >= MIN_STAKE_PCT));
 }
 
 /// The trace window, µs.
@@ -545,7 +546,13 @@ mod tests {
     fn run(m: &TraceModel, ew: &dyn Fn(u32) -> bool) -> Vec<Finding> {
         let (t, _) = timeline(m, false);
         let s = short_study(m, 10.0, 10, t.all.total.time_ms * 1e3);
-        findings(&FindingsInput { model: m, timeline: &t, short: &s, tables: &[], is_elementwise: ew })
+        findings(&FindingsInput {
+            model: m,
+            timeline: &t,
+            short: &s,
+            tables: &[],
+            is_elementwise: ew,
+        })
     }
 
     #[test]
