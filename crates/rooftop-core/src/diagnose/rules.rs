@@ -459,8 +459,9 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             si(best.tflops * 1e12, "FLOP/s")
         ),
         format!(
-            "If accuracy allows, run it as {} on the matrix units (e.g. \
-             torch.backends.cuda.matmul.allow_tf32 or autocast).",
+            "If accuracy allows, run it as {} on the matrix units (PyTorch: \
+             torch.backends.cuda.matmul.allow_tf32 or autocast; JAX: \
+             jax.default_matmul_precision or bfloat16 inputs).",
             best.precision
         ),
         Some(format!("compute roof {}× higher", sig3(best.tflops / roof.tflops))),

@@ -12,6 +12,13 @@
 //!   ([`super::launch`]) making up at least [`LAUNCH_BOUND_PCT`] of launches;
 //! - `trace.graph_replay_late`: steady-state graph replays launched after the previous
 //!   replay had ended ([`super::graphs`]).
+//!
+//! Each states its time at stake and window, which grade it as every finding is graded
+//! ([`crate::diagnose::finding`]): idle time of the devices' own windows summed (a
+//! profile of 8 GPUs is 8 windows), blocked CPU time and late replays' idle time of the
+//! trace window, GPU time of pageable copies and launch-bound kernels of the devices'
+//! time ([`super::super::findings::device_time_stake`]). Advice names the trace's
+//! framework.
 
 use super::super::findings::{device_time_stake, trace_window_us, Framework};
 use super::super::timeline::Timeline;
