@@ -1,7 +1,8 @@
 //! The roofline model: arithmetic intensity, ridge point, attainable rate, floor time,
 //! bound, and — with a measured time — achieved rates, utilisations and attainment.
 //!
-//! Formulas (seed 000 §2-3, Williams et al. 2009):
+//! Formulas (Williams, Waterman and Patterson, "Roofline: an insightful visual
+//! performance model for multicore architectures", CACM 52(4), 2009):
 //! - `AI = flops / bytes` (FLOP/byte of DRAM traffic);
 //! - `ridge = peak_flops / peak_bw`;
 //! - `attainable = min(peak_flops, AI * peak_bw)`;
@@ -9,7 +10,12 @@
 //! - `attainment = floor_time / time` — the achieved fraction of the attainable rate,
 //!   which also covers work with no FLOPs (a copy), where it is bandwidth attainment;
 //! - bound: `balanced` when `0.8 * ridge <= AI <= 1.2 * ridge`, else memory below and
-//!   compute above.
+//!   compute above; work with no FLOPs is memory-bound, and work with neither FLOPs nor
+//!   bytes has no bound (an error, [`Unclassified`], never a guess).
+//!
+//! One engine: [`place`] computes these from bare numbers (FLOPs, bytes, time, roofs);
+//! [`roofline`] resolves a [`Work`]'s roofs on a device and calls it, and every command
+//! (`analyze`, `bench`, `trace`, `model`) goes through [`roofline`].
 //!
 //! Invariant: for any work and any `time >= floor_time`, attainment <= 100%.
 //! A time below the floor is kept as measured (attainment > 100%) and the diagnosis
@@ -19,6 +25,7 @@ use crate::device::{DeviceSpec, FigureMeta, MemLevel};
 use crate::ops::Work;
 use crate::units::{ExecUnit, Precision};
 use serde::Serialize;
+use std::fmt;
 
 /// Half-width of the balanced band around the ridge point (±20%).
 pub const BALANCED_BAND: f64 = 0.2;
@@ -32,6 +39,19 @@ pub enum Bound {
     Balanced,
 }
 
+/// Why an intensity could not be classified: the caller shows the bound as unknown
+/// ("—") with this reason, never a guessed bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unclassified {
+    #[error(
+        "the arithmetic intensity is not a number (no FLOPs and no bytes, or a value that \
+         is not a number)"
+    )]
+    Intensity,
+    #[error("the ridge point is not a positive number (a roof is zero, infinite or unknown)")]
+    Ridge,
+}
+
 impl Bound {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -41,19 +61,124 @@ impl Bound {
         }
     }
 
-    /// Classifies an arithmetic intensity against a ridge point.
-    pub fn classify(intensity: f64, ridge: f64) -> Bound {
-        if intensity.is_nan() || ridge.is_nan() {
-            return Bound::Memory;
+    /// Classifies an arithmetic intensity against a ridge point: balanced within
+    /// ±[`BALANCED_BAND`] of the ridge, memory below, compute above (an infinite
+    /// intensity, FLOPs with no bytes, is compute). A NaN or negative intensity, or a
+    /// ridge that is not a positive finite number, is an error the caller must show.
+    pub fn classify(intensity: f64, ridge: f64) -> Result<Bound, Unclassified> {
+        if intensity.is_nan() || intensity < 0.0 {
+            return Err(Unclassified::Intensity);
         }
-        if intensity < ridge * (1.0 - BALANCED_BAND) {
+        if !(ridge.is_finite() && ridge > 0.0) {
+            return Err(Unclassified::Ridge);
+        }
+        Ok(if intensity < ridge * (1.0 - BALANCED_BAND) {
             Bound::Memory
         } else if intensity > ridge * (1.0 + BALANCED_BAND) {
             Bound::Compute
         } else {
             Bound::Balanced
-        }
+        })
     }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The two roofs one point is placed against, in base units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoofRates {
+    /// Compute roof, FLOP/s; `None` where the device has none for the work's precision
+    /// (allowed only for work with no FLOPs).
+    pub flops_per_s: Option<f64>,
+    /// Memory (DRAM) roof, B/s.
+    pub bytes_per_s: f64,
+}
+
+/// Where one piece of work lies against [`RoofRates`]: the numbers every command's
+/// roofline comes from ([`place`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement {
+    /// FLOP/byte; infinite for FLOPs with no bytes, 0 for bytes with no FLOPs.
+    pub intensity: f64,
+    /// Compute roof ÷ memory roof, FLOP/byte (`None` without a compute roof).
+    pub ridge: Option<f64>,
+    /// `min(compute roof, intensity × memory roof)`; 0 for work with no FLOPs.
+    pub attainable_flops_per_s: f64,
+    pub compute_floor_s: f64,
+    pub memory_floor_s: f64,
+    /// `max(compute floor, memory floor)`: the best possible time.
+    pub floor_s: f64,
+    pub bound: Bound,
+    /// `floor / time`, percent, when a time is given (above 100: faster than the model
+    /// allows, kept as measured).
+    pub attainment_pct: Option<f64>,
+}
+
+/// Places `flops` and `bytes` (and, when measured, `time_s`) against `roofs`: floor,
+/// bound and attainment by the formulas of the module docs. `analyze`, `bench`,
+/// `trace` (its per-op tables and XLA rows) and `model` all come here through
+/// [`roofline`]; a caller with bare numbers (counters) calls it directly.
+///
+/// # Errors
+/// [`RooflineError::BadWork`] for FLOPs or bytes that are negative or not finite,
+/// [`RooflineError::ZeroTime`] for a time that is not a positive finite number,
+/// [`RooflineError::BadRoof`] for a roof that is not,
+/// [`RooflineError::MissingComputeRoof`] for FLOPs with no compute roof, and [`RooflineError::Unclassified`] for work that can
+/// have no bound (no FLOPs and no bytes).
+pub fn place(
+    flops: f64,
+    bytes: f64,
+    time_s: Option<f64>,
+    roofs: RoofRates,
+) -> Result<Placement, RooflineError> {
+    if !(flops.is_finite() && bytes.is_finite() && flops >= 0.0 && bytes >= 0.0) {
+        return Err(RooflineError::BadWork);
+    }
+    if time_s.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
+        return Err(RooflineError::ZeroTime);
+    }
+    let good = |r: f64| r.is_finite() && r > 0.0;
+    if !good(roofs.bytes_per_s) || roofs.flops_per_s.is_some_and(|r| !good(r)) {
+        return Err(RooflineError::BadRoof);
+    }
+    let peak = match roofs.flops_per_s {
+        Some(p) => p,
+        None if flops == 0.0 => f64::INFINITY,
+        None => return Err(RooflineError::MissingComputeRoof),
+    };
+    let bw = roofs.bytes_per_s;
+    let intensity = if bytes > 0.0 {
+        flops / bytes
+    } else if flops > 0.0 {
+        f64::INFINITY
+    } else {
+        f64::NAN
+    };
+    let ridge = roofs.flops_per_s.map(|p| p / bw);
+    let bound = if flops == 0.0 && bytes > 0.0 {
+        // No FLOPs: only the memory roof applies, whatever the ridge.
+        Bound::Memory
+    } else {
+        Bound::classify(intensity, ridge.unwrap_or(f64::NAN))?
+    };
+    let compute_floor_s = if flops > 0.0 { flops / peak } else { 0.0 };
+    let memory_floor_s = if bytes > 0.0 { bytes / bw } else { 0.0 };
+    let floor_s = compute_floor_s.max(memory_floor_s);
+    let attainable_flops_per_s = if flops == 0.0 { 0.0 } else { peak.min(intensity * bw) };
+    Ok(Placement {
+        intensity,
+        ridge,
+        attainable_flops_per_s,
+        compute_floor_s,
+        memory_floor_s,
+        floor_s,
+        bound,
+        attainment_pct: time_s.map(|t| floor_s / t * 100.0),
+    })
 }
 
 /// The compute roof used, and why.
@@ -118,14 +243,21 @@ pub struct Roofline {
 pub enum RooflineError {
     #[error("device `{device}` has no {precision} {unit} peak (nor a fallback) for this work")]
     NoComputeRoof { device: String, precision: Precision, unit: ExecUnit },
+    #[error("the work has FLOPs but no compute roof was given")]
+    MissingComputeRoof,
     #[error("the measured time must be greater than zero")]
     ZeroTime,
     #[error("FLOPs and bytes must be finite and non-negative")]
     BadWork,
+    #[error("the roofs must be finite and greater than zero")]
+    BadRoof,
+    #[error("no bound: {0}")]
+    Unclassified(#[from] Unclassified),
 }
 
 /// Roofline of `work` on `device`. `time_ns` is the measured duration, if any;
-/// `level_bytes` the bytes at other memory levels (from counters), if known.
+/// `level_bytes` the bytes at other memory levels (from counters), if known. The
+/// floor, bound and attainment are [`place`]'s.
 pub fn roofline(
     work: &Work,
     device: &DeviceSpec,
@@ -157,28 +289,15 @@ pub fn roofline(
             })
         }
     };
-    let peak_flops = compute_roof.as_ref().map_or(f64::INFINITY, |r| r.tflops * 1e12);
-    let bw = device.peak_bw_gbs * 1e9;
-    let compute_floor_s = if flops > 0.0 { flops / peak_flops } else { 0.0 };
-    let memory_floor_s = if bytes > 0.0 { bytes / bw } else { 0.0 };
-    let floor_s = compute_floor_s.max(memory_floor_s);
-    let intensity = work.arithmetic_intensity();
-    let ridge = compute_roof.as_ref().map(|r| r.tflops * 1e12 / bw);
-    let attainable_flops = if flops == 0.0 {
-        0.0
-    } else if intensity.is_infinite() {
-        peak_flops
-    } else {
-        peak_flops.min(intensity * bw)
+    let rates = RoofRates {
+        flops_per_s: compute_roof.as_ref().map(|r| r.tflops * 1e12),
+        bytes_per_s: device.peak_bw_gbs * 1e9,
     };
-    let bound = match ridge {
-        _ if flops == 0.0 => Bound::Memory,
-        _ if bytes == 0.0 => Bound::Compute,
-        Some(r) => Bound::classify(intensity, r),
-        None => Bound::Memory,
-    };
+    let p = place(flops, bytes, time_ns.map(|ns| ns as f64 * 1e-9), rates)?;
+    let peak_flops = rates.flops_per_s.unwrap_or(f64::INFINITY);
+    let bw = rates.bytes_per_s;
 
-    let achieved = time_ns.map(|ns| {
+    let achieved = time_ns.zip(p.attainment_pct).map(|(ns, attainment)| {
         let t = ns as f64 * 1e-9;
         Achieved {
             time_us: ns as f64 / 1e3,
@@ -190,7 +309,7 @@ pub fn roofline(
                 0.0
             },
             memory_utilization_pct: bytes / t / bw * 100.0,
-            roofline_attainment_pct: floor_s / t * 100.0,
+            roofline_attainment_pct: attainment,
         }
     });
 
@@ -221,16 +340,16 @@ pub fn roofline(
     Ok(Roofline {
         flops,
         bytes,
-        arithmetic_intensity: intensity,
+        arithmetic_intensity: p.intensity,
         compute_roof,
         bandwidth_gbs: device.peak_bw_gbs,
         bandwidth_meta: device.figure("memory.bandwidth_gbs").clone(),
-        ridge_point: ridge,
-        attainable_tflops: attainable_flops / 1e12,
-        compute_floor_us: compute_floor_s * 1e6,
-        memory_floor_us: memory_floor_s * 1e6,
-        floor_time_us: floor_s * 1e6,
-        bound,
+        ridge_point: p.ridge,
+        attainable_tflops: p.attainable_flops_per_s / 1e12,
+        compute_floor_us: p.compute_floor_s * 1e6,
+        memory_floor_us: p.memory_floor_s * 1e6,
+        floor_time_us: p.floor_s * 1e6,
+        bound: p.bound,
         achieved,
         levels,
     })
@@ -293,11 +412,63 @@ mod tests {
 
     #[test]
     fn balanced_band_is_twenty_percent() {
-        assert_eq!(Bound::classify(100.0, 100.0), Bound::Balanced);
-        assert_eq!(Bound::classify(80.0, 100.0), Bound::Balanced);
-        assert_eq!(Bound::classify(120.0, 100.0), Bound::Balanced);
-        assert_eq!(Bound::classify(79.9, 100.0), Bound::Memory);
-        assert_eq!(Bound::classify(120.1, 100.0), Bound::Compute);
+        assert_eq!(Bound::classify(100.0, 100.0), Ok(Bound::Balanced));
+        assert_eq!(Bound::classify(80.0, 100.0), Ok(Bound::Balanced));
+        assert_eq!(Bound::classify(120.0, 100.0), Ok(Bound::Balanced));
+        assert_eq!(Bound::classify(79.9, 100.0), Ok(Bound::Memory));
+        assert_eq!(Bound::classify(120.1, 100.0), Ok(Bound::Compute));
+        assert_eq!(Bound::classify(f64::INFINITY, 100.0), Ok(Bound::Compute));
+        assert_eq!(Bound::Balanced.to_string(), "balanced");
+    }
+
+    #[test]
+    fn nan_is_unclassified_not_memory_bound() {
+        // A NaN intensity or ridge used to fall back to "memory".
+        assert_eq!(Bound::classify(f64::NAN, 100.0), Err(Unclassified::Intensity));
+        assert_eq!(Bound::classify(50.0, f64::NAN), Err(Unclassified::Ridge));
+        assert_eq!(Bound::classify(50.0, 0.0), Err(Unclassified::Ridge));
+        assert_eq!(Bound::classify(-1.0, 100.0), Err(Unclassified::Intensity));
+        // Work with neither FLOPs nor bytes has a NaN intensity: no bound, an error that
+        // says why (the caller shows "—" with it).
+        let roofs = RoofRates { flops_per_s: Some(1e12), bytes_per_s: 1e9 };
+        let e = place(0.0, 0.0, None, roofs).unwrap_err();
+        assert_eq!(e, RooflineError::Unclassified(Unclassified::Intensity));
+        assert!(e.to_string().starts_with("no bound: the arithmetic intensity is not a number"));
+        let empty = work(0.0, 0.0, Precision::Fp32, ExecUnit::Vector);
+        assert!(matches!(
+            roofline(&empty, &h100(), Some(1000), &[]),
+            Err(RooflineError::Unclassified(_))
+        ));
+        // A roof that is not a number is refused before any classification.
+        let nan_roof = RoofRates { flops_per_s: Some(f64::NAN), bytes_per_s: 1e9 };
+        assert_eq!(place(1.0, 1.0, None, nan_roof), Err(RooflineError::BadRoof));
+        assert_eq!(place(f64::NAN, 1.0, None, roofs), Err(RooflineError::BadWork));
+        assert_eq!(place(1.0, 1.0, Some(f64::NAN), roofs), Err(RooflineError::ZeroTime));
+        assert_eq!(
+            place(1.0, 1.0, None, RoofRates { flops_per_s: None, bytes_per_s: 1e9 }),
+            Err(RooflineError::MissingComputeRoof)
+        );
+    }
+
+    #[test]
+    fn place_by_hand() {
+        // 1 TFLOP/s and 100 GB/s: ridge 10 FLOP/B. 2e9 FLOP over 1e8 B is 20 FLOP/B,
+        // compute-bound; floor max(2 ms, 1 ms) = 2 ms; in 4 ms, 50% attainment.
+        let roofs = RoofRates { flops_per_s: Some(1e12), bytes_per_s: 1e11 };
+        let p = place(2e9, 1e8, Some(4e-3), roofs).unwrap();
+        assert_eq!(p.ridge, Some(10.0));
+        assert_eq!(p.intensity, 20.0);
+        assert_eq!(p.bound, Bound::Compute);
+        assert!((p.floor_s - 2e-3).abs() < 1e-15);
+        assert!((p.memory_floor_s - 1e-3).abs() < 1e-15);
+        assert!((p.attainment_pct.unwrap() - 50.0).abs() < 1e-9);
+        assert_eq!(p.attainable_flops_per_s, 1e12);
+        // 1.1e9 FLOP over 1e8 B: 11 FLOP/B, within ±20% of the ridge: balanced.
+        assert_eq!(place(1.1e9, 1e8, None, roofs).unwrap().bound, Bound::Balanced);
+        // A copy with no compute roof: memory-bound, attainable 0.
+        let copy = place(0.0, 1e8, Some(2e-3), RoofRates { flops_per_s: None, ..roofs }).unwrap();
+        assert_eq!((copy.bound, copy.ridge), (Bound::Memory, None));
+        assert!((copy.attainment_pct.unwrap() - 50.0).abs() < 1e-9);
     }
 
     #[test]

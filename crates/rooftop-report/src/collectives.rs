@@ -6,9 +6,8 @@
 //!
 //! Renderers never compute: every number is a field of [`CrossRank`].
 
-use crate::table::{table as new_table, wrap, WIDTH};
+use crate::table::{finding_text, stake_cell, table as new_table, wrap, WIDTH};
 use rooftop_core::trace::comm::{AllToAllGroup, CollectiveRow, Straggler};
-use rooftop_core::trace::findings::TraceFinding;
 use rooftop_core::trace::ranks::CrossRank;
 use rooftop_core::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
@@ -229,15 +228,6 @@ fn matrix_part(g: &AllToAllGroup) -> Option<Part> {
     Some(p)
 }
 
-fn finding_text(f: &TraceFinding) -> String {
-    let mut text =
-        format!("{}: {}\n→ {}", f.finding.title, f.finding.evidence, f.finding.recommendation);
-    if let Some(g) = &f.finding.expected_gain {
-        let _ = write!(text, "\nexpected gain: {g}");
-    }
-    text
-}
-
 fn findings_part(c: &CrossRank, top: usize) -> Part {
     let f = &c.comm.findings;
     let mut p = Part::new(
@@ -245,11 +235,7 @@ fn findings_part(c: &CrossRank, top: usize) -> Part {
         &["severity", "at stake", "finding"],
     );
     for x in f.iter().take(top) {
-        p.rows.push(vec![
-            x.finding.severity.as_str().to_string(),
-            format!("{}\n{}", time_us(x.time_at_stake_us), pct(x.percent_of_total_time)),
-            finding_text(x),
-        ]);
+        p.rows.push(vec![x.severity.to_string(), stake_cell(x), finding_text(x)]);
     }
     if f.is_empty() {
         p.notes.push("No cross-rank findings.".to_string());
@@ -512,13 +498,13 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
         .iter()
         .map(|f| {
             vec![
-                f.finding.id.to_string(),
-                f.finding.severity.as_str().to_string(),
-                f.finding.title.clone(),
-                f.finding.evidence.clone(),
-                f.finding.recommendation.clone(),
-                num(f.time_at_stake_us),
-                num(f.percent_of_total_time),
+                f.id.to_string(),
+                f.severity.to_string(),
+                f.title.clone(),
+                f.evidence.clone(),
+                f.recommendation.clone(),
+                onum(f.time_at_stake_us()),
+                onum(f.share_pct()),
             ]
         })
         .collect();

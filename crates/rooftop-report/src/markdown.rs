@@ -53,6 +53,9 @@ pub fn analysis(a: &Analysis) -> String {
             if let Some(g) = &f.expected_gain {
                 let _ = write!(out, " Expected gain: {g}.");
             }
+            if let Some(s) = crate::table::stake_sentence(f) {
+                let _ = write!(out, " {}{}.", s[..1].to_uppercase(), &s[1..]);
+            }
             out.push('\n');
         }
     }

@@ -13,7 +13,8 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{ContentArrangement, Table};
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
-use rooftop_core::units::sig3;
+use rooftop_core::diagnose::Finding;
+use rooftop_core::units::{pct, sig3, us};
 use std::fmt::Write as _;
 
 /// Width every table is laid out for.
@@ -96,15 +97,51 @@ fn findings(a: &Analysis) -> String {
             "findings: none\n".to_string()
         };
     }
-    let mut t = table(&["severity", "finding"]);
+    let mut t = table(&["severity", "at stake", "finding"]);
     for f in &a.findings {
-        let mut text = format!("{}: {}\n→ {}", f.title, f.evidence, f.recommendation);
-        if let Some(g) = &f.expected_gain {
-            let _ = write!(text, "\nexpected gain: {g}");
-        }
-        t.add_row(vec![f.severity.as_str().to_string(), text]);
+        t.add_row(vec![f.severity.to_string(), stake_cell(f), finding_text(f)]);
     }
     format!("{t}\n")
+}
+
+/// A finding as one table cell: title, evidence, recommendation, expected gain.
+pub(crate) fn finding_text(f: &Finding) -> String {
+    let mut text = format!("{}: {}\n→ {}", f.title, f.evidence, f.recommendation);
+    if let Some(g) = &f.expected_gain {
+        let _ = write!(text, "\nexpected gain: {g}");
+    }
+    text
+}
+
+/// The "at stake" cell: the time and its share of the window, or "—" when the finding
+/// measures none (it is then info).
+pub(crate) fn stake_cell(f: &Finding) -> String {
+    f.stake
+        .map_or_else(|| "—".to_string(), |s| format!("{}\n{}", us(s.time_us), pct(s.share_pct())))
+}
+
+/// "at stake: 38.0 µs (38.0% of the trace window)", or `None`.
+pub(crate) fn stake_sentence(f: &Finding) -> Option<String> {
+    f.stake.map(|s| {
+        format!(
+            "at stake: {} ({} of {})",
+            us(s.time_us),
+            pct(s.share_pct()),
+            s.window.description()
+        )
+    })
+}
+
+/// [`stake_sentence`] of a finding as exports hold it.
+pub(crate) fn record_stake_sentence(
+    f: &rooftop_core::schema::finding::FindingRecord,
+) -> Option<String> {
+    match (f.time_at_stake_us, f.percent_of_total_time, f.window) {
+        (Some(t), Some(p), Some(w)) => {
+            Some(format!("at stake: {} ({} of {})", us(t), pct(p), w.description()))
+        }
+        _ => None,
+    }
 }
 
 /// Renders the device list. Units live in the header so the rows stay narrow.

@@ -619,6 +619,7 @@ fn finding(
         evidence,
         recommendation: recommendation.to_string(),
         expected_gain,
+        stake: None,
     }
 }
 

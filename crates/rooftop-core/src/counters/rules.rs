@@ -181,6 +181,7 @@ mod tests {
             evidence: String::new(),
             recommendation: String::new(),
             expected_gain: None,
+            stake: None,
         }];
         let tools = collect(&[rule("D", "ERR", "d", None), rule("B", "OPT", "b", Some(9.0))]);
         let r = ranked(&ours, &tools);

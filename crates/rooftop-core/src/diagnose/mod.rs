@@ -17,11 +17,27 @@
 //!   utilisation, occupancy < 50%);
 //! - seed 001: tile and wave quantization waste in GEMMs.
 //!
-//! Findings are ordered by severity (critical first), then by the order of the rules.
-//! They are written for the person reading them: whole sentences with the numbers in
+//! Every finding, whatever command makes it, is a [`Finding`] graded by one rule: its
+//! severity is a function of the time it puts at stake as a share of its window
+//! ([`Severity::of_share`], [`finding`]'s docs and `docs/methodology.md`), and reports
+//! list findings by [`rank`]. A kernel's own rules ([`diagnose`]) state as time at stake:
+//! - for the roofline findings (bandwidth, compute, class band, launch overhead with a
+//!   measured time), the kernel's gap to its floor, `time − floor` of the measured time,
+//!   while the kernel is under 70% of its roofline (seed 002: from 70% it is
+//!   near-optimal and the gap is not claimed);
+//! - for tile and wave quantization, the padded share of the kernel's time
+//!   (`1 − efficiency`), of the measured time or, without one, of the modelled time;
+//! - for a kernel faster than its floor, the whole measured time: every number of the
+//!   analysis is in doubt;
+//! - for structural observations (occupancy, fusion, matrix units, a measured ceiling
+//!   beaten, launch overhead without a time), nothing: they are info and listed after
+//!   the findings with a time at stake.
+//!
+//! Findings are written for the person reading them: whole sentences with the numbers in
 //! them, op classes named as nouns ("an RMSNorm", "a GEMM"), counts agreeing with their
 //! nouns ([`count`]), and no citation of rooftop's internal notes.
 
+pub mod finding;
 mod rules;
 
 pub use rules::{diagnose, expected_band, DiagnoseInput, ExpectedBand};
@@ -32,38 +48,4 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-use serde::Serialize;
-
-/// How much a finding matters.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Info,
-    Warning,
-    Critical,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Critical => "critical",
-        }
-    }
-}
-
-/// One finding: what was seen, the numbers that show it, and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
-    /// Stable identifier (`bandwidth.low`, `tiles.wave_quantization`, ...).
-    pub id: &'static str,
-    pub severity: Severity,
-    pub title: String,
-    pub evidence: String,
-    pub recommendation: String,
-    /// The gain the recommendation can bring, when it can be quantified.
-    pub expected_gain: Option<String>,
-}
+pub use finding::{rank, Finding, Severity, Stake, WindowKind};

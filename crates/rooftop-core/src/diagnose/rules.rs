@@ -1,7 +1,8 @@
 //! The diagnosis rules. Each rule reads the analysis numbers and pushes at most one
-//! finding; thresholds are named constants with their source.
+//! finding with its time at stake (which grades it, see [`super::finding`]); thresholds
+//! are named constants with their source.
 
-use super::{Finding, Severity};
+use super::{Finding, Stake, WindowKind};
 use crate::device::DeviceSpec;
 use crate::gemm_tiles::TileEfficiency;
 use crate::occupancy::{Limiter, Occupancy};
@@ -57,7 +58,7 @@ pub fn expected_band(class: OpClass) -> Option<ExpectedBand> {
     Some(ExpectedBand { low_pct, high_pct, label })
 }
 
-/// Runs every rule and returns the findings, most severe first.
+/// Runs every rule and returns the findings in [`super::rank`] order.
 pub fn diagnose(input: &DiagnoseInput<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     below_floor(input, &mut out);
@@ -70,9 +71,43 @@ pub fn diagnose(input: &DiagnoseInput<'_>) -> Vec<Finding> {
     occupancy(input, &mut out);
     fusion(input, &mut out);
     dequant_fusion(input, &mut out);
-    // Stable: keeps rule order within a severity.
-    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    super::rank(&mut out);
     out
+}
+
+/// A finding graded by `stake` with `expected_gain`.
+fn graded(
+    id: &'static str,
+    title: impl Into<String>,
+    evidence: impl Into<String>,
+    recommendation: impl Into<String>,
+    expected_gain: Option<String>,
+    stake: Option<Stake>,
+) -> Finding {
+    Finding::new(id, title, evidence, recommendation, stake).with_gain(expected_gain)
+}
+
+/// The kernel's gap to its roofline floor (`time − floor` of the measured time) while it
+/// reaches less than [`NEAR_PEAK_PCT`] of its roofline; from there it is near-optimal
+/// and no time is claimed.
+fn gap(r: &Roofline) -> Option<Stake> {
+    let a = r.achieved.as_ref()?;
+    if a.roofline_attainment_pct >= NEAR_PEAK_PCT {
+        return None;
+    }
+    Stake::new(a.time_us - r.floor_time_us, a.time_us, WindowKind::Kernel)
+}
+
+/// The share `1 − efficiency` of the kernel's time: the measured time, or without one
+/// the modelled time (the floor with the padded work, `floor / efficiency`).
+fn padded(r: &Roofline, efficiency: f64) -> Option<Stake> {
+    let waste = 1.0 - efficiency;
+    if let Some(a) = &r.achieved {
+        Stake::new(a.time_us * waste, a.time_us, WindowKind::Kernel)
+    } else {
+        let window = r.floor_time_us / efficiency;
+        Stake::new(window * waste, window, WindowKind::Model)
+    }
 }
 
 fn gbs(v: f64) -> String {
@@ -133,11 +168,12 @@ fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         )
     }) {
         if a.roofline_attainment_pct > 110.0 {
-            out.push(Finding {
-                id: "roofline.above_measured_ceiling",
-                severity: Severity::Info,
-                title: "Above the measured ceiling".to_string(),
-                evidence: format!(
+            // No time at stake: beating a measured roof by more than its noise says the
+            // roof is low, not that time is lost.
+            out.push(Finding::new(
+                "roofline.above_measured_ceiling",
+                "Above the measured ceiling",
+                format!(
                     "it ran in {}, faster than the floor of {} on the measured roofs ({} \
                      attainment); the roof: {}",
                     us(a.time_us),
@@ -145,13 +181,11 @@ fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                     pct(a.roofline_attainment_pct),
                     roof_meta.map_or("", |m| m.source.as_str())
                 ),
-                recommendation: "A measured roof is itself a benchmark: measure the ceilings \
-                                 again on a quiet machine (`rooftop ceilings`), and check \
-                                 whether this kernel's data fits in a cache, whose roof is \
-                                 higher."
-                    .to_string(),
-                expected_gain: None,
-            });
+                "A measured roof is itself a benchmark: measure the ceilings again on a quiet \
+                 machine (`rooftop ceilings`), and check whether this kernel's data fits in a \
+                 cache, whose roof is higher.",
+                None,
+            ));
         }
         return;
     }
@@ -165,22 +199,21 @@ fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         ),
         _ => String::new(),
     };
-    out.push(Finding {
-        id: "roofline.faster_than_floor",
-        severity: Severity::Critical,
-        title: "Faster than the hardware allows".to_string(),
-        evidence: format!(
+    // Every number of the analysis rests on the model and the roofs this time refutes:
+    // the whole measured time is at stake.
+    out.push(Finding::new(
+        "roofline.faster_than_floor",
+        "Faster than the hardware allows",
+        format!(
             "it ran in {}, below the floor of {} ({} attainment).{cache_note}",
             us(a.time_us),
             us(i.roofline.floor_time_us),
             pct(a.roofline_attainment_pct)
         ),
-        recommendation: "Check the inputs: the work model (shape, dtype, bits), the device \
-                         (clock, SKU), and that the time covers the whole kernel; flush caches \
-                         between timed runs."
-            .to_string(),
-        expected_gain: None,
-    });
+        "Check the inputs: the work model (shape, dtype, bits), the device (clock, SKU), and \
+         that the time covers the whole kernel; flush caches between timed runs.",
+        Stake::whole(a.time_us, WindowKind::Kernel),
+    ));
 }
 
 fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
@@ -188,9 +221,9 @@ fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     if floor >= LAUNCH_OVERHEAD_US {
         return;
     }
-    let (severity, evidence) = match &i.roofline.achieved {
+    let (stake, evidence) = match &i.roofline.achieved {
         Some(a) if a.time_us < 4.0 * LAUNCH_OVERHEAD_US && a.roofline_attainment_pct < 50.0 => (
-            Severity::Warning,
+            gap(i.roofline),
             format!(
                 "the work alone needs {} but the kernel took {}: most of the time is the fixed \
                  cost of a launch (a few µs)",
@@ -200,7 +233,7 @@ fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         ),
         Some(_) => return,
         None => (
-            Severity::Info,
+            None,
             format!(
                 "the work alone needs {}, less than the ~{} a kernel launch costs",
                 us(floor),
@@ -208,17 +241,15 @@ fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             ),
         ),
     };
-    out.push(Finding {
-        id: "launch.overhead",
-        severity,
-        title: "Launch overhead dominates this size".to_string(),
+    out.push(Finding::new(
+        "launch.overhead",
+        "Launch overhead dominates this size",
         evidence,
-        recommendation: "Batch more work per launch, fuse with neighbouring kernels, capture \
-                         launches in a CUDA/HIP graph, or send small tensors to a library op \
-                         (a size check in front of a custom kernel)."
-            .to_string(),
-        expected_gain: None,
-    });
+        "Batch more work per launch, fuse with neighbouring kernels, capture launches in a \
+         CUDA/HIP graph, or send small tensors to a library op (a size check in front of a \
+         custom kernel).",
+        stake,
+    ));
 }
 
 fn memory_limited(r: &Roofline) -> bool {
@@ -244,43 +275,38 @@ fn bandwidth_tree(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     );
     let at = |target_pct: f64| a.time_us * util / target_pct;
     let f = if util >= NEAR_PEAK_PCT {
-        Finding {
-            id: "bandwidth.near_peak",
-            severity: Severity::Info,
-            title: "Near the bandwidth roof".to_string(),
+        Finding::new(
+            "bandwidth.near_peak",
+            "Near the bandwidth roof",
             evidence,
-            recommendation: "The kernel is near-optimal for a memory-bound op. To go faster, \
-                             move fewer bytes: fuse with adjacent operations (e.g. RMSNorm + \
-                             residual add), keep intermediates in registers or shared memory, \
-                             or use a narrower dtype."
-                .to_string(),
-            expected_gain: gain(a.time_us, r.memory_floor_us, "at 100% of peak bandwidth"),
-        }
+            "The kernel is near-optimal for a memory-bound op. To go faster, move fewer bytes: \
+             fuse with adjacent operations (e.g. RMSNorm + residual add), keep intermediates \
+             in registers or shared memory, or use a narrower dtype.",
+            gap(r),
+        )
+        .with_gain(gain(a.time_us, r.memory_floor_us, "at 100% of peak bandwidth"))
     } else if util >= MAJOR_ISSUE_PCT {
-        Finding {
-            id: "bandwidth.room",
-            severity: Severity::Warning,
-            title: "Bandwidth below what the hardware allows".to_string(),
+        Finding::new(
+            "bandwidth.room",
+            "Bandwidth below what the hardware allows",
             evidence,
-            recommendation: "Check that adjacent threads read adjacent addresses (coalescing, \
-                             16-byte vector loads), autotune the block/threadgroup size from 32 \
-                             to 1024, remove unnecessary barriers, and cache re-read values in \
-                             registers."
-                .to_string(),
-            expected_gain: gain(a.time_us, at(NEAR_PEAK_PCT), "at 70% of peak bandwidth"),
-        }
+            "Check that adjacent threads read adjacent addresses (coalescing, 16-byte vector \
+             loads), autotune the block/threadgroup size from 32 to 1024, remove unnecessary \
+             barriers, and cache re-read values in registers.",
+            gap(r),
+        )
+        .with_gain(gain(a.time_us, at(NEAR_PEAK_PCT), "at 70% of peak bandwidth"))
     } else {
-        Finding {
-            id: "bandwidth.low",
-            severity: Severity::Critical,
-            title: "Far below the bandwidth roof".to_string(),
+        Finding::new(
+            "bandwidth.low",
+            "Far below the bandwidth roof",
             evidence,
-            recommendation: "Look for a major issue: a grid too small to fill the GPU (too few \
-                             blocks or threads), launch overhead on a small tensor, a hidden \
-                             copy of a non-contiguous input, or register spilling to memory."
-                .to_string(),
-            expected_gain: gain(a.time_us, at(NEAR_PEAK_PCT), "at 70% of peak bandwidth"),
-        }
+            "Look for a major issue: a grid too small to fill the GPU (too few blocks or \
+             threads), launch overhead on a small tensor, a hidden copy of a non-contiguous \
+             input, or register spilling to memory.",
+            gap(r),
+        )
+        .with_gain(gain(a.time_us, at(NEAR_PEAK_PCT), "at 70% of peak bandwidth"))
     };
     out.push(f);
 }
@@ -305,45 +331,47 @@ fn class_band(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     };
     if let Some((limit, rule)) = hard_floor {
         if util < limit {
-            out.push(Finding {
-                id: "class.likely_wrong",
-                severity: Severity::Critical,
-                title: format!("Too slow for {}", class_noun(i.work.class)),
-                evidence: format!("{} of peak bandwidth, and {rule}", pct(util)),
-                recommendation: "Compare with the framework's built-in kernel on the same \
-                                 input and check the launch configuration and memory access \
-                                 pattern before tuning anything else."
-                    .to_string(),
-                expected_gain: gain(
+            out.push(
+                Finding::new(
+                    "class.likely_wrong",
+                    format!("Too slow for {}", class_noun(i.work.class)),
+                    format!("{} of peak bandwidth, and {rule}", pct(util)),
+                    "Compare with the framework's built-in kernel on the same input and check \
+                     the launch configuration and memory access pattern before tuning \
+                     anything else.",
+                    gap(r),
+                )
+                .with_gain(gain(
                     a.time_us,
                     a.time_us * util / band.low_pct,
                     "at the low end of the expected band",
-                ),
-            });
+                )),
+            );
             return;
         }
     }
     if util < band.low_pct {
-        out.push(Finding {
-            id: "class.below_expected",
-            severity: Severity::Warning,
-            title: format!("Below the usual band for {}", band.label),
-            evidence: format!(
-                "{} of peak bandwidth, where {} kernels usually reach {}–{}",
-                pct(util),
-                band.label,
-                pct(band.low_pct),
-                pct(band.high_pct)
-            ),
-            recommendation: "Well-written kernels of this class reach the band; profile the \
-                             memory access pattern and the launch configuration."
-                .to_string(),
-            expected_gain: gain(
+        out.push(
+            Finding::new(
+                "class.below_expected",
+                format!("Below the usual band for {}", band.label),
+                format!(
+                    "{} of peak bandwidth, where {} kernels usually reach {}–{}",
+                    pct(util),
+                    band.label,
+                    pct(band.low_pct),
+                    pct(band.high_pct)
+                ),
+                "Well-written kernels of this class reach the band; profile the memory access \
+                 pattern and the launch configuration.",
+                gap(r),
+            )
+            .with_gain(gain(
                 a.time_us,
                 a.time_us * util / band.low_pct,
                 "at the low end of the expected band",
-            ),
-        });
+            )),
+        );
     }
 }
 
@@ -367,32 +395,27 @@ fn compute_utilisation(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     );
     let target = |p: f64| a.time_us * util / p;
     let f = if util >= NEAR_PEAK_PCT {
-        Finding {
-            id: "compute.near_peak",
-            severity: Severity::Info,
-            title: "Near the compute roof".to_string(),
+        Finding::new(
+            "compute.near_peak",
+            "Near the compute roof",
             evidence,
-            recommendation: "Little is left on this roof: a lower precision (FP8/INT8 where \
-                             accuracy allows) or less work (algorithmic changes) are the \
-                             remaining levers."
-                .to_string(),
-            expected_gain: gain(a.time_us, r.compute_floor_us, "at 100% of peak"),
-        }
+            "Little is left on this roof: a lower precision (FP8/INT8 where accuracy allows) \
+             or less work (algorithmic changes) are the remaining levers.",
+            gap(r),
+        )
+        .with_gain(gain(a.time_us, r.compute_floor_us, "at 100% of peak"))
     } else {
-        let severity = if util < MAJOR_ISSUE_PCT { Severity::Critical } else { Severity::Warning };
-        Finding {
-            id: "compute.low",
-            severity,
-            title: "Compute-bound but below the compute roof".to_string(),
+        Finding::new(
+            "compute.low",
+            "Compute-bound but below the compute roof",
             evidence,
-            recommendation: "Increase parallelism (more warps/simdgroups per block), use \
-                             the matrix units (tensor cores / MFMA / \
-                             simdgroup_matrix) for dense products, cut register pressure that \
-                             limits occupancy, and fuse to save launches; accumulate in FP32 \
-                             with FP16/BF16 inputs."
-                .to_string(),
-            expected_gain: gain(a.time_us, target(NEAR_PEAK_PCT), "at 70% of peak"),
-        }
+            "Increase parallelism (more warps/simdgroups per block), use the matrix units \
+             (tensor cores / MFMA / simdgroup_matrix) for dense products, cut register \
+             pressure that limits occupancy, and fuse to save launches; accumulate in FP32 \
+             with FP16/BF16 inputs.",
+            gap(r),
+        )
+        .with_gain(gain(a.time_us, target(NEAR_PEAK_PCT), "at 70% of peak"))
     };
     out.push(f);
 }
@@ -424,11 +447,10 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     if best.tflops <= roof.tflops * 1.5 {
         return;
     }
-    out.push(Finding {
-        id: "compute.matrix_units_unused",
-        severity: Severity::Info,
-        title: "Matrix units available".to_string(),
-        evidence: format!(
+    out.push(graded(
+        "compute.matrix_units_unused",
+        "Matrix units available",
+        format!(
             "this {} runs on the {} vector roof ({}); the device's {} matrix roof is {}",
             class_name(i.work.class),
             roof.precision,
@@ -436,23 +458,24 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             best.precision,
             si(best.tflops * 1e12, "FLOP/s")
         ),
-        recommendation: format!(
-            "If accuracy allows, run it as {} on the matrix units (e.g. \
-             torch.backends.cuda.matmul.allow_tf32 or autocast).",
+        format!(
+            "If accuracy allows, run it as {} on the matrix units (PyTorch: \
+             torch.backends.cuda.matmul.allow_tf32 or autocast; JAX: \
+             jax.default_matmul_precision or bfloat16 inputs).",
             best.precision
         ),
-        expected_gain: Some(format!("compute roof {}× higher", sig3(best.tflops / roof.tflops))),
-    });
+        Some(format!("compute roof {}× higher", sig3(best.tflops / roof.tflops))),
+        None,
+    ));
 }
 
 fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     let Some(t) = i.tiles else { return };
     if t.tile_eff < QUANTIZATION_EFF {
-        out.push(Finding {
-            id: "tiles.tile_quantization",
-            severity: Severity::Warning,
-            title: "Tile quantization wastes work".to_string(),
-            evidence: format!(
+        out.push(graded(
+            "tiles.tile_quantization",
+            "Tile quantization wastes work",
+            format!(
                 "the {}x{} macro tile pads the problem to {} tiles ({} x {}), so {} of the \
                  computed outputs are padding (tile efficiency {})",
                 t.mt_m,
@@ -463,21 +486,20 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                 pct((1.0 - t.tile_eff) * 100.0),
                 sig3(t.tile_eff)
             ),
-            recommendation: "Pad the model dimension to a multiple of the tile, or tune the \
-                             GEMM (hipBLASLt/cuBLASLt heuristics, CUTLASS/CK configs) for a \
-                             tile that divides M and N."
-                .to_string(),
-            expected_gain: Some(format!("up to {}× on the MMA work", sig3(1.0 / t.tile_eff))),
-        });
+            "Pad the model dimension to a multiple of the tile, or tune the \
+             GEMM (hipBLASLt/cuBLASLt heuristics, CUTLASS/CK configs) for a \
+             tile that divides M and N.",
+            Some(format!("up to {}× on the MMA work", sig3(1.0 / t.tile_eff))),
+            padded(i.roofline, t.tile_eff),
+        ));
     }
     if let (Some(wq), Some(waves)) = (t.wq_eff, t.waves) {
         if wq < QUANTIZATION_EFF {
             let num_cu = i.device.num_cu;
-            out.push(Finding {
-                id: "tiles.wave_quantization",
-                severity: Severity::Warning,
-                title: "Last wave leaves compute units idle".to_string(),
-                evidence: format!(
+            out.push(graded(
+                "tiles.wave_quantization",
+                "Last wave leaves compute units idle",
+                format!(
                     "{} tiles on {} {}s run in {} waves, the last one partly empty (wave \
                      efficiency {}, dimension efficiency {})",
                     t.num_tiles,
@@ -487,12 +509,12 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                     sig3(wq),
                     sig3(t.dim_eff)
                 ),
-                recommendation: "Choose a tile (or split-K / stream-K) so the tile count is \
-                                 close to a multiple of the compute-unit count, or batch \
-                                 independent GEMMs into one launch."
-                    .to_string(),
-                expected_gain: Some(format!("up to {}×", sig3(1.0 / wq))),
-            });
+                "Choose a tile (or split-K / stream-K) so the tile count is \
+                 close to a multiple of the compute-unit count, or batch \
+                 independent GEMMs into one launch.",
+                Some(format!("up to {}×", sig3(1.0 / wq))),
+                padded(i.roofline, wq),
+            ));
         }
     }
 }
@@ -522,11 +544,10 @@ fn occupancy(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         Limiter::Barriers => "Use fewer, larger workgroups: the barrier-slot limit binds.",
     };
     let label = if o.estimate { " (estimate)" } else { "" };
-    out.push(Finding {
-        id: "occupancy.low",
-        severity: Severity::Warning,
-        title: "Low occupancy".to_string(),
-        evidence: format!(
+    out.push(graded(
+        "occupancy.low",
+        "Low occupancy",
+        format!(
             "{} occupancy{label}: {} blocks per {} and {} of {} warps resident, limited by {}",
             pct(o.occupancy_pct),
             o.blocks_per_cu,
@@ -535,11 +556,10 @@ fn occupancy(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             o.max_warps_per_cu,
             limiter_name(o.limiter)
         ),
-        recommendation: format!(
-            "{advice} Below 50% there may be too few warps to hide memory latency."
-        ),
-        expected_gain: None,
-    });
+        format!("{advice} Below 50% there may be too few warps to hide memory latency."),
+        None,
+        None,
+    ));
 }
 
 fn limiter_name(l: Limiter) -> &'static str {
@@ -571,25 +591,25 @@ fn fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let t_saved_us = saved / (r.bandwidth_gbs * 1e9) * 1e6;
-    out.push(Finding {
-        id: "fusion.opportunity",
-        severity: Severity::Info,
-        title: "Fusion would save traffic".to_string(),
-        evidence: format!(
+    out.push(graded(
+        "fusion.opportunity",
+        "Fusion would save traffic",
+        format!(
             "this {} writes {} that the next kernel reads back",
             class_name(i.work.class),
             si(i.work.bytes_written, "B")
         ),
-        recommendation: format!(
+        format!(
             "Fuse with {partner}: the intermediate then stays on chip instead of making a \
              round trip through DRAM."
         ),
-        expected_gain: Some(format!(
+        Some(format!(
             "{} less DRAM traffic ({} saved at peak bandwidth)",
             si(saved, "B"),
             us(t_saved_us)
         )),
-    });
+        None,
+    ));
 }
 
 fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
@@ -612,11 +632,10 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             )
         })
         .unwrap_or_default();
-    out.push(Finding {
-        id: "fusion.dequant",
-        severity: Severity::Info,
-        title: "Keep dequantization fused into the matmul".to_string(),
-        evidence: format!(
+    out.push(graded(
+        "fusion.dequant",
+        "Keep dequantization fused into the matmul",
+        format!(
             "dequantize-then-matmul moves {} ({} at peak bandwidth); the fused kernel moves {} \
              ({}){seed}",
             si(m.unfused_bytes, "B"),
@@ -624,19 +643,19 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             si(m.fused_bytes, "B"),
             us(m.fused_bytes / bw * 1e6),
         ),
-        recommendation: "Dequantize in registers inside the GEMM/GEMV (as Marlin, GGML and \
-                         ROCmForge's fused Q4_0 kernel do) rather than materialising the \
-                         dequantized weights."
-            .to_string(),
-        expected_gain: Some(format!("{}× less DRAM traffic than unfused", sig3(m.saving))),
-    });
+        "Dequantize in registers inside the GEMM/GEMV (as Marlin, GGML and \
+         ROCmForge's fused Q4_0 kernel do) rather than materialising the \
+         dequantized weights.",
+        Some(format!("{}× less DRAM traffic than unfused", sig3(m.saving))),
+        None,
+    ));
 }
 
 #[cfg(test)]
 mod tests {
     use crate::analysis::{analyze, GemmShape, GemmView, KernelRequest};
     use crate::device::Catalog;
-    use crate::diagnose::Severity;
+    use crate::diagnose::{Severity, WindowKind};
     use crate::occupancy::KernelResources;
     use crate::ops::elementwise::ElementwiseSpec;
     use crate::ops::gemm::GemmSpec;
@@ -746,8 +765,69 @@ mod tests {
         let f = ids("h100-sxm", &KernelRequest::new(w.clone()));
         assert_eq!(f[0], ("launch.overhead", Severity::Info));
         assert!(f.iter().all(|(_, s)| *s == Severity::Info), "{f:?}");
+        // Timed at 8 µs, all but 2.4 ns of the kernel's time is above its floor: the
+        // whole time is at stake, critical.
         let f = ids("h100-sxm", &timed(w, 8));
-        assert!(f.contains(&("launch.overhead", Severity::Warning)), "{f:?}");
+        assert!(f.contains(&("launch.overhead", Severity::Critical)), "{f:?}");
+    }
+
+    #[test]
+    fn severity_is_the_share_of_the_kernel_time_at_stake() {
+        // Element-wise, 1,073,741,824 B at 3.35 TB/s: a 320.52 µs floor; at 534 µs the
+        // gap is 213.48 µs, 39.98% of the kernel's time: a warning for every roofline
+        // finding, each stating that stake.
+        let w = ElementwiseSpec::unary(1 << 28, Precision::Bf16, 1.0).work().unwrap();
+        let cat = Catalog::builtin();
+        let a = analyze(cat.lookup("h100-sxm").unwrap(), &timed(w, 534)).unwrap();
+        let floor = 1_073_741_824.0 / 3.35e12 * 1e6;
+        for id in ["bandwidth.room", "class.below_expected"] {
+            let f = a.findings.iter().find(|f| f.id == id).unwrap();
+            let s = f.stake.unwrap();
+            assert_eq!((s.window, s.window_us), (WindowKind::Kernel, 534.0));
+            assert!((s.time_us - (534.0 - floor)).abs() < 1e-6, "{s:?}");
+            assert!((s.share_pct() - 39.98).abs() < 0.01, "{s:?}");
+            assert_eq!(f.severity, Severity::Warning);
+        }
+        // Structural findings state no time: info, listed after those with one.
+        let fusion = a.findings.last().unwrap();
+        assert_eq!(
+            (fusion.id, fusion.severity, fusion.stake),
+            ("fusion.opportunity", Severity::Info, None)
+        );
+        // The same kernel at 150 µs beats its floor: the whole time is at stake.
+        let w = ElementwiseSpec::unary(1 << 28, Precision::Bf16, 1.0).work().unwrap();
+        let a = analyze(cat.lookup("h100-sxm").unwrap(), &timed(w, 150)).unwrap();
+        assert_eq!(a.findings[0].id, "roofline.faster_than_floor");
+        assert_eq!(a.findings[0].share_pct(), Some(100.0));
+        assert_eq!(a.findings[0].severity, Severity::Critical);
+    }
+
+    #[test]
+    fn structural_findings_without_a_time_are_info_but_tiles_have_a_modelled_stake() {
+        // Wave efficiency 0.8421 (1280 tiles on 304 CUs in 5 waves): 15.8% of the modelled
+        // time is padding, a warning even with no measured time.
+        let w = GemmSpec::new(10240, 2048, 2048, Precision::Bf16).work().unwrap();
+        let mut req = KernelRequest::new(w);
+        req.kernel_name = Some("Cijk_Alik_Bljk_BBS_BH_MT256x64x64_MI32x32x8x1_SN_WG32_8_1".into());
+        req.gemm = Some(GemmShape { m: 10240, n: 2048, batch: 1, view: GemmView::Blas });
+        let cat = Catalog::builtin();
+        let a = analyze(cat.lookup("mi300x").unwrap(), &req).unwrap();
+        let f = a.findings.iter().find(|f| f.id == "tiles.wave_quantization").unwrap();
+        let s = f.stake.unwrap();
+        assert_eq!(s.window, WindowKind::Model);
+        assert!((s.share_pct() - (1.0 - 1280.0 / 1520.0) * 100.0).abs() < 1e-9, "{s:?}");
+        assert_eq!(f.severity, Severity::Warning);
+        // Occupancy 12.5% with no time: nothing measured says it costs time.
+        let w = GemmSpec::new(4096, 4096, 4096, Precision::Bf16).work().unwrap();
+        let mut req = KernelRequest::new(w);
+        req.resources = Some(KernelResources {
+            threads_per_block: 128,
+            regs_per_thread: Some(255),
+            ..KernelResources::default()
+        });
+        let a = analyze(cat.lookup("a100-sxm-80gb").unwrap(), &req).unwrap();
+        let f = a.findings.iter().find(|f| f.id == "occupancy.low").unwrap();
+        assert_eq!((f.severity, f.stake), (Severity::Info, None));
     }
 
     #[test]

@@ -2,56 +2,96 @@
 //!
 //! Every number comes from the analysis (timeline, ops and kernel summaries, short
 //! kernels, the per-category roofline tables); thresholds are named constants with
-//! their source. The time at stake of each finding says what it measures:
+//! their source. Each finding is a [`Finding`] graded by its time at stake
+//! ([`crate::diagnose::finding`]: the same rule for every kind), which says what it
+//! measures and of which window:
 //! - idle GPU: the idle time of the window;
-//! - exposed communication / memcpy: the exposed time (timeline definitions);
-//! - short kernels: the time spent in kernels under the threshold (seed 002 "Kernel
-//!   Launch Overhead": a fixed launch cost of a few µs dominates such kernels);
+//! - exposed communication / memcpy: the exposed time (timeline definitions), of the
+//!   trace window;
+//! - short kernels: the time spent in kernels under the threshold (a fixed launch cost
+//!   of a few µs dominates such kernels), of the devices' time;
 //! - ops below the roofline: `kernel time × (1 − attainment)`, the time the ops would
-//!   save at their roofline floor;
-//! - unfused elementwise chains: the kernel time of the chains (what fusion works on).
+//!   save at their roofline floor, of the devices' time;
+//! - unfused elementwise chains: the kernel time of the chains (what fusion works on),
+//!   of the devices' time.
 //!
-//! Findings are sorted by time at stake, largest first.
+//! "The devices' time" is the trace window times the number of devices with GPU events:
+//! kernel time summed over 8 GPUs is a share of 8 windows, never 581% of one.
+//!
+//! The advice names the tools of the trace's framework ([`Framework`]): `torch.compile`
+//! and CUDA graphs for PyTorch, `jax.jit` and XLA's scheduler for a JAX profile.
+//!
+//! Findings are listed by [`crate::diagnose::rank`]: severity, then time at stake.
 
 use super::model::{GpuKind, TraceModel};
 use super::summary::ShortKernels;
 use super::tables::{CategoryTable, OpRow};
 use super::timeline::Timeline;
-use crate::diagnose::{Finding, Severity};
+use crate::diagnose::{rank, Finding, Stake, WindowKind};
 use crate::units::{pct, sig3, us};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Idle GPU above this share of the window is worth a finding.
 pub const IDLE_WARN_PCT: f64 = 20.0;
-/// ... and critical above this share.
-pub const IDLE_CRITICAL_PCT: f64 = 50.0;
-/// Exposed communication or memcpy above this share of the window is worth a finding.
-pub const EXPOSED_WARN_PCT: f64 = 5.0;
-/// Below this share it is reported as info (when non-zero).
+/// Exposed communication or memcpy from this share of the window is worth a finding.
 pub const EXPOSED_INFO_PCT: f64 = 1.0;
 /// Short kernels taking this share of kernel time, or being this share of all launches,
-/// are worth a finding (seed 002: launch cost dominates small tensors).
+/// are worth a finding (a launch's fixed cost dominates small tensors).
 pub const SHORT_TIME_WARN_PCT: f64 = 20.0;
 pub const SHORT_COUNT_WARN_PCT: f64 = 50.0;
-/// Ops under this roofline attainment are "far below" (seed 002 decision tree: < 30% of
-/// peak is a major issue; 30-70% has room).
-pub const FAR_BELOW_ROOF_PCT: f64 = 30.0;
+/// Ops under this roofline attainment are "below the roofline" (under 70% of peak has
+/// room; from 70% a kernel is near-optimal).
 pub const BELOW_ROOF_PCT: f64 = 70.0;
 /// Consecutive elementwise kernels on one stream form a chain from this length.
 pub const CHAIN_MIN_LEN: usize = 3;
-/// Findings whose time at stake is below this share of the window are dropped.
+/// Findings whose time at stake is below this share of their window are dropped.
 pub const MIN_STAKE_PCT: f64 = 0.5;
 
-/// A finding with the GPU time it concerns.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TraceFinding {
-    #[serde(flatten)]
-    pub finding: Finding,
-    /// GPU time the finding concerns (see the module doc for each kind), µs.
-    pub time_at_stake_us: f64,
-    /// `time_at_stake_us` over the timeline window.
-    pub percent_of_total_time: f64,
+/// The framework that recorded a trace, for advice in its own terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framework {
+    /// A PyTorch profiler (Kineto) trace.
+    PyTorch,
+    /// A JAX profile (XPlane): XLA compiles and fuses the step.
+    Jax,
+}
+
+impl Framework {
+    /// The framework of `model`: JAX when it came from an XPlane profile.
+    pub fn of(model: &TraceModel) -> Framework {
+        if model.xla.is_some() {
+            Framework::Jax
+        } else {
+            Framework::PyTorch
+        }
+    }
+
+    /// How to fuse small kernels in this framework.
+    pub fn fuse(self) -> &'static str {
+        match self {
+            Framework::PyTorch => "torch.compile",
+            Framework::Jax => "one jax.jit region, which XLA fuses",
+        }
+    }
+
+    /// How to replay a launch sequence as one.
+    pub fn graph(self) -> &'static str {
+        match self {
+            Framework::PyTorch => "a CUDA/HIP graph",
+            Framework::Jax => "an XLA command buffer (CUDA graph)",
+        }
+    }
+
+    /// The calls that block the host on the device.
+    pub fn host_syncs(self) -> &'static str {
+        match self {
+            Framework::PyTorch => ".item(), .cpu(), .tolist()",
+            Framework::Jax => {
+                "block_until_ready(), jax.device_get(), float() or np.asarray() of a device \
+                 array"
+            }
+        }
+    }
 }
 
 /// Everything the findings read.
@@ -66,23 +106,39 @@ pub struct FindingsInput<'a> {
     pub is_elementwise: &'a dyn Fn(u32) -> bool,
 }
 
-/// The trace-wide findings, largest time at stake first.
-pub fn findings(input: &FindingsInput<'_>) -> Vec<TraceFinding> {
-    let window_us = input.timeline.all.total.time_ms * 1e3;
+/// The trace-wide findings in [`rank`] order.
+pub fn findings(input: &FindingsInput<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     idle(input, &mut out);
     exposed(input, &mut out);
     short_kernels(input, &mut out);
     below_roofline(input, &mut out);
     elementwise_chains(input, &mut out);
-    for f in &mut out {
-        f.percent_of_total_time =
-            if window_us > 0.0 { f.time_at_stake_us / window_us * 100.0 } else { 0.0 };
-    }
-    out.retain(|f| f.percent_of_total_time >= MIN_STAKE_PCT || f.finding.severity > Severity::Info);
-    // Stable sort: equal stakes keep rule order.
-    out.sort_by(|a, b| b.time_at_stake_us.total_cmp(&a.time_at_stake_us));
+    drop_negligible(&mut out);
+    rank(&mut out);
     out
+}
+
+/// Leaves out findings under [`MIN_STAKE_PCT`] of their window (they are info), and
+/// those whose window could not be measured (a trace with no GPU window).
+pub fn drop_negligible(findings: &mut Vec<Finding>) {
+    findings.retain(|f| f.share_pct().is_some_and(|p| p >= MIN_STAKE_PCT));
+}
+
+/// The trace window, µs.
+pub fn trace_window_us(t: &Timeline) -> f64 {
+    t.all.total.time_ms * 1e3
+}
+
+/// `time_us` of GPU time summed over the devices, as a stake of the devices' time: the
+/// trace window times the devices with GPU events (one device: the trace window).
+pub fn device_time_stake(t: &Timeline, time_us: f64) -> Option<Stake> {
+    let devices = t.per_device.len().max(1);
+    if devices == 1 {
+        Stake::new(time_us, trace_window_us(t), WindowKind::Trace)
+    } else {
+        Stake::new(time_us, trace_window_us(t) * devices as f64, WindowKind::Devices)
+    }
 }
 
 impl std::fmt::Debug for FindingsInput<'_> {
@@ -91,109 +147,117 @@ impl std::fmt::Debug for FindingsInput<'_> {
     }
 }
 
-fn push(out: &mut Vec<TraceFinding>, finding: Finding, time_at_stake_us: f64) {
-    out.push(TraceFinding { finding, time_at_stake_us, percent_of_total_time: 0.0 });
-}
-
-fn idle(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
+fn idle(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
     let t = &i.timeline.all;
     if t.idle.percent < IDLE_WARN_PCT {
         return;
     }
-    let severity =
-        if t.idle.percent >= IDLE_CRITICAL_PCT { Severity::Critical } else { Severity::Warning };
-    push(
-        out,
-        Finding {
-            id: "trace.gpu_idle",
-            severity,
-            title: "GPU idle for much of the trace".to_string(),
-            evidence: format!(
+    let fw = Framework::of(i.model);
+    let (syncs, launch_ahead) = match fw {
+        Framework::PyTorch => {
+            (".item() or .cpu()", "capture the step in a CUDA/HIP graph or torch.compile it")
+        }
+        Framework::Jax => (
+            "block_until_ready() or jax.device_get()",
+            "jit the whole step (jax.jit) so XLA runs it as one program",
+        ),
+    };
+    out.push(
+        Finding::new(
+            "trace.gpu_idle",
+            "GPU idle for much of the trace",
+            format!(
                 "the GPU was idle {} of the {} window ({}); busy {}",
                 us(t.idle.time_ms * 1e3),
                 us(t.total.time_ms * 1e3),
                 pct(t.idle.percent),
                 us(t.busy.time_ms * 1e3)
             ),
-            recommendation: "The CPU does not feed the GPU fast enough: look for host-side \
-                             gaps (Python overhead, synchronisations such as .item() or \
-                             .cpu(), data loading) between kernels; capture the step in a \
-                             CUDA/HIP graph or torch.compile it; raise the batch size. A \
-                             trace of a single short step also shows profiler warm-up."
-                .to_string(),
-            expected_gain: Some(format!("up to {} of GPU wall time", us(t.idle.time_ms * 1e3))),
-        },
-        t.idle.time_ms * 1e3,
+            format!(
+                "The CPU does not feed the GPU fast enough: look for host-side gaps (Python \
+                 overhead, synchronisations such as {syncs}, data loading) between kernels; \
+                 {launch_ahead}; raise the batch size. A trace of a single short step also \
+                 shows profiler warm-up."
+            ),
+            Stake::new(t.idle.time_ms * 1e3, trace_window_us(i.timeline), WindowKind::Trace),
+        )
+        .with_gain(Some(format!("up to {} of GPU wall time", us(t.idle.time_ms * 1e3)))),
     );
 }
 
-fn exposed(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
+fn exposed(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
     let t = &i.timeline.all;
-    let sev = |p: f64| {
-        if p >= EXPOSED_WARN_PCT {
-            Some(Severity::Warning)
-        } else if p >= EXPOSED_INFO_PCT {
-            Some(Severity::Info)
-        } else {
-            None
-        }
-    };
-    if let Some(severity) = sev(t.exposed_communication.percent) {
-        push(
-            out,
-            Finding {
-                id: "trace.exposed_communication",
-                severity,
-                title: "Communication not overlapped with computation".to_string(),
-                evidence: format!(
-                    "{} of the {} of NCCL/RCCL kernels ran with no computation alongside ({} \
-                     of the window)",
+    let window_us = trace_window_us(i.timeline);
+    let fw = Framework::of(i.model);
+    if t.exposed_communication.percent >= EXPOSED_INFO_PCT {
+        let advice = match fw {
+            Framework::PyTorch => {
+                "Overlap collectives with compute: bucket gradients (DDP bucket_cap_mb, FSDP \
+                 prefetch), issue collectives on a separate stream early, and check the \
+                 slowest rank (others wait in the collective for it)."
+            }
+            Framework::Jax => {
+                "Overlap collectives with compute: let XLA schedule them asynchronously \
+                 (its latency-hiding scheduler), shard so that independent compute is \
+                 available while they run, and check the slowest device (others wait in \
+                 the collective for it)."
+            }
+        };
+        out.push(
+            Finding::new(
+                "trace.exposed_communication",
+                "Communication not overlapped with computation",
+                format!(
+                    "{} of the {} of NCCL/RCCL kernels ran with no computation alongside ({} of \
+                     the window)",
                     us(t.exposed_communication.time_ms * 1e3),
                     us(t.communication.time_ms * 1e3),
                     pct(t.exposed_communication.percent)
                 ),
-                recommendation: "Overlap collectives with compute: bucket gradients \
-                                 (DDP bucket_cap_mb, FSDP prefetch), issue collectives on a \
-                                 separate stream early, and check the slowest rank (others \
-                                 wait in the collective for it)."
-                    .to_string(),
-                expected_gain: Some(format!(
-                    "up to {} if fully overlapped",
-                    us(t.exposed_communication.time_ms * 1e3)
-                )),
-            },
-            t.exposed_communication.time_ms * 1e3,
+                advice,
+                Stake::new(t.exposed_communication.time_ms * 1e3, window_us, WindowKind::Trace),
+            )
+            .with_gain(Some(format!(
+                "up to {} if fully overlapped",
+                us(t.exposed_communication.time_ms * 1e3)
+            ))),
         );
     }
-    if let Some(severity) = sev(t.exposed_memcpy.percent) {
-        push(
-            out,
-            Finding {
-                id: "trace.exposed_memcpy",
-                severity,
-                title: "Memory copies not overlapped with kernels".to_string(),
-                evidence: format!(
+    if t.exposed_memcpy.percent >= EXPOSED_INFO_PCT {
+        let advice = match fw {
+            Framework::PyTorch => {
+                "Use pinned host memory and non_blocking=True copies on a side stream, \
+                 prefetch the next batch, and remove device-to-host copies from the step \
+                 (.item(), .cpu(), printing tensors)."
+            }
+            Framework::Jax => {
+                "Prefetch the next batch to the device (jax.device_put ahead of the step) \
+                 and remove device-to-host transfers from the step (jax.device_get, \
+                 printing or converting device arrays)."
+            }
+        };
+        out.push(
+            Finding::new(
+                "trace.exposed_memcpy",
+                "Memory copies not overlapped with kernels",
+                format!(
                     "{} of the {} of memcpy ran with no kernel alongside ({} of the window)",
                     us(t.exposed_memcpy.time_ms * 1e3),
                     us(t.memcpy.time_ms * 1e3),
                     pct(t.exposed_memcpy.percent)
                 ),
-                recommendation: "Use pinned host memory and non_blocking=True copies on a \
-                                 side stream, prefetch the next batch, and remove \
-                                 device-to-host copies from the step (.item(), .cpu(), \
-                                 printing tensors)."
-                    .to_string(),
-                expected_gain: Some(format!(
-                    "up to {} if fully overlapped",
-                    us(t.exposed_memcpy.time_ms * 1e3)
-                )),
-            },
-            t.exposed_memcpy.time_ms * 1e3,
+                advice,
+                Stake::new(t.exposed_memcpy.time_ms * 1e3, window_us, WindowKind::Trace),
+            )
+            .with_gain(Some(format!(
+                "up to {} if fully overlapped",
+                us(t.exposed_memcpy.time_ms * 1e3)
+            ))),
         );
     }
 }
 
-fn short_kernels(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
+fn short_kernels(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
     let s = i.short;
     if s.short_count == 0
         || (s.percent_of_kernel_time < SHORT_TIME_WARN_PCT
@@ -214,32 +278,30 @@ fn short_kernels(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
             )
         })
         .unwrap_or_default();
-    push(
-        out,
-        Finding {
-            id: "trace.short_kernels",
-            severity: Severity::Warning,
-            title: "Many kernels in launch-overhead territory".to_string(),
-            evidence: format!(
-                "{} of {} kernels ({}) ran under {} µs, {} of kernel time ({}){top}",
-                s.short_count,
-                s.kernel_count,
-                pct(s.percent_of_kernels),
-                sig3(s.threshold_us),
-                us(s.short_time_us),
-                pct(s.percent_of_kernel_time)
-            ),
-            recommendation: "A launch costs a few µs of CPU and GPU time whatever the kernel \
-                             does: fuse small ops (torch.compile), batch work per launch, or \
-                             capture the sequence in a CUDA/HIP graph."
-                .to_string(),
-            expected_gain: None,
-        },
-        s.short_time_us,
-    );
+    let fw = Framework::of(i.model);
+    out.push(Finding::new(
+        "trace.short_kernels",
+        "Many kernels in launch-overhead territory",
+        format!(
+            "{} of {} kernels ({}) ran under {} µs, {} of kernel time ({}){top}",
+            s.short_count,
+            s.kernel_count,
+            pct(s.percent_of_kernels),
+            sig3(s.threshold_us),
+            us(s.short_time_us),
+            pct(s.percent_of_kernel_time)
+        ),
+        format!(
+            "A launch costs a few µs of CPU and GPU time whatever the kernel does: fuse small \
+             ops ({}), batch work per launch, or capture the sequence in {}.",
+            fw.fuse(),
+            fw.graph()
+        ),
+        device_time_stake(i.timeline, s.short_time_us),
+    ));
 }
 
-fn below_roofline(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
+fn below_roofline(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
     // One finding per table, covering its rows below the roof; the row with the most
     // time at stake is named. Rows nested inside a row of the same table (TraceLens
     // lists both `aten::layer_norm` and the `aten::native_layer_norm` it calls) would
@@ -264,18 +326,15 @@ fn below_roofline(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
             }
         }
         let Some((_, w, watt)) = worst else { continue };
-        let severity = if watt < FAR_BELOW_ROOF_PCT { Severity::Warning } else { Severity::Info };
         let advice = w
             .top_finding
             .as_ref()
             .map_or_else(String::new, |f| format!(". Its top finding: {}", f.title));
-        push(
-            out,
-            Finding {
-                id: "trace.below_roofline",
-                severity,
-                title: format!("{} ops below the roofline", t.name),
-                evidence: format!(
+        out.push(
+            Finding::new(
+                "trace.below_roofline",
+                format!("{} ops below the roofline", t.name),
+                format!(
                     "{} under {} of their roofline take {} of kernel time; the largest, {} \
                      ({}, {} calls), reaches {} of its roofline{advice}",
                     crate::diagnose::count(
@@ -290,14 +349,14 @@ fn below_roofline(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
                     w.count,
                     pct(watt)
                 ),
-                recommendation: format!(
+                format!(
                     "See `rooftop trace --section {}` for each row's bound, efficiencies and \
                      finding.",
                     section_of(&t.name)
                 ),
-                expected_gain: Some(format!("up to {} at the roofline floor", us(stake))),
-            },
-            stake,
+                device_time_stake(i.timeline, stake),
+            )
+            .with_gain(Some(format!("up to {} at the roofline floor", us(stake)))),
         );
     }
 }
@@ -344,7 +403,7 @@ fn short_name(name: &str) -> String {
     }
 }
 
-fn elementwise_chains(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
+fn elementwise_chains(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
     // Kernels per (device, stream) in time order: (start, elementwise?, duration).
     type Launches = Vec<(i64, bool, i64)>;
     let m = i.model;
@@ -380,32 +439,37 @@ fn elementwise_chains(i: &FindingsInput<'_>, out: &mut Vec<TraceFinding>) {
         return;
     }
     let t_us = time_ns as f64 / 1e3;
-    push(
-        out,
-        Finding {
-            id: "trace.unfused_elementwise",
-            severity: Severity::Info,
-            title: "Chains of unfused element-wise kernels".to_string(),
-            evidence: format!(
-                "{} of {CHAIN_MIN_LEN} or more back-to-back element-wise kernels on one stream \
-                 ({kernels} kernels, longest {longest}) take {}",
-                crate::diagnose::count(chains, "chain", "chains"),
-                us(t_us)
-            ),
-            recommendation: "Each kernel of a chain reads and writes its tensors from device \
-                             memory; fusing the chain (torch.compile, a fused op such as \
-                             fused bias+activation or add+norm) moves the intermediate \
-                             tensors once instead of per kernel."
-                .to_string(),
-            expected_gain: None,
-        },
-        t_us,
-    );
+    let fused = match Framework::of(i.model) {
+        Framework::PyTorch => {
+            "fusing the chain (torch.compile, a fused op such as fused bias+activation or \
+             add+norm)"
+        }
+        Framework::Jax => {
+            "fusing the chain (one jax.jit region, which XLA fuses; look for what splits \
+             it: a custom call, a host callback, a separate jit)"
+        }
+    };
+    out.push(Finding::new(
+        "trace.unfused_elementwise",
+        "Chains of unfused element-wise kernels",
+        format!(
+            "{} of {CHAIN_MIN_LEN} or more back-to-back element-wise kernels on one stream \
+             ({kernels} kernels, longest {longest}) take {}",
+            crate::diagnose::count(chains, "chain", "chains"),
+            us(t_us)
+        ),
+        format!(
+            "Each kernel of a chain reads and writes its tensors from device memory; {fused} \
+             moves the intermediate tensors once instead of per kernel."
+        ),
+        device_time_stake(i.timeline, t_us),
+    ));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::Severity;
     use crate::trace::model::{CpuOp, GpuEvent};
     use crate::trace::summary::short_kernels as short_study;
     use crate::trace::timeline::timeline;
@@ -453,15 +517,15 @@ mod tests {
             tables: &[],
             is_elementwise: &ew,
         });
-        let ids: Vec<&str> = f.iter().map(|f| f.finding.id).collect();
+        let ids: Vec<&str> = f.iter().map(|f| f.id).collect();
         // idle 38 µs > short kernels 12 µs = chain 12 µs (rule order kept on ties).
         assert_eq!(ids, vec!["trace.gpu_idle", "trace.short_kernels", "trace.unfused_elementwise"]);
-        assert_eq!(f[0].time_at_stake_us, 38.0);
-        assert_eq!(f[0].finding.severity, Severity::Warning); // 38% idle
-        assert!((f[0].percent_of_total_time - 38.0).abs() < 1e-9);
-        assert_eq!(f[1].time_at_stake_us, 12.0); // 4 of 6 kernels short
-        assert!(f[2].finding.evidence.contains("1 chain of"));
-        assert!(f[2].finding.evidence.contains("4 kernels, longest 4"));
+        assert_eq!(f[0].time_at_stake_us(), Some(38.0));
+        assert_eq!(f[0].severity, Severity::Warning); // 38% idle
+        assert!((f[0].share_pct().unwrap() - 38.0).abs() < 1e-9);
+        assert_eq!(f[1].time_at_stake_us(), Some(12.0)); // 4 of 6 kernels short
+        assert!(f[2].evidence.contains("1 chain of"));
+        assert!(f[2].evidence.contains("4 kernels, longest 4"));
     }
 
     #[test]
@@ -477,6 +541,53 @@ mod tests {
             is_elementwise: &|_| false,
         });
         assert!(f.is_empty());
+    }
+
+    fn run(m: &TraceModel, ew: &dyn Fn(u32) -> bool) -> Vec<Finding> {
+        let (t, _) = timeline(m, false);
+        let s = short_study(m, 10.0, 10, t.all.total.time_ms * 1e3);
+        findings(&FindingsInput {
+            model: m,
+            timeline: &t,
+            short: &s,
+            tables: &[],
+            is_elementwise: ew,
+        })
+    }
+
+    #[test]
+    fn jax_profiles_get_jax_advice() {
+        let ew = |o: u32| o == 1 || o == 2;
+        let torch = run(&model(), &ew);
+        let jax = run(&TraceModel { xla: Some(Box::default()), ..model() }, &ew);
+        assert!(torch.iter().any(|f| f.recommendation.contains("torch.compile")));
+        // The same findings, none of them advising PyTorch's tools on a JAX profile.
+        assert_eq!(torch.len(), jax.len());
+        for f in &jax {
+            for torch_only in ["torch.compile", ".item()", "pin_memory", "DDP"] {
+                assert!(!f.recommendation.contains(torch_only), "{}: {}", f.id, f.recommendation);
+            }
+        }
+        assert!(jax.iter().any(|f| f.recommendation.contains("jax.jit")));
+    }
+
+    #[test]
+    fn kernel_time_on_several_devices_is_a_share_of_their_windows() {
+        // 4 devices, each busy 0–100 µs with 20 back-to-back 5 µs kernels: 400 µs of short
+        // kernels in a 100 µs trace window. Against one window that was 400%; against the
+        // four devices' 400 µs it is 100%, and no more.
+        let mut gpu = Vec::new();
+        for device in 0..4 {
+            for j in 0..20 {
+                gpu.push(GpuEvent { device, ..k("add", j * 5, 5, 1) });
+            }
+        }
+        let m = TraceModel { gpu, ..model() };
+        let f = run(&m, &|_| false);
+        let short = f.iter().find(|f| f.id == "trace.short_kernels").unwrap();
+        let s = short.stake.unwrap();
+        assert_eq!((s.time_us, s.window_us, s.window), (400.0, 400.0, WindowKind::Devices));
+        assert!(f.iter().all(|f| f.share_pct().is_none_or(|p| p <= 100.0)));
     }
 
     fn norm_row(name: &str, first_op: u32, att: f64) -> OpRow {
@@ -540,10 +651,10 @@ mod tests {
             is_elementwise: &|_| false,
         });
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].finding.id, "trace.below_roofline");
+        assert_eq!(f[0].id, "trace.below_roofline");
         // 30 µs × (1 − 20%) = 24 µs; the nested row is not added.
-        assert!((f[0].time_at_stake_us - 24.0).abs() < 1e-9);
-        assert_eq!(f[0].finding.severity, Severity::Warning);
-        assert!(f[0].finding.evidence.starts_with("1 Normalization row under"));
+        assert!((f[0].time_at_stake_us().unwrap() - 24.0).abs() < 1e-9);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].evidence.starts_with("1 Normalization row under"));
     }
 }

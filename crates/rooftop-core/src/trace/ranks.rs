@@ -433,13 +433,13 @@ mod tests {
         assert_eq!(r0.map(|x| x.0), Some(2));
         assert!((r0.map_or(0.0, |x| x.1) - 0.070).abs() < 1e-12);
         let f = &c.comm.findings[0];
-        assert_eq!(f.finding.id, "collectives.straggler");
+        assert_eq!(f.id, "collectives.straggler");
         assert!(
-            f.finding.evidence.contains("It starts last at 100% of its 2 collectives"),
+            f.evidence.contains("It starts last at 100% of its 2 collectives"),
             "{}",
-            f.finding.evidence
+            f.evidence
         );
-        assert!(f.finding.evidence.contains("95.0 µs per step"), "{}", f.finding.evidence);
+        assert!(f.evidence.contains("95.0 µs per step"), "{}", f.evidence);
     }
 
     #[test]
@@ -571,7 +571,7 @@ mod tests {
             (CollectiveKind::AllToAllV, None, None)
         );
         assert_eq!(row.transfer_min_us, 10.0);
-        assert_eq!(c.comm.findings[0].finding.id, "collectives.all_to_all_imbalance");
+        assert_eq!(c.comm.findings[0].id, "collectives.all_to_all_imbalance");
     }
 
     #[test]

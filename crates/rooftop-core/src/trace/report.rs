@@ -9,7 +9,7 @@
 //! `graphs`, `critical_path`, `modules`, `memory`, `inference`. Adding a key is a
 //! compatible change; renaming or removing one bumps [`SCHEMA_VERSION`].
 
-use super::findings::{findings, FindingsInput, TraceFinding};
+use super::findings::{findings, FindingsInput, Framework};
 use super::gaps::critical_path::{critical_path, CpOptions, CriticalPath};
 use super::gaps::graphs::{graphs, Graphs};
 use super::gaps::idle::{idle_breakdown, IdleBreakdown, CONSECUTIVE_KERNEL_DELAY_NS};
@@ -26,6 +26,7 @@ use super::summary::{
 use super::tables::{category_tables, OpRow};
 use super::timeline::{timeline, Timeline, Window};
 use crate::device::DeviceSpec;
+use crate::diagnose::{rank, Finding};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -102,7 +103,7 @@ pub struct TraceReport {
     pub categories: BTreeMap<String, Vec<OpRow>>,
     pub kernels: Vec<KernelRow>,
     pub short_kernels: ShortKernels,
-    pub findings: Vec<TraceFinding>,
+    pub findings: Vec<Finding>,
     /// What the reader tolerated and what the analysis could not do.
     pub warnings: Vec<TraceWarning>,
     /// JAX/XLA profiles only: XLA op summary, modules, steps, collectives, host threads.
@@ -164,15 +165,16 @@ pub fn analyze(
     let inference = inference(model);
     let mut findings = findings;
     // The gap findings' `trace.gpu_idle` states the idle time with its causes.
-    findings.retain(|f| f.finding.id != "trace.gpu_idle");
+    findings.retain(|f| f.id != "trace.gpu_idle");
     findings.extend(super::gaps::findings::gap_findings(&super::gaps::findings::GapInput {
         timeline: &timeline,
         idle: &idle,
         launch: &launch,
         syncs: &syncs,
         graphs: &graphs,
+        framework: Framework::of(model),
     }));
-    findings.sort_by(|a, b| b.time_at_stake_us.total_cmp(&a.time_at_stake_us));
+    rank(&mut findings);
     let mut categories: BTreeMap<String, Vec<OpRow>> = BTreeMap::new();
     for t in tables {
         categories.entry(t.name).or_default().extend(t.rows);

@@ -186,9 +186,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
 
     let mut body = String::new();
     for f in &c.comm.findings {
-        let meta =
-            format!("at stake {} ({})", t_us(f.time_at_stake_us), pct(f.percent_of_total_time));
-        body.push_str(&finding(&(&f.finding).into(), Some(&meta)));
+        body.push_str(&finding(&f.into(), None));
     }
     if c.comm.findings.is_empty() {
         body.push_str(&note("No cross-rank findings."));

@@ -28,8 +28,8 @@ pub use trace::{trace, trace_ranks};
 
 pub(crate) use crate::svg::esc;
 use crate::svg::{self, RoofStyle, RooflineChart};
-use rooftop_core::roofline::Bound;
 use rooftop_core::schema::finding::FindingRecord;
+use rooftop_core::roofline::Bound;
 use std::fmt::Write as _;
 
 const CSS: &str = include_str!("report.css");
@@ -255,16 +255,16 @@ pub(crate) fn kv(items: &[(String, String)]) -> String {
     out
 }
 
-/// One finding: title, severity, evidence, recommendation, expected gain; `meta` is an
-/// extra line (time at stake, which result).
+/// One finding: title, severity, its time at stake (when it has one), evidence,
+/// recommendation, expected gain; `meta` is an extra line (which result).
 pub(crate) fn finding(f: &FindingRecord, meta: Option<&str>) -> String {
     let sev = f.severity.as_str();
     let mut out = format!(
         "<div class=\"finding sev-{sev}\"><h3>{} <span class=\"badge {sev}\">{sev}</span></h3>",
         esc(&f.title)
     );
-    if let Some(m) = meta {
-        let _ = write!(out, "<p class=\"meta\">{}</p>", esc(m));
+    for m in meta.map(str::to_string).into_iter().chain(crate::table::record_stake_sentence(f)) {
+        let _ = write!(out, "<p class=\"meta\">{}</p>", esc(&m));
     }
     let _ = write!(
         out,

@@ -209,12 +209,7 @@ fn sections(
         body.push_str(&note("No trace-wide findings."));
     }
     for f in &r.findings {
-        let meta = format!(
-            "at stake: {} ({} of the window)",
-            us(f.time_at_stake_us),
-            pct(f.percent_of_total_time)
-        );
-        body.push_str(&finding(&(&f.finding).into(), Some(&meta)));
+        body.push_str(&finding(&f.into(), None));
     }
     out.push(Section::new(id("findings"), title("Findings by time at stake"), body));
 

@@ -232,15 +232,6 @@ pub(super) fn short_kernel_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
     vec![h, t]
 }
 
-pub(super) fn finding_text(f: &TraceFinding) -> String {
-    let mut text =
-        format!("{}: {}\n→ {}", f.finding.title, f.finding.evidence, f.finding.recommendation);
-    if let Some(g) = &f.finding.expected_gain {
-        let _ = write!(text, "\nexpected gain: {g}");
-    }
-    text
-}
-
 pub(super) fn findings_block(r: &TraceReport, top: usize) -> Block {
     let mut b = Block::new(
         format!(
@@ -251,11 +242,7 @@ pub(super) fn findings_block(r: &TraceReport, top: usize) -> Block {
         &["severity", "at stake", "finding"],
     );
     for f in r.findings.iter().take(top) {
-        b.rows.push(vec![
-            f.finding.severity.as_str().to_string(),
-            format!("{}\n{}", us(f.time_at_stake_us), pct(f.percent_of_total_time)),
-            finding_text(f),
-        ]);
+        b.rows.push(vec![f.severity.to_string(), stake_cell(f), finding_text(f)]);
     }
     if r.findings.is_empty() {
         b.notes.push("No trace-wide findings.".to_string());

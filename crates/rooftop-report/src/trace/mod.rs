@@ -38,9 +38,8 @@
 //! assert!(md.contains("### Kernels (top 1 of 1)") && md.contains("sgemm_64x16"));
 //! ```
 
-use crate::table::{table as new_table, wrap, WIDTH};
+use crate::table::{finding_text, stake_cell, table as new_table, wrap, WIDTH};
 use comfy_table::{ColumnConstraint, Width};
-use rooftop_core::trace::findings::TraceFinding;
 use rooftop_core::trace::ops::{ParamValue, Table};
 use rooftop_core::trace::report::{CrossRank, TraceReport};
 use rooftop_core::trace::summary::LaunchConfig;

@@ -203,14 +203,14 @@ pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::Render
         .iter()
         .map(|f| {
             vec![
-                f.finding.id.to_string(),
-                f.finding.severity.as_str().to_string(),
-                num(f.time_at_stake_us),
-                num(f.percent_of_total_time),
-                f.finding.title.clone(),
-                f.finding.evidence.clone(),
-                f.finding.recommendation.clone(),
-                f.finding.expected_gain.clone().unwrap_or_default(),
+                f.id.to_string(),
+                f.severity.to_string(),
+                onum(f.time_at_stake_us()),
+                onum(f.share_pct()),
+                f.title.clone(),
+                f.evidence.clone(),
+                f.recommendation.clone(),
+                f.expected_gain.clone().unwrap_or_default(),
             ]
         })
         .collect();

@@ -8,12 +8,12 @@
 //! - uneven all-to-all: mean split imbalance of at least [`A2A_IMBALANCE`] — time at
 //!   stake: the group's all-to-all transfer time × `(1 − 1/imbalance)`.
 //!
-//! `percent_of_total_time` divides by the summed windows of the ranks the time is
-//! spread over (the others, for a straggler; the members, otherwise).
+//! The window of each stake is the summed windows of the ranks the time is spread over
+//! (the others, for a straggler; the members, otherwise), and the severity follows from
+//! the share, as for every finding ([`crate::diagnose::finding`]).
 
 use super::{CollectiveKind, CommReport};
-use crate::diagnose::{Finding, Severity};
-use crate::trace::findings::TraceFinding;
+use crate::diagnose::{rank, Finding, Stake, WindowKind};
 use crate::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
 
@@ -26,7 +26,7 @@ pub const A2A_IMBALANCE: f64 = 1.5;
 
 /// The findings of a report whose tables are filled in. `window_ms(label)` is a rank's
 /// timeline window.
-pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFinding> {
+pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<Finding> {
     let mut out = Vec::new();
     let n = r.stragglers.len();
     let mean_window_ms = if n == 0 {
@@ -69,32 +69,23 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
             }
             let stake_us = s.wait_caused_ms * 1e3;
             let others_window_us = mean_window_ms * 1e3 * (n.saturating_sub(1)) as f64;
-            out.push(TraceFinding {
-                finding: Finding {
-                    id: "collectives.straggler",
-                    severity: if stake_us >= 0.05 * others_window_us {
-                        Severity::Warning
-                    } else {
-                        Severity::Info
-                    },
-                    title: format!("{} is the straggler", s.name),
+            out.push(
+                Finding::new(
+                    "collectives.straggler",
+                    format!("{} is the straggler", s.name),
                     evidence,
-                    recommendation: format!(
-                        "Find what makes {} later than the others: uneven work per rank (sequence \
-                         lengths, expert load, data shards), a slower GPU (clocks, thermals, \
-                         another process), or host stalls (data loading, garbage collection) on \
-                         that rank. Compare its trace with a rank that arrives first.",
+                    format!(
+                        "Find what makes {} later than the others: uneven work per rank \
+                         (sequence lengths, expert load, data shards), a slower GPU (clocks, \
+                         thermals, another process), or host stalls (data loading, garbage \
+                         collection) on that rank. Compare its trace with a rank that arrives \
+                         first.",
                         s.name
                     ),
-                    expected_gain: Some(format!("up to {} of the others' waiting", us(stake_us))),
-                },
-                time_at_stake_us: stake_us,
-                percent_of_total_time: if others_window_us > 0.0 {
-                    stake_us / others_window_us * 100.0
-                } else {
-                    0.0
-                },
-            });
+                    Stake::new(stake_us, others_window_us, WindowKind::Ranks),
+                )
+                .with_gain(Some(format!("up to {} of the others' waiting", us(stake_us)))),
+            );
         }
     }
     for row in &r.collectives.rows {
@@ -108,17 +99,16 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
         }
         let stake_us = row.transfer_total_ms * 1e3 * (1.0 - bus / peak).max(0.0);
         let window_us = mean_window_ms * 1e3 * f64::from(row.group_size);
-        out.push(TraceFinding {
-            finding: Finding {
-                id: "collectives.low_bus_bandwidth",
-                severity: Severity::Warning,
-                title: format!(
+        out.push(
+            Finding::new(
+                "collectives.low_bus_bandwidth",
+                format!(
                     "{} of {} in {} below its link",
                     row.collective,
                     si(bytes as f64, "B"),
                     row.process_group
                 ),
-                evidence: format!(
+                format!(
                     "{} instances over {} ranks ({}) reach {} bus bandwidth, {} of {} ({} per \
                      GPU per direction); transfer {} in total.",
                     row.count,
@@ -130,16 +120,13 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
                     si(peak * 1e9, "B/s"),
                     us(row.transfer_total_ms * 1e3)
                 ),
-                recommendation: "Check that NCCL uses the fast path: NCCL_DEBUG=INFO shows the \
-                                 transport (NVLink/P2P vs SHM or PCIe, NIC-to-GPU affinity) and \
-                                 the algorithm and protocol chosen; compare with nccl-tests at \
-                                 this size on the same nodes."
-                    .to_string(),
-                expected_gain: Some(format!("up to {}", us(stake_us))),
-            },
-            time_at_stake_us: stake_us,
-            percent_of_total_time: if window_us > 0.0 { stake_us / window_us * 100.0 } else { 0.0 },
-        });
+                "Check that NCCL uses the fast path: NCCL_DEBUG=INFO shows the transport \
+                 (NVLink/P2P vs SHM or PCIe, NIC-to-GPU affinity) and the algorithm and \
+                 protocol chosen; compare with nccl-tests at this size on the same nodes.",
+                Stake::new(stake_us, window_us, WindowKind::Ranks),
+            )
+            .with_gain(Some(format!("up to {}", us(stake_us)))),
+        );
     }
     for g in &r.all_to_all {
         if g.imbalance_mean < A2A_IMBALANCE {
@@ -157,12 +144,11 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
             .sum();
         let stake_us = transfer_ms * 1e3 * (1.0 - 1.0 / g.imbalance_mean);
         let window_us = mean_window_ms * 1e3 * f64::from(g.group_size);
-        out.push(TraceFinding {
-            finding: Finding {
-                id: "collectives.all_to_all_imbalance",
-                severity: Severity::Warning,
-                title: format!("uneven all-to-all in {}", g.process_group),
-                evidence: format!(
+        out.push(
+            Finding::new(
+                "collectives.all_to_all_imbalance",
+                format!("uneven all-to-all in {}", g.process_group),
+                format!(
                     "over {} instances the busiest rank sends {}× the mean on average (up to \
                      {}×); rank {} sends the most ({} of {}).",
                     g.count,
@@ -179,16 +165,14 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<TraceFin
                     ),
                     si(g.total_bytes as f64, "B")
                 ),
-                recommendation: "An all-to-all lasts as long as its largest transfer. In MoE \
-                                 layers balance the expert load (auxiliary loss, capacity \
-                                 factor, expert placement); elsewhere split the data evenly."
-                    .to_string(),
-                expected_gain: Some(format!("up to {}", us(stake_us))),
-            },
-            time_at_stake_us: stake_us,
-            percent_of_total_time: if window_us > 0.0 { stake_us / window_us * 100.0 } else { 0.0 },
-        });
+                "An all-to-all lasts as long as its largest transfer. In MoE layers balance the \
+                 expert load (auxiliary loss, capacity factor, expert placement); elsewhere \
+                 split the data evenly.",
+                Stake::new(stake_us, window_us, WindowKind::Ranks),
+            )
+            .with_gain(Some(format!("up to {}", us(stake_us)))),
+        );
     }
-    out.sort_by(|a, b| b.time_at_stake_us.total_cmp(&a.time_at_stake_us));
+    rank(&mut out);
     out
 }

@@ -29,7 +29,7 @@ pub use interconnect::{Interconnects, Link, LinkChoice, Scope};
 pub use kind::CollectiveKind;
 pub use record::{collectives, ArgsFrom, CollectiveRecord};
 
-use crate::trace::findings::TraceFinding;
+use crate::diagnose::Finding;
 use crate::trace::model::TraceWarning;
 use serde::Serialize;
 
@@ -173,7 +173,7 @@ pub struct CommReport {
     /// Ranks by the wait they caused, largest first.
     pub stragglers: Vec<Straggler>,
     pub all_to_all: Vec<AllToAllGroup>,
-    pub findings: Vec<TraceFinding>,
+    pub findings: Vec<Finding>,
     /// What the reduce skipped and why (missing or duplicate ranks, mismatched world
     /// sizes, collectives it could not match).
     pub warnings: Vec<TraceWarning>,

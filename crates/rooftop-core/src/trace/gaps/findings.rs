@@ -12,19 +12,24 @@
 //!   ([`super::launch`]) making up at least [`LAUNCH_BOUND_PCT`] of launches;
 //! - `trace.graph_replay_late`: steady-state graph replays launched after the previous
 //!   replay had ended ([`super::graphs`]).
+//!
+//! Each states its time at stake and window, which grade it as every finding is graded
+//! ([`crate::diagnose::finding`]): idle time of the devices' own windows summed (a
+//! profile of 8 GPUs is 8 windows), blocked CPU time and late replays' idle time of the
+//! trace window, GPU time of pageable copies and launch-bound kernels of the devices'
+//! time ([`super::super::findings::device_time_stake`]). Advice names the trace's
+//! framework.
 
-use super::super::findings::TraceFinding;
+use super::super::findings::{device_time_stake, trace_window_us, Framework};
 use super::super::timeline::Timeline;
 use super::graphs::Graphs;
 use super::idle::{IdleBreakdown, IdleCategory};
 use super::launch::LaunchStats;
 use super::syncs::Syncs;
-use crate::diagnose::{Finding, Severity};
+use crate::diagnose::{Finding, Stake, WindowKind};
 use crate::units::{pct, us};
 
-use super::super::findings::{IDLE_CRITICAL_PCT, IDLE_WARN_PCT};
-/// Blocking synchronisations above this share of the window are a warning.
-pub const SYNC_WARN_PCT: f64 = 5.0;
+use super::super::findings::IDLE_WARN_PCT;
 /// Launch-bound kernels above this share of launches are a finding.
 pub const LAUNCH_BOUND_PCT: f64 = 30.0;
 
@@ -36,35 +41,27 @@ pub struct GapInput<'a> {
     pub launch: &'a LaunchStats,
     pub syncs: &'a Syncs,
     pub graphs: &'a Graphs,
+    /// Whose tools the advice names.
+    pub framework: Framework,
 }
 
+/// A finding graded by `stake`, whose expected gain is that time of GPU wall time.
 fn finding(
     id: &'static str,
-    severity: Severity,
     title: &str,
     evidence: String,
     recommendation: &str,
-    stake_us: f64,
-    window_us: f64,
-) -> TraceFinding {
-    TraceFinding {
-        finding: Finding {
-            id,
-            severity,
-            title: title.to_string(),
-            evidence,
-            recommendation: recommendation.to_string(),
-            expected_gain: Some(format!("up to {} of GPU wall time", us(stake_us))),
-        },
-        time_at_stake_us: stake_us,
-        percent_of_total_time: if window_us > 0.0 { stake_us / window_us * 100.0 } else { 0.0 },
-    }
+    stake: Option<Stake>,
+) -> Finding {
+    let gain = stake.map(|s| format!("up to {} of GPU wall time", us(s.time_us)));
+    Finding::new(id, title, evidence, recommendation, stake).with_gain(gain)
 }
 
 /// The findings, unsorted.
-pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
-    let window_us = i.timeline.all.total.time_ms * 1e3;
+pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
+    let window_us = trace_window_us(i.timeline);
     let share = |x: f64| if window_us > 0.0 { x / window_us * 100.0 } else { 0.0 };
+    let fw = i.framework;
     let mut out = Vec::new();
     let cat = |c: IdleCategory| -> f64 {
         i.idle
@@ -91,10 +88,23 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
             )
         };
         let recommendation = if host >= dep {
-            "Most of it is host wait: the CPU launched the next kernel only after the GPU \
-             had run out of work. Make the host launch ahead: remove synchronisations \
-             (.item(), .cpu()) from the step, fuse small ops (torch.compile), or replay the \
-             step as a CUDA/HIP graph; a trace of one short step also shows profiler warm-up."
+            match fw {
+                Framework::PyTorch => {
+                    "Most of it is host wait: the CPU launched the next kernel only after the \
+                     GPU had run out of work. Make the host launch ahead: remove \
+                     synchronisations (.item(), .cpu()) from the step, fuse small ops \
+                     (torch.compile), or replay the step as a CUDA/HIP graph; a trace of one \
+                     short step also shows profiler warm-up."
+                }
+                Framework::Jax => {
+                    "Most of it is host wait: the host dispatched the next program only after \
+                     the GPU had run out of work. Make the host dispatch ahead: remove \
+                     synchronisations (block_until_ready(), jax.device_get(), Python control \
+                     flow on array values) from the step, and jit the whole step (jax.jit) so \
+                     XLA runs it as one program; a trace of one short step also shows \
+                     compilation and profiler warm-up."
+                }
+            }
         } else {
             "Most of it is dependency wait: the next kernel was already enqueued but waited \
              on another stream, an event or a synchronisation. Follow the critical path \
@@ -103,7 +113,6 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
         };
         out.push(finding(
             "trace.gpu_idle",
-            if idle_pct >= IDLE_CRITICAL_PCT { Severity::Critical } else { Severity::Warning },
             "GPU idle for much of the trace",
             format!(
                 "the GPU was idle {} of the {} window ({}): host wait {}, dependency wait \
@@ -118,8 +127,9 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
                 part(graph)
             ),
             recommendation,
-            idle_total,
-            window_us,
+            // The idle time of every device, of the devices' own windows: never more
+            // than 100%, however many devices the profile holds.
+            Stake::new(idle_total, device_window, WindowKind::Devices),
         ));
     }
     let blocked = i.syncs.blocked_us;
@@ -127,7 +137,6 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
         let top = i.syncs.rows.first();
         out.push(finding(
             "trace.blocking_sync",
-            if share(blocked) >= SYNC_WARN_PCT { Severity::Warning } else { Severity::Info },
             "The CPU blocks on the GPU",
             format!(
                 "{} blocking calls held the CPU for {} ({} of the window){}",
@@ -142,11 +151,12 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
                     us(t.total_us)
                 ))
             ),
-            "Avoid .item(), .cpu(), .tolist() and explicit synchronisations inside the step; \
-             keep values on the GPU or read them once per step, asynchronously into pinned \
-             memory.",
-            blocked,
-            window_us,
+            &format!(
+                "Avoid {} and explicit synchronisations inside the step; keep values on the \
+                 GPU or read them once per step, asynchronously into pinned memory.",
+                fw.host_syncs()
+            ),
+            Stake::new(blocked, window_us, WindowKind::Trace),
         ));
     }
     let pageable_us: f64 = i.syncs.pageable.iter().map(|p| p.gpu_us).sum();
@@ -155,7 +165,6 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
         let bytes: u64 = i.syncs.pageable.iter().map(|p| p.bytes).sum();
         out.push(finding(
             "trace.pageable_copy",
-            Severity::Info,
             "Copies from or to pageable host memory",
             format!(
                 "{n} copies ({} bytes) used pageable host memory, {} of GPU copy time; they \
@@ -163,10 +172,18 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
                 bytes,
                 us(pageable_us)
             ),
-            "Allocate the host tensors pinned (pin_memory=True, .pin_memory()) and copy \
-             with non_blocking=True.",
-            pageable_us,
-            window_us,
+            match fw {
+                Framework::PyTorch => {
+                    "Allocate the host tensors pinned (pin_memory=True, .pin_memory()) and \
+                     copy with non_blocking=True."
+                }
+                Framework::Jax => {
+                    "Put the inputs on the device ahead of the step (jax.device_put, a \
+                     prefetching input pipeline) so that no copy from pageable memory sits \
+                     in the step."
+                }
+            },
+            device_time_stake(i.timeline, pageable_us),
         ));
     }
     let l = i.launch;
@@ -175,7 +192,6 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
         if p >= LAUNCH_BOUND_PCT {
             out.push(finding(
                 "trace.launch_bound",
-                Severity::Warning,
                 "Kernels shorter than their own launch",
                 format!(
                     "{} of {} launches ({}) ran for less time on the GPU than their launch \
@@ -186,10 +202,16 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
                     us(l.launch_delay.p50_us),
                     us(l.launch_delay.p99_us)
                 ),
-                "One thread cannot keep the GPU busy with such kernels: fuse them \
-                 (torch.compile) or capture the sequence in a CUDA graph.",
-                l.launch_bound_gpu_us,
-                window_us,
+                &format!(
+                    "One thread cannot keep the GPU busy with such kernels: fuse them ({}) or \
+                     capture the sequence in {}.",
+                    fw.fuse(),
+                    match fw {
+                        Framework::PyTorch => "a CUDA graph",
+                        Framework::Jax => fw.graph(),
+                    }
+                ),
+                device_time_stake(i.timeline, l.launch_bound_gpu_us),
             ));
         }
     }
@@ -199,7 +221,6 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
         }
         out.push(finding(
             "trace.graph_replay_late",
-            Severity::Warning,
             "Graph replays wait on the host",
             format!(
                 "{} of {} replays of graph #{} were launched after the previous replay had \
@@ -213,13 +234,9 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
             "The host work between replays (scheduling, sampling, input preparation) is \
              longer than a replay: overlap it (asynchronous scheduling) or batch more \
              requests per replay.",
-            w.idle_us,
-            window_us,
+            Stake::new(w.idle_us, window_us, WindowKind::Trace),
         ));
     }
-    out.retain(|f| {
-        f.percent_of_total_time >= super::super::findings::MIN_STAKE_PCT
-            || f.finding.severity > Severity::Info
-    });
+    super::super::findings::drop_negligible(&mut out);
     out
 }
