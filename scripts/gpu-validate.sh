@@ -12,7 +12,7 @@
 # Writes everything under ${OUT:-gpu-validate-out}/ (no deeper than two folders):
 #   commands.txt           every command line, in order, with its exit status
 #   env.txt                nvidia-smi, driver / toolkit versions, library paths
-#   tests.txt              cargo test --features cuda --test cuda, ROOFTOP_REQUIRE_CUDA=1
+#   tests.txt              cargo test --features cuda --test cuda -- --include-ignored, ROOFTOP_REQUIRE_CUDA=1
 #   bench.json / bench.txt rooftop bench --backend cuda over the default suite
 #   ceilings.json          rooftop ceilings --backend cuda (full sweep, tensor probes)
 #   sweep.csv              its working-set sweep
@@ -91,11 +91,11 @@ if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
   exit 1
 fi
 
-# 2. The backend's own tests, with a GPU required.
+# 2. The backend's own tests, with a GPU required (they are #[ignore]d where none exists).
 if [ -n "${ROOFTOP_TEST_BIN:-}" ]; then
-  run tests "$OUT/tests.txt" env ROOFTOP_REQUIRE_CUDA=1 "$ROOFTOP_TEST_BIN" --test-threads=1
+  run tests "$OUT/tests.txt" env ROOFTOP_REQUIRE_CUDA=1 "$ROOFTOP_TEST_BIN" --include-ignored --test-threads=1
 elif [ -z "${ROOFTOP_BIN:-}" ]; then
-  run tests "$OUT/tests.txt" env ROOFTOP_REQUIRE_CUDA=1 cargo test --offline --release -p rooftop-bench --features cuda --test cuda -- --test-threads=1
+  run tests "$OUT/tests.txt" env ROOFTOP_REQUIRE_CUDA=1 cargo test --offline --release -p rooftop-bench --features cuda --test cuda -- --include-ignored --test-threads=1
 fi
 
 # 3. The suite and the ceilings.
