@@ -64,7 +64,9 @@ SEED = re.compile(
     re.IGNORECASE,
 )
 SHARED = re.compile(r"/work/shared|\.\./shared\b")
-URL = re.compile(r"\b(?:https?|file)://[^\s)\]>\"'`]+")
+# Addresses, with a scheme or without one (`github.com/...`, as the catalog writes them).
+URL = re.compile(r"\b(?:https?|file)://[^\s)\]>\"'`]+"
+                 r"|\b(?:[a-z0-9-]+\.)+(?:com|org|io|net|dev|cn|gov|edu|ai|app)/[^\s)\]>\"'`;,]+")
 PATH = re.compile(r"[A-Za-z0-9_./~{}$*-]*[A-Za-z0-9_]\.(?:md|toml)\b")
 
 def resolves(tok, citing):
