@@ -67,6 +67,7 @@ SHARED = re.compile(r"/work/shared|\.\./shared\b")
 # Addresses, with a scheme or without one (`github.com/...`, as the catalog writes them).
 URL = re.compile(r"\b(?:https?|file)://[^\s)\]>\"'`]+"
                  r"|\b(?:[a-z0-9-]+\.)+(?:com|org|io|net|dev|cn|gov|edu|ai|app)/[^\s)\]>\"'`;,]+")
+MDLINK = re.compile(r"\[[^\]]*\]\((?:https?://|www\.)[^)]*\)")
 PATH = re.compile(r"[A-Za-z0-9_./~{}$*-]*[A-Za-z0-9_]\.(?:md|toml)\b")
 
 def resolves(tok, citing):
@@ -162,6 +163,8 @@ for path in files:
                             "docs/reference/ or a public source")
         for m in SHARED.finditer(t):
             findings.append(f"{path}:{n}: points outside the repository ({m.group(0)!r})")
+        # A Markdown link to an address may name the file it points at in its text.
+        t = MDLINK.sub(" ", t)
         for tok in PATH.findall(URL.sub(" ", t)):
             if not resolves(tok, path):
                 findings.append(f"{path}:{n}: cites {tok!r}, which is not in the repository")
