@@ -264,8 +264,8 @@ mod tests {
         )
         .expect("a step");
         let name = "vllm::unified_attention_with_output";
-        let e = attention_model(name, &decode_args("c10::Float4_e2m1fn_x2"), Some(&step))
-            .unwrap_err();
+        let e =
+            attention_model(name, &decode_args("c10::Float4_e2m1fn_x2"), Some(&step)).unwrap_err();
         assert!(e.contains("`c10::Float4_e2m1fn_x2` has no known element size"), "{e}");
         let e = attention_model(name, &decode_args(""), Some(&step)).unwrap_err();
         assert!(e.contains("dtype is not recorded"), "{e}");
