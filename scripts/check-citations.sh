@@ -11,6 +11,9 @@
 # writes (`rooftop ceilings -o my-machine.toml`) or a test's temporary file are listed
 # in PLACEHOLDERS below.
 #
+#   scripts/check-citations.sh --self-test       plants one violation of each kind in a
+#                                                temporary tree and checks that both
+#                                                modes find exactly the expected ones
 #   scripts/check-citations.sh                   everything (the target)
 #   scripts/check-citations.sh --crate-strings   in crates/, only what a user sees: string
 #                                                literals, the CLI's clap doc comments
@@ -20,23 +23,49 @@
 # CI runs the second form while the code comments and identifiers in crates/ are being
 # rewritten; once they are, CI drops the flag.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+script=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+cd "${CHECK_CITATIONS_ROOT:-$(dirname "$0")/..}"
 
 mode=full
 case "${1:-}" in
   "") ;;
   --crate-strings) mode=crate-strings ;;
-  -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
-  *) echo "check-citations: unknown argument '$1' (expected --crate-strings or nothing)" >&2; exit 2 ;;
+  --self-test)
+    t=$(mktemp -d /tmp/check-citations.XXXXXX)
+    trap 'rm -rf "$t"' EXIT
+    mkdir -p "$t/docs" "$t/crates/x/src" "$t/examples"
+    printf '# A\nSee [b](b.md) and docs/a.md.\n' >"$t/docs/a.md"
+    printf 'As seed 001 shows.\nCopied from /work/shared/notes.\n[gone](missing.md)\n' >"$t/docs/b.md"
+    printf '[ok](https://example.com/x/README.md) and github.com/o/r/blob/main/y.md\n' >"$t/README.md"
+    printf '// seed 002 says so\nfn f() -> &str { "see formats.md section 4" }\n' >"$t/crates/x/src/lib.rs"
+    printf 'rooftop ceilings -o my-machine.toml\n' >"$t/examples/run.sh"
+    full=$(CHECK_CITATIONS_ROOT="$t" "$script" 2>/dev/null || true)
+    strings=$(CHECK_CITATIONS_ROOT="$t" "$script" --crate-strings 2>/dev/null || true)
+    want_full=$'crates/x/src/lib.rs:1: cites a seed document (\'seed 002\'); cite docs/reference/ or a public source
+crates/x/src/lib.rs:2: cites \'formats.md\', which is not in the repository
+docs/b.md:1: cites a seed document (\'seed 001\'); cite docs/reference/ or a public source
+docs/b.md:2: points outside the repository (\'/work/shared\')
+docs/b.md:3: cites \'missing.md\', which is not in the repository'
+    want_strings=$(printf '%s\n' "$want_full" | grep -v "seed 002")
+    if [ "$full" != "$want_full" ] || [ "$strings" != "$want_strings" ]; then
+      echo "check-citations: self-test FAILED" >&2
+      printf 'full mode found:\n%s\nexpected:\n%s\n' "$full" "$want_full" >&2
+      printf 'crate-strings mode found:\n%s\nexpected:\n%s\n' "$strings" "$want_strings" >&2
+      exit 1
+    fi
+    echo "check-citations: self-test OK (5 planted citations found, the comment skipped in --crate-strings)"
+    exit 0 ;;
+  -h | --help) sed -n '2,25p' "$script"; exit 0 ;;
+  *) echo "check-citations: unknown argument '$1' (expected --crate-strings, --self-test or nothing)" >&2; exit 2 ;;
 esac
 
 command -v python3 >/dev/null 2>&1 || { echo "check-citations: FAILED: needs python3" >&2; exit 1; }
 
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ -z "${CHECK_CITATIONS_ROOT:-}" ] && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   files=$(git ls-files --cached --others --exclude-standard crates docs examples README.md)
   tracked=$(git ls-files --cached --others --exclude-standard)
 else
-  files=$(find crates docs examples README.md -type f -not -path '*/target/*')
+  files=$(find crates docs examples README.md -type f -not -path '*/target/*' 2>/dev/null | sort || true)
   tracked=$(find . -type f -not -path './target/*' -not -path './.git/*' | sed 's|^\./||')
 fi
 
