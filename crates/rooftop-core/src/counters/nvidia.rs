@@ -8,10 +8,11 @@
 //! - FLOPs: Nsight Compute's `SpeedOfLight_RooflineChart` / `Hierarchical{Single,Double,
 //!   Half}RooflineChart` sections and the `SpeedOfLight_Roofline.py` rule (one FMA = 2
 //!   FLOP; the Half chart counts 2·hadd + 2·hmul + 4·hfma, packed half2), summarised in
-//!   `reference/formats.md` §4.3–4.4. Tensor-core work: `sm__ops_path_tensor_*` op
+//!   docs/reference/input-formats.md. Tensor-core work: `sm__ops_path_tensor_*` op
 //!   counters, plotted by the `HierarchicalTensorRooflineChart` section in OP/s.
 //! - DRAM / L2 / L1 bytes: `dram__bytes_{read,write}.sum`, `lts__t_bytes.sum`,
-//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method, docs/reference/input-formats.md#nsight-compute-csv);
+//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method,
+//!   docs/reference/input-formats.md);
 //!   a sector is 32 bytes on every NVIDIA GPU since Maxwell, so `*_sectors*` × 32 is the
 //!   fallback.
 //! - Hit rates, occupancy, waves: the metrics the `MemoryWorkloadAnalysis`, `Occupancy`

@@ -1,8 +1,10 @@
-//! Tile, wave and dimension efficiency (TraceLens `docs/conceptual/gemm-analysis.md`,
-//! github.com/AMD-AGI/TraceLens), the PyTorch-to-BLAS M/N swap, and the launch-grid check;
+//! Tile, wave and dimension efficiency (TraceLens's GEMM analysis,
+//! github.com/AMD-AGI/TraceLens/blob/main/docs/conceptual/gemm-analysis.md), the
+//! PyTorch-to-BLAS M/N swap, and the launch-grid check;
 //! derivations and worked examples in docs/reference/formulas.md.
 //!
-//! Formulas (TraceLens's steps 3-6, extended by batch and split-K), in the kernel's (BLAS) view of M and N:
+//! Formulas (TraceLens's steps 3-6, extended by batch and split-K), in the kernel's (BLAS)
+//! view of M and N:
 //!
 //! ```text
 //! tiles_m   = ceil(M / mt_m)            tiles_n = ceil(N / mt_n)
@@ -220,7 +222,7 @@ mod tests {
         (a - b).abs() < 1e-12
     }
 
-    /// TraceLens gemm-analysis.md example 1 (docs/reference/formulas.md): M=10240, N=2048,
+    /// TraceLens's GEMM-analysis example 1 (docs/reference/formulas.md): M=10240, N=2048,
     /// K=2048, MT256x64, 304 CUs.
     #[test]
     fn tracelens_example_1() {
@@ -235,7 +237,7 @@ mod tests {
         assert!(close(e.dim_eff, 1280.0 / 1520.0));
     }
 
-    /// TraceLens gemm-analysis.md example 2 (docs/reference/formulas.md): M=2048, N=10240,
+    /// TraceLens's GEMM-analysis example 2 (docs/reference/formulas.md): M=2048, N=10240,
     /// K=2048, MT256x144, 304 CUs.
     #[test]
     fn tracelens_example_2() {

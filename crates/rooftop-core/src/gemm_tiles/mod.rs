@@ -13,11 +13,11 @@
 //!   `gemm_operation.py` procedural names and TraceLens's `kernel_name_parser.py` (each
 //!   cited in docs/reference/kernel-names.md), with TraceLens's greedy nvjet pattern
 //!   avoided by anchoring every group.
-//! * **Efficiency** ([`tile_efficiency`]): the formulas of TraceLens's
-//!   `docs/conceptual/gemm-analysis.md` — `tile_eff`, `num_tiles`, `waves`, `wq_eff`,
-//!   `dim_eff` — extended (docs/reference/formulas.md): the tile count is multiplied by batch and split-K, stream-K
-//!   kernels get tile efficiency only, and a launch grid can be checked against the tile count
-//!   ([`check_launch_grid`]).
+//! * **Efficiency** ([`tile_efficiency`]): the formulas of TraceLens's GEMM analysis
+//!   (github.com/AMD-AGI/TraceLens/blob/main/docs/conceptual/gemm-analysis.md) — `tile_eff`,
+//!   `num_tiles`, `waves`, `wq_eff`, `dim_eff` — extended (docs/reference/formulas.md): the
+//!   tile count is multiplied by batch and split-K, stream-K kernels get tile efficiency only,
+//!   and a launch grid can be checked against the tile count ([`check_launch_grid`]).
 //!
 //! # Whose M is the tile's M (`blas_column_major`)
 //!
