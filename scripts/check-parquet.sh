@@ -5,18 +5,28 @@
 # pyarrow alone (shortest kernel across ranks per `Seq`; NCCL-tests 2(n-1)/n) and
 # compared with `rooftop trace TABLES --format json`.
 #
-# Installs pyarrow with pip when it is missing; prints "parquet: SKIPPED: <why>" and
-# exits 0 only when it cannot be installed.
+# Installs pyarrow with pip when it is missing. When it cannot, prints
+# "parquet: SKIPPED (the pyarrow check did not run): <why>" and exits 0, or, with
+# ROOFTOP_REQUIRE_PYARROW=1 (CI), prints "parquet: FAILED" with the reason and exits 1:
+# a check CI means to run is never skipped silently.
 #
 #   scripts/check-parquet.sh [ROOFTOP_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOFTOP=$(readlink -f "${1:-${ROOFTOP:-./target/release/rooftop}}")
-command -v python3 >/dev/null 2>&1 || { echo "parquet: SKIPPED: no python3"; exit 0; }
+skip() {
+  if [ "${ROOFTOP_REQUIRE_PYARROW:-0}" = 1 ]; then
+    echo "parquet: FAILED: ROOFTOP_REQUIRE_PYARROW=1 but the pyarrow check could not run: $*" >&2
+    exit 1
+  fi
+  echo "parquet: SKIPPED (the pyarrow check did not run): $*" >&2
+  exit 0
+}
+command -v python3 >/dev/null 2>&1 || skip "no python3"
 if ! python3 -c "import pyarrow" 2>/dev/null; then
   python3 -m pip install --quiet pyarrow >/dev/null 2>&1 \
     || python3 -m pip install --quiet --break-system-packages pyarrow >/dev/null 2>&1 \
-    || { echo "parquet: SKIPPED: pip could not install pyarrow"; exit 0; }
+    || skip "pip could not install pyarrow"
 fi
 T=$(mktemp -d /tmp/rooftop-parquet-check.XXXXXX)
 trap 'rm -rf "$T"' EXIT

@@ -8,8 +8,10 @@
 # dependent job, and checks that the cross-rank report equals the single-process
 # one. Stops the daemons it started (by pid) on exit.
 #
-# Needs root (the CI machine runs as root). Prints "slurm: SKIPPED: <why>" and exits 0
-# only when Slurm cannot be installed or started here; any other failure exits 1.
+# Needs root (the CI machine runs as root). When Slurm cannot be installed or started
+# here it prints "slurm: SKIPPED (the Slurm test did not run): <why>" and exits 0, or,
+# with ROOFTOP_REQUIRE_SLURM=1 (CI), prints "slurm: FAILED" with the reason and exits 1:
+# a check CI means to run is never skipped silently. Any other failure exits 1.
 #
 #   scripts/slurm-test.sh [ROOFTOP_BINARY]
 set -euo pipefail
@@ -18,7 +20,14 @@ ROOFTOP=${1:-${ROOFTOP:-./target/release/rooftop}}
 ROOFTOP=$(readlink -f "$ROOFTOP")
 RANKS=${SLURM_TEST_RANKS:-16}
 
-skip() { echo "slurm: SKIPPED: $*"; exit 0; }
+skip() {
+  if [ "${ROOFTOP_REQUIRE_SLURM:-0}" = 1 ]; then
+    echo "slurm: FAILED: ROOFTOP_REQUIRE_SLURM=1 but the Slurm test could not run: $*" >&2
+    exit 1
+  fi
+  echo "slurm: SKIPPED (the Slurm test did not run): $*" >&2
+  exit 0
+}
 
 if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
   command -v apt-get >/dev/null 2>&1 || skip "no slurmctld/munged and no apt-get to install them"

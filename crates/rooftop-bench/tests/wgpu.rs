@@ -3,8 +3,9 @@
 //! CPU reference on random input, with every timer, and user WGSL kernels load, run and
 //! report compile errors with line numbers.
 //!
-//! Without any adapter the tests print why and pass, unless `ROOFTOP_REQUIRE_WGPU=1`
-//! (CI), which makes a missing adapter a failure.
+//! Every test here needs an adapter, so each is `#[ignore]`d: `cargo test` reports them
+//! as ignored, never as passed. `cargo test -- --include-ignored` runs them (CI does, on
+//! lavapipe, with `ROOFTOP_REQUIRE_WGPU=1`), and then a missing adapter is a failure.
 #![cfg(feature = "wgpu")]
 #![allow(clippy::unwrap_used, clippy::print_stderr, clippy::many_single_char_names)]
 
@@ -20,18 +21,17 @@ use std::sync::Mutex;
 /// One adapter at a time: lavapipe runs every test on the same CPU cores.
 static LOCK: Mutex<()> = Mutex::new(());
 
-fn open() -> Option<WgpuBackend> {
-    match WgpuBackend::open(None) {
-        Ok(b) => Some(b),
-        Err(e) => {
-            assert!(
-                std::env::var("ROOFTOP_REQUIRE_WGPU").as_deref() != Ok("1"),
-                "ROOFTOP_REQUIRE_WGPU=1 but no wgpu adapter: {e}"
-            );
-            eprintln!("skipped: no wgpu adapter ({e})");
-            None
-        }
-    }
+/// The backend. Only the ignored tests call this, and they run only when asked for by
+/// name or with `--include-ignored`: an adapter that is not there is then a failure.
+fn open() -> WgpuBackend {
+    WgpuBackend::open(None).unwrap_or_else(|e| {
+        let why = if std::env::var("ROOFTOP_REQUIRE_WGPU").as_deref() == Ok("1") {
+            "ROOFTOP_REQUIRE_WGPU=1"
+        } else {
+            "the test was asked to run"
+        };
+        panic!("{why}, but no wgpu adapter opened (needs a GPU or Mesa's lavapipe): {e}")
+    })
 }
 
 fn quick() -> TimingOptions {
@@ -128,9 +128,10 @@ fn small_cases(kernel: &str) -> Vec<Case> {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn every_listed_kernel_passes_its_check() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     eprintln!("adapter: {} / timer: {}", b.info().device_name, b.info().timer);
     let mut listed = 0;
     for k in suite::all() {
@@ -155,9 +156,10 @@ fn every_listed_kernel_passes_its_check() {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn default_size_stream_and_gemm_cases_pass() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     // The default triad (3 x 128 MiB) exercises the 2-D grid; a sampled GEMM check.
     for case in cases("triad", &Selection::default())
         .into_iter()
@@ -168,9 +170,10 @@ fn default_size_stream_and_gemm_cases_pass() {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn every_autotune_launch_passes_and_respects_limits() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     let max = b.adapter().max_workgroup_invocations.min(b.adapter().max_workgroup_size[0]);
     for kernel in ["copy", "read", "softmax-online", "qmatvec", "fma"] {
         let case = small_cases(kernel).remove(1.min(small_cases(kernel).len() - 1));
@@ -209,9 +212,10 @@ fn every_autotune_launch_passes_and_respects_limits() {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn wall_clock_timer_and_cache_flush_work() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     b.use_wall_clock();
     assert!(b.info().timer.starts_with("wall clock"), "{}", b.info().timer);
     let case = cases("triad", &config(&[100_000])).remove(0);
@@ -227,9 +231,10 @@ fn wall_clock_timer_and_cache_flush_work() {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn fp64_and_unknown_kernels_are_refused_clearly() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     assert!(b.implementations("chase").is_empty());
     let case =
         cases("triad", &Selection { dtype: Some(Precision::Fp64), ..config(&[64]) }).remove(0);
@@ -265,9 +270,10 @@ fn saxpy(@builtin(global_invocation_id) g: vec3<u32>) {
 ";
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn user_wgsl_kernel_runs_and_checks() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     b.load_source(&user_kernel(SAXPY)).unwrap();
     let n = 1000usize;
     let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
@@ -301,9 +307,10 @@ fn user_wgsl_kernel_runs_and_checks() {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn block_overrides_let_the_launch_set_the_workgroup_size() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     let code = SAXPY.replace(
         "@compute @workgroup_size(64)",
         "override BLOCK_X: u32 = 64;\n@compute @workgroup_size(BLOCK_X)",
@@ -353,9 +360,10 @@ fn block_overrides_let_the_launch_set_the_workgroup_size() {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn wgsl_syntax_and_validation_errors_give_line_numbers() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     // The assignment's line (1-based).
     let line = SAXPY.lines().position(|l| l.contains("y[g.x] =")).unwrap() + 1;
     assert_eq!(line, 9);
@@ -382,9 +390,10 @@ fn wgsl_syntax_and_validation_errors_give_line_numbers() {
 }
 
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn device_spec_and_ceiling_options_are_consistent() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(b) = open() else { return };
+    let b = open();
     let a = b.adapter().clone();
     let o = b.ceiling_options(true, quick());
     assert!(o.max_working_set.unwrap() <= a.max_storage_binding_bytes);
@@ -399,10 +408,11 @@ fn device_spec_and_ceiling_options_are_consistent() {
 /// wgpu's Vulkan backend uses), loaded as `SourceLang::Spirv`, run and checked.
 #[cfg(target_os = "linux")]
 #[test]
+#[ignore = "needs a wgpu adapter: a GPU or Mesa's lavapipe (--include-ignored)"]
 fn spirv_user_kernel_runs_and_checks() {
     use wgpu::naga;
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(mut b) = open() else { return };
+    let mut b = open();
     let module = naga::front::wgsl::parse_str(SAXPY).unwrap();
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),

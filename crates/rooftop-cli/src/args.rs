@@ -198,9 +198,9 @@ pub struct GemmArgs {
     /// GGML block format of the weights: q4_0 or q8_0 (blocks of 32 with an fp16 scale).
     #[arg(long)]
     pub wformat: Option<String>,
-    /// In which view --m/--n are given: `blas` (as the BLAS kernel sees them; the seeds'
-    /// worked examples) or `torch` (as PyTorch states them; swapped for column-major BLAS
-    /// kernels before the tile math).
+    /// In which view --m/--n are given: `blas` (as the BLAS kernel sees them; TraceLens's
+    /// worked examples, docs/reference/formulas.md) or `torch` (as PyTorch states them;
+    /// swapped for column-major BLAS kernels before the tile math).
     #[arg(long, value_enum, default_value_t = View::Blas)]
     pub view: View,
     /// Run the FLOPs on the vector units instead of the matrix units (e.g. FP32 SIMT
@@ -281,7 +281,7 @@ pub struct SoftmaxArgs {
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     /// Passes over the input: 1 (online softmax, the minimum traffic) or 3 (max, sum,
-    /// normalise: seed 002's "3-pass").
+    /// normalise: the common 3-pass kernel).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub passes: u8,
     #[command(flatten)]

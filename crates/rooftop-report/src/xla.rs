@@ -192,7 +192,8 @@ fn tiles_block(x: &XlaReport) -> Option<Block> {
         ]);
     }
     b.notes.push(
-        "tiles = product of ceil(output dim / tile) (seed 001); grid = blocks of the op's longest \
+        "tiles = product of ceil(output dim / tile) (docs/reference/formulas.md); grid = blocks of \
+         the op's longest \
          kernel launch, which should equal tiles; waves over the catalog device's compute units."
             .to_string(),
     );

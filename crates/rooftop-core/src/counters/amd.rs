@@ -61,7 +61,7 @@ pub const ARCHS: &[ArchConstants] = &[
         max_waves_per_cu: Some(40),
         has_mfma: true,
         source: "rocprof-compute roofline_calc.py (x64 L1/L2 bytes, MI200-style EA formula, \
-                 32 LDS banks); max waves 40 = 4 SIMD x 10 (hardware.md, CDNA1 table)",
+                 32 LDS banks); max waves 40 = 4 SIMD x 10 (docs/reference/occupancy.md, CDNA1)",
     },
     ArchConstants {
         family: "gfx90a",
@@ -117,8 +117,8 @@ pub const ARCHS: &[ArchConstants] = &[
         max_waves_per_cu: Some(32),
         has_mfma: false,
         source: "rocprofiler-sdk counter_defs.yaml gfx10/gfx11 FETCH_SIZE (GL2C_EA_RDREQ \
-                 32/64/96/128 B); HIP compute on RDNA defaults to wave32 (hardware.md); \
-                 max waves 32 per CU = 2 SIMD x 16 (hardware.md, RDNA3 table)",
+                 32/64/96/128 B); HIP compute on RDNA defaults to wave32; \
+                 max waves 32 per CU = 2 SIMD x 16 (docs/reference/occupancy.md, RDNA3)",
     },
 ];
 

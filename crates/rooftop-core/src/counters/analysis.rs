@@ -631,7 +631,8 @@ fn short_kernel(duration_ns: Option<f64>) -> Option<Finding> {
             Severity::Info,
             format!("{} per dispatch: launch overhead dominates", si(t * 1e-9, "s")),
             format!(
-                "a launch costs about 5-20 µs of host and driver time (seed 002); this kernel \
+                "a launch costs microseconds of host and driver time (rooftop's 5 µs \
+                 threshold, docs/reference/formulas.md); this kernel \
                  runs {}",
                 si(t * 1e-9, "s")
             ),
@@ -667,7 +668,8 @@ fn findings(r: &KernelRecord, roofs: &Roofs, device: Option<&DeviceSpec>) -> Vec
                     Severity::Critical,
                     format!("memory-bound at {}% of the {src} DRAM roof", sig3(pct)),
                     format!("{} GB/s of {} GB/s", sig3(a), sig3(roof)),
-                    "below 30% of peak (seed 002): look for a grid too small to fill the GPU, \
+                    "below 30% of peak (docs/reference/formulas.md): look for a grid too small \
+                     to fill the GPU, \
                      launch overhead, uncoalesced accesses or register spills",
                     Some(format!("up to {}x at 70% of the roof", sig3(0.7 * roof / a))),
                 ));
@@ -677,7 +679,8 @@ fn findings(r: &KernelRecord, roofs: &Roofs, device: Option<&DeviceSpec>) -> Vec
                     Severity::Warning,
                     format!("memory-bound at {}% of the {src} DRAM roof", sig3(pct)),
                     format!("{} GB/s of {} GB/s", sig3(a), sig3(roof)),
-                    "30-70% of peak (seed 002): check coalescing, block size and redundant \
+                    "30-70% of peak (docs/reference/formulas.md): check coalescing, block size \
+                     and redundant \
                      reads",
                     Some(format!("up to {}x at 70% of the roof", sig3(0.7 * roof / a))),
                 ));
@@ -711,7 +714,7 @@ fn findings(r: &KernelRecord, roofs: &Roofs, device: Option<&DeviceSpec>) -> Vec
                 format!("{} read from DRAM for {} of L2 traffic", si(read, "B"), si(l2, "B")),
                 "expected for a streaming kernel that touches each byte once; if the kernel \
                  re-reads data, tile the loop so the reuse happens while the tile is in L2 or \
-                 shared memory/LDS (seed 003 §3.2: strided K/V and weight access)",
+                 shared memory/LDS (strided K/V and weight access are the usual causes)",
                 None,
             ));
         }

@@ -8,10 +8,11 @@
 //! - FLOPs: Nsight Compute's `SpeedOfLight_RooflineChart` / `Hierarchical{Single,Double,
 //!   Half}RooflineChart` sections and the `SpeedOfLight_Roofline.py` rule (one FMA = 2
 //!   FLOP; the Half chart counts 2·hadd + 2·hmul + 4·hfma, packed half2), summarised in
-//!   `reference/formats.md` §4.3–4.4. Tensor-core work: `sm__ops_path_tensor_*` op
+//!   docs/reference/input-formats.md. Tensor-core work: `sm__ops_path_tensor_*` op
 //!   counters, plotted by the `HierarchicalTensorRooflineChart` section in OP/s.
 //! - DRAM / L2 / L1 bytes: `dram__bytes_{read,write}.sum`, `lts__t_bytes.sum`,
-//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method, formats.md §4.3);
+//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method,
+//!   docs/reference/input-formats.md);
 //!   a sector is 32 bytes on every NVIDIA GPU since Maxwell, so `*_sectors*` × 32 is the
 //!   fallback.
 //! - Hit rates, occupancy, waves: the metrics the `MemoryWorkloadAnalysis`, `Occupancy`
@@ -35,7 +36,7 @@ pub const WARP_SIZE: u64 = 32;
 pub const IDEAL_LOAD_BYTES_PER_REQUEST: f64 = 128.0;
 
 const SRC_FLOPS: &str = "Nsight Compute SpeedOfLight_Roofline*Chart sections and \
-                         SpeedOfLight_Roofline.py; formats.md §4.3-4.4";
+                         SpeedOfLight_Roofline.py; docs/reference/input-formats.md#nsight-compute-csv";
 
 /// The kernel duration (ns) from ncu metrics: `gpu__time_duration.sum`, or one of its
 /// other roll-ups. `gpu__` has exactly one instance per launch, so `.avg`, `.max` and
@@ -133,7 +134,7 @@ fn dram(d: &Dispatch, out: &mut Derived) {
             // The traffic is known even when its split is not: rates and intensity use it.
             out.dram_bytes_total = Some(*t);
             out.formula(format!(
-                "DRAM bytes (total, no read/write split) = {tid} [formats.md §4.3]"
+                "DRAM bytes (total, no read/write split) = {tid} [docs/reference/input-formats.md]"
             ));
         }
     }
@@ -143,7 +144,7 @@ fn dram(d: &Dispatch, out: &mut Derived) {
     match read {
         Some((v, how)) => {
             out.dram_bytes_read = Some(v);
-            out.formula(format!("DRAM bytes read = {how} [formats.md §4.3]"));
+            out.formula(format!("DRAM bytes read = {how} [docs/reference/input-formats.md]"));
         }
         None => out.miss(
             "dram_bytes_read",
@@ -153,7 +154,7 @@ fn dram(d: &Dispatch, out: &mut Derived) {
     match write {
         Some((v, how)) => {
             out.dram_bytes_written = Some(v);
-            out.formula(format!("DRAM bytes written = {how} [formats.md §4.3]"));
+            out.formula(format!("DRAM bytes written = {how} [docs/reference/input-formats.md]"));
         }
         None => out.miss(
             "dram_bytes_written",
@@ -165,20 +166,24 @@ fn dram(d: &Dispatch, out: &mut Derived) {
 fn caches(d: &Dispatch, out: &mut Derived) {
     if let Some(v) = get(d, "lts__t_bytes.sum") {
         out.l2_bytes = Some(v);
-        out.formula("L2 bytes = lts__t_bytes.sum [NERSC hierarchical roofline; formats.md §4.3]");
+        out.formula("L2 bytes = lts__t_bytes.sum [NERSC hierarchical roofline; docs/reference/input-formats.md]");
     } else if let Some(s) = get(d, "lts__t_sectors.sum") {
         out.l2_bytes = Some(s * SECTOR_BYTES);
-        out.formula("L2 bytes = lts__t_sectors.sum × 32 B/sector [formats.md §4.3]");
+        out.formula(
+            "L2 bytes = lts__t_sectors.sum × 32 B/sector [docs/reference/input-formats.md]",
+        );
     } else {
         out.miss("l2_bytes", "lts__t_bytes.sum or lts__t_sectors.sum");
     }
 
     if let Some(v) = get(d, "l1tex__t_bytes.sum") {
         out.l1_bytes = Some(v);
-        out.formula("L1 bytes = l1tex__t_bytes.sum [NERSC hierarchical roofline; formats.md §4.3]");
+        out.formula("L1 bytes = l1tex__t_bytes.sum [NERSC hierarchical roofline; docs/reference/input-formats.md]");
     } else if let Some(s) = get(d, "l1tex__t_sectors.sum") {
         out.l1_bytes = Some(s * SECTOR_BYTES);
-        out.formula("L1 bytes = l1tex__t_sectors.sum × 32 B/sector [formats.md §4.3]");
+        out.formula(
+            "L1 bytes = l1tex__t_sectors.sum × 32 B/sector [docs/reference/input-formats.md]",
+        );
     } else {
         out.miss("l1_bytes", "l1tex__t_bytes.sum or l1tex__t_sectors.sum");
     }
@@ -315,7 +320,7 @@ fn tensor(d: &Dispatch, out: &mut Derived) {
     out.formula(
         "tensor FLOPs = Σ sm__ops_path_tensor_src_<type>[_dst_<type>].sum, per source type \
          (hardware ops, one multiply-add = 2) [HierarchicalTensorRooflineChart section; \
-         formats.md §4.3-4.4]",
+         docs/reference/input-formats.md]",
     );
 }
 

@@ -407,7 +407,10 @@ mod tests {
         assert_eq!(m1.l2_bytes, Some(768 * 1024));
         assert_eq!(m1.family, ArchFamily::Apple78);
         assert_eq!(m1.figure("limits.smem_kib_per_cu").confidence, Confidence::Medium);
-        assert!(m1.figure("limits.smem_kib_per_cu").source.starts_with("S11"));
+        assert!(m1
+            .figure("limits.smem_kib_per_cu")
+            .source
+            .contains("github.com/philipturner/metal-benchmarks"));
         assert_eq!(m1.figure("memory.bandwidth_gbs"), &m1.meta);
 
         let rtx = dev(&c, "rtx-4090");

@@ -3,7 +3,7 @@
 //! and mangled in rocprof (`_ZN2ck...`).
 //!
 //! The Gridwise class's template parameters are (CK `gridwise_gemm_xdl_cshuffle_v3*.hpp`,
-//! hardware.md §3.2): layouts, data types, element-wise ops, `GemmSpecialization`, then
+//! docs/reference/kernel-names.md): layouts, data types, element-wise ops, `GemmSpecialization`, then
 //! `BlockSize` — preceded by one `ScaleBlockSize` in the MX classes, followed by three scale
 //! block sizes (M, N, K) in the ABScale / blockscale classes and two (N, K) in the B-scale
 //! classes — then `MPerBlock, NPerBlock, KPerBlock, AK1, BK1, MPerXdl, NPerXdl, MXdlPerWave,

@@ -2,9 +2,9 @@
 //! `volta_h884gemm_256x128_ldg8_nn`, `turing_fp16_s1688gemm_fp16_256x128_ldg8_f2f_stages_32x1_nn`.
 //!
 //! `{arch}_[{intype}_]{core}gemm[_{outtype}]_{M}x{N}[_mods...][_stages_{K}x{S}]_{ab}`
-//! (hardware.md §3.2): `M x N` is the CTA tile, `stages_{K}x{S}` the K tile and pipeline
+//! (docs/reference/kernel-names.md): `M x N` is the CTA tile, `stages_{K}x{S}` the K tile and pipeline
 //! depth, `ab` op(A) op(B) in BLAS terms. The core is matched as `[a-z]{0,3}\d*gemm`, wider
-//! than §3.3's `[a-z]?\d*gemm`, so that the cuDNN FFT helper `ampere_gcgemm_64x64_nt` (HTA
+//! than the narrower `[a-z]?\d*gemm`, so that the cuDNN FFT helper `ampere_gcgemm_64x64_nt` (HTA
 //! A100 fixture) is read too.
 
 use std::sync::LazyLock;

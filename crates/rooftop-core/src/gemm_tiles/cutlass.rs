@@ -1,7 +1,7 @@
 //! CUTLASS procedural kernel names, 3.x (`cutlass3x_sm90_...`) and 2.x (`cutlass_80_...`).
 //!
 //! From `GemmOperation.procedural_name` in CUTLASS's `python/cutlass_library/gemm_operation.py`
-//! (S18, hardware.md §3.2):
+//! (CUTLASS's `python/cutlass_library/gemm_operation.py`, docs/reference/kernel-names.md):
 //!
 //! * 3.x: `cutlass3x_sm{arch}_{opclass}_{ext}_{tileM}x{tileN}x{tileK}_{cM}x{cN}x{cK}_{stages}_
 //!   {abc}_align{n}{tile_sched}{kernel_sched}{epi_sched}`; the cluster group may be missing or

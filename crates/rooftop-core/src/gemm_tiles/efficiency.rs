@@ -1,7 +1,10 @@
-//! Tile, wave and dimension efficiency (seed 001, TraceLens `gemm-analysis.md`), the
-//! PyTorch-to-BLAS M/N swap, and the launch-grid check of hardware.md §3.5.
+//! Tile, wave and dimension efficiency (TraceLens's GEMM analysis,
+//! github.com/AMD-AGI/TraceLens/blob/main/docs/conceptual/gemm-analysis.md), the
+//! PyTorch-to-BLAS M/N swap, and the launch-grid check;
+//! derivations and worked examples in docs/reference/formulas.md.
 //!
-//! Formulas (seed 001 steps 3-6, hardware.md §3.1), in the kernel's (BLAS) view of M and N:
+//! Formulas (TraceLens's steps 3-6, extended by batch and split-K), in the kernel's (BLAS)
+//! view of M and N:
 //!
 //! ```text
 //! tiles_m   = ceil(M / mt_m)            tiles_n = ceil(N / mt_n)
@@ -13,7 +16,7 @@
 //! ```
 //!
 //! Stream-K kernels balance K-iterations across CUs, so `waves` and `wq_eff` are None there and
-//! `dim_eff = tile_eff` (hardware.md §3.5). Integer counts use checked `u64` (padded sizes
+//! `dim_eff = tile_eff` (docs/reference/kernel-names.md, split-K and stream-K). Integer counts use checked `u64` (padded sizes
 //! `u128`); ratios are formed so that a value proven <= 1 in integers stays <= 1 in `f64`.
 
 use serde::Serialize;
@@ -32,7 +35,7 @@ pub fn blas_mn_from_torch(torch_m: u64, torch_n: u64) -> (u64, u64) {
     (torch_n, torch_m)
 }
 
-/// Tile and wave quantization efficiency (seed 001 formulas).
+/// Tile and wave quantization efficiency (docs/reference/formulas.md).
 ///
 /// `None` when any count is zero (m, n, batch, tile, num_cu, ctas_per_cu, split_k) or the
 /// tile count does not fit in `u64`. Otherwise every efficiency is in (0, 1].
@@ -102,8 +105,8 @@ pub fn tile_efficiency(p: &TileProblem) -> Option<TileEfficiency> {
     })
 }
 
-/// How a launch grid compares with the tile count (hardware.md §3.5: "grid dims from the trace
-/// are the ground truth").
+/// How a launch grid compares with the tile count: for a non-persistent kernel the launched
+/// grid is the ground truth (docs/reference/kernel-names.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum GridCheck {
@@ -219,9 +222,10 @@ mod tests {
         (a - b).abs() < 1e-12
     }
 
-    /// Seed 001, example 1: M=10240, N=2048, K=2048, MT256x64, 304 CUs.
+    /// TraceLens's GEMM-analysis example 1 (docs/reference/formulas.md): M=10240, N=2048,
+    /// K=2048, MT256x64, 304 CUs.
     #[test]
-    fn seed_example_1() {
+    fn tracelens_example_1() {
         let e = eff(&problem(10240, 2048, 256, 64, 304));
         assert_eq!((e.tiles_m, e.tiles_n), (40, 32)); // 10240/256, 2048/64
         assert_eq!(e.num_tiles, 1280);
@@ -233,9 +237,10 @@ mod tests {
         assert!(close(e.dim_eff, 1280.0 / 1520.0));
     }
 
-    /// Seed 001, example 2: M=2048, N=10240, K=2048, MT256x144, 304 CUs.
+    /// TraceLens's GEMM-analysis example 2 (docs/reference/formulas.md): M=2048, N=10240,
+    /// K=2048, MT256x144, 304 CUs.
     #[test]
-    fn seed_example_2() {
+    fn tracelens_example_2() {
         let e = eff(&problem(2048, 10240, 256, 144, 304));
         assert_eq!((e.tiles_m, e.tiles_n), (8, 72)); // 2048/256, ceil(71.11)
         assert_eq!(e.num_tiles, 576);
@@ -247,7 +252,7 @@ mod tests {
         assert!(close(wq, 576.0 / 608.0));
         assert!((wq - 0.947).abs() < 5e-4);
         assert!(close(e.dim_eff, tile_eff * 576.0 / 608.0));
-        // 0.98765 * 0.94737 = 0.93567: the seed prints it truncated as 0.935.
+        // 0.98765 * 0.94737 = 0.93567: TraceLens prints it truncated as 0.935.
         assert!((e.dim_eff - 0.9357).abs() < 5e-5);
     }
 

@@ -1,4 +1,4 @@
-//! MIOpen implicit-GEMM convolution names (hardware.md §3.2):
+//! MIOpen implicit-GEMM convolution names (docs/reference/kernel-names.md):
 //! `igemm_{fwd|bwd|wrw}_gtc..._bt{M}x{N}x{K}_wt{..}_ws{..}_wr{..}_...`, where `bt` is the block
 //! (workgroup) tile of the implicit GEMM. The tile's M/N are the implicit GEMM's, not a
 //! matmul's, so no BLAS swap applies.

@@ -3,20 +3,21 @@
 //! Two halves:
 //!
 //! * **Kernel-name parsing** ([`parse_kernel_name`]): one module per library family, applied
-//!   in the fixed order of `reference/hardware.md` §3.3 — Tensile / hipBLASLt / rocBLAS
+//!   in the fixed order of docs/reference/kernel-names.md — Tensile / hipBLASLt / rocBLAS
 //!   (including the `Custom_Cijk_` prefix), Tensile `PostGSU` reductions, cuBLASLt `nvjet`,
 //!   cuBLAS `xmma`, CUTLASS 3 (`cutlass3x_`), CUTLASS 2 (including inside
 //!   `void cutlass::Kernel2<...>`), legacy cuBLAS (`ampere_sgemm_128x64_tn`), Composable
 //!   Kernel (template-argument walk) and ck_tile, Triton (AITER constexpr names and Inductor
 //!   templates), and MIOpen implicit GEMM. The order matters because some cuBLAS names embed
-//!   CUTLASS names. Conventions come from the Tensile / hipBLASLt sources (S19), CUTLASS's
-//!   `gemm_operation.py` procedural names (S18) and TraceLens's `kernel_name_parser.py` (S8),
-//!   with TraceLens's greedy nvjet regex bug (§3.1) avoided by anchoring every group.
-//! * **Efficiency** ([`tile_efficiency`]): the formulas of seed 001 (TraceLens
-//!   `gemm-analysis.md`, S8) — `tile_eff`, `num_tiles`, `waves`, `wq_eff`, `dim_eff` — extended
-//!   as hardware.md §3.5 asks: the tile count is multiplied by batch and split-K, stream-K
-//!   kernels get tile efficiency only, and a launch grid can be checked against the tile count
-//!   ([`check_launch_grid`]).
+//!   CUTLASS names. Conventions come from the Tensile / hipBLASLt sources, CUTLASS's
+//!   `gemm_operation.py` procedural names and TraceLens's `kernel_name_parser.py` (each
+//!   cited in docs/reference/kernel-names.md), with TraceLens's greedy nvjet pattern
+//!   avoided by anchoring every group.
+//! * **Efficiency** ([`tile_efficiency`]): the formulas of TraceLens's GEMM analysis
+//!   (github.com/AMD-AGI/TraceLens/blob/main/docs/conceptual/gemm-analysis.md) — `tile_eff`,
+//!   `num_tiles`, `waves`, `wq_eff`, `dim_eff` — extended (docs/reference/formulas.md): the
+//!   tile count is multiplied by batch and split-K, stream-K kernels get tile efficiency only,
+//!   and a launch grid can be checked against the tile count ([`check_launch_grid`]).
 //!
 //! # Whose M is the tile's M (`blas_column_major`)
 //!
@@ -293,7 +294,7 @@ pub struct TileProblem {
 
 /// Parses a GEMM kernel name; None when no family matches.
 ///
-/// Families are tried in the order of hardware.md §3.3. A name that is recognised but whose
+/// Families are tried in the order of docs/reference/kernel-names.md. A name that is recognised but whose
 /// tile cannot be read still returns `Some`, with `mt_m`/`mt_n` None and the reason in
 /// `notes` ("tile unknown"); non-GEMM kernels (elementwise, attention, Inductor pointwise and
 /// reductions) return None.

@@ -1,10 +1,10 @@
 //! cuBLASLt `nvjet_*` names (CUDA 12.4+ on Hopper and Blackwell).
 //!
 //! `nvjet_[sm{arch}_]{t3}_{M}x{N}_{Kblk}x{stages}_{CM}x{CN}[_2cta]_{h|v}_bz[_coopA|_coopB]
-//! [_splitK][_bias|_gelu...]_{lay3}` (hardware.md §3.2). NVIDIA does not document the
+//! [_splitK][_bias|_gelu...]_{lay3}` (docs/reference/kernel-names.md). NVIDIA does not document the
 //! grammar; this is the community reading that all public examples agree with. Every group is
 //! anchored in order, which avoids TraceLens's greedy `nvjet_\w+_(\d+)x(\d+)_(\d+)x\d+` bug
-//! (§3.1: it reads `nvjet_tst_64x64_64x16_2x1_...` as 64x16 with K 2). The last three letters
+//! (it reads `nvjet_tst_64x64_64x16_2x1_...` as 64x16 with K 2). The last three letters
 //! are op(A), op(B) and the D layout; the tile M is the BLAS M.
 
 use std::sync::LazyLock;

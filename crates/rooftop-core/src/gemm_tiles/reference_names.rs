@@ -1,5 +1,6 @@
-//! Test vectors: the 37 real kernel names of `reference/hardware.md` §3.4 (abridged ones both
-//! as written and as a realistic full name), every kernel name in the TraceLens H100 / MI300X
+//! Test vectors: the 37 worked kernel names of docs/reference/kernel-names.md, whose table
+//! gives each name's family grammar and, where it has one, the public trace or document it
+//! was taken from (abridged ones both as written and as a realistic full name), every kernel name in the TraceLens H100 / MI300X
 //! goldens (`fixtures/kineto/tracelens_*/*_perf_report_csvs/`), and the GEMM names of the other
 //! kineto fixtures (HTA A100 / MI250, TraceLens MI300X Inductor trace).
 
@@ -55,10 +56,10 @@ const T6_FULL: &str = "Cijk_Ailk_Bjlk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x64x32_M
 const CK34_FULL: &str = "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemmMultiD_ABScale_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor, ck::tensor_layout::gemm::ColumnMajor, ck::Tuple<>, ck::tensor_layout::gemm::RowMajor, ck::f8_fnuz_t, ck::f8_fnuz_t, float, float, ck::Tuple<>, unsigned short, ck::tensor_operation::element_wise::PassThrough, ck::tensor_operation::element_wise::PassThrough, ck::tensor_operation::element_wise::PassThrough, (ck::tensor_operation::device::GemmSpecialization)2, 256, 1, 128, 128, 16, 128, 256, 16, 16, 16, 16, 1, 2, ck::Sequence<16, 16, 1>, ck::Sequence<1, 0, 2>, ck::Sequence<1, 0, 2>, 2, 16, 16, false, 0, ck::Sequence<16, 16, 1>, ck::Sequence<1, 0, 2>, ck::Sequence<1, 0, 2>, 2, 16, 16, false, 0, 1, 2, ck::Sequence<1, 16, 1, 16>, ck::Sequence<8>, (ck::BlockGemmPipelineScheduler)0, (ck::BlockGemmPipelineVersion)0, ck::f8_fnuz_t, ck::f8_fnuz_t, ck::f8_fnuz_t, ck::f8_fnuz_t>, true, (ck::InMemoryDataOperationEnum)0, 2, (ck::TailNumber)10>(ck::GridwiseGemmMultiD_ABScale_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor, ck::tensor_layout::gemm::ColumnMajor, ck::Tuple<>, ck::tensor_layout::gemm::RowMajor, ck::f8_fnuz_t, ck::f8_fnuz_t, float, float, ck::Tuple<>, unsigned short, ck::tensor_operation::element_wise::PassThrough, ck::tensor_operation::element_wise::PassThrough, ck::tensor_operation::element_wise::PassThrough, (ck::tensor_operation::device::GemmSpecialization)2, 256, 1, 128, 128, 16, 128, 256, 16, 16, 16, 16, 1, 2, ck::Sequence<16, 16, 1>, ck::Sequence<1, 0, 2>, ck::Sequence<1, 0, 2>, 2, 16, 16, false, 0, ck::Sequence<16, 16, 1>, ck::Sequence<1, 0, 2>, ck::Sequence<1, 0, 2>, 2, 16, 16, false, 0, 1, 2, ck::Sequence<1, 16, 1, 16>, ck::Sequence<8>, (ck::BlockGemmPipelineScheduler)0, (ck::BlockGemmPipelineVersion)0, ck::f8_fnuz_t, ck::f8_fnuz_t, ck::f8_fnuz_t, ck::f8_fnuz_t>::Argument)";
 const IGEMM37_FULL: &str = "igemm_fwd_gtcx2_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2_ta1x8x2x1_1x4x1x64_tb1x8x2x1_1x4x1x64";
 
-/// hardware.md §3.4, in table order. Abridged names are given as written (with `...`) and, on
-/// the following line, as a full name.
+/// The worked names of docs/reference/kernel-names.md, in table order (#1 ... #37). Abridged
+/// names are given as written (with `...`) and, on the following line, as a full name.
 #[test]
-fn hardware_md_table_3_4() {
+fn worked_names_table() {
     let n = None;
     let cases: &[(&str, &str, Want)] = &[
         ("1", "Cijk_Alik_Bljk_HHS_BH_MT256x144x32_MI32x32x8x1_SN_..._WG32_8_1_WGM8", w(Tensile, Some((256, 144)), Some(32), n, Some("TN"))),
@@ -114,7 +115,7 @@ fn hardware_md_table_3_4() {
 
 /// The flags the table's last column lists.
 #[test]
-fn hardware_md_table_3_4_flags() {
+fn worked_names_table_flags() {
     let p = |name: &str| parse_kernel_name(name).expect("parses");
     let t2 = p(T2_FULL);
     assert!(!t2.stream_k && t2.split_k.is_none());

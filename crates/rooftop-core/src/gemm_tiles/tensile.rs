@@ -1,8 +1,8 @@
 //! Tensile names: rocBLAS, hipBLASLt (TensileLite) and hand-tuned `Custom_Cijk_` kernels, plus
 //! the `PostGSU` split-K reduction kernels.
 //!
-//! Grammar (hardware.md §3.2, from Tensile's `ProblemType.__str__` and
-//! `getParameterNameAbbreviation`, S19): `C{ijk}_A{..}_B{..}_{types}_{flags}_` followed by
+//! Grammar (docs/reference/kernel-names.md, from Tensile's `ProblemType.__str__` and
+//! `getParameterNameAbbreviation` in ROCm/Tensile): `C{ijk}_A{..}_B{..}_{types}_{flags}_` followed by
 //! solution parameters, each an abbreviation plus its value: `MT{M}x{N}x{DepthU}` macro tile,
 //! `GSU{n}` global split-U (split-K), `SK{n}` stream-K mode (0 = off), `WG{x}_{y}_{z}`
 //! workgroup, `ISA{gfx}` target. In the A/B index strings the first letter is the stride-1
@@ -146,7 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_example_tile_and_layout() {
+    fn tracelens_doc_example_tile_and_layout() {
         let i = p("Cijk_Alik_Bljk_HHS_BH_MT256x144x32_MI32x32x8x1_SN_1LDSB0_APM1_AF0EM1_AF1EM1_AMAS3_ASE_ASGT_ASLT_ASAE01_ASCE01_ASEM1_BL1_BS1_DTL0_DTVA0_DTVB0_EPS1_FL0_GRVW8_GSU1_GSUASB_GLS0_ISA942_IU1_K1_KLA_LBSPP128_LPA0_LPB8_LDL1_LRVW16_LWPMn1_LDW0_FMA_MIAV1_MDA2_MO40_NTA0_NTB0_NTC0_NTD0_NEPBS0_NLCA1_NLCB1_ONLL1_OPLV0_PK0_PAP0_PGR2_PLR1_SIA3_SS1_SU32_SUM0_SUS256_SCIUI1_SPO0_SRVW0_SSO0_SVW4_SNLL0_TT4_64_TLDS1_USFGROn1_VAW2_VSn1_VW4_WSGRA1_WSGRB1_WS64_WG32_8_1_WGM8");
         assert_eq!(i.family, KernelFamily::Tensile);
         assert_eq!((i.mt_m, i.mt_n, i.mt_k), (Some(256), Some(144), Some(32)));

@@ -2,7 +2,7 @@
 //! template kernels.
 //!
 //! A Triton kernel's name is its Python function name and normally carries no tile
-//! (hardware.md §3.2). AITER appends the specialisation:
+//! (docs/reference/kernel-names.md). AITER appends the specialisation:
 //! `_gemm_a8w8_blockscale_kernel_..._BLOCK_SIZE_M_128_BLOCK_SIZE_N_128_BLOCK_SIZE_K_128_..._
 //! NUM_KSPLIT_1_..._GRID_MN_17_...`; each field is read on its own, as TraceLens's branch
 //! does, since other constexprs sit between them. Inductor names are

@@ -2,11 +2,11 @@
 //!
 //! `sm{arch}_xmma_{op}_{ABtypes}_{Ctype}{Acc}_{Epi}_{ab}_{c}_tilesize{M}x{N}x{K}[_stage{S}]
 //! [_warpsize..][_warpgroupsize..]..._execute_segment_k_{on|off}_kernel__5x_cublas`
-//! (hardware.md §3.2). `op` is `gemm` or `{fprop,dgrad,wgrad}_implicit_gemm` (cuDNN
+//! (docs/reference/kernel-names.md). `op` is `gemm` or `{fprop,dgrad,wgrad}_implicit_gemm` (cuDNN
 //! convolutions, whose layout field is a tensor format such as `nhwckrsc_nchw`). The `tn_n`
 //! letters are op(A), op(B) and C; the tile M is the BLAS M. The middle fields are matched
-//! loosely (`\w*?`) because cuDNN adds words such as `indexed`, which the regex proposed in
-//! §3.3 does not accept.
+//! loosely (`\w*?`) because cuDNN adds words such as `indexed`, which a stricter pattern would
+//! not accept.
 
 use std::sync::LazyLock;
 

@@ -353,9 +353,9 @@ pub fn budget(
                 "both versions read the activations and write the output once \
                  (QuantGemmSpec::dequant_fusion, minimal counting)"
                     .to_string(),
-                "traffic ratio = unfused / fused bytes of the quantized projections; seed 003 \
-                 §1.1's ~17x counts Q4_0 at 2 bits/weight, fp32 dequantized weights and a fused \
-                 kernel reading the weights twice (docs/model.md)"
+                "traffic ratio = unfused / fused bytes of the quantized projections; the \
+                 \"~17x\" in circulation counts Q4_0 at 2 bits/weight, fp32 dequantized weights \
+                 and a fused kernel reading the weights twice (docs/reference/formulas.md)"
                     .to_string(),
             ],
         });

@@ -1,9 +1,10 @@
 //! AMD theoretical occupancy: CDNA1 (gfx908), CDNA2 (gfx90a), CDNA3 (gfx940-942),
 //! CDNA4 (gfx950) and RDNA3 (gfx1100/1101, the 1.5x VGPR parts).
 //!
-//! Rules of the LLVM AMDGPU backend (S7, `AMDGPUBaseInfo.cpp`), which HIP's occupancy API
-//! and the compiler's own occupancy remarks use, as restated in `reference/hardware.md`
-//! §4.2:
+//! Rules of the LLVM AMDGPU backend (llvm-project
+//! `llvm/lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp`), which HIP's occupancy API and the
+//! compiler's own occupancy remarks use, as restated with worked examples (A1 ... A8, the
+//! tests below) in docs/reference/occupancy.md#amd:
 //!
 //! ```text
 //! VGPRs      unified file (gfx90a+):  alignup(arch, 4) + agpr   if agpr > 0 else arch
@@ -43,10 +44,10 @@ use crate::units::Confidence;
 
 const KIB: u64 = 1024;
 
-/// LDS is allocated to a workgroup in blocks of 128 dwords (S7 `getLdsDwGranularity`).
+/// LDS is allocated to a workgroup in blocks of 128 dwords (LLVM `getLdsDwGranularity`).
 pub const LDS_GRANULE_BYTES: u64 = 512;
 
-/// Workgroups per CU limited by barrier resources for multi-wave workgroups (S7
+/// Workgroups per CU limited by barrier resources for multi-wave workgroups (LLVM
 /// `getMaxWorkGroupsPerCU`); 32 per WGP on GFX10+ in WGP mode.
 pub const MAX_BARRIER_WGS_PER_CU: u64 = 16;
 pub const MAX_BARRIER_WGS_PER_WGP: u64 = 32;
@@ -57,7 +58,7 @@ pub const MAX_VGPRS_PER_WAVE: u32 = 256;
 /// Most threads in a workgroup on every AMD GPU here.
 pub const MAX_WORKGROUP_SIZE: u32 = 1024;
 
-/// Waves per SIMD allowed by `sgprs` on GFX9 (S7 `getOccupancyWithNumSGPRs`, VOLCANIC_ISLANDS
+/// Waves per SIMD allowed by `sgprs` on GFX9 (LLVM `getOccupancyWithNumSGPRs`, VOLCANIC_ISLANDS
 /// and later, before GFX10: 800 SGPRs per SIMD, 16-register granule). The count includes
 /// VCC, FLAT_SCRATCH and XNACK_MASK as the code object reports it.
 pub fn waves_per_simd_with_sgprs(sgprs: u32) -> u32 {
@@ -69,7 +70,7 @@ pub fn waves_per_simd_with_sgprs(sgprs: u32) -> u32 {
     }
 }
 
-/// Waves per SIMD allowed by `vgprs` (S7 `getNumWavesPerEUWithNumVGPRs`).
+/// Waves per SIMD allowed by `vgprs` (LLVM `getNumWavesPerEUWithNumVGPRs`).
 pub fn waves_per_simd_with_vgprs(vgprs: u32, granule: u32, total: u32, max_waves: u32) -> u32 {
     if vgprs < granule {
         return max_waves;
@@ -130,7 +131,7 @@ fn rules(
         ArchFamily::Rdna3 => {
             let wave = res.wave_size.unwrap_or(device.warp_size);
             // gfx1102/gfx1103 (RX 7600, Phoenix iGPU) lack Feature1_5xVGPRs and keep the
-            // RDNA2-sized file (S7 getTotalNumVGPRs / getVGPRAllocGranule).
+            // RDNA2-sized file (LLVM getTotalNumVGPRs / getVGPRAllocGranule).
             let small_file = device
                 .llvm_target
                 .as_deref()
@@ -276,7 +277,7 @@ pub fn occupancy(
     let l_warps = max_waves * simds / n;
     let l_regs = (regs_known || waves_sgpr.is_some())
         .then(|| to_blocks(u64::from(waves_per_simd) * simds / n));
-    // Single-wave workgroups use no barrier resources (S7 getMaxWorkGroupsPerCU).
+    // Single-wave workgroups use no barrier resources (LLVM getMaxWorkGroupsPerCU).
     let l_bars = (n > 1).then_some(to_blocks(r.barrier_cap));
     let lds_alloc = round_up(lds, LDS_GRANULE_BYTES);
     let l_lds = (lds_alloc > 0).then(|| to_blocks(r.lds_pool / lds_alloc));
@@ -291,7 +292,7 @@ pub fn occupancy(
         if device.family == ArchFamily::Cdna4 {
             notes.push(
                 "gfx950's LDS allocation granule may be 1280 B (320 dwords) in newer LLVM \
-                 rather than 512 B (unverified, reference/hardware.md §5)"
+                 rather than 512 B (unverified, docs/reference/occupancy.md#amd)"
                     .to_string(),
             );
         }

@@ -1,14 +1,14 @@
 //! Apple GPU occupancy: an *estimate* for Apple7/8 (M1, M2), no model for Apple9 (M3, M4).
 //!
-//! What Apple documents (S14, Metal feature-set tables and `MTLComputeCommandEncoder`
+//! What Apple documents (the Metal feature set tables and `MTLComputeCommandEncoder`
 //! docs): SIMD width 32, at most 1024 threads per threadgroup (a pipeline's
 //! `maxTotalThreadsPerThreadgroup` can be lower when the kernel uses many registers), at
 //! most 32 KiB of threadgroup memory per threadgroup, allocated in 16-byte multiples.
 //! What Apple does not document: threadgroup memory per core and how many threadgroups
-//! a core keeps resident. Third-party measurements on Apple7/8 (S11,
-//! `philipturner/metal-benchmarks`) give ~60 KiB of threadgroup memory and ~208 KB of
+//! a core keeps resident. Third-party measurements on Apple7/8
+//! (`philipturner/metal-benchmarks` on GitHub) give ~60 KiB of threadgroup memory and ~208 KB of
 //! registers per core, and 384-3072 resident threads (12-96 SIMD-groups) per core
-//! depending on register use. The estimate of `reference/hardware.md` §4.3:
+//! depending on register use. The estimate (docs/reference/occupancy.md#apple):
 //!
 //! ```text
 //! tg_by_mem     = floor(60 KiB / roundup(tg_mem, 16))        (inf if tg_mem == 0)
@@ -17,11 +17,11 @@
 //! ```
 //!
 //! Register use is not modelled (nothing public says how residency falls with it), so
-//! the estimate is an upper bound for register-heavy kernels. The seed documents'
-//! simpler rules are reported as notes: seed 000 §2.1's "threads per threadgroup / max
-//! threads per threadgroup" (a measure of threadgroup size, not residency) and seed
-//! 002's "<= 8 KB -> 4, <= 16 KB -> 2, <= 32 KB -> 1 threadgroups per core", which
-//! assumes 32 KB per core where ~60 KB was measured: conservative and unsourced.
+//! the estimate is an upper bound for register-heavy kernels. Two simpler rules that
+//! circulate are reported as labelled notes: "threads per threadgroup / max threads per
+//! threadgroup" (a measure of threadgroup size, not residency) and "<= 8 KB -> 4,
+//! <= 16 KB -> 2, <= 32 KB -> 1 threadgroups per core", which assumes 32 KB per core where
+//! ~60 KB was measured: conservative, and no Apple document supports it.
 //!
 //! Apple9 (M3, M4) allocates registers and threadgroup memory dynamically ("Dynamic
 //! Caching"), so no residency rule is computed: decision — rooftop checks the documented
@@ -39,28 +39,30 @@ use crate::units::Confidence;
 
 const KIB: u64 = 1024;
 
-/// Threadgroup memory is allocated in multiples of 16 bytes (S14
+/// Threadgroup memory is allocated in multiples of 16 bytes (Metal
 /// `setThreadgroupMemoryLength`).
 pub const TG_MEM_GRANULE_BYTES: u64 = 16;
 
-/// Documented per-threadgroup maximum of threadgroup memory (S14).
+/// Documented per-threadgroup maximum of threadgroup memory (Metal feature set tables).
 pub const MAX_TG_MEM_PER_THREADGROUP: u64 = 32 * KIB;
 
-/// Documented per-threadgroup maximum of threads (S14).
+/// Documented per-threadgroup maximum of threads (Metal feature set tables).
 pub const MAX_THREADS_PER_THREADGROUP: u32 = 1024;
 
-/// Threadgroup memory per core on Apple7/8, measured (S11), when the device lacks it.
+/// Threadgroup memory per core on Apple7/8, measured (metal-benchmarks), when the device
+/// lacks it.
 pub const APPLE78_TG_MEM_PER_CORE: u64 = 60 * KIB;
 
-/// Resident SIMD-groups per core on Apple7/8 at low register use, measured (S11: 3072
+/// Resident SIMD-groups per core on Apple7/8 at low register use, measured (metal-benchmarks: 3072
 /// threads), when the device lacks it.
 pub const APPLE78_SIMDGROUPS_PER_CORE: u32 = 96;
 
-/// SIMD width of every Apple GPU (S14 `threadExecutionWidth`).
+/// SIMD width of every Apple GPU (Metal `threadExecutionWidth`).
 pub const SIMD_WIDTH: u32 = 32;
 
-/// Seed 002's threadgroups-per-core table ("Excessive Threadgroup Memory"): conservative
-/// and unsourced (it assumes 32 KB of threadgroup memory per core). `None` above 32 KB.
+/// The threadgroups-per-core rule of thumb in circulation (docs/reference/occupancy.md#apple):
+/// conservative and unsourced (it assumes 32 KB of threadgroup memory per core). `None`
+/// above 32 KB.
 pub fn seed_threadgroups_per_core(tg_mem_bytes: u64) -> Option<u32> {
     match tg_mem_bytes {
         0..=8192 => Some(4),
@@ -132,20 +134,20 @@ pub fn occupancy(
     }
     notes.extend(tie);
 
-    // The seed documents' rules, labelled.
+    // The two rules in circulation, labelled (docs/reference/occupancy.md#apple).
     let kernel_max = opts
         .kernel_max_threads_per_block
         .filter(|k| *k > 0)
         .map_or(max_threads, |k| k.min(max_threads));
     notes.push(format!(
-        "seed rule (threads per threadgroup / max threads per threadgroup): {t} / {kernel_max} \
+        "a common rule, threads per threadgroup / max threads per threadgroup: {t} / {kernel_max} \
          = {:.1}% (measures threadgroup size, not residency)",
         pct(t, u64::from(kernel_max))
     ));
     if let Some(seed) = seed_threadgroups_per_core(tg_mem) {
         notes.push(format!(
-            "seed heuristic (<= 8 KB -> 4, <= 16 KB -> 2, <= 32 KB -> 1 threadgroups per \
-             core): {seed} threadgroup{} per core; conservative and unsourced, it assumes \
+            "a common rule of thumb (<= 8 KB -> 4, <= 16 KB -> 2, <= 32 KB -> 1 threadgroups \
+             per core): {seed} threadgroup{} per core; conservative and unsourced, it assumes \
              32 KB of threadgroup memory per core where ~60 KB was measured",
             if seed == 1 { "" } else { "s" }
         ));
@@ -200,7 +202,7 @@ mod tests {
         assert_eq!(o.occupancy_pct, 25.0);
         assert_eq!(o.limiter, Limiter::SharedMemory);
         assert_eq!(o.confidence, Confidence::Low);
-        // Seed 000: 256 / 1024 = 25 %; seed 002: 16 KB -> 2 threadgroups per core.
+        // The two rules in circulation: 256 / 1024 = 25 %; 16 KB -> 2 threadgroups per core.
         assert!(o.notes.iter().any(|n| n.contains("256 / 1024 = 25.0%")), "{:?}", o.notes);
         assert!(o.notes.iter().any(|n| n.contains("2 threadgroups per core")), "{:?}", o.notes);
     }
@@ -214,7 +216,7 @@ mod tests {
         assert_eq!(o.blocks_per_cu, 3);
         assert_eq!(o.occupancy_pct, 100.0);
         assert_eq!(o.limiter, Limiter::Warps);
-        // 8 KB -> 7 by the measured pool where the seed table says 4.
+        // 8 KB -> 7 by the measured pool where the rule of thumb says 4.
         let o = occupancy(&dev::m1(), &res(64, 8 * KIB)).unwrap();
         assert_eq!(o.blocks_per_cu, 7);
         assert!(o.notes.iter().any(|n| n.contains("4 threadgroups per core")));
@@ -225,7 +227,7 @@ mod tests {
         let o = occupancy(&dev::m1(), &res(96, 0)).unwrap();
         assert_eq!(o.limits[1], (Limiter::SharedMemory, None));
         assert_eq!(o.blocks_per_cu, 32);
-        // The seed rule uses the pipeline's own maximum when given.
+        // The threads-per-threadgroup rule uses the pipeline's own maximum when given.
         let pipeline_512 =
             OccupancyOptions { kernel_max_threads_per_block: Some(512), ..Default::default() };
         let o = occupancy_with(&dev::m1(), &res(256, 0), &pipeline_512).unwrap();
@@ -262,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_table() {
+    fn rule_of_thumb_table() {
         assert_eq!(seed_threadgroups_per_core(0), Some(4));
         assert_eq!(seed_threadgroups_per_core(8192), Some(4));
         assert_eq!(seed_threadgroups_per_core(8193), Some(2));

@@ -5,28 +5,31 @@
 //! One calculator per vendor, selected by [`DeviceSpec::family`]:
 //!
 //! - [`nvidia`] (CC 7.0, 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 12.0): the algorithm of NVIDIA's
-//!   own `cuda_occupancy.h` (source S4 in `reference/hardware.md`, CUDA 12.6 copy),
-//!   as restated in `reference/hardware.md` §4.1: warp slots, registers allocated per
+//!   own `cuda_occupancy.h` (CUDA 12.6 toolkit, `include/`), as restated in
+//!   docs/reference/occupancy.md#nvidia: warp slots, registers allocated per
 //!   warp in units of 256 over 4 sub-partitions, shared memory with the 1 KiB
 //!   per-block driver reserve (CC >= 8.0) inside the granule rounding and the
 //!   carveout steps, hardware block slots, and (CC >= 9.0) block barriers.
 //!   CC 10.0 and 12.0 postdate that header: their per-SM figures come from the CUDA
-//!   programming guide (S3) and public logs (S13), the allocation rules are assumed
+//!   C++ Programming Guide's compute capabilities table, the allocation rules are assumed
 //!   equal to CC 9.0 / 8.6, and results say `confidence: medium`.
-//! - [`amd`] (CDNA1-4, RDNA3): the LLVM AMDGPU backend's rules (S7,
-//!   `AMDGPUBaseInfo.cpp`: `getMaxWavesPerEU`, `getVGPRAllocGranule`,
+//! - [`amd`] (CDNA1-4, RDNA3): the LLVM AMDGPU backend's rules (llvm-project
+//!   `llvm/lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp`: `getMaxWavesPerEU`, `getVGPRAllocGranule`,
 //!   `getTotalNumVGPRs`, `getNumWavesPerEUWithNumVGPRs`, `getOccupancyWithNumSGPRs`,
-//!   `getMaxWorkGroupsPerCU`, `getLdsDwGranularity`), as restated in §4.2. Occupancy is
+//!   `getMaxWorkGroupsPerCU`, `getLdsDwGranularity`), as restated in
+//!   docs/reference/occupancy.md#amd. Occupancy is
 //!   waves per SIMD over the maximum waves per SIMD, the figure rocprof-compute reports.
-//! - [`apple`]: Apple7/8 (M1, M2) get a labelled *estimate* (§4.3; per-core figures
-//!   measured by third parties, S11, not published by Apple) plus the seed documents'
-//!   simpler rules as notes. Apple9 (M3, M4) has no occupancy model (Dynamic Caching);
-//!   only the documented per-threadgroup limits (S14) are checked.
+//! - [`apple`]: Apple7/8 (M1, M2) get a labelled *estimate* (docs/reference/occupancy.md#apple;
+//!   per-core figures measured by third parties in philipturner/metal-benchmarks, not
+//!   published by Apple) plus two simpler rules in circulation as labelled notes. Apple9
+//!   (M3, M4) has no occupancy model (Dynamic Caching); only the documented
+//!   per-threadgroup limits (Apple's Metal feature set tables) are checked.
 //! - Intel, CPUs and devices without a family: [`OccupancyError::Unsupported`].
 //!
 //! Figures of the device (resident warps, register file, shared memory per SM, block
 //! slots, ...) are read from [`DeviceSpec::limits`]; for NVIDIA, a figure the device
-//! lacks falls back to the per-CC table of §1.2 and the result says so in `notes`.
+//! lacks falls back to the per-CC table of docs/reference/occupancy.md and the result says so
+//! in `notes`.
 //! Rules of the architecture (allocation granules, sub-partitions, carveout steps,
 //! the SGPR wave table, barrier caps) are constants of the vendor modules, each with
 //! its source.
@@ -173,7 +176,8 @@ pub struct Occupancy {
     pub scope: Scope,
     /// AMD: resident waves per SIMD, the numerator of `occupancy_pct`.
     pub waves_per_simd: Option<u32>,
-    /// High where the rules come from the vendor's own calculator or compiler (S4, S7),
+    /// High where the rules come from the vendor's own calculator or compiler
+    /// (`cuda_occupancy.h`, LLVM's AMDGPU backend),
     /// medium where they are assumed for a newer architecture, low for estimates.
     pub confidence: Confidence,
 }

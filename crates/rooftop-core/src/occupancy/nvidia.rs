@@ -1,7 +1,8 @@
 //! NVIDIA theoretical occupancy, CC 7.0 to 10.0 (and 12.0 at medium confidence).
 //!
 //! The algorithm is `cudaOccMaxActiveBlocksPerMultiprocessor` from NVIDIA's
-//! `cuda_occupancy.h` (S4, CUDA 12.6 copy), restated in `reference/hardware.md` §4.1:
+//! `cuda_occupancy.h` (CUDA 12.6 toolkit, `include/`), restated with worked examples in
+//! docs/reference/occupancy.md#nvidia:
 //!
 //! ```text
 //! W        = ceil(T / 32)                                     warps per block
@@ -21,7 +22,8 @@
 //! smallest step that fits one block (`cudaOccMaxBlocksPerSMSmemLimit`).
 //!
 //! Per-SM figures are read from the device ([`DeviceSpec::limits`]); a missing figure
-//! falls back to the per-CC table below (`reference/hardware.md` §1.2, S3/S4) and the
+//! falls back to the per-CC table below (docs/reference/occupancy.md, from the CUDA C++
+//! Programming Guide and `cuda_occupancy.h`) and the
 //! result notes it. CC 10.0 and 12.0 are newer than the stored header: their allocation
 //! rules are assumed (128 B granule and 1 KiB reserve as on CC 8.0-9.0; carveout steps
 //! of CC 9.0 and 8.6 respectively; the CC 9.0 barrier rule for both), so those results
@@ -41,30 +43,32 @@ use crate::units::Confidence;
 
 const KIB: u64 = 1024;
 
-/// Registers are allocated to a warp in units of 256 (S4
+/// Registers are allocated to a warp in units of 256 (`cuda_occupancy.h`
 /// `cudaOccRegAllocationGranularity`, CC 3.x-9.x).
 pub const REG_ALLOC_UNIT_PER_WARP: u64 = 256;
 
 /// Registers are split evenly over 4 SM sub-partitions; a warp's registers come from one
-/// of them (S4 `cudaOccSubPartitionsPerMultiprocessor`, CC 7.x-9.x).
+/// of them (`cuda_occupancy.h` `cudaOccSubPartitionsPerMultiprocessor`, CC 7.x-9.x).
 pub const SUB_PARTITIONS: u64 = 4;
 
-/// Most registers a thread may use. S4 says 256 for CC >= 7.0; the CUDA programming guide
-/// (S3) and ptxas say 255, which is what a compiled kernel can report.
+/// Most registers a thread may use. `cuda_occupancy.h` says 256 for CC >= 7.0; the CUDA
+/// C++ Programming Guide and ptxas say 255, which is what a compiled kernel can report.
 pub const MAX_REGS_PER_THREAD: u32 = 255;
 
-/// Most 32-bit registers one block may use (S3 "maximum number of 32-bit registers per
-/// thread block", 64 K on every CC here; S4 `regsPerBlock`).
+/// Most 32-bit registers one block may use (CUDA C++ Programming Guide "maximum number of
+/// 32-bit registers per thread block", 64 K on every CC here; `cuda_occupancy.h`
+/// `regsPerBlock`).
 pub const REGS_PER_BLOCK: u64 = 65536;
 
-/// Shared memory a block may use without the opt-in attribute (S3).
+/// Shared memory a block may use without the opt-in attribute (CUDA C++ Programming Guide).
 pub const DEFAULT_SMEM_PER_BLOCK: u64 = 48 * KIB;
 
 /// Most named barriers one block may use (PTX `bar.sync` ids 0..15).
 pub const MAX_BARRIERS_PER_BLOCK: u32 = 16;
 
-/// The per-SM rules of one compute capability (`reference/hardware.md` §1.2; S3 for the
-/// device figures, S4 for block slots, granules, reserve and carveout steps).
+/// The per-SM rules of one compute capability (docs/reference/occupancy.md: the CUDA C++
+/// Programming Guide for the device figures, `cuda_occupancy.h` for block slots, granules,
+/// reserve and carveout steps).
 #[derive(Debug, Clone, Copy)]
 struct CcRules {
     major: u32,
@@ -76,7 +80,8 @@ struct CcRules {
     smem_per_block_optin: u64,
     smem_granule: u64,
     smem_reserve: u64,
-    /// Shared-memory carveout steps in KiB (S4 `cudaOccAlignUpShmemSizeVoltaPlus`).
+    /// Shared-memory carveout steps in KiB (`cuda_occupancy.h`
+    /// `cudaOccAlignUpShmemSizeVoltaPlus`).
     carveouts_kib: &'static [u64],
     confidence: Confidence,
 }
@@ -166,8 +171,8 @@ const RULES: &[CcRules] = &[
         carveouts_kib: CARVEOUT_90,
         confidence: Confidence::High,
     },
-    // CC 10.0 (B200): figures from S3 and public B200 logs (S13); granule, reserve and
-    // carveout steps assumed equal to CC 9.0.
+    // CC 10.0 (B200): figures from the programming guide (228 KiB per SM also in the device
+    // properties a B200 reports); granule, reserve and carveout steps assumed equal to CC 9.0.
     CcRules {
         major: 10,
         minor: 0,
@@ -181,7 +186,8 @@ const RULES: &[CcRules] = &[
         carveouts_kib: CARVEOUT_90,
         confidence: Confidence::Medium,
     },
-    // CC 12.0 (RTX 50, RTX PRO Blackwell): figures from S3; 32 block slots unverified;
+    // CC 12.0 (RTX 50, RTX PRO Blackwell): figures from the programming guide; 32 block
+    // slots unverified;
     // granule, reserve and carveout steps assumed equal to CC 8.6.
     CcRules {
         major: 12,
@@ -288,7 +294,7 @@ impl Figures {
 }
 
 /// Rounds a shared-memory size up to the next carveout step of the CC, never above the
-/// SM's shared memory (S4 `cudaOccAlignUpShmemSizeVoltaPlus`).
+/// SM's shared memory (`cuda_occupancy.h` `cudaOccAlignUpShmemSizeVoltaPlus`).
 fn align_up_carveout(size: u64, r: &CcRules, smem_per_sm: u64) -> u64 {
     r.carveouts_kib
         .iter()
@@ -371,7 +377,7 @@ pub fn occupancy(
             let per_warp = round_up(u64::from(regs) * f.warp_size, REG_ALLOC_UNIT_PER_WARP);
             let per_block = per_warp * warps_per_block;
             // The hardware check assumes the block's warps are spread over all
-            // sub-partitions at once, so it rounds the warp count up to 4 (S4).
+            // sub-partitions at once, so it rounds the warp count up to 4 (`cuda_occupancy.h`).
             let assumed = per_warp * round_up(warps_per_block, SUB_PARTITIONS);
             if assumed > REGS_PER_BLOCK || per_block > REGS_PER_BLOCK {
                 notes.push(format!(
@@ -438,7 +444,7 @@ pub fn occupancy(
         ));
     }
 
-    // --- 4. block slots, 5. barriers (CC >= 9.0, S4) ---------------------------------
+    // --- 4. block slots, 5. barriers (CC >= 9.0, `cuda_occupancy.h`) ---------------------------------
     let l_blocks = to_blocks(f.max_blocks);
     let mut limits = vec![
         (Limiter::Warps, Some(to_blocks(l_warps))),
@@ -455,7 +461,7 @@ pub fn occupancy(
     notes.extend(tie);
     if !f.fallbacks.is_empty() {
         notes.push(format!(
-            "the device spec lacks {}: used the {cc} values of reference/hardware.md §1.2",
+            "the device spec lacks {}: used the {cc} values of docs/reference/occupancy.md",
             f.fallbacks.join(", ")
         ));
     }
@@ -502,7 +508,8 @@ mod tests {
         }
     }
 
-    /// Checks one worked example of `reference/hardware.md` §4.1: the per-limit block
+    /// Checks one worked example of docs/reference/occupancy.md#nvidia (N1 ... N9, derived
+    /// there step by step from the rules of `cuda_occupancy.h`): the per-limit block
     /// counts (warps / regs / smem / block slots; `None` = unlimited), blocks, warps and
     /// occupancy percent.
     #[track_caller]

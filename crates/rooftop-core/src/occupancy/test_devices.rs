@@ -1,5 +1,5 @@
 //! Hand-built devices for the occupancy tests, filled from the per-SM/CU tables of
-//! `reference/hardware.md` §1.2-1.4 (only the fields the calculators read are
+//! docs/reference/occupancy.md and docs/reference/devices.md (only the fields the calculators read are
 //! meaningful; peaks and bandwidth are arbitrary positive values). The tests do not depend on the
 //! catalog so that a catalog edit cannot silently change an occupancy rule's test.
 
@@ -48,7 +48,7 @@ fn device(
     }
 }
 
-/// One row of the §1.2 per-SM table.
+/// One row of the NVIDIA per-CC table (docs/reference/occupancy.md#nvidia).
 #[allow(clippy::too_many_arguments)]
 fn nvidia(
     id: &str,
@@ -102,7 +102,7 @@ pub fn b200() -> DeviceSpec {
     nvidia("b200", 10, 0, 148, 64, 32, 228, 227, 128, 1024)
 }
 
-/// One row of the §1.3 per-CU table.
+/// One row of the AMD per-family table (docs/reference/occupancy.md#amd).
 #[allow(clippy::too_many_arguments)]
 fn amd(
     id: &str,
@@ -153,8 +153,8 @@ pub fn rx7900xtx() -> DeviceSpec {
     d
 }
 
-/// Apple M1 (§1.4: measured per-core figures, S11; documented per-threadgroup limits,
-/// S14).
+/// Apple M1 (measured per-core figures from metal-benchmarks; documented per-threadgroup
+/// limits from Apple's Metal feature set tables; docs/reference/occupancy.md#apple).
 pub fn m1() -> DeviceSpec {
     let limits = ResourceLimits {
         smem_bytes_per_cu: Some(60 * KIB),

@@ -130,8 +130,7 @@ impl ElementwiseSpec {
         let flops_formula = format!("E*flops_per_element = {ev}*{fpe} = {flops}");
 
         let mut assumptions = vec![
-            "each input element is read once and each output element written once (seed 002)"
-                .to_string(),
+            "each input element is read once and each output element written once".to_string(),
             count::vector_precision_note(x),
             format!("FLOPs: {fpe} per output element, as given"),
         ];

@@ -48,7 +48,7 @@ pub struct LayerNormSpec {
 fn row_assumptions(dtype: Precision) -> Vec<String> {
     vec![
         "each row is read from DRAM once: it stays on chip between the statistics and the \
-         normalization (seed 002 byte table)"
+         normalization"
             .to_string(),
         "parameters are read once, not once per row".to_string(),
         count::vector_precision_note(dtype),

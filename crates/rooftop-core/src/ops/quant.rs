@@ -279,8 +279,7 @@ impl QuantGemmSpec {
         };
 
         let mut assumptions = vec![
-            "activations, packed weights, scales and output each cross DRAM once (seed 000 §2.3)"
-                .to_string(),
+            "activations, packed weights, scales and output each cross DRAM once".to_string(),
             format!(
                 "weights stored at {} bits/weight including scales{}",
                 fmt_bits_per_weight(self.format),
@@ -408,19 +407,20 @@ impl QuantGemmSpec {
                 &un,
                 &fu,
                 vec![
-                    "seed 003 §1.1 counts Q4_0 at 2 bits/weight (K*N/4 bytes); real Q4_0 is \
+                    "the \"~17x\" example in circulation (docs/reference/formulas.md) counts \
+                     Q4_0 at 2 bits/weight (K*N/4 bytes); real Q4_0 is \
                      18 bytes per 32 weights = 4.5 bits/weight = K*N*18/32 bytes"
                         .to_string(),
-                    "the seed's fused kernel reads the weights twice (\"Read Q4_0 (2x)\"); a \
+                    "its fused kernel reads the weights twice (\"Read Q4_0 (2x)\"); a \
                      kernel that streams each weight once reads them once"
                         .to_string(),
-                    "the seed keeps FP32 activations and output and dequantizes to FP32, \
+                    "it keeps FP32 activations and output and dequantizes to FP32, \
                      whatever the spec's precisions"
                         .to_string(),
-                    "the seed's unfused total leaves out the matmul's own activation read and \
+                    "its unfused total leaves out the matmul's own activation read and \
                      output write"
                         .to_string(),
-                    "evaluated by the seed's formulas: the seed prints 65,536 B for the output \
+                    "evaluated by its own formulas: it prints 65,536 B for the output \
                      M*N*4 at M=1, N=4096 (it is 16,384 B), so its fused total of 8.47 MB and \
                      ratio of 16.3x (rounded to \"~17x\") become 8.42 MB and 16.4x here"
                         .to_string(),

@@ -109,11 +109,8 @@ impl SoftmaxSpec {
         let mut assumptions = vec![count::vector_precision_note(x)];
         match self.passes {
             SoftmaxPasses::One => {
-                assumptions.insert(
-                    0,
-                    "minimum traffic: each row read once and written once (seed 002 byte table)"
-                        .to_string(),
-                );
+                assumptions
+                    .insert(0, "minimum traffic: each row read once and written once".to_string());
                 assumptions.push(
                     "FLOPs: 5 per element (max, subtract, exp, accumulate, scale) + 1 per row"
                         .to_string(),
@@ -123,8 +120,8 @@ impl SoftmaxSpec {
                 assumptions.insert(
                     0,
                     "3-pass traffic, not the minimum: the input is read three times (max, sum of \
-                     exponentials, normalize) because a row does not stay on chip between passes \
-                     (seed 002 \"Softmax (3-pass)\"); the minimum is passes=one"
+                     exponentials, normalize) because a row does not stay on chip between \
+                     passes; the minimum is passes=one"
                         .to_string(),
                 );
                 assumptions.push(

@@ -8,6 +8,9 @@
 //! ([`super::steps`], detailed formats), which states for the step's prefill and decode
 //! requests `Σsq`, `Σsk`, `Σsq²`, `Σsq·sk`. Every attention call of a step runs over the
 //! whole batch, so each gets the step's sums; without them the call has no model.
+//! Missing is missing: a group with requests whose sums are not stated, or a query dtype
+//! whose element size or roof is not known, leaves the call unmodelled with the reason
+//! (shown as "—"), never a key length of 0 or a guessed bf16.
 //!
 //! Model (TraceLens `InferenceAttention`; causal masking):
 //! - (query, key) pairs: `Σsq·sk − (Σsq² − Σsq)/2` over both groups (a request attends
@@ -18,9 +21,9 @@
 
 use super::super::model::{Dims, OpArgs};
 use super::super::ops::{dtype_bytes, dtype_precision, OpModel, ParamValue, Params, Table};
-use super::steps::StepInfo;
+use super::steps::{Group, StepInfo};
 use crate::ops::{OpClass, Work};
-use crate::units::{ExecUnit, Precision};
+use crate::units::ExecUnit;
 
 /// Where the query is, and where the kv heads are stated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,10 +94,24 @@ fn heads(name: &str, a: &OpArgs) -> Result<(u64, u64, u64, u64, u64, String), St
     Ok((q[0], q[1], q[2], hkv, dv, dtype))
 }
 
+/// `(Σsk, Σsq², Σsq·sk)` of one group of the step; a group without requests adds nothing.
+fn group_sums(g: &Group, which: &str, format: &str) -> Result<(f64, f64, f64), String> {
+    match (g.sk, g.sqsq, g.sqsk) {
+        (Some(sk), Some(sqsq), Some(sqsk)) => Ok((sk as f64, sqsq as f64, sqsk as f64)),
+        _ if g.requests == 0 && g.sq == 0 => Ok((0.0, 0.0, 0.0)),
+        _ => Err(format!(
+            "the step annotation ({format}) does not state the key lengths of its {} {which} \
+             requests (Σsk, Σsq², Σsq·sk), so the attention's (query, key) pairs are unknown",
+            g.requests
+        )),
+    }
+}
+
 /// The model of one paged-attention call in a step with `step`'s sums.
 ///
 /// # Errors
-/// When the shapes do not fit, or the step does not state its sums.
+/// When the shapes do not fit, the step does not state its sums, or the query's dtype
+/// has no known element size and roof.
 // The formula's own letters (T, H, d) read best as they are written.
 #[allow(clippy::many_single_char_names)]
 pub fn attention_model(name: &str, a: &OpArgs, step: Option<&StepInfo>) -> Result<OpModel, String> {
@@ -104,19 +121,32 @@ pub fn attention_model(name: &str, a: &OpArgs, step: Option<&StepInfo>) -> Resul
          (vLLM `execute_N_context_…(sq…sk…)`, SGLang `step[… g_sqsk=…]`) states them"
             .to_string()
     })?;
-    let g = |x: Option<u64>| x.unwrap_or(0) as f64;
     let (p, dq) = (&step.prefill, &step.decode);
+    let (p_sk, p_sqsq, p_sqsk) = group_sums(p, "prefill", step.format)?;
+    let (d_sk, d_sqsq, d_sqsk) = group_sums(dq, "decode", step.format)?;
     let sq = (p.sq + dq.sq) as f64;
-    let sk = g(p.sk) + g(dq.sk);
-    let sqsk = g(p.sqsk) + g(dq.sqsk);
-    let sqsq = g(p.sqsq) + g(dq.sqsq);
+    let sk = p_sk + d_sk;
+    let sqsk = p_sqsk + d_sqsk;
+    let sqsq = p_sqsq + d_sqsq;
     let pairs = sqsk - (sqsq - sq) / 2.0;
     let (hq_f, hkv_f, dd) = (hq as f64, hkv as f64, (d + dv) as f64);
     let flops = 2.0 * hq_f * dd * pairs;
-    let bpe = f64::from(dtype_bytes(&dtype).unwrap_or(2));
+    let unknown_dtype = || {
+        if dtype.is_empty() {
+            "the query's dtype is not recorded (record_shapes), so the bytes per element and \
+             the roof are unknown"
+                .to_string()
+        } else {
+            format!("the query's dtype `{dtype}` has no known element size and roof")
+        }
+    };
+    let (Some(bytes_per_element), Some(precision)) = (dtype_bytes(&dtype), dtype_precision(&dtype))
+    else {
+        return Err(unknown_dtype());
+    };
+    let bpe = f64::from(bytes_per_element);
     let read = sq * hq_f * d as f64 * bpe + sk * hkv_f * dd * bpe;
     let written = sq * hq_f * dv as f64 * bpe;
-    let precision = dtype_precision(&dtype).unwrap_or(Precision::Bf16);
     let work = Work {
         class: OpClass::Attention,
         shape: format!("T={t} Hq={hq} Hkv={hkv} d={d} Σsq={sq} Σsk={sk}"),
@@ -187,5 +217,62 @@ mod tests {
         assert_eq!(m.flops, 0.902_529_024e9);
         assert_eq!(m.bytes, 108.089_843_75 * 1_048_576.0);
         assert!(attention_model("vllm::unified_attention_with_output", &a, None).is_err());
+    }
+
+    fn decode_args(dtype: &str) -> OpArgs {
+        OpArgs {
+            input_dims: [&[32, 64, 64][..], &[32, 8, 64], &[32, 8, 64]]
+                .iter()
+                .map(|d| Dims::Tensor(d.to_vec()))
+                .collect(),
+            input_types: vec![dtype.to_string(); 3],
+            ..OpArgs::default()
+        }
+    }
+
+    #[test]
+    fn a_key_length_the_step_does_not_state_is_unknown_not_zero() {
+        // SGLang's detailed decode step without `g_sk`: 64 decode requests whose key
+        // lengths are not stated. Counting them as 0 would drop every cached key and value
+        // from the bytes; the call is unmodelled instead, with the reason.
+        let step =
+            parse_step("step[DECODE bs=64 g_sq=64 g_sqsq=64 g_sqsk=131072]").expect("a step");
+        let e = attention_model(
+            "sglang::unified_attention_with_output",
+            &decode_args("c10::BFloat16"),
+            Some(&step),
+        )
+        .unwrap_err();
+        assert!(e.contains("key lengths of its 64 decode requests"), "{e}");
+        // The prefill group has no requests: its absent sums add nothing, and the stated
+        // decode sums give the model (2·64·128·(131072 − (64 − 64)/2) FLOPs).
+        let step = parse_step("step[DECODE bs=64 g_sq=64 g_sk=131072 g_sqsq=64 g_sqsk=131072]")
+            .expect("a step");
+        let m = attention_model(
+            "sglang::unified_attention_with_output",
+            &decode_args("c10::BFloat16"),
+            Some(&step),
+        )
+        .unwrap();
+        assert_eq!(m.flops, 2.0 * 64.0 * 128.0 * 131_072.0);
+    }
+
+    #[test]
+    fn an_unknown_or_unrecorded_dtype_is_unknown_not_bf16() {
+        let step = parse_step(
+            "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
+        )
+        .expect("a step");
+        let name = "vllm::unified_attention_with_output";
+        let e =
+            attention_model(name, &decode_args("c10::Float4_e2m1fn_x2"), Some(&step)).unwrap_err();
+        assert!(e.contains("`c10::Float4_e2m1fn_x2` has no known element size"), "{e}");
+        let e = attention_model(name, &decode_args(""), Some(&step)).unwrap_err();
+        assert!(e.contains("dtype is not recorded"), "{e}");
+        // A known dtype still models: fp32 doubles the bf16 bytes of the TraceLens row
+        // (108.08984375 MiB, `tracelens_vllm_decode_row`).
+        let m = attention_model(name, &decode_args("float"), Some(&step)).unwrap();
+        assert_eq!(m.work.precision, crate::units::Precision::Fp32);
+        assert_eq!(m.bytes, 2.0 * 108.089_843_75 * 1_048_576.0);
     }
 }

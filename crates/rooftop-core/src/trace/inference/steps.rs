@@ -137,12 +137,24 @@ fn parse_sglang(name: &str) -> Option<StepInfo> {
     let get = |k: &str| kv.get(k).copied();
     let bs = get("bs")?;
     let detailed = get("c_sqsk").is_some() || get("g_sqsk").is_some();
-    let group = |p: &str, requests: u64, sq_default: u64| Group {
-        requests,
-        sq: get(&format!("{p}_sq")).unwrap_or(sq_default),
-        sk: detailed.then(|| get(&format!("{p}_sk")).unwrap_or(0)),
-        sqsq: detailed.then(|| get(&format!("{p}_sqsq")).unwrap_or(0)),
-        sqsk: detailed.then(|| get(&format!("{p}_sqsk")).unwrap_or(0)),
+    // A sum the detailed form leaves out is 0 only for a group without requests; for one
+    // with requests it is not stated (`None`), never 0.
+    let group = |p: &str, requests: u64, sq_default: u64| {
+        let sum = |k: &str| {
+            let v = get(&format!("{p}_{k}"));
+            if detailed && requests == 0 {
+                Some(v.unwrap_or(0))
+            } else {
+                v.filter(|_| detailed)
+            }
+        };
+        Group {
+            requests,
+            sq: get(&format!("{p}_sq")).unwrap_or(sq_default),
+            sk: sum("sk"),
+            sqsq: sum("sqsq"),
+            sqsk: sum("sqsk"),
+        }
     };
     let (prefill, decode) = match mode {
         "DECODE" => (group("c", 0, 0), group("g", bs, bs)),
