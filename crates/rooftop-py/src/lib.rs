@@ -15,7 +15,7 @@
 //!   exit code 2), anything else `rooftop.RooftopError` (exit code 1). Where the CLI's
 //!   message names a flag (`--cp-window`), the Python one names the keyword argument.
 //! - What the CLI prints on stderr as a note or warning (the device a trace names is
-//!   unknown, ...) is kept in [`Report::notes`]; Python turns them into warnings.
+//!   unknown, ...) is kept in the report's `notes`; Python turns them into warnings.
 
 mod analyze;
 mod tools;

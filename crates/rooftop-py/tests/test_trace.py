@@ -44,6 +44,14 @@ def assert_same_rows(df: Any, rows: List[Dict[str, Any]], what: str) -> None:
     for i, row in enumerate(rows):
         for path, value in leaves(row):
             paths.add(path)
+            if value is None and path not in df.columns:
+                # An object null in this row and present in others: its fields are the
+                # columns, all missing in this row.
+                fields = [c for c in df.columns if c.startswith(path + ".")]
+                assert fields, f"{what}: no column {path}"
+                assert all(missing(df[c].iloc[i]) for c in fields), f"{what} row {i} {path}"
+                paths.update(fields)
+                continue
             assert path in df.columns, f"{what}: no column {path}"
             cell = df[path].iloc[i]
             if value is None:
@@ -97,8 +105,7 @@ def test_tables_hold_the_clis_numbers(path: Path) -> None:
 
 
 def test_ops_match_tracelens() -> None:
-    # Independent oracle: TraceLens's ops_summary.csv of the same trace (its times in
-    # µs to ~1e-6; rooftop's in ms rounded to the ns the trace states).
+    # Independent oracle: TraceLens's ops_summary.csv of the same trace.
     base = FIXTURES / "kineto" / "tracelens_h100" / "gaunernst_bert-small-uncased__1016001"
     t = rooftop.trace(f"{base}.json.gz")
     with open(f"{base}_perf_report_csvs/ops_summary.csv", newline="") as f:
@@ -108,10 +115,11 @@ def test_ops_match_tracelens() -> None:
     for row in oracle:
         op = ops.loc[row["name"]]
         assert op["count"] == int(row["Count"]), row["name"]
+        # TraceLens sums float µs (14.752685546875); the trace states whole ns.
         assert op["direct_kernel_time_ms"] == pytest.approx(
-            float(row["total_direct_kernel_time_ms"]), rel=1e-5
+            float(row["total_direct_kernel_time_ms"]), abs=1e-6
         ), row["name"]
-        assert op["percent"] == pytest.approx(float(row["Percentage (%)"]), rel=1e-4)
+        assert op["percent"] == pytest.approx(float(row["Percentage (%)"]), abs=1e-3)
 
 
 def test_device_override_and_text_formats() -> None:
