@@ -177,6 +177,39 @@ mod tests {
     }
 
     #[test]
+    fn bash_and_fish_offer_each_flag_under_its_own_subcommand() {
+        let (_, subs) = tree(true);
+        let bash = script(Shell::Bash);
+        let fish = script(Shell::Fish);
+        for (path, cmd) in &subs {
+            // bash: the subcommand's case arm, then its `opts="..."` line.
+            let arm = format!("        rooftop__subcmd__{})\n", path.join("__subcmd__"));
+            let at = bash.find(&arm).unwrap_or_else(|| panic!("bash: no arm for {path:?}"));
+            let opts = bash[at + arm.len()..].lines().next().unwrap_or_default();
+            assert!(opts.trim_start().starts_with("opts=\""), "{path:?}: {opts}");
+            let words: Vec<&str> = opts.trim().trim_start_matches("opts=\"").split(' ').collect();
+            // fish: the lines whose condition names this subcommand (the last word of
+            // the path is what `__fish_seen_subcommand_from` or the using-test names).
+            let name = path.last().expect("a subcommand path is not empty");
+            let fish_lines: Vec<&str> = fish
+                .lines()
+                .filter(|l| {
+                    l.contains(&format!("__fish_seen_subcommand_from {name}\""))
+                        || (path.len() == 1
+                            && l.contains(&format!("__fish_rooftop_using_subcommand {name}\"")))
+                })
+                .collect();
+            for flag in longs(cmd) {
+                assert!(words.contains(&format!("--{flag}").as_str()), "bash {path:?}: --{flag}");
+                assert!(
+                    fish_lines.iter().any(|l| l.contains(&format!(" -l {flag}"))),
+                    "fish {path:?}: --{flag}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn bash_script_parses() {
         // `bash -n` parses without running: the script must be valid bash.
         let path =
