@@ -73,6 +73,12 @@ pub enum Command {
     /// Run a program under a vendor profiler with a counter preset, then analyse the
     /// output as `counters` does.
     Profile(Box<crate::commands::profile::ProfileArgs>),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) for every
+    /// subcommand and flag.
+    Completions(crate::commands::completions::CompletionsArgs),
+    /// Print rooftop's manual page (roff) with every subcommand and flag:
+    /// `rooftop man > rooftop.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ mod analyze;
 mod backends;
 pub mod bench;
 pub mod ceilings;
+pub mod completions;
 pub mod counters;
 mod devices;
 pub mod diff;
@@ -40,6 +41,8 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Diff(a) => return diff::run(a, cli),
         Command::Counters(a) => return counters::run(&catalog, a, cli),
         Command::Profile(a) => return profile::run(&catalog, a, cli),
+        Command::Completions(a) => completions::script(a.shell),
+        Command::Man => completions::man()?,
     };
     output::emit(&text, cli.output.as_deref())
 }
