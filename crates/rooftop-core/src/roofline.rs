@@ -124,6 +124,52 @@ pub enum RooflineError {
     BadWork,
 }
 
+/// The compute roof `device` gives work of `precision` on `unit` (with its fallback note),
+/// as every command places it: `analyze`, `trace` and `counters` all take it from here.
+pub fn compute_roof_of(
+    device: &DeviceSpec,
+    precision: Precision,
+    unit: ExecUnit,
+) -> Option<ComputeRoof> {
+    device.compute_roof(precision, unit).map(|choice| ComputeRoof {
+        precision: choice.peak.precision,
+        unit: choice.peak.unit,
+        tflops: choice.peak.tflops,
+        meta: choice.peak.meta.clone(),
+        note: choice.note.map(str::to_string),
+    })
+}
+
+/// Which roof limits work of `flops` FLOPs and `bytes` bytes, given the ridge point of its
+/// compute roof (`None`: no compute roof): no FLOPs is memory-bound, no bytes
+/// compute-bound, otherwise [`Bound::classify`] with its ±20% balanced band.
+pub fn bound_of(flops: f64, bytes: f64, ridge: Option<f64>) -> Bound {
+    match ridge {
+        _ if flops == 0.0 => Bound::Memory,
+        _ if bytes == 0.0 => Bound::Compute,
+        Some(r) => Bound::classify(flops / bytes, r),
+        None => Bound::Memory,
+    }
+}
+
+/// Roofline attainment in percent: the floor time `max(flops / peak, bytes / bandwidth)`
+/// over the measured `time_s` (rates in FLOP/s and B/s; `peak_flops` `None` when the work
+/// has no compute roof, which only FLOP-free work may lack).
+pub fn attainment_pct(
+    flops: f64,
+    bytes: f64,
+    peak_flops: Option<f64>,
+    bw: f64,
+    time_s: f64,
+) -> f64 {
+    let compute = match peak_flops {
+        Some(p) if flops > 0.0 => flops / p,
+        _ => 0.0,
+    };
+    let memory = if bytes > 0.0 { bytes / bw } else { 0.0 };
+    compute.max(memory) / time_s * 100.0
+}
+
 /// Roofline of `work` on `device`. `time_ns` is the measured duration, if any;
 /// `level_bytes` the bytes at other memory levels (from counters), if known.
 pub fn roofline(
@@ -140,14 +186,8 @@ pub fn roofline(
     if time_ns == Some(0) {
         return Err(RooflineError::ZeroTime);
     }
-    let compute_roof = match device.compute_roof(work.precision, work.unit) {
-        Some(choice) => Some(ComputeRoof {
-            precision: choice.peak.precision,
-            unit: choice.peak.unit,
-            tflops: choice.peak.tflops,
-            meta: choice.peak.meta.clone(),
-            note: choice.note.map(str::to_string),
-        }),
+    let compute_roof = match compute_roof_of(device, work.precision, work.unit) {
+        Some(roof) => Some(roof),
         None if flops == 0.0 => None,
         None => {
             return Err(RooflineError::NoComputeRoof {
@@ -171,12 +211,7 @@ pub fn roofline(
     } else {
         peak_flops.min(intensity * bw)
     };
-    let bound = match ridge {
-        _ if flops == 0.0 => Bound::Memory,
-        _ if bytes == 0.0 => Bound::Compute,
-        Some(r) => Bound::classify(intensity, r),
-        None => Bound::Memory,
-    };
+    let bound = bound_of(flops, bytes, ridge);
 
     let achieved = time_ns.map(|ns| {
         let t = ns as f64 * 1e-9;
@@ -190,7 +225,13 @@ pub fn roofline(
                 0.0
             },
             memory_utilization_pct: bytes / t / bw * 100.0,
-            roofline_attainment_pct: floor_s / t * 100.0,
+            roofline_attainment_pct: attainment_pct(
+                flops,
+                bytes,
+                compute_roof.as_ref().map(|r| r.tflops * 1e12),
+                bw,
+                t,
+            ),
         }
     });
 

@@ -7,21 +7,29 @@
 //! Sources of the formulas (cited again in each [`Derived::formulas`] entry):
 //! - FLOPs: Nsight Compute's `SpeedOfLight_RooflineChart` / `Hierarchical{Single,Double,
 //!   Half}RooflineChart` sections and the `SpeedOfLight_Roofline.py` rule (one FMA = 2
-//!   FLOP; the Half chart counts 2·hadd + 2·hmul + 4·hfma, packed half2), summarised in
-//!   `reference/formats.md` §4.3–4.4. Tensor-core work: `sm__ops_path_tensor_*` op
+//!   FLOP; the Half chart counts 2·hadd + 2·hmul + 4·hfma, packed half2). Tensor-core work: `sm__ops_path_tensor_*` op
 //!   counters, plotted by the `HierarchicalTensorRooflineChart` section in OP/s.
 //! - DRAM / L2 / L1 bytes: `dram__bytes_{read,write}.sum`, `lts__t_bytes.sum`,
-//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method, formats.md §4.3);
+//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method);
 //!   a sector is 32 bytes on every NVIDIA GPU since Maxwell, so `*_sectors*` × 32 is the
 //!   fallback.
+//!   When a byte metric was not collected but its rate was (the details page prints
+//!   `dram__bytes.sum.per_second` as "Memory Throughput" in GB/s), bytes = rate ×
+//!   duration, recorded as [`ByteSource::Derived`].
 //! - Hit rates, occupancy, waves: the metrics the `MemoryWorkloadAnalysis`, `Occupancy`
 //!   and `LaunchStatistics` sections show as "L1/TEX Hit Rate", "L2 Hit Rate",
 //!   "Achieved Occupancy", "Theoretical Occupancy" and "Waves Per SM".
+//! - Speed of Light: the `SpeedOfLight` section's throughputs, each a percentage of its
+//!   unit's own peak ("Compute (SM) Throughput", "Memory Throughput", "DRAM
+//!   Throughput", "L1/TEX Cache Throughput", "L2 Cache Throughput"; "SOL SM", "SOL
+//!   DRAM", "SOL L1/TEX Cache", "SOL L2 Cache" before Nsight Compute 2021).
 //!
 //! Invariant: nothing here guesses. A quantity whose metrics are absent stays `None` and
 //! is listed in [`Derived::missing`] with the metric ids that would give it.
 
+use super::derive::ByteSource;
 use super::{Coalescing, Derived, DeviceInfo, Dispatch};
+use crate::device::MemLevel;
 use std::collections::BTreeMap;
 
 /// Bytes per L1TEX / L2 / DRAM sector on NVIDIA GPUs (Maxwell and later).
@@ -35,7 +43,11 @@ pub const WARP_SIZE: u64 = 32;
 pub const IDEAL_LOAD_BYTES_PER_REQUEST: f64 = 128.0;
 
 const SRC_FLOPS: &str = "Nsight Compute SpeedOfLight_Roofline*Chart sections and \
-                         SpeedOfLight_Roofline.py; formats.md §4.3-4.4";
+                         SpeedOfLight_Roofline.py";
+
+/// The hierarchical-roofline byte metrics (NERSC's method for Nsight Compute:
+/// <https://docs.nersc.gov/tools/performance/roofline/>); a sector is 32 bytes.
+const SRC_BYTES: &str = "NERSC hierarchical roofline";
 
 /// The kernel duration (ns) from ncu metrics: `gpu__time_duration.sum`, or one of its
 /// other roll-ups. `gpu__` has exactly one instance per launch, so `.avg`, `.max` and
@@ -81,6 +93,7 @@ pub fn derive(d: &Dispatch, device: &DeviceInfo) -> Derived {
     flops(d, &mut out);
     tensor(d, &mut out);
     rates(d, &mut out);
+    speed_of_light(d, &mut out);
     launch(d, device, &mut out);
     access_patterns(d, &mut out);
     out
@@ -103,19 +116,45 @@ fn duration(d: &Dispatch, out: &mut Derived) {
     }
 }
 
+/// Bytes of `bytes` (a `*.sum` byte metric), from the metric itself, its sectors × 32, or
+/// — when neither was collected — its per-second rate × the duration (the details
+/// page's "Memory Throughput" in GB/s is `dram__bytes.sum.per_second`). Returns the
+/// value, how it was obtained, and whether it was derived from a rate.
+fn bytes_of(
+    d: &Dispatch,
+    duration_ns: Option<f64>,
+    bytes: &str,
+    sectors: &str,
+) -> Option<(f64, String, ByteSource)> {
+    if let Some(v) = get(d, bytes) {
+        return Some((v, bytes.to_string(), ByteSource::Counter));
+    }
+    if let Some(s) = get(d, sectors) {
+        return Some((s * SECTOR_BYTES, format!("{sectors} × 32"), ByteSource::Counter));
+    }
+    let rate_id = format!("{bytes}.per_second");
+    let rate = get(d, &rate_id)?;
+    let ns = duration_ns.filter(|t| *t > 0.0)?;
+    Some((
+        rate * ns * 1e-9,
+        format!("{rate_id} × duration (derived: the byte counter was not collected)"),
+        ByteSource::Derived,
+    ))
+}
+
 fn dram(d: &Dispatch, out: &mut Derived) {
-    let side = |bytes: &str, sectors: &str| -> Option<(f64, String)> {
-        if let Some(v) = get(d, bytes) {
-            return Some((v, bytes.to_string()));
+    let t = out.duration_ns;
+    let mut source = ByteSource::Counter;
+    let mut side = |bytes: &str, sectors: &str| -> Option<(f64, String)> {
+        let (v, how, src) = bytes_of(d, t, bytes, sectors)?;
+        if src == ByteSource::Derived {
+            source = ByteSource::Derived;
         }
-        get(d, sectors).map(|s| (s * SECTOR_BYTES, format!("{sectors} × 32")))
+        Some((v, how))
     };
     let mut read = side("dram__bytes_read.sum", "dram__sectors_read.sum");
     let mut write = side("dram__bytes_write.sum", "dram__sectors_write.sum");
-    let total =
-        get(d, "dram__bytes.sum").map(|v| (v, "dram__bytes.sum".to_string())).or_else(|| {
-            get(d, "dram__sectors.sum").map(|s| (s * SECTOR_BYTES, "dram__sectors.sum × 32".into()))
-        });
+    let total = side("dram__bytes.sum", "dram__sectors.sum");
     // With the total and one side, the other side is the difference.
     if let Some((t, tid)) = &total {
         match (&read, &write) {
@@ -133,17 +172,23 @@ fn dram(d: &Dispatch, out: &mut Derived) {
             // The traffic is known even when its split is not: rates and intensity use it.
             out.dram_bytes_total = Some(*t);
             out.formula(format!(
-                "DRAM bytes (total, no read/write split) = {tid} [formats.md §4.3]"
+                "DRAM bytes (total, no read/write split) = {tid} [NERSC hierarchical roofline]"
             ));
         }
     }
+    if (read.is_some() && write.is_some()) || out.dram_bytes_total.is_some() {
+        out.byte_sources.insert(MemLevel::Dram, source);
+    }
     let only_total = total.as_ref().map_or(String::new(), |(t, tid)| {
-        format!(" (only the total {tid} = {t} bytes was collected; it cannot be split)")
+        format!(
+            " (only the total is known, {}: {tid}; it cannot be split)",
+            crate::units::si(*t, "B")
+        )
     });
     match read {
         Some((v, how)) => {
             out.dram_bytes_read = Some(v);
-            out.formula(format!("DRAM bytes read = {how} [formats.md §4.3]"));
+            out.formula(format!("DRAM bytes read = {how} [NERSC hierarchical roofline]"));
         }
         None => out.miss(
             "dram_bytes_read",
@@ -153,7 +198,7 @@ fn dram(d: &Dispatch, out: &mut Derived) {
     match write {
         Some((v, how)) => {
             out.dram_bytes_written = Some(v);
-            out.formula(format!("DRAM bytes written = {how} [formats.md §4.3]"));
+            out.formula(format!("DRAM bytes written = {how} [NERSC hierarchical roofline]"));
         }
         None => out.miss(
             "dram_bytes_written",
@@ -163,24 +208,23 @@ fn dram(d: &Dispatch, out: &mut Derived) {
 }
 
 fn caches(d: &Dispatch, out: &mut Derived) {
-    if let Some(v) = get(d, "lts__t_bytes.sum") {
-        out.l2_bytes = Some(v);
-        out.formula("L2 bytes = lts__t_bytes.sum [NERSC hierarchical roofline; formats.md §4.3]");
-    } else if let Some(s) = get(d, "lts__t_sectors.sum") {
-        out.l2_bytes = Some(s * SECTOR_BYTES);
-        out.formula("L2 bytes = lts__t_sectors.sum × 32 B/sector [formats.md §4.3]");
-    } else {
-        out.miss("l2_bytes", "lts__t_bytes.sum or lts__t_sectors.sum");
-    }
-
-    if let Some(v) = get(d, "l1tex__t_bytes.sum") {
-        out.l1_bytes = Some(v);
-        out.formula("L1 bytes = l1tex__t_bytes.sum [NERSC hierarchical roofline; formats.md §4.3]");
-    } else if let Some(s) = get(d, "l1tex__t_sectors.sum") {
-        out.l1_bytes = Some(s * SECTOR_BYTES);
-        out.formula("L1 bytes = l1tex__t_sectors.sum × 32 B/sector [formats.md §4.3]");
-    } else {
-        out.miss("l1_bytes", "l1tex__t_bytes.sum or l1tex__t_sectors.sum");
+    let t = out.duration_ns;
+    for (level, name, bytes, sectors, field) in [
+        (MemLevel::L2, "L2", "lts__t_bytes.sum", "lts__t_sectors.sum", "l2_bytes"),
+        (MemLevel::L1, "L1", "l1tex__t_bytes.sum", "l1tex__t_sectors.sum", "l1_bytes"),
+    ] {
+        match bytes_of(d, t, bytes, sectors) {
+            Some((v, how, src)) => {
+                if level == MemLevel::L2 {
+                    out.l2_bytes = Some(v);
+                } else {
+                    out.l1_bytes = Some(v);
+                }
+                out.byte_sources.insert(level, src);
+                out.formula(format!("{name} bytes = {how} [{SRC_BYTES}]"));
+            }
+            None => out.miss(field, &format!("{bytes} or {sectors}")),
+        }
     }
 
     if let Some(v) = get(d, "sm__sass_data_bytes_mem_shared.sum") {
@@ -314,8 +358,7 @@ fn tensor(d: &Dispatch, out: &mut Derived) {
     }
     out.formula(
         "tensor FLOPs = Σ sm__ops_path_tensor_src_<type>[_dst_<type>].sum, per source type \
-         (hardware ops, one multiply-add = 2) [HierarchicalTensorRooflineChart section; \
-         formats.md §4.3-4.4]",
+         (hardware ops, one multiply-add = 2) [HierarchicalTensorRooflineChart section]",
     );
 }
 
@@ -356,6 +399,38 @@ fn rates(d: &Dispatch, out: &mut Derived) {
     } else {
         out.miss("theoretical_occupancy_pct", "sm__maximum_warps_per_active_cycle_pct");
     }
+}
+
+/// The Speed-of-Light throughputs (percent of each unit's peak).
+fn speed_of_light(d: &Dispatch, out: &mut Derived) {
+    let sol = &mut out.speed_of_light;
+    sol.sm_pct = get(d, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+    sol.memory_pct = get(d, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+    sol.dram_pct = get(d, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+        .or_else(|| get(d, "dram__throughput.avg.pct_of_peak_sustained_elapsed"));
+    sol.l1_pct = get(d, "l1tex__throughput.avg.pct_of_peak_sustained_active");
+    sol.l2_pct = get(d, "lts__throughput.avg.pct_of_peak_sustained_elapsed");
+    if !sol.is_empty() {
+        out.formula(
+            "Speed of Light = sm__throughput, gpu__compute_memory_throughput, \
+             gpu__dram_throughput (dram__throughput before 2021), l1tex__throughput, \
+             lts__throughput, each .avg.pct_of_peak_sustained_elapsed (L1: _active) \
+             [Nsight Compute SpeedOfLight section]",
+        );
+    }
+}
+
+/// The DRAM peak a dispatch's own figures imply, GB/s: its DRAM bytes per second over
+/// its DRAM throughput as a share of the peak (`dram__bytes.sum.per_second` /
+/// `gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed` × 100). Only from a
+/// throughput of at least 10% (two printed decimals of a small percentage are too
+/// coarse).
+pub fn implied_dram_peak_gbs(d: &Dispatch) -> Option<f64> {
+    let rate = get(d, "dram__bytes.sum.per_second")?;
+    let pct = get(d, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+        .or_else(|| get(d, "dram__throughput.avg.pct_of_peak_sustained_elapsed"))
+        .filter(|p| *p >= 10.0)?;
+    Some(rate / (pct / 100.0) / 1e9)
 }
 
 /// Total blocks: the dispatch's grid, or `launch__grid_size`, or `sm__ctas_launched.sum`.
@@ -538,7 +613,7 @@ mod tests {
         assert_eq!(r.dram_bytes_read, None);
         assert_eq!(r.dram_bytes_written, None);
         let m = r.missing.iter().find(|m| m.quantity == "dram_bytes_read").unwrap();
-        assert!(m.needs.contains("dram__bytes.sum = 1000"), "{}", m.needs);
+        assert!(m.needs.contains("1.00 kB: dram__bytes.sum"), "{}", m.needs);
         assert!(missing(&r, "dram_bytes_written"));
         // The total still gives the traffic.
         assert_eq!(r.dram_bytes(), Some(1000.0));

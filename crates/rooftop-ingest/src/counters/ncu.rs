@@ -14,7 +14,10 @@
 //!   uses them (`Kbyte` = 1000 bytes); a unit not in the table keeps its value and adds a
 //!   note, it is never scaled by a guess;
 //! - details-page metric names are display labels ("Duration", "L2 Hit Rate"): [`LABELS`]
-//!   maps them to the metric ids the ncu section files show under them;
+//!   maps them to the metric ids the ncu section files show under them, the
+//!   Speed-of-Light labels of every version included ("DRAM Throughput", "SOL DRAM");
+//!   a label rooftop's formulas do not use is kept under its display name (with its
+//!   value converted by its unit), never dropped;
 //! - "Block Size" / "Grid Size" columns are tuples `(1024, 1, 1)`, the grid in blocks;
 //! - since Nsight Compute 2023.2 the details page has 20 columns, the last five for the
 //!   rules (`Rule Name`, `Rule Type`, `Rule Description`, `Estimated Speedup Type`,
@@ -77,6 +80,20 @@ pub const LABELS: &[(&str, &str)] = &[
     ("Driver Shared Memory Per Block", "launch__shared_mem_per_block_driver"),
     ("Shared Memory Configuration Size", "launch__shared_mem_config_size"),
     ("# SMs", "launch__sm_count"),
+    ("Stack Size", "launch__stack_size"),
+    // Speed of Light before Nsight Compute 2021 ("SOL" labels; "SOL DRAM" is
+    // dram__throughput, renamed gpu__dram_throughput later).
+    ("SOL SM", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("SOL Memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("SOL DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("SOL L1/TEX Cache", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+    ("SOL L2 Cache", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    // ComputeWorkloadAnalysis and InstructionStats.
+    ("Executed Ipc Active", "sm__inst_executed.avg.per_cycle_active"),
+    ("Executed Ipc Elapsed", "sm__inst_executed.avg.per_cycle_elapsed"),
+    ("Issued Ipc Active", "sm__inst_issued.avg.per_cycle_active"),
+    ("Executed Instructions", "smsp__inst_executed.sum"),
+    ("Issued Instructions", "smsp__inst_issued.sum"),
 ];
 
 /// Reads an Nsight Compute CSV file (raw page, details page or `--metrics` output).
@@ -503,8 +520,9 @@ fn row(
             } else if let Some(m) = metric_for_label(label, unit) {
                 m.to_string()
             } else {
+                // Kept under its label (which has blanks, so never collides with an id).
                 st.unmapped_labels.insert(label.to_string());
-                return Ok(());
+                label.to_string()
             };
             add_metric(path, ln, "Metric Value", &id, unit, &f[b.metric_value], idx, st)?;
         }
@@ -547,11 +565,13 @@ fn rule_row(
     })
 }
 
-/// Metrics whose value may be text when they carry no unit.
+/// Metrics whose value may be text when they carry no unit (and details-page labels
+/// kept under their display name: "Function Cache Configuration", "Enabled TPC IDs").
 fn may_be_text(metric: &str) -> bool {
-    ["device__attribute_", "launch__", "profiler__", "nvlink__", "numa__"]
-        .iter()
-        .any(|p| metric.starts_with(p))
+    !metric.contains("__")
+        || ["device__attribute_", "launch__", "profiler__", "nvlink__", "numa__"]
+            .iter()
+            .any(|p| metric.starts_with(p))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -662,9 +682,10 @@ fn finish(path: &Path, layout: Layout, st: State) -> CounterSet {
         ));
     }
     if !st.unmapped_labels.is_empty() {
-        let list: Vec<&str> = st.unmapped_labels.iter().map(String::as_str).take(12).collect();
+        let list: Vec<&str> = st.unmapped_labels.iter().map(String::as_str).take(6).collect();
         notes.push(format!(
-            "{} details-page labels have no metric id in rooftop's table and are left out: {}{}",
+            "{} details-page figures rooftop's formulas do not use are kept under their \
+             display names: {}{}",
             st.unmapped_labels.len(),
             list.join(", "),
             if st.unmapped_labels.len() > list.len() { ", …" } else { "" }

@@ -42,6 +42,9 @@ const COUNT_UNITS: &[&str] = &[
     "miss",
     "access",
     "cluster",
+    "branch",
+    // The Source Counters section writes "Avg. Divergent Branches" in `branches`.
+    "branches",
     // Written in capitals by the details page ("# SMs" in `SM`, "# TPCs").
     "SM",
     "TPC",
