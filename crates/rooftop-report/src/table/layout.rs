@@ -25,7 +25,7 @@ mod shorten;
 pub use shorten::{shorten, shorten_all};
 
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
-use shorten::tokens;
+use shorten::{compact_lists as compact, list_pieces, tokens};
 use std::collections::HashMap;
 
 /// Lines up to this many characters (`92.0 µs`, `8×4×1 / 128×1×1` is longer) are kept
@@ -238,12 +238,25 @@ pub(crate) fn fit_cell(cell: &str, width: usize, short: &HashMap<String, String>
             continue;
         }
         let mut cur = String::new();
+        let mut pieces: Vec<String> = Vec::new();
         for tok in tokens(line) {
-            let tok = if len(tok) > width {
-                short.get(tok).cloned().unwrap_or_else(|| shorten(tok, width))
+            if len(tok) <= width {
+                pieces.push(tok.to_string());
+                continue;
+            }
+            // A list too long for the column: compacted, else wrapped after its commas
+            // when every item fits, else shortened (with the column's other long tokens).
+            let c = compact(tok);
+            let parts = list_pieces(tok);
+            if len(&c) <= width {
+                pieces.push(c);
+            } else if parts.len() > 1 && parts.iter().all(|p| len(p) <= width) {
+                pieces.extend(parts.into_iter().map(str::to_string));
             } else {
-                tok.to_string()
-            };
+                pieces.push(short.get(tok).cloned().unwrap_or_else(|| shorten(tok, width)));
+            }
+        }
+        for tok in pieces {
             if cur.is_empty() {
                 cur = tok;
             } else if len(&cur) + 1 + len(&tok) <= width {

@@ -24,19 +24,23 @@ fn len(s: &str) -> usize {
     s.chars().count()
 }
 
-/// The tokens of a line: runs separated by blanks that are not inside brackets, so that
-/// `op_shape=(8832, 2880)` and a template argument list stay one token.
+/// The tokens of a line: runs separated by blanks, except a blank after a comma inside
+/// brackets, so that `op_shape=(8832, 2880)` and a template argument list stay one
+/// token while a parenthesised remark in prose still wraps.
 pub(crate) fn tokens(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut start: Option<usize> = None;
+    let mut prev = ' ';
     for (i, c) in line.char_indices() {
         match c {
             '(' | '[' | '<' | '{' => depth += 1,
             ')' | ']' | '>' | '}' => depth = depth.saturating_sub(1),
             _ => {}
         }
-        if c == ' ' && depth == 0 {
+        let glued = depth > 0 && prev == ',';
+        prev = c;
+        if c == ' ' && !glued {
             if let Some(s) = start.take() {
                 out.push(&line[s..i]);
             }
@@ -54,6 +58,28 @@ pub(crate) fn tokens(line: &str) -> Vec<&str> {
     out
 }
 
+/// A token cut after the commas of its bracketed lists (`dtypes=(BFloat16,` and
+/// `BFloat16)`), for wrapping a list too long for its column without cutting any item.
+pub(crate) fn list_pieces(tok: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    let b = tok.as_bytes();
+    for (i, c) in tok.char_indices() {
+        match c {
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth > 0 && b.get(i + 1) == Some(&b' ') => {
+                out.push(&tok[start..=i]);
+                start = i + 2;
+            }
+            _ => {}
+        }
+    }
+    out.push(&tok[start..]);
+    out
+}
+
 /// `s` itself when it fits `width` characters, else shortened per the module docs.
 pub fn shorten(s: &str, width: usize) -> String {
     let width = width.max(1);
@@ -67,7 +93,35 @@ pub fn shorten(s: &str, width: usize) -> String {
             return t;
         }
     }
-    elide(&t, width)
+    match template(&t, width) {
+        Some(x) => x,
+        None => elide(&t, width),
+    }
+}
+
+/// Step 5 for a C++ template name `ns::base<args>…`: the base (without its namespaces)
+/// cut to about two fifths of the width, then the argument list, which is what tells
+/// instances apart.
+fn template(s: &str, width: usize) -> Option<String> {
+    let lt = s.find('<')?;
+    let base = s[..lt].rsplit("::").next().unwrap_or(&s[..lt]);
+    if base.is_empty() || base.contains(' ') || width < 16 {
+        return None;
+    }
+    let args = &s[lt..];
+    let room = (width * 2 / 5).max(8);
+    let base = if len(base) > room {
+        format!("{}{ELLIPSIS}", head(base, room - 1))
+    } else {
+        base.to_string()
+    };
+    let rest = width.saturating_sub(len(&base));
+    let args = if len(args) > rest {
+        format!("{}{ELLIPSIS}", head(args, rest.saturating_sub(1)))
+    } else {
+        args.to_string()
+    };
+    Some(format!("{base}{args}"))
 }
 
 /// Step 1: the return type `void ` and anonymous namespaces.
@@ -82,6 +136,8 @@ fn strip_nested_namespaces(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut depth = 0usize;
     let mut i = 0;
+    // Whether the last identifier was a dropped `ns::` (the next one continues the chain).
+    let mut chain = false;
     while i < chars.len() {
         let c = chars[i];
         match c {
@@ -95,15 +151,18 @@ fn strip_nested_namespaces(s: &str) -> String {
             while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
                 i += 1;
             }
-            let starts_word =
-                start == 0 || !(chars[start - 1].is_alphanumeric() || chars[start - 1] == ':');
+            let prev = if start == 0 { ' ' } else { chars[start - 1] };
+            let starts_word = !(prev.is_alphanumeric() || prev == '_' || prev == ':') || chain;
             if starts_word && chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
                 i += 2;
+                chain = true;
             } else {
                 out.extend(&chars[start..i]);
+                chain = false;
             }
             continue;
         }
+        chain = false;
         out.push(c);
         i += 1;
     }
@@ -111,7 +170,7 @@ fn strip_nested_namespaces(s: &str) -> String {
 }
 
 /// Step 3: `, ` → `,` inside brackets.
-fn compact_lists(s: &str) -> String {
+pub(crate) fn compact_lists(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut depth = 0usize;
     let mut prev = ' ';
@@ -222,7 +281,8 @@ fn elide(s: &str, width: usize) -> String {
     let budget = width.saturating_sub(1 + min_head);
     let mut used = 0;
     let mut take = |r: (usize, usize), keys: &mut Vec<(usize, usize)>| {
-        let cost = len(&s[r.0..r.1]) + 1;
+        // Keys after the first are joined by one separator.
+        let cost = len(&s[r.0..r.1]) + usize::from(!keys.is_empty());
         if used + cost <= budget && !keys.contains(&r) {
             keys.push(r);
             used += cost;
