@@ -84,6 +84,7 @@ fn roof_cell(k: &KernelRecord) -> String {
             let sol = &k.derived.speed_of_light;
             let unit = match (sol.sm_pct, sol.busiest_memory()) {
                 (Some(sm), Some((_, mem))) if sm >= mem => "SM",
+                (_, Some(("L1/TEX", _))) => "L1",
                 (_, Some((pipe, _))) => pipe,
                 _ => "SM",
             };
@@ -156,31 +157,55 @@ fn label(k: &KernelRecord) -> String {
     }
 }
 
+/// The narrowest name column before optional columns are left out.
+const MIN_NAME: usize = 24;
+
 /// The kernels table laid out for `width` columns (`None`: no width limit, names
 /// shortened to `md_width` for Markdown).
 fn kernel_table(r: &CounterReport, o: &RenderOptions, width: Option<usize>) -> KernelTable {
     let all = records(r, o);
     let rs: Vec<&KernelRecord> = all.iter().take(o.top).collect();
     let total: f64 = all.iter().filter_map(|k| k.total_duration_ns).sum();
-    let cols: Vec<&Column> = COLUMNS.iter().filter(|c| rs.iter().any(|k| (c.has)(k))).collect();
-    let mut header = vec!["kernel"];
-    header.extend(cols.iter().map(|c| c.head));
-    let cells: Vec<Vec<String>> =
-        rs.iter().map(|k| cols.iter().map(|c| (c.cell)(k, total)).collect()).collect();
-    let room = match width {
-        Some(w) => {
+    let mut cols: Vec<&Column> = COLUMNS
+        .iter()
+        .filter(|c| rs.iter().any(|k| (c.has)(k)))
+        // One row is the whole time; one dispatch per row makes the mean the total.
+        .filter(|c| !(c.head == "share" && all.len() == 1))
+        .filter(|c| !(c.head == "mean" && rs.iter().all(|k| k.count == 1)))
+        .collect();
+    let row_cells = |cols: &[&Column]| -> Vec<Vec<String>> {
+        rs.iter().map(|k| cols.iter().map(|c| (c.cell)(k, total)).collect()).collect()
+    };
+    let labels: Vec<String> = rs.iter().map(|k| label(k)).collect();
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    // What the names need at the narrowest name column.
+    let needed = shorten_all(&refs, MIN_NAME).iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let (cells, room) = match width {
+        Some(w) => loop {
+            let cells = row_cells(&cols);
+            let mut header = vec!["kernel"];
+            header.extend(cols.iter().map(|c| c.head));
             let mut probe = new_table(&header);
             for row in &cells {
                 let mut full = vec![String::new()];
                 full.extend(row.iter().cloned());
                 probe.add_row(full);
             }
-            crate::table::room_for(&probe, w, 0).max(16)
-        }
-        None => 60,
+            let room = crate::table::room_for(&probe, w, 0);
+            // Too little room for names: leave out the columns JSON and the findings
+            // carry anyway, least needed first.
+            let drop = ["share", "L2 hit", "AI F/B", "mean"]
+                .into_iter()
+                .find(|h| cols.iter().any(|c| c.head == *h));
+            match drop {
+                Some(h) if room < needed.min(MIN_NAME) => cols.retain(|c| c.head != h),
+                _ => break (cells, room.max(needed.min(MIN_NAME))),
+            }
+        },
+        None => (row_cells(&cols), 60),
     };
-    let labels: Vec<String> = rs.iter().map(|k| label(k)).collect();
-    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let mut header = vec!["kernel"];
+    header.extend(cols.iter().map(|c| c.head));
     let mut names = shorten_all(&refs, room);
     let mut footnotes = Vec::new();
     if header.contains(&"DRAM")
@@ -218,8 +243,8 @@ fn kernel_table(r: &CounterReport, o: &RenderOptions, width: Option<usize>) -> K
 
 /// What `% roof` shows, when the table has that column.
 const ROOF_NOTE: &str = "% roof: roofline attainment (counted FLOPs and bytes against the \
-     roofs); followed by a unit (SM, DRAM, L1/TEX, L2): that unit's Speed-of-Light throughput, \
-     % of its own peak, when FLOPs or bytes are not counted";
+     roofs); followed by a unit (SM, DRAM, L1 = L1/TEX, L2): that unit's Speed-of-Light \
+     throughput, % of its own peak, when FLOPs or bytes are not counted";
 
 /// `fp32 19.5 TFLOP/s` (`int8 624 TOP/s`).
 fn compute_roof_text(c: &rooftop_core::roofline::ComputeRoof) -> String {

@@ -154,7 +154,13 @@ fn dram(d: &Dispatch, out: &mut Derived) {
     };
     let mut read = side("dram__bytes_read.sum", "dram__sectors_read.sum");
     let mut write = side("dram__bytes_write.sum", "dram__sectors_write.sum");
-    let total = side("dram__bytes.sum", "dram__sectors.sum");
+    // The total only where a side is missing: a derived total must not mark counted
+    // sides as derived.
+    let total = if read.is_some() && write.is_some() {
+        None
+    } else {
+        side("dram__bytes.sum", "dram__sectors.sum")
+    };
     // With the total and one side, the other side is the difference.
     if let Some((t, tid)) = &total {
         match (&read, &write) {

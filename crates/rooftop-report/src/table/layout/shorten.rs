@@ -307,7 +307,9 @@ fn elide(s: &str, width: usize) -> String {
         }
         tail.push_str(&s[a..b]);
     }
-    let room = width - 1 - len(&tail);
+    // The head stops before the first key, so that no key is shown twice.
+    let first_key = keys.first().map_or(usize::MAX, |k| len(&s[..k.0]));
+    let room = (width - 1 - len(&tail)).min(first_key);
     let h = head(s, room);
     format!("{h}{ELLIPSIS}{tail}")
 }
@@ -402,6 +404,10 @@ mod tests {
         let s = shorten(tensile, 40);
         assert_eq!(s.chars().count(), 40, "{s}");
         assert!(s.starts_with("Cijk_Alik") && s.contains("MT256x64x64"), "{s}");
+        let cutlass = "cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32_f16_f16_64x256x128_1x1x1_0_tnn_align4_1sm_bias_f16_relu_aux_scalemax";
+        let s = shorten(cutlass, 60);
+        assert_eq!(s.matches("s64x256x32gemm").count(), 1, "{s}");
+        assert!(s.contains("64x256x128") && s.starts_with("cutlass3x_sm100"), "{s}");
         let clima = "set_microphysics_tendency_cache__FILE_ClimaAtmos_jl_src_cache_jl_L924";
         let s = shorten(clima, 30);
         assert!(s.starts_with("set_microphysics") && s.ends_with("…L924"), "{s}");
