@@ -244,16 +244,29 @@ pub(crate) fn fit_cell(cell: &str, width: usize, short: &HashMap<String, String>
                 pieces.push(tok.to_string());
                 continue;
             }
-            // A list too long for the column: compacted, else wrapped after its commas
-            // when every item fits, else shortened (with the column's other long tokens).
+            // A list too long for the column: compacted; else wrapped between whole
+            // items (the outermost list's first, then any list's, then at its blanks)
+            // when every piece fits; else shortened with the column's other long tokens.
             let c = compact(tok);
-            let parts = list_pieces(tok);
             if len(&c) <= width {
                 pieces.push(c);
-            } else if parts.len() > 1 && parts.iter().all(|p| len(p) <= width) {
-                pieces.extend(parts.into_iter().map(str::to_string));
-            } else {
-                pieces.push(short.get(tok).cloned().unwrap_or_else(|| shorten(tok, width)));
+                continue;
+            }
+            // Only a value (`op_shape=(…)`, `((1, 2), (3,))`) wraps; a name (`kernel<…>(…)`)
+            // is shortened on its line, keeping what tells it apart.
+            let value = tok.starts_with(['(', '['])
+                || tok.split(['(', '[', '<']).next().is_some_and(|h| h.ends_with('='));
+            let fits = |v: &[&str]| value && v.len() > 1 && v.iter().all(|p| len(p) <= width);
+            let outer = list_pieces(&c, true);
+            let inner = list_pieces(&c, false);
+            let blanks: Vec<&str> = tok.split(' ').filter(|t| !t.is_empty()).collect();
+            let found: Option<Vec<String>> = [outer, inner, blanks]
+                .into_iter()
+                .find(|v| fits(v))
+                .map(|v| v.into_iter().map(str::to_string).collect());
+            match found {
+                Some(v) => pieces.extend(v),
+                None => pieces.push(short.get(tok).cloned().unwrap_or_else(|| shorten(tok, width))),
             }
         }
         for tok in pieces {

@@ -24,21 +24,35 @@ fn len(s: &str) -> usize {
     s.chars().count()
 }
 
-/// The tokens of a line: runs separated by blanks, except a blank after a comma inside
-/// brackets, so that `op_shape=(8832, 2880)` and a template argument list stay one
-/// token while a parenthesised remark in prose still wraps.
+/// The tokens of a line: runs separated by blanks, except blanks inside brackets that
+/// open a value (`op_shape=(8832, 2880)`, `input_types=(long int, Scalar)`, a template
+/// argument list `kernel<4, float>`), and blanks after a comma inside any bracket; so a
+/// list stays one token while a parenthesised remark in prose (opened after a blank)
+/// still wraps.
 pub(crate) fn tokens(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0usize;
+    // Depth of the outermost bracket that opens a value (0: none open).
+    let mut value_depth = 0usize;
     let mut start: Option<usize> = None;
     let mut prev = ' ';
     for (i, c) in line.char_indices() {
         match c {
-            '(' | '[' | '<' | '{' => depth += 1,
-            ')' | ']' | '>' | '}' => depth = depth.saturating_sub(1),
+            '(' | '[' | '<' | '{' => {
+                depth += 1;
+                if value_depth == 0 && prev != ' ' {
+                    value_depth = depth;
+                }
+            }
+            ')' | ']' | '>' | '}' => {
+                if depth == value_depth {
+                    value_depth = 0;
+                }
+                depth = depth.saturating_sub(1);
+            }
             _ => {}
         }
-        let glued = depth > 0 && prev == ',';
+        let glued = value_depth > 0 || (depth > 0 && prev == ',');
         prev = c;
         if c == ' ' && !glued {
             if let Some(s) = start.take() {
@@ -60,7 +74,10 @@ pub(crate) fn tokens(line: &str) -> Vec<&str> {
 
 /// A token cut after the commas of its bracketed lists (`dtypes=(BFloat16,` and
 /// `BFloat16)`), for wrapping a list too long for its column without cutting any item.
-pub(crate) fn list_pieces(tok: &str) -> Vec<&str> {
+///
+/// `outer_only`: only between the items of the outermost list (an inner list stays
+/// whole); else after every comma inside brackets. The blank after a comma goes.
+pub(crate) fn list_pieces(tok: &str, outer_only: bool) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
@@ -69,14 +86,16 @@ pub(crate) fn list_pieces(tok: &str) -> Vec<&str> {
         match c {
             '(' | '[' | '<' | '{' => depth += 1,
             ')' | ']' | '>' | '}' => depth = depth.saturating_sub(1),
-            ',' if depth > 0 && b.get(i + 1) == Some(&b' ') => {
+            ',' if depth > 0 && (depth == 1 || !outer_only) => {
                 out.push(&tok[start..=i]);
-                start = i + 2;
+                start = if b.get(i + 1) == Some(&b' ') { i + 2 } else { i + 1 };
             }
             _ => {}
         }
     }
-    out.push(&tok[start..]);
+    if start < tok.len() {
+        out.push(&tok[start..]);
+    }
     out
 }
 
@@ -379,6 +398,23 @@ mod tests {
         assert_eq!(tokens("rank 0 (rank0_trace.json)"), ["rank", "0", "(rank0_trace.json)"]);
         // An unbalanced bracket does not swallow the line.
         assert_eq!(tokens("a (b c"), ["a", "(b", "c"]);
+        // A value's list keeps all its blanks; a remark in prose wraps.
+        assert_eq!(
+            tokens("input_types=(long int, Scalar) x"),
+            ["input_types=(long int, Scalar)", "x"]
+        );
+        assert_eq!(
+            tokens("idle (HTA's categories, per device)"),
+            ["idle", "(HTA's", "categories, per", "device)"]
+        );
+        assert_eq!(
+            list_pieces("input_dims=[[1, 141], []]", true),
+            ["input_dims=[[1, 141],", "[]]"]
+        );
+        assert_eq!(
+            list_pieces("input_dims=[[1,141],[]]", false),
+            ["input_dims=[[1,", "141],", "[]]"]
+        );
     }
 
     #[test]
