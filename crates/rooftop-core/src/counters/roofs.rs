@@ -244,7 +244,7 @@ fn shared(devices: &[&DeviceSpec]) -> RoofSet {
                 },
             }),
             None => {
-                differ.push(format!("{} bandwidth ({})", level.as_str(), listed(&vals, "GB/s")))
+                differ.push(format!("{} bandwidth ({})", level.as_str(), listed(&vals, "GB/s")));
             }
         }
     }

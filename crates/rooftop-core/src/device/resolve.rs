@@ -255,11 +255,11 @@ pub fn identify<'a>(
                 .filter(|d| (d.peak_bw_gbs - bw).abs() <= DRAM_TOLERANCE * d.peak_bw_gbs)
                 .collect();
             if !fits.is_empty() && fits.len() < left.len() {
-                how.push_str(&format!(
-                    "; {basis} implies a {bw:.0} GB/s DRAM peak, which only {} {}",
+                how = format!(
+                    "{how}; {basis} implies a {bw:.0} GB/s DRAM peak, which only {} {}",
                     ids(&fits),
                     if fits.len() == 1 { "has" } else { "have" }
-                ));
+                );
                 left = fits;
             }
         }

@@ -95,37 +95,37 @@ fn no_device_no_attainment() {
 #[test]
 fn aggregate_means_and_weights() {
     // Two dispatches: 1 ms with 60% hit, 3 ms with 20% hit → weighted 30%.
-    let a = Derived {
+    let one_ms = Derived {
         duration_ns: Some(1e6),
         dram_bytes_read: Some(100.0),
         dram_bytes_written: Some(50.0),
         l2_hit_rate_pct: Some(60.0),
         ..Derived::default()
     };
-    let b = Derived {
+    let three_ms = Derived {
         duration_ns: Some(3e6),
         dram_bytes_read: Some(300.0),
         dram_bytes_written: Some(150.0),
         l2_hit_rate_pct: Some(20.0),
         ..Derived::default()
     };
-    let g = aggregate(&[&a, &b]);
-    assert_eq!(g.duration_ns, Some(2e6));
-    assert_eq!(g.dram_bytes_read, Some(200.0));
-    assert_eq!(g.dram_bytes_written, Some(100.0));
-    assert!((g.l2_hit_rate_pct.unwrap_or(0.0) - 30.0).abs() < 1e-12);
+    let agg = aggregate(&[&one_ms, &three_ms]);
+    assert_eq!(agg.duration_ns, Some(2e6));
+    assert_eq!(agg.dram_bytes_read, Some(200.0));
+    assert_eq!(agg.dram_bytes_written, Some(100.0));
+    assert!((agg.l2_hit_rate_pct.unwrap_or(0.0) - 30.0).abs() < 1e-12);
     // A quantity only one dispatch has is the mean of the dispatches that have it.
-    let c = Derived { duration_ns: Some(1e6), ..Derived::default() };
-    assert_eq!(aggregate(&[&a, &c]).dram_bytes_read, Some(100.0));
+    let no_bytes = Derived { duration_ns: Some(1e6), ..Derived::default() };
+    assert_eq!(aggregate(&[&one_ms, &no_bytes]).dram_bytes_read, Some(100.0));
     // A dispatch without a duration is not weighted as if it lasted 1 ns: its hit rate
     // does not enter the weighted mean of those that have one.
-    let d = Derived { l2_hit_rate_pct: Some(90.0), ..Derived::default() };
-    assert_eq!(aggregate(&[&a, &d]).l2_hit_rate_pct, Some(60.0));
+    let no_time_90 = Derived { l2_hit_rate_pct: Some(90.0), ..Derived::default() };
+    assert_eq!(aggregate(&[&one_ms, &no_time_90]).l2_hit_rate_pct, Some(60.0));
     // None has a duration: the plain mean, and a formula line says so.
-    let e = Derived { l2_hit_rate_pct: Some(10.0), ..Derived::default() };
-    let g = aggregate(&[&d, &e]);
-    assert_eq!(g.l2_hit_rate_pct, Some(50.0));
-    assert!(g.formulas.iter().any(|f| f.contains("plain means")));
+    let no_time_10 = Derived { l2_hit_rate_pct: Some(10.0), ..Derived::default() };
+    let agg = aggregate(&[&no_time_90, &no_time_10]);
+    assert_eq!(agg.l2_hit_rate_pct, Some(50.0));
+    assert!(agg.formulas.iter().any(|f| f.contains("plain means")));
 }
 
 #[test]

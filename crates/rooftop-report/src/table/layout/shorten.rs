@@ -296,7 +296,7 @@ fn elide(s: &str, width: usize) -> String {
     let mut keys: Vec<(usize, usize)> = Vec::new();
     // The trailing suffix first (it is what ClimaCore and XLA names differ by), then the
     // tiles, in order, while at least a third of the width (up to 12) is left for the head.
-    let min_head = (width / 3).min(12).max(1);
+    let min_head = (width / 3).clamp(1, 12);
     let budget = width.saturating_sub(1 + min_head);
     let mut used = 0;
     let mut take = |r: (usize, usize), keys: &mut Vec<(usize, usize)>| {
