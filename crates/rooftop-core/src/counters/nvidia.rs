@@ -77,11 +77,26 @@ fn first<'a>(d: &Dispatch, names: &[&'a str]) -> Option<(f64, &'a str)> {
 }
 
 /// A SASS thread-instruction count, per SM (`sm__`) or per SM sub-partition (`smsp__`);
-/// the `.sum` of either is the same total over the GPU.
-fn sass_op(d: &Dispatch, op: &str) -> Option<f64> {
-    let sm = format!("sm__sass_thread_inst_executed_op_{op}_pred_on.sum");
-    let smsp = format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum");
-    get(d, &smsp).or_else(|| get(d, &sm))
+/// the `.sum` of either is the same total over the GPU. Where only the rate was
+/// collected (the `SpeedOfLight_RooflineChart` section, and so a `--set full` raw page,
+/// has `.sum.per_cycle_elapsed` and not `.sum`), the count is that rate × the unit's
+/// `cycles_elapsed.avg`, which is what `per_cycle_elapsed` divides by; the flag says so.
+fn sass_op(d: &Dispatch, op: &str) -> Option<(f64, bool)> {
+    for unit in ["smsp", "sm"] {
+        let sum = format!("{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum");
+        if let Some(v) = get(d, &sum) {
+            return Some((v, false));
+        }
+    }
+    for unit in ["smsp", "sm"] {
+        let rate =
+            format!("{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed");
+        if let (Some(r), Some(c)) = (get(d, &rate), get(d, &format!("{unit}__cycles_elapsed.avg")))
+        {
+            return Some((r * c, true));
+        }
+    }
+    None
 }
 
 /// Derives bytes, FLOPs, hit rates and occupancy from an NVIDIA dispatch's counters.
@@ -281,7 +296,8 @@ const VECTOR: [VectorPrecision; 3] = [
 fn flops(d: &Dispatch, out: &mut Derived) {
     let mut any = false;
     for p in &VECTOR {
-        let vals: Vec<Option<f64>> = p.ops.iter().map(|(op, _)| sass_op(d, op)).collect();
+        let found: Vec<Option<(f64, bool)>> = p.ops.iter().map(|(op, _)| sass_op(d, op)).collect();
+        let vals: Vec<Option<f64>> = found.iter().map(|v| v.map(|(x, _)| x)).collect();
         if vals.iter().all(Option::is_none) {
             continue;
         }
@@ -289,10 +305,14 @@ fn flops(d: &Dispatch, out: &mut Derived) {
         if vals.iter().all(Option::is_some) {
             let total: f64 = p.ops.iter().zip(&vals).map(|((_, w), v)| w * v.unwrap_or(0.0)).sum();
             out.flops.vector.insert(p.key.to_string(), total);
-            out.formula(format!(
-                "{} (smsp__sass_thread_inst_executed_op_*_pred_on.sum) [{SRC_FLOPS}]",
-                p.text
-            ));
+            let from = if found.iter().flatten().any(|(_, derived)| *derived) {
+                "smsp__sass_thread_inst_executed_op_*_pred_on.sum, or its \
+                 .sum.per_cycle_elapsed × smsp__cycles_elapsed.avg where only the rate was \
+                 collected"
+            } else {
+                "smsp__sass_thread_inst_executed_op_*_pred_on.sum"
+            };
+            out.formula(format!("{} ({from}) [{SRC_FLOPS}]", p.text));
         } else {
             // Part of a precision's counts would undercount it: say which are absent.
             let absent: Vec<String> = p
@@ -582,6 +602,34 @@ mod tests {
         assert_eq!(r.flops.vector["fp16"], 50.0);
         assert!(!missing(&r, "flops.vector"));
         assert!(missing(&r, "flops.matrix"));
+    }
+
+    /// A `--set full` raw page (Nsight Compute 2025, H200) has the FP instruction rates
+    /// of the roofline chart and not their `.sum`: the counts are rate × elapsed cycles.
+    /// Values of `rt_triad_f32` (a[i] = b[i] + s·c[i] over n = 16 Mi floats) as that file
+    /// printed them; the oracle is the kernel itself: one FFMA per element, so
+    /// 2 × 16 777 216 = 33 554 432 FLOPs.
+    #[test]
+    fn fp_counts_from_rates_when_the_sum_was_not_collected() {
+        let d = dispatch(&[
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", 154.126_929),
+            ("smsp__cycles_elapsed.avg", 108_853.242_424),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        let fp32 = r.flops.vector["fp32"];
+        assert!((fp32 / 33_554_432.0 - 1.0).abs() < 1e-4, "{fp32}");
+        assert!(r.formulas.iter().any(|f| f.contains("per_cycle_elapsed")), "{:?}", r.formulas);
+        // Without the elapsed cycles the rate cannot be turned into a count.
+        let d = dispatch(&[
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", 154.1),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert!(r.flops.vector.is_empty());
+        assert!(missing(&r, "flops.vector"));
     }
 
     #[test]
