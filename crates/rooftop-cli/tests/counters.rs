@@ -362,3 +362,93 @@ fn binary_reports_get_the_export_command() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("nsys export --type sqlite"), "{err}");
 }
+
+#[test]
+fn a100_details_page_reads_its_throughput_and_names_its_device() {
+    // A real A100 `--page details` export: no byte counter, "Memory Throughput" in
+    // Gbyte/s, compute capability 8.0 and "# SMs" 108, no device name.
+    let path = fixture("ncu/clima_a100_details_excerpt.csv");
+    let out = rooftop().args(["counters", &path]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("device in the files: compute capability 8.0, 108 SMs"), "{text}");
+    assert!(!text.contains("? (8.0)"), "{text}");
+    // 958.04 GB/s, as Nsight Compute printed it; the L2 is the busiest unit (63.55%).
+    assert!(text.contains("958 GB/s") && text.contains("63.5% L2"), "{text}");
+    assert!(text.contains("DRAM: derived from the profiler's DRAM throughput"), "{text}");
+    // The matrix roofs are listed with the vector roofs.
+    assert!(text.contains("matrix fp64 19.5 TFLOP/s, tf32 156 TFLOP/s"), "{text}");
+    let v = json_of(&["counters", &path]);
+    let k = &v["kernels"][0];
+    assert!((k["achieved_gbs"].as_f64().unwrap() - 958.04).abs() < 1e-9, "{k}");
+    assert_eq!(k["bound"], "memory");
+    assert_eq!(k["bound_basis"], "speed_of_light");
+    assert_eq!(k["byte_sources"]["dram"], "derived");
+    assert_eq!(k["compute_roof"], Value::Null);
+    assert_eq!(v["roofs"]["candidates"], serde_json::json!(["a100-sxm-80gb", "a800-sxm-80gb"]));
+    assert_eq!(v["schema_version"], 2);
+}
+
+#[test]
+fn kernels_that_share_a_prefix_stay_distinguishable() {
+    // Three ClimaCore kernels whose names differ only after 90 characters: never three
+    // `set_microphysics_ten…` rows.
+    let text = std::fs::read_to_string(fixture("ncu/clima_a100_details_excerpt.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().to_string();
+    let body: Vec<&str> = lines.collect();
+    let old = "run_field_matrix_solver__FILE_ClimaCore_jl_mod_src_MatrixFields_field_matrix_solver_jl_L419";
+    let mut out = vec![header];
+    let names = [
+        "set_microphysics_tendency_cache__FILE_ClimaAtmos_jl_src_cache_microphysics_cache_jl_L924",
+        "set_microphysics_tendency_cache__FILE_ClimaAtmos_jl_src_cache_microphysics_cache_jl_L1012",
+        "set_microphysics_tendency_cache__FILE_ClimaAtmos_jl_src_cache_precipitation_cache_jl_L924",
+    ];
+    for (i, n) in names.iter().enumerate() {
+        for l in &body {
+            out.push(l.replacen("\"0\"", &format!("\"{i}\""), 1).replace(old, n));
+        }
+    }
+    let dir = tempdir("prefix");
+    let p = dir.join("micro.csv");
+    std::fs::write(&p, out.join("\n")).unwrap();
+    let out = rooftop().args(["counters", p.to_str().unwrap()]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("set_mic")).take(3).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    let cells: Vec<&str> = rows
+        .iter()
+        .map(|r| r.trim_start_matches('│').split("   ").next().unwrap().trim())
+        .collect();
+    assert_ne!(cells[0], cells[1], "{text}");
+    assert_ne!(cells[0], cells[2], "{text}");
+    assert_ne!(cells[1], cells[2], "{text}");
+    for l in text.lines() {
+        assert!(l.chars().count() <= 100, "{l}");
+    }
+}
+
+#[test]
+fn a_trace_without_counters_shows_what_it_has() {
+    // An nsys export: count, total, share and mean; no empty DRAM / achieved / % roof.
+    let path = fixture("nsys/sqlite/h100_train_step.sqlite");
+    let out = rooftop().args(["counters", &path]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text.lines().find(|l| l.contains("kernel") && l.contains(" n ")).unwrap();
+    for col in ["total", "share", "mean"] {
+        assert!(header.contains(col), "{header}");
+    }
+    for col in ["DRAM", "achieved", "% roof", "bound"] {
+        assert!(!header.contains(col), "{header}");
+    }
+}
+
+#[test]
+fn a_trace_given_to_counters_points_to_trace() {
+    for f in ["kineto/hta_tiny_plain.json", "kineto/hta_a100_alexnet.json.gz"] {
+        let out = rooftop().args(["counters", &fixture(f)]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{f}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("`rooftop trace ") && err.contains("not hardware counters"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}

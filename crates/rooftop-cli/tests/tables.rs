@@ -212,3 +212,41 @@ fn other_commands_tables() {
     check("diff", &out, &["softmax-online"]);
     assert!(Path::new(&dir).exists());
 }
+
+/// A shape or a list is never cut and continued on the next line (`op_shape=(88…` then
+/// `2880)`): in every table line of a real MI300X trace, an `name=(` list (`op_shape`, `filter_shape`, `input_stride`) a cell
+/// starts is closed in the same cell, continues after a whole item (`(1, 141,` then
+/// `512)`), or is shortened (`…`) with nothing after it, never cut and continued.
+#[test]
+fn trace_shapes_are_never_split_across_lines() {
+    let dir = repo().join("tests/fixtures/kineto/tracelens_mi300");
+    for name in [
+        "gaunernst_bert-small-uncased__1016001.json.gz",
+        "Falconsai_nsfw_image_detection__1016002.json.gz",
+    ] {
+        let f = dir.join(name);
+        let out = stdout_of(&["trace", f.to_str().unwrap(), "--section", "all"]);
+        check(name, &out, &[]);
+        let lines: Vec<Vec<char>> = out.lines().map(|l| l.chars().collect()).collect();
+        for (i, line) in lines.iter().enumerate() {
+            let text: String = line.iter().collect();
+            let Some(at) = text.find("=(") else { continue };
+            if !text.starts_with('│') {
+                continue;
+            }
+            // The cell: from the start of its word to three blanks.
+            let col = text[..at].rfind(' ').map_or(0, |p| text[..=p].chars().count());
+            let cell: String = line[col..].iter().collect();
+            let cell = cell.split("   ").next().unwrap_or_default();
+            let cut = cell.matches('(').count() != cell.matches(')').count()
+                && cell.trim_end().ends_with('…');
+            // What the next line holds in the same column: a new `name=(…)` or nothing,
+            // never the rest of a cut item (`2880)`).
+            let next: String =
+                lines.get(i + 1).map_or(String::new(), |n| n.iter().skip(col).collect());
+            let next = next.split("   ").next().unwrap_or_default().trim().to_string();
+            let continued = !next.is_empty() && !next.contains('=') && !next.starts_with('│');
+            assert!(!(cut && continued), "{name}: cut list continued:\n{text}\n{next}\n{out}");
+        }
+    }
+}

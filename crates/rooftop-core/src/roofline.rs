@@ -255,6 +255,22 @@ pub enum RooflineError {
     Unclassified(#[from] Unclassified),
 }
 
+/// The compute roof `device` gives work of `precision` on `unit` (with its fallback note),
+/// as every command places it: `analyze`, `trace` and `counters` all take it from here.
+pub fn compute_roof_of(
+    device: &DeviceSpec,
+    precision: Precision,
+    unit: ExecUnit,
+) -> Option<ComputeRoof> {
+    device.compute_roof(precision, unit).map(|choice| ComputeRoof {
+        precision: choice.peak.precision,
+        unit: choice.peak.unit,
+        tflops: choice.peak.tflops,
+        meta: choice.peak.meta.clone(),
+        note: choice.note.map(str::to_string),
+    })
+}
+
 /// Roofline of `work` on `device`. `time_ns` is the measured duration, if any;
 /// `level_bytes` the bytes at other memory levels (from counters), if known. The
 /// floor, bound and attainment are [`place`]'s.
@@ -272,14 +288,8 @@ pub fn roofline(
     if time_ns == Some(0) {
         return Err(RooflineError::ZeroTime);
     }
-    let compute_roof = match device.compute_roof(work.precision, work.unit) {
-        Some(choice) => Some(ComputeRoof {
-            precision: choice.peak.precision,
-            unit: choice.peak.unit,
-            tflops: choice.peak.tflops,
-            meta: choice.peak.meta.clone(),
-            note: choice.note.map(str::to_string),
-        }),
+    let compute_roof = match compute_roof_of(device, work.precision, work.unit) {
+        Some(roof) => Some(roof),
         None if flops == 0.0 => None,
         None => {
             return Err(RooflineError::NoComputeRoof {

@@ -63,6 +63,12 @@ impl From<Error> for PyErr {
     }
 }
 
+impl From<rooftop_report::RenderError> for Error {
+    fn from(e: rooftop_report::RenderError) -> Error {
+        Error::Runtime(e.to_string())
+    }
+}
+
 pub(crate) type Result<T> = std::result::Result<T, Error>;
 
 /// The embedded catalog plus the user's device files, in order (the CLI's
@@ -181,11 +187,11 @@ impl Report {
         match &self.content {
             Content::Trace(c) => c.render(fmt, o),
             Content::Ranks(c) => c.render(fmt, o),
-            Content::Counters(c) => Ok(c.render(fmt, o)),
-            Content::Analysis(c) => Ok(c.render(fmt)),
-            Content::Model(c) => Ok(c.render(fmt)),
-            Content::Bench(c) => Ok(c.render(fmt)),
-            Content::Devices(c) => Ok(c.render(fmt)),
+            Content::Counters(c) => c.render(fmt, o),
+            Content::Analysis(c) => c.render(fmt),
+            Content::Model(c) => c.render(fmt),
+            Content::Bench(c) => c.render(fmt),
+            Content::Devices(c) => c.render(fmt),
         }
     }
 }

@@ -33,17 +33,17 @@ pub(crate) struct CountersContent {
 }
 
 impl CountersContent {
-    pub(crate) fn render(&self, fmt: Format, o: &TextOptions) -> String {
+    pub(crate) fn render(&self, fmt: Format, o: &TextOptions) -> Result<String> {
         let opts = rooftop_report::counters::RenderOptions {
             top: o.top.unwrap_or(20).max(1),
             dispatches: o.dispatches,
         };
-        match fmt {
+        Ok(match fmt {
             Format::Table => rooftop_report::counters::table(&self.report, &opts),
             Format::Markdown => rooftop_report::counters::markdown(&self.report, &opts),
             Format::Html => rooftop_report::html::counters(&self.report, opts.dispatches, opts.top),
             _ => rooftop_report::counters::json(&self.report),
-        }
+        })
     }
 }
 
@@ -113,12 +113,12 @@ pub(crate) struct AnalysisContent {
 }
 
 impl AnalysisContent {
-    pub(crate) fn render(&self, fmt: Format) -> String {
+    pub(crate) fn render(&self, fmt: Format) -> Result<String> {
         let items = std::slice::from_ref(&self.analysis);
         match fmt {
             // The HTML report draws every roof of the device, so it takes the spec.
-            Format::Html => rooftop_report::html::analyses(items, Some(&self.device)),
-            _ => rooftop_report::analyses(fmt, items),
+            Format::Html => Ok(rooftop_report::html::analyses(items, Some(&self.device))),
+            _ => Ok(rooftop_report::analyses(fmt, items)?),
         }
     }
 }
@@ -133,8 +133,8 @@ pub(crate) struct ModelContent {
 }
 
 impl ModelContent {
-    pub(crate) fn render(&self, fmt: Format) -> String {
-        rooftop_report::model::render(&self.report, fmt, &self.device)
+    pub(crate) fn render(&self, fmt: Format) -> Result<String> {
+        Ok(rooftop_report::model::render(&self.report, fmt, &self.device)?)
     }
 }
 
@@ -283,10 +283,10 @@ pub(crate) enum DevicesContent {
 }
 
 impl DevicesContent {
-    pub(crate) fn render(&self, fmt: Format) -> String {
+    pub(crate) fn render(&self, fmt: Format) -> Result<String> {
         match self {
-            DevicesContent::List(list) => rooftop_report::device_list(fmt, list),
-            DevicesContent::One(d) => rooftop_report::device_detail(fmt, d),
+            DevicesContent::List(list) => Ok(rooftop_report::device_list(fmt, list)?),
+            DevicesContent::One(d) => Ok(rooftop_report::device_detail(fmt, d)?),
         }
     }
 }
@@ -326,9 +326,9 @@ pub(crate) struct BenchContent {
 }
 
 impl BenchContent {
-    pub(crate) fn render(&self, fmt: Format) -> String {
+    pub(crate) fn render(&self, fmt: Format) -> Result<String> {
         let cmp = self.comparisons.as_deref();
-        match fmt {
+        Ok(match fmt {
             Format::Table => {
                 let text = rooftop_report::bench::table_report(&self.report);
                 cmp.map_or(text.clone(), |c| {
@@ -343,7 +343,7 @@ impl BenchContent {
             }
             Format::Html => rooftop_report::html::bench(&self.report),
             _ => rooftop_report::bench::json_report(&self.report),
-        }
+        })
     }
 }
 

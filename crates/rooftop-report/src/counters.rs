@@ -8,10 +8,12 @@ mod activity;
 
 pub use activity::{blocks as activity_blocks, Block as ActivityBlock};
 
-use crate::table::table as new_table;
+use crate::table::{shorten, shorten_all, table as new_table};
 use rooftop_core::counters::rules::{ranked, AnyFinding};
-use rooftop_core::counters::{CounterReport, KernelRecord};
-use rooftop_core::units::{pct, si, sig3};
+use rooftop_core::counters::{BoundBasis, ByteSource, CounterReport, KernelRecord};
+use rooftop_core::device::MemLevel;
+use rooftop_core::roofline::Bound;
+use rooftop_core::units::{pct, si, sig3, ExecUnit};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -32,16 +34,7 @@ impl Default for RenderOptions {
 }
 
 /// JSON schema version of the counters report.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// Shortens long kernel names for the terminal (full names are in JSON and CSV).
-pub(crate) fn short(name: &str, max: usize) -> String {
-    if name.chars().count() <= max {
-        name.to_string()
-    } else {
-        format!("{}…", name.chars().take(max.saturating_sub(1)).collect::<String>())
-    }
-}
+pub const SCHEMA_VERSION: u32 = 2;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "—".to_string(), f)
@@ -55,65 +48,262 @@ fn records<'a>(r: &'a CounterReport, o: &RenderOptions) -> &'a [KernelRecord] {
     }
 }
 
-/// Terminal and Markdown columns (the full record is in JSON and CSV): DRAM is read +
-/// written per dispatch, "achieved" the rate of the kernel's bound.
-const HEADER: [&str; 9] =
-    ["kernel", "n", "time", "DRAM", "achieved", "% roof", "AI F/B", "L2 hit", "bound"];
+/// One column of the kernels table: its header, whether any record shown has a value
+/// for it, and the cell.
+struct Column {
+    head: &'static str,
+    has: fn(&KernelRecord) -> bool,
+    cell: fn(&KernelRecord, f64) -> String,
+}
 
-fn row(k: &KernelRecord) -> Vec<String> {
-    let name = match k.id {
-        Some(id) => format!(
-            "#{id} {}",
-            short(&k.name, 21usize.saturating_sub(2 + id.to_string().len()).max(8))
-        ),
-        None => short(&k.name, 21),
-    };
-    let dram = match (k.dram_bytes_read, k.dram_bytes_written, k.derived.dram_bytes_total) {
+fn dram_cell(k: &KernelRecord) -> String {
+    match (k.dram_bytes_read, k.dram_bytes_written, k.derived.dram_bytes_total) {
         (Some(r), Some(w), _) => si(r + w, "B"),
         (_, _, Some(t)) => si(t, "B"),
         (Some(r), None, None) => format!("≥{}", si(r, "B")),
         (None, Some(w), None) => format!("≥{}", si(w, "B")),
         (None, None, None) => "—".to_string(),
-    };
-    let achieved = match (k.achieved_gbs, k.achieved_tflops) {
-        (_, Some(t)) if k.bound == "compute" => si(t * 1e12, "FLOP/s"),
+    }
+}
+
+fn achieved_cell(k: &KernelRecord) -> String {
+    match (k.achieved_gbs, k.achieved_tflops) {
+        (_, Some(t)) if k.bound == Some(Bound::Compute) => si(t * 1e12, "FLOP/s"),
         (Some(g), _) => si(g * 1e9, "B/s"),
         (None, Some(t)) => si(t * 1e12, "FLOP/s"),
         (None, None) => "—".to_string(),
+    }
+}
+
+/// `% roof`: the roofline attainment, or — with the unit's name — the busiest unit's
+/// Speed-of-Light throughput.
+fn roof_cell(k: &KernelRecord) -> String {
+    let Some(p) = k.pct_of_roof else { return "—".to_string() };
+    match k.bound_basis {
+        Some(BoundBasis::SpeedOfLight) => {
+            let sol = &k.derived.speed_of_light;
+            let unit = match (sol.sm_pct, sol.busiest_memory()) {
+                (Some(sm), Some((_, mem))) if sm >= mem => "SM",
+                (_, Some(("L1/TEX", _))) => "L1",
+                (_, Some((pipe, _))) => pipe,
+                _ => "SM",
+            };
+            format!("{} {unit}", pct(p))
+        }
+        _ => pct(p),
+    }
+}
+
+/// Every column the kernels table can show; those no record shown has a value for are
+/// left out (a trace without counters shows count, total, share and mean).
+const COLUMNS: [Column; 10] = [
+    Column { head: "n", has: |_| true, cell: |k, _| k.count.to_string() },
+    Column {
+        head: "total",
+        has: |_| true,
+        cell: |k, _| opt(k.total_duration_ns, |t| si(t * 1e-9, "s")),
+    },
+    Column {
+        head: "share",
+        has: |_| true,
+        cell: |k, all| opt(k.total_duration_ns.filter(|_| all > 0.0), |t| pct(100.0 * t / all)),
+    },
+    Column { head: "mean", has: |_| true, cell: |k, _| opt(k.duration_ns, |t| si(t * 1e-9, "s")) },
+    Column {
+        head: "DRAM",
+        has: |k| {
+            k.dram_bytes_read.is_some()
+                || k.dram_bytes_written.is_some()
+                || k.derived.dram_bytes_total.is_some()
+        },
+        cell: |k, _| dram_cell(k),
+    },
+    Column {
+        head: "achieved",
+        has: |k| k.achieved_gbs.is_some() || k.achieved_tflops.is_some(),
+        cell: |k, _| achieved_cell(k),
+    },
+    Column { head: "% roof", has: |k| k.pct_of_roof.is_some(), cell: |k, _| roof_cell(k) },
+    Column {
+        head: "AI F/B",
+        has: |k| k.arithmetic_intensity.is_some(),
+        cell: |k, _| opt(k.arithmetic_intensity, sig3),
+    },
+    Column {
+        head: "L2 hit",
+        has: |k| k.l2_hit_rate_pct.is_some(),
+        cell: |k, _| opt(k.l2_hit_rate_pct, pct),
+    },
+    Column {
+        head: "bound",
+        has: |k| k.bound.is_some(),
+        cell: |k, _| k.bound.map_or_else(|| "—".to_string(), |b| b.as_str().to_string()),
+    },
+];
+
+/// The kernels table's columns, names, rows and, when shortened names would collide,
+/// the full names listed under it.
+struct KernelTable {
+    header: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+    footnotes: Vec<String>,
+}
+
+/// `#7 name` for a dispatch record, the name for a kernel.
+fn label(k: &KernelRecord) -> String {
+    match k.id {
+        Some(id) => format!("#{id} {}", k.name),
+        None => k.name.clone(),
+    }
+}
+
+/// The narrowest name column before optional columns are left out.
+const MIN_NAME: usize = 24;
+
+/// The kernels table laid out for `width` columns (`None`: no width limit, names
+/// shortened to `md_width` for Markdown).
+fn kernel_table(r: &CounterReport, o: &RenderOptions, width: Option<usize>) -> KernelTable {
+    let all = records(r, o);
+    let rs: Vec<&KernelRecord> = all.iter().take(o.top).collect();
+    let total: f64 = all.iter().filter_map(|k| k.total_duration_ns).sum();
+    let mut cols: Vec<&Column> = COLUMNS
+        .iter()
+        .filter(|c| rs.iter().any(|k| (c.has)(k)))
+        // One row is the whole time; one dispatch per row makes the mean the total.
+        .filter(|c| !(c.head == "share" && all.len() == 1))
+        .filter(|c| !(c.head == "mean" && rs.iter().all(|k| k.count == 1)))
+        .collect();
+    let row_cells = |cols: &[&Column]| -> Vec<Vec<String>> {
+        rs.iter().map(|k| cols.iter().map(|c| (c.cell)(k, total)).collect()).collect()
     };
-    vec![
-        name,
-        k.count.to_string(),
-        opt(k.duration_ns, |t| si(t * 1e-9, "s")),
-        dram,
-        achieved,
-        opt(k.pct_of_roof, pct),
-        opt(k.arithmetic_intensity, sig3),
-        opt(k.l2_hit_rate_pct, pct),
-        k.bound.clone(),
-    ]
+    let labels: Vec<String> = rs.iter().map(|k| label(k)).collect();
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    // What the names need at the narrowest name column.
+    let needed = shorten_all(&refs, MIN_NAME).iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let (cells, room) = match width {
+        Some(w) => loop {
+            let cells = row_cells(&cols);
+            let mut header = vec!["kernel"];
+            header.extend(cols.iter().map(|c| c.head));
+            let mut probe = new_table(&header);
+            for row in &cells {
+                let mut full = vec![String::new()];
+                full.extend(row.iter().cloned());
+                probe.add_row(full);
+            }
+            let room = crate::table::room_for(&probe, w, 0);
+            // Too little room for names: leave out the columns JSON and the findings
+            // carry anyway, least needed first.
+            let drop = ["share", "L2 hit", "AI F/B", "mean"]
+                .into_iter()
+                .find(|h| cols.iter().any(|c| c.head == *h));
+            match drop {
+                Some(h) if room < needed.min(MIN_NAME) => cols.retain(|c| c.head != h),
+                _ => break (cells, room.max(needed.min(MIN_NAME))),
+            }
+        },
+        None => (row_cells(&cols), 60),
+    };
+    let mut header = vec!["kernel"];
+    header.extend(cols.iter().map(|c| c.head));
+    let mut names = shorten_all(&refs, room);
+    let mut footnotes = Vec::new();
+    if header.contains(&"DRAM")
+        && rs
+            .iter()
+            .any(|k| k.derived.byte_sources.get(&MemLevel::Dram) == Some(&ByteSource::Derived))
+    {
+        footnotes.push(
+            "DRAM: derived from the profiler's DRAM throughput × the duration where the byte \
+             counters were not collected"
+                .to_string(),
+        );
+    }
+    let collide = names.iter().enumerate().any(|(i, a)| {
+        names.iter().enumerate().any(|(j, b)| i != j && a == b && refs[i] != refs[j])
+    });
+    if collide {
+        // Numbered rows, full names below.
+        let digits = rs.len().to_string().len() + 3;
+        let short = shorten_all(&refs, room.saturating_sub(digits).max(8));
+        names = short.iter().enumerate().map(|(i, n)| format!("[{}] {n}", i + 1)).collect();
+        footnotes.push("names (shortened above):".to_string());
+        footnotes.extend(refs.iter().enumerate().map(|(i, n)| format!("[{}] {n}", i + 1)));
+    }
+    let rows = names
+        .into_iter()
+        .zip(cells)
+        .map(|(n, mut row)| {
+            row.insert(0, n);
+            row
+        })
+        .collect();
+    KernelTable { header, rows, footnotes }
+}
+
+/// What `% roof` shows, when the table has that column.
+const ROOF_NOTE: &str = "% roof: roofline attainment (counted FLOPs and bytes against the \
+     roofs); followed by a unit (SM, DRAM, L1 = L1/TEX, L2): that unit's Speed-of-Light \
+     throughput, % of its own peak, when FLOPs or bytes are not counted";
+
+/// `fp32 19.5 TFLOP/s` (`int8 624 TOP/s`).
+fn compute_roof_text(c: &rooftop_core::roofline::ComputeRoof) -> String {
+    let unit = if c.precision.as_str().starts_with("int") { "OP/s" } else { "FLOP/s" };
+    format!("{} {}", c.precision.as_str(), si(c.tflops * 1e12, unit))
 }
 
 fn roofs_line(r: &CounterReport) -> String {
     let roofs = &r.roofs;
-    if roofs.bandwidth.is_empty() && roofs.compute.is_empty() {
+    if roofs.is_empty() {
         return "roofs: none (no device known; pass --device)".to_string();
     }
-    let bw: Vec<String> =
-        roofs.bandwidth.iter().map(|b| format!("{} {}", b.level, si(b.gbs * 1e9, "B/s"))).collect();
-    let mut fl: Vec<String> = roofs
-        .compute
+    let bw: Vec<String> = roofs
+        .bandwidth
         .iter()
-        .map(|c| format!("{} {} {}", c.precision, c.unit, si(c.tflops * 1e12, "FLOP/s")))
+        .map(|b| format!("{} {}", b.level.as_str().to_uppercase(), si(b.gbs * 1e9, "B/s")))
         .collect();
-    fl.truncate(6);
-    format!(
-        "roofs ({}{}): {}; {}",
-        roofs.source.as_str(),
-        roofs.device.as_ref().map(|d| format!(", {d}")).unwrap_or_default(),
-        bw.join(", "),
-        fl.join(", ")
-    )
+    let mut parts = Vec::new();
+    if !bw.is_empty() {
+        parts.push(bw.join(", "));
+    }
+    for unit in [ExecUnit::Vector, ExecUnit::Matrix] {
+        let list: Vec<String> =
+            roofs.compute.iter().filter(|c| c.unit == unit).map(compute_roof_text).collect();
+        if !list.is_empty() {
+            parts.push(format!("{} {}", unit.as_str(), list.join(", ")));
+        }
+    }
+    let who = match (&roofs.device, roofs.candidates.as_slice()) {
+        (Some(d), _) => format!(", {d}"),
+        (None, []) => String::new(),
+        (None, c) => format!(", shared by {}", c.join(" / ")),
+    };
+    format!("roofs ({}{who}): {}", roofs.source.as_str(), parts.join("; "))
+}
+
+/// What the files state about the device.
+fn device_line(r: &CounterReport) -> Option<String> {
+    let d = &r.set.device;
+    let mut facts = Vec::new();
+    if let Some(n) = &d.name {
+        facts.push(n.clone());
+    }
+    if let Some(a) = &d.arch {
+        facts.push(if a.starts_with("gfx") {
+            a.clone()
+        } else {
+            format!("compute capability {a}")
+        });
+    }
+    if let Some(u) = d.compute_units {
+        let kind =
+            if r.set.vendor() == rooftop_core::counters::GpuVendor::Nvidia { "SMs" } else { "CUs" };
+        facts.push(format!("{u} {kind}"));
+    }
+    if let Some(c) = d.max_sclk_mhz {
+        facts.push(format!("{} max clock", si(c * 1e6, "Hz")));
+    }
+    (!facts.is_empty()).then(|| format!("device in the files: {}", facts.join(", ")))
 }
 
 fn header_lines(r: &CounterReport) -> Vec<String> {
@@ -125,14 +315,7 @@ fn header_lines(r: &CounterReport) -> Vec<String> {
         r.kernels.len(),
         files_label(&s.files)
     )];
-    let d = &r.set.device;
-    if d.name.is_some() || d.arch.is_some() {
-        v.push(format!(
-            "device in the files: {}{}",
-            d.name.clone().unwrap_or_else(|| "?".to_string()),
-            d.arch.as_ref().map(|a| format!(" ({a})")).unwrap_or_default()
-        ));
-    }
+    v.extend(device_line(r));
     v.push(roofs_line(r));
     v
 }
@@ -231,16 +414,20 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
         out.push_str(&crate::wrap_text(n, 100, "note: ", "      "));
     }
     let rs = records(r, o);
-    let mut t = new_table(&HEADER);
-    // No wrapping: every cell is bounded by construction (names cut to 21 characters,
-    // numbers to 3 significant digits with a unit), which fits 100 columns.
-    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
-    for k in rs.iter().take(o.top) {
-        t.add_row(row(k));
+    let kt = kernel_table(r, o, Some(usize::from(crate::table::WIDTH)));
+    let mut t = new_table(&kt.header);
+    for row in kt.rows {
+        t.add_row(row);
     }
     let _ = writeln!(out, "\n{t}");
     if rs.len() > o.top {
         let _ = writeln!(out, "({} more; --top N shows more)", rs.len() - o.top);
+    }
+    if kt.header.contains(&"% roof") {
+        out.push_str(&crate::wrap_text(ROOF_NOTE, 100, "", "  "));
+    }
+    for n in &kt.footnotes {
+        out.push_str(&crate::wrap_text(n, 100, "", "    "));
     }
     let findings = all_findings(rs, o.top);
     if !findings.is_empty() {
@@ -251,7 +438,7 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
                     let line = format!(
                         "[{}] {}: {} — {}",
                         f.severity.as_str(),
-                        short(&k.name, 40),
+                        shorten(&k.name, 40),
                         f.title,
                         f.evidence
                     );
@@ -263,7 +450,7 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
                         "[{}] {} says, {}: {} — {}",
                         t.severity.as_str(),
                         t.tool,
-                        short(&k.name, 40),
+                        shorten(&k.name, 40),
                         tool_title(t),
                         t.description
                     );
@@ -298,19 +485,26 @@ pub fn markdown(r: &CounterReport, o: &RenderOptions) -> String {
         let _ = writeln!(out, "- note: {n}");
     }
     out.push('\n');
-    let _ = writeln!(out, "| {} |", HEADER.join(" | "));
-    let _ = writeln!(out, "|{}|", HEADER.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
+    let kt = kernel_table(r, o, None);
+    let _ = writeln!(out, "| {} |", kt.header.join(" | "));
+    let _ = writeln!(out, "|{}|", kt.header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
     let rs = records(r, o);
-    for k in rs.iter().take(o.top) {
-        let cells: Vec<String> = row(k).into_iter().map(|c| c.replace('|', "\\|")).collect();
+    for row in &kt.rows {
+        let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    if kt.header.contains(&"% roof") {
+        let _ = writeln!(out, "\n{ROOF_NOTE}");
+    }
+    for n in &kt.footnotes {
+        let _ = writeln!(out, "\n{}", n.replace('|', "\\|"));
     }
     let findings = all_findings(rs, o.top);
     if !findings.is_empty() {
         out.push_str("\n### Findings\n\n");
     }
     for (k, f) in &findings {
-        let name = short(&k.name, 60).replace('`', "'");
+        let name = shorten(&k.name, 60).replace('`', "'");
         match f {
             AnyFinding::Rooftop(f) => {
                 let _ = writeln!(
@@ -388,6 +582,13 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> Result<String, crate::Render
             "arithmetic_intensity",
             "pct_of_roof",
             "bound",
+            "bound_basis",
+            "dram_bytes_source",
+            "sol_sm_pct",
+            "sol_memory_pct",
+            "sol_dram_pct",
+            "sol_l1_pct",
+            "sol_l2_pct",
             "achieved_occupancy_pct",
             "findings",
             "tool_findings",
@@ -420,7 +621,18 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> Result<String, crate::Render
             csv_num(k.achieved_tflops),
             csv_num(k.arithmetic_intensity),
             csv_num(k.pct_of_roof),
-            k.bound.clone(),
+            k.bound.map_or_else(String::new, |b| b.as_str().to_string()),
+            k.bound_basis.map_or_else(String::new, |b| b.as_str().to_string()),
+            match k.derived.byte_sources.get(&MemLevel::Dram) {
+                Some(ByteSource::Counter) => "counter".to_string(),
+                Some(ByteSource::Derived) => "derived".to_string(),
+                None => String::new(),
+            },
+            csv_num(k.derived.speed_of_light.sm_pct),
+            csv_num(k.derived.speed_of_light.memory_pct),
+            csv_num(k.derived.speed_of_light.dram_pct),
+            csv_num(k.derived.speed_of_light.l1_pct),
+            csv_num(k.derived.speed_of_light.l2_pct),
             csv_num(k.derived.achieved_occupancy_pct),
             k.findings.iter().map(|f| f.id).collect::<Vec<_>>().join(";"),
             k.tool_findings.iter().map(|f| f.rule.as_str()).collect::<Vec<_>>().join(";"),
@@ -464,9 +676,13 @@ struct JsonRecord<'a> {
     achieved_gbs: Option<f64>,
     achieved_tflops: Option<f64>,
     arithmetic_intensity: Option<f64>,
-    bound: &'a str,
+    bound: Option<Bound>,
+    bound_basis: Option<BoundBasis>,
+    bound_reason: &'a str,
     pct_of_roof: Option<f64>,
-    compute_roof: &'a Option<(String, String)>,
+    compute_roof: &'a Option<rooftop_core::roofline::ComputeRoof>,
+    speed_of_light: &'a rooftop_core::counters::SpeedOfLight,
+    byte_sources: &'a BTreeMap<MemLevel, ByteSource>,
     roofline: &'a [rooftop_core::counters::analysis::RooflinePoint],
     grid: Option<[u64; 3]>,
     block: Option<[u64; 3]>,
@@ -504,9 +720,13 @@ fn json_record(k: &KernelRecord) -> JsonRecord<'_> {
         achieved_gbs: k.achieved_gbs,
         achieved_tflops: k.achieved_tflops,
         arithmetic_intensity: k.arithmetic_intensity,
-        bound: &k.bound,
+        bound: k.bound,
+        bound_basis: k.bound_basis,
+        bound_reason: &k.bound_reason,
         pct_of_roof: k.pct_of_roof,
         compute_roof: &k.compute_roof,
+        speed_of_light: &x.speed_of_light,
+        byte_sources: &x.byte_sources,
         roofline: &k.roofline,
         grid: k.grid,
         block: k.block,
@@ -526,7 +746,7 @@ struct JsonReport<'a> {
     schema_version: u32,
     source: JsonSource<'a>,
     device: &'a rooftop_core::counters::DeviceInfo,
-    roofs: &'a rooftop_core::counters::Roofs,
+    roofs: &'a rooftop_core::counters::RoofSet,
     formulas: &'a [String],
     dispatches: Vec<JsonRecord<'a>>,
     kernels: Vec<JsonRecord<'a>>,

@@ -5,7 +5,8 @@
 
 mod layout;
 
-pub use layout::shorten;
+pub(crate) use layout::room_for;
+pub use layout::{shorten, shorten_all};
 
 use crate::devices::DeviceRow;
 use crate::rows::{analysis_rows, device_footer, device_rows, Row};

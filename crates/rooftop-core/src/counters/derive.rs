@@ -85,6 +85,53 @@ pub struct Coalescing {
     pub ideal_bytes_per_request: f64,
 }
 
+/// Speed-of-Light throughputs as the profiler prints them: each unit's achieved
+/// throughput as a percentage of its own peak (Nsight Compute's "GPU Speed Of Light
+/// Throughput" section). They say which unit is busiest when FLOPs or bytes are not
+/// counted.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct SpeedOfLight {
+    /// "Compute (SM) Throughput" / "SOL SM" / "SM [%]".
+    pub sm_pct: Option<f64>,
+    /// "Memory Throughput" (%) / "SOL Memory" / "Memory [%]": the busiest memory unit.
+    pub memory_pct: Option<f64>,
+    /// "DRAM Throughput" / "SOL DRAM".
+    pub dram_pct: Option<f64>,
+    /// "L1/TEX Cache Throughput" / "SOL L1/TEX Cache".
+    pub l1_pct: Option<f64>,
+    /// "L2 Cache Throughput" / "SOL L2 Cache".
+    pub l2_pct: Option<f64>,
+}
+
+impl SpeedOfLight {
+    /// Whether any figure is known.
+    pub fn is_empty(&self) -> bool {
+        self.sm_pct.is_none() && self.memory_pct.is_none() && self.busiest_memory().is_none()
+    }
+
+    /// The busiest memory unit by its own throughput: (`DRAM` | `L1/TEX` | `L2`,
+    /// percent), or the overall memory figure when no unit's is known.
+    pub fn busiest_memory(&self) -> Option<(&'static str, f64)> {
+        let units = [("DRAM", self.dram_pct), ("L1/TEX", self.l1_pct), ("L2", self.l2_pct)];
+        units
+            .into_iter()
+            .filter_map(|(n, v)| v.filter(|v| v.is_finite()).map(|v| (n, v)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .or_else(|| self.memory_pct.filter(|v| v.is_finite()).map(|v| ("memory", v)))
+    }
+}
+
+/// Where a byte count comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ByteSource {
+    /// A byte or sector counter.
+    Counter,
+    /// The profiler's throughput (bytes per second) times the duration: the counter
+    /// itself was not collected.
+    Derived,
+}
+
 /// Everything derived from one dispatch (or a sum of dispatches).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Derived {
@@ -117,6 +164,10 @@ pub struct Derived {
     /// blocks / (units × blocks per unit)); a fractional last wave is the tail effect.
     pub grid_waves: Option<f64>,
     pub coalescing: Option<Coalescing>,
+    /// The profiler's Speed-of-Light throughputs.
+    pub speed_of_light: SpeedOfLight,
+    /// How each byte count was obtained (`dram`, `l2`, `l1`), when it is known.
+    pub byte_sources: BTreeMap<crate::device::MemLevel, ByteSource>,
     pub missing: Vec<Missing>,
     /// The formulas used, with their sources, for the report's provenance.
     pub formulas: Vec<String>,

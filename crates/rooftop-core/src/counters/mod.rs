@@ -7,8 +7,9 @@
 //! names). Everything derived (bytes per memory level, FLOPs, hit rates, occupancy) is
 //! computed here: [`amd`] and [`nvidia`] hold the vendor formulas and the per-architecture
 //! constants with their sources, [`derive`](mod@derive) turns a dispatch into a [`Derived`] record,
-//! and [`analysis`] aggregates by kernel name, places points on the hierarchical roofline
-//! and writes findings. [`rules`] keeps a profiler's own findings (Nsight Compute's
+//! [`analysis`] aggregates by kernel name, places points on the hierarchical roofline
+//! against the [`roofs`] and decides the bound, and [`findings`] writes rooftop's
+//! findings. [`rules`] keeps a profiler's own findings (Nsight Compute's
 //! rules) beside rooftop's, and [`activity`] summarises what system traces hold besides
 //! kernels (copies, API calls, kernel time per NVTX / ROCTX range).
 
@@ -16,13 +17,18 @@ pub mod activity;
 pub mod amd;
 pub mod analysis;
 pub mod derive;
+pub mod findings;
 pub mod launch;
 pub mod nvidia;
+pub mod roofs;
 pub mod rules;
 
 pub use activity::Activity;
-pub use analysis::{analyze, analyze_in, CounterReport, KernelRecord, RoofSource, Roofs};
-pub use derive::{derive, Coalescing, Derived, FlopCounts, Missing};
+pub use analysis::{
+    analyze, analyze_in, analyze_on, BoundBasis, CounterReport, KernelRecord, RooflinePoint,
+};
+pub use derive::{derive, ByteSource, Coalescing, Derived, FlopCounts, Missing, SpeedOfLight};
+pub use roofs::{RoofSet, RoofSource};
 pub use rules::{ToolFinding, ToolRule};
 
 use serde::Serialize;

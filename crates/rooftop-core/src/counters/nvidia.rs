@@ -7,22 +7,29 @@
 //! Sources of the formulas (cited again in each [`Derived::formulas`] entry):
 //! - FLOPs: Nsight Compute's `SpeedOfLight_RooflineChart` / `Hierarchical{Single,Double,
 //!   Half}RooflineChart` sections and the `SpeedOfLight_Roofline.py` rule (one FMA = 2
-//!   FLOP; the Half chart counts 2·hadd + 2·hmul + 4·hfma, packed half2), summarised in
-//!   docs/reference/input-formats.md. Tensor-core work: `sm__ops_path_tensor_*` op
+//!   FLOP; the Half chart counts 2·hadd + 2·hmul + 4·hfma, packed half2). Tensor-core work: `sm__ops_path_tensor_*` op
 //!   counters, plotted by the `HierarchicalTensorRooflineChart` section in OP/s.
 //! - DRAM / L2 / L1 bytes: `dram__bytes_{read,write}.sum`, `lts__t_bytes.sum`,
-//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method,
-//!   docs/reference/input-formats.md);
+//!   `l1tex__t_bytes.sum` (the NERSC hierarchical-roofline method);
 //!   a sector is 32 bytes on every NVIDIA GPU since Maxwell, so `*_sectors*` × 32 is the
 //!   fallback.
+//!   When a byte metric was not collected but its rate was (the details page prints
+//!   `dram__bytes.sum.per_second` as "Memory Throughput" in GB/s), bytes = rate ×
+//!   duration, recorded as [`ByteSource::Derived`].
 //! - Hit rates, occupancy, waves: the metrics the `MemoryWorkloadAnalysis`, `Occupancy`
 //!   and `LaunchStatistics` sections show as "L1/TEX Hit Rate", "L2 Hit Rate",
 //!   "Achieved Occupancy", "Theoretical Occupancy" and "Waves Per SM".
+//! - Speed of Light: the `SpeedOfLight` section's throughputs, each a percentage of its
+//!   unit's own peak ("Compute (SM) Throughput", "Memory Throughput", "DRAM
+//!   Throughput", "L1/TEX Cache Throughput", "L2 Cache Throughput"; "SOL SM", "SOL
+//!   DRAM", "SOL L1/TEX Cache", "SOL L2 Cache" before Nsight Compute 2021).
 //!
 //! Invariant: nothing here guesses. A quantity whose metrics are absent stays `None` and
 //! is listed in [`Derived::missing`] with the metric ids that would give it.
 
+use super::derive::ByteSource;
 use super::{Coalescing, Derived, DeviceInfo, Dispatch};
+use crate::device::MemLevel;
 use std::collections::BTreeMap;
 
 /// Bytes per L1TEX / L2 / DRAM sector on NVIDIA GPUs (Maxwell and later).
@@ -36,7 +43,11 @@ pub const WARP_SIZE: u64 = 32;
 pub const IDEAL_LOAD_BYTES_PER_REQUEST: f64 = 128.0;
 
 const SRC_FLOPS: &str = "Nsight Compute SpeedOfLight_Roofline*Chart sections and \
-                         SpeedOfLight_Roofline.py; docs/reference/input-formats.md#nsight-compute-csv";
+                         SpeedOfLight_Roofline.py";
+
+/// The hierarchical-roofline byte metrics (NERSC's method for Nsight Compute:
+/// <https://docs.nersc.gov/tools/performance/roofline/>); a sector is 32 bytes.
+const SRC_BYTES: &str = "NERSC hierarchical roofline";
 
 /// The kernel duration (ns) from ncu metrics: `gpu__time_duration.sum`, or one of its
 /// other roll-ups. `gpu__` has exactly one instance per launch, so `.avg`, `.max` and
@@ -66,11 +77,26 @@ fn first<'a>(d: &Dispatch, names: &[&'a str]) -> Option<(f64, &'a str)> {
 }
 
 /// A SASS thread-instruction count, per SM (`sm__`) or per SM sub-partition (`smsp__`);
-/// the `.sum` of either is the same total over the GPU.
-fn sass_op(d: &Dispatch, op: &str) -> Option<f64> {
-    let sm = format!("sm__sass_thread_inst_executed_op_{op}_pred_on.sum");
-    let smsp = format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum");
-    get(d, &smsp).or_else(|| get(d, &sm))
+/// the `.sum` of either is the same total over the GPU. Where only the rate was
+/// collected (the `SpeedOfLight_RooflineChart` section, and so a `--set full` raw page,
+/// has `.sum.per_cycle_elapsed` and not `.sum`), the count is that rate × the unit's
+/// `cycles_elapsed.avg`, which is what `per_cycle_elapsed` divides by; the flag says so.
+fn sass_op(d: &Dispatch, op: &str) -> Option<(f64, bool)> {
+    for unit in ["smsp", "sm"] {
+        let sum = format!("{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum");
+        if let Some(v) = get(d, &sum) {
+            return Some((v, false));
+        }
+    }
+    for unit in ["smsp", "sm"] {
+        let rate =
+            format!("{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed");
+        if let (Some(r), Some(c)) = (get(d, &rate), get(d, &format!("{unit}__cycles_elapsed.avg")))
+        {
+            return Some((r * c, true));
+        }
+    }
+    None
 }
 
 /// Derives bytes, FLOPs, hit rates and occupancy from an NVIDIA dispatch's counters.
@@ -82,6 +108,7 @@ pub fn derive(d: &Dispatch, device: &DeviceInfo) -> Derived {
     flops(d, &mut out);
     tensor(d, &mut out);
     rates(d, &mut out);
+    speed_of_light(d, &mut out);
     launch(d, device, &mut out);
     access_patterns(d, &mut out);
     out
@@ -104,19 +131,51 @@ fn duration(d: &Dispatch, out: &mut Derived) {
     }
 }
 
+/// Bytes of `bytes` (a `*.sum` byte metric), from the metric itself, its sectors × 32, or
+/// — when neither was collected — its per-second rate × the duration (the details
+/// page's "Memory Throughput" in GB/s is `dram__bytes.sum.per_second`). Returns the
+/// value, how it was obtained, and whether it was derived from a rate.
+fn bytes_of(
+    d: &Dispatch,
+    duration_ns: Option<f64>,
+    bytes: &str,
+    sectors: &str,
+) -> Option<(f64, String, ByteSource)> {
+    if let Some(v) = get(d, bytes) {
+        return Some((v, bytes.to_string(), ByteSource::Counter));
+    }
+    if let Some(s) = get(d, sectors) {
+        return Some((s * SECTOR_BYTES, format!("{sectors} × 32"), ByteSource::Counter));
+    }
+    let rate_id = format!("{bytes}.per_second");
+    let rate = get(d, &rate_id)?;
+    let ns = duration_ns.filter(|t| *t > 0.0)?;
+    Some((
+        rate * ns * 1e-9,
+        format!("{rate_id} × duration (derived: the byte counter was not collected)"),
+        ByteSource::Derived,
+    ))
+}
+
 fn dram(d: &Dispatch, out: &mut Derived) {
-    let side = |bytes: &str, sectors: &str| -> Option<(f64, String)> {
-        if let Some(v) = get(d, bytes) {
-            return Some((v, bytes.to_string()));
+    let t = out.duration_ns;
+    let mut source = ByteSource::Counter;
+    let mut side = |bytes: &str, sectors: &str| -> Option<(f64, String)> {
+        let (v, how, src) = bytes_of(d, t, bytes, sectors)?;
+        if src == ByteSource::Derived {
+            source = ByteSource::Derived;
         }
-        get(d, sectors).map(|s| (s * SECTOR_BYTES, format!("{sectors} × 32")))
+        Some((v, how))
     };
     let mut read = side("dram__bytes_read.sum", "dram__sectors_read.sum");
     let mut write = side("dram__bytes_write.sum", "dram__sectors_write.sum");
-    let total =
-        get(d, "dram__bytes.sum").map(|v| (v, "dram__bytes.sum".to_string())).or_else(|| {
-            get(d, "dram__sectors.sum").map(|s| (s * SECTOR_BYTES, "dram__sectors.sum × 32".into()))
-        });
+    // The total only where a side is missing: a derived total must not mark counted
+    // sides as derived.
+    let total = if read.is_some() && write.is_some() {
+        None
+    } else {
+        side("dram__bytes.sum", "dram__sectors.sum")
+    };
     // With the total and one side, the other side is the difference.
     if let Some((t, tid)) = &total {
         match (&read, &write) {
@@ -134,17 +193,23 @@ fn dram(d: &Dispatch, out: &mut Derived) {
             // The traffic is known even when its split is not: rates and intensity use it.
             out.dram_bytes_total = Some(*t);
             out.formula(format!(
-                "DRAM bytes (total, no read/write split) = {tid} [docs/reference/input-formats.md]"
+                "DRAM bytes (total, no read/write split) = {tid} [NERSC hierarchical roofline]"
             ));
         }
     }
+    if (read.is_some() && write.is_some()) || out.dram_bytes_total.is_some() {
+        out.byte_sources.insert(MemLevel::Dram, source);
+    }
     let only_total = total.as_ref().map_or(String::new(), |(t, tid)| {
-        format!(" (only the total {tid} = {t} bytes was collected; it cannot be split)")
+        format!(
+            " (only the total is known, {}: {tid}; it cannot be split)",
+            crate::units::si(*t, "B")
+        )
     });
     match read {
         Some((v, how)) => {
             out.dram_bytes_read = Some(v);
-            out.formula(format!("DRAM bytes read = {how} [docs/reference/input-formats.md]"));
+            out.formula(format!("DRAM bytes read = {how} [NERSC hierarchical roofline]"));
         }
         None => out.miss(
             "dram_bytes_read",
@@ -154,7 +219,7 @@ fn dram(d: &Dispatch, out: &mut Derived) {
     match write {
         Some((v, how)) => {
             out.dram_bytes_written = Some(v);
-            out.formula(format!("DRAM bytes written = {how} [docs/reference/input-formats.md]"));
+            out.formula(format!("DRAM bytes written = {how} [NERSC hierarchical roofline]"));
         }
         None => out.miss(
             "dram_bytes_written",
@@ -164,28 +229,23 @@ fn dram(d: &Dispatch, out: &mut Derived) {
 }
 
 fn caches(d: &Dispatch, out: &mut Derived) {
-    if let Some(v) = get(d, "lts__t_bytes.sum") {
-        out.l2_bytes = Some(v);
-        out.formula("L2 bytes = lts__t_bytes.sum [NERSC hierarchical roofline; docs/reference/input-formats.md]");
-    } else if let Some(s) = get(d, "lts__t_sectors.sum") {
-        out.l2_bytes = Some(s * SECTOR_BYTES);
-        out.formula(
-            "L2 bytes = lts__t_sectors.sum × 32 B/sector [docs/reference/input-formats.md]",
-        );
-    } else {
-        out.miss("l2_bytes", "lts__t_bytes.sum or lts__t_sectors.sum");
-    }
-
-    if let Some(v) = get(d, "l1tex__t_bytes.sum") {
-        out.l1_bytes = Some(v);
-        out.formula("L1 bytes = l1tex__t_bytes.sum [NERSC hierarchical roofline; docs/reference/input-formats.md]");
-    } else if let Some(s) = get(d, "l1tex__t_sectors.sum") {
-        out.l1_bytes = Some(s * SECTOR_BYTES);
-        out.formula(
-            "L1 bytes = l1tex__t_sectors.sum × 32 B/sector [docs/reference/input-formats.md]",
-        );
-    } else {
-        out.miss("l1_bytes", "l1tex__t_bytes.sum or l1tex__t_sectors.sum");
+    let t = out.duration_ns;
+    for (level, name, bytes, sectors, field) in [
+        (MemLevel::L2, "L2", "lts__t_bytes.sum", "lts__t_sectors.sum", "l2_bytes"),
+        (MemLevel::L1, "L1", "l1tex__t_bytes.sum", "l1tex__t_sectors.sum", "l1_bytes"),
+    ] {
+        match bytes_of(d, t, bytes, sectors) {
+            Some((v, how, src)) => {
+                if level == MemLevel::L2 {
+                    out.l2_bytes = Some(v);
+                } else {
+                    out.l1_bytes = Some(v);
+                }
+                out.byte_sources.insert(level, src);
+                out.formula(format!("{name} bytes = {how} [{SRC_BYTES}]"));
+            }
+            None => out.miss(field, &format!("{bytes} or {sectors}")),
+        }
     }
 
     if let Some(v) = get(d, "sm__sass_data_bytes_mem_shared.sum") {
@@ -236,7 +296,8 @@ const VECTOR: [VectorPrecision; 3] = [
 fn flops(d: &Dispatch, out: &mut Derived) {
     let mut any = false;
     for p in &VECTOR {
-        let vals: Vec<Option<f64>> = p.ops.iter().map(|(op, _)| sass_op(d, op)).collect();
+        let found: Vec<Option<(f64, bool)>> = p.ops.iter().map(|(op, _)| sass_op(d, op)).collect();
+        let vals: Vec<Option<f64>> = found.iter().map(|v| v.map(|(x, _)| x)).collect();
         if vals.iter().all(Option::is_none) {
             continue;
         }
@@ -244,10 +305,14 @@ fn flops(d: &Dispatch, out: &mut Derived) {
         if vals.iter().all(Option::is_some) {
             let total: f64 = p.ops.iter().zip(&vals).map(|((_, w), v)| w * v.unwrap_or(0.0)).sum();
             out.flops.vector.insert(p.key.to_string(), total);
-            out.formula(format!(
-                "{} (smsp__sass_thread_inst_executed_op_*_pred_on.sum) [{SRC_FLOPS}]",
-                p.text
-            ));
+            let from = if found.iter().flatten().any(|(_, derived)| *derived) {
+                "smsp__sass_thread_inst_executed_op_*_pred_on.sum, or its \
+                 .sum.per_cycle_elapsed × smsp__cycles_elapsed.avg where only the rate was \
+                 collected"
+            } else {
+                "smsp__sass_thread_inst_executed_op_*_pred_on.sum"
+            };
+            out.formula(format!("{} ({from}) [{SRC_FLOPS}]", p.text));
         } else {
             // Part of a precision's counts would undercount it: say which are absent.
             let absent: Vec<String> = p
@@ -319,8 +384,7 @@ fn tensor(d: &Dispatch, out: &mut Derived) {
     }
     out.formula(
         "tensor FLOPs = Σ sm__ops_path_tensor_src_<type>[_dst_<type>].sum, per source type \
-         (hardware ops, one multiply-add = 2) [HierarchicalTensorRooflineChart section; \
-         docs/reference/input-formats.md]",
+         (hardware ops, one multiply-add = 2) [HierarchicalTensorRooflineChart section]",
     );
 }
 
@@ -361,6 +425,38 @@ fn rates(d: &Dispatch, out: &mut Derived) {
     } else {
         out.miss("theoretical_occupancy_pct", "sm__maximum_warps_per_active_cycle_pct");
     }
+}
+
+/// The Speed-of-Light throughputs (percent of each unit's peak).
+fn speed_of_light(d: &Dispatch, out: &mut Derived) {
+    let sol = &mut out.speed_of_light;
+    sol.sm_pct = get(d, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+    sol.memory_pct = get(d, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+    sol.dram_pct = get(d, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+        .or_else(|| get(d, "dram__throughput.avg.pct_of_peak_sustained_elapsed"));
+    sol.l1_pct = get(d, "l1tex__throughput.avg.pct_of_peak_sustained_active");
+    sol.l2_pct = get(d, "lts__throughput.avg.pct_of_peak_sustained_elapsed");
+    if !sol.is_empty() {
+        out.formula(
+            "Speed of Light = sm__throughput, gpu__compute_memory_throughput, \
+             gpu__dram_throughput (dram__throughput before 2021), l1tex__throughput, \
+             lts__throughput, each .avg.pct_of_peak_sustained_elapsed (L1: _active) \
+             [Nsight Compute SpeedOfLight section]",
+        );
+    }
+}
+
+/// The DRAM peak a dispatch's own figures imply, GB/s: its DRAM bytes per second over
+/// its DRAM throughput as a share of the peak (`dram__bytes.sum.per_second` /
+/// `gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed` × 100). Only from a
+/// throughput of at least 10% (two printed decimals of a small percentage are too
+/// coarse).
+pub fn implied_dram_peak_gbs(d: &Dispatch) -> Option<f64> {
+    let rate = get(d, "dram__bytes.sum.per_second")?;
+    let pct = get(d, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+        .or_else(|| get(d, "dram__throughput.avg.pct_of_peak_sustained_elapsed"))
+        .filter(|p| *p >= 10.0)?;
+    Some(rate / (pct / 100.0) / 1e9)
 }
 
 /// Total blocks: the dispatch's grid, or `launch__grid_size`, or `sm__ctas_launched.sum`.
@@ -508,6 +604,34 @@ mod tests {
         assert!(missing(&r, "flops.matrix"));
     }
 
+    /// A `--set full` raw page (Nsight Compute 2025, H200) has the FP instruction rates
+    /// of the roofline chart and not their `.sum`: the counts are rate × elapsed cycles.
+    /// Values of `rt_triad_f32` (a[i] = b[i] + s·c[i] over n = 16 Mi floats) as that file
+    /// printed them; the oracle is the kernel itself: one FFMA per element, so
+    /// 2 × 16 777 216 = 33 554 432 FLOPs.
+    #[test]
+    fn fp_counts_from_rates_when_the_sum_was_not_collected() {
+        let d = dispatch(&[
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", 154.126_929),
+            ("smsp__cycles_elapsed.avg", 108_853.242_424),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        let fp32 = r.flops.vector["fp32"];
+        assert!((fp32 / 33_554_432.0 - 1.0).abs() < 1e-4, "{fp32}");
+        assert!(r.formulas.iter().any(|f| f.contains("per_cycle_elapsed")), "{:?}", r.formulas);
+        // Without the elapsed cycles the rate cannot be turned into a count.
+        let d = dispatch(&[
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", 0.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", 154.1),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert!(r.flops.vector.is_empty());
+        assert!(missing(&r, "flops.vector"));
+    }
+
     #[test]
     fn partial_precision_is_missing_not_undercounted() {
         let d = dispatch(&[
@@ -543,7 +667,7 @@ mod tests {
         assert_eq!(r.dram_bytes_read, None);
         assert_eq!(r.dram_bytes_written, None);
         let m = r.missing.iter().find(|m| m.quantity == "dram_bytes_read").unwrap();
-        assert!(m.needs.contains("dram__bytes.sum = 1000"), "{}", m.needs);
+        assert!(m.needs.contains("1.00 kB: dram__bytes.sum"), "{}", m.needs);
         assert!(missing(&r, "dram_bytes_written"));
         // The total still gives the traffic.
         assert_eq!(r.dram_bytes(), Some(1000.0));

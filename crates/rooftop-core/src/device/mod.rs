@@ -21,7 +21,10 @@ mod resolve;
 
 pub use catalog::{parse_device_file, Catalog, DeviceFileError};
 pub use lookup::LookupError;
-pub use resolve::{lookup_with_facts, resolve_named, unknown_note, DeviceFacts, Resolved};
+pub use resolve::{
+    identify, lookup_with_facts, resolve_named, unknown_note, DeviceFacts, Identified,
+    ProfileFacts, Resolved,
+};
 
 // A profile's device that the catalog lacks is never replaced by a sibling: see
 // `resolve` (used by `rooftop counters`).
@@ -134,6 +137,9 @@ pub enum MemLevel {
     L2,
     /// L1 / shared memory / LDS.
     L1,
+    /// AMD LDS / NVIDIA shared memory, when a profiler counts it apart from L1
+    /// (rocprof-compute's `LDSBw` roof, shared-memory bytes).
+    Lds,
 }
 
 impl MemLevel {
@@ -143,6 +149,7 @@ impl MemLevel {
             MemLevel::Llc => "llc",
             MemLevel::L2 => "l2",
             MemLevel::L1 => "l1",
+            MemLevel::Lds => "lds",
         }
     }
 }

@@ -156,6 +156,130 @@ pub fn lookup_with_facts<'a>(
     }
 }
 
+/// What a profile states about its device when it may name none (an Nsight Compute
+/// details page gives the compute capability and "# SMs", not the device name).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProfileFacts {
+    /// NVIDIA compute capability (`8.0`) or AMD LLVM target (`gfx942`).
+    pub arch: Option<String>,
+    /// SMs / CUs.
+    pub units: Option<u32>,
+    /// The maximum (boost) clock the driver reports, MHz (not the clock measured while
+    /// profiling: Nsight Compute locks clocks to base by default).
+    pub clock_mhz: Option<f64>,
+    /// The DRAM peak the profile's own figures imply, GB/s (bytes per second over the
+    /// throughput as a share of the peak), and how it was obtained. Used only to choose
+    /// among devices the stated facts leave, never as a roof.
+    pub dram_peak_gbs: Option<(f64, String)>,
+}
+
+/// The catalog devices a profile's description fits.
+#[derive(Debug, Clone)]
+pub struct Identified<'a> {
+    /// None (unknown or no facts), one (identified) or several (the facts do not decide;
+    /// only the figures they share may be used).
+    pub candidates: Vec<&'a DeviceSpec>,
+    /// How the device was chosen, or why none was, for the report.
+    pub note: Option<String>,
+}
+
+/// Relative tolerance of an implied DRAM peak against a catalog bandwidth: the profile
+/// prints the throughput percentage with two decimals.
+const DRAM_TOLERANCE: f64 = 0.03;
+
+fn same_arch(d: &DeviceSpec, arch: &str) -> bool {
+    let a = super::lookup::normalize(arch);
+    d.compute_capability.as_deref().is_some_and(|c| super::lookup::normalize(c) == a)
+        || d.llvm_target.as_deref().is_some_and(|t| super::lookup::normalize(t) == a)
+}
+
+/// Identifies the device a profile describes: by its name when it gives one (the rules
+/// of [`resolve_named`]: a name the catalog lacks is no device, never a sibling), else by
+/// its facts — the catalog devices with its architecture, unit count and boost clock.
+/// When several remain, the implied DRAM peak chooses among them if it fits some and
+/// not others; otherwise all remain, and the caller uses only the figures they share.
+pub fn identify<'a>(
+    catalog: &'a Catalog,
+    name: Option<&str>,
+    facts: &ProfileFacts,
+) -> Identified<'a> {
+    let name = name.map(str::trim).filter(|n| !n.is_empty() && !generic(n));
+    let (pool, what): (Vec<&'a DeviceSpec>, String) = if let Some(n) = name {
+        match catalog.lookup(n) {
+            Ok(d) => return Identified { candidates: vec![d], note: None },
+            Err(LookupError::Ambiguous { candidates, .. }) => (
+                candidates.iter().filter_map(|id| catalog.lookup(id).ok()).collect(),
+                format!("the name `{n}`"),
+            ),
+            Err(e) => {
+                return Identified { candidates: Vec::new(), note: Some(unknown_note(n, &e)) }
+            }
+        }
+    } else {
+        let Some(a) = facts.arch.as_deref().map(str::trim).filter(|a| !a.is_empty()) else {
+            return Identified { candidates: Vec::new(), note: None };
+        };
+        let kind = if a.starts_with("gfx") { "LLVM target" } else { "compute capability" };
+        (catalog.devices.iter().filter(|d| same_arch(d, a)).collect(), format!("{kind} {a}"))
+    };
+    let mut stated = vec![what];
+    let mut left = pool;
+    if let (Some(a), true) = (facts.arch.as_deref(), name.is_some()) {
+        left.retain(|d| same_arch(d, a));
+    }
+    if let Some(u) = facts.units {
+        left.retain(|d| d.num_cu == u);
+        let nvidia = facts.arch.as_deref().is_some_and(|a| !a.starts_with("gfx"));
+        stated.push(format!("{u} {}", if nvidia { "SMs" } else { "SMs/CUs" }));
+    }
+    if let Some(c) = facts.clock_mhz {
+        left.retain(|d| d.boost_clock_mhz.is_some_and(|b| (c - b).abs() <= CLOCK_TOLERANCE * b));
+        stated.push(format!("a {c:.0} MHz boost clock"));
+    }
+    let stated = stated.join(", ");
+    if left.is_empty() {
+        return Identified {
+            candidates: Vec::new(),
+            note: Some(format!(
+                "no catalog device has {stated}: no roofs; pass --device, or describe the \
+                 device in a device file (docs/device-format.md) and pass --device-file"
+            )),
+        };
+    }
+    let mut how = format!("{stated} fit {}", ids(&left));
+    if left.len() > 1 {
+        if let Some((bw, basis)) = &facts.dram_peak_gbs {
+            let fits: Vec<&DeviceSpec> = left
+                .iter()
+                .copied()
+                .filter(|d| (d.peak_bw_gbs - bw).abs() <= DRAM_TOLERANCE * d.peak_bw_gbs)
+                .collect();
+            if !fits.is_empty() && fits.len() < left.len() {
+                how = format!(
+                    "{how}; {basis} implies a {bw:.0} GB/s DRAM peak, which only {} {}",
+                    ids(&fits),
+                    if fits.len() == 1 { "has" } else { "have" }
+                );
+                left = fits;
+            }
+        }
+    }
+    let note = if let [one] = left.as_slice() {
+        format!("device: {} ({}), identified from the files: {how}", one.id, one.name)
+    } else {
+        format!(
+            "device: one of {}, from the files: {how}; the report uses only the figures they \
+             share (pass --device to choose one)",
+            ids(&left)
+        )
+    };
+    Identified { candidates: left, note: Some(note) }
+}
+
+fn ids(ds: &[&DeviceSpec]) -> String {
+    ds.iter().map(|d| d.id.as_str()).collect::<Vec<_>>().join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +314,54 @@ mod tests {
         let note = r.note.unwrap_or_default();
         assert!(note.contains("MI399X") && note.contains("device file"), "{note}");
         assert!(note.contains("--device-file"), "{note}");
+    }
+
+    #[test]
+    fn a100_from_compute_capability_sms_and_implied_dram_peak() {
+        let c = Catalog::builtin();
+        // CC 8.0 with 108 SMs: the A100 and A800 parts (the A30 has 56 SMs).
+        let facts = ProfileFacts {
+            arch: Some("8.0".to_string()),
+            units: Some(108),
+            ..ProfileFacts::default()
+        };
+        let r = identify(&c, None, &facts);
+        let mut got: Vec<&str> = r.candidates.iter().map(|d| d.id.as_str()).collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                "a100-pcie-40gb",
+                "a100-pcie-80gb",
+                "a100-sxm-40gb",
+                "a100-sxm-80gb",
+                "a800-pcie-80gb",
+                "a800-sxm-80gb"
+            ]
+        );
+        assert!(r.note.unwrap_or_default().contains("figures they share"));
+        // 958.04 GB/s at 46.99% of the peak (an A100 details page) implies 2038.8 GB/s:
+        // the 2039 GB/s SXM4 80 GB parts.
+        let facts = ProfileFacts {
+            dram_peak_gbs: Some((958.04 / 0.4699, "Memory Throughput / DRAM Throughput".into())),
+            ..facts
+        };
+        let r = identify(&c, None, &facts);
+        let mut got: Vec<&str> = r.candidates.iter().map(|d| d.id.as_str()).collect();
+        got.sort_unstable();
+        assert_eq!(got, ["a100-sxm-80gb", "a800-sxm-80gb"]);
+        // A peak no candidate has decides nothing.
+        let facts = ProfileFacts { dram_peak_gbs: Some((700.0, "x".into())), ..facts };
+        assert_eq!(identify(&c, None, &facts).candidates.len(), 6);
+        // CC 7.0 with 80 SMs: the V100s; a name wins over facts.
+        let named = identify(&c, Some("Tesla V100-SXM2-16GB"), &facts);
+        assert_eq!(
+            named.candidates.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+            ["v100-sxm"]
+        );
+        // No facts: nothing, and nothing to say.
+        let none = identify(&c, None, &ProfileFacts::default());
+        assert!(none.candidates.is_empty() && none.note.is_none());
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub fn guess(path: &Path) -> Result<CounterFormat, CounterError> {
     if head.trim().is_empty() {
         return Err(CounterError::new(path, "the file is empty: expected profiler output"));
     }
+    if let Some(msg) = trace_file(path, &head) {
+        return Err(CounterError::new(path, msg));
+    }
     guess_text(&name, &head).ok_or_else(|| {
         CounterError::unknown(
             path,
@@ -98,6 +101,22 @@ pub fn guess(path: &Path) -> Result<CounterFormat, CounterError> {
     })
 }
 
+/// What to run instead for a trace (PyTorch profiler / Kineto, JAX or TensorFlow trace
+/// viewer JSON) given to `rooftop counters`: `rooftop trace` reads those.
+fn trace_file(path: &Path, head: &str) -> Option<String> {
+    let t = head.trim_start();
+    let json = t.starts_with('{') || t.starts_with('[');
+    let chrome = head.contains("\"traceEvents\"") || head.contains("\"displayTimeUnit\"");
+    (json && chrome && !head.contains("rocprofiler-sdk-tool")).then(|| {
+        format!(
+            "this is a trace (PyTorch profiler / Kineto or JAX trace-viewer JSON), not hardware \
+             counters: `rooftop trace {}` reads it (ops, kernels, roofline per op); `rooftop \
+             counters` reads Nsight Compute, Nsight Systems and rocprof outputs",
+            path.display()
+        )
+    })
+}
+
 /// The tools' binary reports, which rooftop cannot read, with the command that exports
 /// them to something it can.
 fn binary_report(path: &Path, name: &str) -> Option<String> {
@@ -106,6 +125,12 @@ fn binary_report(path: &Path, name: &str) -> Option<String> {
         return Some(format!(
             "an Nsight Systems report is a binary rooftop cannot read: export it with `nsys \
              export --type sqlite --output report.sqlite {shown}` and pass report.sqlite"
+        ));
+    }
+    if name.ends_with(".xplane.pb") {
+        return Some(format!(
+            "this is a JAX / TensorFlow profile (XPlane), not hardware counters: `rooftop trace \
+             {shown}` reads it"
         ));
     }
     if has_extension(name, &["ncu-rep"]) {
@@ -253,6 +278,18 @@ fn guess_dir(dir: &Path) -> Result<CounterFormat, CounterError> {
         } else {
             CounterFormat::Rocprofv3Json
         });
+    }
+    if let Some(n) =
+        names.iter().find(|n| n.ends_with(".xplane.pb") || n.ends_with(".pt.trace.json"))
+    {
+        return Err(CounterError::new(
+            dir,
+            format!(
+                "this directory holds a trace ({n}), not hardware counters: `rooftop trace {}` \
+                 reads it",
+                dir.display()
+            ),
+        ));
     }
     let dbs = databases_in(dir)?;
     if let [one] = dbs.as_slice() {

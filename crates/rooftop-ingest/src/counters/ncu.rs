@@ -14,7 +14,10 @@
 //!   uses them (`Kbyte` = 1000 bytes); a unit not in the table keeps its value and adds a
 //!   note, it is never scaled by a guess;
 //! - details-page metric names are display labels ("Duration", "L2 Hit Rate"): [`LABELS`]
-//!   maps them to the metric ids the ncu section files show under them;
+//!   maps them to the metric ids the ncu section files show under them, the
+//!   Speed-of-Light labels of every version included ("DRAM Throughput", "SOL DRAM");
+//!   a label rooftop's formulas do not use is kept under its display name (with its
+//!   value converted by its unit), never dropped;
 //! - "Block Size" / "Grid Size" columns are tuples `(1024, 1, 1)`, the grid in blocks;
 //! - since Nsight Compute 2023.2 the details page has 20 columns, the last five for the
 //!   rules (`Rule Name`, `Rule Type`, `Rule Description`, `Estimated Speedup Type`,
@@ -77,6 +80,20 @@ pub const LABELS: &[(&str, &str)] = &[
     ("Driver Shared Memory Per Block", "launch__shared_mem_per_block_driver"),
     ("Shared Memory Configuration Size", "launch__shared_mem_config_size"),
     ("# SMs", "launch__sm_count"),
+    ("Stack Size", "launch__stack_size"),
+    // Speed of Light before Nsight Compute 2021 ("SOL" labels; "SOL DRAM" is
+    // dram__throughput, renamed gpu__dram_throughput later).
+    ("SOL SM", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("SOL Memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("SOL DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("SOL L1/TEX Cache", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+    ("SOL L2 Cache", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    // ComputeWorkloadAnalysis and InstructionStats.
+    ("Executed Ipc Active", "sm__inst_executed.avg.per_cycle_active"),
+    ("Executed Ipc Elapsed", "sm__inst_executed.avg.per_cycle_elapsed"),
+    ("Issued Ipc Active", "sm__inst_issued.avg.per_cycle_active"),
+    ("Executed Instructions", "smsp__inst_executed.sum"),
+    ("Issued Instructions", "smsp__inst_issued.sum"),
 ];
 
 /// Reads an Nsight Compute CSV file (raw page, details page or `--metrics` output).
@@ -111,7 +128,12 @@ pub fn metric_for_label(label: &str, unit: &str) -> Option<&'static str> {
 /// Values that mean "not collected" rather than a number.
 fn is_not_available(s: &str) -> bool {
     let t = s.trim().to_ascii_lowercase();
-    matches!(t.as_str(), "n/a" | "na" | "-" | "nan" | "-nan" | "inf" | "-inf" | "(!) n/a")
+    // Nsight Compute 2025's raw page writes `no data` for a metric it could not
+    // collect on that launch (`sass__inst_executed_register_spilling_mem_local`).
+    matches!(
+        t.as_str(),
+        "n/a" | "na" | "-" | "nan" | "-nan" | "inf" | "-inf" | "(!) n/a" | "no data"
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -142,8 +164,10 @@ struct Columns {
     /// Details page since 2023.2: the rule columns (`Rule Name` ... `Estimated Speedup`).
     rules: Option<RuleColumns>,
     section: Option<usize>,
-    /// Raw page: (column, metric id).
+    /// Raw page: (column, metric id), every column that is not a launch attribute.
     metrics: Vec<(usize, String)>,
+    /// Raw page: (column, name) of the launch attributes (`ID`, `Kernel Name`, NVTX).
+    launch: Vec<(usize, String)>,
     /// Raw page: the units row, once read.
     units: Option<Vec<String>>,
 }
@@ -156,6 +180,32 @@ struct RuleColumns {
     description: Option<usize>,
     speedup_type: Option<usize>,
     speedup: Option<usize>,
+}
+
+/// The raw page's launch-attribute columns, whose cell in the units row is empty. Every
+/// other column is a metric, whether its id has a unit prefix (`gpu__time_duration.sum`)
+/// or not (`inst_executed`, `thread_inst_executed`, `memory_l1_wavefronts_shared`, which
+/// Nsight Compute 2025 writes with the units `inst` and `sectors`).
+const LAUNCH_COLUMNS: &[&str] = &[
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+];
+
+/// Whether a raw-page column is a launch attribute: one of [`LAUNCH_COLUMNS`], or any
+/// name a metric id cannot have (blanks or colons: the NVTX columns
+/// `thread Domain:Push/Pop_Range:…` and `Id:Domain:Start/Stop_Range:…`).
+fn is_launch_column(name: &str) -> bool {
+    LAUNCH_COLUMNS.contains(&name) || name.is_empty() || name.contains([' ', ':'])
 }
 
 fn col(fields: &[String], name: &str) -> Option<usize> {
@@ -206,6 +256,7 @@ impl Columns {
             }),
             section: col(fields, "Section Name"),
             metrics: Vec::new(),
+            launch: Vec::new(),
             units: None,
         };
         if let Some(mn) = col(fields, "Metric Name") {
@@ -214,13 +265,15 @@ impl Columns {
             b.metric_unit = need("Metric Unit", "the details layout states each value's unit")?;
             b.metric_value = need("Metric Value", "the details layout has one value per row")?;
         } else {
-            b.metrics = fields
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| f.contains("__"))
-                .map(|(i, f)| (i, f.trim().to_string()))
-                .collect();
-            if b.metrics.is_empty() {
+            for (i, f) in fields.iter().enumerate() {
+                let name = f.trim().to_string();
+                if is_launch_column(&name) {
+                    b.launch.push((i, name));
+                } else {
+                    b.metrics.push((i, name));
+                }
+            }
+            if !b.metrics.iter().any(|(_, m)| m.contains("__")) {
                 return Err(CounterError::at_line(
                     path,
                     line,
@@ -230,10 +283,6 @@ impl Columns {
             }
         }
         Ok(b)
-    }
-
-    fn is_metric_col(&self, i: usize) -> bool {
-        self.metrics.iter().any(|(c, _)| *c == i)
     }
 
     /// Whether a row of `len` fields is a details-page metric row that stops after
@@ -379,18 +428,21 @@ fn is_tool_message(t: &str) -> bool {
     })
 }
 
+/// The line after a raw-page header must be its units row: empty under every launch
+/// attribute (a data row always has its launch `ID` there). Under a metric any unit, or
+/// none, is accepted: the units are read per metric by [`unit_factor`].
 fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[String]) -> Result<(), CounterError> {
-    for (i, v) in f.iter().enumerate() {
-        if !b.is_metric_col(i) && !v.trim().is_empty() {
+    for (i, name) in &b.launch {
+        let v = f.get(*i).map_or("", |v| v.trim());
+        if !v.is_empty() {
             return Err(CounterError::at_line(
                 path,
                 ln,
                 format!(
                     "expected the raw page's units row after the header on line {} (empty \
-                     under `ID`, `Kernel Name` and the other launch columns, a unit under each \
-                     metric), found `{}` in column {}",
+                     under `ID`, `Kernel Name` and the other launch columns, a unit or nothing \
+                     under each metric), found `{v}` in column {} (`{name}`)",
                     b.header_line,
-                    v.trim(),
                     i + 1
                 ),
             ));
@@ -503,8 +555,9 @@ fn row(
             } else if let Some(m) = metric_for_label(label, unit) {
                 m.to_string()
             } else {
+                // Kept under its label (which has blanks, so never collides with an id).
                 st.unmapped_labels.insert(label.to_string());
-                return Ok(());
+                label.to_string()
             };
             add_metric(path, ln, "Metric Value", &id, unit, &f[b.metric_value], idx, st)?;
         }
@@ -547,11 +600,13 @@ fn rule_row(
     })
 }
 
-/// Metrics whose value may be text when they carry no unit.
+/// Metrics whose value may be text when they carry no unit (and details-page labels
+/// kept under their display name: "Function Cache Configuration", "Enabled TPC IDs").
 fn may_be_text(metric: &str) -> bool {
-    ["device__attribute_", "launch__", "profiler__", "nvlink__", "numa__"]
-        .iter()
-        .any(|p| metric.starts_with(p))
+    !metric.contains("__")
+        || ["device__attribute_", "launch__", "profiler__", "nvlink__", "numa__"]
+            .iter()
+            .any(|p| metric.starts_with(p))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -653,7 +708,10 @@ fn finish(path: &Path, layout: Layout, st: State) -> CounterSet {
         ));
     }
     if st.not_available > 0 {
-        notes.push(format!("{} values were `n/a` and are left out", st.not_available));
+        notes.push(format!(
+            "{} values were `n/a` or `no data` (not collected) and are left out",
+            st.not_available
+        ));
     }
     for (unit, metric) in &st.unknown_units {
         notes.push(format!(
@@ -662,9 +720,10 @@ fn finish(path: &Path, layout: Layout, st: State) -> CounterSet {
         ));
     }
     if !st.unmapped_labels.is_empty() {
-        let list: Vec<&str> = st.unmapped_labels.iter().map(String::as_str).take(12).collect();
+        let list: Vec<&str> = st.unmapped_labels.iter().map(String::as_str).take(6).collect();
         notes.push(format!(
-            "{} details-page labels have no metric id in rooftop's table and are left out: {}{}",
+            "{} details-page figures rooftop's formulas do not use are kept under their \
+             display names: {}{}",
             st.unmapped_labels.len(),
             list.join(", "),
             if st.unmapped_labels.len() > list.len() { ", …" } else { "" }
@@ -824,6 +883,68 @@ mod tests {
             Some("sm__maximum_warps_avg_per_active_cycle")
         );
         assert_eq!(metric_for_label("Function Cache Configuration", ""), None);
+    }
+
+    /// An excerpt of a real Nsight Compute 2025 `--page raw` export (H200, CC 9.0; the
+    /// first launch of a PyTorch run), its columns cut to the launch attributes (NVTX
+    /// columns included) and seven metrics: `inst_executed`, column 332 of the real file,
+    /// has no `__` in its id and `inst` in the units row, which a reader that took only
+    /// `__` ids for metrics refused as "not a units row". Expected values are the file's,
+    /// converted by hand (`us` × 1000, `Mbyte` × 1e6, `%/Kbyte` ÷ 1000).
+    #[test]
+    fn raw_page_2025_metrics_without_unit_prefix() {
+        let text = concat!(
+            "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",",
+            "\"thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg\",",
+            "\"Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg\",",
+            "\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",",
+            "\"derived__pct_occupancy_per_shared_mem_size\",\"device__attribute_display_name\",",
+            "\"dram__bytes_read.sum\",\"gpu__time_duration.sum\",\"idc__requests.sum\",",
+            "\"inst_executed\",\"memory_l1_wavefronts_shared\",",
+            "\"sass__inst_executed_register_spilling_mem_local\"\n",
+            "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",",
+            "\"%/Kbyte\",\"\",\"Mbyte\",\"us\",\"\",\"inst\",\"sectors\",\"inst\"\n",
+            "\"0\",\"1712\",\"python3.12\",\"127.0.0.1\",",
+            "\"1712  \"\"<default domain>:profile:none:none:none:none:none:none\"\" \",\"\",",
+            "\"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT\",\"1\",\"7\",\"(384, 1, 1)\",",
+            "\"(2, 66, 1)\",\"0\",\"9.0\",",
+            "\"8.190000\",\"NVIDIA H200\",\"148.268800\",\"175.936000\",\"26,226\",",
+            "\"17198493\",\"25723450\",\"no data\"\n",
+        );
+        let set = read_str("torch_raw.csv", text).expect("a 2025 raw page reads");
+        assert_eq!(set.dispatches.len(), 1);
+        let d = &set.dispatches[0];
+        assert_eq!(d.name, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT");
+        assert_eq!(d.grid, Some([2, 66, 1]));
+        assert_eq!(d.block, Some([384, 1, 1]));
+        let c = |m: &str| d.counter(m);
+        assert_eq!(c("inst_executed"), Some(17_198_493.0));
+        assert_eq!(c("memory_l1_wavefronts_shared"), Some(25_723_450.0));
+        assert_eq!(c("idc__requests.sum"), Some(26_226.0));
+        assert!((c("gpu__time_duration.sum").unwrap() - 175_936.0).abs() < 1e-6);
+        assert!((c("dram__bytes_read.sum").unwrap() - 148_268_800.0).abs() < 1e-3);
+        let per_byte = c("derived__pct_occupancy_per_shared_mem_size").unwrap();
+        assert!((per_byte - 0.00819).abs() < 1e-12, "{per_byte}");
+        // `no data`: not collected, so absent (never 0).
+        assert_eq!(c("sass__inst_executed_register_spilling_mem_local"), None);
+        assert!(set.source.notes.iter().any(|n| n.contains("`no data`")), "{:?}", set.source.notes);
+        assert!(
+            !set.source.notes.iter().any(|n| n.contains("not known")),
+            "{:?}",
+            set.source.notes
+        );
+        // The NVTX columns are launch attributes, not metrics.
+        assert!(d.counters.keys().all(|k| !k.contains("Domain")));
+
+        // The same header followed directly by the data row: still one clear sentence.
+        let mut lines = text.lines();
+        let header = lines.next().unwrap();
+        lines.next();
+        let data = lines.next().unwrap();
+        let e = read_str("torch_raw.csv", &format!("{header}\n{data}\n")).unwrap_err();
+        assert_eq!(e.place.line, Some(2));
+        assert!(e.message.contains("units row"), "{e}");
+        assert!(e.message.contains("found `0` in column 1 (`ID`)"), "{e}");
     }
 
     #[test]

@@ -42,6 +42,14 @@ const COUNT_UNITS: &[&str] = &[
     "miss",
     "access",
     "cluster",
+    "branch",
+    // The Source Counters section writes "Avg. Divergent Branches" in `branches`.
+    "branches",
+    // The raw page of Nsight Compute 2025 writes `memory_l1_wavefronts_shared` and the
+    // other `memory_*` metrics in `sectors`.
+    "sectors",
+    // `profiler__replayer_passes`, `smsp__pcsamp_aggregated_passes`.
+    "pass",
     // Written in capitals by the details page ("# SMs" in `SM`, "# TPCs").
     "SM",
     "TPC",
@@ -96,17 +104,18 @@ pub fn unit_factor(unit: &str) -> Option<f64> {
         Some((n, d)) => (n.trim(), Some(d.trim())),
         None => (u, None),
     };
-    let nf = count_factor(num).or_else(|| time_factor_ns(num))?;
+    // `%/register`, `%/Kbyte`: the raw page's occupancy sensitivities.
+    let nf =
+        if num == "%" { Some(1.0) } else { count_factor(num) }.or_else(|| time_factor_ns(num))?;
     match den {
         None => Some(nf),
         Some(d) => {
             if let Some(t) = time_factor_ns(d) {
                 // Per-time rates become per second: per ns = ×1e9.
                 Some(nf * 1e9 / t)
-            } else if count_factor(d) == Some(1.0) {
-                Some(nf)
             } else {
-                None
+                // Per prefixed count: per Kbyte = per 1000 bytes.
+                count_factor(d).map(|df| nf / df)
             }
         }
     }
@@ -145,6 +154,13 @@ mod tests {
         assert_eq!(unit_factor("register/thread"), Some(1.0));
         assert_eq!(unit_factor("%"), Some(1.0));
         assert_eq!(unit_factor(""), Some(1.0));
+        // Nsight Compute 2025 raw-page units.
+        assert_eq!(unit_factor("sectors"), Some(1.0));
+        assert_eq!(unit_factor("pass"), Some(1.0));
+        assert_eq!(unit_factor("%/register"), Some(1.0));
+        assert_eq!(unit_factor("%/Kbyte"), Some(1e-3));
+        assert_eq!(unit_factor("sector/ms"), Some(1e3));
+        assert_eq!(unit_factor("Kbyte/block"), Some(1e3));
         assert_eq!(unit_factor("furlong"), None);
         assert_eq!(unit_factor("Xbyte"), None);
     }

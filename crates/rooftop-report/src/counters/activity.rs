@@ -9,7 +9,7 @@ use rooftop_core::units::{pct, si};
 use std::fmt::Write as _;
 
 fn short(name: &str, max: usize) -> String {
-    super::short(name, max)
+    crate::table::shorten(name, max)
 }
 
 fn time(ns: f64) -> String {

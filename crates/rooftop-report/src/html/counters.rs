@@ -7,6 +7,7 @@ use crate::svg::esc;
 use crate::svg::{Mark, Roof, RoofStyle, RooflineChart};
 use rooftop_core::counters::rules::{ranked, AnyFinding};
 use rooftop_core::counters::{CounterReport, KernelRecord, RoofSource, ToolFinding};
+use rooftop_core::device::MemLevel;
 use rooftop_core::roofline::Bound;
 use rooftop_core::units::{pct, si, sig3};
 use std::fmt::Write as _;
@@ -15,14 +16,6 @@ fn style(source: RoofSource) -> RoofStyle {
     match source {
         RoofSource::Measured | RoofSource::Calibrated => RoofStyle::Measured,
         RoofSource::Catalog | RoofSource::None => RoofStyle::Catalog,
-    }
-}
-
-fn bound(b: &str) -> Option<Bound> {
-    match b {
-        "memory" => Some(Bound::Memory),
-        "compute" => Some(Bound::Compute),
-        _ => None,
     }
 }
 
@@ -39,30 +32,31 @@ fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
     let mut roofs: Vec<Roof> = Vec::new();
     for b in &r.roofs.bandwidth {
         let value = b.gbs * 1e9;
+        let level = b.level.as_str();
         roofs.push(Roof {
-            label: b.level.to_ascii_uppercase(),
+            label: level.to_ascii_uppercase(),
             value,
             memory: true,
             style: st,
-            primary: b.level == "dram",
-            tip: format!("{} {}: {}", b.level, r.roofs.source.as_str(), si(value, "B/s")),
+            primary: b.level == MemLevel::Dram,
+            tip: format!("{level} {}: {}", r.roofs.source.as_str(), si(value, "B/s")),
         });
     }
+    // The roof of the first (longest) kernel that has one.
+    let first = rows.iter().find_map(|k| k.compute_roof.as_ref()).map(|c| (c.unit, c.precision));
     for c in &r.roofs.compute {
         let value = c.tflops * 1e12;
-        // The roof of the first (longest) kernel that has one.
-        let primary = rows.iter().find_map(|k| k.compute_roof.as_ref())
-            == Some(&(c.unit.clone(), c.precision.clone()));
+        let primary = first == Some((c.unit, c.precision));
         roofs.push(Roof {
-            label: format!("{} {}", c.precision, c.unit),
+            label: format!("{} {}", c.precision.as_str(), c.unit.as_str()),
             value,
             memory: false,
             style: st,
             primary,
             tip: format!(
                 "{} {} {}: {}",
-                c.precision,
-                c.unit,
+                c.precision.as_str(),
+                c.unit.as_str(),
                 r.roofs.source.as_str(),
                 si(value, "FLOP/s")
             ),
@@ -82,12 +76,12 @@ fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
                 intensity: ai,
                 rate,
                 weight: k.total_duration_ns.unwrap_or(0.0) / total,
-                bound: bound(&k.bound),
-                hollow: p.level != "dram",
+                bound: k.bound,
+                hollow: p.level != MemLevel::Dram,
                 row: Some(row_id(i)),
                 tip: vec![
-                    format!("{} ({} point)", k.name, p.level),
-                    format!("{} FLOP/B at {}", sig3(ai), p.level),
+                    format!("{} ({} point)", k.name, p.level.as_str()),
+                    format!("{} FLOP/B at {}", sig3(ai), p.level.as_str()),
                     format!("{} achieved", si(rate, "FLOP/s")),
                     p.pct_of_roof.map_or(String::new(), |x| format!("{} of the roof", pct(x))),
                 ],
@@ -133,7 +127,11 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
             format!(
                 "roofs: {}{}",
                 r.roofs.source.as_str(),
-                r.roofs.device.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
+                match (&r.roofs.device, r.roofs.candidates.as_slice()) {
+                    (Some(d), _) => format!(" ({d})"),
+                    (None, []) => String::new(),
+                    (None, c) => format!(" (shared by {})", c.join(" / ")),
+                }
             ),
         ],
         sections: Vec::new(),
@@ -204,7 +202,7 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
                 opt(k.l1_hit_rate_pct, pct),
                 opt(k.l2_hit_rate_pct, pct),
                 opt(k.derived.achieved_occupancy_pct, pct),
-                Cell::text(&k.bound),
+                Cell::text(k.bound.map_or("—", Bound::as_str)),
             ],
         });
     }

@@ -10,21 +10,27 @@
 //!    need the least to stop wrapping, then to the others in proportion to their need;
 //! 3. when even the floors do not fit, the widest floors are capped at one width `T`
 //!    (the largest for which the table fits) and tokens longer than their column are
-//!    shortened to `prefix…`; the full text stays in JSON, CSV and HTML;
-//! 4. cells are wrapped at blanks to their column's width, and comfy-table draws them
-//!    with the arrangement disabled (it never re-wraps).
+//!    shortened by [`shorten_all`] — a column's long tokens together, keeping what tells
+//!    them apart (template arguments, tiles, line suffixes, shapes), never cutting a
+//!    number; the full text stays in JSON, CSV and HTML;
+//! 4. cells are wrapped at blanks to their column's width, never at a blank inside
+//!    brackets (`op_shape=(8832, 2880)` is one token), and comfy-table draws them with
+//!    the arrangement disabled (it never re-wraps).
 //!
 //! Widths are counted in `char`s, as everywhere else in the reports (the cells are ASCII
 //! plus a few one-column symbols: `µ`, `σ`, `…`, `±`, `≥`).
 
+mod shorten;
+
+pub use shorten::{shorten, shorten_all};
+
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
+use shorten::{compact_lists as compact, list_pieces, tokens};
+use std::collections::HashMap;
 
 /// Lines up to this many characters (`92.0 µs`, `8×4×1 / 128×1×1` is longer) are kept
 /// on one line: their floor is their length, not their longest token's.
 const SHORT_LINE: usize = 12;
-
-/// The shortening mark.
-pub const ELLIPSIS: char = '…';
 
 /// A copy of `t` laid out to fit `width` columns without breaking a token.
 pub(crate) fn lay_out(t: &Table, width: usize) -> Table {
@@ -73,10 +79,30 @@ pub(crate) fn lay_out(t: &Table, width: usize) -> Table {
 
     let mut out = Table::new();
     out.load_preset(&preset).set_content_arrangement(ContentArrangement::Disabled);
+    // Each column's tokens too long for it, shortened together.
+    let short: Vec<HashMap<String, String>> = (0..n)
+        .map(|c| {
+            let w = widths.get(c).copied().unwrap_or(usize::MAX).max(1);
+            let mut long: Vec<&str> = Vec::new();
+            for row in all_rows() {
+                for line in row.get(c).map_or("", String::as_str).lines() {
+                    for tok in tokens(line) {
+                        if len(tok) > w && !long.contains(&tok) {
+                            long.push(tok);
+                        }
+                    }
+                }
+            }
+            let shortened = shorten_all(&long, w);
+            long.into_iter().map(str::to_string).zip(shortened).collect()
+        })
+        .collect();
     let fit = |row: &[String]| -> Vec<String> {
         row.iter()
             .enumerate()
-            .map(|(c, cell)| fit_cell(cell, widths.get(c).copied().unwrap_or(usize::MAX)))
+            .map(|(c, cell)| {
+                fit_cell(cell, widths.get(c).copied().unwrap_or(usize::MAX), &short[c])
+            })
             .collect()
     };
     if let Some(h) = &header {
@@ -97,6 +123,31 @@ pub(crate) fn lay_out(t: &Table, width: usize) -> Table {
     out
 }
 
+/// The width column `col` of `t` gets when every other column keeps its natural width
+/// (its longest line) in a table `width` columns wide: what a renderer shortens names to
+/// so that each row stays one line.
+pub(crate) fn room_for(t: &Table, width: usize, col: usize) -> usize {
+    let mut style_src = t.clone();
+    let n = style_src.column_count();
+    let padding: usize =
+        (0..n).map(|c| t.column(c).map_or(2, |x| usize::from(x.padding_width()))).sum();
+    let borders = border_columns(&style_src.current_style_as_preset(), n);
+    let mut natural = vec![1usize; n];
+    let header: Option<Vec<String>> =
+        t.header().map(|h| h.cell_iter().map(comfy_table::Cell::content).collect());
+    let rows =
+        t.row_iter().map(|r| r.cell_iter().map(comfy_table::Cell::content).collect::<Vec<_>>());
+    for row in header.into_iter().chain(rows) {
+        for (c, cell) in row.iter().enumerate().take(n) {
+            for line in cell.lines() {
+                natural[c] = natural[c].max(len(line));
+            }
+        }
+    }
+    let others: usize = natural.iter().enumerate().filter(|(c, _)| *c != col).map(|(_, w)| w).sum();
+    width.saturating_sub(borders + padding + others)
+}
+
 /// Columns taken by borders and separators of an `n`-column table drawn with `preset`,
 /// measured by drawing one (comfy-table draws a blank separator where a style omits it).
 fn border_columns(preset: &str, n: usize) -> usize {
@@ -112,11 +163,6 @@ fn border_columns(preset: &str, n: usize) -> usize {
 
 fn len(s: &str) -> usize {
     s.chars().count()
-}
-
-/// The tokens of a line: runs of non-blank characters.
-fn tokens(line: &str) -> impl Iterator<Item = &str> {
-    line.split(' ').filter(|t| !t.is_empty())
 }
 
 /// Content widths per the module doc: natural widths when they fit `budget`, else floors
@@ -181,8 +227,9 @@ pub(crate) fn column_widths(natural: &[usize], floor: &[usize], budget: usize) -
     w
 }
 
-/// `cell` wrapped at blanks to `width`, tokens longer than `width` shortened with `…`.
-pub(crate) fn fit_cell(cell: &str, width: usize) -> String {
+/// `cell` wrapped at blanks (outside brackets) to `width`; tokens longer than `width`
+/// replaced by their shortened form in `short` (or shortened alone).
+pub(crate) fn fit_cell(cell: &str, width: usize, short: &HashMap<String, String>) -> String {
     let width = width.max(1);
     let mut lines: Vec<String> = Vec::new();
     for line in cell.lines() {
@@ -191,8 +238,38 @@ pub(crate) fn fit_cell(cell: &str, width: usize) -> String {
             continue;
         }
         let mut cur = String::new();
+        let mut pieces: Vec<String> = Vec::new();
         for tok in tokens(line) {
-            let tok = shorten(tok, width);
+            if len(tok) <= width {
+                pieces.push(tok.to_string());
+                continue;
+            }
+            // A list too long for the column: compacted; else wrapped between whole
+            // items (the outermost list's first, then any list's, then at its blanks)
+            // when every piece fits; else shortened with the column's other long tokens.
+            let c = compact(tok);
+            if len(&c) <= width {
+                pieces.push(c);
+                continue;
+            }
+            // Only a value (`op_shape=(…)`, `((1, 2), (3,))`) wraps; a name (`kernel<…>(…)`)
+            // is shortened on its line, keeping what tells it apart.
+            let value = tok.starts_with(['(', '['])
+                || tok.split(['(', '[', '<']).next().is_some_and(|h| h.ends_with('='));
+            let fits = |v: &[&str]| value && v.len() > 1 && v.iter().all(|p| len(p) <= width);
+            let outer = list_pieces(&c, true);
+            let inner = list_pieces(&c, false);
+            let blanks: Vec<&str> = tok.split(' ').filter(|t| !t.is_empty()).collect();
+            let found: Option<Vec<String>> = [outer, inner, blanks]
+                .into_iter()
+                .find(|v| fits(v))
+                .map(|v| v.into_iter().map(str::to_string).collect());
+            match found {
+                Some(v) => pieces.extend(v),
+                None => pieces.push(short.get(tok).cloned().unwrap_or_else(|| shorten(tok, width))),
+            }
+        }
+        for tok in pieces {
             if cur.is_empty() {
                 cur = tok;
             } else if len(&cur) + 1 + len(&tok) <= width {
@@ -205,16 +282,6 @@ pub(crate) fn fit_cell(cell: &str, width: usize) -> String {
         lines.push(cur);
     }
     lines.join("\n")
-}
-
-/// `s` itself when it fits `width` characters, else its first `width - 1` and `…`.
-pub fn shorten(s: &str, width: usize) -> String {
-    if len(s) <= width {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
-    out.push(ELLIPSIS);
-    out
 }
 
 #[cfg(test)]
@@ -245,10 +312,17 @@ mod tests {
 
     #[test]
     fn cells_wrap_at_blanks_and_shorten_long_tokens() {
-        assert_eq!(fit_cell("rooftop block=256x1x1", 12), "rooftop\nblock=256x1…");
-        assert_eq!(fit_cell("rank 0 (rank0_trace.json)", 18), "rank 0\n(rank0_trace.json)");
-        assert_eq!(fit_cell("softmax-online", 14), "softmax-online");
+        let none = HashMap::new();
+        // `256x1x1` is a tile: kept whole behind a shorter head.
+        assert_eq!(fit_cell("rooftop block=256x1x1", 12, &none), "rooftop\nbloc…256x1x1");
+        assert_eq!(fit_cell("rank 0 (rank0_trace.json)", 18, &none), "rank 0\n(rank0_trace.json)");
+        assert_eq!(fit_cell("softmax-online", 14, &none), "softmax-online");
         assert_eq!(shorten("vllm::unified_attention_with_output", 10), "vllm::uni…");
+        // A shape is one token: it moves to the next line whole, never split at its blank.
+        assert_eq!(
+            fit_cell("op_shape=(1, 141, 512) dtypes=(BFloat16, None)", 24, &none),
+            "op_shape=(1, 141, 512)\ndtypes=(BFloat16, None)"
+        );
     }
 
     #[test]

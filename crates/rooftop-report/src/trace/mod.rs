@@ -233,13 +233,10 @@ impl Block {
     }
 }
 
-/// Shortens long kernel names for the terminal (full names are in JSON and CSV).
+/// Shortens long kernel names for the terminal, keeping what tells them apart (full
+/// names are in JSON and CSV).
 pub(crate) fn short(name: &str, max: usize) -> String {
-    if name.chars().count() <= max {
-        name.to_string()
-    } else {
-        format!("{}…", name.chars().take(max.saturating_sub(1)).collect::<String>())
-    }
+    crate::table::shorten(name, max)
 }
 
 /// A time given in ms, with an SI prefix (`0` rather than `0 s` for nothing).
