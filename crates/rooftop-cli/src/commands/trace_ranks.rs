@@ -150,7 +150,11 @@ fn from_traces(
     let n_workers = workers(reader.args.ranks.jobs, files.len());
     // One thread per file when the files are read in parallel.
     let threads = if n_workers > 1 { 1 } else { reader.read.threads };
-    let per_file = Reader { read: ReadOptions { threads }, ..*reader };
+    let per_file = Reader {
+        read: ReadOptions { threads },
+        model_config: reader.model_config.clone(),
+        ..*reader
+    };
     let settings = MapSettings { workers: n_workers, reduce, keep_reports, tables_out };
     let pb = bytes_bar("reading");
     pb.set_length(files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum());

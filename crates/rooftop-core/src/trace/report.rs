@@ -23,11 +23,13 @@ use super::ops;
 use super::summary::{
     kernel_summary, ops_summary, short_kernels, KernelRow, OpsSummary, ShortKernels,
 };
-use super::tables::{category_tables, OpRow};
+use super::tables::{category_tables_in, OpRow};
 use super::timeline::{timeline, Timeline, Window};
 use crate::device::DeviceSpec;
+use crate::model::ModelConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Version of the JSON schema below.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -47,6 +49,9 @@ pub struct TraceOptions {
     pub idle_threshold_ns: i64,
     /// The critical-path window and what-if requests.
     pub critical_path: CpOptions,
+    /// A Hugging Face model config (`--model-config`): sizes the trace does not record
+    /// (MoE expert widths, attention head size).
+    pub model_config: Option<Arc<ModelConfig>>,
 }
 
 impl TraceOptions {
@@ -66,6 +71,7 @@ impl Default for TraceOptions {
             include_unlinked: false,
             idle_threshold_ns: CONSECUTIVE_KERNEL_DELAY_NS,
             critical_path: CpOptions::default(),
+            model_config: None,
         }
     }
 }
@@ -100,6 +106,9 @@ pub struct TraceReport {
     /// Per-category roofline tables: table name (`GEMM`, `SDPA_fwd`, `CONV_fwd`,
     /// `Normalization`, `BinaryElementwise`, ..., `unmodelled`) → rows.
     pub categories: BTreeMap<String, Vec<OpRow>>,
+    /// How much of the non-communication kernel time the work models cover, and the
+    /// rest by op and reason.
+    pub model_coverage: ops::ModelCoverage,
     pub kernels: Vec<KernelRow>,
     pub short_kernels: ShortKernels,
     pub findings: Vec<TraceFinding>,
@@ -146,7 +155,9 @@ pub fn analyze(
     let kernels = kernel_summary(model, &category_name, total_us);
     let short_kernels =
         short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
-    let tables = category_tables(model, device);
+    let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
+    let tables = category_tables_in(model, device, &ctx);
+    let model_coverage = ops::model_coverage(model, &ctx);
     let findings = findings(&FindingsInput {
         model,
         timeline: &timeline,
@@ -239,6 +250,7 @@ pub fn analyze(
         timeline,
         ops_summary,
         categories,
+        model_coverage,
         kernels,
         short_kernels,
         findings,
@@ -296,8 +308,10 @@ pub(crate) mod tests {
         assert_eq!(r.window.duration_ms, 0.110);
         assert_eq!(r.timeline.all.communication.time_ms, 0.090);
         assert_eq!(r.timeline.all.exposed_communication.time_ms, 0.030);
-        // NCCL kernels are not ops-summary time; they are kernel rows.
-        assert_eq!(r.ops_summary.total_direct_kernel_time_ms, 0.060);
+        // NCCL kernels count at the op that launched them: [0,60) ∪ [0,80) ∪ [100,110).
+        assert_eq!(r.ops_summary.total_direct_kernel_time_ms, 0.090);
+        // The work models cover the GEMM's 60 µs; the NCCL kernels are left out.
+        assert_eq!(r.model_coverage.kernel_time_us, 60.0);
         assert_eq!(r.kernels.len(), 2);
         assert!(r.warnings.iter().all(|w| w.kind != "no_device"));
         let r = analyze(&TraceModel::default(), None, &TraceOptions::default());

@@ -142,3 +142,79 @@ pub fn stem(file: &str) -> &str {
     let f = file.strip_suffix(".gz").or_else(|| file.strip_suffix(".GZ")).unwrap_or(file);
     f.strip_suffix(".json").or_else(|| f.strip_suffix(".JSON")).unwrap_or(f)
 }
+
+/// Refuses a model with nothing to analyse: no CPU op, runtime call, GPU event or
+/// annotation (a JSON file that is not a trace, `[1, 2, 3]`, or an empty
+/// `{"traceEvents": []}`). The error is one sentence naming `file`.
+///
+/// # Errors
+/// When the model holds no event.
+pub fn check_not_empty(model: &TraceModel, file: &str) -> Result<(), String> {
+    let empty = model.ops.is_empty()
+        && model.gpu.is_empty()
+        && model.runtime.is_empty()
+        && model.annotations.is_empty()
+        && model.memory.is_empty();
+    if empty {
+        return Err(format!(
+            "{file} holds no trace events: expected a PyTorch profiler trace (Chrome-trace \
+             JSON whose `traceEvents` hold `cpu_op`, `kernel` or `cuda_runtime` events) or a \
+             JAX profile"
+        ));
+    }
+    Ok(())
+}
+
+/// Up to `n` names of `names` closest to `target` (Jaro–Winkler, case-insensitive),
+/// best first.
+pub fn closest_names<'a>(
+    target: &str,
+    names: impl IntoIterator<Item = &'a str>,
+    n: usize,
+) -> Vec<String> {
+    let t = target.trim_end_matches('*').to_ascii_lowercase();
+    let mut scored: Vec<(f64, &str)> =
+        names.into_iter().map(|s| (strsim::jaro_winkler(&t, &s.to_ascii_lowercase()), s)).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(n).map(|(_, s)| s.to_string()).collect()
+}
+
+/// Refuses `--what-if` requests that scaled nothing in the critical path's window,
+/// naming the op names closest to each (the window's ops first, else the trace's).
+///
+/// # Errors
+/// One sentence per request that matched nothing.
+pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), String> {
+    let Some(cp) = &report.critical_path else {
+        return Ok(());
+    };
+    let mut names: Vec<&str> = model.ops.iter().map(|o| o.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let bad: Vec<String> = cp
+        .what_if
+        .iter()
+        .filter(|w| w.matched_events == 0)
+        .map(|w| {
+            let near = closest_names(&w.target, names.iter().copied(), 3);
+            format!(
+                "--what-if '{}={}' matches no op, runtime call or kernel in the critical \
+                 path's window ({}){}",
+                w.target,
+                w.factor,
+                cp.window.annotation.as_deref().unwrap_or("the whole trace"),
+                if near.is_empty() {
+                    String::new()
+                } else {
+                    format!("; closest op names: {}", near.join(", "))
+                }
+            )
+        })
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(bad.join("; "))
+    }
+}
