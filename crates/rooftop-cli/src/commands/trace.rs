@@ -223,7 +223,7 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
     if !args.what_if.is_empty() {
         if report.critical_path.is_none() {
             return Err(CliError::input(format!(
-                "--what-if needs the critical path, which could not be computed for {} (see                  the warnings of --section all)",
+                "--what-if needs the critical path, which could not be computed for {} (see the warnings of --section all)",
                 args.path.display()
             )));
         }
@@ -246,7 +246,7 @@ fn check_what_if_shown(args: &TraceArgs, cli: &Cli) -> Result<()> {
         return Ok(());
     }
     Err(CliError::input(format!(
-        "--what-if is reported in the critical-path section, not in `--section {}`: add          --section critical-path (or all, or --format json)",
+        "--what-if is reported in the critical-path section, not in `--section {}`: add --section critical-path (or all, or --format json)",
         args.section.as_str()
     )))
 }

@@ -147,8 +147,23 @@ pub fn analyze(
 ) -> TraceReport {
     let (timeline, window) = timeline(model, opts.include_unlinked);
     let total_us = timeline.all.total.time_ms * 1e3;
-    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel.
-    let category_name = |i: u32| ops::categorize_in(model, i as usize).as_str().to_string();
+    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel;
+    // for an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
+    let mut replayed: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for (ev, op) in super::gaps::graphs::capture_map(model) {
+        let first = replayed.entry(op).or_insert(ev);
+        *first = (*first).min(ev);
+    }
+    let category_name = |i: u32| {
+        let by_op = ops::categorize_in(model, i as usize);
+        let kernel = replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
+        match (by_op, kernel, model.ops.get(i as usize)) {
+            (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
+                ops::categorize_op(&o.name, Some(&k.name)).as_str().to_string()
+            }
+            _ => by_op.as_str().to_string(),
+        }
+    };
     let is_elementwise =
         |i: u32| ops::categorize_in(model, i as usize) == ops::Category::Elementwise;
     let ops_summary = ops_summary(model, &category_name);
@@ -183,6 +198,11 @@ pub fn analyze(
         syncs: &syncs,
         graphs: &graphs,
     }));
+    if model.xla.is_some() {
+        for f in &mut findings {
+            f.finding.recommendation = jax_advice(&f.finding.recommendation);
+        }
+    }
     findings.sort_by(|a, b| b.time_at_stake_us.total_cmp(&a.time_at_stake_us));
     let mut categories: BTreeMap<String, Vec<OpRow>> = BTreeMap::new();
     for t in tables {
@@ -265,6 +285,26 @@ pub fn analyze(
         memory,
         inference,
     }
+}
+
+/// A finding's advice in JAX's terms: the findings are written for PyTorch, whose
+/// remedies (`torch.compile`, CUDA graphs, `.item()`) a JAX program does not have; XLA
+/// fuses what one `jax.jit` compiles, runs a jitted step as one executable, and syncs
+/// the host on `block_until_ready` / `device_get`.
+fn jax_advice(text: &str) -> String {
+    [
+        ("(torch.compile)", "(jit larger functions with jax.jit, so XLA fuses them)"),
+        ("torch.compile", "jax.jit over larger functions"),
+        (
+            "replay the step as a CUDA/HIP graph",
+            "jit the whole step so XLA runs it as one executable",
+        ),
+        ("a CUDA/HIP graph", "one jitted executable"),
+        ("a CUDA graph", "one jitted executable"),
+        ("(.item(), .cpu())", "(block_until_ready, jax.device_get, printing arrays)"),
+    ]
+    .iter()
+    .fold(text.to_string(), |t, (from, to)| t.replace(from, to))
 }
 
 // The multi-rank part lives in `super::ranks`; these names stay importable from here.

@@ -42,13 +42,52 @@ impl<'a> DeviceLookup<'a> {
 }
 
 /// The catalog entry of the first GPU `model` names (`deviceProperties[0]`), told apart
-/// from entries of the same name by its compute units and clock.
+/// from entries of the same name by its compute units, clock and memory size.
 pub fn device_for<'a>(catalog: &'a Catalog, model: &TraceModel) -> DeviceLookup<'a> {
     let Some(dev) = model.devices.first() else { return DeviceLookup::Unnamed };
-    let facts = DeviceFacts { units: dev.num_sms, clock_mhz: dev.clock_mhz };
+    let facts = DeviceFacts {
+        units: dev.num_sms,
+        clock_mhz: dev.clock_mhz,
+        memory_bytes: dev.total_memory_bytes,
+    };
     match lookup_with_facts(catalog, &dev.name, facts) {
         Ok((spec, note)) => DeviceLookup::Found { spec, note },
-        Err(e) => DeviceLookup::Unknown(e.to_string()),
+        Err(e) => match by_facts_alone(catalog, &dev.name, facts) {
+            Some((spec, note)) => DeviceLookup::Found { spec, note: Some(note) },
+            None => DeviceLookup::Unknown(e.to_string()),
+        },
+    }
+}
+
+/// The one catalog device whose units, boost clock and memory size all fit what the
+/// profile states, when its name is not in the catalog (a profile that names only a
+/// vendor); `None` unless all three facts are stated and exactly one device fits.
+fn by_facts_alone<'a>(
+    catalog: &'a Catalog,
+    name: &str,
+    f: DeviceFacts,
+) -> Option<(&'a DeviceSpec, String)> {
+    let (units, clock, mem) = (f.units?, f.clock_mhz?, f.memory_bytes?);
+    let fits: Vec<&DeviceSpec> = catalog
+        .devices
+        .iter()
+        .filter(|d| {
+            d.num_cu == units
+                && d.boost_clock_mhz.is_some_and(|b| (clock - b).abs() <= 0.02 * b)
+                && d.mem_gb.is_some_and(|g| crate::device::memory_fits(mem, g))
+        })
+        .collect();
+    match fits.as_slice() {
+        [one] => Some((
+            one,
+            format!(
+                "the profile names `{name}`, which the catalog does not know; its {units} \
+                 units, {clock:.0} MHz clock and {:.0} GiB of memory fit only {}",
+                mem as f64 / f64::from(1u32 << 30),
+                one.id
+            ),
+        )),
+        _ => None,
     }
 }
 

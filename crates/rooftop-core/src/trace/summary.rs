@@ -11,7 +11,10 @@
 //!   `(no op)` (TraceLens names it after the runtime call, `cudaLaunchKernel`, which is
 //!   not an op). Unlinked GPU events have no launcher. Communication kernels (NCCL/RCCL,
 //!   custom and symmetric-memory all-reduce) count at their op, category `Comm`
-//!   (TraceLens leaves them out, `include_nccl=False`).
+//!   (TraceLens leaves them out, `include_nccl=False`). A CUDA/HIP graph replay's
+//!   kernels belong to the ops that launched them during the graph's capture, when the
+//!   capture is in the trace ([`super::gaps::graphs::capture_map`]); the op's `count`
+//!   is its calls (the capture), its times include every replay.
 //! - An op instance's *direct* kernel time is the union of the intervals of the GPU
 //!   events it launched; its *subtree* time the union over all GPU events launched
 //!   inside it and its descendants (NCCL included). The ops summary groups instances by
@@ -211,13 +214,16 @@ fn has_launch(ev: &GpuEvent) -> bool {
 pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsSummary {
     // 1. Direct GPU events per launcher instance.
     let mut direct: BTreeMap<Launcher, Vec<usize>> = BTreeMap::new();
+    // A graph-replayed kernel whose capture is in the trace belongs to the op that
+    // launched its position during the capture.
+    let captured = super::gaps::graphs::capture_map(model);
     for (i, ev) in model.gpu.iter().enumerate() {
         // Communication kernels count too (TraceLens leaves them out by default): an
         // all-reduce is time its op takes.
         if !has_launch(ev) {
             continue;
         }
-        let l = match launcher_op(model, ev) {
+        let l = match captured.get(&(i as u32)).copied().or_else(|| launcher_op(model, ev)) {
             Some(op) => Launcher::Op(op),
             None => ev.correlation.map_or(Launcher::Event(i), Launcher::Runtime),
         };

@@ -62,8 +62,8 @@ pub(super) fn coverage_note(r: &TraceReport) -> Option<String> {
     let mut s = format!(
         "Work models cover {} of the non-communication kernel time ({} of {})",
         pct(share),
-        us(c.modelled_us),
-        us(c.kernel_time_us)
+        ms(c.modelled_us / 1e3),
+        ms(c.kernel_time_us / 1e3)
     );
     let rest: Vec<String> = c
         .uncovered
@@ -87,14 +87,16 @@ pub(super) fn coverage_note(r: &TraceReport) -> Option<String> {
 /// The kernel time outside every work model, one row per op and reason.
 pub(super) fn coverage_block(r: &TraceReport, top: usize) -> Block {
     let c = &r.model_coverage;
-    let mut b = Block::new(
+    let title = if c.uncovered.is_empty() {
+        "Kernel time without a work model: none".to_string()
+    } else {
         format!(
             "Kernel time without a work model (top {} of {})",
             top.min(c.uncovered.len()),
             c.uncovered.len()
-        ),
-        &["op", "kernels", "time", "% kernel time", "why no model"],
-    );
+        )
+    };
+    let mut b = Block::new(title, &["op", "kernels", "time", "% kernel time", "why no model"]);
     b.min_widths = vec![(0, 24)];
     if c.uncovered.is_empty() {
         b.header.clear();
@@ -119,7 +121,15 @@ pub(super) fn coverage_block(r: &TraceReport, top: usize) -> Block {
 
 pub(super) fn timeline_blocks(r: &TraceReport) -> Vec<Block> {
     let mut out = Vec::new();
-    let mut b = Block::new("GPU timeline", &["", "time", "% of window"]);
+    let n = r.timeline.per_device.len();
+    let title = if n > 1 {
+        format!(
+            "GPU timeline, all {n} devices together (busy when any device is; per device below)"
+        )
+    } else {
+        "GPU timeline".to_string()
+    };
+    let mut b = Block::new(title, &["", "time", "% of window"]);
     for (_, label, share) in r.timeline.all.rows() {
         b.rows.push(vec![label.to_string(), ms(share.time_ms), pct(share.percent)]);
     }

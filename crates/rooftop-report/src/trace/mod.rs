@@ -56,6 +56,7 @@ mod tests;
 mod to_csv;
 
 use blocks::{blocks, header_lines};
+pub(crate) use ranks::slowest_why;
 pub use ranks::{
     cross_rank_csv, cross_rank_json, cross_rank_markdown, cross_rank_table, ranks_csv, ranks_json,
     ranks_text, CsvFolder, PER_RANK_TABLES_MAX,

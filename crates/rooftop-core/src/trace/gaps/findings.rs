@@ -119,7 +119,8 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
             ),
             recommendation,
             idle_total,
-            window_us,
+            // Several devices: their idle time is a share of their summed windows.
+            if i.idle.devices.len() > 1 { device_window } else { window_us },
         ));
     }
     let blocked = i.syncs.blocked_us;
