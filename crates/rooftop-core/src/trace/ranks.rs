@@ -312,7 +312,9 @@ pub fn not_one_job(metas: &[RankMeta], comm: &CommReport) -> Option<String> {
         return Some(format!("the traces were taken on different GPUs: {}", list.join("; ")));
     }
     let ranked = metas.iter().any(|m| m.rank.is_some());
-    if !ranked && comm.collectives.matched == 0 {
+    // A JAX run writes one profile per host into one run folder: the folder ties them.
+    let per_host = metas.iter().all(|m| m.name.ends_with(".xplane.pb"));
+    if !ranked && !per_host && comm.collectives.matched == 0 {
         return Some(
             "no trace states its rank (`distributedInfo`) and no collective or transfer is \
              matched across them"

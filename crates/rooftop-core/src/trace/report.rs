@@ -198,6 +198,15 @@ pub fn analyze(
         syncs: &syncs,
         graphs: &graphs,
     }));
+    // Several devices: a finding's time is device time, a share of the devices' summed
+    // windows (their idle, kernels and waits add up across devices), never of one
+    // device's window.
+    let device_window_us: f64 = idle.devices.iter().map(|d| d.window_us).sum();
+    if idle.devices.len() > 1 && device_window_us > 0.0 {
+        for f in &mut findings {
+            f.percent_of_total_time = f.time_at_stake_us / device_window_us * 100.0;
+        }
+    }
     if model.xla.is_some() {
         for f in &mut findings {
             f.finding.recommendation = jax_advice(&f.finding.recommendation);
@@ -336,6 +345,41 @@ pub(crate) mod tests {
             ],
             ..TraceModel::default()
         }
+    }
+
+    /// Two devices idle 80 of their 100 µs each: 160 µs of idle device time is 80% of
+    /// their 200 µs of device time, not 160% of one window.
+    #[test]
+    fn findings_of_several_devices_stay_within_their_window() {
+        let k = |dev: i64, ts: i64| GpuEvent {
+            name: "k".to_string(),
+            ts_ns: ts * 1000,
+            dur_ns: 10_000,
+            device: dev,
+            stream: 7,
+            launcher: Some("cudaLaunchKernel".to_string()),
+            op: Some(0),
+            ..GpuEvent::default()
+        };
+        let m = TraceModel {
+            ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+            gpu: vec![k(0, 0), k(1, 0), k(0, 90), k(1, 90)],
+            ..TraceModel::default()
+        };
+        let r = analyze(&m, None, &TraceOptions::default());
+        assert_eq!(r.timeline.per_device.len(), 2);
+        let idle = r.findings.iter().find(|f| f.finding.id == "trace.gpu_idle").unwrap();
+        assert_eq!(idle.time_at_stake_us, 160.0);
+        assert_eq!(idle.percent_of_total_time, 80.0);
+        assert!(r.findings.iter().all(|f| f.percent_of_total_time <= 100.0));
+    }
+
+    /// A JAX profile's findings give JAX's remedies, not PyTorch's.
+    #[test]
+    fn jax_advice_names_jit_not_torch_compile() {
+        let a = jax_advice("fuse small ops (torch.compile), or replay the step as a CUDA/HIP graph");
+        assert!(!a.contains("torch") && !a.contains("CUDA/HIP graph"), "{a}");
+        assert!(a.contains("jax.jit"), "{a}");
     }
 
     #[test]

@@ -189,11 +189,21 @@ pub fn stem(file: &str) -> &str {
 /// # Errors
 /// When the model holds no event.
 pub fn check_not_empty(model: &TraceModel, file: &str) -> Result<(), String> {
+    // A file whose events were all tolerated problems (a negative duration, an unknown
+    // phase) is a trace with warnings, not an empty one; elements that are not events
+    // at all (`bad_event`: `[1, 2, 3]`), and the reader's own notes on what is absent,
+    // do not make it a trace.
     let empty = model.ops.is_empty()
         && model.gpu.is_empty()
         && model.runtime.is_empty()
         && model.annotations.is_empty()
-        && model.memory.is_empty();
+        && model.memory.is_empty()
+        && model.warnings.iter().all(|w| {
+            matches!(
+                w.kind.as_str(),
+                "missing_device_properties" | "bad_event" | "no_gpu_events"
+            )
+        });
     if empty {
         return Err(format!(
             "{file} holds no trace events: expected a PyTorch profiler trace (Chrome-trace \

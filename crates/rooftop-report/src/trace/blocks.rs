@@ -133,6 +133,13 @@ pub(super) fn timeline_blocks(r: &TraceReport) -> Vec<Block> {
     for (_, label, share) in r.timeline.all.rows() {
         b.rows.push(vec![label.to_string(), ms(share.time_ms), pct(share.percent)]);
     }
+    if r.timeline.all.total.time_ms == 0.0 {
+        b.notes.push(
+            "No GPU time: the trace has no GPU events (kernel, memcpy or memset) that a \
+             runtime call launched."
+                .to_string(),
+        );
+    }
     if r.timeline.unlinked_excluded > 0 {
         b.notes.push(format!(
             "{} GPU events with no launching runtime call are not counted.",
@@ -460,7 +467,17 @@ pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
         Section::Kernels => out.push(kernels_block(r, top)),
         Section::ShortKernels => out.extend(short_kernel_blocks(r, top)),
         Section::Findings => out.push(findings_block(r, top)),
-        Section::Xla => out.extend(crate::xla::blocks(r, top)),
+        Section::Xla => {
+            out.extend(crate::xla::blocks(r, top));
+            if r.xla.is_none() {
+                let mut b = Block::new("XLA", &[]);
+                b.notes.push(
+                    "No XLA section: this is a PyTorch trace, not a JAX profile (`*.xplane.pb`)."
+                        .to_string(),
+                );
+                out.push(b);
+            }
+        }
         Section::Idle
         | Section::Launch
         | Section::Syncs
@@ -482,8 +499,36 @@ pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
             out.extend(crate::trace_gaps::blocks(r, Section::All, top));
         }
     }
+    for b in &mut out {
+        explain_if_empty(r, b);
+    }
     if opts.section != Section::Summary {
         out.extend(warnings_block(r));
     }
     out
+}
+
+/// Says why a table has no rows (and drops its empty header), unless a note already
+/// starts with `No`.
+fn explain_if_empty(r: &TraceReport, b: &mut Block) {
+    if b.header.is_empty() || !b.rows.is_empty() {
+        return;
+    }
+    b.header.clear();
+    if b.notes.iter().any(|n| n.starts_with("No ")) {
+        return;
+    }
+    let no_gpu = r.timeline.all.total.time_ms == 0.0 && r.kernels.is_empty();
+    let why = if no_gpu {
+        "No rows: the trace has no GPU events (kernel, memcpy or memset) to analyse.".to_string()
+    } else if b.title.starts_with("Ops by") {
+        "No rows: no CPU op launched GPU work (record the trace with the CPU activity, \
+         `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`)."
+            .to_string()
+    } else if b.title.starts_with("Short kernels") {
+        format!("No rows: no kernel ran shorter than {} µs.", sig3(r.short_kernels.threshold_us))
+    } else {
+        "No rows: nothing of this kind in the trace.".to_string()
+    };
+    b.notes.insert(0, why);
 }

@@ -119,8 +119,7 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<TraceFinding> {
             ),
             recommendation,
             idle_total,
-            // Several devices: their idle time is a share of their summed windows.
-            if i.idle.devices.len() > 1 { device_window } else { window_us },
+            window_us,
         ));
     }
     let blocked = i.syncs.blocked_us;
