@@ -292,8 +292,11 @@ fn moe_layers_without_their_experts_op_take_the_sizes_from_the_model_config() {
     assert!(v["model_coverage"]["percent"].as_f64().unwrap() >= 95.0, "{}", v["model_coverage"]);
     // A config that does not fit the trace is refused, with both numbers.
     let bad = d.join("bad.json");
-    std::fs::write(&bad, GPT_OSS_20B.replace("\"num_local_experts\": 32", "\"num_local_experts\": 128"))
-        .unwrap();
+    std::fs::write(
+        &bad,
+        GPT_OSS_20B.replace("\"num_local_experts\": 32", "\"num_local_experts\": 128"),
+    )
+    .unwrap();
     let v = json_of(&[t, "--model-config", bad.to_str().unwrap()]);
     let un = v["model_coverage"]["uncovered"].as_array().unwrap();
     let moe = un.iter().find(|u| u["op"] == "vllm::moe_forward").unwrap();

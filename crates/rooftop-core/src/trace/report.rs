@@ -212,6 +212,11 @@ pub fn analyze(
             f.finding.recommendation = jax_advice(&f.finding.recommendation);
         }
     }
+    if graphs.percent_of_gpu_time >= 50.0 {
+        for f in findings.iter_mut().filter(|f| f.finding.id == "trace.short_kernels") {
+            f.finding.recommendation = graphed_short_advice(graphs.percent_of_gpu_time);
+        }
+    }
     findings.sort_by(|a, b| b.time_at_stake_us.total_cmp(&a.time_at_stake_us));
     let mut categories: BTreeMap<String, Vec<OpRow>> = BTreeMap::new();
     for t in tables {
@@ -300,6 +305,20 @@ pub fn analyze(
 /// remedies (`torch.compile`, CUDA graphs, `.item()`) a JAX program does not have; XLA
 /// fuses what one `jax.jit` compiles, runs a jitted step as one executable, and syncs
 /// the host on `block_until_ready` / `device_get`.
+/// The short-kernel advice where most of the GPU time already runs as graph replays:
+/// capturing a graph is advice already taken (the replayed kernels have no per-kernel
+/// launch call); what is left is the GPU's own gap between kernels and each kernel's
+/// round trip of its tensors through memory.
+fn graphed_short_advice(graph_pct: f64) -> String {
+    format!(
+        "{} of the GPU time already runs as CUDA/HIP graph replays, which remove the \
+         per-kernel CPU launch; each small kernel still costs the GPU a gap before it \
+         starts and a round trip of its tensors through memory: fuse small ops \
+         (torch.compile) or batch work per kernel.",
+        crate::units::pct(graph_pct)
+    )
+}
+
 fn jax_advice(text: &str) -> String {
     [
         ("(torch.compile)", "(jit larger functions with jax.jit, so XLA fuses them)"),
@@ -323,7 +342,7 @@ pub use super::ranks::{cross_rank, CrossRank, RankRow};
 pub(crate) mod tests {
     use super::*;
     use crate::device::Catalog;
-    use crate::trace::model::{CpuOp, GpuEvent};
+    use crate::trace::model::{CpuOp, GpuEvent, RuntimeCall};
 
     /// One GEMM and two all-reduces on their own stream (shared with the rank tests).
     pub(crate) fn model(gemm_us: i64, nccl_us: i64) -> TraceModel {
@@ -374,10 +393,42 @@ pub(crate) mod tests {
         assert!(r.findings.iter().all(|f| f.percent_of_total_time <= 100.0));
     }
 
+    /// A step replayed as one CUDA graph (the capture outside the trace): 40 kernels of
+    /// 2 µs, one every 3 µs, all from `cudaGraphLaunch`. The short-kernel finding does not
+    /// advise capturing a graph.
+    #[test]
+    fn short_kernels_of_a_graph_replay_are_not_told_to_capture_a_graph() {
+        let runtime = vec![RuntimeCall {
+            name: "cudaGraphLaunch".to_string(),
+            ts_ns: 0,
+            dur_ns: 5_000,
+            ..RuntimeCall::default()
+        }];
+        let gpu = (0..40)
+            .map(|i| GpuEvent {
+                name: format!("k{}", i % 4),
+                ts_ns: 10_000 + i * 3_000,
+                dur_ns: 2_000,
+                device: 0,
+                stream: 7,
+                runtime: Some(0),
+                ..GpuEvent::default()
+            })
+            .collect();
+        let m = TraceModel { gpu, runtime, ..TraceModel::default() };
+        let r = analyze(&m, None, &TraceOptions::default());
+        assert_eq!(r.graphs.percent_of_gpu_time, 100.0);
+        let f = r.findings.iter().find(|f| f.finding.id == "trace.short_kernels").unwrap();
+        let advice = &f.finding.recommendation;
+        assert!(advice.contains("already runs as CUDA/HIP graph replays"), "{advice}");
+        assert!(!advice.contains("capture"), "{advice}");
+    }
+
     /// A JAX profile's findings give JAX's remedies, not PyTorch's.
     #[test]
     fn jax_advice_names_jit_not_torch_compile() {
-        let a = jax_advice("fuse small ops (torch.compile), or replay the step as a CUDA/HIP graph");
+        let a =
+            jax_advice("fuse small ops (torch.compile), or replay the step as a CUDA/HIP graph");
         assert!(!a.contains("torch") && !a.contains("CUDA/HIP graph"), "{a}");
         assert!(a.contains("jax.jit"), "{a}");
     }

@@ -199,10 +199,7 @@ pub fn check_not_empty(model: &TraceModel, file: &str) -> Result<(), String> {
         && model.annotations.is_empty()
         && model.memory.is_empty()
         && model.warnings.iter().all(|w| {
-            matches!(
-                w.kind.as_str(),
-                "missing_device_properties" | "bad_event" | "no_gpu_events"
-            )
+            matches!(w.kind.as_str(), "missing_device_properties" | "bad_event" | "no_gpu_events")
         });
     if empty {
         return Err(format!(

@@ -106,15 +106,15 @@ pub fn csv_files(r: &TraceReport) -> Vec<(String, String)> {
         ),
     ));
 
-    let c = &r.model_coverage;
+    let coverage = &r.model_coverage;
     let mut rows: Vec<Vec<String>> = vec![vec![
         "(modelled)".to_string(),
         String::new(),
-        num(c.modelled_us),
-        onum(c.percent),
+        num(coverage.modelled_us),
+        onum(coverage.percent),
         String::new(),
     ]];
-    rows.extend(c.uncovered.iter().map(|u| {
+    rows.extend(coverage.uncovered.iter().map(|u| {
         vec![u.op.clone(), u.kernels.to_string(), num(u.time_us), num(u.percent), u.reason.clone()]
     }));
     files.push((

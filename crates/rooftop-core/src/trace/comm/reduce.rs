@@ -645,6 +645,7 @@ fn match_groups(
 /// profiling window. Each transfer is an instance of two members in [`Metrics`]:
 /// transfer time, bandwidth (NCCL-tests `sendrecv`: bus = algorithm bandwidth), skew and
 /// who waited for whom.
+#[allow(clippy::many_single_char_names)]
 fn match_p2p(
     ranks: &Ranks,
     strings: &Interner,
@@ -652,8 +653,8 @@ fn match_p2p(
     metrics: &mut Metrics,
     w: &mut Warnings,
 ) {
-    let rank_of = |p: usize| ranks[p].info.rank.unwrap_or(i64::try_from(p).unwrap_or(i64::MAX));
     type Sides = (Vec<(usize, usize)>, Vec<(usize, usize)>);
+    let rank_of = |p: usize| ranks[p].info.rank.unwrap_or(i64::try_from(p).unwrap_or(i64::MAX));
     let mut pairs: BTreeMap<(i64, i64), Sides> = BTreeMap::new();
     let mut no_peer = 0u64;
     for (p, e) in ranks.iter().enumerate() {
@@ -663,7 +664,7 @@ fn match_p2p(
             }
             match (s.sends, s.peer) {
                 (Some(true), Some(peer)) => {
-                    pairs.entry((rank_of(p), peer)).or_default().0.push((p, i))
+                    pairs.entry((rank_of(p), peer)).or_default().0.push((p, i));
                 }
                 (Some(false), Some(peer)) => {
                     pairs.entry((peer, rank_of(p))).or_default().1.push((p, i));

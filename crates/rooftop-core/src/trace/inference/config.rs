@@ -47,7 +47,7 @@ pub fn parallel_degree(model: &TraceModel, cfg: &ModelConfig) -> Result<u64, Str
         .filter(|o| is_paged_attention(&o.name))
         .find_map(|o| local_heads(&o.args, cfg));
     match local {
-        Some(h) if h > 0 && cfg.num_heads % h == 0 => Ok(cfg.num_heads / h),
+        Some(h) if h > 0 && cfg.num_heads.is_multiple_of(h) => Ok(cfg.num_heads / h),
         Some(h) => Err(format!(
             "the trace's attention holds {h} query heads, which does not divide the config's {}",
             cfg.num_heads
@@ -72,6 +72,7 @@ fn tensor(a: &OpArgs, i: usize) -> Option<&[i64]> {
 /// # Errors
 /// When the config has no experts, the trace's shapes disagree with it, or the
 /// parallel degree is unknown or does not divide the expert width.
+#[allow(clippy::many_single_char_names)]
 pub fn moe(
     model: &TraceModel,
     op: usize,

@@ -172,14 +172,16 @@ impl Table {
             Table::SdpaFwd | Table::SdpaBwd | Table::InferenceAttention => Category::Sdpa,
             Table::ConvFwd | Table::ConvBwd => Category::Conv,
             Table::Normalization => Category::Normalization,
-            Table::BinaryElementwise | Table::UnaryElementwise => Category::Elementwise,
+            Table::BinaryElementwise
+            | Table::UnaryElementwise
+            | Table::DataMovement
+            | Table::Elementwise => Category::Elementwise,
             Table::Reduce => Category::Reduce,
             Table::Moe => Category::Moe,
             Table::Quant => Category::Quant,
             Table::Softmax => Category::Softmax,
             Table::Pool => Category::Pool,
             Table::Embedding => Category::Embedding,
-            Table::DataMovement | Table::Elementwise => Category::Elementwise,
             Table::Triton => Category::Other,
         }
     }

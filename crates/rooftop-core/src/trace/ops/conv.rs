@@ -1,6 +1,9 @@
 //! Convolutions (`convolution`, `convolution_backward`): TraceLens `CONV_fwd` /
 //! `CONV_bwd`.
 
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
 use super::args::{
     bpe_of, custom_work, finish, mul, numel, parse_bool, parse_bool_list, parse_int_list,
     prefer_core, sum, udim, Args, R,

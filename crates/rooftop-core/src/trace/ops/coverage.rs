@@ -60,13 +60,17 @@ pub fn shapes_recorded(model: &TraceModel) -> Option<bool> {
     Some(model.ops.iter().any(|o| !o.args.input_dims.is_empty()))
 }
 
+/// Whether an op is modelled: `Some(Ok(()))`, `Some(Err(reason))` when its name has a model
+/// its arguments do not fit, `None` when its name has none.
+type Verdict = Option<Result<(), String>>;
+
 /// The coverage of `model`'s kernel time by the work models `ctx` gives.
 pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
     let captured = crate::trace::gaps::graphs::capture_map(model);
     let shapes = shapes_recorded(model);
     // Per (op, step of a graph replay): Ok(()) when modelled, Err(reason) when its name
     // has a model that does not fit, None when its name has none.
-    let mut memo: HashMap<(usize, Option<usize>), Option<Result<(), String>>> = HashMap::new();
+    let mut memo: HashMap<(usize, Option<usize>), Verdict> = HashMap::new();
     let mut verdict = |i: usize, replay_ts: Option<i64>| -> Option<Result<(), String>> {
         let step = replay_ts.and_then(|t| ctx.step_index_at(t));
         memo.entry((i, step))

@@ -20,6 +20,9 @@
 //!   same row width (`total_D = T·max_D`); with mixed widths the rows each index reads
 //!   depend on which table it belongs to, which the trace does not record.
 
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
 use super::args::{bpe_of, custom_work, finish, mul, numel, sum, udim, vector_precision, Args, R};
 use super::{Dims, ExecUnit, OpClass, OpModel, ParamValue, Params, Precision, Table};
 
@@ -113,7 +116,7 @@ pub(super) fn index_select(a: &Args) -> R<OpModel> {
         .ok_or_else(|| format!("dim {d} out of range for {s:?}"))?;
     let (_, n, ib) = indices(a, 2)?;
     let along = udim(&s, ax, "index_select dim")?;
-    let per = if along == 0 { 0 } else { numel(&s)? / along };
+    let per = numel(&s)?.checked_div(along).unwrap_or(0);
     let moved = mul(&[n, per, b])?;
     let read = sum(&[mul(&[n, ib])?, moved])?;
     let work = movement_work(

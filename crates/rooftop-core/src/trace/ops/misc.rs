@@ -26,9 +26,10 @@
 //!   and `lerp`. A tensor list's dtype is not recorded: the element size comes from the
 //!   kernel's functor (`BinaryOpListAlphaFunctor<float, …>`), see [`super::model_op_in`].
 
-use super::args::{
-    bpe_of, custom_work, finish, mul, numel, parse_bool, sum, vector_precision, Args, R,
-};
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
+use super::args::{bpe_of, custom_work, finish, mul, numel, sum, vector_precision, Args, R};
 use super::elementwise::{binary, unary};
 use super::{Dims, ExecUnit, OpClass, OpModel, ParamValue, Params, Table};
 
@@ -130,6 +131,8 @@ fn to_table(m: OpModel) -> OpModel {
     OpModel { table: Table::Elementwise, ..m }
 }
 
+// The nine are one model's parts (shape, FLOPs and bytes with their formulas).
+#[allow(clippy::too_many_arguments)]
 fn simple(
     a: &Args,
     shape: &[i64],
@@ -371,7 +374,14 @@ pub(super) fn foreach(a: &Args, per: u8, bpe: Option<u128>) -> R<OpModel> {
             Dims::Tensor(_) => None,
         })
         .collect();
-    let first = lists.first().ok_or_else(|| "no tensor list recorded".to_string())?;
+    // A profiler that does not record a list's tensors writes `[]` for it (PyTorch 2.11
+    // does so for the optimizer's `_foreach_*` ops): read as a scalar's dims, never as
+    // an empty list of no elements.
+    let first = lists.first().filter(|l| !l.is_empty()).ok_or_else(|| {
+        "the trace records the tensor lists without their tensors' shapes (`Input Dims` \
+         `[]`), so their sizes are unknown"
+            .to_string()
+    })?;
     let mut n = 0u128;
     for s in *first {
         n = sum(&[n, numel(s)?])?;
@@ -386,7 +396,6 @@ pub(super) fn foreach(a: &Args, per: u8, bpe: Option<u128>) -> R<OpModel> {
     let read = mul(&[n, b, k])?;
     let written = mul(&[n, b])?;
     let flops = mul(&[n, u128::from(per)])?;
-    let _ = parse_bool(None);
     let work = custom_work(
         OpClass::Elementwise,
         format!("{} tensors, {n} elements", first.len()),

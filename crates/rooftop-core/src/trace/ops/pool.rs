@@ -16,6 +16,9 @@
 //!   per window element, one division per output);
 //! - bytes: each tensor crosses DRAM once (overlapping windows are re-read from cache).
 
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
 use super::args::{
     bpe_of, custom_work, finish, mul, numel, parse_bool, parse_int_list, sum, vector_precision,
     Args, R,

@@ -19,6 +19,9 @@
 //!   persistent kernel for rows up to 1024 elements, and L2 for longer ones) reads it
 //!   once, which is the floor the roofline needs.
 
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
 use super::args::{
     bpe_of, custom_work, finish, mul, numel, prefer_core, sum, udim, vector_precision, Args, R,
 };
@@ -46,7 +49,7 @@ fn rows(shape: &[i64], ax: usize, e: u128) -> R<u128> {
         return Ok(1);
     }
     let n = udim(shape, ax, "softmax dim")?;
-    Ok(if n == 0 { 0 } else { e / n })
+    Ok(e.checked_div(n).unwrap_or(0))
 }
 
 /// `aten::_softmax(self, dim, half_to_float)` and its log and safe variants.

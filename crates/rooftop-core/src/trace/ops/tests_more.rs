@@ -3,6 +3,9 @@
 //! and of the coverage: each checked by hand arithmetic written here, and against a
 //! published count where one exists.
 
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
 use super::*;
 use crate::trace::model::{GpuEvent, GpuKind};
 
@@ -331,6 +334,24 @@ fn foreach_takes_its_element_size_from_the_kernel() {
     // 16_512 elements: two lists read, the first written.
     assert_eq!(m.flops, 16_512.0);
     assert_eq!(m.bytes, 16_512.0 * 4.0 * 3.0);
+}
+
+/// PyTorch 2.11's optimizer step (a torch 2.11 H200 trace): `_foreach_mul_(TensorList,
+/// Scalar)` with `Input Dims` `[[], []]`: no sizes, so no model, and the reason says so.
+#[test]
+fn foreach_without_recorded_lists_has_no_model_and_says_why() {
+    let a = OpArgs {
+        input_dims: vec![t(&[]), t(&[])],
+        input_types: vec!["TensorList".to_string(), "Scalar".to_string()],
+        input_strides: Vec::new(),
+        concrete_inputs: vec![String::new(), "0.99999000000000005".to_string()],
+    };
+    let k = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::\
+             (anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous \
+             namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, \
+             float>(...)";
+    let why = model_op_in(&one_op("aten::_foreach_mul_", a, k), 0).unwrap_err().to_string();
+    assert!(why.contains("without their tensors' shapes"), "{why}");
 }
 
 /// The Inductor kernels of the TraceLens MI300X `torch.compile` trace, with their own

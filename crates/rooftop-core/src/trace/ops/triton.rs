@@ -19,6 +19,9 @@
 //! - templates whose buffers hold a matrix product `A [.., M, K]`, `B [.., K, N]`
 //!   `→ [.., M, N]`: `2·M·N·K` (times the batch) on the matrix unit.
 
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
 use super::args::{bpe_of, custom_work, finish, mul, numel, sum, vector_precision, Args, R};
 use super::{
     dtype_precision, Category, Dims, ExecUnit, OpClass, OpModel, ParamValue, Params, Precision,
