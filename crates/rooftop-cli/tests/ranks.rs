@@ -418,6 +418,6 @@ fn older_traces_give_what_they_can_and_say_what_is_unknown() {
         bare["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap()).collect();
     assert!(kinds.contains(&"collective_sizes_unknown"), "{kinds:?}");
     // The all-to-all-v kernels are NCCL SendRecv kernels: without arguments they are
-    // point-to-point to rooftop, and left out with a warning.
-    assert!(kinds.contains(&"point_to_point_not_matched"), "{kinds:?}");
+    // point-to-point to rooftop, with no recorded peer, and left out with a warning.
+    assert!(kinds.contains(&"point_to_point_without_peer"), "{kinds:?}");
 }

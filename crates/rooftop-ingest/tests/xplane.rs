@@ -247,7 +247,11 @@ fn xla_work_matches_xprof_cost_analysis() {
     // say which.
     let d = &m.devices[0];
     assert_eq!((d.clock_mhz, d.num_sms), (Some(2400.0), Some(256)));
-    let facts = rooftop_core::device::DeviceFacts { units: d.num_sms, clock_mhz: d.clock_mhz };
+    let facts = rooftop_core::device::DeviceFacts {
+        units: d.num_sms,
+        clock_mhz: d.clock_mhz,
+        memory_bytes: d.total_memory_bytes,
+    };
     let (dev, _) = rooftop_core::device::lookup_with_facts(&cat, "gfx950", facts).unwrap();
     assert_eq!(dev.id, "mi355x");
     let opts = TraceOptions { include_unlinked: true, ..TraceOptions::default() };

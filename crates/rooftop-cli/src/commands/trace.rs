@@ -13,13 +13,17 @@ use crate::progress;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::model::ModelConfig;
 use rooftop_core::trace::gaps::critical_path::{CpOptions, WhatIfSpec};
 use rooftop_core::trace::report::{analyze, TraceOptions, TraceReport};
-use rooftop_core::trace::run::{device_for, DeviceLookup, RankSource};
+use rooftop_core::trace::run::{
+    check_not_empty, check_what_if, device_for, DeviceLookup, RankSource,
+};
 use rooftop_core::trace::TraceModel;
 use rooftop_ingest::kineto::ReadOptions;
 use rooftop_report::trace::{self as render, RenderOptions, Section};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
@@ -34,13 +38,14 @@ pub struct TraceArgs {
     #[arg(long, short = 'd')]
     pub device: Option<String>,
 
-    /// Rows per table (ops, kernels, roofline tables, findings).
-    #[arg(long, default_value_t = 10)]
+    /// Rows per table (ops, kernels, roofline tables, findings), at least 1.
+    #[arg(long, default_value_t = 10, value_parser = parse_top)]
     pub top: usize,
 
-    /// What to show: summary, timeline, ops, categories, gemm, sdpa, conv, norm,
-    /// elementwise, kernels, short-kernels, findings, xla (JAX profiles), idle, launch,
-    /// syncs, graphs, critical-path, modules, memory, inference, all.
+    /// What to show: summary, timeline, ops, categories (with the kernel time no work
+    /// model covers), gemm, sdpa, conv, norm, elementwise, softmax, pool, embedding,
+    /// triton, kernels, short-kernels, findings, xla (JAX profiles), idle, launch, syncs,
+    /// graphs, critical-path, modules, memory, inference, all.
     #[arg(long, default_value = "summary", value_parser = parse_section)]
     pub section: Section,
 
@@ -61,6 +66,14 @@ pub struct TraceArgs {
     #[arg(long = "cp-instance", value_name = "N", default_value_t = 0)]
     pub cp_instance: usize,
 
+    /// A Hugging Face `config.json` of the traced model (plain or gzip): the sizes the
+    /// trace does not record — MoE expert width, experts and top-k for
+    /// `vllm::moe_forward` without its fused-experts op, the head size of flattened
+    /// attention shapes. The tensor/expert-parallel degree is inferred from the trace's
+    /// attention heads. Default: none.
+    #[arg(long = "model-config", value_name = "FILE")]
+    pub model_config: Option<PathBuf>,
+
     /// Threads that parse one trace; 0 means one per core.
     #[arg(long, default_value_t = 0, hide = true)]
     pub threads: usize,
@@ -71,6 +84,14 @@ pub struct TraceArgs {
 
 fn parse_section(s: &str) -> std::result::Result<Section, String> {
     s.parse()
+}
+
+fn parse_top(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("0 rows would show nothing: expected at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a row count: expected a whole number ≥ 1")),
+    }
 }
 
 fn parse_what_if(s: &str) -> std::result::Result<WhatIfSpec, String> {
@@ -85,6 +106,8 @@ pub(super) struct Reader<'a> {
     pub(super) device: Option<&'a DeviceSpec>,
     pub(super) read: ReadOptions,
     pub(super) args: &'a TraceArgs,
+    /// `--model-config`, read once.
+    pub(super) model_config: Option<Arc<ModelConfig>>,
 }
 
 impl RankSource for Reader<'_> {
@@ -93,7 +116,9 @@ impl RankSource for Reader<'_> {
         path: &Path,
         progress: &mut dyn FnMut(u64, u64),
     ) -> std::result::Result<TraceModel, String> {
-        rooftop_ingest::source::read_one(path, &self.read, progress)
+        let model = rooftop_ingest::source::read_one(path, &self.read, progress)?;
+        check_not_empty(&model, &path.display().to_string())?;
+        Ok(model)
     }
 
     #[allow(clippy::print_stderr)]
@@ -125,7 +150,11 @@ impl RankSource for Reader<'_> {
             instance: a.cp_instance,
             what_if: a.what_if.clone(),
         };
-        TraceOptions { critical_path, ..TraceOptions::for_model(model) }
+        TraceOptions {
+            critical_path,
+            model_config: self.model_config.clone(),
+            ..TraceOptions::for_model(model)
+        }
     }
 }
 
@@ -158,8 +187,17 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
         Some(name) => Some(super::find_device(catalog, name)?),
         None => None,
     };
-    let reader = Reader { catalog, device, read: ReadOptions { threads: args.threads }, args };
+    let model_config = match &args.model_config {
+        Some(p) => Some(Arc::new(
+            rooftop_ingest::model_config::read(p)
+                .map_err(|e| CliError::input(format!("--model-config: {e}")))?,
+        )),
+        None => None,
+    };
+    let reader =
+        Reader { catalog, device, read: ReadOptions { threads: args.threads }, args, model_config };
     let ro = RenderOptions { top: args.top, section: args.section };
+    check_what_if_shown(args, cli)?;
     if args.path.is_dir() && cli.format == OutputFormat::Perfetto {
         return Err(CliError::input(
             "--format perfetto takes one trace file, not a directory: pass one rank's trace \
@@ -182,12 +220,35 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
     }
     let report = analyze(&model, device, &options);
     spin.finish_and_clear();
+    if !args.what_if.is_empty() {
+        if report.critical_path.is_none() {
+            return Err(CliError::input(format!(
+                "--what-if needs the critical path, which could not be computed for {} (see the warnings of --section all)",
+                args.path.display()
+            )));
+        }
+        check_what_if(&model, &report).map_err(CliError::input)?;
+    }
     // The Perfetto export needs the model's events; every other format only the report.
     let done = emit_one(&report, &model, device, ro, cli);
     // A large trace's model is a million small allocations: the process ends soon, so
     // let the OS take them back instead of freeing them one by one.
     std::mem::forget(model);
     done
+}
+
+/// Refuses `--what-if` where its result would not be shown: the tables and Markdown
+/// show it in `--section critical-path` and `all` (JSON and HTML always carry it).
+fn check_what_if_shown(args: &TraceArgs, cli: &Cli) -> Result<()> {
+    let shown = matches!(args.section, Section::CriticalPath | Section::All)
+        || matches!(cli.format, OutputFormat::Json | OutputFormat::Html);
+    if args.what_if.is_empty() || shown {
+        return Ok(());
+    }
+    Err(CliError::input(format!(
+        "--what-if is reported in the critical-path section, not in `--section {}`: add --section critical-path (or all, or --format json)",
+        args.section.as_str()
+    )))
 }
 
 /// Renders one report to standard output or `-o`.

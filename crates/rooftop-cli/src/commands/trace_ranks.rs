@@ -113,6 +113,7 @@ pub(super) fn run(reader: &Reader<'_>, cli: &Cli, ro: RenderOptions) -> Result<(
             let run = reduce_tables(&tables, workers(r.jobs, tables.len()), reduce, &|| pb.inc(1));
             pb.finish_and_clear();
             if !run.ranks.is_empty() {
+                refuse_if_not_one_job(&args.path, &run)?;
                 emit(&Catalog::builtin(), None, cli, ro, &run, false)?;
             }
             run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
@@ -150,7 +151,11 @@ fn from_traces(
     let n_workers = workers(reader.args.ranks.jobs, files.len());
     // One thread per file when the files are read in parallel.
     let threads = if n_workers > 1 { 1 } else { reader.read.threads };
-    let per_file = Reader { read: ReadOptions { threads }, ..*reader };
+    let per_file = Reader {
+        read: ReadOptions { threads },
+        model_config: reader.model_config.clone(),
+        ..*reader
+    };
     let settings = MapSettings { workers: n_workers, reduce, keep_reports, tables_out };
     let pb = bytes_bar("reading");
     pb.set_length(files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum());
@@ -166,9 +171,25 @@ fn from_traces(
             );
         }
     } else if !run.ranks.is_empty() {
+        refuse_if_not_one_job(&reader.args.path, &run)?;
         emit(reader.catalog, reader.device, cli, ro, &run, true)?;
     }
     run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
+}
+
+/// Refuses a directory whose traces are not one job (different GPUs, nothing that ties
+/// them together): a cross-rank report of unrelated runs would compare what cannot be
+/// compared.
+fn refuse_if_not_one_job(dir: &Path, run: &RankRun) -> Result<()> {
+    match &run.cross.not_one_job {
+        Some(why) => Err(CliError::input(format!(
+            "{}: these {} traces are not one job ({why}); analyse each on its own with \
+             `rooftop trace FILE`",
+            dir.display(),
+            run.ranks.len()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Renders the multi-rank report (`from_traces`: whether per-rank reports can exist).

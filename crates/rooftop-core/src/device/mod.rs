@@ -21,6 +21,7 @@ mod resolve;
 
 pub use catalog::{parse_device_file, Catalog, DeviceFileError};
 pub use lookup::LookupError;
+pub(crate) use resolve::memory_fits;
 pub use resolve::{
     identify, lookup_with_facts, resolve_named, unknown_note, DeviceFacts, Identified,
     ProfileFacts, Resolved,

@@ -101,6 +101,20 @@ pub struct DeviceFacts {
     pub units: Option<u32>,
     /// Peak (boost) clock in MHz.
     pub clock_mhz: Option<f64>,
+    /// Device memory in bytes (XPlane `memory_size`, Kineto `totalGlobalMem`): tells apart
+    /// parts with the same units and clock (MI300X 192 GiB, MI325X 256 GiB).
+    pub memory_bytes: Option<u64>,
+}
+
+/// Relative tolerance on a stated memory size against the catalog's `size_gb`: drivers
+/// report slightly less than the marketed size, and the catalog's figure is GB for some
+/// parts and GiB for others (192 "GB" of MI300X is 192 GiB).
+const MEMORY_TOLERANCE: f64 = 0.1;
+
+/// Whether `bytes` is the catalog's `gb`, read as GB or as GiB.
+pub(crate) fn memory_fits(bytes: u64, gb: f64) -> bool {
+    let b = bytes as f64;
+    [b / 1e9, b / f64::from(1u32 << 30)].iter().any(|&x| (x - gb).abs() <= MEMORY_TOLERANCE * gb)
 }
 
 /// Relative tolerance on a stated clock against a catalog boost clock: profiles state the
@@ -122,7 +136,7 @@ pub fn lookup_with_facts<'a>(
         Err(LookupError::Ambiguous { candidates, .. }) => candidates,
         Err(e) => return Err(e),
     };
-    if facts.units.is_none() && facts.clock_mhz.is_none() {
+    if facts.units.is_none() && facts.clock_mhz.is_none() && facts.memory_bytes.is_none() {
         return Err(LookupError::Ambiguous { query: name.to_string(), candidates });
     }
     let fits = |d: &DeviceSpec| {
@@ -130,6 +144,7 @@ pub fn lookup_with_facts<'a>(
             && facts.clock_mhz.is_none_or(|c| {
                 d.boost_clock_mhz.is_some_and(|b| (c - b).abs() <= CLOCK_TOLERANCE * b)
             })
+            && facts.memory_bytes.is_none_or(|m| d.mem_gb.is_some_and(|g| memory_fits(m, g)))
     };
     let left: Vec<&DeviceSpec> =
         candidates.iter().filter_map(|id| catalog.lookup(id).ok()).filter(|d| fits(d)).collect();
@@ -141,6 +156,9 @@ pub fn lookup_with_facts<'a>(
             }
             if let Some(c) = facts.clock_mhz {
                 stated.push(format!("a {c:.0} MHz clock"));
+            }
+            if let Some(m) = facts.memory_bytes {
+                stated.push(format!("{:.0} GiB of memory", m as f64 / f64::from(1u32 << 30)));
             }
             Ok((
                 one,
@@ -289,20 +307,39 @@ mod tests {
         let c = Catalog::builtin();
         // gfx950 is both the MI350X (2200 MHz) and the MI355X (2400 MHz), 256 CUs each.
         assert!(matches!(c.lookup("gfx950"), Err(LookupError::Ambiguous { .. })));
-        let at = |mhz| DeviceFacts { units: Some(256), clock_mhz: Some(mhz) };
+        let at = |mhz| DeviceFacts { units: Some(256), clock_mhz: Some(mhz), memory_bytes: None };
         let pick = |f| lookup_with_facts(&c, "gfx950", f).map(|(d, _)| d.id.clone());
         assert_eq!(pick(at(2400.0)), Ok("mi355x".to_string()));
         assert_eq!(pick(at(2200.0)), Ok("mi350x".to_string()));
         // A clock neither has, no facts, or units alone: still ambiguous, never a guess.
         assert!(pick(at(2300.0)).is_err());
         assert!(pick(DeviceFacts::default()).is_err());
-        assert!(pick(DeviceFacts { units: Some(256), clock_mhz: None }).is_err());
+        assert!(pick(DeviceFacts { units: Some(256), ..DeviceFacts::default() }).is_err());
         let (_, why) = lookup_with_facts(&c, "gfx950", at(2400.0)).unwrap();
         let why = why.unwrap_or_default();
         assert!(why.contains("2400 MHz") && why.contains("mi355x"), "{why}");
         // A plain match needs no facts and says nothing.
         let (d, why) = lookup_with_facts(&c, "h100-sxm", at(1.0)).unwrap();
         assert_eq!((d.id.as_str(), why), ("h100-sxm", None));
+    }
+
+    #[test]
+    fn stated_memory_tells_apart_mi300x_and_mi325x() {
+        // gfx942 with 304 CUs at 2100 MHz is an MI300X (192 GiB, AMD's datasheet) or an
+        // MI325X (256 GB): a profile stating 192 GiB (the MI300X JAX profile of the
+        // issue) decides it.
+        let c = Catalog::builtin();
+        let f = |gib: u64| DeviceFacts {
+            units: Some(304),
+            clock_mhz: Some(2100.0),
+            memory_bytes: Some(gib << 30),
+        };
+        let pick = |f| lookup_with_facts(&c, "gfx942", f).map(|(d, _)| d.id.clone());
+        assert_eq!(pick(f(192)), Ok("mi300x".to_string()));
+        assert_eq!(pick(f(256)), Ok("mi325x".to_string()));
+        assert!(pick(f(100)).is_err());
+        let none = DeviceFacts { units: Some(304), clock_mhz: Some(2100.0), memory_bytes: None };
+        assert!(pick(none).is_err());
     }
 
     #[test]

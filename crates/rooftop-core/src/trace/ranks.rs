@@ -165,9 +165,15 @@ impl RankRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CrossRank {
     pub ranks: Vec<RankRow>,
-    /// The rank with the most computation time: in collectives the others wait for it,
-    /// which shows on them as communication time.
+    /// The rank with the most computation time.
     pub slowest: Option<String>,
+    /// The waiting the slowest rank caused in matched collectives and point-to-point
+    /// transfers (the others started and waited for it), ms; `None` when no matched
+    /// instance shows it — then the report does not claim that the others wait.
+    pub slowest_wait_caused_ms: Option<f64>,
+    /// Why these traces are not one job (different GPUs, or neither a rank number nor a
+    /// matched collective ties them together); `None` when they are.
+    pub not_one_job: Option<String>,
     /// Largest minus smallest computation time across ranks.
     pub computation_spread_ms: f64,
     /// Largest minus smallest timeline window across ranks.
@@ -274,9 +280,48 @@ impl MultiRank {
         }
         let mut out = rank_table(self.metas.iter().map(RankRow::of).collect());
         out.world_size = sizes.into_iter().max_by_key(|(ws, n)| (*n, *ws)).map(|(ws, _)| ws);
+        out.slowest_wait_caused_ms = out.slowest.as_ref().and_then(|s| {
+            comm.stragglers
+                .iter()
+                .find(|x| &x.name == s)
+                .map(|x| x.wait_caused_ms)
+                .filter(|&w| w > 0.0)
+        });
+        out.not_one_job = not_one_job(&self.metas, &comm);
         out.comm = comm;
         out
     }
+}
+
+/// Why ranks are not one job, if they are not: their traces name different GPUs, or
+/// none states its rank (`distributedInfo`) and no collective or transfer was matched
+/// across them (nothing ties them together: separate runs side by side).
+pub fn not_one_job(metas: &[RankMeta], comm: &CommReport) -> Option<String> {
+    if metas.len() < 2 {
+        return None;
+    }
+    let mut devices: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for m in metas {
+        if let Some(d) = m.device_name.as_deref() {
+            devices.entry(d).or_default().push(&m.name);
+        }
+    }
+    if devices.len() > 1 {
+        let list: Vec<String> =
+            devices.iter().map(|(d, files)| format!("{d} ({})", files.join(", "))).collect();
+        return Some(format!("the traces were taken on different GPUs: {}", list.join("; ")));
+    }
+    let ranked = metas.iter().any(|m| m.rank.is_some());
+    // A JAX run writes one profile per host into one run folder: the folder ties them.
+    let per_host = metas.iter().all(|m| m.name.ends_with(".xplane.pb"));
+    if !ranked && !per_host && comm.collectives.matched == 0 {
+        return Some(
+            "no trace states its rank (`distributedInfo`) and no collective or transfer is \
+             matched across them"
+                .to_string(),
+        );
+    }
+    None
 }
 
 #[cfg(test)]

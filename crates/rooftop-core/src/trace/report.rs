@@ -23,12 +23,14 @@ use super::ops;
 use super::summary::{
     kernel_summary, ops_summary, short_kernels, KernelRow, OpsSummary, ShortKernels,
 };
-use super::tables::{category_tables, OpRow};
+use super::tables::{category_tables_in, OpRow};
 use super::timeline::{timeline, Timeline, Window};
 use crate::device::DeviceSpec;
 use crate::diagnose::{rank, Finding};
+use crate::model::ModelConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Version of the JSON schema below.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -48,6 +50,9 @@ pub struct TraceOptions {
     pub idle_threshold_ns: i64,
     /// The critical-path window and what-if requests.
     pub critical_path: CpOptions,
+    /// A Hugging Face model config (`--model-config`): sizes the trace does not record
+    /// (MoE expert widths, attention head size).
+    pub model_config: Option<Arc<ModelConfig>>,
 }
 
 impl TraceOptions {
@@ -67,6 +72,7 @@ impl Default for TraceOptions {
             include_unlinked: false,
             idle_threshold_ns: CONSECUTIVE_KERNEL_DELAY_NS,
             critical_path: CpOptions::default(),
+            model_config: None,
         }
     }
 }
@@ -101,6 +107,9 @@ pub struct TraceReport {
     /// Per-category roofline tables: table name (`GEMM`, `SDPA_fwd`, `CONV_fwd`,
     /// `Normalization`, `BinaryElementwise`, ..., `unmodelled`) → rows.
     pub categories: BTreeMap<String, Vec<OpRow>>,
+    /// How much of the non-communication kernel time the work models cover, and the
+    /// rest by op and reason.
+    pub model_coverage: ops::ModelCoverage,
     pub kernels: Vec<KernelRow>,
     pub short_kernels: ShortKernels,
     pub findings: Vec<Finding>,
@@ -139,15 +148,32 @@ pub fn analyze(
 ) -> TraceReport {
     let (timeline, window) = timeline(model, opts.include_unlinked);
     let total_us = timeline.all.total.time_ms * 1e3;
-    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel.
-    let category_name = |i: u32| ops::categorize_in(model, i as usize).as_str().to_string();
+    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel;
+    // for an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
+    let mut replayed: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for (ev, op) in super::gaps::graphs::capture_map(model) {
+        let first = replayed.entry(op).or_insert(ev);
+        *first = (*first).min(ev);
+    }
+    let category_name = |i: u32| {
+        let by_op = ops::categorize_in(model, i as usize);
+        let kernel = replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
+        match (by_op, kernel, model.ops.get(i as usize)) {
+            (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
+                ops::categorize_op(&o.name, Some(&k.name)).as_str().to_string()
+            }
+            _ => by_op.as_str().to_string(),
+        }
+    };
     let is_elementwise =
         |i: u32| ops::categorize_in(model, i as usize) == ops::Category::Elementwise;
     let ops_summary = ops_summary(model, &category_name);
     let kernels = kernel_summary(model, &category_name, total_us);
     let short_kernels =
         short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
-    let tables = category_tables(model, device);
+    let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
+    let tables = category_tables_in(model, device, &ctx);
+    let model_coverage = ops::model_coverage(model, &ctx);
     let findings = findings(&FindingsInput {
         model,
         timeline: &timeline,
@@ -174,6 +200,16 @@ pub fn analyze(
         graphs: &graphs,
         framework: Framework::of(model),
     }));
+    if model.xla.is_some() {
+        for f in &mut findings {
+            f.recommendation = jax_advice(&f.recommendation);
+        }
+    }
+    if graphs.percent_of_gpu_time >= 50.0 {
+        for f in findings.iter_mut().filter(|f| f.id == "trace.short_kernels") {
+            f.recommendation = graphed_short_advice(graphs.percent_of_gpu_time);
+        }
+    }
     rank(&mut findings);
     let mut categories: BTreeMap<String, Vec<OpRow>> = BTreeMap::new();
     for t in tables {
@@ -241,6 +277,7 @@ pub fn analyze(
         timeline,
         ops_summary,
         categories,
+        model_coverage,
         kernels,
         short_kernels,
         findings,
@@ -257,6 +294,40 @@ pub fn analyze(
     }
 }
 
+/// A finding's advice in JAX's terms: the findings are written for PyTorch, whose
+/// remedies (`torch.compile`, CUDA graphs, `.item()`) a JAX program does not have; XLA
+/// fuses what one `jax.jit` compiles, runs a jitted step as one executable, and syncs
+/// the host on `block_until_ready` / `device_get`.
+/// The short-kernel advice where most of the GPU time already runs as graph replays:
+/// capturing a graph is advice already taken (the replayed kernels have no per-kernel
+/// launch call); what is left is the GPU's own gap between kernels and each kernel's
+/// round trip of its tensors through memory.
+fn graphed_short_advice(graph_pct: f64) -> String {
+    format!(
+        "{} of the GPU time already runs as CUDA/HIP graph replays, which remove the \
+         per-kernel CPU launch; each small kernel still costs the GPU a gap before it \
+         starts and a round trip of its tensors through memory: fuse small ops \
+         (torch.compile) or batch work per kernel.",
+        crate::units::pct(graph_pct)
+    )
+}
+
+fn jax_advice(text: &str) -> String {
+    [
+        ("(torch.compile)", "(jit larger functions with jax.jit, so XLA fuses them)"),
+        ("torch.compile", "jax.jit over larger functions"),
+        (
+            "replay the step as a CUDA/HIP graph",
+            "jit the whole step so XLA runs it as one executable",
+        ),
+        ("a CUDA/HIP graph", "one jitted executable"),
+        ("a CUDA graph", "one jitted executable"),
+        ("(.item(), .cpu())", "(block_until_ready, jax.device_get, printing arrays)"),
+    ]
+    .iter()
+    .fold(text.to_string(), |t, (from, to)| t.replace(from, to))
+}
+
 // The multi-rank part lives in `super::ranks`; these names stay importable from here.
 pub use super::ranks::{cross_rank, CrossRank, RankRow};
 
@@ -264,7 +335,7 @@ pub use super::ranks::{cross_rank, CrossRank, RankRow};
 pub(crate) mod tests {
     use super::*;
     use crate::device::Catalog;
-    use crate::trace::model::{CpuOp, GpuEvent};
+    use crate::trace::model::{CpuOp, GpuEvent, RuntimeCall};
 
     /// One GEMM and two all-reduces on their own stream (shared with the rank tests).
     pub(crate) fn model(gemm_us: i64, nccl_us: i64) -> TraceModel {
@@ -288,6 +359,73 @@ pub(crate) mod tests {
         }
     }
 
+    /// Two devices idle 80 of their 100 µs each: 160 µs of idle device time is 80% of
+    /// their 200 µs of device time, not 160% of one window.
+    #[test]
+    fn findings_of_several_devices_stay_within_their_window() {
+        let k = |dev: i64, ts: i64| GpuEvent {
+            name: "k".to_string(),
+            ts_ns: ts * 1000,
+            dur_ns: 10_000,
+            device: dev,
+            stream: 7,
+            launcher: Some("cudaLaunchKernel".to_string()),
+            op: Some(0),
+            ..GpuEvent::default()
+        };
+        let m = TraceModel {
+            ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+            gpu: vec![k(0, 0), k(1, 0), k(0, 90), k(1, 90)],
+            ..TraceModel::default()
+        };
+        let r = analyze(&m, None, &TraceOptions::default());
+        assert_eq!(r.timeline.per_device.len(), 2);
+        let idle = r.findings.iter().find(|f| f.id == "trace.gpu_idle").unwrap();
+        assert_eq!(idle.time_at_stake_us(), Some(160.0));
+        assert_eq!(idle.share_pct(), Some(80.0));
+        assert!(r.findings.iter().all(|f| f.share_pct().is_none_or(|p| p <= 100.0)));
+    }
+
+    /// A step replayed as one CUDA graph (the capture outside the trace): 40 kernels of
+    /// 2 µs, one every 3 µs, all from `cudaGraphLaunch`. The short-kernel finding does not
+    /// advise capturing a graph.
+    #[test]
+    fn short_kernels_of_a_graph_replay_are_not_told_to_capture_a_graph() {
+        let runtime = vec![RuntimeCall {
+            name: "cudaGraphLaunch".to_string(),
+            ts_ns: 0,
+            dur_ns: 5_000,
+            ..RuntimeCall::default()
+        }];
+        let gpu = (0..40)
+            .map(|i| GpuEvent {
+                name: format!("k{}", i % 4),
+                ts_ns: 10_000 + i * 3_000,
+                dur_ns: 2_000,
+                device: 0,
+                stream: 7,
+                runtime: Some(0),
+                ..GpuEvent::default()
+            })
+            .collect();
+        let m = TraceModel { gpu, runtime, ..TraceModel::default() };
+        let r = analyze(&m, None, &TraceOptions::default());
+        assert_eq!(r.graphs.percent_of_gpu_time, 100.0);
+        let f = r.findings.iter().find(|f| f.id == "trace.short_kernels").unwrap();
+        let advice = &f.recommendation;
+        assert!(advice.contains("already runs as CUDA/HIP graph replays"), "{advice}");
+        assert!(!advice.contains("capture"), "{advice}");
+    }
+
+    /// A JAX profile's findings give JAX's remedies, not PyTorch's.
+    #[test]
+    fn jax_advice_names_jit_not_torch_compile() {
+        let a =
+            jax_advice("fuse small ops (torch.compile), or replay the step as a CUDA/HIP graph");
+        assert!(!a.contains("torch") && !a.contains("CUDA/HIP graph"), "{a}");
+        assert!(a.contains("jax.jit"), "{a}");
+    }
+
     #[test]
     fn analyze_assembles_every_section() {
         let cat = Catalog::builtin();
@@ -298,8 +436,10 @@ pub(crate) mod tests {
         assert_eq!(r.window.duration_ms, 0.110);
         assert_eq!(r.timeline.all.communication.time_ms, 0.090);
         assert_eq!(r.timeline.all.exposed_communication.time_ms, 0.030);
-        // NCCL kernels are not ops-summary time; they are kernel rows.
-        assert_eq!(r.ops_summary.total_direct_kernel_time_ms, 0.060);
+        // NCCL kernels count at the op that launched them: [0,60) ∪ [0,80) ∪ [100,110).
+        assert_eq!(r.ops_summary.total_direct_kernel_time_ms, 0.090);
+        // The work models cover the GEMM's 60 µs; the NCCL kernels are left out.
+        assert_eq!(r.model_coverage.kernel_time_us, 60.0);
         assert_eq!(r.kernels.len(), 2);
         assert!(r.warnings.iter().all(|w| w.kind != "no_device"));
         let r = analyze(&TraceModel::default(), None, &TraceOptions::default());

@@ -42,13 +42,52 @@ impl<'a> DeviceLookup<'a> {
 }
 
 /// The catalog entry of the first GPU `model` names (`deviceProperties[0]`), told apart
-/// from entries of the same name by its compute units and clock.
+/// from entries of the same name by its compute units, clock and memory size.
 pub fn device_for<'a>(catalog: &'a Catalog, model: &TraceModel) -> DeviceLookup<'a> {
     let Some(dev) = model.devices.first() else { return DeviceLookup::Unnamed };
-    let facts = DeviceFacts { units: dev.num_sms, clock_mhz: dev.clock_mhz };
+    let facts = DeviceFacts {
+        units: dev.num_sms,
+        clock_mhz: dev.clock_mhz,
+        memory_bytes: dev.total_memory_bytes,
+    };
     match lookup_with_facts(catalog, &dev.name, facts) {
         Ok((spec, note)) => DeviceLookup::Found { spec, note },
-        Err(e) => DeviceLookup::Unknown(e.to_string()),
+        Err(e) => match by_facts_alone(catalog, &dev.name, facts) {
+            Some((spec, note)) => DeviceLookup::Found { spec, note: Some(note) },
+            None => DeviceLookup::Unknown(e.to_string()),
+        },
+    }
+}
+
+/// The one catalog device whose units, boost clock and memory size all fit what the
+/// profile states, when its name is not in the catalog (a profile that names only a
+/// vendor); `None` unless all three facts are stated and exactly one device fits.
+fn by_facts_alone<'a>(
+    catalog: &'a Catalog,
+    name: &str,
+    f: DeviceFacts,
+) -> Option<(&'a DeviceSpec, String)> {
+    let (units, clock, mem) = (f.units?, f.clock_mhz?, f.memory_bytes?);
+    let fits: Vec<&DeviceSpec> = catalog
+        .devices
+        .iter()
+        .filter(|d| {
+            d.num_cu == units
+                && d.boost_clock_mhz.is_some_and(|b| (clock - b).abs() <= 0.02 * b)
+                && d.mem_gb.is_some_and(|g| crate::device::memory_fits(mem, g))
+        })
+        .collect();
+    match fits.as_slice() {
+        [one] => Some((
+            one,
+            format!(
+                "the profile names `{name}`, which the catalog does not know; its {units} \
+                 units, {clock:.0} MHz clock and {:.0} GiB of memory fit only {}",
+                mem as f64 / f64::from(1u32 << 30),
+                one.id
+            ),
+        )),
+        _ => None,
     }
 }
 
@@ -141,4 +180,87 @@ pub fn stem(file: &str) -> &str {
     }
     let f = file.strip_suffix(".gz").or_else(|| file.strip_suffix(".GZ")).unwrap_or(file);
     f.strip_suffix(".json").or_else(|| f.strip_suffix(".JSON")).unwrap_or(f)
+}
+
+/// Refuses a model with nothing to analyse: no CPU op, runtime call, GPU event or
+/// annotation (a JSON file that is not a trace, `[1, 2, 3]`, or an empty
+/// `{"traceEvents": []}`). The error is one sentence naming `file`.
+///
+/// # Errors
+/// When the model holds no event.
+pub fn check_not_empty(model: &TraceModel, file: &str) -> Result<(), String> {
+    // A file whose events were all tolerated problems (a negative duration, an unknown
+    // phase) is a trace with warnings, not an empty one; elements that are not events
+    // at all (`bad_event`: `[1, 2, 3]`), and the reader's own notes on what is absent,
+    // do not make it a trace.
+    let empty = model.ops.is_empty()
+        && model.gpu.is_empty()
+        && model.runtime.is_empty()
+        && model.annotations.is_empty()
+        && model.memory.is_empty()
+        && model.warnings.iter().all(|w| {
+            matches!(w.kind.as_str(), "missing_device_properties" | "bad_event" | "no_gpu_events")
+        });
+    if empty {
+        return Err(format!(
+            "{file} holds no trace events: expected a PyTorch profiler trace (Chrome-trace \
+             JSON whose `traceEvents` hold `cpu_op`, `kernel` or `cuda_runtime` events) or a \
+             JAX profile"
+        ));
+    }
+    Ok(())
+}
+
+/// Up to `n` names of `names` closest to `target` (Jaro–Winkler, case-insensitive),
+/// best first.
+pub fn closest_names<'a>(
+    target: &str,
+    names: impl IntoIterator<Item = &'a str>,
+    n: usize,
+) -> Vec<String> {
+    let t = target.trim_end_matches('*').to_ascii_lowercase();
+    let mut scored: Vec<(f64, &str)> =
+        names.into_iter().map(|s| (strsim::jaro_winkler(&t, &s.to_ascii_lowercase()), s)).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(n).map(|(_, s)| s.to_string()).collect()
+}
+
+/// Refuses `--what-if` requests that scaled nothing in the critical path's window,
+/// naming the op names closest to each (the window's ops first, else the trace's).
+///
+/// # Errors
+/// One sentence per request that matched nothing.
+pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), String> {
+    let Some(cp) = &report.critical_path else {
+        return Ok(());
+    };
+    let mut names: Vec<&str> = model.ops.iter().map(|o| o.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let bad: Vec<String> = cp
+        .what_if
+        .iter()
+        .filter(|w| w.matched_events == 0)
+        .map(|w| {
+            let near = closest_names(&w.target, names.iter().copied(), 3);
+            format!(
+                "--what-if '{}={}' matches no op, runtime call or kernel in the critical \
+                 path's window ({}){}",
+                w.target,
+                w.factor,
+                cp.window.annotation.as_deref().unwrap_or("the whole trace"),
+                if near.is_empty() {
+                    String::new()
+                } else {
+                    format!("; closest op names: {}", near.join(", "))
+                }
+            )
+        })
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(bad.join("; "))
+    }
 }

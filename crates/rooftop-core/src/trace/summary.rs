@@ -7,9 +7,14 @@
 //! Definitions:
 //! - A *launcher* is the innermost CPU op around the runtime call that launched a GPU
 //!   event (kernel, memcpy or memset), skipping pass-through ops named `execute`; a GPU
-//!   event with a runtime call but no enclosing op is launched by the runtime call
-//!   itself (named after it, e.g. `cudaLaunchKernel`). NCCL/RCCL kernels and unlinked
-//!   GPU events have no launcher (TraceLens's `include_nccl=False`).
+//!   event with a runtime call but no enclosing op belongs to no op: its row is
+//!   `(no op)` (TraceLens names it after the runtime call, `cudaLaunchKernel`, which is
+//!   not an op). Unlinked GPU events have no launcher. Communication kernels (NCCL/RCCL,
+//!   custom and symmetric-memory all-reduce) count at their op, category `Comm`
+//!   (TraceLens leaves them out, `include_nccl=False`). A CUDA/HIP graph replay's
+//!   kernels belong to the ops that launched them during the graph's capture, when the
+//!   capture is in the trace ([`super::gaps::graphs::capture_map`]); the op's `count`
+//!   is its calls (the capture), its times include every replay.
 //! - An op instance's *direct* kernel time is the union of the intervals of the GPU
 //!   events it launched; its *subtree* time the union over all GPU events launched
 //!   inside it and its descendants (NCCL included). The ops summary groups instances by
@@ -24,7 +29,7 @@
 //! Percent-of-total figures use the GPU timeline's window (`timeline.total`).
 
 use super::model::{Dims, GpuEvent, GpuKind, TraceModel};
-use super::timeline::{is_comm_name, union_ns};
+use super::timeline::union_ns;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -148,6 +153,10 @@ pub struct ShortKernels {
     pub rows: Vec<ShortKernelRow>,
 }
 
+/// The ops-summary name of GPU work launched outside every CPU op (a runtime call is
+/// not an op).
+pub const NO_OP: &str = "(no op)";
+
 /// Who launched a GPU event, for the ops summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Launcher {
@@ -205,11 +214,16 @@ fn has_launch(ev: &GpuEvent) -> bool {
 pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsSummary {
     // 1. Direct GPU events per launcher instance.
     let mut direct: BTreeMap<Launcher, Vec<usize>> = BTreeMap::new();
+    // A graph-replayed kernel whose capture is in the trace belongs to the op that
+    // launched its position during the capture.
+    let captured = super::gaps::graphs::capture_map(model);
     for (i, ev) in model.gpu.iter().enumerate() {
-        if !has_launch(ev) || is_comm_name(&ev.name) {
+        // Communication kernels count too (TraceLens leaves them out by default): an
+        // all-reduce is time its op takes.
+        if !has_launch(ev) {
             continue;
         }
-        let l = match launcher_op(model, ev) {
+        let l = match captured.get(&(i as u32)).copied().or_else(|| launcher_op(model, ev)) {
             Some(op) => Launcher::Op(op),
             None => ev.correlation.map_or(Launcher::Event(i), Launcher::Runtime),
         };
@@ -239,10 +253,16 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
                     .map_or(direct_ns, |v| union_ns(v.iter().map(|&i| interval(&model.gpu[i]))));
                 (o.name.clone(), category(op), sub)
             }
+            // A runtime call is not an op: its kernels launched outside every op are
+            // `(no op)`, by the category of the kernel.
             Launcher::Runtime(_) | Launcher::Event(_) => {
                 let ev = &model.gpu[evs[0]];
-                let name = ev.launcher.clone().unwrap_or_else(|| "runtime".to_string());
-                (name, runtime_category(ev.launcher.as_deref()).to_string(), direct_ns)
+                let cat = match runtime_category(ev.launcher.as_deref()) {
+                    "graph" => "graph".to_string(),
+                    _ => super::ops::categorize_kernel(&ev.name)
+                        .map_or_else(|| "runtime".to_string(), |c| c.as_str().to_string()),
+                };
+                (NO_OP.to_string(), cat, direct_ns)
             }
         };
         let acc = by_name.entry(name).or_insert_with(|| OpAcc {
@@ -625,27 +645,29 @@ mod tests {
         let add = row("aten::add").unwrap();
         assert_eq!((add.count, add.kernel_count), (2, 3));
         assert_eq!(add.direct_kernel_time_ms, 0.012);
-        // conv: direct 30 µs (NCCL excluded); subtree = conv ∪ fill ∪ nccl = [100,140)
+        // conv: direct = its kernel and its NCCL kernel (communication counts at its
+        // op) = [100,130) ∪ [150,200) = 80 µs; subtree = conv ∪ fill ∪ nccl = [100,140)
         // ∪ [150,200) = 90 µs.
         let conv = row("aten::conv").unwrap();
-        assert_eq!(conv.direct_kernel_time_ms, 0.030);
+        assert_eq!(conv.direct_kernel_time_ms, 0.080);
         assert_eq!(conv.subtree_kernel_time_ms, 0.090);
         assert_eq!(row("aten::fill_").unwrap().direct_kernel_time_ms, 0.020);
-        // graph launch without op: launcher is the runtime call.
-        let g = row("cudaGraphLaunch").unwrap();
+        // A graph launch outside every op is not an op: `(no op)`, category graph.
+        assert!(row("cudaGraphLaunch").is_none());
+        let g = row(NO_OP).unwrap();
         assert_eq!((g.category.as_str(), g.count), ("graph", 1));
-        // Total direct = 30 + 12 + 30 + 20 + 5 = 97 µs; order by direct time.
-        assert!((s.total_direct_kernel_time_ms - 0.097).abs() < 1e-12);
-        assert_eq!(s.ops[0].name, "aten::addmm"); // tie with conv broken by name
-        assert_eq!(s.ops[1].name, "aten::conv");
+        // Total direct = 30 + 12 + 80 + 20 + 5 = 147 µs; order by direct time.
+        assert!((s.total_direct_kernel_time_ms - 0.147).abs() < 1e-12);
+        assert_eq!(s.ops[0].name, "aten::conv");
+        assert_eq!(s.ops[1].name, "aten::addmm");
         assert!((s.ops.last().unwrap().cumulative_percent - 100.0).abs() < 1e-9);
         let gemm = s.by_category.iter().find(|c| c.category == "GEMM").unwrap();
         assert_eq!((gemm.count, gemm.direct_kernel_time_ms), (1, 0.030));
         let other = s.by_category.iter().find(|c| c.category == "other").unwrap();
-        // add ×2, conv, fill_ = 4 instances, 12 + 30 + 20 = 62 µs.
+        // add ×2, conv, fill_ = 4 instances, 12 + 80 + 20 = 112 µs.
         assert_eq!(other.count, 4);
-        assert!((other.direct_kernel_time_ms - 0.062).abs() < 1e-12);
-        assert!((other.percent - 62.0 / 97.0 * 100.0).abs() < 1e-9);
+        assert!((other.direct_kernel_time_ms - 0.112).abs() < 1e-12);
+        assert!((other.percent - 112.0 / 147.0 * 100.0).abs() < 1e-9);
     }
 
     #[test]

@@ -25,8 +25,7 @@
 use super::attrib::{busy_ns, subtree_events};
 use super::model::{Dims, OpArgs, TraceModel};
 use super::ops::{
-    categorize_in, model_op_in, op_table, op_table_in, Category, ModelError, OpModel, ParamValue,
-    Params, Table,
+    categorize_in, op_table, op_table_in, Category, ModelError, OpModel, ParamValue, Params, Table,
 };
 use crate::analysis::{analyze, KernelRequest};
 use crate::device::DeviceSpec;
@@ -117,26 +116,34 @@ pub const UNMODELLED: &str = "unmodelled";
 /// [`UNMODELLED`]; empty tables are left out. With a `device`, rows get the roofline
 /// attainment, bound, floor, tile/wave efficiency and top finding.
 pub fn category_tables(model: &TraceModel, device: Option<&DeviceSpec>) -> Vec<CategoryTable> {
+    category_tables_in(model, device, &super::inference::Context::new(model))
+}
+
+/// [`category_tables`] with the models' context (engine steps, a model config).
+pub fn category_tables_in(
+    model: &TraceModel,
+    device: Option<&DeviceSpec>,
+    inference: &super::inference::Context,
+) -> Vec<CategoryTable> {
     // Groups in first-call order; `index` maps (table or None for unmodelled, grouping
     // key) to a group. Calls sharing an argument record (the reader interns them) are
     // modelled once: `seen` maps (name, address of the args) to the group.
     let mut groups: Vec<((Option<Table>, String), Group)> = Vec::new();
     let mut index: HashMap<(Option<Table>, String), usize> = HashMap::new();
     let mut seen: HashMap<(&str, *const OpArgs), usize> = HashMap::new();
-    let inference = super::inference::Context::new(model);
     for (i, op) in model.ops.iter().enumerate() {
         let modelled = op_table_in(model, i).is_some();
         if !modelled && (op.launched.is_empty() || covered_by_ancestor(model, i)) {
             continue;
         }
         let memo = (op.name.as_str(), Arc::as_ptr(&op.args));
-        let in_context = super::inference::context_dependent(&op.name);
+        let in_context = super::ops::context_dependent(&op.name);
         if let Some(&g) = seen.get(&memo).filter(|_| !in_context) {
             groups[g].1.calls.push(i);
             continue;
         }
         let (table, key, model_or_reason) = if modelled {
-            match inference.model(model, i).unwrap_or_else(|| model_op_in(model, i)) {
+            match super::ops::model_in_context(model, i, inference) {
                 Ok(m) => (Some(m.table), format!("{}|{}", op.name, m.params.group_key()), Ok(m)),
                 Err(e) => (None, unmodelled_key(op), Err(reason(&e))),
             }
@@ -248,6 +255,9 @@ fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRo
     let kernels = kernel_details(model, &per_call);
 
     let (params, flops, bytes, unmodelled, category) = match &g.model {
+        Ok(m) if m.table == Table::Triton => {
+            (m.params.clone(), Some(m.flops), Some(m.bytes), None, categorize_in(model, first))
+        }
         Ok(m) => (m.params.clone(), Some(m.flops), Some(m.bytes), None, m.table.category()),
         Err(why) => {
             let mut p = Params::default();
@@ -398,7 +408,7 @@ mod tests {
     }
 
     /// Three linear layers: two of one shape (kernels of 8 and 10 µs), one of another
-    /// (12 µs); an erfinv launcher without a model; a layer norm with its native op inside.
+    /// (12 µs); a polygamma launcher without a model; a layer norm with its native op inside.
     fn model() -> TraceModel {
         let mut ops = vec![
             op("aten::linear", 0, 100_000, None),
@@ -407,7 +417,7 @@ mod tests {
             op("aten::addmm", 201_000, 50_000, Some(2)),
             op("aten::linear", 400_000, 100_000, None),
             op("aten::addmm", 401_000, 50_000, Some(4)),
-            op("aten::erfinv", 600_000, 10_000, None),
+            op("aten::polygamma", 600_000, 10_000, None),
             op("aten::layer_norm", 700_000, 10_000, None),
             op("aten::native_layer_norm", 700_100, 9_000, Some(7)),
         ];
@@ -482,10 +492,10 @@ mod tests {
         assert_eq!(norm.rows.len(), 2);
         assert!(norm.rows.iter().all(|r| r.kernel_time_us.sum == 4.0));
 
-        // erfinv launches a kernel and has no model: listed, with no numbers.
+        // polygamma launches a kernel and has no model: listed, with no numbers.
         let un = &tables[2];
         assert_eq!(un.rows.len(), 1);
-        assert_eq!(un.rows[0].name, "aten::erfinv");
+        assert_eq!(un.rows[0].name, "aten::polygamma");
         assert_eq!(un.rows[0].category, Category::Elementwise);
         assert!(un.rows[0].flops.is_none() && un.rows[0].achieved_tflops.is_none());
         assert!(un.rows[0].unmodelled.as_deref().unwrap().contains("no work model"));

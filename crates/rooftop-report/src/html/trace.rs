@@ -517,7 +517,8 @@ pub fn trace_ranks(
     let mut body = t.render();
     if let Some(s) = &cross.slowest {
         body.push_str(&note(&format!(
-            "* slowest rank: {s} (most computation; the others wait for it in collectives). Computation spread {}, window spread {}.",
+            "* slowest rank: {s} ({}). Computation spread {}, window spread {}.",
+            crate::trace::slowest_why(cross),
             ms(cross.computation_spread_ms),
             ms(cross.total_spread_ms)
         )));

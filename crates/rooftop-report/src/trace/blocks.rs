@@ -40,14 +40,105 @@ pub(super) fn header_lines(r: &TraceReport) -> String {
         "",
         "  ",
     ));
+    if let Some(line) = no_shapes_line(r) {
+        out.push_str(&wrap(&line, usize::from(WIDTH), "", "  "));
+    }
     out
+}
+
+/// The one notice of a trace without recorded shapes, with the fix.
+pub(super) fn no_shapes_line(r: &TraceReport) -> Option<String> {
+    (r.model_coverage.shapes_recorded == Some(false)).then(|| {
+        "shapes: not recorded, so no op has FLOPs, bytes or a roofline (the GEMM, CONV, ... \
+         tables are empty); profile with torch.profiler.profile(record_shapes=True)"
+            .to_string()
+    })
+}
+
+/// One sentence on how much kernel time the work models cover.
+pub(super) fn coverage_note(r: &TraceReport) -> Option<String> {
+    let c = &r.model_coverage;
+    let share = c.percent?;
+    let mut s = format!(
+        "Work models cover {} of the non-communication kernel time ({} of {})",
+        pct(share),
+        ms(c.modelled_us / 1e3),
+        ms(c.kernel_time_us / 1e3)
+    );
+    let rest: Vec<String> = c
+        .uncovered
+        .iter()
+        .take(3)
+        .map(|u| format!("{} {} ({})", u.op, us(u.time_us), pct(u.percent)))
+        .collect();
+    if rest.is_empty() {
+        s.push('.');
+    } else {
+        let _ = write!(
+            s,
+            "; without a model: {}{}; --section categories lists each with its reason.",
+            rest.join(", "),
+            if c.uncovered.len() > 3 { ", ..." } else { "" }
+        );
+    }
+    Some(s)
+}
+
+/// The kernel time outside every work model, one row per op and reason.
+pub(super) fn coverage_block(r: &TraceReport, top: usize) -> Block {
+    let c = &r.model_coverage;
+    let title = if c.uncovered.is_empty() {
+        "Kernel time without a work model: none".to_string()
+    } else {
+        format!(
+            "Kernel time without a work model (top {} of {})",
+            top.min(c.uncovered.len()),
+            c.uncovered.len()
+        )
+    };
+    let mut b = Block::new(title, &["op", "kernels", "time", "% kernel time", "why no model"]);
+    b.min_widths = vec![(0, 24)];
+    if c.uncovered.is_empty() {
+        b.header.clear();
+    }
+    for u in c.uncovered.iter().take(top) {
+        b.rows.push(vec![
+            u.op.clone(),
+            u.kernels.to_string(),
+            us(u.time_us),
+            pct(u.percent),
+            u.reason.clone(),
+        ]);
+    }
+    match (c.percent, coverage_note(r)) {
+        (Some(_), Some(n)) => b.notes.push(n),
+        _ => b.notes.push(
+            "No kernel time to model: the trace has no kernels outside communication.".to_string(),
+        ),
+    }
+    b
 }
 
 pub(super) fn timeline_blocks(r: &TraceReport) -> Vec<Block> {
     let mut out = Vec::new();
-    let mut b = Block::new("GPU timeline", &["", "time", "% of window"]);
+    let n = r.timeline.per_device.len();
+    let title = if n > 1 {
+        format!(
+            "GPU timeline, all {n} devices together (busy when any device is; per device below)"
+        )
+    } else {
+        "GPU timeline".to_string()
+    };
+    let mut b = Block::new(title, &["", "time", "% of window"]);
     for (_, label, share) in r.timeline.all.rows() {
         b.rows.push(vec![label.to_string(), ms(share.time_ms), pct(share.percent)]);
+    }
+    if r.timeline.all.total.time_ms == 0.0 {
+        b.notes.push(
+            "No GPU time: the trace has no GPU events (kernel, memcpy or memset) that a \
+             runtime call launched."
+                .to_string(),
+        );
     }
     if r.timeline.unlinked_excluded > 0 {
         b.notes.push(format!(
@@ -283,10 +374,47 @@ pub(super) fn category_tables_blocks(r: &TraceReport, names: &[&str], top: usize
             if names.is_empty() { "Roofline tables".to_string() } else { names.join(", ") },
             &[],
         );
-        b.notes.push("No ops of this kind in the trace.".to_string());
+        b.notes.push(empty_tables_reason(r, names));
         out.push(b);
     }
     out
+}
+
+/// Why a roofline section has no rows: no shapes, or no op of its kind.
+fn empty_tables_reason(r: &TraceReport, names: &[&str]) -> String {
+    if r.model_coverage.shapes_recorded == Some(false) {
+        // The ops the section would show, by our category, as the ops table lists them.
+        let cats: Vec<&str> = names
+            .iter()
+            .filter_map(|n| Table::ALL.iter().find(|t| t.as_str() == *n))
+            .map(|t| t.category().as_str())
+            .collect();
+        let listed: Vec<&str> = r
+            .ops_summary
+            .ops
+            .iter()
+            .filter(|o| cats.iter().any(|c| o.category.split('/').any(|x| x == *c)))
+            .map(|o| o.name.as_str())
+            .take(3)
+            .collect();
+        return format!(
+            "No rows: the trace was recorded without shapes, so no op can be modelled{}; \
+             profile with torch.profiler.profile(record_shapes=True).",
+            if listed.is_empty() {
+                String::new()
+            } else {
+                format!(" (the ops table lists {})", listed.join(", "))
+            }
+        );
+    }
+    if r.xla.is_none() && r.ops_summary.ops.is_empty() {
+        return "No rows: the trace has no CPU ops that launched GPU work.".to_string();
+    }
+    if names.is_empty() {
+        "No rows: no op in the trace launched GPU work.".to_string()
+    } else {
+        format!("No rows: the trace has no op of this kind ({}).", names.join(", "))
+    }
 }
 
 pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
@@ -299,7 +427,9 @@ pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
             if r.xla.is_some() {
                 out.extend(crate::xla::summary_blocks(r, top));
             } else {
-                out.push(ops_block(r, top));
+                let mut b = ops_block(r, top);
+                b.notes.extend(coverage_note(r));
+                out.push(b);
             }
             out.push(findings_block(r, top.min(5)));
         }
@@ -308,14 +438,33 @@ pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
         Section::Categories => {
             out.push(by_category_block(r));
             out.extend(category_tables_blocks(r, &[], top));
+            out.push(coverage_block(r, top));
         }
-        Section::Gemm | Section::Sdpa | Section::Conv | Section::Norm | Section::Elementwise => {
+        Section::Gemm
+        | Section::Sdpa
+        | Section::Conv
+        | Section::Norm
+        | Section::Elementwise
+        | Section::Softmax
+        | Section::Pool
+        | Section::Embedding
+        | Section::Triton => {
             out.extend(category_tables_blocks(r, opts.section.tables(), top));
         }
         Section::Kernels => out.push(kernels_block(r, top)),
         Section::ShortKernels => out.extend(short_kernel_blocks(r, top)),
         Section::Findings => out.push(findings_block(r, top)),
-        Section::Xla => out.extend(crate::xla::blocks(r, top)),
+        Section::Xla => {
+            out.extend(crate::xla::blocks(r, top));
+            if r.xla.is_none() {
+                let mut b = Block::new("XLA", &[]);
+                b.notes.push(
+                    "No XLA section: this is a PyTorch trace, not a JAX profile (`*.xplane.pb`)."
+                        .to_string(),
+                );
+                out.push(b);
+            }
+        }
         Section::Idle
         | Section::Launch
         | Section::Syncs
@@ -329,6 +478,7 @@ pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
             out.push(ops_block(r, top));
             out.push(by_category_block(r));
             out.extend(category_tables_blocks(r, &[], top));
+            out.push(coverage_block(r, top));
             out.push(kernels_block(r, top));
             out.extend(short_kernel_blocks(r, top));
             out.extend(crate::xla::blocks(r, top));
@@ -336,8 +486,36 @@ pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
             out.extend(crate::trace_gaps::blocks(r, Section::All, top));
         }
     }
+    for b in &mut out {
+        explain_if_empty(r, b);
+    }
     if opts.section != Section::Summary {
         out.extend(warnings_block(r));
     }
     out
+}
+
+/// Says why a table has no rows (and drops its empty header), unless a note already
+/// starts with `No`.
+fn explain_if_empty(r: &TraceReport, b: &mut Block) {
+    if b.header.is_empty() || !b.rows.is_empty() {
+        return;
+    }
+    b.header.clear();
+    if b.notes.iter().any(|n| n.starts_with("No ")) {
+        return;
+    }
+    let no_gpu = r.timeline.all.total.time_ms == 0.0 && r.kernels.is_empty();
+    let why = if no_gpu {
+        "No rows: the trace has no GPU events (kernel, memcpy or memset) to analyse.".to_string()
+    } else if b.title.starts_with("Ops by") {
+        "No rows: no CPU op launched GPU work (record the trace with the CPU activity, \
+         `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`)."
+            .to_string()
+    } else if b.title.starts_with("Short kernels") {
+        format!("No rows: no kernel ran shorter than {} µs.", sig3(r.short_kernels.threshold_us))
+    } else {
+        "No rows: nothing of this kind in the trace.".to_string()
+    };
+    b.notes.insert(0, why);
 }

@@ -55,6 +55,7 @@ mod tests;
 mod to_csv;
 
 use blocks::{blocks, header_lines};
+pub(crate) use ranks::slowest_why;
 pub use ranks::{
     cross_rank_csv, cross_rank_json, cross_rank_markdown, cross_rank_table, ranks_csv, ranks_json,
     ranks_text, CsvFolder, PER_RANK_TABLES_MAX,
@@ -76,6 +77,11 @@ pub enum Section {
     Conv,
     Norm,
     Elementwise,
+    Softmax,
+    Pool,
+    Embedding,
+    /// Triton kernels of `torch.compile`.
+    Triton,
     Kernels,
     ShortKernels,
     Findings,
@@ -95,7 +101,7 @@ pub enum Section {
 
 impl Section {
     /// Every name `--section` accepts.
-    pub const NAMES: [&'static str; 22] = [
+    pub const NAMES: [&'static str; 26] = [
         "summary",
         "timeline",
         "ops",
@@ -105,6 +111,10 @@ impl Section {
         "conv",
         "norm",
         "elementwise",
+        "softmax",
+        "pool",
+        "embedding",
+        "triton",
         "kernels",
         "short-kernels",
         "findings",
@@ -131,6 +141,10 @@ impl Section {
             Section::Conv => "conv",
             Section::Norm => "norm",
             Section::Elementwise => "elementwise",
+            Section::Softmax => "softmax",
+            Section::Pool => "pool",
+            Section::Embedding => "embedding",
+            Section::Triton => "triton",
             Section::Kernels => "kernels",
             Section::ShortKernels => "short-kernels",
             Section::Findings => "findings",
@@ -154,7 +168,13 @@ impl Section {
             Section::Sdpa => &["SDPA_fwd", "SDPA_bwd"],
             Section::Conv => &["CONV_fwd", "CONV_bwd"],
             Section::Norm => &["Normalization"],
-            Section::Elementwise => &["BinaryElementwise", "UnaryElementwise"],
+            Section::Elementwise => {
+                &["BinaryElementwise", "UnaryElementwise", "Elementwise", "DataMovement"]
+            }
+            Section::Softmax => &["Softmax"],
+            Section::Pool => &["Pool"],
+            Section::Embedding => &["Embedding"],
+            Section::Triton => &["Triton"],
             _ => &[],
         }
     }
@@ -174,6 +194,10 @@ impl FromStr for Section {
             Section::Conv,
             Section::Norm,
             Section::Elementwise,
+            Section::Softmax,
+            Section::Pool,
+            Section::Embedding,
+            Section::Triton,
             Section::Kernels,
             Section::ShortKernels,
             Section::Findings,

@@ -40,13 +40,27 @@ fn cross_rank_block(c: &CrossRank) -> Block {
     }
     if let Some(s) = &c.slowest {
         b.notes.push(format!(
-            "* slowest rank: {s} (most computation; the others wait for it in collectives). \
-             Computation spread {}, window spread {}.",
+            "* slowest rank: {s} ({}). Computation spread {}, window spread {}.",
+            slowest_why(c),
             ms(c.computation_spread_ms),
             ms(c.total_spread_ms)
         ));
     }
     b
+}
+
+/// Why the slowest rank is marked: its computation, and the waiting it caused only where
+/// a matched collective or transfer shows it.
+pub(crate) fn slowest_why(c: &CrossRank) -> String {
+    match c.slowest_wait_caused_ms {
+        Some(w) => format!(
+            "most computation; the others waited {} for it in matched collectives and transfers",
+            ms(w)
+        ),
+        None => "most computation; no matched collective or transfer shows the others \
+                 waiting for it"
+            .to_string(),
+    }
 }
 
 /// The cross-rank table as Markdown.

@@ -167,6 +167,7 @@ fn json_has_the_documented_top_level_keys() {
         "timeline",
         "ops_summary",
         "categories",
+        "model_coverage",
         "kernels",
         "short_kernels",
         "findings",

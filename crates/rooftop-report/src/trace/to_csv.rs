@@ -99,6 +99,22 @@ pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::Render
         )?,
     ));
 
+    let coverage = &r.model_coverage;
+    let mut rows: Vec<Vec<String>> = vec![vec![
+        "(modelled)".to_string(),
+        String::new(),
+        num(coverage.modelled_us),
+        onum(coverage.percent),
+        String::new(),
+    ]];
+    rows.extend(coverage.uncovered.iter().map(|u| {
+        vec![u.op.clone(), u.kernels.to_string(), num(u.time_us), num(u.percent), u.reason.clone()]
+    }));
+    files.push((
+        "model_coverage.csv".to_string(),
+        crate::csv::text(&["op", "kernels", "time_us", "percent_of_kernel_time", "reason"], rows)?,
+    ));
+
     for (name, table_rows) in &r.categories {
         files.push((format!("{name}.csv"), roofline_csv(table_rows)?));
     }
@@ -327,12 +343,16 @@ pub fn csv_in_section(section: Section, name: &str) -> bool {
         Section::Summary | Section::All => true,
         Section::Timeline => stem == "gpu_timeline" || stem == "window",
         Section::Ops => stem == "ops_summary",
-        Section::Categories => stem == "ops_summary_by_category",
+        Section::Categories => stem == "ops_summary_by_category" || stem == "model_coverage",
         Section::Gemm => stem == "GEMM",
         Section::Sdpa => stem.starts_with("SDPA"),
         Section::Conv => stem.starts_with("CONV"),
         Section::Norm => stem == "Normalization",
-        Section::Elementwise => stem.ends_with("Elementwise"),
+        Section::Elementwise => stem.ends_with("Elementwise") || stem == "DataMovement",
+        Section::Softmax => stem == "Softmax",
+        Section::Pool => stem == "Pool",
+        Section::Embedding => stem == "Embedding",
+        Section::Triton => stem == "Triton",
         Section::Kernels => stem == "kernel_summary",
         Section::ShortKernels => stem.starts_with("short_kernel"),
         Section::Findings => stem == "findings",

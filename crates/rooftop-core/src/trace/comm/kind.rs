@@ -155,7 +155,10 @@ impl CollectiveKind {
             CollectiveKind::AllGather
             | CollectiveKind::ReduceScatter
             | CollectiveKind::AllToAll => Some((n - 1.0) / n),
-            CollectiveKind::Broadcast | CollectiveKind::Reduce => Some(1.0),
+            // NCCL-tests `sendrecv_perf`: the bus carries what one peer sends.
+            CollectiveKind::Broadcast | CollectiveKind::Reduce | CollectiveKind::SendRecv => {
+                Some(1.0)
+            }
             _ => None,
         }
     }
@@ -258,7 +261,7 @@ mod tests {
         // n = 2: all-reduce 2·1/2 = 1.
         assert_eq!(CollectiveKind::AllReduce.bus_factor(2), Some(1.0));
         assert_eq!(CollectiveKind::AllToAllV.bus_factor(8), None);
-        assert_eq!(CollectiveKind::SendRecv.bus_factor(2), None);
+        assert_eq!(CollectiveKind::SendRecv.bus_factor(2), Some(1.0));
         assert_eq!(CollectiveKind::AllReduce.bus_factor(0), None);
     }
 

@@ -75,6 +75,10 @@ pub(crate) struct Slot {
     pub dur_ns: i64,
     pub compute_before_ns: i64,
     pub compute_before: Sym,
+    /// Point-to-point: whether this side sends (`send`) or receives (`recv`), and the
+    /// peer's global rank (`Dst Rank` / `Src Rank`); `None` otherwise or unrecorded.
+    pub sends: Option<bool>,
+    pub peer: Option<i64>,
 }
 
 impl Slot {
@@ -180,6 +184,15 @@ impl Reducer {
             .map(|r| {
                 let a = &r.args;
                 let is_a2a = matches!(r.kind, CollectiveKind::AllToAll | CollectiveKind::AllToAllV);
+                let (sends, peer) = match (r.kind, a.collective.as_deref()) {
+                    (CollectiveKind::SendRecv, Some(c)) if c.starts_with("send") => {
+                        (Some(true), a.dst_rank)
+                    }
+                    (CollectiveKind::SendRecv, Some(c)) if c.starts_with("recv") => {
+                        (Some(false), a.src_rank)
+                    }
+                    _ => (None, None),
+                };
                 Slot {
                     group: s.id(Some(a.pg_name.as_deref().unwrap_or(NO_GROUP))),
                     seq: a.seq,
@@ -196,6 +209,8 @@ impl Reducer {
                     dur_ns: r.dur_ns,
                     compute_before_ns: r.compute_before_ns,
                     compute_before: s.id(r.compute_before.as_deref()),
+                    sends,
+                    peer,
                 }
             })
             .collect();
@@ -506,19 +521,7 @@ fn match_groups(
             by_group.entry(g).or_default().entry(p).or_default().push(i);
         }
     }
-    let p2p: u64 =
-        ranks.iter().flat_map(|r| &r.slots).filter(|s| s.kind == CollectiveKind::SendRecv).count()
-            as u64;
-    if p2p > 0 {
-        w.add(
-            "point_to_point_not_matched",
-            p2p,
-            format!(
-                "{p2p} point-to-point kernels (send/recv) are not matched across ranks: \
-                 they are in each rank's communication time, not in the collectives table"
-            ),
-        );
-    }
+    match_p2p(ranks, strings, opts, metrics, w);
     let unknown: u64 =
         ranks.iter().flat_map(|r| &r.slots).filter(|s| s.kind == CollectiveKind::Unknown).count()
             as u64;
@@ -632,6 +635,111 @@ fn match_groups(
         rows.push(row);
     }
     rows
+}
+
+/// Point-to-point transfers matched across ranks: the `send` of rank A to B and the
+/// `recv` of B from A (`Dst Rank` / `Src Rank`, global ranks as PyTorch records them),
+/// paired in start order per (A, B); a pair is one transfer when the two kernels
+/// overlap in time (a send completes only once its receive is posted, and the receive
+/// once the data arrived), which skips the kernels one trace holds outside the other's
+/// profiling window. Each transfer is an instance of two members in [`Metrics`]:
+/// transfer time, bandwidth (NCCL-tests `sendrecv`: bus = algorithm bandwidth), skew and
+/// who waited for whom.
+#[allow(clippy::many_single_char_names)]
+fn match_p2p(
+    ranks: &Ranks,
+    strings: &Interner,
+    opts: &ReduceOptions,
+    metrics: &mut Metrics,
+    w: &mut Warnings,
+) {
+    type Sides = (Vec<(usize, usize)>, Vec<(usize, usize)>);
+    let rank_of = |p: usize| ranks[p].info.rank.unwrap_or(i64::try_from(p).unwrap_or(i64::MAX));
+    let mut pairs: BTreeMap<(i64, i64), Sides> = BTreeMap::new();
+    let mut no_peer = 0u64;
+    for (p, e) in ranks.iter().enumerate() {
+        for (i, s) in e.slots.iter().enumerate() {
+            if s.kind != CollectiveKind::SendRecv {
+                continue;
+            }
+            match (s.sends, s.peer) {
+                (Some(true), Some(peer)) => {
+                    pairs.entry((rank_of(p), peer)).or_default().0.push((p, i));
+                }
+                (Some(false), Some(peer)) => {
+                    pairs.entry((peer, rank_of(p))).or_default().1.push((p, i));
+                }
+                _ => no_peer += 1,
+            }
+        }
+    }
+    let slot = |(p, i): (usize, usize)| &ranks[p].slots[i];
+    let part = |(p, i): (usize, usize)| {
+        let s = &ranks[p].slots[i];
+        Part {
+            pos: p,
+            start_ns: s.start_ns,
+            end_ns: s.end_ns(),
+            dur_ns: s.dur_ns,
+            compute_before_ns: s.compute_before_ns,
+            compute_before: s.compute_before,
+        }
+    };
+    let mut unmatched = 0u64;
+    for ((src, dst), (mut sends, mut recvs)) in pairs {
+        sends.sort_by_key(|&x| slot(x).start_ns);
+        recvs.sort_by_key(|&x| slot(x).start_ns);
+        let members = [src, dst];
+        let (mut i, mut j) = (0, 0);
+        while i < sends.len() && j < recvs.len() {
+            let (a, b) = (slot(sends[i]), slot(recvs[j]));
+            if a.end_ns() < b.start_ns {
+                i += 1;
+                unmatched += 1;
+            } else if b.end_ns() < a.start_ns {
+                j += 1;
+                unmatched += 1;
+            } else {
+                let label = strings
+                    .get(a.pg_desc)
+                    .or_else(|| strings.get(a.group))
+                    .unwrap_or(NO_GROUP)
+                    .to_string();
+                metrics.add(&InstanceView {
+                    label: &label,
+                    members: &members,
+                    scope: Scope::of(&members, opts.gpus_per_node),
+                    parts: vec![part(sends[i]), part(recvs[j])],
+                    slot: a,
+                });
+                i += 1;
+                j += 1;
+            }
+        }
+        unmatched += (sends.len() - i + recvs.len() - j) as u64;
+    }
+    if no_peer > 0 {
+        w.add(
+            "point_to_point_without_peer",
+            no_peer,
+            format!(
+                "{no_peer} point-to-point kernels (send/recv) record no peer (`Dst Rank` / \
+                 `Src Rank`, written by PyTorch with its collective arguments): not matched \
+                 across ranks"
+            ),
+        );
+    }
+    if unmatched > 0 {
+        w.add(
+            "point_to_point_unmatched",
+            unmatched,
+            format!(
+                "{unmatched} sends or receives have no overlapping counterpart on their peer \
+                 (its trace is missing, or the transfer is outside its profiling window): not \
+                 matched"
+            ),
+        );
+    }
 }
 
 /// The most common value (ties: the largest).

@@ -14,6 +14,7 @@
 
 pub mod attention;
 pub mod comm;
+pub mod config;
 pub mod moe;
 pub mod quant;
 pub mod steps;
@@ -22,8 +23,10 @@ use super::gaps::{is_graph_launch, Dist};
 use super::model::{OpArgs, TraceModel};
 use super::ops::{ModelError, OpModel};
 use super::timeline::{length, merge};
+use crate::model::ModelConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use steps::{parse_step, Phase, StepInfo};
 
 /// Whether `name` could be an inference-engine op (a cheap test before the exact ones:
@@ -80,10 +83,20 @@ pub fn context_dependent(name: &str) -> bool {
     engine_prefix(name) && (moe::is_moe_layer(name) || attention::is_paged_attention(name))
 }
 
-/// What the models need from the whole trace: the steps, by start time.
+/// What the models need from the whole trace: the steps, by start time, and the model
+/// config (`--model-config`) with the parallel degree the trace's shapes imply.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
     steps: Vec<(i64, i64, StepInfo)>,
+    config: Option<ConfigContext>,
+}
+
+/// A model config and what the trace says about how it was split.
+#[derive(Debug, Clone)]
+struct ConfigContext {
+    config: Arc<ModelConfig>,
+    /// Tensor (or expert) parallel degree, or why it is not known.
+    parallel: Result<u64, String>,
 }
 
 impl Context {
@@ -95,7 +108,24 @@ impl Context {
             .filter_map(|a| parse_step(&a.name).map(|s| (a.ts_ns, a.ts_ns + a.dur_ns, s)))
             .collect();
         steps.sort_by_key(|s| s.0);
-        Context { steps }
+        Context { steps, config: None }
+    }
+
+    /// With a model config (`--model-config`): MoE layers whose expert weights are not in
+    /// the trace, and attention ops with flattened heads, get their sizes from it.
+    pub fn with_config(model: &TraceModel, config: Option<Arc<ModelConfig>>) -> Context {
+        let mut c = Context::new(model);
+        c.config = config.map(|config| {
+            let parallel = config::parallel_degree(model, &config);
+            ConfigContext { config, parallel }
+        });
+        c
+    }
+
+    /// The parallel degree the trace's shapes imply for the model config, when one was
+    /// given (`Err`: why it could not be inferred).
+    pub fn parallel(&self) -> Option<Result<u64, String>> {
+        self.config.as_ref().map(|c| c.parallel.clone())
     }
 
     /// The step whose annotation contains `ts` (the latest starting one).
@@ -104,20 +134,48 @@ impl Context {
         self.steps[..k].iter().rev().find(|s| s.1 >= ts).map(|s| &s.2)
     }
 
+    /// The index of the step whose annotation contains `ts` (see [`Context::step_at`]).
+    pub fn step_index_at(&self, ts: i64) -> Option<usize> {
+        let k = self.steps.partition_point(|s| s.0 <= ts);
+        self.steps[..k].iter().rposition(|s| s.1 >= ts)
+    }
+
     /// The model of op `op` when it is an inference op whose model needs the trace
     /// around it; `None` otherwise (use [`super::ops::model_op`]).
     pub fn model(&self, model: &TraceModel, op: usize) -> Option<Result<OpModel, ModelError>> {
+        let ts = model.ops.get(op)?.ts_ns;
+        self.model_at(model, op, ts)
+    }
+
+    /// [`Context::model`] with the step in progress at `ts` rather than at the op's
+    /// start: a CUDA-graph replay runs the ops of its capture in the replay's step.
+    pub fn model_at(
+        &self,
+        model: &TraceModel,
+        op: usize,
+        ts: i64,
+    ) -> Option<Result<OpModel, ModelError>> {
         let o = model.ops.get(op)?;
         if !engine_prefix(&o.name) {
             return None;
         }
         let bad = |reason: String| ModelError::BadArgs { op: o.name.clone(), reason };
         if moe::is_moe_layer(&o.name) {
-            return Some(moe::layer_shape(model, op).map(|s| moe::moe_model(&s)).map_err(bad));
+            let r = match (moe::layer_shape(model, op), &self.config) {
+                (Ok(s), _) => Ok(moe::moe_model(&s)),
+                (Err(_), Some(c)) => config::moe(model, op, &c.config, &c.parallel),
+                (Err(e), None) => Err(format!("{e}; pass --model-config config.json")),
+            };
+            return Some(r.map_err(bad));
         }
         if attention::is_paged_attention(&o.name) {
-            let step = self.step_at(o.ts_ns);
-            return Some(attention::attention_model(&o.name, &o.args, step).map_err(bad));
+            let step = self.step_at(ts);
+            let args = match &self.config {
+                Some(c) => config::unflatten_attention(&o.name, &o.args, &c.config),
+                None => None,
+            };
+            let args = args.as_ref().unwrap_or(&o.args);
+            return Some(attention::attention_model(&o.name, args, step).map_err(bad));
         }
         None
     }

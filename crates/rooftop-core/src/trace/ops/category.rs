@@ -23,12 +23,17 @@ pub enum Category {
     Moe,
     /// Activation quantisation (FP8/FP4).
     Quant,
+    /// Pooling (max, average, adaptive), forward and backward.
+    Pool,
+    /// Embedding lookups and their backward (`embedding`, `embedding_bag`, fbgemm's
+    /// table-batched lookups).
+    Embedding,
     Other,
 }
 
 impl Category {
     /// Every category, in display order.
-    pub const ALL: [Category; 12] = [
+    pub const ALL: [Category; 14] = [
         Category::Gemm,
         Category::Moe,
         Category::Conv,
@@ -37,6 +42,8 @@ impl Category {
         Category::Elementwise,
         Category::Reduce,
         Category::Softmax,
+        Category::Pool,
+        Category::Embedding,
         Category::Comm,
         Category::Memcpy,
         Category::Quant,
@@ -44,7 +51,7 @@ impl Category {
     ];
 
     /// The stable name (`GEMM`, `CONV`, `SDPA`, `Normalization`, `Elementwise`, `Reduce`,
-    /// `Softmax`, `Comm`, `Memcpy`, `Other`).
+    /// `Softmax`, `Pool`, `Embedding`, `Comm`, `Memcpy`, `MoE`, `Quant`, `Other`).
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Gemm => "GEMM",
@@ -58,6 +65,8 @@ impl Category {
             Category::Memcpy => "Memcpy",
             Category::Moe => "MoE",
             Category::Quant => "Quant",
+            Category::Pool => "Pool",
+            Category::Embedding => "Embedding",
             Category::Other => "Other",
         }
     }
@@ -93,11 +102,24 @@ pub enum Table {
     InferenceAttention,
     /// Activation quantisation ([`crate::trace::inference::quant`]).
     Quant,
+    /// Softmax and log-softmax, forward and backward (ours; TraceLens has none).
+    Softmax,
+    /// Pooling, forward and backward (ours).
+    Pool,
+    /// Embedding lookups and their backward (ours).
+    Embedding,
+    /// Ops that only move data: `cat`, `index_select` (ours).
+    DataMovement,
+    /// Element-wise ops outside TraceLens's binary and unary tables: comparisons,
+    /// fills, random numbers, dropout, `where`, losses, `_foreach_*` (ours).
+    Elementwise,
+    /// Triton kernels `torch.compile` generated, by kind (ours).
+    Triton,
 }
 
 impl Table {
     /// Every table, in report order.
-    pub const ALL: [Table; 12] = [
+    pub const ALL: [Table; 18] = [
         Table::Gemm,
         Table::Moe,
         Table::SdpaFwd,
@@ -107,7 +129,13 @@ impl Table {
         Table::Normalization,
         Table::BinaryElementwise,
         Table::UnaryElementwise,
+        Table::Elementwise,
         Table::Reduce,
+        Table::Softmax,
+        Table::Pool,
+        Table::Embedding,
+        Table::DataMovement,
+        Table::Triton,
         Table::InferenceAttention,
         Table::Quant,
     ];
@@ -127,20 +155,34 @@ impl Table {
             Table::Moe => "MoE",
             Table::InferenceAttention => "InferenceAttention",
             Table::Quant => "Quant",
+            Table::Softmax => "Softmax",
+            Table::Pool => "Pool",
+            Table::Embedding => "Embedding",
+            Table::DataMovement => "DataMovement",
+            Table::Elementwise => "Elementwise",
+            Table::Triton => "Triton",
         }
     }
 
-    /// The category of the table's ops.
+    /// The category of the table's ops (Triton rows: by kernel kind, see
+    /// [`categorize_op`]; this is their default).
     pub fn category(self) -> Category {
         match self {
             Table::Gemm => Category::Gemm,
             Table::SdpaFwd | Table::SdpaBwd | Table::InferenceAttention => Category::Sdpa,
             Table::ConvFwd | Table::ConvBwd => Category::Conv,
             Table::Normalization => Category::Normalization,
-            Table::BinaryElementwise | Table::UnaryElementwise => Category::Elementwise,
+            Table::BinaryElementwise
+            | Table::UnaryElementwise
+            | Table::DataMovement
+            | Table::Elementwise => Category::Elementwise,
             Table::Reduce => Category::Reduce,
             Table::Moe => Category::Moe,
             Table::Quant => Category::Quant,
+            Table::Softmax => Category::Softmax,
+            Table::Pool => Category::Pool,
+            Table::Embedding => Category::Embedding,
+            Table::Triton => Category::Other,
         }
     }
 }
@@ -196,7 +238,10 @@ pub fn categorize_kernel(name: &str) -> Option<Category> {
     if l.contains("quant") && (l.contains("fp8") || l.contains("fp4")) {
         return Some(Category::Quant);
     }
-    if l.contains("elementwise") || l.contains("triton_poi") {
+    if let Some(k) = super::triton::TritonKind::of(name) {
+        return Some(k.category());
+    }
+    if l.contains("elementwise") {
         return Some(Category::Elementwise);
     }
     None
@@ -218,6 +263,9 @@ pub fn categorize_op(name: &str, first_kernel: Option<&str>) -> Category {
 }
 
 fn categorize_by_name(name: &str) -> Option<Category> {
+    if let Some(k) = super::triton::TritonKind::of(name) {
+        return Some(k.category());
+    }
     if let Some(k) = kind_of(name) {
         return Some(k.table().category());
     }

@@ -1,6 +1,9 @@
 //! Convolutions (`convolution`, `convolution_backward`): TraceLens `CONV_fwd` /
 //! `CONV_bwd`.
 
+// The formulas name dimensions as the docs do (N, C, H, W, k).
+#![allow(clippy::many_single_char_names)]
+
 use super::args::{
     bpe_of, custom_work, finish, mul, numel, parse_bool, parse_bool_list, parse_int_list,
     prefer_core, sum, udim, Args, R,
@@ -247,5 +250,126 @@ pub(super) fn conv_bwd(a: &Args) -> R<OpModel> {
     );
     let mut params = conv_params(a, g, 1, 2, m(2))?;
     params.push("output_mask", ParamValue::Str(format!("{mask:?}")));
+    Ok(finish(Table::ConvBwd, params, work, None))
+}
+
+/// The cuDNN/MIOpen convolution backward ops of PyTorch before 1.11 (`aten::convolution_backward`
+/// replaced them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Legacy {
+    /// `cudnn_convolution_backward(self, grad_output, weight, padding, stride, dilation,
+    /// groups, benchmark, deterministic, allow_tf32, output_mask)`: both gradients.
+    Both,
+    /// `cudnn_convolution_backward_input(self_size, grad_output, weight, ...)`.
+    Input,
+    /// `cudnn_convolution_backward_weight(weight_size, grad_output, self, ...)`.
+    Weight,
+}
+
+pub(super) fn legacy(name: &str) -> Option<Legacy> {
+    match name {
+        "aten::cudnn_convolution_backward" | "aten::miopen_convolution_backward" => {
+            Some(Legacy::Both)
+        }
+        "aten::cudnn_convolution_backward_input" | "aten::miopen_convolution_backward_input" => {
+            Some(Legacy::Input)
+        }
+        "aten::cudnn_convolution_backward_weight" | "aten::miopen_convolution_backward_weight" => {
+            Some(Legacy::Weight)
+        }
+        _ => None,
+    }
+}
+
+/// A size list recorded as a concrete input (`[64, 3, 7, 7]`).
+fn size_arg(a: &Args, i: usize, what: &str) -> R<Vec<i64>> {
+    a.concrete(i).and_then(parse_int_list).filter(|v| !v.is_empty()).ok_or_else(|| {
+        format!(
+            "the {what} (an int list, concrete input {i}) is not recorded; traces before \
+             PyTorch 2.0 do not record int lists"
+        )
+    })
+}
+
+/// Legacy convolution backward: each gradient is one convolution's worth of work,
+/// `2·prod(dy)·prod(w[1:])` — the input gradient is a transposed convolution of `dy`
+/// with `W`, the weight gradient a convolution of `X` with `dy`, and both do one
+/// multiply-add per (output element, filter element) pair whatever the stride, padding
+/// or dilation (PyTorch `flop_counter.conv_backward_flop`). Bytes as in
+/// [`conv_bwd`]: the input gradient reads `dy` and `W` and writes `dX`, the weight
+/// gradient reads `dy` and `X` and writes `dW`.
+pub(super) fn conv_bwd_legacy(l: Legacy, a: &Args) -> R<OpModel> {
+    let (x, dy, w, mask, dt_at) = match l {
+        Legacy::Both => {
+            let mask = a
+                .args
+                .concrete_inputs
+                .last()
+                .filter(|s| s.contains("True") || s.contains("False"))
+                .and_then(|s| parse_bool_list(s))
+                .filter(|v| v.len() == 2)
+                .unwrap_or_else(|| vec![true, true]);
+            (a.dims(0)?, a.dims(1)?, a.dims(2)?, mask, 1)
+        }
+        Legacy::Input => {
+            (size_arg(a, 0, "input size")?, a.dims(1)?, a.dims(2)?, vec![true, false], 1)
+        }
+        Legacy::Weight => {
+            (a.dims(2)?, a.dims(1)?, size_arg(a, 0, "weight size")?, vec![false, true], 1)
+        }
+    };
+    if x.len() < 3 || x.len() != dy.len() || w.len() != x.len() {
+        return Err(format!(
+            "convolution backward expects matching 3-D to 5-D input {x:?}, grad_output {dy:?} \
+             and weight {w:?}"
+        ));
+    }
+    if dy[1] != w[0] {
+        return Err(format!("grad_output {dy:?} has not the {} output channels of {w:?}", w[0]));
+    }
+    let dtype = a.dtype(dt_at)?;
+    let bpe = bpe_of(&dtype)?;
+    let (nx, nw, no) = (numel(&x)?, numel(&w)?, numel(&dy)?);
+    let conv_flops = mul(&[no, 2, numel(&w[1..])?])?;
+    let (dx, dw) = (mask.first().copied().unwrap_or(false), mask.get(1).copied().unwrap_or(false));
+    let mut flops = 0u128;
+    let (mut read, mut written) = (0u128, 0u128);
+    if dx {
+        flops = sum(&[flops, conv_flops])?;
+        read = sum(&[read, no, nw])?;
+        written = sum(&[written, nx])?;
+    }
+    if dw {
+        flops = sum(&[flops, conv_flops])?;
+        read = sum(&[read, no, nx])?;
+        written = sum(&[written, nw])?;
+    }
+    let (read, written) = (mul(&[read, bpe])?, mul(&[written, bpe])?);
+    let p = dtype_precision(&dtype).unwrap_or(Precision::Fp32);
+    let p = if p == Precision::Fp32 { Precision::Tf32 } else { p };
+    let work = custom_work(
+        OpClass::Conv,
+        format!("x={x:?} w={w:?} dy={dy:?} backward"),
+        flops,
+        format!(
+            "2*prod(dy)*prod(w[1:]) per gradient: dX {} + dW {} = {flops}",
+            if dx { conv_flops } else { 0 },
+            if dw { conv_flops } else { 0 }
+        ),
+        p,
+        ExecUnit::Matrix,
+        read,
+        written,
+        format!("{read} read + {written} written B (dX: dY + W → dX; dW: dY + X → dW)"),
+        vec!["each tensor crosses DRAM once per gradient that uses it".to_string()],
+    );
+    let nd = x.len() - 2;
+    let mut params = Params::default();
+    params.push("convNd", ParamValue::Str(format!("conv{nd}d")));
+    params.push("input_shape", ParamValue::Ints(x));
+    params.push("filter_shape", ParamValue::Ints(w));
+    params.push("grad_output_shape", ParamValue::Ints(dy));
+    params.push("dtypes", ParamValue::Dtypes(vec![Some(dtype)]));
+    params.push("output_mask", ParamValue::Str(format!("{:?}", [dx, dw])));
     Ok(finish(Table::ConvBwd, params, work, None))
 }

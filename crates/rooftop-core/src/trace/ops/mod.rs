@@ -46,13 +46,21 @@ mod args;
 mod attention;
 mod category;
 mod conv;
+mod coverage;
 mod elementwise;
+mod embedding;
 mod gemm;
+mod misc;
 mod norm;
 mod params;
+mod pool;
 mod reduction;
+mod softmax;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
+mod triton;
 
 use args::Args;
 use attention::sdpa;
@@ -66,6 +74,7 @@ pub use category::{
     categorize, categorize_in, categorize_kernel, categorize_op, is_comm_kernel,
     tracelens_category, Category, Table,
 };
+pub use coverage::{model_coverage, shapes_recorded, ModelCoverage, UncoveredRow};
 pub use params::{ParamValue, Params};
 
 /// Which model an op name selects.
@@ -107,6 +116,38 @@ enum Kind {
     Binary,
     Unary,
     Reduce,
+    /// `argmax`/`argmin`: a reduction whose output is `long`.
+    ArgReduce,
+    /// `_softmax`, `_log_softmax`, `_safe_softmax` (`log` for the log variant).
+    Softmax {
+        log: bool,
+    },
+    /// `_softmax_backward_data`, `_log_softmax_backward_data`.
+    SoftmaxBwd {
+        log: bool,
+    },
+    /// `cat` of a tensor list along one axis.
+    Cat,
+    /// `index_select(self, dim, index)`.
+    IndexSelect,
+    /// `embedding(weight, indices, ...)`.
+    Embedding,
+    /// `embedding_dense_backward` / `embedding_backward(grad, indices, num_weights, ...)`.
+    EmbeddingBwd,
+    /// `_embedding_bag` / `embedding_bag(weight, indices, offsets, ..., mode, ...)`.
+    EmbeddingBag,
+    /// fbgemm's table-batched (split) embedding lookups.
+    SplitEmbedding,
+    /// Old cuDNN/MIOpen convolution backward ops (`cudnn_convolution_backward`,
+    /// `_input`, `_weight`).
+    ConvBwdLegacy(conv::Legacy),
+    /// Pooling forward and backward.
+    Pool(pool::PoolKind),
+    /// Element-wise ops outside TraceLens's two tables (comparisons, fills, random,
+    /// dropout, `where`, losses, multi-tensor `_foreach_*`).
+    Other(misc::Misc),
+    /// A Triton kernel `torch.compile` generated, launched as its own op.
+    Triton,
     /// An inference op modelled in [`super::inference`], in this table.
     Inference(Table),
 }
@@ -177,10 +218,35 @@ fn kind_of(name: &str) -> Option<Kind> {
         | "aten::reciprocal" | "aten::clamp" | "aten::clamp_" | "aten::sin" | "aten::cos" => {
             Kind::Unary
         }
-        "aten::sum" | "aten::mean" | "aten::max" | "aten::min" | "aten::amax" | "aten::amin" => {
-            Kind::Reduce
+        "aten::sum" | "aten::mean" | "aten::max" | "aten::min" | "aten::amax" | "aten::amin"
+        | "aten::all" | "aten::any" | "aten::prod" => Kind::Reduce,
+        "aten::argmax" | "aten::argmin" => Kind::ArgReduce,
+        "aten::_softmax" | "aten::_safe_softmax" => Kind::Softmax { log: false },
+        "aten::_log_softmax" => Kind::Softmax { log: true },
+        "aten::_softmax_backward_data" => Kind::SoftmaxBwd { log: false },
+        "aten::_log_softmax_backward_data" => Kind::SoftmaxBwd { log: true },
+        "aten::cat" | "aten::_cat" => Kind::Cat,
+        "aten::index_select" => Kind::IndexSelect,
+        "aten::embedding" => Kind::Embedding,
+        "aten::embedding_dense_backward" | "aten::embedding_backward" => Kind::EmbeddingBwd,
+        "aten::_embedding_bag" | "aten::embedding_bag" | "aten::_embedding_bag_forward_only" => {
+            Kind::EmbeddingBag
         }
-        n => Kind::Inference(super::inference::table_of(n)?),
+        n => {
+            if let Some(l) = conv::legacy(n) {
+                Kind::ConvBwdLegacy(l)
+            } else if let Some(p) = pool::kind(n) {
+                Kind::Pool(p)
+            } else if let Some(m) = misc::kind(n) {
+                Kind::Other(m)
+            } else if triton::is_triton_op(n) {
+                Kind::Triton
+            } else if embedding::is_split_embedding(n) {
+                Kind::SplitEmbedding
+            } else {
+                Kind::Inference(super::inference::table_of(n)?)
+            }
+        }
     };
     Some(k)
 }
@@ -192,7 +258,7 @@ impl Kind {
             Kind::SdpaBhnd { .. } | Kind::FlashAttn { .. } => Table::SdpaFwd,
             Kind::SdpaBwd { .. } => Table::SdpaBwd,
             Kind::Conv => Table::ConvFwd,
-            Kind::ConvBwd => Table::ConvBwd,
+            Kind::ConvBwd | Kind::ConvBwdLegacy(_) => Table::ConvBwd,
             Kind::LayerNorm
             | Kind::BatchNorm
             | Kind::GroupNorm
@@ -204,7 +270,15 @@ impl Kind {
             | Kind::CudnnBatchNormBwd => Table::Normalization,
             Kind::Binary => Table::BinaryElementwise,
             Kind::Unary => Table::UnaryElementwise,
-            Kind::Reduce => Table::Reduce,
+            Kind::Reduce | Kind::ArgReduce => Table::Reduce,
+            Kind::Softmax { .. } | Kind::SoftmaxBwd { .. } => Table::Softmax,
+            Kind::Cat | Kind::IndexSelect => Table::DataMovement,
+            Kind::Embedding | Kind::EmbeddingBwd | Kind::EmbeddingBag | Kind::SplitEmbedding => {
+                Table::Embedding
+            }
+            Kind::Pool(_) => Table::Pool,
+            Kind::Other(_) => Table::Elementwise,
+            Kind::Triton => Table::Triton,
             Kind::Inference(t) => t,
         }
     }
@@ -230,10 +304,45 @@ pub fn model_op_in(model: &TraceModel, i: usize) -> Result<OpModel, ModelError> 
     if model.xla.is_some() {
         return super::xla::model_op(model, i);
     }
-    match model.ops.get(i) {
-        Some(o) => model_op(&o.name, &o.args),
-        None => Err(ModelError::Unmodelled(format!("op {i}"))),
+    let Some(o) = model.ops.get(i) else {
+        return Err(ModelError::Unmodelled(format!("op {i}")));
+    };
+    // A tensor list's dtype is not recorded (`TensorList`): its element size is in the
+    // name of the kernel the op launched (`OpaqueType<2>`, `Functor<float, …>`).
+    let listed = matches!(o.args.input_types.first().map(String::as_str), Some("TensorList"));
+    let kind = kind_of(&o.name);
+    if listed && matches!(kind, Some(Kind::Cat | Kind::Other(misc::Misc::Foreach(_)))) {
+        let bpe = super::attrib::subtree_events(model, i).iter().find_map(|&e| {
+            let k = &model.gpu.get(e as usize)?.name;
+            embedding::opaque_bytes(k).or_else(|| misc::functor_bytes(k))
+        });
+        let a = Args { args: &o.args };
+        let res = match kind {
+            Some(Kind::Other(misc::Misc::Foreach(per))) => misc::foreach(&a, per, bpe),
+            _ => embedding::cat(&a, bpe),
+        };
+        return res.map_err(|reason| ModelError::BadArgs { op: o.name.clone(), reason });
     }
+    model_op(&o.name, &o.args)
+}
+
+/// Whether an op's model depends on the trace around it (its kernels, its step, its
+/// descendants), so that calls with equal arguments can differ.
+pub fn context_dependent(name: &str) -> bool {
+    super::inference::context_dependent(name)
+        || matches!(name, "aten::cat" | "aten::_cat")
+        || misc::is_foreach(name)
+}
+
+/// The model of op `i` of `model` with what the trace around it says: the inference
+/// models that need the step or the model config ([`super::inference::Context`]), then
+/// [`model_op_in`].
+pub fn model_in_context(
+    model: &TraceModel,
+    i: usize,
+    ctx: &super::inference::Context,
+) -> Result<OpModel, ModelError> {
+    ctx.model(model, i).unwrap_or_else(|| model_op_in(model, i))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -328,7 +437,20 @@ pub fn model_op(name: &str, args: &OpArgs) -> Result<OpModel, ModelError> {
         Kind::LayerNormBwd | Kind::BatchNormBwd | Kind::CudnnBatchNormBwd => norm_bwd(kind, &a),
         Kind::Binary => binary(&a),
         Kind::Unary => unary(&a),
-        Kind::Reduce => reduce(name, &a),
+        Kind::Reduce => reduce(name, &a, None),
+        Kind::ArgReduce => reduce(name, &a, Some("long int")),
+        Kind::Softmax { log } => softmax::forward(log, &a),
+        Kind::SoftmaxBwd { log } => softmax::backward(log, &a),
+        Kind::Cat => embedding::cat(&a, None),
+        Kind::IndexSelect => embedding::index_select(&a),
+        Kind::Embedding => embedding::embedding(&a),
+        Kind::EmbeddingBwd => embedding::embedding_bwd(name, &a),
+        Kind::EmbeddingBag => embedding::embedding_bag(name, &a),
+        Kind::SplitEmbedding => embedding::split_embedding(name, &a),
+        Kind::ConvBwdLegacy(l) => conv::conv_bwd_legacy(l, &a),
+        Kind::Pool(p) => pool::pool(p, &a),
+        Kind::Other(m) => misc::model(m, &a),
+        Kind::Triton => triton::triton(name, &a),
         Kind::Inference(_) => super::inference::model_args(name, args)
             .unwrap_or_else(|| Err(format!("no inference model for `{name}`"))),
     };

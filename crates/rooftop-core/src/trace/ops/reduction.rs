@@ -7,9 +7,10 @@ use super::{ExecUnit, OpClass, OpModel, ParamValue, Params, Table};
 
 /// TraceLens `Reduce`: FLOPs = input elements; bytes `in*bpe + out*bpe`. The output shape
 /// comes from the `dim` and `keepdim` arguments (TraceLens never reads them from a
-/// Kineto trace and always counts one output element).
+/// Kineto trace and always counts one output element). `out_dtype` is the output's
+/// type when it is not the input's (`argmax`/`argmin` write `long` indices).
 #[allow(clippy::many_single_char_names)]
-pub(super) fn reduce(name: &str, a: &Args) -> R<OpModel> {
+pub(super) fn reduce(name: &str, a: &Args, out_dtype: Option<&str>) -> R<OpModel> {
     let s = a.dims(0)?;
     let t = a.dtype(0)?;
     let bpe = bpe_of(&t)?;
@@ -42,8 +43,12 @@ pub(super) fn reduce(name: &str, a: &Args) -> R<OpModel> {
         _ => Vec::new(),
     };
     let eo = numel(&out_shape)?;
+    let bo = match out_dtype {
+        Some(t) => bpe_of(t)?,
+        None => bpe,
+    };
     let read = mul(&[e, bpe])?;
-    let written = mul(&[eo, bpe])?;
+    let written = mul(&[eo, bo])?;
     let work = custom_work(
         OpClass::Reduction,
         format!("{s:?} -> {out_shape:?}"),
@@ -53,13 +58,13 @@ pub(super) fn reduce(name: &str, a: &Args) -> R<OpModel> {
         ExecUnit::Vector,
         read,
         written,
-        format!("E_in*{bpe} read + E_out*{bpe} written = {read} + {written} B"),
+        format!("E_in*{bpe} read + E_out*{bo} written = {read} + {written} B"),
         vec!["the input is read once, the output written once".to_string()],
     );
     let mut p = Params::default();
     p.push("op_shape", ParamValue::Ints(s));
     p.push("out_shape", ParamValue::Ints(out_shape));
-    p.push("dtypes", ParamValue::Dtypes(vec![Some(t), None]));
+    p.push("dtypes", ParamValue::Dtypes(vec![Some(t), out_dtype.map(str::to_string)]));
     p.push("stride_input", a.strides(0));
     Ok(finish(Table::Reduce, p, work, None))
 }

@@ -1,0 +1,177 @@
+//! How much of a trace's GPU time the work models cover: the share of the
+//! non-communication kernel time whose kernels belong to an op with a FLOPs/bytes model,
+//! and the rest, one row per op and reason.
+//!
+//! A kernel belongs to the op that launched it (for a CUDA/HIP graph replay whose
+//! capture is in the trace: the op that launched its position during the capture,
+//! [`crate::trace::gaps::graphs::capture_map`]). It is covered when that op or one of
+//! its ancestors has a model that fits its recorded arguments: a modelled op's numbers
+//! hold the work of everything it calls (`aten::linear` → `aten::addmm`,
+//! `vllm::moe_forward` → its kernels). Communication kernels (NCCL/RCCL, custom
+//! all-reduce) are left out of both sides: their floor is the link, not a work model.
+//! Memcpy and memset events are not kernels and are left out too.
+//!
+//! An uncovered kernel's row names the innermost op whose name has a model but whose
+//! arguments do not fit it (with the model's reason: no shapes recorded, a list size
+//! not recorded, ...), else the op that launched it (`no work model for …`), else
+//! `(no op)` with why it has none.
+
+use super::{model_in_context, op_table_in, ModelError};
+use crate::trace::inference::Context;
+use crate::trace::model::{GpuKind, TraceModel};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Kernel time outside every work model, for one op name and reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UncoveredRow {
+    /// The op (or `(no op)`).
+    pub op: String,
+    /// Why it has no FLOPs or bytes.
+    pub reason: String,
+    pub kernels: u64,
+    /// Summed kernel durations, µs.
+    pub time_us: f64,
+    /// Share of the non-communication kernel time, percent.
+    pub percent: f64,
+}
+
+/// The work models' coverage of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ModelCoverage {
+    /// Summed durations of the non-communication kernels, µs.
+    pub kernel_time_us: f64,
+    /// The part of it in ops with a FLOPs/bytes model, µs.
+    pub modelled_us: f64,
+    /// `modelled_us / kernel_time_us` in percent; `None` without kernels.
+    pub percent: Option<f64>,
+    /// Whether the trace recorded op shapes (`record_shapes=True`): some op has a
+    /// recorded `Input Dims` entry. `None` for profiles without PyTorch ops.
+    pub shapes_recorded: Option<bool>,
+    /// The uncovered time by op and reason, largest first.
+    pub uncovered: Vec<UncoveredRow>,
+}
+
+/// Whether `model`'s ops carry recorded shapes; `None` when it has no CPU ops.
+pub fn shapes_recorded(model: &TraceModel) -> Option<bool> {
+    if model.ops.is_empty() || model.xla.is_some() {
+        return None;
+    }
+    Some(model.ops.iter().any(|o| !o.args.input_dims.is_empty()))
+}
+
+/// Whether an op is modelled: `Some(Ok(()))`, `Some(Err(reason))` when its name has a model
+/// its arguments do not fit, `None` when its name has none.
+type Verdict = Option<Result<(), String>>;
+
+/// The coverage of `model`'s kernel time by the work models `ctx` gives.
+pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
+    let captured = crate::trace::gaps::graphs::capture_map(model);
+    let shapes = shapes_recorded(model);
+    // Per (op, step of a graph replay): Ok(()) when modelled, Err(reason) when its name
+    // has a model that does not fit, None when its name has none.
+    let mut memo: HashMap<(usize, Option<usize>), Verdict> = HashMap::new();
+    let mut verdict = |i: usize, replay_ts: Option<i64>| -> Option<Result<(), String>> {
+        let step = replay_ts.and_then(|t| ctx.step_index_at(t));
+        memo.entry((i, step))
+            .or_insert_with(|| {
+                op_table_in(model, i)?;
+                let m = match replay_ts {
+                    Some(t) => {
+                        ctx.model_at(model, i, t).unwrap_or_else(|| model_in_context(model, i, ctx))
+                    }
+                    None => model_in_context(model, i, ctx),
+                };
+                Some(match m {
+                    Ok(_) => Ok(()),
+                    Err(_) if shapes == Some(false) => {
+                        Err("the trace records no shapes (record_shapes=True)".to_string())
+                    }
+                    Err(ModelError::BadArgs { reason, .. }) => Err(reason),
+                    Err(e) => Err(e.to_string()),
+                })
+            })
+            .clone()
+    };
+    let mut total_ns = 0i64;
+    let mut covered_ns = 0i64;
+    let mut rows: HashMap<(String, String), (u64, i64)> = HashMap::new();
+    for (gi, ev) in model.gpu.iter().enumerate() {
+        if ev.kind != GpuKind::Kernel || super::is_comm_kernel(&ev.name) {
+            continue;
+        }
+        let dur = ev.dur_ns.max(0);
+        total_ns += dur;
+        let replay = captured.get(&(gi as u32)).copied();
+        // A replayed kernel runs in the step of its replay, not of its capture.
+        let replay_ts =
+            replay.and(ev.runtime).and_then(|r| model.runtime.get(r as usize)).map(|r| r.ts_ns);
+        let op = replay.or(ev.op);
+        let Some(first) = op else {
+            let why = match (&ev.launcher, model.xla.is_some()) {
+                (_, true) => "no XLA op names this kernel".to_string(),
+                (Some(l), _) if crate::trace::gaps::is_graph_launch(l) => format!(
+                    "replayed by `{l}` outside any CPU op, and the graph's capture is not in \
+                     the trace"
+                ),
+                (Some(l), _) => format!("launched by `{l}` outside any CPU op"),
+                (None, _) => "no runtime call or op is linked to the kernel".to_string(),
+            };
+            let r = rows.entry(("(no op)".to_string(), why)).or_default();
+            r.0 += 1;
+            r.1 += dur;
+            continue;
+        };
+        let mut cur = Some(first);
+        let mut bad: Option<(String, String)> = None;
+        let mut ok = false;
+        let mut guard = model.ops.len() + 1;
+        while let Some(i) = cur {
+            guard = guard.saturating_sub(1);
+            if guard == 0 {
+                break;
+            }
+            match verdict(i as usize, replay_ts) {
+                Some(Ok(())) => {
+                    ok = true;
+                    break;
+                }
+                Some(Err(reason)) if bad.is_none() => {
+                    bad = Some((model.ops[i as usize].name.clone(), reason));
+                }
+                _ => {}
+            }
+            cur = model.ops.get(i as usize).and_then(|o| o.parent);
+        }
+        if ok {
+            covered_ns += dur;
+            continue;
+        }
+        let key = bad.unwrap_or_else(|| {
+            let name = model.ops.get(first as usize).map_or("(no op)", |o| o.name.as_str());
+            (name.to_string(), format!("no work model for `{name}`"))
+        });
+        let r = rows.entry(key).or_default();
+        r.0 += 1;
+        r.1 += dur;
+    }
+    let pct = |ns: i64| if total_ns > 0 { ns as f64 / total_ns as f64 * 100.0 } else { 0.0 };
+    let mut uncovered: Vec<UncoveredRow> = rows
+        .into_iter()
+        .map(|((op, reason), (kernels, ns))| UncoveredRow {
+            op,
+            reason,
+            kernels,
+            time_us: ns as f64 / 1e3,
+            percent: pct(ns),
+        })
+        .collect();
+    uncovered.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.op.cmp(&b.op)));
+    ModelCoverage {
+        kernel_time_us: total_ns as f64 / 1e3,
+        modelled_us: covered_ns as f64 / 1e3,
+        percent: (total_ns > 0).then(|| pct(covered_ns)),
+        shapes_recorded: shapes_recorded(model),
+        uncovered,
+    }
+}
