@@ -8,7 +8,7 @@
 # then, with the session's device tool (`run`), carry .gpu-carry and run:
 #
 #   ROOFTOP_BIN=.gpu-carry/rooftop ROOFTOP_TEST_BIN=.gpu-carry/cuda-tests \
-#     OUT=/tmp/gv GPU_VALIDATE_TAR=$OUT/gpu-validate.tar.gz scripts/gpu-validate.sh
+#     VALIDATE_OUT=/tmp/gv scripts/gpu-validate.sh; tar czf $OUT/validate.tar.gz -C /tmp gv
 #
 # The binaries load libcuda, NVRTC and cuBLAS at run time (cudarc dynamic loading), so they
 # need no CUDA at build time. They need glibc >= 2.35 (objdump -T shows the newest symbol).

@@ -187,7 +187,12 @@ mod tests {
             let at = bash.find(&arm).unwrap_or_else(|| panic!("bash: no arm for {path:?}"));
             let opts = bash[at + arm.len()..].lines().next().unwrap_or_default();
             assert!(opts.trim_start().starts_with("opts=\""), "{path:?}: {opts}");
-            let words: Vec<&str> = opts.trim().trim_start_matches("opts=\"").split(' ').collect();
+            let words: Vec<&str> = opts
+                .trim()
+                .trim_start_matches("opts=\"")
+                .trim_end_matches('"')
+                .split(' ')
+                .collect();
             // fish: the lines whose condition names this subcommand (the last word of
             // the path is what `__fish_seen_subcommand_from` or the using-test names).
             let name = path.last().expect("a subcommand path is not empty");
@@ -196,7 +201,8 @@ mod tests {
                 .filter(|l| {
                     l.contains(&format!("__fish_seen_subcommand_from {name}\""))
                         || (path.len() == 1
-                            && l.contains(&format!("__fish_rooftop_using_subcommand {name}\"")))
+                            && (l.contains(&format!("__fish_rooftop_using_subcommand {name}\""))
+                                || l.contains(&format!("__fish_rooftop_using_subcommand {name};"))))
                 })
                 .collect();
             for flag in longs(cmd) {

@@ -405,6 +405,7 @@ pub(crate) mod tests {
                 device: 0,
                 stream: 7,
                 runtime: Some(0),
+                launcher: Some("cudaGraphLaunch".to_string()),
                 ..GpuEvent::default()
             })
             .collect();

@@ -26,14 +26,17 @@ fn len(s: &str) -> usize {
 
 /// The tokens of a line: runs separated by blanks, except blanks inside brackets that
 /// open a value (`op_shape=(8832, 2880)`, `input_types=(long int, Scalar)`, a template
-/// argument list `kernel<4, float>`), and blanks after a comma inside any bracket; so a
-/// list stays one token while a parenthesised remark in prose (opened after a blank)
-/// still wraps.
+/// argument list `kernel<4, float>`), and blanks after a comma inside a bracket that
+/// holds no other blank so far; so a list (`((1, 2), (3,))`) stays one token while a
+/// parenthesised remark in prose (`(40-core GPU, 16-core CPU)`) still wraps at its
+/// blanks.
 pub(crate) fn tokens(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     // Depth of the outermost bracket that opens a value (0: none open).
     let mut value_depth = 0usize;
+    // A blank not after a comma inside the open brackets: prose, not a list.
+    let mut prose = false;
     let mut start: Option<usize> = None;
     let mut prev = ' ';
     for (i, c) in line.char_indices() {
@@ -49,10 +52,14 @@ pub(crate) fn tokens(line: &str) -> Vec<&str> {
                     value_depth = 0;
                 }
                 depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    prose = false;
+                }
             }
+            ' ' if depth > 0 && value_depth == 0 && prev != ',' => prose = true,
             _ => {}
         }
-        let glued = value_depth > 0 || (depth > 0 && prev == ',');
+        let glued = value_depth > 0 || (depth > 0 && prev == ',' && !prose);
         prev = c;
         if c == ' ' && !glued {
             if let Some(s) = start.take() {
@@ -389,6 +396,16 @@ fn distinct(s: &str, group: &[String], width: usize) -> String {
 mod tests {
     use super::*;
 
+    /// A remark in prose wraps at its blanks; a list keeps its items together.
+    #[test]
+    fn prose_in_parentheses_is_not_a_list() {
+        assert_eq!(
+            tokens("Apple M3 Max (40-core GPU, 16-core CPU)"),
+            vec!["Apple", "M3", "Max", "(40-core", "GPU,", "16-core", "CPU)"]
+        );
+        assert_eq!(tokens("shape ((1, 2), (3,)) here"), vec!["shape", "((1, 2), (3,))", "here"]);
+    }
+
     #[test]
     fn brackets_keep_their_blanks() {
         assert_eq!(
@@ -405,7 +422,7 @@ mod tests {
         );
         assert_eq!(
             tokens("idle (HTA's categories, per device)"),
-            ["idle", "(HTA's", "categories, per", "device)"]
+            ["idle", "(HTA's", "categories,", "per", "device)"]
         );
         assert_eq!(
             list_pieces("input_dims=[[1, 141], []]", true),
