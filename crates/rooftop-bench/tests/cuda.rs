@@ -17,6 +17,7 @@ use rooftop_bench::harness::{run_case, TimingOptions};
 use rooftop_bench::suite;
 use rooftop_core::ops::quant::WeightFormat;
 use rooftop_core::units::Precision;
+use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
 fn required() -> bool {
@@ -223,7 +224,7 @@ fn every_launch_of_the_launch_space_passes_its_check() {
         }
     }
     assert!(!b.launch_reports().is_empty());
-    assert!(b.launch_reports().iter().all(|r| r.regs_per_thread > 0));
+    assert!(b.launch_reports().iter().all(|r| r.regs_per_thread.is_some_and(|v| v > 0)));
 }
 
 #[test]
@@ -358,8 +359,9 @@ fn occupancy_model_matches_the_driver_calculator() {
     let mut disagree = Vec::new();
     for r in &rows {
         let agree = r.model_blocks_per_sm == Some(r.driver_blocks_per_sm);
-        csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{}\n",
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{}",
             r.kernel,
             r.regs_per_thread,
             r.static_smem_bytes,
@@ -369,7 +371,7 @@ fn occupancy_model_matches_the_driver_calculator() {
             r.model_blocks_per_sm.map_or("-".to_string(), |v| v.to_string()),
             r.model_limiter.as_deref().unwrap_or("-"),
             agree
-        ));
+        );
         if !agree {
             disagree.push(format!("{r:?}"));
         }

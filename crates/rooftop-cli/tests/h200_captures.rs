@@ -4,6 +4,9 @@
 //! `prof.key_averages()` beside each Kineto trace, the Perfetto trace JAX wrote beside
 //! its XPlane profile, and hand arithmetic on the workload's shapes.
 
+// A failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -66,8 +69,8 @@ fn ncu_details_pages_match_what_ncu_printed() {
         assert_eq!(k.len(), 4, "{file}: GEMM, layer norm, softmax, attention");
         let gemm = k.iter().find(|x| x["name"].as_str().unwrap().starts_with("nvjet")).unwrap();
         assert_eq!(gemm["count"], 2, "{file}");
-        close(num(gemm, "duration_ns"), (175_940.0 + 176_130.0) / 2.0, 0.02, file);
-        close(num(gemm, "l2_hit_rate_pct"), (71.90 + 73.31) / 2.0, 0.02, file);
+        close(num(gemm, "duration_ns"), f64::midpoint(175_940.0, 176_130.0), 0.02, file);
+        close(num(gemm, "l2_hit_rate_pct"), f64::midpoint(71.90, 73.31), 0.02, file);
         close(num(gemm, "achieved_occupancy_pct"), 14.64, 0.02, file);
         close(num(gemm, "achieved_gbs"), 1000.0, 0.02, file);
     }

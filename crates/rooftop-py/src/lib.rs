@@ -187,10 +187,10 @@ impl Report {
         match &self.content {
             Content::Trace(c) => c.render(fmt, o),
             Content::Ranks(c) => c.render(fmt, o),
-            Content::Counters(c) => c.render(fmt, o),
+            Content::Counters(c) => Ok(c.render(fmt, o)),
             Content::Analysis(c) => c.render(fmt),
             Content::Model(c) => c.render(fmt),
-            Content::Bench(c) => c.render(fmt),
+            Content::Bench(c) => Ok(c.render(fmt)),
             Content::Devices(c) => c.render(fmt),
         }
     }

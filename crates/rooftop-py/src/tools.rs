@@ -33,17 +33,17 @@ pub(crate) struct CountersContent {
 }
 
 impl CountersContent {
-    pub(crate) fn render(&self, fmt: Format, o: &TextOptions) -> Result<String> {
+    pub(crate) fn render(&self, fmt: Format, o: &TextOptions) -> String {
         let opts = rooftop_report::counters::RenderOptions {
             top: o.top.unwrap_or(20).max(1),
             dispatches: o.dispatches,
         };
-        Ok(match fmt {
+        match fmt {
             Format::Table => rooftop_report::counters::table(&self.report, &opts),
             Format::Markdown => rooftop_report::counters::markdown(&self.report, &opts),
             Format::Html => rooftop_report::html::counters(&self.report, opts.dispatches, opts.top),
             _ => rooftop_report::counters::json(&self.report),
-        })
+        }
     }
 }
 
@@ -326,9 +326,9 @@ pub(crate) struct BenchContent {
 }
 
 impl BenchContent {
-    pub(crate) fn render(&self, fmt: Format) -> Result<String> {
+    pub(crate) fn render(&self, fmt: Format) -> String {
         let cmp = self.comparisons.as_deref();
-        Ok(match fmt {
+        match fmt {
             Format::Table => {
                 let text = rooftop_report::bench::table_report(&self.report);
                 cmp.map_or(text.clone(), |c| {
@@ -343,7 +343,7 @@ impl BenchContent {
             }
             Format::Html => rooftop_report::html::bench(&self.report),
             _ => rooftop_report::bench::json_report(&self.report),
-        })
+        }
     }
 }
 

@@ -127,6 +127,9 @@ fn matrix_point(
         };
         backend.prepare(&call)?;
         let first = backend.run(&call, 1)?;
+        if !(first.is_finite() && first > 0.0) {
+            return Ok(Err(format!("the backend timer returned {first} s for one run")));
+        }
         let Some(out) = ids.last() else { return Ok(Err("no output buffer".to_string())) };
         let got = backend.download(*out)?.to_f64_lossy();
         let want =
@@ -142,7 +145,11 @@ fn matrix_point(
         let mut warm = first;
         let mut runs = 1;
         while runs < timing.warmup_runs.max(1) || warm < timing.warmup_time_s {
-            warm += backend.run(&call, 1)?;
+            let t = backend.run(&call, 1)?;
+            if !(t.is_finite() && t > 0.0) {
+                return Ok(Err(format!("the backend timer returned {t} s for one run")));
+            }
+            warm += t;
             runs += 1;
         }
         let per_run = (warm / f64::from(runs)).max(1e-9);
@@ -156,6 +163,11 @@ fn matrix_point(
                 break;
             }
             let t = backend.run(&call, iters)?;
+            // As the harness: a time that is not finite and positive gives no rate (an
+            // infinite FLOP/s is no ceiling).
+            if !(t.is_finite() && t > 0.0) {
+                return Ok(Err(format!("the backend timer returned {t} s for {iters} runs")));
+            }
             total += t;
             times.push(t / f64::from(iters));
         }
@@ -229,5 +241,85 @@ mod tests {
         assert!((matrix_tolerance(Precision::Bf16) - (4.0 / 256.0 + 1e-5)).abs() < 1e-15);
         assert!((matrix_tolerance(Precision::Fp8) - (0.25 + 1e-5)).abs() < 1e-15);
         assert!(matrix_tolerance(Precision::Fp8) < 1.0);
+    }
+
+    /// The mock, with a timer that reports 0 s for every run after the first (checked)
+    /// one.
+    #[derive(Debug)]
+    struct ZeroTimer(MockBackend, u32);
+
+    impl Backend for ZeroTimer {
+        fn info(&self) -> &crate::backend::BackendInfo {
+            self.0.info()
+        }
+        fn alloc(
+            &mut self,
+            d: crate::backend::DType,
+            n: usize,
+        ) -> Result<crate::backend::BufId, crate::error::BackendError> {
+            self.0.alloc(d, n)
+        }
+        fn upload(
+            &mut self,
+            b: crate::backend::BufId,
+            data: &crate::backend::HostBuf,
+        ) -> Result<(), crate::error::BackendError> {
+            self.0.upload(b, data)
+        }
+        fn download(
+            &mut self,
+            b: crate::backend::BufId,
+        ) -> Result<crate::backend::HostBuf, crate::error::BackendError> {
+            self.0.download(b)
+        }
+        fn free(&mut self, b: crate::backend::BufId) {
+            self.0.free(b);
+        }
+        fn implementations(&self, k: &str) -> Vec<crate::backend::Implementation> {
+            self.0.implementations(k)
+        }
+        fn prepare(
+            &mut self,
+            call: &crate::backend::KernelCall<'_>,
+        ) -> Result<(), crate::error::BackendError> {
+            self.0.prepare(call)
+        }
+        fn run(
+            &mut self,
+            call: &crate::backend::KernelCall<'_>,
+            iters: u32,
+        ) -> Result<f64, crate::error::BackendError> {
+            let t = self.0.run(call, iters)?;
+            self.1 += 1;
+            Ok(if self.1 == 1 { t } else { 0.0 })
+        }
+        fn flush_cache(&mut self) -> Result<(), crate::error::BackendError> {
+            self.0.flush_cache()
+        }
+        fn launch_space(
+            &self,
+            call: &crate::backend::KernelCall<'_>,
+        ) -> Vec<crate::backend::Launch> {
+            self.0.launch_space(call)
+        }
+        fn default_launch(&self, case: &Case) -> crate::backend::Launch {
+            self.0.default_launch(case)
+        }
+        fn available_memory_bytes(&self) -> Option<u64> {
+            self.0.available_memory_bytes()
+        }
+    }
+
+    /// A timer that returns 0 s gives no matrix ceiling (not an infinite FLOP/s), and
+    /// says why.
+    #[test]
+    fn a_zero_time_is_refused_not_turned_into_infinite_flops() {
+        let mut be = ZeroTimer(MockBackend::new(MockConfig::default()), 0);
+        let mut timing = fast();
+        timing.warmup_runs = 2;
+        let why = matrix_point(&mut be, &bf16_probe(), &timing, &AtomicBool::new(false))
+            .unwrap()
+            .unwrap_err();
+        assert!(why.contains("the backend timer returned 0 s"), "{why}");
     }
 }

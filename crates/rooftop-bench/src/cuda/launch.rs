@@ -50,32 +50,10 @@ impl CudaBackend {
                 self.funcs.push((entry.to_string(), func.clone()));
             }
         }
-        let regs = func.num_regs().unwrap_or(0).max(0) as u32;
-        let smem = func.shared_size_bytes().unwrap_or(0).max(0) as u32;
-        let threads = block[0] * block[1] * block[2];
-        let occ = self.spec.as_ref().and_then(|s| {
-            rooftop_core::occupancy::occupancy(
-                s,
-                &rooftop_core::occupancy::KernelResources {
-                    threads_per_block: threads,
-                    regs_per_thread: Some(regs),
-                    smem_bytes: u64::from(smem),
-                    ..Default::default()
-                },
-            )
-            .ok()
-        });
-        self.reports.push(LaunchReport {
-            label,
-            regs_per_thread: regs,
-            static_smem_bytes: smem,
-            threads_per_block: threads,
-            occupancy_pct: occ.as_ref().map(|o| o.occupancy_pct),
-            blocks_per_sm: occ.as_ref().map(|o| o.blocks_per_cu),
-            limiter: occ.as_ref().map(|o| o.limiter.as_str().to_string()),
-            stream_s: None,
-            graph_s: None,
-        });
+        let regs = func.num_regs().map_err(|e| format!("{e:?}"));
+        let smem = func.shared_size_bytes().map_err(|e| format!("{e:?}"));
+        let report = launch_report(label, regs, smem, block, self.spec.as_ref());
+        self.reports.push(report);
         self.reports.len() - 1
     }
 
@@ -279,4 +257,95 @@ pub(super) fn plan_key(call: &KernelCall<'_>) -> String {
         call.buffers,
         call.scalars
     )
+}
+
+/// A launch's registers, static shared memory and theoretical occupancy from what the
+/// driver reported: a value it did not report (or reported as negative) is unknown, and
+/// so is the occupancy, with the reason; never computed from a stand-in 0.
+pub(super) fn launch_report(
+    label: String,
+    regs: Result<i32, String>,
+    smem: Result<i32, String>,
+    block: [u32; 3],
+    spec: Option<&rooftop_core::device::DeviceSpec>,
+) -> LaunchReport {
+    let read = |what: &str, r: Result<i32, String>| match r {
+        Ok(v) => u32::try_from(v).map_err(|_| format!("the driver reported {v} {what}")),
+        Err(e) => Err(format!("the driver did not report its {what} ({e})")),
+    };
+    let regs = read("registers per thread", regs);
+    let smem = read("static shared memory", smem);
+    let threads = block[0] * block[1] * block[2];
+    let occupancy = match (&regs, &smem, spec) {
+        (Ok(r), Ok(s), Some(spec)) => rooftop_core::occupancy::occupancy(
+            spec,
+            &rooftop_core::occupancy::KernelResources {
+                threads_per_block: threads,
+                regs_per_thread: Some(*r),
+                smem_bytes: u64::from(*s),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| e.to_string()),
+        (Err(e), _, _) | (_, Err(e), _) => Err(e.clone()),
+        (_, _, None) => Err("no device spec for the occupancy calculator".to_string()),
+    };
+    let (occ, unknown) = match occupancy {
+        Ok(o) => (Some(o), None),
+        Err(why) => (None, Some(why)),
+    };
+    LaunchReport {
+        label,
+        regs_per_thread: regs.ok(),
+        static_smem_bytes: smem.ok(),
+        threads_per_block: threads,
+        occupancy_pct: occ.as_ref().map(|o| o.occupancy_pct),
+        blocks_per_sm: occ.as_ref().map(|o| o.blocks_per_cu),
+        limiter: occ.as_ref().map(|o| o.limiter.as_str().to_string()),
+        occupancy_unknown: unknown,
+        stream_s: None,
+        graph_s: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::info::h100_sxm_attributes;
+    use crate::cuda::timing::occupancy_note;
+
+    #[test]
+    fn occupancy_needs_the_registers_and_shared_memory_the_driver_reports() {
+        let spec = h100_sxm_attributes().device_spec(&[]).unwrap();
+        // By hand (H100: 65536 registers, 2048 threads, 32 blocks per SM): 256 threads x
+        // 32 registers = 8192 per block, so 8 blocks = 2048 threads = 64 of 64 warps.
+        let ok = launch_report("k".into(), Ok(32), Ok(0), [256, 1, 1], Some(&spec));
+        assert_eq!((ok.occupancy_pct, ok.blocks_per_sm), (Some(100.0), Some(8)));
+        assert!(occupancy_note(&ok).contains("theoretical occupancy 100% (8 blocks/SM"));
+        // A failed register query: unknown, with the reason, never an occupancy computed
+        // from a stand-in of 0 registers.
+        let r = launch_report(
+            "k".into(),
+            Err("CUDA_ERROR_INVALID_HANDLE".into()),
+            Ok(0),
+            [256, 1, 1],
+            Some(&spec),
+        );
+        assert_eq!((r.regs_per_thread, r.occupancy_pct, r.blocks_per_sm), (None, None, None));
+        let why = r.occupancy_unknown.clone().unwrap();
+        assert!(why.contains("registers per thread") && why.contains("INVALID_HANDLE"), "{why}");
+        let note = occupancy_note(&r);
+        assert!(note.contains("unknown registers/thread"), "{note}");
+        assert!(
+            note.contains("theoretical occupancy unknown (the driver did not report"),
+            "{note}"
+        );
+        // A negative shared-memory size is no size either.
+        let r = launch_report("k".into(), Ok(32), Ok(-1), [256, 1, 1], Some(&spec));
+        assert_eq!((r.static_smem_bytes, r.occupancy_pct), (None, None));
+        assert!(r.occupancy_unknown.unwrap().contains("-1 static shared memory"));
+        // No device spec: unknown too.
+        let r = launch_report("k".into(), Ok(32), Ok(0), [256, 1, 1], None);
+        assert!(r.occupancy_pct.is_none() && r.occupancy_unknown.is_some());
+    }
 }

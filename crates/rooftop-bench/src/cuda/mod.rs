@@ -71,13 +71,16 @@ pub struct CudaDeviceSummary {
 pub struct LaunchReport {
     /// `gemm [rooftop] rt_gemm_t64_f32 grid=16x16x1 block=256x1x1`.
     pub label: String,
-    pub regs_per_thread: u32,
-    pub static_smem_bytes: u32,
+    /// `None` when the driver did not report it (never a stand-in 0).
+    pub regs_per_thread: Option<u32>,
+    pub static_smem_bytes: Option<u32>,
     pub threads_per_block: u32,
     /// From `rooftop_core::occupancy` (None when it could not be computed).
     pub occupancy_pct: Option<f64>,
     pub blocks_per_sm: Option<u32>,
     pub limiter: Option<String>,
+    /// Why the occupancy is unknown, when it is.
+    pub occupancy_unknown: Option<String>,
     /// Seconds per run launched on the stream, and replayed from a graph (when used).
     pub stream_s: Option<f64>,
     pub graph_s: Option<f64>,
@@ -410,8 +413,8 @@ impl Backend for CudaBackend {
             .map(|r| crate::backend::LaunchInfo {
                 label: r.label.clone(),
                 threads_per_block: r.threads_per_block,
-                regs_per_thread: Some(r.regs_per_thread),
-                static_shared_bytes: Some(r.static_smem_bytes),
+                regs_per_thread: r.regs_per_thread,
+                static_shared_bytes: r.static_smem_bytes,
                 occupancy_pct: r.occupancy_pct,
                 blocks_per_unit: r.blocks_per_sm,
                 limiter: r.limiter.clone(),

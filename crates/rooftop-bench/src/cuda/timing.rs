@@ -2,6 +2,7 @@
 //! graph (module doc of [`cuda`](super)), and the notes that say which was used.
 
 use super::launch::Plan;
+use super::LaunchReport;
 use super::{driver_err, ffi, CudaBackend, GRAPH_BELOW_S, GRAPH_LAUNCHES};
 use crate::error::BackendError;
 use cudarc::driver::sys;
@@ -85,22 +86,30 @@ impl CudaBackend {
         }
         for &r in &plan.reports.clone() {
             let rep = self.reports[r].clone();
-            if let Some(pct) = rep.occupancy_pct {
-                self.note_once(
-                    format!("occ {}", rep.label),
-                    format!(
-                        "{}: {} registers/thread, {} B static shared memory, {} threads/block: \
-                         theoretical occupancy {pct:.0}% ({} blocks/SM, limited by {})",
-                        rep.label,
-                        rep.regs_per_thread,
-                        rep.static_smem_bytes,
-                        rep.threads_per_block,
-                        rep.blocks_per_sm.unwrap_or(0),
-                        rep.limiter.as_deref().unwrap_or("?")
-                    ),
-                );
-            }
+            self.note_once(format!("occ {}", rep.label), occupancy_note(&rep));
         }
         Ok(seconds)
+    }
+}
+
+/// One line on a launch's resources and theoretical occupancy, or why it is unknown.
+pub(super) fn occupancy_note(rep: &LaunchReport) -> String {
+    let known = |v: Option<u32>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+    let resources = format!(
+        "{}: {} registers/thread, {} B static shared memory, {} threads/block",
+        rep.label,
+        known(rep.regs_per_thread),
+        known(rep.static_smem_bytes),
+        rep.threads_per_block
+    );
+    match (rep.occupancy_pct, rep.blocks_per_sm, rep.limiter.as_deref()) {
+        (Some(pct), Some(blocks), Some(limiter)) => format!(
+            "{resources}: theoretical occupancy {pct:.0}% ({blocks} blocks/SM, limited by \
+             {limiter})"
+        ),
+        _ => format!(
+            "{resources}: theoretical occupancy unknown ({})",
+            rep.occupancy_unknown.as_deref().unwrap_or("not computed")
+        ),
     }
 }

@@ -7,6 +7,7 @@ pub use rooftop_core::schema::bench::{CheckResult, Tolerance};
 /// `half_is_bf16` (true = bf16) before comparing. Elements whose reference value is NaN
 /// are not checked (kernels with expensive references compute a sample exactly and leave
 /// the rest NaN); every other element must be within tolerance, and a NaN output fails.
+/// A check that compared no element at all fails ([`fail_if_nothing_compared`]).
 pub fn compare(
     names: &[&str],
     got: &[HostBuf],
@@ -101,7 +102,21 @@ pub fn compare_refs(
             r.first_failure.get_or_insert_with(|| format!("{name}[{j}]: got {a}, want {b}"));
         }
     }
+    fail_if_nothing_compared(&mut r);
     r
+}
+
+/// A check that compared no element (a reference that is NaN everywhere, empty outputs)
+/// proves nothing about the kernel: it fails, and says why.
+pub(super) fn fail_if_nothing_compared(r: &mut CheckResult) {
+    if r.passed && r.elements == 0 {
+        r.passed = false;
+        r.first_failure = Some(
+            "no element was compared (the reference is NaN everywhere, or the outputs are \
+             empty): nothing shows the kernel is right"
+                .to_string(),
+        );
+    }
 }
 
 /// Compares elements `range` of two outputs read through `got` and `want`.
@@ -177,6 +192,35 @@ mod tests {
         let r = compare(&["c"], &got, &want, &[false], Tolerance::EXACT);
         assert!(r.passed);
         assert_eq!(r.elements, 1);
+    }
+
+    #[test]
+    fn a_check_that_compares_nothing_fails() {
+        // Every reference element NaN: nothing checked, so no pass.
+        let got = [HostBuf::F32(vec![1.0, 2.0])];
+        let want = [HostBuf::F32(vec![f32::NAN, f32::NAN])];
+        let r = compare(&["c"], &got, &want, &[false], Tolerance::new(1.0, 1.0));
+        assert_eq!((r.passed, r.elements), (false, 0));
+        assert!(r.first_failure.unwrap().starts_with("no element was compared"));
+        // Empty outputs, and no outputs at all.
+        let r = compare(
+            &["c"],
+            &[HostBuf::F64(vec![])],
+            &[HostBuf::F64(vec![])],
+            &[false],
+            Tolerance::EXACT,
+        );
+        assert!(!r.passed);
+        assert!(!compare(&[], &[], &[], &[], Tolerance::EXACT).passed);
+        // One element compared is enough.
+        let r = compare(
+            &["c"],
+            &[HostBuf::F64(vec![1.0, 5.0])],
+            &[HostBuf::F64(vec![1.0, f64::NAN])],
+            &[false],
+            Tolerance::EXACT,
+        );
+        assert!(r.passed);
     }
 
     #[test]
