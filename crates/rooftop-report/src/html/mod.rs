@@ -28,8 +28,8 @@ pub use trace::{trace, trace_ranks};
 
 pub(crate) use crate::svg::esc;
 use crate::svg::{self, RoofStyle, RooflineChart};
-use rooftop_core::schema::finding::FindingRecord;
 use rooftop_core::roofline::Bound;
+use rooftop_core::schema::finding::FindingRecord;
 use std::fmt::Write as _;
 
 const CSS: &str = include_str!("report.css");
