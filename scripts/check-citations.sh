@@ -14,14 +14,14 @@
 #   scripts/check-citations.sh --self-test       plants one violation of each kind in a
 #                                                temporary tree and checks that both
 #                                                modes find exactly the expected ones
-#   scripts/check-citations.sh                   everything (the target)
+#   scripts/check-citations.sh                   everything (what CI runs)
 #   scripts/check-citations.sh --crate-strings   in crates/, only what a user sees: string
 #                                                literals, the CLI's clap doc comments
 #                                                (its --help) and data files' values;
 #                                                docs/, examples/, README.md in full
 #
-# CI runs the second form while the code comments and identifiers in crates/ are being
-# rewritten; once they are, CI drops the flag.
+# CI runs the self-test and the full check (code comments and identifiers in crates/
+# included); --crate-strings checks only what users see.
 set -euo pipefail
 script=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "${CHECK_CITATIONS_ROOT:-$(dirname "$0")/..}"
@@ -55,7 +55,7 @@ docs/b.md:3: cites \'missing.md\', which is not in the repository'
     fi
     echo "check-citations: self-test OK (5 planted citations found, the comment skipped in --crate-strings)"
     exit 0 ;;
-  -h | --help) sed -n '2,25p' "$script"; exit 0 ;;
+  -h | --help) sed -n '2,24p' "$script"; exit 0 ;;
   *) echo "check-citations: unknown argument '$1' (expected --crate-strings, --self-test or nothing)" >&2; exit 2 ;;
 esac
 

@@ -1,4 +1,4 @@
-//! End-to-end tests of the `rooftop` binary: worked examples from the seeds with the
+//! End-to-end tests of the `rooftop` binary: worked examples of docs/reference/ with the
 //! arithmetic written here, bad input and exit codes, every output format.
 
 #![allow(clippy::unwrap_used)]
@@ -25,10 +25,11 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * b.abs().max(1e-300)
 }
 
-/// Seed 000 §7.1: 3-bit decode GEMM, M=1 N=4096 K=4096, group 128, fp16 activations.
+/// The decode-GEMM example of docs/reference/formulas.md#quantized-weights-q4_0-q8_0-int-g:
+/// 3-bit decode GEMM, M=1 N=4096 K=4096, group 128, fp16 activations.
 /// bytes = M*K*2 + K*N*3/8 + (K/128)*N*2 + M*N*2 = 8192 + 6291456 + 262144 + 8192.
 #[test]
-fn seed000_decode_gemm_numbers() {
+fn decode_3bit_gemm_numbers() {
     let v = json(&[
         "analyze",
         "gemm",
@@ -61,10 +62,11 @@ fn seed000_decode_gemm_numbers() {
     assert!(v["findings"].as_array().is_some_and(|f| !f.is_empty()));
 }
 
-/// Seed 001 example 1: M=10240, N=2048, MT256x64 on 304 CUs → 1280 tiles, 5 waves,
+/// TraceLens's first GEMM example (docs/reference/formulas.md#tile-wave-and-dimension-efficiency):
+/// M=10240, N=2048, MT256x64 on 304 CUs → 1280 tiles, 5 waves,
 /// wq_eff = 1280 / (5 * 304) = 0.8421.
 #[test]
-fn seed001_example1_wave_quantization() {
+fn tracelens_example_1_wave_quantization() {
     let v = json(&[
         "analyze",
         "gemm",
@@ -88,11 +90,11 @@ fn seed001_example1_wave_quantization() {
     assert_eq!(v["tiles"]["waves"], 5);
 }
 
-/// Seed 001 example 2: M=2048, N=10240, MT256x144 → tiles 8 x 72 = 576,
+/// TraceLens's second GEMM example (same page): M=2048, N=10240, MT256x144 → tiles 8 x 72 = 576,
 /// tile_eff = 2048*10240 / (2048*10368) = 0.98765, wq_eff = 576/608 = 0.9474,
 /// dim_eff = 0.9357.
 #[test]
-fn seed001_example2_tile_quantization() {
+fn tracelens_example_2_tile_quantization() {
     let v = json(&[
         "analyze",
         "gemm",
@@ -142,7 +144,8 @@ fn torch_view_swaps_m_and_n_for_blas_kernels() {
     assert_eq!(v["tiles"]["num_tiles"], 576);
 }
 
-/// Seed 002's RMSNorm byte table: read N*D + D, write N*D (bf16 = 2 B).
+/// The RMSNorm example of docs/reference/formulas.md#roofline: read N*D + D, write N*D
+/// (bf16 = 2 B).
 /// 4096 x 8192: read 67,125,248 B, write 67,108,864 B. At 55 µs on H100 SXM (3350 GB/s):
 /// 134,234,112 / 55e-6 = 2440.6 GB/s = 72.9% of peak.
 #[test]
@@ -188,7 +191,8 @@ fn floor_only_without_time() {
 
 #[test]
 fn occupancy_from_launch_flags() {
-    // hardware.md §4.1 N1: A100, 256 threads, 64 registers, no smem → 4 blocks, 50%.
+    // docs/reference/occupancy.md example N1: A100, 256 threads, 64 registers, no smem →
+    // 4 blocks, 50%.
     let v = json(&[
         "analyze",
         "gemm",

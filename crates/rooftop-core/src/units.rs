@@ -189,7 +189,7 @@ impl fmt::Display for Provenance {
     }
 }
 
-/// How much a catalog figure can be trusted (see `reference/devices.toml` header).
+/// How much a catalog figure can be trusted (docs/device-format.md, docs/reference/devices.md).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
 )]

@@ -1,8 +1,8 @@
-//! The Kineto reader against independent oracles: every fixture in
-//! `tests/fixtures/kineto` with counts taken by Python's `json` module, the kernel → op
-//! links computed by a separate Python implementation of the rules in
-//! `reference/formats.md` §6.4, and hand-built traces whose expected model is written
-//! out here by hand.
+//! The Kineto reader against independent oracles: every fixture in `tests/fixtures/kineto`
+//! with counts taken by Python's `json` module, the kernel → op links computed by a
+//! separate Python implementation of the linking rules of
+//! docs/reference/input-formats.md#pytorch-profiler-kineto-trace-json, and hand-built
+//! traces whose expected model is written out here by hand.
 //!
 //! The Python oracle (run from `tests/fixtures/kineto`), for each file: `X` events per
 //! `cat`; kernels; for each kernel, the runtime event with the same `correlation` and

@@ -1,6 +1,7 @@
-//! rooftop-jobs: multi-rank analysis past one machine, submitted to the engine the
-//! cluster already has. rooftop never schedules work across machines itself (DESIGN.md,
-//! "Past one machine"): it writes job scripts and hands them to the scheduler.
+//! rooftop-jobs: multi-rank analysis past one machine, submitted to the engine the cluster
+//! already has. rooftop never schedules work across machines itself
+//! (docs/multi-rank.md#past-one-machine-slurm): it writes job scripts and hands them to the
+//! scheduler.
 //!
 //! [`slurm`]: an `sbatch --array` job whose task `i` maps the `i`-th rank's trace to
 //! its Parquet tables (`rooftop trace RANK --format parquet -o TABLES/<stem>`), and a

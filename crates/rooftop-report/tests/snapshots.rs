@@ -1,7 +1,8 @@
-//! Snapshots of every output format for two reference analyses: seed 000's 3-bit
-//! decode GEMM on an M4 Max (memory-bound, with findings) and seed 001's first GEMM on
-//! an MI300X (tiles and waves). The numbers inside are asserted against hand arithmetic
-//! in the core and CLI tests; these snapshots pin the layout.
+//! Snapshots of every output format for two reference analyses, worked examples of
+//! docs/reference/formulas.md: the 3-bit decode GEMM on an M4 Max (memory-bound, with
+//! findings) and TraceLens's first GEMM example on an MI300X (tiles and waves). The numbers
+//! inside are asserted against hand arithmetic in the core and CLI tests; these snapshots
+//! pin the layout.
 
 #![allow(clippy::unwrap_used)]
 

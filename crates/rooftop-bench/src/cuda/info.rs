@@ -8,9 +8,10 @@
 //!   bits; the formula of NVIDIA's `bandwidthTest` sample). H100 SXM: 2 x 2619 MHz x
 //!   5120 bit / 8 = 3352 GB/s, the datasheet's 3.35 TB/s.
 //! - FMA peak = SMs x FMA lanes per SM x 2 FLOP x the boost clock
-//!   (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, kHz). Lanes per SM per compute capability from
-//!   the CUDA C++ Programming Guide's "Arithmetic Instructions" throughput table
-//!   (`reference/hardware.md` §1): H100 SXM 132 x 128 x 2 x 1.98 GHz = 66.9 TFLOP/s.
+//!   (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, kHz). Lanes per SM per compute capability from the
+//!   CUDA C++ Programming Guide's "Arithmetic Instructions" throughput table
+//!   (docs/reference/devices.md#how-a-peak-is-built): H100 SXM 132 x 128 x 2 x 1.98 GHz =
+//!   66.9 TFLOP/s.
 //!
 //! Every function here is pure, so the logic is tested with synthetic attributes on
 //! machines without a GPU.

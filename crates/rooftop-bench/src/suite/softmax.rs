@@ -10,11 +10,12 @@
 //! (as `suite::norm`). fp32 by default, fp64 with `--dtype fp64`. Inputs uniform in
 //! [-5, 5).
 //!
-//! Work: both read each row from memory once and write it once — seed 002's minimum,
-//! the core's `SoftmaxPasses::One` bytes. The three-pass kernel keeps a row in cache
-//! between its passes (a row of 4096 fp32 is 16 KiB), so the core's `Three` traffic
-//! (the input read three times from DRAM) does not apply; its FLOPs are the `Three`
-//! count, 7 per element, because it recomputes `exp(x - max)`.
+//! Work: both read each row from memory once and write it once — the minimum of
+//! docs/reference/formulas.md#work-models, the core's `SoftmaxPasses::One` bytes. The
+//! three-pass kernel keeps a row in cache between its passes (a row of 4096 fp32 is 16
+//! KiB), so the core's `Three` traffic (the input read three times from DRAM) does not
+//! apply; its FLOPs are the `Three` count, 7 per element, because it recomputes
+//! `exp(x - max)`.
 
 use super::fused::{Check, RowFn, Store};
 use super::norm::row_cases;

@@ -1,8 +1,8 @@
 //! The device catalog: the embedded `data/devices.toml` and `data/catalog/*.toml` plus
 //! any user device files.
 //!
-//! `data/devices.toml` is converted from the project's hardware reference
-//! (`reference/devices.toml`, explained in `reference/hardware.md` §1, sources S1-S16);
+//! `data/devices.toml` holds the figures docs/reference/devices.md explains (how each
+//! peak is built, the conventions, each figure's public source in its `source` field);
 //! the files of `data/catalog/` add the GPUs people profile most, each entry with its
 //! vendor datasheet URL. Format, conversion rules and the parts: `docs/device-format.md`.
 //! Checks of the figures against datasheet arithmetic: `catalog_checks.rs`.

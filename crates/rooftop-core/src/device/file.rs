@@ -13,8 +13,9 @@
 //! can make this module panic: the TOML parser reports syntax errors with a span, and every
 //! value is checked before it is converted.
 //!
-//! Units are those of `reference/devices.toml` (the project's hardware reference): TFLOP/s,
-//! decimal GB/s, binary KiB/MiB for caches and shared memory; sizes are converted to bytes.
+//! Units are those of the embedded catalog (`data/devices.toml`,
+//! docs/reference/devices.md#conventions): TFLOP/s, decimal GB/s, binary KiB/MiB for caches
+//! and shared memory; sizes are converted to bytes.
 
 use super::{
     ArchFamily, BandwidthRoof, Catalog, DeviceFileError, DeviceSpec, FigureMeta, MemLevel,

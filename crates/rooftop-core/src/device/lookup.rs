@@ -9,7 +9,7 @@
 //!   name that several devices share (`gfx942`, rocprof-compute's `MI200`) is
 //!   [`LookupError::Ambiguous`] rather than a guess;
 //! - matching is exact after normalisation: `A100-SXM4-40GB` never resolves to the 80 GB
-//!   part (the 40 GB parts have 1555 GB/s, not 2039; `reference/hardware.md` §1.2);
+//!   part (the 40 GB parts have 1555 GB/s, not 2039; docs/reference/devices.md#nvidia-58-devices);
 //! - an unknown name gets the three closest ids by Jaro-Winkler similarity to ids and
 //!   aliases (a prefix relation counts extra), plus a hint for known gaps of the catalog.
 

@@ -77,7 +77,7 @@ impl Vendor {
 }
 
 /// The architecture family, which selects the occupancy rules
-/// (`reference/hardware.md` §4).
+/// (docs/reference/occupancy.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ArchFamily {
@@ -108,8 +108,8 @@ pub enum ArchFamily {
 /// Source, confidence and provenance of one figure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct FigureMeta {
-    /// What was read to get the number (a source code from `reference/hardware.md`, a
-    /// document, or "measured by rooftop ceilings on `<date>`").
+    /// What was read to get the number (a public document with its address, as the
+    /// catalog's `source` fields give it, or "measured by rooftop ceilings on `<date>`").
     pub source: String,
     pub confidence: Confidence,
     pub provenance: Provenance,

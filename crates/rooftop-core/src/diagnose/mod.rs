@@ -1,21 +1,21 @@
 //! Diagnosis: turns an analysis's numbers into findings — what was seen, the numbers
 //! that show it, what to do, and what that can gain.
 //!
-//! The rules and their thresholds come from the seeds:
-//! - seed 002 "Diagnostic Decision Tree": achieved bandwidth >= 70% of peak is
-//!   near-optimal (fuse to go faster), 30-70% has room (coalescing, threadgroup size,
-//!   barriers, redundant reads), < 30% is a major issue (grid too small, launch
-//!   overhead, hidden copies, register spilling);
-//! - seed 002 "Quick Reference: Expected Performance": the bandwidth efficiency each op
-//!   class usually reaches, and "an RMSNorm under 40% of peak bandwidth is likely
-//!   wrong", "element-wise kernels should be within 2x of peak bandwidth" (its "fusing
-//!   two memory-bound kernels gives ~2x" is not used: the fusion finding states the bytes
-//!   a fusion actually saves, see `docs/methodology.md`);
-//! - seed 002 "Kernel Launch Overhead": fixed launch cost of ~5-20 µs dominates small
-//!   tensors;
-//! - seed 000 §4.2-4.3: compute-bound and low-occupancy symptoms and fixes (>70% / <30%
-//!   utilisation, occupancy < 50%);
-//! - seed 001: tile and wave quantization waste in GEMMs.
+//! The rules' thresholds are rooftop's conventions, listed with their reasons in
+//! docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions:
+//! - achieved bandwidth >= 70% of peak is near-optimal (fuse to go faster), 30-70% has
+//!   room (coalescing, threadgroup size, barriers, redundant reads), < 30% is a major
+//!   issue (grid too small, launch overhead, hidden copies, register spilling);
+//! - the bandwidth efficiency each op class usually reaches, and "an RMSNorm under 40%
+//!   of peak bandwidth is likely wrong", "element-wise kernels should be within 2x of
+//!   peak bandwidth" (the rule of thumb "fusing two memory-bound kernels gives ~2x" is
+//!   not used: the fusion finding states the bytes a fusion actually saves, see
+//!   `docs/methodology.md`);
+//! - a fixed launch cost of microseconds dominates small tensors;
+//! - compute-bound and low-occupancy symptoms and fixes (>= 70% of the compute roof or
+//!   below it; theoretical occupancy < 50%, docs/reference/occupancy.md);
+//! - tile and wave quantization waste in GEMMs
+//!   (docs/reference/formulas.md#tile-wave-and-dimension-efficiency).
 //!
 //! Every finding, whatever command makes it, is a [`Finding`] graded by one rule: its
 //! severity is a function of the time it puts at stake as a share of its window
@@ -23,8 +23,8 @@
 //! list findings by [`rank`]. A kernel's own rules ([`diagnose`]) state as time at stake:
 //! - for the roofline findings (bandwidth, compute, class band, launch overhead with a
 //!   measured time), the kernel's gap to its floor, `time − floor` of the measured time,
-//!   while the kernel is under 70% of its roofline (seed 002: from 70% it is
-//!   near-optimal and the gap is not claimed);
+//!   while the kernel is under 70% of its roofline (from 70% it is near-optimal and the
+//!   gap is not claimed);
 //! - for tile and wave quantization, the padded share of the kernel's time
 //!   (`1 − efficiency`), of the measured time or, without one, of the modelled time;
 //! - for a kernel faster than its floor, the whole measured time: every number of the

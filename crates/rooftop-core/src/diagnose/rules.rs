@@ -11,14 +11,16 @@ use crate::ops::{OpClass, Work};
 use crate::roofline::{Bound, Roofline};
 use crate::units::{pct, si, sig3, us, ExecUnit};
 
-/// Seed 002 decision tree: ">= 70% of peak bandwidth: near-optimal".
+/// From 70% of peak bandwidth a memory-bound kernel is near its roof (rooftop's convention,
+/// docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions).
 const NEAR_PEAK_PCT: f64 = 70.0;
-/// Seed 002 decision tree: "< 30% of peak bandwidth: major issue".
+/// Below 30% of peak bandwidth something is badly wrong (rooftop's convention, same table).
 const MAJOR_ISSUE_PCT: f64 = 30.0;
-/// Seed 000 §4.3: "Target occupancy: >50% for latency hiding".
+/// Theoretical occupancy below 50% leaves little latency hiding (rooftop's convention,
+/// same table; the rules per architecture are docs/reference/occupancy.md).
 const LOW_OCCUPANCY_PCT: f64 = 50.0;
-/// Work whose floor is below this is dominated by launch cost. Seed 002 quotes 5-20 µs
-/// for a Metal launch; CUDA/HIP launches cost ~2-10 µs end to end.
+/// Work whose floor is below this is dominated by launch cost: launches cost microseconds
+/// on every GPU API (CUDA/HIP ~2-10 µs end to end, Metal more; same table).
 const LAUNCH_OVERHEAD_US: f64 = 5.0;
 /// Tile or wave efficiency below this is worth a finding (10% of the MMA work lost).
 const QUANTIZATION_EFF: f64 = 0.9;
@@ -35,16 +37,18 @@ pub struct DiagnoseInput<'a> {
     pub dequant_fusion: Option<&'a DequantFusion>,
 }
 
-/// The bandwidth efficiency an op class usually reaches (seed 002 "Quick Reference").
+/// The bandwidth efficiency an op class usually reaches
+/// (docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpectedBand {
     pub low_pct: f64,
     pub high_pct: f64,
-    /// The seed's label for the class.
+    /// The class's name as findings print it.
     pub label: &'static str,
 }
 
-/// Seed 002's expected bandwidth efficiency for memory-bound op classes.
+/// The usual bandwidth efficiency of memory-bound op classes (rooftop's convention, the
+/// "below its class's usual band" row of docs/reference/formulas.md).
 pub fn expected_band(class: OpClass) -> Option<ExpectedBand> {
     let (low_pct, high_pct, label) = match class {
         OpClass::Elementwise | OpClass::Copy => (70.0, 90.0, "element-wise"),
@@ -318,8 +322,8 @@ fn class_band(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let util = a.memory_utilization_pct;
-    // Seed 002 rules of thumb: RMSNorm under 40% is likely wrong; element-wise should be
-    // within 2x of peak.
+    // Rooftop's "likely wrong" convention (docs/reference/formulas.md): RMSNorm under 40%
+    // of peak bandwidth; element-wise should be within 2x of peak.
     let hard_floor = match i.work.class {
         OpClass::RmsNorm => {
             Some((40.0, "an RMSNorm under 40% of peak bandwidth usually has a bug"))
@@ -619,8 +623,8 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let bw = i.roofline.bandwidth_gbs * 1e9;
-    let seed = f
-        .seed_003
+    let quicker = f
+        .as_circulated
         .as_ref()
         .map(|s| {
             format!(
@@ -637,7 +641,7 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         "Keep dequantization fused into the matmul",
         format!(
             "dequantize-then-matmul moves {} ({} at peak bandwidth); the fused kernel moves {} \
-             ({}){seed}",
+             ({}){quicker}",
             si(m.unfused_bytes, "B"),
             us(m.unfused_bytes / bw * 1e6),
             si(m.fused_bytes, "B"),
@@ -693,8 +697,9 @@ mod tests {
 
     #[test]
     fn slow_rmsnorm_is_likely_wrong() {
-        // 134,234,112 B in 150 µs = 26.7% of peak: < 30% (major issue) and < 40% (seed 002:
-        // "an RMSNorm under 40% of peak bandwidth is likely wrong").
+        // The RMSNorm example of docs/reference/formulas.md#roofline: 134,234,112 B in 150 µs
+        // = 26.7% of peak: < 30% (major issue) and < 40% (an RMSNorm that slow is likely
+        // wrong, docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions).
         let cat = Catalog::builtin();
         let a = analyze(cat.lookup("h100-sxm").unwrap(), &timed(rmsnorm(), 150)).unwrap();
         let f: Vec<_> = a.findings.iter().map(|f| f.id).collect();
@@ -728,7 +733,10 @@ mod tests {
     }
 
     #[test]
-    fn seed001_wave_quantization_finding() {
+    fn tracelens_example_1_wave_quantization_finding() {
+        // TraceLens's first GEMM example
+        // (docs/reference/formulas.md#tile-wave-and-dimension-efficiency):
+        // M=10240 N=2048 K=2048, tile 256x64, 304 CUs -> 1280 tiles, 5 waves, wq_eff 0.842.
         let w = GemmSpec::new(10240, 2048, 2048, Precision::Bf16).work().unwrap();
         let mut req = KernelRequest::new(w);
         req.kernel_name = Some("Cijk_Alik_Bljk_BBS_BH_MT256x64x64_MI32x32x8x1_SN_WG32_8_1".into());
@@ -743,7 +751,8 @@ mod tests {
 
     #[test]
     fn low_occupancy_names_the_limiter() {
-        // hardware.md §4.1 N8: A100, 128 threads x 255 registers -> 2 blocks, 12.5%.
+        // docs/reference/occupancy.md example N8: A100, 128 threads x 255 registers ->
+        // 2 blocks, 12.5%.
         let w = GemmSpec::new(4096, 4096, 4096, Precision::Bf16).work().unwrap();
         let mut req = KernelRequest::new(w);
         req.resources = Some(KernelResources {

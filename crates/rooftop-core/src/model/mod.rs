@@ -13,9 +13,10 @@
 //! `work.assumptions`). Nothing here panics on a user's config: bad fields are
 //! [`config::ConfigError`]s naming the field.
 //!
-//! Seed 003 §6.1 sizes a 7B decode step at 1.1 GB per layer (36 GB per token); Llama-2-7B's
-//! shapes give 0.41 GB per layer in bf16 (0.47 GB with a 4096-position KV cache) —
-//! `docs/model.md` explains the difference row by row.
+//! A per-layer table in circulation sizes a 7B decode step at 1.1 GB per layer (36 GB per
+//! token; docs/reference/formulas.md#a-7b-models-bytes-per-token); Llama-2-7B's shapes give
+//! 0.41 GB per layer in bf16 (0.47 GB with a 4096-position KV cache) — `docs/model.md`
+//! explains the difference row by row.
 
 pub mod budget;
 pub mod config;

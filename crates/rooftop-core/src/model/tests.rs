@@ -195,7 +195,8 @@ fn q4_0_weights_and_dequant_fusion() {
     assert_eq!(dq.name, "dequant fused into matmul");
     assert_eq!(dq.bytes_saved, 26_428_309_504.0);
     // Unfused/fused traffic of the projections: 4 B vs 0.5625 B per weight (+ the
-    // activations): about (4.5625/0.5625) = 8.1x, not seed 003's 17x.
+    // activations): about (4.5625/0.5625) = 8.1x, not the
+    // "~17x" of docs/reference/formulas.md#fusing-dequantization-into-the-matmul.
     let ratio = dq.traffic_ratio.unwrap();
     assert!(ratio > 8.0 && ratio < 8.2, "{ratio}");
 }

@@ -1,6 +1,6 @@
 //! Device-to-device copies (`aten::copy_`, `contiguous()`, memcpy DtoD): no FLOPs, the
 //! source read once and the destination written once — the pure-bandwidth case of
-//! seed 002's "Element-wise" row.
+//! the element-wise row of docs/reference/formulas.md#work-models.
 
 use super::count::{self, bpe, dim, vector_work as finish, Terms};
 use super::{OpClass, OpError, Work};

@@ -1,8 +1,8 @@
 //! Element-wise (map) operations: unary (SiLU, ReLU, cast-free activations), binary
 //! (add, mul, with one operand broadcast), and n-ary fused element-wise kernels.
 //!
-//! Bytes (seed 002 byte table, "Element-wise (N,)": N read, N written, times the element
-//! size), generalised: every full-size input is read once, a broadcast operand is read
+//! Bytes (docs/reference/formulas.md#work-models: N read, N written, times the element size),
+//! generalised: every full-size input is read once, a broadcast operand is read
 //! once at its own size (TraceLens `BinaryElementwise.bytes_func` counts the same), and
 //! every output is written once.
 //!
@@ -162,8 +162,8 @@ mod tests {
     const MIB: f64 = 1_048_576.0;
 
     #[test]
-    fn unary_matches_seed_002_table() {
-        // Seed 002: Element-wise (N,) reads N, writes N, times the element size.
+    fn unary_reads_and_writes_each_element_once() {
+        // Element-wise over N elements reads N, writes N, times the element size.
         // SiLU over 1,000,000 bf16 elements: 2,000,000 B read, 2,000,000 B written.
         let w = ElementwiseSpec::unary(1_000_000, Precision::Bf16, 4.0).work().unwrap();
         assert_eq!(w.bytes_read, 2_000_000.0);

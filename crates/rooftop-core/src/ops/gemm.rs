@@ -1,11 +1,11 @@
 //! Dense GEMM: `C[M×N] = A[M×K] · B[K×N] (+ bias[N])`, optionally batched.
 //!
-//! FLOPs: `2*M*N*K*batch` (one multiply-add = 2 FLOPs, seed 000 §2.4), plus `M*N*batch`
-//! bias adds when there is a bias (TraceLens `GEMM.flops_func` counts them the same way,
-//! which is what makes our numbers equal its goldens).
+//! FLOPs: `2*M*N*K*batch` (one multiply-add = 2 FLOPs, docs/reference/formulas.md), plus
+//! `M*N*batch` bias adds when there is a bias (TraceLens `GEMM.flops_func` counts them the
+//! same way, which is what makes our numbers equal its goldens).
 //!
-//! Bytes (minimum DRAM traffic): `(M*K + K*N)*in*batch` read, `M*N*out*batch` written,
-//! plus `N*out` read once for a bias vector — seed 000 §2.3 for the unquantized case and
+//! Bytes (minimum DRAM traffic): `(M*K + K*N)*in*batch` read, `M*N*out*batch` written, plus
+//! `N*out` read once for a bias vector — docs/reference/formulas.md#work-models and
 //! TraceLens `GEMM.bytes_func`.
 //!
 //! Unit: the matrix unit except for FP32, which cuBLAS SGEMM runs on CUDA cores (FFMA)
@@ -174,8 +174,8 @@ mod tests {
     }
 
     #[test]
-    fn seed_000_decode_shape_fp16() {
-        // M=1 N=4096 K=4096 fp16, no bias.
+    fn decode_shape_fp16() {
+        // The decode shape M=1 N=4096 K=4096 unquantized: fp16, no bias.
         let w = GemmSpec::new(1, 4096, 4096, Precision::Fp16).work().unwrap();
         assert_eq!(w.flops, 2.0 * 4096.0 * 4096.0); // 33,554,432
                                                     // read (1*4096 + 4096*4096)*2 = 8192 + 33,554,432 = 33,562,624

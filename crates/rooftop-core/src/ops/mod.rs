@@ -3,12 +3,12 @@
 //! with the formula that produced them.
 //!
 //! One module per operation, each a plain spec struct with `pub` fields and a
-//! `work(&self) -> Result<Work, OpError>`:
-//! [`gemm`] (seed 000 §2.3-2.4), [`quant`] (seed 000 §2.3 quantized GEMM bytes, seed 003
-//! §1.1 fused vs unfused dequantization), [`attention`] (FlashAttention counting, exact
-//! causal pairs), [`conv`], [`norm`] / [`softmax`] / [`elementwise`] (seed 002 byte
-//! table), [`reduction`], [`copy`]. Where TraceLens (AMD-AGI/TraceLens `perf_model.py`)
-//! models the same op, the module's tests check our numbers against its golden CSVs
+//! `work(&self) -> Result<Work, OpError>`: [`gemm`], [`quant`] (quantized GEMM bytes, fused
+//! vs unfused dequantization), [`attention`] (FlashAttention counting, exact causal pairs),
+//! [`conv`], [`norm`] / [`softmax`] / [`elementwise`], [`reduction`], [`copy`]; each
+//! formula is in docs/reference/formulas.md#work-models with a worked example. Where
+//! TraceLens (AMD-AGI/TraceLens `perf_model.py`) models the same op, the module's tests
+//! check our numbers against its golden CSVs
 //! (`fixtures/kineto/tracelens_*/*_perf_report_csvs/`) and explain every difference.
 //!
 //! Invariants: `flops >= 0`, `bytes_read >= 0`, `bytes_written >= 0`, all finite for
@@ -33,11 +33,12 @@ pub mod reduction;
 pub mod softmax;
 
 #[cfg(test)]
-mod proptests;
+mod circulated_figures;
 #[cfg(test)]
-mod seed_checks;
+mod proptests;
 
-/// The class of an operation: selects the expected-efficiency band (seed 002) and the
+/// The class of an operation: selects the expected-efficiency band
+/// (docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions) and the
 /// advice the diagnosis gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,6 +1,6 @@
 //! Row normalizations over the last dimension: RMSNorm and LayerNorm of an N×D input.
 //!
-//! Bytes follow seed 002 "How to count bytes" exactly, times the element size:
+//! Bytes (docs/reference/formulas.md#work-models), times the element size:
 //! RMSNorm reads `N×D + D` (x, weight) and writes `N×D`; LayerNorm reads `N×D + 2×D`
 //! (x, weight, bias) and writes `N×D`. A row is read from DRAM once (a row of D elements
 //! stays on chip between the statistics and the normalization).
@@ -176,8 +176,8 @@ mod tests {
     const MIB: f64 = 1_048_576.0;
 
     #[test]
-    fn rmsnorm_matches_seed_002_table() {
-        // Seed 002: RMSNorm (N, D) reads N×D + D, writes N×D, times the element size.
+    fn rmsnorm_bytes_n_d_plus_d() {
+        // RMSNorm (N, D) reads N×D + D, writes N×D, times the element size.
         // N=4096 tokens, D=4096, bf16: read (4096*4096 + 4096)*2, write 4096*4096*2.
         let w = RmsNormSpec { rows: 4096, cols: 4096, dtype: Precision::Bf16, weight_dtype: None }
             .work()
@@ -213,8 +213,8 @@ mod tests {
     }
 
     #[test]
-    fn layernorm_matches_seed_002_table() {
-        // Seed 002: LayerNorm (N, D) reads N×D + 2×D, writes N×D. N=3, D=5, fp32:
+    fn layernorm_bytes_n_d_plus_2d() {
+        // LayerNorm (N, D) reads N×D + 2×D, writes N×D. N=3, D=5, fp32:
         // read (15 + 10)*4 = 100, write 15*4 = 60; FLOPs 7*15 + 4*3 = 117.
         let w = LayerNormSpec { rows: 3, cols: 5, dtype: Precision::Fp32, affine: true }
             .work()

@@ -95,7 +95,7 @@ proptest! {
         let spec = QuantGemmSpec { m, n, k, act_dtype, format, out_dtype };
         check(spec.work())?;
         if let Ok(f) = spec.dequant_fusion(dequant) {
-            for t in std::iter::once(&f.minimal).chain(f.seed_003.as_ref()) {
+            for t in std::iter::once(&f.minimal).chain(f.as_circulated.as_ref()) {
                 prop_assert!(t.unfused_bytes.is_finite() && t.unfused_bytes > 0.0);
                 prop_assert!(t.fused_bytes.is_finite() && t.fused_bytes > 0.0);
                 prop_assert!(t.saving.is_finite() && t.saving > 0.0);

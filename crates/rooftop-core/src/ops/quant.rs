@@ -1,23 +1,26 @@
 //! Weight-quantized GEMM / matvec (`C = A · dequant(Wq)`) and the traffic saved by fusing
 //! the dequantization into the matmul.
 //!
-//! Bytes (seed 000 §2.3): `bytes = M*K*2 + K*N*bits/8 + (K/group)*N*2 + M*N*2` for fp16
-//! activations, scales and output. We generalise it: activations and output in their
-//! own precisions, `ceil(K/group)` groups when K is not a multiple of the group, zero
-//! points (packed at `bits` bits, the GPTQ/AWQ `qzeros` layout) adding
-//! `ceil(K/group)*N*bits/8`. GGML blocks are 32 weights along K with one fp16 scale:
-//! Q4_0 = 2 + 16 = 18 bytes per 32 weights (4.5 bits/weight), Q8_0 = 2 + 32 = 34 bytes
-//! (8.5 bits/weight) — ggml `block_q4_0` / `block_q8_0`.
+//! Bytes (docs/reference/formulas.md#quantized-weights-q4_0-q8_0-int-g):
+//! `bytes = M*K*2 + K*N*bits/8 + (K/group)*N*2 + M*N*2` for fp16 activations, scales and
+//! output. We generalise it: activations and output in their own precisions,
+//! `ceil(K/group)` groups when K is not a multiple of the group, zero points (packed at
+//! `bits` bits, the GPTQ/AWQ `qzeros` layout) adding `ceil(K/group)*N*bits/8`. GGML blocks
+//! are 32 weights along K with one fp16 scale: Q4_0 = 2 + 16 = 18 bytes per 32 weights (4.5
+//! bits/weight), Q8_0 = 2 + 32 = 34 bytes (8.5 bits/weight) — ggml `block_q4_0` /
+//! `block_q8_0`.
 //!
-//! FLOPs (seed 000 §2.4): `2*M*N*K`, on the matrix unit in the activation precision for
-//! M > 1 and on the vector unit in FP32 for M = 1 (matvec kernels are SIMT dot products
-//! accumulating in float). The ALU work of
-//! unpacking and scaling weights is not counted (it is not part of the roofline's FLOPs,
-//! but it is why seed 002 calls quantized matvec "compute + irregular access").
+//! FLOPs (one multiply-add = 2, docs/reference/formulas.md): `2*M*N*K`, on the matrix unit
+//! in the activation precision for M > 1 and on the vector unit in FP32 for M = 1 (matvec
+//! kernels are SIMT dot products accumulating in float). The ALU work of unpacking and
+//! scaling weights is not counted (it is not part of the roofline's FLOPs, but it is why
+//! quantized matvec has a lower usual bandwidth band than element-wise ops,
+//! docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions).
 //!
-//! Fusion (seed 003 §1.1 and §6.2): [`QuantGemmSpec::dequant_fusion`] compares a
-//! dequantize-then-matmul pair of kernels with one fused kernel, both under the seed's
-//! own counting and under the physically minimal counting.
+//! Fusion (docs/reference/formulas.md#fusing-dequantization-into-the-matmul):
+//! [`QuantGemmSpec::dequant_fusion`] compares a dequantize-then-matmul pair of kernels with
+//! one fused kernel, both under the counting of the "~17×" example in circulation and under
+//! the physically minimal counting.
 
 use super::count::{self, bpe, ceil_div, default_matmul_unit, dim, Terms};
 use super::{OpClass, OpError, Work};
@@ -40,7 +43,8 @@ pub enum WeightFormat {
         bits: u32,
         /// Weights along K sharing one scale (K itself for per-channel quantization).
         group_size: u64,
-        /// Storage precision of the scales (fp16 in seed 000).
+        /// Storage precision of the scales (fp16 in the decode-GEMM example of
+        /// docs/reference/formulas.md).
         scale_dtype: Precision,
         /// One zero point per group, packed at `bits` bits (GPTQ/AWQ `qzeros`).
         zero_point: bool,
@@ -191,8 +195,10 @@ pub struct FusionTraffic {
 pub struct DequantFusion {
     /// Physically minimal: real storage sizes, every tensor read once per kernel.
     pub minimal: FusionTraffic,
-    /// Seed 003 §1.1's own counting, reproduced as stated (Q4_0 only; `None` otherwise).
-    pub seed_003: Option<FusionTraffic>,
+    /// The counting of the "~17×" fusion example in circulation, reproduced as stated
+    /// (Q4_0 only; `None` otherwise;
+    /// docs/reference/formulas.md#fusing-dequantization-into-the-matmul).
+    pub as_circulated: Option<FusionTraffic>,
 }
 
 /// The byte terms of the packed weights (quants, scales, zero points).
@@ -328,11 +334,12 @@ impl QuantGemmSpec {
     /// multiplying in a second, against one fused kernel.
     ///
     /// `minimal` counts real storage sizes and every tensor read once per kernel.
-    /// `seed_003` (for [`WeightFormat::Q4_0`] only) reproduces seed 003 §1.1 as written:
+    /// `as_circulated` (for [`WeightFormat::Q4_0`] only) reproduces the "~17×" example in
+    /// circulation as written (docs/reference/formulas.md#fusing-dequantization-into-the-matmul):
     /// Q4_0 counted as `K*N/4` bytes, FP32 dequantized weights, activations and output,
     /// weights read twice by the fused kernel, and no activation/output traffic in the
     /// unfused total. For M=1, K=N=4096 its formulas give 138,412,032 vs 8,421,376 bytes
-    /// (16.4×). The seed prints 65,536 bytes for the output `M*N*4` (it is 16,384), hence
+    /// (16.4×). The example prints 65,536 bytes for the output `M*N*4` (it is 16,384), hence
     /// its 8.47 MB and 16.3×, which it rounds to "~17x". The minimal counting gives 15.2×
     /// with FP32 and 8.1× with FP16 everywhere.
     #[allow(clippy::many_single_char_names)]
@@ -377,11 +384,11 @@ impl QuantGemmSpec {
             ],
         )?;
 
-        let seed_003 = if self.format == WeightFormat::Q4_0 {
-            let q_seed = count::mul("bytes of the weights", &[k, n, 2])?; // K*N/4 bytes = 2 bits each
+        let as_circulated = if self.format == WeightFormat::Q4_0 {
+            let qw = count::mul("bytes of the weights", &[k, n, 2])?; // K*N/4 bytes = 2 bits each
             let f32_w = count::mul("bytes of the dequantized weights", &[k, n, 32])?;
             let mut un = Terms::new();
-            un.push("read Q4_0", "K*N/4", format!("{kv}*{nv}/4"), q_seed);
+            un.push("read Q4_0", "K*N/4", format!("{kv}*{nv}/4"), qw);
             un.push("write FP32", "K*N*4", format!("{kv}*{nv}*4"), f32_w);
             un.push("read FP32", "K*N*4", format!("{kv}*{nv}*4"), f32_w);
             let mut fu = Terms::new();
@@ -389,7 +396,7 @@ impl QuantGemmSpec {
                 "read Q4_0 (2x)",
                 "K*N/4*2",
                 format!("{kv}*{nv}/4*2"),
-                count::mul("bytes of the weights", &[q_seed, 2])?,
+                count::mul("bytes of the weights", &[qw, 2])?,
             );
             fu.push(
                 "read activations",
@@ -430,7 +437,7 @@ impl QuantGemmSpec {
             None
         };
 
-        Ok(DequantFusion { minimal, seed_003 })
+        Ok(DequantFusion { minimal, as_circulated })
     }
 }
 
@@ -470,8 +477,9 @@ mod tests {
     }
 
     #[test]
-    fn seed_000_decode_3bit_g128() {
-        // Seed 000 §2.3: M*K*2 + K*N*bits/8 + (K/group)*N*2 + M*N*2, M=1 N=K=4096, 3-bit, g128.
+    fn decode_3bit_g128_bytes() {
+        // The decode-GEMM example of docs/reference/formulas.md:
+        // M*K*2 + K*N*bits/8 + (K/group)*N*2 + M*N*2, M=1 N=K=4096, 3-bit, g128.
         let w = spec(1, 4096, 4096, Precision::Fp16, affine(3, 128, false)).work().unwrap();
         let a = 1.0 * 4096.0 * 2.0; // 8,192
         let wq = 4096.0 * 4096.0 * 3.0 / 8.0; // 6,291,456
@@ -502,8 +510,8 @@ mod tests {
     }
 
     #[test]
-    fn seed_000_prefill_is_a_quantized_gemm() {
-        // Seed 000 §7.2 shape: M=512 N=K=4096 3-bit.
+    fn prefill_m512_is_a_quantized_gemm() {
+        // The same kernel at M=512 (docs/reference/formulas.md): M=512 N=K=4096 3-bit.
         let w = spec(512, 4096, 4096, Precision::Fp16, affine(3, 128, false)).work().unwrap();
         // 2*512*4096*4096 = 17,179,869,184
         assert_eq!(w.flops, 17_179_869_184.0);
@@ -511,9 +519,9 @@ mod tests {
         assert_eq!(w.bytes(), 14_942_208.0);
         assert_eq!(w.class, OpClass::QuantizedGemm);
         assert_eq!(w.unit, ExecUnit::Matrix);
-        // Seed 000 §7.2 reports 0.85 ms -> 20.1 TFLOPS (17.18e9 / 0.85e-3 = 20.2e12: agrees)
-        // and 89 GB/s (14.94e6 / 0.85e-3 = 17.6e9: the seed's bandwidth does not follow
-        // from its own byte formula).
+        // A worked example in circulation reports 0.85 ms -> 20.1 TFLOPS (17.18e9 / 0.85e-3
+        // = 20.2e12: agrees) and 89 GB/s (14.94e6 / 0.85e-3 = 17.6e9: its bandwidth does not
+        // follow from its own byte formula).
         assert!((w.flops / 0.85e-3 / 1e12 - 20.21).abs() < 0.01);
         assert!((w.bytes() / 0.85e-3 / 1e9 - 17.58).abs() < 0.01);
     }
@@ -563,8 +571,9 @@ mod tests {
     }
 
     #[test]
-    fn seed_003_fusion_example_as_stated() {
-        // Seed 003 §1.1: M=1, K=N=4096, Q4_0.
+    fn circulated_17x_fusion_example_as_stated() {
+        // The "~17×" example in circulation
+        // (docs/reference/formulas.md#fusing-dequantization-into-the-matmul): M=1, K=N=4096, Q4_0.
         let s = QuantGemmSpec {
             m: 1,
             n: 4096,
@@ -574,19 +583,19 @@ mod tests {
             out_dtype: None,
         };
         let f = s.dequant_fusion(Precision::Fp32).unwrap();
-        let seed = f.seed_003.unwrap();
+        let circ = f.as_circulated.unwrap();
         // Unfused: K*N/4 + K*N*4 + K*N*4 = 4,194,304 + 67,108,864 + 67,108,864
-        assert_eq!(seed.unfused_bytes, 138_412_032.0);
+        assert_eq!(circ.unfused_bytes, 138_412_032.0);
         // Fused: K*N/4*2 + M*K*4 + M*N*4 = 8,388,608 + 16,384 + 16,384 = 8,421,376.
-        // The seed prints "Write Output: M*N*4 = 65,536 bytes" and "~8.5 MB"; its own
+        // The example prints "Write Output: M*N*4 = 65,536 bytes" and "~8.5 MB"; its own
         // formula gives 1*4096*4 = 16,384. With its 65,536 the total is 8,470,528 B
         // (8.47 MB) and the ratio 16.34; by the formula 16.44. Neither is 17.
-        assert_eq!(seed.fused_bytes, 8_421_376.0);
-        assert!((seed.saving - 16.4358).abs() < 1e-4);
+        assert_eq!(circ.fused_bytes, 8_421_376.0);
+        assert!((circ.saving - 16.4358).abs() < 1e-4);
         assert!((138_412_032.0 / (8_388_608.0 + 16_384.0 + 65_536.0) - 16.3404_f64).abs() < 1e-4);
-        assert!(seed.assumptions.iter().any(|a| a.contains("2 bits/weight")));
-        assert!(seed.assumptions.iter().any(|a| a.contains("twice")));
-        assert!(seed.assumptions.iter().any(|a| a.contains("FP32")));
+        assert!(circ.assumptions.iter().any(|a| a.contains("2 bits/weight")));
+        assert!(circ.assumptions.iter().any(|a| a.contains("twice")));
+        assert!(circ.assumptions.iter().any(|a| a.contains("FP32")));
     }
 
     #[test]
@@ -613,10 +622,10 @@ mod tests {
         assert_eq!(f.minimal.unfused_bytes, 76_562_432.0);
         assert_eq!(f.minimal.fused_bytes, 9_453_568.0);
         assert!((f.minimal.saving - 8.0988).abs() < 1e-4);
-        // No seed numbers for formats the seed does not describe.
+        // No circulated counting for formats that example does not describe.
         let g = QuantGemmSpec { format: WeightFormat::Q8_0, ..s }
             .dequant_fusion(Precision::Fp32)
             .unwrap();
-        assert!(g.seed_003.is_none());
+        assert!(g.as_circulated.is_none());
     }
 }

@@ -1,11 +1,12 @@
 //! Row softmax over the last dimension of an N×D input.
 //!
-//! Bytes: seed 002's byte table gives the minimum, `N×D` read and `N×D` written
-//! ([`SoftmaxPasses::One`]: the row is read from DRAM once, as an online or
-//! row-in-registers kernel does). Seed 002's expected-efficiency table has a separate
-//! "Softmax (3-pass)" row, "Memory (3 passes over data)": a kernel that makes three
-//! passes (max, sum of exponentials, normalize) over rows too long to stay on chip reads
-//! the input three times. [`SoftmaxPasses::Three`] models that traffic — `3×N×D` read,
+//! Bytes (docs/reference/formulas.md#work-models): the minimum is `N×D` read and `N×D`
+//! written ([`SoftmaxPasses::One`]: the row is read from DRAM once, as an online or
+//! row-in-registers kernel does). The expected-efficiency bands of
+//! docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions judge softmax as a
+//! 3-pass kernel (40–70% of peak bandwidth): a kernel that makes three passes (max, sum
+//! of exponentials, normalize) over rows too long to stay on chip reads the input three
+//! times. [`SoftmaxPasses::Three`] models that traffic — `3×N×D` read,
 //! `N×D` written — so its `bytes` are the 3-pass algorithm's traffic, not the minimum
 //! for the operation: use `One` for the roof of softmax itself, `Three` to judge a 3-pass
 //! kernel against its own traffic.
@@ -26,7 +27,7 @@ pub enum SoftmaxPasses {
     /// Once (online softmax or row kept on chip): the minimum.
     #[default]
     One,
-    /// Three passes over DRAM: max, sum of exponentials, normalize (seed 002).
+    /// Three passes over DRAM: max, sum of exponentials, normalize.
     Three,
 }
 
@@ -143,8 +144,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_pass_matches_seed_002_table() {
-        // Seed 002: Softmax (N, D) reads N×D, writes N×D. N=32*128 rows, D=2048, fp16.
+    fn one_pass_reads_and_writes_n_d_once() {
+        // Softmax (N, D) reads N×D, writes N×D. N=32*128 rows, D=2048, fp16.
         let w = SoftmaxSpec {
             rows: 4096,
             cols: 2048,

@@ -132,8 +132,8 @@ pub struct ShortKernelRow {
     pub percent_of_total_time: f64,
 }
 
-/// Kernels shorter than the threshold: launch-overhead territory (seed 002 "Kernel
-/// Launch Overhead").
+/// Kernels shorter than the threshold: launch-overhead territory (a launch costs
+/// microseconds on every GPU API, so kernels of a few µs are dominated by it).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ShortKernels {
     pub threshold_us: f64,

@@ -2,7 +2,8 @@
 //! one column per metric id, a units row under the header) and the details page or
 //! `--metrics` long format (one row per (launch, metric), pivoted here per launch).
 //!
-//! Layouts and traps are those of `reference/formats.md` §0 and §4.2:
+//! Layouts and traps (docs/reference/input-formats.md: the traps common to several formats
+//! and the "Nsight Compute CSV" section):
 //! - `==PROF==` / `==WARNING==` / `==ERROR==` lines and the profiled program's own output
 //!   come before and between the CSV blocks: every line before a header, and every
 //!   unquoted line whose field count is not the header's, is skipped and counted;

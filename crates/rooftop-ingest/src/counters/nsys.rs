@@ -3,7 +3,8 @@
 //! into [`Dispatch`]es), under their current or their old (≤ 2023: `gpukernsum`,
 //! `gputrace`) names and column sets.
 //!
-//! Layout and traps from `reference/formats.md` §5.1 and §11.6:
+//! Layout and traps
+//! (docs/reference/input-formats.md#nsight-systems-nsys-stats-csv-and-the-sqlite-export):
 //! - everything before a header whose first cell starts with `Time (%)` or `Start (` is
 //!   skipped (`Generating SQLite file…`, `Processing [...] with [...]...`, `NOTICE:`,
 //!   `SKIPPED:`, blank lines); a blank line ends a table, and several reports may follow

@@ -7,7 +7,8 @@
 //! [`IgnoredAny`], which validates them without building anything.
 //!
 //! Field names are the libkineto ones (`output_json.cpp`) and the 2021 legacy ones
-//! (`external id`, `Input dims`), see `reference/formats.md` §6.
+//! (`external id`, `Input dims`), see
+//! docs/reference/input-formats.md#pytorch-profiler-kineto-trace-json.
 
 use super::collect::{keep_named, skippable, Partial};
 use rooftop_core::trace::{CommArgs, Dims, OpArgs};

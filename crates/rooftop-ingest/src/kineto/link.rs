@@ -2,7 +2,8 @@
 //! finds each runtime call's op, and links each GPU activity to the runtime call that
 //! launched it (by `correlation`, then `External id`, then launch flows).
 //!
-//! Rules (`reference/formats.md` §6.4):
+//! Rules (the linking of
+//! docs/reference/input-formats.md#pytorch-profiler-kineto-trace-json):
 //! - An op's parent is the innermost op on the same (pid, tid) whose closed interval
 //!   contains it; ops are visited by start time, longer first, so a parent that starts
 //!   at the same time as its child comes first.

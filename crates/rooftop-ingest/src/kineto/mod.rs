@@ -1,5 +1,6 @@
 //! Reader of PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip, current schema
-//! and the 2021 legacy one (`reference/formats.md` §6).
+//! and the 2021 legacy one
+//! (docs/reference/input-formats.md#pytorch-profiler-kineto-trace-json).
 //!
 //! The file is memory-mapped (plain) or inflated into one buffer (gzip, detected by its
 //! magic bytes) and parsed in place: a hand-written scanner per event over the borrowed

@@ -3,7 +3,9 @@
 //! direction and its source, and which links each catalog device uses inside a node
 //! (`intra`) and between nodes (`inter`).
 //!
-//! The bus bandwidth of a collective (NCCL-tests `doc/PERFORMANCE.md`) is compared with
+//! The bus bandwidth of a collective (NCCL-tests' definitions,
+//! <https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md>;
+//! docs/reference/formulas.md#collective-bandwidth-algbw-and-busbw) is compared with
 //! `per_gpu_gbs` of the link its ranks span: `intra` when every member is on one node,
 //! `inter` otherwise. Device ids are `devices.toml` ids; a test checks that each one
 //! resolves in the device catalog, so a renamed device fails loudly.

@@ -2,12 +2,14 @@
 //! without it, from the NCCL/RCCL kernel name; element sizes of c10 dtypes; and the
 //! NCCL-tests bandwidth formulas.
 //!
-//! Bandwidths follow NCCL-tests `doc/PERFORMANCE.md`: the algorithm bandwidth is the
-//! message size over the time, `algbw = S / t`, and the bus bandwidth scales it by the
-//! data each rank must move so that it compares with the hardware's link bandwidth:
-//! all-reduce `busbw = algbw · 2(n−1)/n`; all-gather, reduce-scatter and all-to-all
-//! `algbw · (n−1)/n`; broadcast and reduce `algbw · 1`. `S` is the full buffer: the
-//! output of an all-gather, the input of a reduce-scatter, the (equal) input and output
+//! Bandwidths follow NCCL-tests' definitions
+//! (<https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md>,
+//! docs/reference/formulas.md#collective-bandwidth-algbw-and-busbw): the algorithm
+//! bandwidth is the message size over the time, `algbw = S / t`, and the bus bandwidth
+//! scales it by the data each rank must move so that it compares with the hardware's link
+//! bandwidth: all-reduce `busbw = algbw · 2(n−1)/n`; all-gather, reduce-scatter and
+//! all-to-all `algbw · (n−1)/n`; broadcast and reduce `algbw · 1`. `S` is the full buffer:
+//! the output of an all-gather, the input of a reduce-scatter, the (equal) input and output
 //! of the others — so `S = max(in, out)` elements times the element size.
 
 use serde::Serialize;
@@ -250,7 +252,9 @@ mod tests {
 
     #[test]
     fn nccl_tests_bus_factors() {
-        // NCCL-tests doc/PERFORMANCE.md, by hand for n = 8: all-reduce 2·7/8 = 1.75,
+        // NCCL-tests' bus factors
+        // (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md),
+        // by hand for n = 8: all-reduce 2·7/8 = 1.75,
         // all-gather / reduce-scatter / all-to-all 7/8 = 0.875, broadcast / reduce 1.
         assert_eq!(CollectiveKind::AllReduce.bus_factor(8), Some(1.75));
         assert_eq!(CollectiveKind::AllGather.bus_factor(8), Some(0.875));

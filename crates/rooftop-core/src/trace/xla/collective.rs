@@ -1,6 +1,6 @@
 //! XLA collectives: which HLO ops are collectives, their message sizes from the HLO
 //! shapes, and algorithm / bus bandwidth with the NCCL-tests conventions
-//! (`nccl-tests/doc/PERFORMANCE.md`).
+//! (<https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md>).
 //!
 //! Message size `S` per rank, as NCCL-tests counts it:
 //! - all-reduce: the buffer reduced (operand bytes);
@@ -130,7 +130,8 @@ mod tests {
 
     #[test]
     fn nccl_tests_bus_factors() {
-        // nccl-tests PERFORMANCE.md: allreduce 2(n-1)/n, allgather (n-1)/n.
+        // NCCL-tests (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md):
+        // allreduce 2(n-1)/n, allgather (n-1)/n.
         assert_eq!(CollectiveKind::AllReduce.bus_factor(8), 2.0 * 7.0 / 8.0);
         assert_eq!(CollectiveKind::AllGather.bus_factor(8), 7.0 / 8.0);
         assert_eq!(CollectiveKind::ReduceScatter.bus_factor(4), 0.75);

@@ -8,7 +8,8 @@
 //!   model, or the profile's own cost-analysis stats), achieved rates and, with a
 //!   device, roofline attainment and bound; for Triton GEMM fusions the output tile
 //!   from the HLO backend config, the tile count (checked against the launch grid),
-//!   tile and wave efficiency (seed 001 formulas, `gemm_tiles::efficiency`).
+//!   tile and wave efficiency (`gemm_tiles::efficiency`,
+//!   docs/reference/formulas.md#tile-wave-and-dimension-efficiency).
 //! - `categories`: device time by XLA op category.
 //! - `modules`: per XLA module, its executions and device time per execution.
 //! - `steps`: executions of the module with the most device time (or the profile's step

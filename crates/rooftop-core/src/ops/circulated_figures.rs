@@ -1,6 +1,6 @@
-//! Worked numbers from the seeds that span several work models, recomputed with ours.
-//! Where a seed's figure does not follow from its own formulas the test says so with the
-//! arithmetic; the models are not bent to match.
+//! Worked figures in circulation that span several work models, recomputed with ours
+//! (docs/reference/formulas.md discusses each). Where a figure does not follow from its
+//! own formulas the test says so with the arithmetic; the models are not bent to match.
 
 use super::attention::{AttentionSpec, CausalMode, Pass};
 use super::elementwise::ElementwiseSpec;
@@ -10,8 +10,9 @@ use super::quant::{QuantGemmSpec, WeightFormat};
 use crate::units::Precision;
 
 #[test]
-fn seed_000_section_7_1_decode_rates() {
-    // Seed 000 §7.1: M=1 N=K=4096 3-bit, 0.042 ms, "1.63 TFLOPS, 285 GB/s".
+fn decode_3bit_gemm_rates_at_42us() {
+    // The decode-GEMM example of docs/reference/formulas.md#quantized-weights-q4_0-q8_0-int-g:
+    // M=1 N=K=4096 3-bit g128, 0.042 ms, given in circulation as "1.63 TFLOPS, 285 GB/s".
     let w = QuantGemmSpec {
         m: 1,
         n: 4096,
@@ -31,13 +32,14 @@ fn seed_000_section_7_1_decode_rates() {
     // 33,554,432 FLOP / 42 µs = 0.799 TFLOP/s, not 1.63 (which is 2.04× that).
     assert!((w.flops / t / 1e12 - 0.7989).abs() < 1e-4);
     // 6,569,984 B / 42 µs = 156 GB/s, not 285 (285 GB/s × 42 µs = 12.0 MB, which no
-    // byte formula of the seed produces for this shape).
+    // byte formula of that example produces for this shape).
     assert!((w.bytes() / t / 1e9 - 156.43).abs() < 0.01);
 }
 
 #[test]
-fn seed_003_section_6_1_single_token_table() {
-    // Seed 003 §6.1 claims, per layer of a 7B model for one token: QKV projection
+fn llama2_7b_single_token_layer_bytes() {
+    // A per-layer table in circulation (docs/reference/formulas.md#a-7b-models-bytes-per-token)
+    // claims, per layer of a 7B model for one token: QKV projection
     // 184 MB read + 184 MB written, output projection 184 MB + 8 MB, 1.1 GB per layer and
     // 36 GB per token. Llama-2-7B (d = 4096, 32 heads × 128) in fp16 with a 4096-token
     // KV cache gives:
@@ -66,7 +68,7 @@ fn seed_003_section_6_1_single_token_table() {
     let out = GemmSpec::new(1, 4096, 4096, Precision::Fp16).work().unwrap();
     assert_eq!(out.bytes_read, 33_562_624.0);
     assert_eq!(out.bytes_written, 8_192.0);
-    // The seed's write column (288 MB per layer, 9 GB per token) is ~4 orders of
+    // That table's write column (288 MB per layer, 9 GB per token) is ~4 orders of
     // magnitude too high for single-token decode, and its 36 GB per token is 2.7× the
     // whole fp16 model (~13.5 GB), so "1.8 TB/s at 50 tokens/s" does not follow.
     let writes = qkv.bytes_written + attn.bytes_written + out.bytes_written;
@@ -74,9 +76,10 @@ fn seed_003_section_6_1_single_token_table() {
 }
 
 #[test]
-fn seed_002_fusing_two_memory_bound_kernels_is_not_always_2x() {
-    // Seed 002: "Fusing two memory-bound kernels into one gives ~2x speedup (halves
-    // memory traffic)". Its own example, residual add + RMSNorm, N=4096 D=4096 bf16:
+fn fusing_two_memory_bound_kernels_is_not_always_2x() {
+    // A rule of thumb in circulation: "Fusing two memory-bound kernels into one gives ~2x
+    // speedup (halves memory traffic)" (docs/reference/formulas.md, "Diagnosis
+    // thresholds"). Its own example, residual add + RMSNorm, N=4096 D=4096 bf16:
     let (n, d) = (4096u64, 4096u64);
     let add = ElementwiseSpec::binary(n * d, Precision::Bf16, 1.0).work().unwrap();
     let norm = RmsNormSpec { rows: n, cols: d, dtype: Precision::Bf16, weight_dtype: None }
