@@ -1,6 +1,6 @@
 //! This machine's devices, as `rooftop devices --local` lists them: the renderers
 //! (terminal table, Markdown, CSV, JSON) of the records
-//! ([`LocalDevice`](rooftop_core::schema::devices::LocalDevice)).
+//! ([`LocalDevice`]).
 //!
 //! The CLI detects the devices (the CPU, CUDA GPUs and wgpu adapters in builds with
 //! those features) and says what its build cannot see in notes; [`render`] writes them.

@@ -6,9 +6,8 @@
 //!
 //! The bound is decided from what the files hold, in this order:
 //! 1. FLOP and byte counters with roofs: the roofline module's classification
-//!    ([`crate::roofline::place`], the ±20% balanced band around the ridge) and
-//!    attainment ([`crate::roofline::attainment_pct`]) — the same numbers `analyze` and
-//!    `trace` give for the same work;
+//!    and attainment ([`crate::roofline::place`], the ±20% balanced band around the
+//!    ridge) — the same numbers `analyze` and `trace` give for the same work;
 //! 2. else the profiler's Speed of Light: the SM's throughput against the busiest memory
 //!    unit's (DRAM, L1/TEX, L2), each a percentage of its own peak, with the same band;
 //! 3. never compute-bound when a memory unit is busier than the SM: a kernel whose DRAM

@@ -2,7 +2,7 @@
 //! hold, defined once with `Serialize` and `Deserialize`, so that a command that writes
 //! an export and one that reads it back (`rooftop diff`) agree on every field.
 //!
-//! - [`bench`]: `rooftop bench` results (`docs/bench-schema.md`): [`bench::BenchReport`]
+//! - [`bench`](mod@bench): `rooftop bench` results (`docs/bench-schema.md`): [`bench::BenchReport`]
 //!   and the records it carries (results, checks, timing, backend, roofs).
 //! - [`ceilings`]: a machine's measured roofs ([`ceilings::Ceilings`]), as `rooftop
 //!   ceilings` and `rooftop bench` measure them, and the rules that pick the roof a
