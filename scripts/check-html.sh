@@ -57,7 +57,12 @@ pages=()
 render() {    # render NAME MIN_MARKS CHART ARGS... : writes $out/NAME.html
     local name=$1 min=$2 chart=$3
     shift 3
-    rt "$@" --format html -o "$out/$name.html"
+    # stdout: the callers silence stderr, and a failed command must say which it was.
+    rt "$@" --format html -o "$out/$name.html" || {
+        local rc=$?
+        echo "check-html: FAIL $name: rooftop $* exited $rc"
+        exit 1
+    }
     pages+=("$name|$min|$chart")
 }
 
@@ -67,7 +72,8 @@ while IFS= read -r f; do
     name=trace_$(echo "$rel" | sed -e 's/\.json\(\.gz\)\{0,1\}$//' -e 's/[^A-Za-z0-9_.-]/_/g')
     render "$name" 0 any trace "$f" 2>/dev/null
 done < <(find "$fixtures" -name '*.json' -o -name '*.json.gz' | grep -v '_perf_report_csvs' | sort)
-render trace_ranks_tracelens_h100 1 yes trace "$fixtures/tracelens_h100" 2>/dev/null
+# A job of four ranks (generated, with matched collectives): the cross-rank page.
+render trace_ranks 1 yes trace "$fixtures/ranks" 2>/dev/null
 # The A100 traces name an A100-PG509-200, not in the catalog: again against the SXM4 part.
 render trace_hta_a100_alexnet_on_a100 0 yes trace "$fixtures/hta_a100_alexnet.json.gz" -d a100-sxm-80gb 2>/dev/null
 render analyze_gemm_h100 1 yes analyze gemm --m 4096 --n 4096 --k 4096 -d h100-sxm --time-us 200
