@@ -123,14 +123,7 @@ pub(crate) fn stake_cell(f: &Finding) -> String {
 
 /// "at stake: 38.0 µs (38.0% of the trace window)", or `None`.
 pub(crate) fn stake_sentence(f: &Finding) -> Option<String> {
-    f.stake.map(|s| {
-        format!(
-            "at stake: {} ({} of {})",
-            us(s.time_us),
-            pct(s.share_pct()),
-            s.window.description()
-        )
-    })
+    f.stake.map(|s| stake_text(s.time_us, s.share_pct(), s.window))
 }
 
 /// [`stake_sentence`] of a finding as exports hold it.
@@ -138,11 +131,13 @@ pub(crate) fn record_stake_sentence(
     f: &rooftop_core::schema::finding::FindingRecord,
 ) -> Option<String> {
     match (f.time_at_stake_us, f.percent_of_total_time, f.window) {
-        (Some(t), Some(p), Some(w)) => {
-            Some(format!("at stake: {} ({} of {})", us(t), pct(p), w.description()))
-        }
+        (Some(t), Some(p), Some(w)) => Some(stake_text(t, p, w)),
         _ => None,
     }
+}
+
+fn stake_text(time_us: f64, share_pct: f64, window: rooftop_core::diagnose::WindowKind) -> String {
+    format!("at stake: {} ({} of {})", us(time_us), pct(share_pct), window.description())
 }
 
 /// Renders the device list. Units live in the header so the rows stay narrow.

@@ -39,16 +39,20 @@ impl std::fmt::Debug for Plan {
 }
 
 impl CudaBackend {
-    pub(super) fn report(&mut self, label: String, func: &CudaFunction, block: [u32; 3]) -> usize {
+    /// The report of a launch of `func` (entry point `entry`), recorded once per label;
+    /// the function is kept for [`CudaBackend::occupancy_checks`].
+    pub(super) fn report(
+        &mut self,
+        label: String,
+        entry: &str,
+        func: &CudaFunction,
+        block: [u32; 3],
+    ) -> usize {
         if let Some(i) = self.reports.iter().position(|r| r.label == label) {
             return i;
         }
-        if let Some(entry) = label.split_whitespace().find(|w| w.starts_with("rt_")).or_else(|| {
-            label.split_whitespace().nth(1).map(|w| w.trim_matches(|c| c == '[' || c == ']'))
-        }) {
-            if !self.funcs.iter().any(|(l, _)| l == entry) {
-                self.funcs.push((entry.to_string(), func.clone()));
-            }
+        if !self.funcs.iter().any(|(e, _)| e == entry) {
+            self.funcs.push((entry.to_string(), func.clone()));
         }
         let regs = func.num_regs().map_err(|e| format!("{e:?}"));
         let smem = func.shared_size_bytes().map_err(|e| format!("{e:?}"));
@@ -94,7 +98,7 @@ impl CudaBackend {
                 dims(grid),
                 dims(block)
             );
-            let r = self.report(label.clone(), &func, block);
+            let r = self.report(label.clone(), call.implementation, &func, block);
             return Ok(Plan {
                 key,
                 label,
@@ -153,6 +157,7 @@ impl CudaBackend {
                                 dims(*grid),
                                 dims(*block)
                             ),
+                            entry,
                             &func,
                             *block,
                         );

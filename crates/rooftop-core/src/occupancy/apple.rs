@@ -63,7 +63,7 @@ pub const SIMD_WIDTH: u32 = 32;
 /// The threadgroups-per-core rule of thumb in circulation (docs/reference/occupancy.md#apple):
 /// conservative and unsourced (it assumes 32 KB of threadgroup memory per core). `None`
 /// above 32 KB.
-pub fn seed_threadgroups_per_core(tg_mem_bytes: u64) -> Option<u32> {
+pub fn circulated_threadgroups_per_core(tg_mem_bytes: u64) -> Option<u32> {
     match tg_mem_bytes {
         0..=8192 => Some(4),
         8193..=16384 => Some(2),
@@ -144,12 +144,12 @@ pub fn occupancy(
          = {:.1}% (measures threadgroup size, not residency)",
         pct(t, u64::from(kernel_max))
     ));
-    if let Some(seed) = seed_threadgroups_per_core(tg_mem) {
+    if let Some(n) = circulated_threadgroups_per_core(tg_mem) {
         notes.push(format!(
             "a common rule of thumb (<= 8 KB -> 4, <= 16 KB -> 2, <= 32 KB -> 1 threadgroups \
-             per core): {seed} threadgroup{} per core; conservative and unsourced, it assumes \
+             per core): {n} threadgroup{} per core; conservative and unsourced, it assumes \
              32 KB of threadgroup memory per core where ~60 KB was measured",
-            if seed == 1 { "" } else { "s" }
+            if n == 1 { "" } else { "s" }
         ));
     }
 
@@ -265,10 +265,10 @@ mod tests {
 
     #[test]
     fn rule_of_thumb_table() {
-        assert_eq!(seed_threadgroups_per_core(0), Some(4));
-        assert_eq!(seed_threadgroups_per_core(8192), Some(4));
-        assert_eq!(seed_threadgroups_per_core(8193), Some(2));
-        assert_eq!(seed_threadgroups_per_core(32768), Some(1));
-        assert_eq!(seed_threadgroups_per_core(32769), None);
+        assert_eq!(circulated_threadgroups_per_core(0), Some(4));
+        assert_eq!(circulated_threadgroups_per_core(8192), Some(4));
+        assert_eq!(circulated_threadgroups_per_core(8193), Some(2));
+        assert_eq!(circulated_threadgroups_per_core(32768), Some(1));
+        assert_eq!(circulated_threadgroups_per_core(32769), None);
     }
 }
