@@ -192,3 +192,37 @@ fn jax_profile_reads_with_the_kernel_time_jax_recorded() {
         .sum();
     close(total, perfetto, 0.01, "JAX kernel time");
 }
+
+/// XLA replays this step from a command buffer and records every kernel under the
+/// buffer's thunk (`command_buffer_1`); the kernels XLA generated are named after their
+/// fusions and go back to them, with the shapes of the HLO. Hand arithmetic from the
+/// operand shapes the profile's HLO states: `gemm_fusion_dot.37` multiplies bf16
+/// [512, 2048] by [2048, 8192]: 2·512·2048·8192 FLOPs and (512·2048 + 2048·8192 +
+/// 512·8192)·2 bytes. Only the cuBLAS kernels (no fusion of that name) stay under the
+/// thunk. The step already runs as a command buffer, so the launch-overhead advice must
+/// not tell it to capture one, and the thunk is no "op not in the HLO".
+#[test]
+fn jax_command_buffer_kernels_go_back_to_their_fusions() {
+    let path = fixture("jax/h200/h200_transformer_step.xplane.pb");
+    let r = json_of(&["trace", path.to_str().unwrap(), "--format", "json"]);
+    let ops = r["xla"]["ops"].as_array().unwrap();
+    let op = |n: &str| ops.iter().find(|o| o["name"] == n).unwrap_or_else(|| panic!("{n}"));
+    let dot = op("gemm_fusion_dot.37");
+    assert_eq!(dot["flops"].as_f64(), Some(2.0 * 512.0 * 2048.0 * 8192.0));
+    assert_eq!(
+        dot["bytes"].as_f64(),
+        Some((512.0 * 2048.0 + 2048.0 * 8192.0 + 512.0 * 8192.0) * 2.0)
+    );
+    let thunk = op("command_buffer_1")["percent"].as_f64().unwrap();
+    assert!(thunk < 20.0, "only the library kernels stay under the thunk: {thunk}%");
+    let short = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "trace.short_kernels")
+        .expect("the short-kernel finding");
+    let advice = short["recommendation"].as_str().unwrap();
+    assert!(advice.contains("already runs from XLA command buffers"), "{advice}");
+    assert!(!advice.contains("capture"), "{advice}");
+    assert!(!r["warnings"].to_string().contains("op_not_in_hlo"), "{}", r["warnings"]);
+}

@@ -374,8 +374,8 @@ fn missing_lines(rs: &[KernelRecord]) -> Vec<String> {
 }
 
 /// rooftop's findings and the profiler's of the records shown, each with its record,
-/// ranked by severity (rooftop's first within a severity, the tool's by estimated
-/// speedup).
+/// ranked by severity, then by the time at stake over all the kernel's dispatches
+/// (rooftop's first among equals).
 fn all_findings(rs: &[KernelRecord], top: usize) -> Vec<(&KernelRecord, AnyFinding<'_>)> {
     let mut v: Vec<(&KernelRecord, AnyFinding<'_>)> = Vec::new();
     for k in rs.iter().take(top) {
@@ -383,8 +383,21 @@ fn all_findings(rs: &[KernelRecord], top: usize) -> Vec<(&KernelRecord, AnyFindi
             v.push((k, f));
         }
     }
-    v.sort_by_key(|(_, f)| std::cmp::Reverse(f.severity()));
+    let total = |(k, f): &(&KernelRecord, AnyFinding<'_>)| {
+        f.time_at_stake_us().map_or(f64::NEG_INFINITY, |t| t * k.count as f64)
+    };
+    v.sort_by(|a, b| {
+        b.1.severity().cmp(&a.1.severity()).then_with(|| total(b).total_cmp(&total(a)))
+    });
     v
+}
+
+/// " — at stake: 45.5 µs (51.8% of the kernel's time) per dispatch", or nothing.
+fn stake_suffix(f: &AnyFinding<'_>, k: &KernelRecord) -> String {
+    f.stake().map_or(String::new(), |s| {
+        let per = if k.count > 1 { " per dispatch" } else { "" };
+        format!(" — {}{per}", crate::table::stake_text(s.time_us, s.share_pct(), s.window))
+    })
 }
 
 /// `Rule (OPT, est. 50% global speedup, 3 dispatches)`.
@@ -436,22 +449,24 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
             match f {
                 AnyFinding::Rooftop(f) => {
                     let line = format!(
-                        "[{}] {}: {} — {}",
+                        "[{}] {}: {} — {}{}",
                         f.severity.as_str(),
                         shorten(&k.name, 40),
                         f.title,
-                        f.evidence
+                        f.evidence,
+                        stake_suffix(&AnyFinding::Rooftop(f), k)
                     );
                     out.push_str(&crate::wrap_text(&line, 100, "  ", "    "));
                     out.push_str(&crate::wrap_text(&f.recommendation, 100, "    → ", "      "));
                 }
                 AnyFinding::Tool(t) => {
                     let line = format!(
-                        "[{}] {} says, {}: {} — {}",
+                        "[{}] {} says, {}: {}{} — {}",
                         t.severity.as_str(),
                         t.tool,
                         shorten(&k.name, 40),
                         tool_title(t),
+                        stake_suffix(&AnyFinding::Tool(t), k),
                         t.description
                     );
                     out.push_str(&crate::wrap_text(&line, 100, "  ", "    "));

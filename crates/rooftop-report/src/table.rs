@@ -136,7 +136,11 @@ pub(crate) fn record_stake_sentence(
     }
 }
 
-fn stake_text(time_us: f64, share_pct: f64, window: rooftop_core::diagnose::WindowKind) -> String {
+pub(crate) fn stake_text(
+    time_us: f64,
+    share_pct: f64,
+    window: rooftop_core::diagnose::WindowKind,
+) -> String {
     format!("at stake: {} ({} of {})", us(time_us), pct(share_pct), window.description())
 }
 

@@ -261,8 +261,10 @@ pub fn analyze_on(set: CounterSet, devices: &[&DeviceSpec]) -> CounterReport {
             if !uniform(|d| d.block) {
                 r.block = None;
             }
-            r.tool_findings =
-                super::rules::collect(idx.iter().flat_map(|&i| &set.dispatches[i].tool_rules));
+            r.tool_findings = super::rules::collect(
+                idx.iter().flat_map(|&i| &set.dispatches[i].tool_rules),
+                r.duration_ns,
+            );
             r
         })
         .collect();
@@ -275,7 +277,7 @@ pub fn analyze_on(set: CounterSet, devices: &[&DeviceSpec]) -> CounterReport {
         .zip(derived)
         .map(|(d, x)| {
             let mut r = record(&d.name, Some(d.id), 1, x, Some(d), &ctx);
-            r.tool_findings = super::rules::collect(&d.tool_rules);
+            r.tool_findings = super::rules::collect(&d.tool_rules, r.duration_ns);
             r
         })
         .collect();

@@ -14,10 +14,18 @@
 //!   overhead.
 //!
 //! Thresholds are rooftop's, documented in `docs/counters.md`.
+//!
+//! Severity follows the one rule of every command ([`crate::diagnose::Severity::of_share`]):
+//! each finding that can say how much of the kernel's time it concerns carries that time
+//! as its stake, a share of the kernel's measured time per dispatch — the gap to the roof
+//! (`1 − attainment`), the idle share of a small grid or of the tail wave, the share no
+//! unit is busy for a latency-bound kernel, the traffic an uncoalesced memory-bound kernel
+//! could save. A finding that measures no time (cache hit rates, occupancy, bank
+//! conflicts, a communication kernel, a kernel without a duration) is info.
 
 use super::analysis::{BoundBasis, KernelRecord};
 use super::roofs::RoofSet;
-use crate::diagnose::{Finding, Severity};
+use crate::diagnose::{Finding, Stake, WindowKind};
 use crate::roofline::Bound;
 use crate::units::{si, sig3, ExecUnit, Precision};
 use std::str::FromStr;
@@ -48,21 +56,20 @@ pub(super) mod limits {
 
 fn finding(
     id: &'static str,
-    severity: Severity,
+    stake: Option<Stake>,
     title: String,
     evidence: String,
     recommendation: &str,
     expected_gain: Option<String>,
 ) -> Finding {
-    Finding {
-        id,
-        severity,
-        title,
-        evidence,
-        recommendation: recommendation.to_string(),
-        expected_gain,
-        stake: None,
-    }
+    Finding::new(id, title, evidence, recommendation, stake).with_gain(expected_gain)
+}
+
+/// `waste` (a fraction, 0–1) of one dispatch's measured time `duration_ns`, as a stake
+/// of that time; `None` without a positive duration.
+fn share_of_kernel(duration_ns: Option<f64>, waste: f64) -> Option<Stake> {
+    let t = duration_ns.filter(|t| *t > 0.0)? * 1e-3;
+    Stake::new(t * waste.clamp(0.0, 1.0), t, WindowKind::Kernel)
 }
 
 /// The collective library a kernel name belongs to (`NCCL`, `RCCL`, `MSCCL`), if any.
@@ -79,7 +86,7 @@ pub(super) fn short_kernel(duration_ns: Option<f64>) -> Option<Finding> {
     (t < limits::SHORT_KERNEL_NS).then(|| {
         finding(
             "counters.short_kernel",
-            Severity::Info,
+            None,
             format!("{} per dispatch: launch overhead dominates", si(t * 1e-9, "s")),
             format!(
                 "a launch costs about 5-20 µs of host and driver time; this kernel runs {}",
@@ -110,14 +117,14 @@ pub(super) fn findings(r: &KernelRecord, roofs: &RoofSet) -> Vec<Finding> {
     caches_and_access(r, &mut out);
     launch_shape(r, &mut out);
     out.extend(short_kernel(r.derived.duration_ns));
-    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    crate::diagnose::rank(&mut out);
     out
 }
 
 fn communication(r: &KernelRecord, lib: &str) -> Finding {
     finding(
         "counters.communication",
-        Severity::Info,
+        None,
         format!("{lib} communication kernel: its time is the interconnect's and the peers'"),
         format!(
             "a {lib} collective{}; its speed is set by the link bandwidth and by waiting for \
@@ -143,7 +150,7 @@ fn memory(r: &KernelRecord, roofs: &RoofSet, out: &mut Vec<Finding>) {
         if let (Some(a), Some(roof)) =
             (r.achieved_gbs, roofs.bandwidth(crate::device::MemLevel::Dram))
         {
-            dram(a, roof, roofs, out);
+            dram(a, roof, roofs, r.derived.duration_ns, out);
         }
         return;
     }
@@ -153,7 +160,9 @@ fn memory(r: &KernelRecord, roofs: &RoofSet, out: &mut Vec<Finding>) {
     }
     out.push(finding(
         "counters.cache_bound",
-        if mem >= limits::GOOD_PCT { Severity::Info } else { Severity::Warning },
+        (mem < limits::GOOD_PCT)
+            .then(|| share_of_kernel(r.derived.duration_ns, 1.0 - mem / 100.0))
+            .flatten(),
         format!("bound by the {pipe} cache at {}% of its peak", sig3(mem)),
         format!(
             "Speed of Light: {pipe} {}%, SM {}%{}",
@@ -169,13 +178,13 @@ fn memory(r: &KernelRecord, roofs: &RoofSet, out: &mut Vec<Finding>) {
     ));
 }
 
-fn dram(a: f64, roof: f64, roofs: &RoofSet, out: &mut Vec<Finding>) {
+fn dram(a: f64, roof: f64, roofs: &RoofSet, duration_ns: Option<f64>, out: &mut Vec<Finding>) {
     let pct = 100.0 * a / roof;
     let src = roofs.source.as_str();
     if pct > 110.0 {
         out.push(finding(
             "counters.above_dram_roof",
-            Severity::Info,
+            None,
             format!("{}% of the {src} DRAM roof", sig3(pct)),
             format!("{} GB/s achieved against {} GB/s", sig3(a), sig3(roof)),
             "the roof is not a hard limit here (a measured or datasheet figure below what \
@@ -186,7 +195,7 @@ fn dram(a: f64, roof: f64, roofs: &RoofSet, out: &mut Vec<Finding>) {
         let major = pct < limits::MAJOR_PCT;
         out.push(finding(
             if major { "counters.bandwidth_low" } else { "counters.bandwidth_room" },
-            if major { Severity::Critical } else { Severity::Warning },
+            share_of_kernel(duration_ns, 1.0 - pct / 100.0),
             format!("memory-bound at {}% of the {src} DRAM roof", sig3(pct)),
             format!("{} GB/s of {} GB/s", sig3(a), sig3(roof)),
             if major {
@@ -256,7 +265,7 @@ fn compute_roofline(r: &KernelRecord, roofs: &RoofSet, out: &mut Vec<Finding>) {
     }
     out.push(finding(
         "counters.compute_low",
-        if p < limits::MAJOR_PCT { Severity::Critical } else { Severity::Warning },
+        share_of_kernel(r.derived.duration_ns, 1.0 - p / 100.0),
         format!(
             "compute-bound at {}% of the {} {} roof",
             sig3(p),
@@ -278,7 +287,7 @@ fn compute_sol(r: &KernelRecord, out: &mut Vec<Finding>) {
     let Some(sm) = sol.sm_pct.filter(|s| *s >= limits::BUSY_PCT) else { return };
     out.push(finding(
         "counters.compute_busy",
-        Severity::Info,
+        None,
         format!("compute-bound: the SM at {}% of its peak", sig3(sm)),
         format!(
             "Speed of Light: SM {}%, busiest memory unit {}",
@@ -301,7 +310,8 @@ fn latency(r: &KernelRecord, out: &mut Vec<Finding>) {
     }
     out.push(finding(
         "counters.latency_bound",
-        Severity::Warning,
+        // The busiest unit is idle for the rest of the time: what latency costs.
+        share_of_kernel(r.derived.duration_ns, 1.0 - sm.max(mem) / 100.0),
         format!(
             "no unit is busy: SM {}%, busiest memory unit {pipe} {}% of peak",
             sig3(sm),
@@ -325,7 +335,7 @@ fn caches_and_access(r: &KernelRecord, out: &mut Vec<Finding>) {
         if h < limits::L2_HIT_LOW_PCT && l2 > 0.0 && read > 0.5 * l2 {
             out.push(finding(
                 "counters.l2_hit_low",
-                Severity::Info,
+                None,
                 format!("L2 hit rate {}%: most L2 traffic goes to DRAM", sig3(h)),
                 format!("{} read from DRAM for {} of L2 traffic", si(read, "B"), si(l2, "B")),
                 "expected for a streaming kernel that touches each byte once; if the kernel \
@@ -340,7 +350,10 @@ fn caches_and_access(r: &KernelRecord, out: &mut Vec<Finding>) {
         if ratio > limits::COALESCING_RATIO {
             out.push(finding(
                 "counters.uncoalesced",
-                Severity::Warning,
+                // Time follows traffic only where memory binds the kernel.
+                (r.bound == Some(Bound::Memory))
+                    .then(|| share_of_kernel(x.duration_ns, 1.0 - 1.0 / ratio))
+                    .flatten(),
                 format!("uncoalesced accesses: {}x the minimum bytes per request", sig3(ratio)),
                 format!(
                     "{} B per {} request against {} B for a fully coalesced access",
@@ -357,7 +370,7 @@ fn caches_and_access(r: &KernelRecord, out: &mut Vec<Finding>) {
     if let Some(p) = x.lds_bank_conflict_pct.filter(|p| *p > limits::BANK_CONFLICT_PCT) {
         out.push(finding(
             "counters.bank_conflicts",
-            Severity::Warning,
+            None,
             format!("{}% of shared-memory/LDS accesses hit bank conflicts", sig3(p)),
             format!("bank-conflict share {}%", sig3(p)),
             "pad shared arrays (e.g. [32][33]) or swizzle the index so a warp/wave touches \
@@ -373,7 +386,7 @@ fn launch_shape(r: &KernelRecord, out: &mut Vec<Finding>) {
         if t > 0.0 && a < limits::OCCUPANCY_RATIO * t {
             out.push(finding(
                 "counters.occupancy_low",
-                Severity::Warning,
+                None,
                 format!("achieved occupancy {}% of a theoretical {}%", sig3(a), sig3(t)),
                 format!("{}% achieved vs {}% theoretical", sig3(a), sig3(t)),
                 "warps/waves finish unevenly or the grid is small: balance the work per \
@@ -386,7 +399,7 @@ fn launch_shape(r: &KernelRecord, out: &mut Vec<Finding>) {
     if w < 1.0 {
         out.push(finding(
             "counters.grid_small",
-            Severity::Warning,
+            share_of_kernel(x.duration_ns, 1.0 - w),
             format!("the grid fills {}% of one wave of the GPU", sig3(100.0 * w)),
             format!("{} waves of blocks", sig3(w)),
             "launch more blocks: split the work finer (smaller blocks, or more of the \
@@ -401,7 +414,7 @@ fn launch_shape(r: &KernelRecord, out: &mut Vec<Finding>) {
         let idle = 100.0 * (full - w) / full;
         out.push(finding(
             "counters.tail_effect",
-            Severity::Info,
+            share_of_kernel(x.duration_ns, idle / 100.0),
             format!("tail effect: the last of {full} waves is {}% full", sig3(100.0 * frac)),
             format!("{} waves of blocks; {}% of SM/CU time idles in the tail", sig3(w), sig3(idle)),
             "change the block count to a multiple of the SM/CU count, or make blocks smaller \

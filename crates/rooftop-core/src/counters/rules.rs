@@ -8,14 +8,17 @@
 //! description), with the number of dispatches it fired on and the largest estimated
 //! speedup. [`ranked`] puts the tool's findings and rooftop's in one list.
 //!
-//! Severity of a rule, from its type as Nsight Compute documents the rule system
-//! (ProfilingGuide, "Rule System"): `ERR` (an error in the measurement) is critical,
-//! `WRN` and `OPT` (an optimization opportunity, with an estimated speedup) are
-//! warnings, `INF` is information. Within one severity the ranking is by estimated
-//! speedup, largest first; rooftop's findings of that severity come first (their order
-//! is their rule order).
+//! Severity of a rule follows the one rule of every command
+//! ([`crate::diagnose::Severity::of_share`]) applied to the time the tool says is at
+//! stake: the rule's estimated speedup (Nsight Compute's ProfilingGuide, "Rule System":
+//! the estimated reduction of the kernel's duration, in percent) of the kernel's measured
+//! time per dispatch. An `ERR` rule (an error in the measurement) puts the whole measured
+//! time at stake: every number of the kernel rests on the measurement it refutes. A rule
+//! without an estimate, or a kernel without a duration, is info. Findings are ranked the
+//! way every report ranks them ([`crate::diagnose::rank`]'s order): severity, then time
+//! at stake; rooftop's first among equals.
 
-use crate::diagnose::{Finding, Severity};
+use crate::diagnose::{Finding, Severity, Stake, WindowKind};
 use serde::Serialize;
 
 /// One rule row of one dispatch, as the tool wrote it.
@@ -43,8 +46,14 @@ pub struct ToolFinding {
     pub section: Option<String>,
     pub rule: String,
     pub rule_type: String,
-    /// rooftop's severity for the rule type (see the module docs).
+    /// rooftop's severity for the rule's time at stake (see the module docs).
     pub severity: Severity,
+    /// The time the rule puts at stake per dispatch, µs (`None`: no estimate, or no
+    /// duration).
+    pub time_at_stake_us: Option<f64>,
+    /// The same with its window (the kernel's time per dispatch).
+    #[serde(skip)]
+    pub stake: Option<Stake>,
     pub description: String,
     pub speedup_type: Option<String>,
     /// The largest estimate over the dispatches.
@@ -53,17 +62,27 @@ pub struct ToolFinding {
     pub dispatches: u64,
 }
 
-/// rooftop's severity for a tool rule type.
-pub fn severity_of(rule_type: &str) -> Severity {
-    match rule_type.trim().to_ascii_uppercase().as_str() {
-        "ERR" | "ERROR" => Severity::Critical,
-        "WRN" | "WARNING" | "OPT" => Severity::Warning,
-        _ => Severity::Info,
+/// The time a rule of type `rule_type` with `speedup_pct` estimated speedup puts at stake
+/// of a kernel whose dispatch takes `duration_ns` (see the module docs).
+pub fn stake_of(
+    rule_type: &str,
+    speedup_pct: Option<f64>,
+    duration_ns: Option<f64>,
+) -> Option<Stake> {
+    let t = duration_ns.filter(|t| t.is_finite() && *t > 0.0)? * 1e-3;
+    if matches!(rule_type.trim().to_ascii_uppercase().as_str(), "ERR" | "ERROR") {
+        return Stake::whole(t, WindowKind::Kernel);
     }
+    let p = speedup_pct.filter(|p| p.is_finite() && *p > 0.0)?;
+    Stake::new(t * p.min(100.0) / 100.0, t, WindowKind::Kernel)
 }
 
-/// Merges rules of several dispatches: one finding per (section, rule, description).
-pub fn collect<'a>(rules: impl IntoIterator<Item = &'a ToolRule>) -> Vec<ToolFinding> {
+/// Merges rules of several dispatches whose mean time is `duration_ns`: one finding per
+/// (section, rule, description), graded by its time at stake.
+pub fn collect<'a>(
+    rules: impl IntoIterator<Item = &'a ToolRule>,
+    duration_ns: Option<f64>,
+) -> Vec<ToolFinding> {
     let mut out: Vec<ToolFinding> = Vec::new();
     for r in rules {
         let same = out
@@ -82,7 +101,9 @@ pub fn collect<'a>(rules: impl IntoIterator<Item = &'a ToolRule>) -> Vec<ToolFin
                 section: r.section.clone(),
                 rule: r.rule.clone(),
                 rule_type: r.rule_type.clone(),
-                severity: severity_of(&r.rule_type),
+                severity: Severity::Info,
+                time_at_stake_us: None,
+                stake: None,
                 description: r.description.clone(),
                 speedup_type: r.speedup_type.clone(),
                 estimated_speedup_pct: r.estimated_speedup_pct,
@@ -90,18 +111,24 @@ pub fn collect<'a>(rules: impl IntoIterator<Item = &'a ToolRule>) -> Vec<ToolFin
             }),
         }
     }
+    for f in &mut out {
+        let stake = stake_of(&f.rule_type, f.estimated_speedup_pct, duration_ns);
+        f.severity = Severity::of_stake(stake.as_ref());
+        f.time_at_stake_us = stake.map(|s| s.time_us);
+        f.stake = stake;
+    }
     sort(&mut out);
     out
 }
 
-/// Severity first, then the estimated speedup, largest first.
+/// Severity first, then the time at stake, then the estimated speedup, largest first.
 fn sort(v: &mut [ToolFinding]) {
+    let key = |x: Option<f64>| x.unwrap_or(f64::NEG_INFINITY);
     v.sort_by(|a, b| {
-        b.severity.cmp(&a.severity).then_with(|| {
-            b.estimated_speedup_pct
-                .unwrap_or(-1.0)
-                .total_cmp(&a.estimated_speedup_pct.unwrap_or(-1.0))
-        })
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| key(b.time_at_stake_us).total_cmp(&key(a.time_at_stake_us)))
+            .then_with(|| key(b.estimated_speedup_pct).total_cmp(&key(a.estimated_speedup_pct)))
     });
 }
 
@@ -120,6 +147,19 @@ impl AnyFinding<'_> {
         }
     }
 
+    /// The time at stake per dispatch, µs.
+    pub fn time_at_stake_us(&self) -> Option<f64> {
+        self.stake().map(|s| s.time_us)
+    }
+
+    /// The time at stake per dispatch and its window.
+    pub fn stake(&self) -> Option<Stake> {
+        match self {
+            AnyFinding::Rooftop(f) => f.stake,
+            AnyFinding::Tool(t) => t.stake,
+        }
+    }
+
     /// Who found it: `rooftop`, or the tool's name.
     pub fn by(&self) -> &str {
         match self {
@@ -133,8 +173,9 @@ impl AnyFinding<'_> {
 pub fn ranked<'a>(ours: &'a [Finding], tools: &'a [ToolFinding]) -> Vec<AnyFinding<'a>> {
     let mut v: Vec<AnyFinding<'a>> =
         ours.iter().map(AnyFinding::Rooftop).chain(tools.iter().map(AnyFinding::Tool)).collect();
-    // Stable: within a severity, rooftop's (in rule order) then the tool's (by speedup).
-    v.sort_by_key(|f| std::cmp::Reverse(f.severity()));
+    // Stable: among equals, rooftop's (in rank order) then the tool's.
+    let key = |f: &AnyFinding<'_>| f.time_at_stake_us().unwrap_or(f64::NEG_INFINITY);
+    v.sort_by(|a, b| b.severity().cmp(&a.severity()).then_with(|| key(b).total_cmp(&key(a))));
     v
 }
 
@@ -163,29 +204,49 @@ mod tests {
             rule("C", "OPT", "c", Some(50.0)),
             rule("D", "ERR", "d", None),
         ];
-        let f = collect(&rules);
+        // A 200 µs kernel: B's largest estimate, 7.5%, is 15 µs (a warning from 5%);
+        // C's 50% is 100 µs (critical from 50%); the error stakes all 200 µs.
+        let f = collect(&rules, Some(200_000.0));
         let names: Vec<&str> = f.iter().map(|x| x.rule.as_str()).collect();
         assert_eq!(names, ["D", "C", "B", "A"]);
         let b = &f[2];
         assert_eq!((b.dispatches, b.estimated_speedup_pct), (2, Some(7.5)));
-        assert_eq!(f[0].severity, Severity::Critical);
-        assert_eq!(f[3].severity, Severity::Info);
+        let stakes: Vec<Option<f64>> = f.iter().map(|x| x.time_at_stake_us).collect();
+        assert_eq!(stakes, [Some(200.0), Some(100.0), Some(15.0), None]);
+        let sev: Vec<Severity> = f.iter().map(|x| x.severity).collect();
+        assert_eq!(
+            sev,
+            [Severity::Critical, Severity::Critical, Severity::Warning, Severity::Info]
+        );
+        // A 4% estimate is info, the same as rooftop's own findings below 5%.
+        let small = collect(&[rule("E", "OPT", "e", Some(4.0))], Some(1_000.0));
+        assert_eq!(small[0].severity, Severity::Info);
+    }
+
+    #[test]
+    fn no_duration_no_stake() {
+        let f = collect(&[rule("D", "ERR", "d", None), rule("C", "OPT", "c", Some(80.0))], None);
+        assert!(f.iter().all(|x| x.severity == Severity::Info && x.time_at_stake_us.is_none()));
     }
 
     #[test]
     fn ranked_beside_ours() {
-        let ours = [Finding {
-            id: "counters.bandwidth_room",
-            severity: Severity::Warning,
-            title: "t".to_string(),
-            evidence: String::new(),
-            recommendation: String::new(),
-            expected_gain: None,
-            stake: None,
-        }];
-        let tools = collect(&[rule("D", "ERR", "d", None), rule("B", "OPT", "b", Some(9.0))]);
+        // rooftop's 30 µs of a 100 µs kernel (warning) sits between the tool's error
+        // (all 100 µs) and its 9% estimate (9 µs, also a warning).
+        let ours = [Finding::new(
+            "counters.bandwidth_room",
+            "t",
+            "",
+            "",
+            Stake::new(30.0, 100.0, WindowKind::Kernel),
+        )];
+        let tools = collect(
+            &[rule("D", "ERR", "d", None), rule("B", "OPT", "b", Some(9.0))],
+            Some(100_000.0),
+        );
         let r = ranked(&ours, &tools);
         let by: Vec<&str> = r.iter().map(AnyFinding::by).collect();
         assert_eq!(by, ["Nsight Compute", "rooftop", "Nsight Compute"]);
+        assert_eq!(r[2].severity(), Severity::Warning);
     }
 }

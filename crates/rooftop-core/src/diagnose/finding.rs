@@ -11,7 +11,8 @@
 //! producer — the kernel rules ([`super::diagnose`], which `analyze`, `bench` and
 //! `trace`'s per-op rows run), the trace-wide, gap and cross-rank findings — builds its
 //! findings with [`Finding::new`], which applies the rule, and orders them with
-//! [`rank`]. (`counters` still sets its own severities until it moves onto this engine.)
+//! [`rank`]; `counters` grades its own findings and the profiler's rules (by their
+//! estimated speedup) with the same rule.
 //! The thresholds and why they were chosen are in `docs/methodology.md` ("Severity").
 //!
 //! Invariant: a stake never exceeds its window ([`Stake::new`] cuts the time to the

@@ -18,7 +18,7 @@ use super::gaps::memory::{memory, Memory};
 use super::gaps::modules::{modules, Modules};
 use super::gaps::syncs::{syncs, Syncs};
 use super::inference::{inference, Inference};
-use super::model::{TraceModel, TraceWarning};
+use super::model::{GpuKind, TraceModel, TraceWarning};
 use super::ops;
 use super::summary::{
     kernel_summary, ops_summary, short_kernels, KernelRow, OpsSummary, ShortKernels,
@@ -199,6 +199,7 @@ pub fn analyze(
         syncs: &syncs,
         graphs: &graphs,
         framework: Framework::of(model),
+        serving: inference.engine.is_some(),
     }));
     if model.xla.is_some() {
         for f in &mut findings {
@@ -208,6 +209,15 @@ pub fn analyze(
     if graphs.percent_of_gpu_time >= 50.0 {
         for f in findings.iter_mut().filter(|f| f.id == "trace.short_kernels") {
             f.recommendation = graphed_short_advice(graphs.percent_of_gpu_time);
+        }
+    }
+    let in_buffers = command_buffer_pct(model);
+    if in_buffers >= 50.0 {
+        for f in findings
+            .iter_mut()
+            .filter(|f| matches!(f.id, "trace.short_kernels" | "trace.launch_bound"))
+        {
+            f.recommendation = command_buffer_advice(in_buffers);
         }
     }
     rank(&mut findings);
@@ -309,6 +319,30 @@ fn graphed_short_advice(graph_pct: f64) -> String {
          starts and a round trip of its tensors through memory: fuse small ops \
          (torch.compile) or batch work per kernel.",
         crate::units::pct(graph_pct)
+    )
+}
+
+/// Percent of the kernel time of an XLA profile that ran from command buffers (0 for a
+/// PyTorch trace).
+fn command_buffer_pct(model: &TraceModel) -> f64 {
+    let Some(x) = model.xla.as_deref() else { return 0.0 };
+    let all: i64 =
+        model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel).map(|e| e.dur_ns.max(0)).sum();
+    if all > 0 {
+        (x.command_buffer_kernel_us * 1e3 / all as f64 * 100.0).min(100.0)
+    } else {
+        0.0
+    }
+}
+
+fn command_buffer_advice(pct_in_buffers: f64) -> String {
+    format!(
+        "{} of the kernel time already runs from XLA command buffers (CUDA graphs), which \
+         remove the per-kernel host launch; each small kernel still costs the GPU a gap \
+         before it starts and a round trip of its tensors through memory: let XLA fuse more \
+         (larger jitted functions, fewer custom calls between fusions) or give each kernel \
+         more work (a larger batch per step).",
+        crate::units::pct(pct_in_buffers)
     )
 }
 

@@ -688,6 +688,25 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
     });
     let runs = assign_runs(&raws, &host, &modules);
 
+    // XLA replays most of a step from command buffers (CUDA graphs) and records each
+    // kernel under the buffer's thunk (`command_buffer_N`). A kernel XLA generated is
+    // named after its instruction (a fusion): it goes back to that instruction, with its
+    // shapes. Library kernels (cuBLAS, cuDNN) have no such name and stay under the thunk.
+    let mut command_buffer_kernel_ns = 0i64;
+    for r in &mut raws {
+        if !r.hlo_op.as_deref().is_some_and(|o| o.starts_with("command_buffer")) {
+            continue;
+        }
+        if r.gpu.kind == GpuKind::Kernel {
+            command_buffer_kernel_ns = command_buffer_kernel_ns.saturating_add(r.gpu.dur_ns.max(0));
+        }
+        if let Some(n) =
+            r.module.and_then(|m| hlo_modules.get(&m)).and_then(|h| h.instr_of_kernel(&r.gpu.name))
+        {
+            r.hlo_op = Some(n.to_string());
+        }
+    }
+
     // Group into op executions.
     let mut insts: Vec<Inst> = Vec::new();
     let mut current: HashMap<(i64, i64), usize> = HashMap::new();
@@ -740,7 +759,12 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
             });
             (instr, Arc::new(args))
         });
-        if entry.0.is_none() && module.is_some_and(|m| hlo_modules.contains_key(&m)) {
+        // XLA records the kernels it replays from a command buffer under the buffer's thunk
+        // (`command_buffer_N`), which is not an HLO instruction.
+        if entry.0.is_none()
+            && !name.starts_with("command_buffer")
+            && module.is_some_and(|m| hlo_modules.contains_key(&m))
+        {
             warn.add("op_not_in_hlo", || {
                 format!("`{name}` is not an instruction of its module's HLO")
             });
@@ -834,6 +858,7 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
             devices: xla_devices,
             host_threads: host.threads,
             step_markers: host.markers,
+            command_buffer_kernel_us: command_buffer_kernel_ns as f64 * 1e-3,
         })),
         ..TraceModel::default()
     })

@@ -25,6 +25,10 @@ use std::collections::HashMap;
 pub struct Module {
     instrs: Vec<HloInstructionProto>,
     by_name: HashMap<String, usize>,
+    /// Instructions by the name XLA gives the kernel it generates for them: the
+    /// instruction's name with `.` and `-` made `_` (older XLA names `fusion.3`, whose
+    /// kernel is `fusion_3`); only names that change.
+    by_kernel_name: HashMap<String, usize>,
     by_id: HashMap<i64, usize>,
     /// Computation id → indices of its instructions.
     comps: HashMap<i64, Vec<usize>>,
@@ -39,6 +43,7 @@ pub fn decode(bytes: &[u8]) -> Result<Module, String> {
     let mut m = Module {
         instrs: Vec::new(),
         by_name: HashMap::new(),
+        by_kernel_name: HashMap::new(),
         by_id: HashMap::new(),
         comps: HashMap::new(),
         comp_root: HashMap::new(),
@@ -49,6 +54,9 @@ pub fn decode(bytes: &[u8]) -> Result<Module, String> {
         for ins in instructions {
             let k = m.instrs.len();
             m.by_name.entry(ins.name.clone()).or_insert(k);
+            if ins.name.contains(['.', '-']) {
+                m.by_kernel_name.entry(ins.name.replace(['.', '-'], "_")).or_insert(k);
+            }
             m.by_id.insert(ins.id, k);
             m.comps.entry(id).or_default().push(k);
             m.instrs.push(ins);
@@ -58,6 +66,12 @@ pub fn decode(bytes: &[u8]) -> Result<Module, String> {
 }
 
 impl Module {
+    /// The name of the instruction whose generated kernel is named `kernel`, if any.
+    pub fn instr_of_kernel(&self, kernel: &str) -> Option<&str> {
+        let k = self.by_name.get(kernel).or_else(|| self.by_kernel_name.get(kernel))?;
+        Some(self.instrs[*k].name.as_str())
+    }
+
     /// The instruction named `name`, converted; `None` when the module has none.
     pub fn instr(&self, name: &str) -> Option<HloInstr> {
         let k = *self.by_name.get(name)?;

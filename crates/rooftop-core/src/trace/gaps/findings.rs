@@ -43,6 +43,9 @@ pub struct GapInput<'a> {
     pub graphs: &'a Graphs,
     /// Whose tools the advice names.
     pub framework: Framework,
+    /// Whether the trace is an inference server's (vLLM, SGLang): the host work between
+    /// graph replays is then scheduling and sampling, not a training loop's.
+    pub serving: bool,
 }
 
 /// A finding graded by `stake`, whose expected gain is that time of GPU wall time.
@@ -231,12 +234,80 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
                 us(w.idle_us),
                 us(w.duration_us)
             ),
-            "The host work between replays (scheduling, sampling, input preparation) is \
-             longer than a replay: overlap it (asynchronous scheduling) or batch more \
-             requests per replay.",
+            if i.serving {
+                "The host work between replays (scheduling, sampling, input preparation) is \
+                 longer than a replay: overlap it (asynchronous scheduling) or batch more \
+                 requests per replay."
+            } else {
+                "The host work between replays (the Python loop, data loading, logging, \
+                 reading results back) is longer than a replay: take it off the step's path \
+                 (prefetch the next batch, read losses back every N steps instead of every \
+                 step, launch the next replay before reading the previous one's results) or \
+                 put more of the step in the graph."
+            },
             Stake::new(w.idle_us, window_us, WindowKind::Trace),
         ));
     }
     super::super::findings::drop_negligible(&mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::gaps::graphs::ReplayWindow;
+
+    /// One graph replayed 10 times in a 1 ms window, 4 replays late, 300 µs idle.
+    fn late_replays(serving: bool) -> Finding {
+        let mut timeline = Timeline::default();
+        timeline.all.total.time_ms = 1.0;
+        let graphs = Graphs {
+            windows: vec![ReplayWindow {
+                graph: 0,
+                device: 0,
+                replays: 10,
+                start_us: 0.0,
+                end_us: 1000.0,
+                duration_us: 1000.0,
+                busy_us: 700.0,
+                graph_us: 700.0,
+                eager_us: 0.0,
+                idle_us: 300.0,
+                late_launches: 4,
+                mean_launch_ahead_us: -30.0,
+                mean_period_us: 100.0,
+            }],
+            ..Graphs::default()
+        };
+        let (idle, launch, syncs) =
+            (IdleBreakdown::default(), LaunchStats::default(), Syncs::default());
+        let out = gap_findings(&GapInput {
+            timeline: &timeline,
+            idle: &idle,
+            launch: &launch,
+            syncs: &syncs,
+            graphs: &graphs,
+            framework: Framework::PyTorch,
+            serving,
+        });
+        out.into_iter()
+            .find(|f| f.id == "trace.graph_replay_late")
+            .expect("the late-replay finding")
+    }
+
+    #[test]
+    fn late_replays_are_advised_in_the_words_of_the_workload() {
+        let train = late_replays(false);
+        // 300 µs idle of the 1 ms trace window: 30%, a warning.
+        assert_eq!(train.time_at_stake_us(), Some(300.0));
+        assert_eq!(train.severity, crate::diagnose::Severity::Warning);
+        assert!(!train.recommendation.contains("requests"), "{}", train.recommendation);
+        assert!(
+            train.recommendation.contains("prefetch the next batch"),
+            "{}",
+            train.recommendation
+        );
+        let serve = late_replays(true);
+        assert!(serve.recommendation.contains("requests per replay"), "{}", serve.recommendation);
+    }
 }

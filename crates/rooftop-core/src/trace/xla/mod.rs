@@ -147,6 +147,10 @@ pub struct XlaInfo {
     pub devices: Vec<XlaDevice>,
     pub host_threads: Vec<HostThread>,
     pub step_markers: Vec<StepMarker>,
+    /// Kernel time XLA replayed from command buffers (CUDA graphs), µs: the kernels it
+    /// recorded under a `command_buffer_N` thunk, whether or not they went back to their
+    /// own instruction.
+    pub command_buffer_kernel_us: f64,
 }
 
 impl XlaInfo {
