@@ -89,6 +89,8 @@ pub fn context_dependent(name: &str) -> bool {
 pub struct Context {
     steps: Vec<(i64, i64, StepInfo)>,
     config: Option<ConfigContext>,
+    /// The backward passes' parameters, for optimizer ops recorded without their lists.
+    grads: super::ops::optimizer::GradRuns,
 }
 
 /// A model config and what the trace says about how it was split.
@@ -108,7 +110,7 @@ impl Context {
             .filter_map(|a| parse_step(&a.name).map(|s| (a.ts_ns, a.ts_ns + a.dur_ns, s)))
             .collect();
         steps.sort_by_key(|s| s.0);
-        Context { steps, config: None }
+        Context { steps, config: None, grads: super::ops::optimizer::GradRuns::new(model) }
     }
 
     /// With a model config (`--model-config`): MoE layers whose expert weights are not in
@@ -156,6 +158,9 @@ impl Context {
         ts: i64,
     ) -> Option<Result<OpModel, ModelError>> {
         let o = model.ops.get(op)?;
+        if let Some(r) = super::ops::optimizer::recovered(model, op, &self.grads) {
+            return Some(r);
+        }
         if !engine_prefix(&o.name) {
             return None;
         }

@@ -52,6 +52,7 @@ mod embedding;
 mod gemm;
 mod misc;
 mod norm;
+pub mod optimizer;
 mod params;
 mod pool;
 mod reduction;
@@ -307,23 +308,36 @@ pub fn model_op_in(model: &TraceModel, i: usize) -> Result<OpModel, ModelError> 
     let Some(o) = model.ops.get(i) else {
         return Err(ModelError::Unmodelled(format!("op {i}")));
     };
+    listed_model(model, i, &o.args)
+}
+
+/// The model of op `i` of a PyTorch trace with `args` in place of its recorded ones (the
+/// optimizer's recovered lists, [`optimizer::recovered`]).
+pub(super) fn listed_model(
+    model: &TraceModel,
+    i: usize,
+    args: &OpArgs,
+) -> Result<OpModel, ModelError> {
+    let Some(o) = model.ops.get(i) else {
+        return Err(ModelError::Unmodelled(format!("op {i}")));
+    };
     // A tensor list's dtype is not recorded (`TensorList`): its element size is in the
     // name of the kernel the op launched (`OpaqueType<2>`, `Functor<float, …>`).
-    let listed = matches!(o.args.input_types.first().map(String::as_str), Some("TensorList"));
+    let listed = matches!(args.input_types.first().map(String::as_str), Some("TensorList"));
     let kind = kind_of(&o.name);
     if listed && matches!(kind, Some(Kind::Cat | Kind::Other(misc::Misc::Foreach(_)))) {
         let bpe = super::attrib::subtree_events(model, i).iter().find_map(|&e| {
             let k = &model.gpu.get(e as usize)?.name;
             embedding::opaque_bytes(k).or_else(|| misc::functor_bytes(k))
         });
-        let a = Args { args: &o.args };
+        let a = Args { args };
         let res = match kind {
             Some(Kind::Other(misc::Misc::Foreach(per))) => misc::foreach(&a, per, bpe),
             _ => embedding::cat(&a, bpe),
         };
         return res.map_err(|reason| ModelError::BadArgs { op: o.name.clone(), reason });
     }
-    model_op(&o.name, &o.args)
+    model_op(&o.name, args)
 }
 
 /// Whether an op's model depends on the trace around it (its kernels, its step, its

@@ -354,6 +354,54 @@ fn foreach_without_recorded_lists_has_no_model_and_says_why() {
     assert!(why.contains("without their tensors' shapes"), "{why}");
 }
 
+/// An optimizer step after a backward pass of two parameters, [1000, 100] and [100]:
+/// ⌈100,000 / 65,536⌉ + ⌈100 / 65,536⌉ = 3 blocks. With a kernel of 3 blocks the lists
+/// are recovered (100,100 elements); with 4 they are not the op's, and it says why.
+#[test]
+fn optimizer_lists_are_recovered_only_when_the_blocks_agree() {
+    fn step(blocks: u32) -> TraceModel {
+        let grad = |ts: i64, s: &[i64]| CpuOp {
+            name: "torch::autograd::AccumulateGrad".to_string(),
+            ts_ns: ts,
+            args: OpArgs {
+                input_dims: vec![t(s)],
+                input_types: vec!["float".to_string()],
+                ..OpArgs::default()
+            }
+            .into(),
+            ..CpuOp::default()
+        };
+        let k = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::\
+                 (anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous \
+                 namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, \
+                 float>(...)";
+        let mut m = one_op(
+            "aten::_foreach_mul_",
+            OpArgs {
+                input_dims: vec![t(&[]), t(&[])],
+                input_types: vec!["TensorList".to_string(), "Scalar".to_string()],
+                input_strides: Vec::new(),
+                concrete_inputs: vec![String::new(), "0.9".to_string()],
+            },
+            k,
+        );
+        m.ops[0].ts_ns = 1_000;
+        m.gpu[0].grid = Some([blocks, 1, 1]);
+        m.ops.push(grad(100, &[1000, 100]));
+        m.ops.push(grad(200, &[100]));
+        m
+    }
+    let m = step(3);
+    let ctx = crate::trace::inference::Context::new(&m);
+    let r = ctx.model(&m, 0).expect("a recovered optimizer op").unwrap();
+    assert_eq!(r.flops, 100_100.0);
+    assert_eq!(r.bytes, 100_100.0 * 4.0 * 2.0);
+    let m = step(4);
+    let ctx = crate::trace::inference::Context::new(&m);
+    let why = ctx.model(&m, 0).expect("a recovered optimizer op").unwrap_err().to_string();
+    assert!(why.contains("would launch 3 blocks") && why.contains("launched 4"), "{why}");
+}
+
 /// The Inductor kernels of the TraceLens MI300X `torch.compile` trace, with their own
 /// recorded arguments.
 #[test]
