@@ -8,10 +8,14 @@
 //! moves (M·K + K·N + M·N)·2 bytes; floor = max(FLOPs / peak, bytes / bandwidth);
 //! attainment = floor / time; balanced within ±20% of the ridge 989.4e12 / 3.35e12.
 //!
-//! `counters` is not a leg yet: its classification has no balanced band (the 900³ case
-//! below is "compute" there); it joins when it goes through [`roofline::place`].
+//! `counters` is the fourth leg: the same GEMM as an Nsight Compute dispatch whose
+//! counters say the FLOPs (`sm__ops_path_tensor_src_bf16_dst_fp32.sum`), the DRAM bytes
+//! (`dram__bytes_read.sum` + `dram__bytes_write.sum`) and the duration.
 
 use rooftop_core::analysis::{analyze, KernelRequest};
+use rooftop_core::counters::{
+    BoundBasis, CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch,
+};
 use rooftop_core::device::{Catalog, DeviceSpec};
 use rooftop_core::ops::gemm::GemmSpec;
 use rooftop_core::ops::{OpClass, Work};
@@ -93,6 +97,37 @@ fn mm_trace(n: i64, time_ns: i64) -> TraceModel {
     TraceModel { ops: vec![op], gpu: vec![kernel], ..TraceModel::default() }
 }
 
+/// The counters report of one Nsight Compute dispatch with `flops` BF16 tensor-core
+/// operations, `bytes` of DRAM traffic (read and written halves) and `time_ns`, on the
+/// catalog H100 SXM.
+fn counters_of(flops: f64, bytes: f64, time_ns: u64) -> rooftop_core::counters::CounterReport {
+    let counters = [
+        ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", flops),
+        ("dram__bytes_read.sum", bytes / 2.0),
+        ("dram__bytes_write.sum", bytes / 2.0),
+    ];
+    let set = CounterSet {
+        source: CounterSource {
+            format: CounterFormat::NcuRaw,
+            files: vec!["gemm.csv".to_string()],
+            tool_version: None,
+            notes: Vec::new(),
+        },
+        device: DeviceInfo::default(),
+        measured_roofs: Vec::new(),
+        dispatches: vec![Dispatch {
+            id: 0,
+            name: "gemm".to_string(),
+            duration_ns: Some(time_ns as f64),
+            counters: counters.iter().map(|(k, v)| ((*k).into(), *v)).collect(),
+            ..Dispatch::default()
+        }],
+        aggregates: Vec::new(),
+        activity: None,
+    };
+    rooftop_core::counters::analyze(set, Some(&h100()))
+}
+
 #[test]
 fn datasheet_roofs_are_the_catalog_roofs() {
     let d = h100();
@@ -126,6 +161,13 @@ fn analyze_trace_and_bare_numbers_agree_with_the_hand_arithmetic() {
         assert_eq!(row.bound, Some(bound), "trace, n = {}", c.n);
         let att = row.roofline_attainment_pct.unwrap();
         assert!((att - attainment).abs() < 1e-9, "trace, n = {}: {att} vs {attainment}", c.n);
+
+        // `counters`: one dispatch whose counters hold the same numbers.
+        let k = &counters_of(flops, bytes, c.time_ns).kernels[0];
+        assert_eq!(k.bound, Some(bound), "counters, n = {}", c.n);
+        assert_eq!(k.bound_basis, Some(BoundBasis::Roofline), "counters, n = {}", c.n);
+        let att = k.pct_of_roof.unwrap();
+        assert!((att - attainment).abs() < 1e-9, "counters, n = {}: {att} vs {attainment}", c.n);
 
         // Bare numbers against bare roofs.
         let roofs = RoofRates { flops_per_s: Some(PEAK_FLOPS), bytes_per_s: PEAK_BW };
