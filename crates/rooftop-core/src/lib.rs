@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod counters;
 pub mod device;
 pub mod diagnose;
+pub mod error;
 pub mod gemm_tiles;
 pub mod model;
 pub mod occupancy;
@@ -24,3 +25,5 @@ pub mod schema;
 pub mod stats;
 pub mod trace;
 pub mod units;
+
+pub use error::InputError;

@@ -93,13 +93,17 @@ impl fmt::Display for Precision {
 /// assert_eq!(ns_from_us(12.5), Ok(12_500));
 /// assert!(ns_from_us(0.0).is_err());
 /// ```
-pub fn ns_from_us(us: f64) -> Result<u64, String> {
+pub fn ns_from_us(us: f64) -> Result<u64, crate::InputError> {
     if !us.is_finite() || us <= 0.0 {
-        return Err(format!("must be a positive number of microseconds, got {us}"));
+        return Err(crate::InputError(format!(
+            "must be a positive number of microseconds, got {us}"
+        )));
     }
     let ns = (us * 1000.0).round();
     if ns < 1.0 || ns > u64::MAX as f64 {
-        return Err(format!("{us} is outside the range rooftop can represent (1 ns to 584 years)"));
+        return Err(crate::InputError(format!(
+            "{us} is outside the range rooftop can represent (1 ns to 584 years)"
+        )));
     }
     Ok(ns as u64)
 }

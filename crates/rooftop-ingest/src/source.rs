@@ -43,7 +43,7 @@
 //! ```
 
 use crate::kineto::{self, ReadOptions, TraceError};
-use crate::xplane;
+use crate::xplane::{self, XplaneError};
 use rooftop_core::trace::TraceModel;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -64,6 +64,35 @@ fn json_or_gzip(head: &[u8]) -> bool {
         || h.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| matches!(b, b'{' | b'['))
 }
 
+/// Why [`read_one`] could not read a file: one sentence naming it.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A Kineto (PyTorch profiler) trace that does not read.
+    #[error(transparent)]
+    Kineto(#[from] TraceError),
+    /// An XSpace protobuf (JAX profile) that does not read.
+    #[error(transparent)]
+    Xplane(XplaneError),
+    /// Neither an XSpace protobuf nor JSON.
+    #[error("{0} (nor JSON: a PyTorch/Kineto trace starts with `{{`)")]
+    Unrecognised(XplaneError),
+    /// A TensorBoard / XProf trace-viewer export: JSON, but not a Kineto trace.
+    #[error(
+        "{}: this is a TensorBoard / XProf trace viewer export (Chrome-trace JSON with \
+         `/device:` and `/host:` processes), not a PyTorch (Kineto) trace: it has no HLO \
+         shapes or launch links. Pass the `.xplane.pb` it was made from (same run \
+         directory, `plugins/profile/<run>/<host>.xplane.pb`).",
+        .0.display()
+    )]
+    TraceViewerExport(PathBuf),
+}
+
+impl From<ReadError> for String {
+    fn from(e: ReadError) -> String {
+        e.to_string()
+    }
+}
+
 /// Reads one trace or profile, whichever its content is; `progress(done, total)` in
 /// bytes (an XPlane profile reports once, at the end).
 ///
@@ -74,30 +103,24 @@ pub fn read_one(
     path: &Path,
     opts: &ReadOptions,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<TraceModel, String> {
+) -> Result<TraceModel, ReadError> {
     let h = head(path);
     let pb = xplane::is_xplane(&h);
     if pb || !json_or_gzip(&h) {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         let m = xplane::read_path(path).map_err(|e| {
             if pb {
-                e.to_string()
+                ReadError::Xplane(e)
             } else {
-                format!("{e} (nor JSON: a PyTorch/Kineto trace starts with `{{`)")
+                ReadError::Unrecognised(e)
             }
         })?;
         progress(size, size);
         return Ok(m);
     }
-    let m = kineto::read_path(path, opts, progress).map_err(|e| e.to_string())?;
+    let m = kineto::read_path(path, opts, progress)?;
     if m.gpu.is_empty() && m.ops.is_empty() && xplane::is_xprof_trace_json(path) {
-        return Err(format!(
-            "{}: this is a TensorBoard / XProf trace viewer export (Chrome-trace JSON with \
-             `/device:` and `/host:` processes), not a PyTorch (Kineto) trace: it has no HLO \
-             shapes or launch links. Pass the `.xplane.pb` it was made from (same run \
-             directory, `plugins/profile/<run>/<host>.xplane.pb`).",
-            path.display()
-        ));
+        return Err(ReadError::TraceViewerExport(path.to_path_buf()));
     }
     Ok(m)
 }

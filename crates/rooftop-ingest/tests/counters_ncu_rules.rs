@@ -132,13 +132,26 @@ fn nsight_compute_findings_rank_beside_rooftops() {
     let rep = analyze(read(), cat.lookup("b200").ok());
     let k = &rep.kernels[0];
     // Merged per kernel: WorkloadImbalance fired 4 times with 4 descriptions, the two
-    // LaunchConfiguration rows have different descriptions: 8 findings, the OPT rules are
-    // warnings, ranked by estimated speedup.
+    // LaunchConfiguration rows have different descriptions: 8 findings, ranked by their
+    // time at stake, the estimated speedup of the kernel's time (the severity rule of
+    // every command: critical from 50%, warning from 5%, info below or without one).
     assert_eq!(k.tool_findings.len(), 8);
-    assert!(k.tool_findings.iter().all(|f| f.severity == Severity::Warning));
     let speedups: Vec<Option<f64>> =
         k.tool_findings.iter().map(|f| f.estimated_speedup_pct).take(4).collect();
     assert_eq!(speedups, [Some(81.25), Some(50.0), Some(14.55), Some(6.24)]);
+    let duration_us = k.duration_ns.unwrap() / 1e3;
+    for f in &k.tool_findings {
+        let want = match f.estimated_speedup_pct {
+            Some(p) if p >= 50.0 => Severity::Critical,
+            Some(p) if p >= 5.0 => Severity::Warning,
+            _ => Severity::Info,
+        };
+        assert_eq!(f.severity, want, "{} ({:?}%)", f.rule, f.estimated_speedup_pct);
+        if let Some(p) = f.estimated_speedup_pct {
+            let t = f.time_at_stake_us.unwrap();
+            assert!((t - duration_us * p / 100.0).abs() < 1e-9, "{}: {t} µs", f.rule);
+        }
+    }
     // rooftop's own findings keep their ids; the tool's keep its rule names.
     assert!(k.findings.iter().all(|f| f.id.starts_with("counters.")));
 }

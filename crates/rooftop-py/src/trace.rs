@@ -71,7 +71,7 @@ impl RankSource for Reader<'_> {
         path: &Path,
         progress: &mut dyn FnMut(u64, u64),
     ) -> std::result::Result<TraceModel, String> {
-        rooftop_ingest::source::read_one(path, &self.read, progress)
+        rooftop_ingest::source::read_one(path, &self.read, progress).map_err(String::from)
     }
 
     fn device(&self, model: &TraceModel) -> Option<&DeviceSpec> {
@@ -274,7 +274,7 @@ fn ranks_dir(
         r.intra_link.as_deref(),
         r.inter_link.as_deref(),
     )
-    .map_err(Error::Input)?;
+    .map_err(|e| Error::Input(e.into()))?;
     let traces = rooftop_ingest::source::list_dir(dir);
     let tables = rooftop_tables::list_rank_dirs(dir).map_err(|e| Error::input(e.to_string()))?;
     let (run, from_traces, notes) = match (traces, tables.is_empty()) {

@@ -202,7 +202,7 @@ pub(crate) fn cublas_gemm(
 pub(crate) struct BlasHandle(pub blas_sys::cublasHandle_t);
 
 impl BlasHandle {
-    pub fn new(stream: &CudaStream) -> Result<BlasHandle, String> {
+    pub(crate) fn new(stream: &CudaStream) -> Result<BlasHandle, String> {
         let h = cudarc::cublas::result::create_handle().map_err(|e| format!("{e:?}"))?;
         // SAFETY: `h` was just created; the stream outlives the handle (both are owned
         // by the backend, the handle dropped first).
@@ -224,7 +224,7 @@ impl Drop for BlasHandle {
 pub(crate) struct LtHandle(pub lt_sys::cublasLtHandle_t);
 
 impl LtHandle {
-    pub fn new() -> Result<LtHandle, String> {
+    pub(crate) fn new() -> Result<LtHandle, String> {
         cudarc::cublaslt::result::create_handle().map(LtHandle).map_err(|e| format!("{e:?}"))
     }
 }
@@ -274,7 +274,7 @@ impl LtPlan {
     /// `transa`/`transb`, and the fastest algorithm cuBLASLt's heuristic offers within
     /// `workspace_bytes`.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         handle: &LtHandle,
         compute: lt_sys::cublasComputeType_t,
         double: bool,
@@ -355,7 +355,7 @@ impl LtPlan {
     }
 
     /// Enqueues `D = op(A) op(B)` on `stream`.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         handle: &LtHandle,
         stream: &CudaStream,

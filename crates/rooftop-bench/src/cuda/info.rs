@@ -201,7 +201,7 @@ impl DeviceAttributes {
     /// A device file (docs/device-format.md) built from the attributes alone, for
     /// devices the catalog lacks. `measured_fma` (fp32, fp64 GFLOP/s from `rooftop
     /// ceilings`) stands in for a peak the compute capability table cannot give.
-    pub fn device_toml(&self, measured_fma: &[(Precision, f64)]) -> Result<String, String> {
+    pub(crate) fn device_toml(&self, measured_fma: &[(Precision, f64)]) -> Result<String, String> {
         let bw = self.theoretical_bandwidth_gbs().ok_or_else(|| {
             format!(
                 "{} reports no memory clock or bus width, so its DRAM bandwidth is unknown: \
@@ -303,7 +303,10 @@ impl DeviceAttributes {
 
     /// The device's spec: the catalog entry when the name matches one, else one built
     /// from the attributes ([`DeviceAttributes::device_toml`]).
-    pub fn device_spec(&self, measured_fma: &[(Precision, f64)]) -> Result<DeviceSpec, String> {
+    pub(crate) fn device_spec(
+        &self,
+        measured_fma: &[(Precision, f64)],
+    ) -> Result<DeviceSpec, String> {
         if let Some(spec) = self.catalog_match(&Catalog::builtin()) {
             return Ok(spec);
         }

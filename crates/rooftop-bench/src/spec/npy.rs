@@ -81,7 +81,7 @@ impl NpyValues {
 const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// Parses the bytes of a `.npy` file; `what` names it in errors.
-pub fn parse(bytes: &[u8], what: &str) -> Result<NpyArray, String> {
+pub(crate) fn parse(bytes: &[u8], what: &str) -> Result<NpyArray, String> {
     let bad = |m: String| format!("{what}: {m}");
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(bad("not a .npy file (it does not start with \\x93NUMPY)".to_string()));
@@ -144,13 +144,13 @@ pub fn parse(bytes: &[u8], what: &str) -> Result<NpyArray, String> {
 }
 
 /// Reads a `.npy` file.
-pub fn read(path: &Path) -> Result<NpyArray, String> {
+pub(crate) fn read(path: &Path) -> Result<NpyArray, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     parse(&bytes, &path.display().to_string())
 }
 
 /// Reads the header only (type and shape, without the data), for checks at load time.
-pub fn read_header(path: &Path) -> Result<(NpyType, Vec<usize>), String> {
+pub(crate) fn read_header(path: &Path) -> Result<(NpyType, Vec<usize>), String> {
     use std::io::Read;
     let what = path.display().to_string();
     let mut f = std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {e}"))?;
@@ -397,7 +397,12 @@ fn decode(data: &[u8], ty: NpyType, big: bool) -> NpyValues {
 
 /// The array as a buffer of `dtype` and `len` elements (see the module docs for the
 /// conversions); `what` names the file in errors.
-pub fn to_buffer(a: &NpyArray, dtype: DType, len: usize, what: &str) -> Result<HostBuf, String> {
+pub(crate) fn to_buffer(
+    a: &NpyArray,
+    dtype: DType,
+    len: usize,
+    what: &str,
+) -> Result<HostBuf, String> {
     if a.values.len() != len {
         return Err(format!(
             "{what} holds {} elements (shape {:?}), the buffer has {len}",
@@ -458,7 +463,7 @@ fn int_buffer(v: &[i128], dtype: DType, what: &str) -> Result<HostBuf, String> {
 }
 
 /// A raw little-endian file of `dtype` elements as a buffer of `len` elements.
-pub fn raw_to_buffer(
+pub(crate) fn raw_to_buffer(
     bytes: &[u8],
     dtype: DType,
     len: usize,
@@ -500,7 +505,7 @@ pub fn is_npy(path: &Path) -> bool {
 }
 
 /// Reads a data file (`.npy` or raw) as a buffer of `dtype` and `len` elements.
-pub fn load_buffer(path: &Path, dtype: DType, len: usize) -> Result<HostBuf, String> {
+pub(crate) fn load_buffer(path: &Path, dtype: DType, len: usize) -> Result<HostBuf, String> {
     let what = path.display().to_string();
     if is_npy(path) {
         to_buffer(&read(path)?, dtype, len, &what)
@@ -512,7 +517,7 @@ pub fn load_buffer(path: &Path, dtype: DType, len: usize) -> Result<HostBuf, Str
 
 /// Checks, without reading the data, that a data file can fill a buffer of `dtype` and
 /// `len` elements.
-pub fn check_file(path: &Path, dtype: DType, len: usize) -> Result<(), String> {
+pub(crate) fn check_file(path: &Path, dtype: DType, len: usize) -> Result<(), String> {
     let what = path.display().to_string();
     if !is_npy(path) {
         let size = std::fs::metadata(path).map_err(|e| format!("cannot read {what}: {e}"))?.len();

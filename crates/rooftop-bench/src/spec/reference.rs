@@ -36,7 +36,7 @@ pub struct PathTemplate(pub String);
 
 impl PathTemplate {
     /// The placeholders, in order.
-    pub fn variables(&self) -> Result<Vec<String>, String> {
+    pub(crate) fn variables(&self) -> Result<Vec<String>, String> {
         let mut out = Vec::new();
         let mut rest = self.0.as_str();
         while let Some(open) = rest.find('{') {
@@ -50,7 +50,7 @@ impl PathTemplate {
     }
 
     /// The path at a size point (`vars` and `point` in the same order).
-    pub fn resolve(&self, vars: &[&str], point: &[u64]) -> Result<PathBuf, String> {
+    pub(crate) fn resolve(&self, vars: &[&str], point: &[u64]) -> Result<PathBuf, String> {
         let mut out = self.0.clone();
         for v in self.variables()? {
             let Some(i) = vars.iter().position(|x| *x == v) else {
@@ -247,7 +247,7 @@ pub struct CommandCase<'a> {
 /// Runs the command on the inputs and returns the outputs (declared lengths, output
 /// order). Errors are one sentence naming the command, the case and what went wrong
 /// (with the end of its stderr).
-pub fn run_command(c: &CommandRef, case: &CommandCase<'_>) -> Result<Vec<HostBuf>, String> {
+pub(crate) fn run_command(c: &CommandRef, case: &CommandCase<'_>) -> Result<Vec<HostBuf>, String> {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let tmp = std::env::temp_dir().join(format!(
         "rooftop-reference-{}-{}",

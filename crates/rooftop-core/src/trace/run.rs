@@ -188,7 +188,7 @@ pub fn stem(file: &str) -> &str {
 ///
 /// # Errors
 /// When the model holds no event.
-pub fn check_not_empty(model: &TraceModel, file: &str) -> Result<(), String> {
+pub fn check_not_empty(model: &TraceModel, file: &str) -> Result<(), crate::InputError> {
     // A file whose events were all tolerated problems (a negative duration, an unknown
     // phase) is a trace with warnings, not an empty one; elements that are not events
     // at all (`bad_event`: `[1, 2, 3]`), and the reader's own notes on what is absent,
@@ -202,11 +202,11 @@ pub fn check_not_empty(model: &TraceModel, file: &str) -> Result<(), String> {
             matches!(w.kind.as_str(), "missing_device_properties" | "bad_event" | "no_gpu_events")
         });
     if empty {
-        return Err(format!(
+        return Err(crate::InputError(format!(
             "{file} holds no trace events: expected a PyTorch profiler trace (Chrome-trace \
              JSON whose `traceEvents` hold `cpu_op`, `kernel` or `cuda_runtime` events) or a \
              JAX profile"
-        ));
+        )));
     }
     Ok(())
 }
@@ -231,7 +231,7 @@ pub fn closest_names<'a>(
 ///
 /// # Errors
 /// One sentence per request that matched nothing.
-pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), String> {
+pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), crate::InputError> {
     let Some(cp) = &report.critical_path else {
         return Ok(());
     };
@@ -261,6 +261,6 @@ pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), Str
     if bad.is_empty() {
         Ok(())
     } else {
-        Err(bad.join("; "))
+        Err(crate::InputError(bad.join("; ")))
     }
 }

@@ -37,7 +37,7 @@ pub struct Module {
 
 /// Decodes a serialized `HloProto`. The error is prost's description (with the message
 /// and field where it failed).
-pub fn decode(bytes: &[u8]) -> Result<Module, String> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<Module, String> {
     let p = proto::HloProto::decode(bytes).map_err(|e| e.to_string())?;
     let module = p.hlo_module.ok_or("the HloProto has no module")?;
     let mut m = Module {

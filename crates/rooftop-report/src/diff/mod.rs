@@ -839,13 +839,21 @@ pub fn compare(base: &Export, new: &Export, o: &Options) -> Result<Diff, DiffErr
     })
 }
 
+/// A threshold that is not a percentage.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a percentage (expected e.g. 5% or 2.5)")]
+pub struct BadPercent(pub String);
+
 /// Parses a percentage: `5%`, `5` (percent) or `0.5%`.
-pub fn parse_pct(s: &str) -> Result<f64, String> {
+///
+/// # Errors
+/// A text that is not a non-negative number, with or without `%`.
+pub fn parse_pct(s: &str) -> Result<f64, BadPercent> {
     let t = s.trim();
     let body = t.strip_suffix('%').unwrap_or(t).trim();
     match body.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a percentage (expected e.g. 5% or 2.5)")),
+        _ => Err(BadPercent(s.to_string())),
     }
 }
 

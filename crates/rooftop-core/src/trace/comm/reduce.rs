@@ -127,7 +127,7 @@ impl ReduceOptions {
         gpus_per_node: Option<u32>,
         intra_link: Option<&str>,
         inter_link: Option<&str>,
-    ) -> Result<ReduceOptions, String> {
+    ) -> Result<ReduceOptions, crate::InputError> {
         let find = |id: Option<&str>| id.map(builtin_link).transpose();
         Ok(ReduceOptions {
             gpus_per_node,
@@ -141,10 +141,13 @@ impl ReduceOptions {
 ///
 /// # Errors
 /// `unknown link `ID`; the interconnect catalog has: ...`.
-pub fn builtin_link(id: &str) -> Result<Link, String> {
+pub fn builtin_link(id: &str) -> Result<Link, crate::InputError> {
     let ic = super::Interconnects::builtin();
     ic.link(id).cloned().ok_or_else(|| {
-        format!("unknown link `{id}`; the interconnect catalog has: {}", ic.link_ids().join(", "))
+        crate::InputError(format!(
+            "unknown link `{id}`; the interconnect catalog has: {}",
+            ic.link_ids().join(", ")
+        ))
     })
 }
 

@@ -175,7 +175,12 @@ pub const MAX_NODES: usize = 4_000_000;
 ///
 /// # Errors
 /// When the annotation is not in the trace or has fewer instances.
-pub fn window(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow), String> {
+pub fn window(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow), crate::InputError> {
+    window_or_why(model, opts).map_err(crate::InputError)
+}
+
+/// [`window`], with the reason as text.
+fn window_or_why(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow), String> {
     let cpu_annotations = |pred: &dyn Fn(&str) -> bool| {
         let mut v: Vec<usize> = model
             .annotations
@@ -350,8 +355,16 @@ fn rank(map: HashMap<String, (i64, u64)>, total: i64) -> Vec<CpRank> {
 /// # Errors
 /// When the window cannot be found, the window is too large ([`MAX_NODES`]), or the
 /// graph has a cycle.
-pub fn critical_path(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPath, String> {
-    let (span, win) = window(model, opts)?;
+pub fn critical_path(
+    model: &TraceModel,
+    opts: &CpOptions,
+) -> Result<CriticalPath, crate::InputError> {
+    critical_path_or_why(model, opts).map_err(crate::InputError)
+}
+
+/// [`critical_path`], with the reason as text.
+fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<CriticalPath, String> {
+    let (span, win) = window_or_why(model, opts)?;
     // Two nodes per CPU event (and at most one GPU event per launch call): refuse before
     // building a graph too large for the memory budget.
     let cpu_events = model.ops.iter().filter(|o| span.contains(o.ts_ns) && o.dur_ns > 0).count()
@@ -719,7 +732,7 @@ mod tests {
         assert!(window(&m, &named).is_ok());
         let missing =
             CpOptions { annotation: Some("Step".into()), instance: 3, ..CpOptions::default() };
-        assert!(window(&m, &missing).unwrap_err().contains("instance 3"));
+        assert!(window(&m, &missing).unwrap_err().0.contains("instance 3"));
         let none = CpOptions { annotation: Some("nope".into()), ..CpOptions::default() };
         assert!(window(&m, &none).is_err());
         assert!(window(&TraceModel::default(), &CpOptions::default()).is_err());

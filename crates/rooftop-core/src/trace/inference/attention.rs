@@ -114,7 +114,11 @@ fn group_sums(g: &Group, which: &str, format: &str) -> Result<(f64, f64, f64), S
 /// has no known element size and roof.
 // The formula's own letters (T, H, d) read best as they are written.
 #[allow(clippy::many_single_char_names)]
-pub fn attention_model(name: &str, a: &OpArgs, step: Option<&StepInfo>) -> Result<OpModel, String> {
+pub(crate) fn attention_model(
+    name: &str,
+    a: &OpArgs,
+    step: Option<&StepInfo>,
+) -> Result<OpModel, String> {
     let (t, hq, d, hkv, dv, dtype) = heads(name, a)?;
     let step = step.filter(|s| s.has_sums()).ok_or_else(|| {
         "the key lengths are not in the op's arguments and no detailed step annotation \

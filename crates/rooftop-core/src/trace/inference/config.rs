@@ -40,7 +40,7 @@ fn local_heads(a: &OpArgs, cfg: &ModelConfig) -> Option<u64> {
 ///
 /// # Errors
 /// When no attention op records its query heads, or they do not divide the config's.
-pub fn parallel_degree(model: &TraceModel, cfg: &ModelConfig) -> Result<u64, String> {
+pub(crate) fn parallel_degree(model: &TraceModel, cfg: &ModelConfig) -> Result<u64, String> {
     let local = model
         .ops
         .iter()
@@ -73,7 +73,7 @@ fn tensor(a: &OpArgs, i: usize) -> Option<&[i64]> {
 /// When the config has no experts, the trace's shapes disagree with it, or the
 /// parallel degree is unknown or does not divide the expert width.
 #[allow(clippy::many_single_char_names)]
-pub fn moe(
+pub(crate) fn moe(
     model: &TraceModel,
     op: usize,
     cfg: &ModelConfig,

@@ -58,7 +58,7 @@ pub fn table_of(name: &str) -> Option<super::ops::Table> {
 }
 
 /// Context-free models of inference ops (`None`: not an op of this module).
-pub fn model_args(name: &str, args: &OpArgs) -> Option<Result<OpModel, String>> {
+pub(crate) fn model_args(name: &str, args: &OpArgs) -> Option<Result<OpModel, String>> {
     if !engine_prefix(name) {
         return None;
     }
@@ -122,12 +122,6 @@ impl Context {
             ConfigContext { config, parallel }
         });
         c
-    }
-
-    /// The parallel degree the trace's shapes imply for the model config, when one was
-    /// given (`Err`: why it could not be inferred).
-    pub fn parallel(&self) -> Option<Result<u64, String>> {
-        self.config.as_ref().map(|c| c.parallel.clone())
     }
 
     /// The step whose annotation contains `ts` (the latest starting one).

@@ -85,7 +85,7 @@ fn is_packed_byte(dtype: &str) -> bool {
 ///
 /// # Errors
 /// When an argument is missing or the shapes do not fit together.
-pub fn fused_shape(a: &OpArgs) -> Result<MoeShape, String> {
+pub(crate) fn fused_shape(a: &OpArgs) -> Result<MoeShape, String> {
     let x = tensor(a, 0).ok_or("argument 0 (hidden_states) has no recorded shape")?;
     let w1 = tensor(a, 1).ok_or("argument 1 (w1) has no recorded shape")?;
     let w2 = tensor(a, 2).ok_or("argument 2 (w2) has no recorded shape")?;
@@ -128,7 +128,7 @@ pub fn fused_shape(a: &OpArgs) -> Result<MoeShape, String> {
 ///
 /// # Errors
 /// When top-k, the intermediate size or the weights cannot be found.
-pub fn layer_shape(model: &TraceModel, op: usize) -> Result<MoeShape, String> {
+pub(crate) fn layer_shape(model: &TraceModel, op: usize) -> Result<MoeShape, String> {
     let o = model.ops.get(op).ok_or("no such op")?;
     let x = tensor(&o.args, 0).ok_or("argument 0 (hidden_states) has no recorded shape")?;
     let logits = tensor(&o.args, 1).ok_or("argument 1 (router_logits) has no recorded shape")?;

@@ -53,7 +53,7 @@ fn is_dynamic(name: &str) -> bool {
 ///
 /// # Errors
 /// When no 16/32-bit float tensor is recorded, or a tensor's element size is unknown.
-pub fn quant_model(name: &str, a: &OpArgs) -> Result<OpModel, String> {
+pub(crate) fn quant_model(name: &str, a: &OpArgs) -> Result<OpModel, String> {
     let mut bytes = 0.0;
     let mut input: Option<(u128, String)> = None;
     let mut out_dtype = None;
