@@ -323,6 +323,21 @@ fn onum(v: Option<f64>) -> String {
 /// `all_to_all.csv` (long format: one row per sender and receiver), `process_groups.csv`,
 /// `cross_rank_findings.csv`, `cross_rank_warnings.csv`.
 pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderError> {
+    let mut files = Vec::new();
+    collectives_csv(c, &mut files)?;
+    stragglers_csv(c, &mut files)?;
+    all_to_all_csv(c, &mut files)?;
+    process_groups_csv(c, &mut files)?;
+    findings_csv(c, &mut files)?;
+    warnings_csv(c, &mut files)?;
+    Ok(files)
+}
+
+/// `collectives.csv`: one row per matched collective.
+fn collectives_csv(
+    c: &CrossRank,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let a = &c.comm.collectives;
     let rows = a
         .rows
@@ -355,7 +370,7 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
             ]
         })
         .collect();
-    let mut files = vec![(
+    files.push((
         "collectives.csv".to_string(),
         crate::csv::text(
             &[
@@ -385,7 +400,15 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
             ],
             rows,
         )?,
-    )];
+    ));
+    Ok(())
+}
+
+/// `stragglers.csv`: the ranks the others waited for.
+fn stragglers_csv(
+    c: &CrossRank,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let rows = c
         .comm
         .stragglers
@@ -429,6 +452,14 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// `all_to_all.csv`: bytes per sender and receiver (long format).
+fn all_to_all_csv(
+    c: &CrossRank,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let mut rows = Vec::new();
     for g in &c.comm.all_to_all {
         for (i, src) in g.members.iter().enumerate() {
@@ -458,6 +489,15 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
         "all_to_all.csv".to_string(),
         crate::csv::text(&["process_group", "src_rank", "dst_rank", "bytes"], rows)?,
     ));
+    Ok(())
+}
+
+/// `process_groups.csv`: the process groups and their ranks.
+fn process_groups_csv(
+    c: &CrossRank,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
+    let a = &c.comm.collectives;
     let rows = a
         .groups
         .iter()
@@ -492,6 +532,14 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// `cross_rank_findings.csv`.
+fn findings_csv(
+    c: &CrossRank,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let rows = c
         .comm
         .findings
@@ -523,6 +571,14 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// `cross_rank_warnings.csv`.
+fn warnings_csv(
+    c: &CrossRank,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let rows = c
         .comm
         .warnings
@@ -533,5 +589,5 @@ pub fn csv_files(c: &CrossRank) -> Result<Vec<(String, String)>, crate::RenderEr
         "cross_rank_warnings.csv".to_string(),
         crate::csv::text(&["kind", "count", "example"], rows)?,
     ));
-    Ok(files)
+    Ok(())
 }

@@ -6,14 +6,29 @@ use crate::trace::{num, ostr, Section};
 use rooftop_core::trace::gaps::idle::{IdleCategory, IdleShare};
 use rooftop_core::trace::report::TraceReport;
 
+/// File names and contents.
+type Files = Vec<(String, String)>;
+
 fn share(v: &[IdleShare], c: IdleCategory) -> f64 {
     v.iter().find(|s| s.category == c).map_or(0.0, |s| s.idle_us)
 }
 
 /// The CSV files of these sections.
-#[allow(clippy::too_many_lines)]
 pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::RenderError> {
     let mut f = Vec::new();
+    idle(r, &mut f)?;
+    launch(r, &mut f)?;
+    syncs(r, &mut f)?;
+    graphs(r, &mut f)?;
+    critical_path(r, &mut f)?;
+    modules(r, &mut f)?;
+    memory(r, &mut f)?;
+    inference(r, &mut f)?;
+    Ok(f)
+}
+
+/// The CSV files of the idle time per device and per stream (`--section idle`).
+fn idle(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     let cats = |c: &[IdleShare]| -> Vec<String> {
         IdleCategory::ALL.iter().map(|&k| num(share(c, k))).collect()
     };
@@ -75,6 +90,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// The CSV files of launch delays by op, the longest delays, queue depths (`--section launch`).
+fn launch(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     let l = &r.launch;
     let rows = l
         .by_op
@@ -174,6 +194,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// The CSV files of blocking synchronisations and pageable copies (`--section syncs`).
+fn syncs(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     let rows = r
         .syncs
         .rows
@@ -216,6 +241,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
         "pageable_copies.csv".to_string(),
         crate::csv::text(&["name", "count", "bytes", "gpu_us", "cpu_us"], rows)?,
     ));
+    Ok(())
+}
+
+/// The CSV files of CUDA/HIP graphs and their replay windows (`--section graphs`).
+fn graphs(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     let rows = r
         .graphs
         .graphs
@@ -294,6 +324,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// The CSV files of the critical path, by op and name, and the what-if results (`--section critical-path`).
+fn critical_path(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     if let Some(cp) = &r.critical_path {
         let rows = cp
             .events
@@ -373,6 +408,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             )?,
         ));
     }
+    Ok(())
+}
+
+/// The CSV files of the module tree (`--section modules`).
+fn modules(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     let rows = r
         .modules
         .nodes
@@ -406,6 +446,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// The CSV files of memory per device, alive at the peak, over time (`--section memory`).
+fn memory(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     let mut dev_rows = Vec::new();
     let mut alive = Vec::new();
     let mut timeline = Vec::new();
@@ -465,6 +510,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
         "memory_timeline.csv".to_string(),
         crate::csv::text(&["device", "ts_us", "allocated_bytes", "reserved_bytes"], timeline)?,
     ));
+    Ok(())
+}
+
+/// The CSV files of inference phases and custom all-reduce kernels (`--section inference`).
+fn inference(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderError> {
     let rows = r
         .inference
         .phases
@@ -508,7 +558,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
         "custom_allreduce.csv".to_string(),
         crate::csv::text(&["kernel", "count", "total_us"], rows)?,
     ));
-    Ok(f)
+    Ok(())
 }
 
 /// Whether the CSV file `stem` (no extension) belongs to `section`.

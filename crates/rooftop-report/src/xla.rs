@@ -329,26 +329,41 @@ pub(crate) fn blocks(r: &TraceReport, top: usize) -> Vec<Block> {
     out
 }
 
+/// An optional text as a CSV cell (empty when absent).
+fn text(v: Option<&String>) -> String {
+    v.cloned().unwrap_or_default()
+}
+
 /// The XLA CSV files (`xla_*.csv`); none for PyTorch traces.
 pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::RenderError> {
     let Some(x) = &r.xla else { return Ok(Vec::new()) };
-    let s = |v: &Option<String>| v.clone().unwrap_or_default();
     let mut files = Vec::new();
+    ops_csv(x, &mut files)?;
+    categories_csv(x, &mut files)?;
+    modules_csv(x, &mut files)?;
+    steps_csv(x, &mut files)?;
+    collectives_csv(x, &mut files)?;
+    host_csv(x, &mut files)?;
+    Ok(files)
+}
+
+/// `xla_ops.csv`: one row per XLA op with its work and roofline.
+fn ops_csv(x: &XlaReport, files: &mut Vec<(String, String)>) -> Result<(), crate::RenderError> {
     let rows = x
         .ops
         .iter()
         .map(|o| {
             vec![
-                s(&o.module),
+                text(o.module.as_ref()),
                 o.program_id.map(|p| p.to_string()).unwrap_or_default(),
                 o.name.clone(),
                 o.category.clone(),
-                s(&o.opcode),
-                s(&o.fusion_kind),
-                s(&o.custom_call_target),
-                s(&o.framework_op),
-                s(&o.shape),
-                s(&o.operands),
+                text(o.opcode.as_ref()),
+                text(o.fusion_kind.as_ref()),
+                text(o.custom_call_target.as_ref()),
+                text(o.framework_op.as_ref()),
+                text(o.shape.as_ref()),
+                text(o.operands.as_ref()),
                 o.occurrences.to_string(),
                 o.kernels.to_string(),
                 num(o.total_us),
@@ -359,7 +374,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
                 num(o.cumulative_percent),
                 onum(o.flops),
                 onum(o.bytes),
-                s(&o.model),
+                text(o.model.as_ref()),
                 onum(o.achieved_tflops),
                 onum(o.achieved_tbs),
                 onum(o.roofline_attainment_pct),
@@ -373,7 +388,7 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
                     .unwrap_or_default(),
                 onum(o.tile.as_ref().map(|t| t.tile_eff)),
                 onum(o.tile.as_ref().and_then(|t| t.wave_eff)),
-                s(&o.unmodelled),
+                text(o.unmodelled.as_ref()),
             ]
         })
         .collect();
@@ -416,6 +431,14 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// `xla_categories.csv`: time per op category.
+fn categories_csv(
+    x: &XlaReport,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let rows = x
         .categories
         .iter()
@@ -433,6 +456,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
         "xla_categories.csv".to_string(),
         crate::csv::text(&["category", "ops", "occurrences", "time_ms", "percent"], rows)?,
     ));
+    Ok(())
+}
+
+/// `xla_modules.csv`: the compiled modules and their runs.
+fn modules_csv(x: &XlaReport, files: &mut Vec<(String, String)>) -> Result<(), crate::RenderError> {
     let rows = x
         .modules
         .iter()
@@ -471,6 +499,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// `xla_steps.csv`: the steps of the profile.
+fn steps_csv(x: &XlaReport, files: &mut Vec<(String, String)>) -> Result<(), crate::RenderError> {
     let rows = x
         .steps
         .rows
@@ -506,25 +539,33 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// `xla_collectives.csv`: the collectives and their bus bandwidth.
+fn collectives_csv(
+    x: &XlaReport,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let rows = x
         .collectives
         .iter()
         .map(|c| {
             vec![
-                s(&c.module),
+                text(c.module.as_ref()),
                 c.name.clone(),
                 c.kind.map(|k| k.as_str().to_string()).unwrap_or_default(),
                 c.group_size.map(|n| n.to_string()).unwrap_or_default(),
-                s(&c.group_size_basis),
+                text(c.group_size_basis.as_ref()),
                 c.occurrences.to_string(),
                 onum(c.message_bytes),
-                s(&c.message_basis),
+                text(c.message_basis.as_ref()),
                 num(c.mean_us),
                 num(c.min_us),
                 num(c.max_us),
                 onum(c.algbw_gbs),
                 onum(c.busbw_gbs),
-                s(&c.bus_factor),
+                text(c.bus_factor.as_ref()),
             ]
         })
         .collect();
@@ -550,6 +591,11 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
+    Ok(())
+}
+
+/// `xla_host_threads.csv`: the busiest host threads.
+fn host_csv(x: &XlaReport, files: &mut Vec<(String, String)>) -> Result<(), crate::RenderError> {
     let rows = x
         .host_threads
         .iter()
@@ -571,5 +617,5 @@ pub(crate) fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate:
             rows,
         )?,
     ));
-    Ok(files)
+    Ok(())
 }

@@ -25,6 +25,21 @@ fn dims_csv(d: Option<[u32; 3]>) -> String {
 /// sections of [`crate::trace_gaps`].
 pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::RenderError> {
     let mut files = Vec::new();
+    timeline_csv(r, &mut files)?;
+    ops_csv(r, &mut files)?;
+    kernels_csv(r, &mut files)?;
+    short_kernels_csv(r, &mut files)?;
+    findings_csv(r, &mut files)?;
+    files.extend(crate::xla::csv_files(r)?);
+    files.extend(crate::trace_gaps::csv_files(r)?);
+    Ok(files)
+}
+
+/// `gpu_timeline.csv` and `window.csv`.
+fn timeline_csv(
+    r: &TraceReport,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let t = &r.timeline.all;
     let rows: Vec<Vec<String>> = t
         .rows()
@@ -44,6 +59,11 @@ pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::Render
         )?,
     ));
 
+    Ok(())
+}
+
+/// `ops_summary.csv`, `ops_summary_by_category.csv`, `model_coverage.csv` and one roofline table per category (`GEMM.csv`, ...).
+fn ops_csv(r: &TraceReport, files: &mut Vec<(String, String)>) -> Result<(), crate::RenderError> {
     let rows = r
         .ops_summary
         .ops
@@ -119,6 +139,14 @@ pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::Render
         files.push((format!("{name}.csv"), roofline_csv(table_rows)?));
     }
 
+    Ok(())
+}
+
+/// `kernel_summary.csv`.
+fn kernels_csv(
+    r: &TraceReport,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let rows = r
         .kernels
         .iter()
@@ -169,6 +197,14 @@ pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::Render
         )?,
     ));
 
+    Ok(())
+}
+
+/// `short_kernel_histogram.csv` and `short_kernels_summary.csv`.
+fn short_kernels_csv(
+    r: &TraceReport,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let s = &r.short_kernels;
     let rows = s
         .histogram
@@ -214,6 +250,14 @@ pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::Render
         )?,
     ));
 
+    Ok(())
+}
+
+/// `findings.csv` and `warnings.csv`.
+fn findings_csv(
+    r: &TraceReport,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), crate::RenderError> {
     let rows = r
         .findings
         .iter()
@@ -253,9 +297,7 @@ pub fn csv_files(r: &TraceReport) -> Result<Vec<(String, String)>, crate::Render
         .collect();
     files
         .push(("warnings.csv".to_string(), crate::csv::text(&["kind", "count", "example"], rows)?));
-    files.extend(crate::xla::csv_files(r)?);
-    files.extend(crate::trace_gaps::csv_files(r)?);
-    Ok(files)
+    Ok(())
 }
 
 /// One roofline table as CSV: fixed columns, then one `param: NAME` column per
