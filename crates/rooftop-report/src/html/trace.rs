@@ -177,16 +177,36 @@ fn sections(
 ) -> Vec<Section> {
     let id = |s: &str| format!("{prefix}{s}");
     let title = |s: &str| if label.is_empty() { s.to_string() } else { format!("{label}: {s}") };
-    let mut out = Vec::new();
-
-    // Roofline chart.
     let entries: Vec<RoofEntry> =
         device.map(|d| device_roofs(d, crate::devices::headline_peak(d))).unwrap_or_default();
+    let mut out = roofline_section(r, device, &entries, prefix, &id, &title);
+    out.extend(findings_section(r, &id, &title));
+    out.extend(timeline_section(r, &id, &title));
+    out.extend(ops_sections(r, &id, &title));
+    out.extend(tables_section(r, prefix, &id, &title));
+    out.extend(super::xla::sections(r, prefix, label));
+    out.extend(kernels_section(r, &id, &title));
+    out.extend(short_section(r, &id, &title));
+    out.extend(super::gaps::sections(r, &id, &title));
+    out.extend(end_sections(r, device, &entries, &id, &title));
+    out
+}
+
+/// The roofline chart of the ops with a work model, with the header lines.
+fn roofline_section(
+    r: &TraceReport,
+    device: Option<&DeviceSpec>,
+    entries: &[RoofEntry],
+    prefix: &str,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let (m, mut left) = marks(r, prefix);
     if device.is_none() {
         left.insert(0, "No device: the chart has no roofs (pass --device).".to_string());
     }
-    let chart = RooflineChart { roofs: chart_roofs(&entries), marks: m, title: title("roofline") };
+    let chart = RooflineChart { roofs: chart_roofs(entries), marks: m, title: title("roofline") };
     let mut body = String::new();
     for h in header(r) {
         let _ = write!(body, "<p>{}</p>", esc(&h));
@@ -203,7 +223,16 @@ fn sections(
     }
     out.push(Section::new(id("roofline"), title("Roofline"), body));
 
-    // Findings first after the chart: they say what to do.
+    out
+}
+
+/// The trace-wide findings, first after the chart: they say what to do.
+fn findings_section(
+    r: &TraceReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let mut body = String::new();
     if r.findings.is_empty() {
         body.push_str(&note("No trace-wide findings."));
@@ -213,7 +242,16 @@ fn sections(
     }
     out.push(Section::new(id("findings"), title("Findings by time at stake"), body));
 
-    // Timeline.
+    out
+}
+
+/// The GPU timeline, all devices and per device.
+fn timeline_section(
+    r: &TraceReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let mut t = Table::new(&["", "#time", "#% of window"]);
     for (_, name, share) in r.timeline.all.rows() {
         t.push(vec![
@@ -251,7 +289,16 @@ fn sections(
     }
     out.push(Section::new(id("timeline"), title("GPU timeline"), body));
 
-    // Ops.
+    out
+}
+
+/// Ops by direct kernel time and by category.
+fn ops_sections(
+    r: &TraceReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let s = &r.ops_summary;
     let mut t = Table::new(&["op", "category", "#calls", "#direct", "#subtree", "#%", "#cum %"]);
     for o in s.ops.iter().take(ROW_CAP) {
@@ -290,7 +337,17 @@ fn sections(
     }
     out.push(Section::new(id("categories"), title("Ops by category"), t.render()));
 
-    // Roofline tables.
+    out
+}
+
+/// The roofline tables, one per category.
+fn tables_section(
+    r: &TraceReport,
+    prefix: &str,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let mut body = String::new();
     if r.categories.is_empty() {
         body.push_str(&note("No ops with a roofline table in the trace."));
@@ -348,9 +405,16 @@ fn sections(
          roofline = attainment of the roofline floor; FLOP/B = the model's intensity.",
     ));
     out.push(Section::new(id("tables"), title("Roofline tables"), body));
-    out.extend(super::xla::sections(r, prefix, label));
+    out
+}
 
-    // Kernels.
+/// The kernels by total time.
+fn kernels_section(
+    r: &TraceReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let mut t = Table::new(&[
         "kernel",
         "launched by",
@@ -379,7 +443,16 @@ fn sections(
     body.push_str(&notes(&capped(r.kernels.len(), "kernels").into_iter().collect::<Vec<_>>()));
     out.push(Section::new(id("kernels"), title(&format!("Kernels ({})", r.kernels.len())), body));
 
-    // Short kernels.
+    out
+}
+
+/// The short kernels: count, histogram, by op and shape.
+fn short_section(
+    r: &TraceReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let sk = &r.short_kernels;
     let mut body = note(&format!(
         "{} of {} kernels ({}) are short (< {} µs): {} = {} of kernel time, {} of the window.",
@@ -429,7 +502,18 @@ fn sections(
     }
     out.push(Section::new(id("short"), title("Short kernels"), body));
 
-    out.extend(super::gaps::sections(r, &id, &title));
+    out
+}
+
+/// The warnings and, with a device, its roofs and spec.
+fn end_sections(
+    r: &TraceReport,
+    device: Option<&DeviceSpec>,
+    entries: &[RoofEntry],
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     if !r.warnings.is_empty() {
         let mut t = Table::new(&["kind", "#count", "example"]);
         for w in &r.warnings {
@@ -442,7 +526,7 @@ fn sections(
         out.push(Section::new(id("warnings"), title("Warnings"), t.render()));
     }
     if let Some(d) = device {
-        let mut body = roofs_table(&entries);
+        let mut body = roofs_table(entries);
         let mut t = Table::new(&["metric", "value", "source"]);
         for [m, v, s] in crate::rows::device_rows(d) {
             t.push(vec![Cell::text(&m), Cell::text(&v), Cell::text(&s)]);

@@ -5,6 +5,7 @@
 
 use super::{note, notes, Cell, Section, Table};
 use rooftop_core::trace::report::TraceReport;
+use rooftop_core::trace::xla::report::XlaReport;
 use rooftop_core::units::{pct, si, sig3, us};
 
 fn ms(v: f64) -> String {
@@ -29,13 +30,30 @@ fn bytes(v: f64) -> String {
 
 /// The XLA sections of one report (none for PyTorch traces). `prefix` keeps ids unique
 /// across ranks; `label` prefixes titles.
-#[allow(clippy::many_single_char_names, clippy::too_many_lines)]
+#[allow(clippy::many_single_char_names)]
 pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Section> {
     let Some(x) = &r.xla else { return Vec::new() };
     let id = |s: &str| format!("{prefix}xla-{s}");
     let title = |s: &str| if label.is_empty() { s.to_string() } else { format!("{label}: {s}") };
     let mut out = Vec::new();
 
+    out.extend(ops_section(x, &id, &title));
+    out.extend(categories_section(x, &id, &title));
+    out.extend(steps_section(x, &id, &title));
+    out.extend(tiles_section(x, &id, &title));
+    out.extend(collectives_section(x, &id, &title));
+    out.extend(host_section(x, &id, &title));
+    out.extend(devices_section(x, &id, &title));
+    out
+}
+
+/// The XLA ops with their work and roofline.
+fn ops_section(
+    x: &XlaReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let mut t = Table::new(&[
         "HLO op",
         "category",
@@ -85,7 +103,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
     n.extend(x.notes.iter().cloned());
     body.push_str(&notes(&n));
     out.push(Section::new(id("ops"), title(&format!("XLA ops ({})", x.ops.len())), body));
+    out
+}
 
+/// Time per op category, and the modules.
+fn categories_section(
+    x: &XlaReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let mut t = Table::new(&["category", "#ops", "#execs", "#time", "#%"]);
     for c in &x.categories {
         t.push(vec![
@@ -124,7 +151,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
     body.push_str("<h3>Modules</h3>");
     body.push_str(&m.render());
     out.push(Section::new(id("categories"), title("XLA op categories and modules"), body));
+    out
+}
 
+/// The steps of the profile.
+fn steps_section(
+    x: &XlaReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let s = &x.steps;
     let mut t = Table::new(&[
         "#step",
@@ -168,7 +204,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
         body.push_str(&mk.render());
     }
     out.push(Section::new(id("steps"), title("Steps"), body));
+    out
+}
 
+/// The GEMMs with a tile configuration and their tile and wave efficiency.
+fn tiles_section(
+    x: &XlaReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let tiles: Vec<_> = x.ops.iter().filter_map(|o| o.tile.as_ref().map(|t| (o, t))).collect();
     if !tiles.is_empty() {
         let mut t = Table::new(&[
@@ -203,6 +248,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
         out.push(Section::new(id("tiles"), title("GEMM fusion tiles"), body));
     }
 
+    out
+}
+
+/// The collectives and their bus bandwidth.
+fn collectives_section(
+    x: &XlaReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     if !x.collectives.is_empty() {
         let mut t = Table::new(&[
             "HLO op",
@@ -238,6 +293,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
         out.push(Section::new(id("collectives"), title("Collectives"), body));
     }
 
+    out
+}
+
+/// The busiest host threads.
+fn host_section(
+    x: &XlaReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     if !x.host_threads.is_empty() {
         let mut t =
             Table::new(&["thread", "plane", "#events", "#busy", "longest outermost events"]);
@@ -259,6 +324,16 @@ pub(crate) fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Sectio
         out.push(Section::new(id("host"), title("Host threads"), t.render()));
     }
 
+    out
+}
+
+/// The devices the profile names.
+fn devices_section(
+    x: &XlaReport,
+    id: &dyn Fn(&str) -> String,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<Section> {
+    let mut out = Vec::new();
     let devs: Vec<_> =
         x.devices.iter().filter(|d| d.core_count.is_some() || d.clock_khz.is_some()).collect();
     if !devs.is_empty() {
