@@ -376,6 +376,34 @@ pub fn roofline(chart: &RooflineChart) -> String {
             m.intensity.is_finite() && m.intensity > 0.0 && m.rate.is_finite() && m.rate > 0.0
         })
         .collect();
+    let (x, y) = chart_axes(&compute, &memory, &marks);
+
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart roofline\" viewBox=\"0 0 {W} {H}\" \
+         role=\"img\" aria-label=\"{}\">",
+        esc(&chart.title)
+    );
+    let _ = write!(
+        out,
+        "<defs><clipPath id=\"plot-clip\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath></defs>",
+        f(x.p0),
+        f(y.p1),
+        f(x.p1 - x.p0),
+        f(y.p0 - y.p1)
+    );
+    axes(&mut out, &x, &y, &plain_decade, ("arithmetic intensity (FLOP/byte)", "rate (FLOP/s)"));
+
+    draw_roofs(&mut out, &compute, &memory, &x, &y);
+
+    draw_marks(&mut out, &marks, &x, &y);
+    out.push_str("</svg>");
+    out
+}
+
+/// The chart's axes: x spans the marks' intensities and the ridge points with a decade
+/// of room; y the highest roof or mark on top and two decades under the lowest compute
+/// roof below.
+fn chart_axes(compute: &[&Roof], memory: &[&Roof], marks: &[&Mark]) -> (LogAxis, LogAxis) {
     let cmax = compute.iter().map(|r| r.value).fold(f64::NAN, f64::max);
     let cmin = compute.iter().map(|r| r.value).fold(f64::NAN, f64::min);
     let bmax = memory.iter().map(|r| r.value).fold(f64::NAN, f64::max);
@@ -410,26 +438,20 @@ pub fn roofline(chart: &RooflineChart) -> String {
     }
     let y = LogAxis::decades(ybottom, ytop, H - BOTTOM, TOP, 2.0, 9.0);
 
-    let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart roofline\" viewBox=\"0 0 {W} {H}\" \
-         role=\"img\" aria-label=\"{}\">",
-        esc(&chart.title)
-    );
-    let _ = write!(
-        out,
-        "<defs><clipPath id=\"plot-clip\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath></defs>",
-        f(x.p0),
-        f(y.p1),
-        f(x.p1 - x.p0),
-        f(y.p0 - y.p1)
-    );
-    axes(&mut out, &x, &y, &plain_decade, ("arithmetic intensity (FLOP/byte)", "rate (FLOP/s)"));
+    (x, y)
+}
 
+/// The roofs (memory diagonals up to the highest compute roof, compute horizontals from
+/// the highest bandwidth), the primary roofline over them with its ridge points, and the
+/// roofs' labels.
+fn draw_roofs(out: &mut String, compute: &[&Roof], memory: &[&Roof], x: &LogAxis, y: &LogAxis) {
+    let cmax = compute.iter().map(|r| r.value).fold(f64::NAN, f64::max);
+    let bmax = memory.iter().map(|r| r.value).fold(f64::NAN, f64::max);
     // Roofs: memory diagonals up to the highest compute roof, compute horizontals from
     // the highest bandwidth; the primary roofline drawn over them, thicker.
     out.push_str("<g class=\"roofs\" clip-path=\"url(#plot-clip)\">");
     let mut labels_right: Vec<(f64, String, &Roof)> = Vec::new();
-    for r in &compute {
+    for r in compute {
         let x0 = if bmax.is_finite() { (r.value / bmax).max(x.min()) } else { x.min() };
         let yy = y.px(r.value);
         let _ = write!(
@@ -448,7 +470,7 @@ pub fn roofline(chart: &RooflineChart) -> String {
     let angle =
         ((y.p0 - y.p1) / (y.hi - y.lo) / ((x.p1 - x.p0) / (x.hi - x.lo))).atan().to_degrees();
     let mut memory_labels = String::new();
-    for r in &memory {
+    for r in memory {
         let x0 = (y.min() / r.value).max(x.min());
         let top = if cmax.is_finite() { cmax } else { y.max() };
         let x1 = (top / r.value).min(x.max());
@@ -563,7 +585,11 @@ pub fn roofline(chart: &RooflineChart) -> String {
             esc(&clip(label, 32))
         );
     }
+}
 
+/// The marks, the largest first so that small ones stay on top and clickable, and their
+/// labels.
+fn draw_marks(out: &mut String, marks: &[&Mark], x: &LogAxis, y: &LogAxis) {
     // Marks: the largest first, so small ones stay on top and clickable.
     let total: f64 = marks.iter().map(|m| m.weight.max(0.0)).sum();
     let mut order: Vec<&&Mark> = marks.iter().collect();
@@ -591,9 +617,7 @@ pub fn roofline(chart: &RooflineChart) -> String {
         );
     }
     out.push_str("</g>");
-    out.push_str(&mark_labels(&marks, &x, &y, total));
-    out.push_str("</svg>");
-    out
+    out.push_str(&mark_labels(marks, x, y, total));
 }
 
 /// Names next to the largest marks (at most [`MAX_LABELS`]), skipping any label that
