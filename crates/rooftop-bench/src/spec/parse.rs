@@ -275,35 +275,7 @@ fn class_of(v: &Spanned<Value>) -> R<OpClass> {
 
 fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<KernelSpec> {
     spans.add(name, "name", k.name.span());
-    // Sources.
-    let mut sources = Vec::new();
-    if let Some(src) = &k.source {
-        spans.add(name, "source", src.span());
-        let list: Vec<&str> = match src.get_ref() {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a
-                .iter()
-                .map(|v| v.as_str().ok_or(()))
-                .collect::<Result<_, _>>()
-                .or_else(|()| at(src.span(), "source", "expected a path or a list of paths"))?,
-            _ => return at(src.span(), "source", "expected a path or a list of paths"),
-        };
-        for p in list {
-            let path = base.join(p);
-            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-            let Some(lang) = SourceLang::from_extension(ext) else {
-                return at(
-                    src.span(),
-                    "source",
-                    format!("`{p}`: unknown kind of source (expected .cu, .wgsl, .metal or .spv)"),
-                );
-            };
-            let code = std::fs::read(&path).or_else(|e| {
-                at(src.span(), "source", format!("cannot read {}: {e}", path.display()))
-            })?;
-            sources.push(SourceFile { lang, path, code });
-        }
-    }
+    let sources = sources_of(k, base, name, spans)?;
     let entry = match &k.entry {
         Some(e) => {
             spans.add(name, "entry", e.span());
@@ -312,39 +284,7 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
         None => name.to_string(),
     };
 
-    // Sizes: the variables are the keys of the first point, in document order.
-    spans.add(name, "sizes", k.sizes.span());
-    let mut vars: Vec<String> = Vec::new();
-    let mut sizes = Vec::new();
-    for (i, p) in k.sizes.get_ref().iter().enumerate() {
-        let field = format!("sizes[{i}]");
-        spans.add(name, field.clone(), p.span());
-        let entries = &p.get_ref().0;
-        if i == 0 {
-            vars = entries.iter().map(|(v, _)| v.clone()).collect();
-        }
-        let keys: Vec<&str> = entries.iter().map(|(v, _)| v.as_str()).collect();
-        if let Some(extra) = keys.iter().find(|v| !vars.iter().any(|x| x == *v)) {
-            return at(
-                p.span(),
-                field,
-                format!("variable `{extra}` is not in sizes[0] ({})", vars.join(", ")),
-            );
-        }
-        let mut point = Vec::new();
-        for v in &vars {
-            let Some((_, x)) = entries.iter().find(|(k, _)| k == v) else {
-                return at(
-                    p.span(),
-                    field,
-                    format!("no value for `{v}` (every size point gives {})", vars.join(", ")),
-                );
-            };
-            spans.add(name, format!("{field}.{v}"), x.span());
-            point.push(int_of(x, &format!("{field}.{v}"), u64::from(u32::MAX))?);
-        }
-        sizes.push(point);
-    }
+    let (vars, sizes) = sizes_of(k, name, spans)?;
 
     // Launch shape.
     let grid = match &k.grid {
@@ -385,7 +325,117 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
         }
     };
 
-    // Buffers.
+    let buffers = buffers_of(k, base, name, spans)?;
+
+    let scalars = scalars_of(k, name, spans)?;
+
+    // Work.
+    spans.add(name, "work", k.work.span());
+    let work = work_of(&k.work, name, spans)?;
+
+    let reference = match &k.reference {
+        Some(r) => {
+            spans.add(name, "reference", r.span());
+            reference_of(r, base)?
+        }
+        None => ReferenceDecl::Builtin,
+    };
+    let tolerance = match &k.tolerance {
+        None => None,
+        Some(t) => {
+            spans.add(name, "tolerance", t.span());
+            Some(tolerance_of(t)?)
+        }
+    };
+    Ok(KernelSpec {
+        name: name.to_string(),
+        sources,
+        entry,
+        work,
+        vars,
+        sizes,
+        grid,
+        blocks,
+        buffers,
+        scalars,
+        reference,
+        tolerance,
+    })
+}
+
+/// The kernel's `source` files (none for a built-in kernel), read.
+fn sources_of(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Vec<SourceFile>> {
+    let mut sources = Vec::new();
+    if let Some(src) = &k.source {
+        spans.add(name, "source", src.span());
+        let list: Vec<&str> = match src.get_ref() {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a
+                .iter()
+                .map(|v| v.as_str().ok_or(()))
+                .collect::<Result<_, _>>()
+                .or_else(|()| at(src.span(), "source", "expected a path or a list of paths"))?,
+            _ => return at(src.span(), "source", "expected a path or a list of paths"),
+        };
+        for p in list {
+            let path = base.join(p);
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            let Some(lang) = SourceLang::from_extension(ext) else {
+                return at(
+                    src.span(),
+                    "source",
+                    format!("`{p}`: unknown kind of source (expected .cu, .wgsl, .metal or .spv)"),
+                );
+            };
+            let code = std::fs::read(&path).or_else(|e| {
+                at(src.span(), "source", format!("cannot read {}: {e}", path.display()))
+            })?;
+            sources.push(SourceFile { lang, path, code });
+        }
+    }
+    Ok(sources)
+}
+
+/// The size points and their variables: the keys of the first point, in document order.
+fn sizes_of(k: &RawKernel, name: &str, spans: &mut Spans) -> R<(Vec<String>, Vec<Vec<u64>>)> {
+    spans.add(name, "sizes", k.sizes.span());
+    let mut vars: Vec<String> = Vec::new();
+    let mut sizes = Vec::new();
+    for (i, p) in k.sizes.get_ref().iter().enumerate() {
+        let field = format!("sizes[{i}]");
+        spans.add(name, field.clone(), p.span());
+        let entries = &p.get_ref().0;
+        if i == 0 {
+            vars = entries.iter().map(|(v, _)| v.clone()).collect();
+        }
+        let keys: Vec<&str> = entries.iter().map(|(v, _)| v.as_str()).collect();
+        if let Some(extra) = keys.iter().find(|v| !vars.iter().any(|x| x == *v)) {
+            return at(
+                p.span(),
+                field,
+                format!("variable `{extra}` is not in sizes[0] ({})", vars.join(", ")),
+            );
+        }
+        let mut point = Vec::new();
+        for v in &vars {
+            let Some((_, x)) = entries.iter().find(|(k, _)| k == v) else {
+                return at(
+                    p.span(),
+                    field,
+                    format!("no value for `{v}` (every size point gives {})", vars.join(", ")),
+                );
+            };
+            spans.add(name, format!("{field}.{v}"), x.span());
+            point.push(int_of(x, &format!("{field}.{v}"), u64::from(u32::MAX))?);
+        }
+        sizes.push(point);
+    }
+
+    Ok((vars, sizes))
+}
+
+/// The kernel's buffers: name, element type, length, initial contents or file.
+fn buffers_of(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Vec<BufferDecl>> {
     spans.add(name, "buffers", k.buffers.span());
     let mut buffers = Vec::new();
     for (i, b) in k.buffers.get_ref().iter().enumerate() {
@@ -427,7 +477,11 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
         });
     }
 
-    // Scalars.
+    Ok(buffers)
+}
+
+/// The kernel's scalar arguments: an expression each, `u32` unless typed.
+fn scalars_of(k: &RawKernel, name: &str, spans: &mut Spans) -> R<Vec<ScalarDecl>> {
     let mut scalars = Vec::new();
     if let Some(s) = &k.scalars {
         spans.add(name, "scalars", s.span());
@@ -467,38 +521,7 @@ fn kernel(k: &RawKernel, base: &Path, name: &str, spans: &mut Spans) -> R<Kernel
         }
     }
 
-    // Work.
-    spans.add(name, "work", k.work.span());
-    let work = work_of(&k.work, name, spans)?;
-
-    let reference = match &k.reference {
-        Some(r) => {
-            spans.add(name, "reference", r.span());
-            reference_of(r, base)?
-        }
-        None => ReferenceDecl::Builtin,
-    };
-    let tolerance = match &k.tolerance {
-        None => None,
-        Some(t) => {
-            spans.add(name, "tolerance", t.span());
-            Some(tolerance_of(t)?)
-        }
-    };
-    Ok(KernelSpec {
-        name: name.to_string(),
-        sources,
-        entry,
-        work,
-        vars,
-        sizes,
-        grid,
-        blocks,
-        buffers,
-        scalars,
-        reference,
-        tolerance,
-    })
+    Ok(scalars)
 }
 
 /// `init = { file = "x_{N}.npy" }`: the path (relative to the spec file), else `None`.
