@@ -319,7 +319,7 @@ pub fn plan(
     bufs: &[(DType, usize)],
     dev: &DeviceAttributes,
 ) -> Result<PlanSpec, BackendError> {
-    use ArgSpec::{Buf, Null, Scratch, U32, U64};
+    use ArgSpec::{Buf, Scratch, U32, U64};
     check_buffers(case, bufs)?;
     let no_impl = || BackendError::NoImplementation {
         backend: "cuda".to_string(),
@@ -332,13 +332,8 @@ pub fn plan(
         return Err(no_impl());
     }
     let max = dev.max_threads_per_block.max(32);
-    let sfx = match case.dtype {
-        Precision::Fp64 => "f64",
-        _ => "f32",
-    };
-    let resident_blocks = |block: u32| {
-        u64::from(dev.sm_count.max(1)) * u64::from((dev.max_threads_per_sm / block).max(1))
-    };
+    let sfx = suffix(case.dtype);
+    let resident_blocks = |block: u32| resident_blocks(dev, block);
     let grid_1d = |launch: &Launch, block: u32, items: u64| -> Result<u32, BackendError> {
         match launch.grid {
             Some([g, 1, 1]) if g > 0 => Ok(g),
@@ -348,13 +343,6 @@ pub fn plan(
             ))),
             None => to_u32("grid", blocks_for(items, u64::from(block)).min(resident_blocks(block))),
         }
-    };
-    let kernel = |source, entry: String, grid: [u32; 3], block: [u32; 3], args| StepSpec::Kernel {
-        source,
-        entry,
-        grid,
-        block,
-        args,
     };
     let mut out = PlanSpec::default();
     match case.kernel {
@@ -402,215 +390,8 @@ pub fn plan(
                 args,
             ));
         }
-        "gemm" => {
-            let (m, n, k) = (case.size("m"), case.size("n"), case.size("k"));
-            match implementation {
-                OURS => {
-                    let tile = launch.tile.unwrap_or(64);
-                    if !matches!(tile, 32 | 64 | 128) {
-                        return Err(bad_launch(format!(
-                            "the tiled GEMM takes tile 32, 64 or 128, got {tile}"
-                        )));
-                    }
-                    if let Some([bx, by, bz]) = launch.block.filter(|b| *b != [256, 1, 1]) {
-                        return Err(bad_launch(format!(
-                            "the tiled GEMM always runs 256 threads per block ([256, 1, 1]), got {bx}x{by}x{bz}")));
-                    }
-                    let t = u64::from(tile);
-                    let gy = blocks_for(m, t);
-                    if gy > 65_535 {
-                        return Err(bad_launch(format!("m = {m} needs {gy} > 65535 row blocks")));
-                    }
-                    let grid = [to_u32("grid x", blocks_for(n, t))?, gy as u32, 1];
-                    let args = vec![
-                        Buf(0),
-                        Buf(1),
-                        Buf(2),
-                        U32(to_u32("m", m)?),
-                        U32(to_u32("n", n)?),
-                        U32(to_u32("k", k)?),
-                    ];
-                    out.steps.push(kernel(
-                        "gemm",
-                        format!("rt_gemm_t{tile}_{sfx}"),
-                        grid,
-                        [256, 1, 1],
-                        args,
-                    ));
-                }
-                NAIVE => {
-                    let [bx, by, bz] = launch.block.unwrap_or([16, 16, 1]);
-                    if bz != 1 || bx == 0 || by == 0 || bx * by > max {
-                        return Err(bad_launch(format!(
-                            "the naive GEMM takes a block [x, y, 1] of at most {max} threads, got {bx}x{by}x{bz}"
-                        )));
-                    }
-                    let grid = [
-                        to_u32("grid x", blocks_for(n, u64::from(bx)))?,
-                        blocks_for(m, u64::from(by)).min(65_535) as u32,
-                        1,
-                    ];
-                    let args = vec![
-                        Buf(0),
-                        Buf(1),
-                        Buf(2),
-                        U32(to_u32("m", m)?),
-                        U32(to_u32("n", n)?),
-                        U32(to_u32("k", k)?),
-                    ];
-                    out.steps.push(kernel(
-                        "gemm",
-                        format!("rt_gemm_naive_{sfx}"),
-                        grid,
-                        [bx, by, 1],
-                        args,
-                    ));
-                }
-                CUBLAS => {
-                    let i = |what, v: u64| {
-                        i32::try_from(v)
-                            .map_err(|_| bad_launch(format!("cuBLAS takes {what} < 2^31, got {v}")))
-                    };
-                    if !matches!(case.dtype, Precision::Fp32 | Precision::Fp64) {
-                        return Err(BackendError::Other(format!(
-                            "cuBLAS (classic) runs fp32 and fp64 GEMMs here, not {}; use cublaslt",
-                            case.dtype
-                        )));
-                    }
-                    out.steps.push(StepSpec::Blas {
-                        double: case.dtype == Precision::Fp64,
-                        m: i("m", m)?,
-                        n: i("n", n)?,
-                        k: i("k", k)?,
-                    });
-                }
-                _ => {
-                    let kind = lt_kind(case.dtype, dev.compute_capability)?;
-                    if kind.converted() {
-                        let (entry, size) = match kind {
-                            LtKind::Bf16 => ("bf16", 2),
-                            LtKind::F16 => ("f16", 2),
-                            _ => ("e4m3", 1),
-                        };
-                        if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
-                            return Err(bad_launch(format!(
-                                "the {entry} tensor-core GEMM needs m, n, k multiples of 16, got {m}x{n}x{k}"
-                            )));
-                        }
-                        out.scratch_bytes = vec![m * k * size, k * n * size];
-                        let conv = |items: u64| -> Result<[u32; 3], BackendError> {
-                            Ok([
-                                to_u32("grid", blocks_for(items, 256).min(resident_blocks(256)))?,
-                                1,
-                                1,
-                            ])
-                        };
-                        out.prep.push(kernel(
-                            "tensor",
-                            format!("rt_to_{entry}"),
-                            conv(m * k)?,
-                            [256, 1, 1],
-                            vec![Buf(0), Scratch(0), U64(m * k)],
-                        ));
-                        out.prep.push(kernel(
-                            "tensor",
-                            format!("rt_to_{entry}_t"),
-                            conv(k * n)?,
-                            [256, 1, 1],
-                            vec![Buf(1), Scratch(1), U32(to_u32("k", k)?), U32(to_u32("n", n)?)],
-                        ));
-                        out.steps.push(StepSpec::Lt {
-                            kind,
-                            m,
-                            n,
-                            k,
-                            a: Scratch(1),
-                            b: Scratch(0),
-                            d: Buf(2),
-                        });
-                    } else {
-                        out.steps.push(StepSpec::Lt {
-                            kind,
-                            m,
-                            n,
-                            k,
-                            a: Buf(1),
-                            b: Buf(0),
-                            d: Buf(2),
-                        });
-                    }
-                }
-            }
-        }
-        "qmatvec" | "qgemm" => {
-            let l = case.weights.and_then(QuantLayout::of).ok_or_else(|| {
-                BackendError::Other(format!("{}: no weight format in the case", case.kernel))
-            })?;
-            let layout = [
-                U32(l.bits),
-                U32(l.group as u32),
-                U32(u32::from(l.zero_point)),
-                U32(u32::from(l.nibbles == suite::quant::NibbleOrder::Ggml)),
-                U32(u32::from(l.signed)),
-            ];
-            let zeros = if l.zero_point { Buf(3) } else { Null };
-            let y = Buf(bufs.len() - 1);
-            let (n, k) = (case.size("n"), case.size("k"));
-            if case.kernel == "qmatvec" {
-                let block = block_1d(launch, 128, max)?;
-                let warps = u64::from(block / 32);
-                let grid = match launch.grid {
-                    Some([g, 1, 1]) if g > 0 => g,
-                    _ => to_u32("grid", blocks_for(n, warps))?,
-                };
-                let mut args = vec![
-                    Buf(0),
-                    Buf(1),
-                    Buf(2),
-                    zeros,
-                    y,
-                    U32(to_u32("n", n)?),
-                    U32(to_u32("k", k)?),
-                ];
-                args.extend(layout);
-                out.steps.push(kernel(
-                    "quant",
-                    "rt_qmatvec".to_string(),
-                    [grid, 1, 1],
-                    [block, 1, 1],
-                    args,
-                ));
-            } else {
-                let m = case.size("m");
-                if let Some([bx, by, bz]) = launch.block.filter(|b| *b != [256, 1, 1]) {
-                    return Err(bad_launch(format!(
-                        "qgemm always runs 256 threads per block, got {bx}x{by}x{bz}"
-                    )));
-                }
-                let gy = blocks_for(m, 64);
-                if gy > 65_535 {
-                    return Err(bad_launch(format!("m = {m} needs {gy} > 65535 row blocks")));
-                }
-                let mut args = vec![
-                    Buf(0),
-                    Buf(1),
-                    Buf(2),
-                    zeros,
-                    y,
-                    U32(to_u32("m", m)?),
-                    U32(to_u32("n", n)?),
-                    U32(to_u32("k", k)?),
-                ];
-                args.extend(layout);
-                out.steps.push(kernel(
-                    "quant",
-                    "rt_qgemm".to_string(),
-                    [to_u32("grid", blocks_for(n, 64))?, gy as u32, 1],
-                    [256, 1, 1],
-                    args,
-                ));
-            }
-        }
+        "gemm" => gemm_plan(case, implementation, launch, dev, &mut out)?,
+        "qmatvec" | "qgemm" => quant_plan(case, launch, bufs, max, &mut out)?,
         "fma" => {
             let nacc = bufs[0].1 as u64;
             let scalar = case.variant == Some("scalar");
@@ -649,6 +430,240 @@ pub fn plan(
         _ => return Err(no_impl()),
     }
     Ok(out)
+}
+
+/// The kernels' type suffix for `dtype` (`f64`, else `f32`).
+fn suffix(dtype: Precision) -> &'static str {
+    match dtype {
+        Precision::Fp64 => "f64",
+        _ => "f32",
+    }
+}
+
+/// Blocks of `block` threads resident on the whole device at once.
+fn resident_blocks(dev: &DeviceAttributes, block: u32) -> u64 {
+    u64::from(dev.sm_count.max(1)) * u64::from((dev.max_threads_per_sm / block).max(1))
+}
+
+/// One kernel launch of the plan.
+fn kernel(
+    source: &'static str,
+    entry: String,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: Vec<ArgSpec>,
+) -> StepSpec {
+    StepSpec::Kernel { source, entry, grid, block, args }
+}
+
+/// The GEMM's steps: rooftop's tiled kernel, the naive one, or a cuBLAS / cuBLASLt call.
+fn gemm_plan(
+    case: &Case,
+    implementation: &str,
+    launch: &Launch,
+    dev: &DeviceAttributes,
+    out: &mut PlanSpec,
+) -> Result<(), BackendError> {
+    use ArgSpec::{Buf, Scratch, U32, U64};
+    let max = dev.max_threads_per_block.max(32);
+    let sfx = suffix(case.dtype);
+    let (m, n, k) = (case.size("m"), case.size("n"), case.size("k"));
+    match implementation {
+        OURS => {
+            let tile = launch.tile.unwrap_or(64);
+            if !matches!(tile, 32 | 64 | 128) {
+                return Err(bad_launch(format!(
+                    "the tiled GEMM takes tile 32, 64 or 128, got {tile}"
+                )));
+            }
+            if let Some([bx, by, bz]) = launch.block.filter(|b| *b != [256, 1, 1]) {
+                return Err(bad_launch(format!(
+                    "the tiled GEMM always runs 256 threads per block ([256, 1, 1]), got {bx}x{by}x{bz}")));
+            }
+            let t = u64::from(tile);
+            let gy = blocks_for(m, t);
+            if gy > 65_535 {
+                return Err(bad_launch(format!("m = {m} needs {gy} > 65535 row blocks")));
+            }
+            let grid = [to_u32("grid x", blocks_for(n, t))?, gy as u32, 1];
+            let args = vec![
+                Buf(0),
+                Buf(1),
+                Buf(2),
+                U32(to_u32("m", m)?),
+                U32(to_u32("n", n)?),
+                U32(to_u32("k", k)?),
+            ];
+            out.steps.push(kernel(
+                "gemm",
+                format!("rt_gemm_t{tile}_{sfx}"),
+                grid,
+                [256, 1, 1],
+                args,
+            ));
+        }
+        NAIVE => {
+            let [bx, by, bz] = launch.block.unwrap_or([16, 16, 1]);
+            if bz != 1 || bx == 0 || by == 0 || bx * by > max {
+                return Err(bad_launch(format!(
+                    "the naive GEMM takes a block [x, y, 1] of at most {max} threads, got {bx}x{by}x{bz}"
+                )));
+            }
+            let grid = [
+                to_u32("grid x", blocks_for(n, u64::from(bx)))?,
+                blocks_for(m, u64::from(by)).min(65_535) as u32,
+                1,
+            ];
+            let args = vec![
+                Buf(0),
+                Buf(1),
+                Buf(2),
+                U32(to_u32("m", m)?),
+                U32(to_u32("n", n)?),
+                U32(to_u32("k", k)?),
+            ];
+            out.steps.push(kernel("gemm", format!("rt_gemm_naive_{sfx}"), grid, [bx, by, 1], args));
+        }
+        CUBLAS => {
+            let i = |what, v: u64| {
+                i32::try_from(v)
+                    .map_err(|_| bad_launch(format!("cuBLAS takes {what} < 2^31, got {v}")))
+            };
+            if !matches!(case.dtype, Precision::Fp32 | Precision::Fp64) {
+                return Err(BackendError::Other(format!(
+                    "cuBLAS (classic) runs fp32 and fp64 GEMMs here, not {}; use cublaslt",
+                    case.dtype
+                )));
+            }
+            out.steps.push(StepSpec::Blas {
+                double: case.dtype == Precision::Fp64,
+                m: i("m", m)?,
+                n: i("n", n)?,
+                k: i("k", k)?,
+            });
+        }
+        _ => {
+            let kind = lt_kind(case.dtype, dev.compute_capability)?;
+            if kind.converted() {
+                let (entry, size) = match kind {
+                    LtKind::Bf16 => ("bf16", 2),
+                    LtKind::F16 => ("f16", 2),
+                    _ => ("e4m3", 1),
+                };
+                if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
+                    return Err(bad_launch(format!(
+                        "the {entry} tensor-core GEMM needs m, n, k multiples of 16, got {m}x{n}x{k}"
+                    )));
+                }
+                out.scratch_bytes = vec![m * k * size, k * n * size];
+                let conv = |items: u64| -> Result<[u32; 3], BackendError> {
+                    Ok([
+                        to_u32("grid", blocks_for(items, 256).min(resident_blocks(dev, 256)))?,
+                        1,
+                        1,
+                    ])
+                };
+                out.prep.push(kernel(
+                    "tensor",
+                    format!("rt_to_{entry}"),
+                    conv(m * k)?,
+                    [256, 1, 1],
+                    vec![Buf(0), Scratch(0), U64(m * k)],
+                ));
+                out.prep.push(kernel(
+                    "tensor",
+                    format!("rt_to_{entry}_t"),
+                    conv(k * n)?,
+                    [256, 1, 1],
+                    vec![Buf(1), Scratch(1), U32(to_u32("k", k)?), U32(to_u32("n", n)?)],
+                ));
+                out.steps.push(StepSpec::Lt {
+                    kind,
+                    m,
+                    n,
+                    k,
+                    a: Scratch(1),
+                    b: Scratch(0),
+                    d: Buf(2),
+                });
+            } else {
+                out.steps.push(StepSpec::Lt { kind, m, n, k, a: Buf(1), b: Buf(0), d: Buf(2) });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The quantized matrix-vector product's or GEMM's kernel with the weights' layout.
+fn quant_plan(
+    case: &Case,
+    launch: &Launch,
+    bufs: &[(DType, usize)],
+    max: u32,
+    out: &mut PlanSpec,
+) -> Result<(), BackendError> {
+    use ArgSpec::{Buf, Null, U32};
+    let l = case.weights.and_then(QuantLayout::of).ok_or_else(|| {
+        BackendError::Other(format!("{}: no weight format in the case", case.kernel))
+    })?;
+    let layout = [
+        U32(l.bits),
+        U32(l.group as u32),
+        U32(u32::from(l.zero_point)),
+        U32(u32::from(l.nibbles == suite::quant::NibbleOrder::Ggml)),
+        U32(u32::from(l.signed)),
+    ];
+    let zeros = if l.zero_point { Buf(3) } else { Null };
+    let y = Buf(bufs.len() - 1);
+    let (n, k) = (case.size("n"), case.size("k"));
+    if case.kernel == "qmatvec" {
+        let block = block_1d(launch, 128, max)?;
+        let warps = u64::from(block / 32);
+        let grid = match launch.grid {
+            Some([g, 1, 1]) if g > 0 => g,
+            _ => to_u32("grid", blocks_for(n, warps))?,
+        };
+        let mut args =
+            vec![Buf(0), Buf(1), Buf(2), zeros, y, U32(to_u32("n", n)?), U32(to_u32("k", k)?)];
+        args.extend(layout);
+        out.steps.push(kernel(
+            "quant",
+            "rt_qmatvec".to_string(),
+            [grid, 1, 1],
+            [block, 1, 1],
+            args,
+        ));
+    } else {
+        let m = case.size("m");
+        if let Some([bx, by, bz]) = launch.block.filter(|b| *b != [256, 1, 1]) {
+            return Err(bad_launch(format!(
+                "qgemm always runs 256 threads per block, got {bx}x{by}x{bz}"
+            )));
+        }
+        let gy = blocks_for(m, 64);
+        if gy > 65_535 {
+            return Err(bad_launch(format!("m = {m} needs {gy} > 65535 row blocks")));
+        }
+        let mut args = vec![
+            Buf(0),
+            Buf(1),
+            Buf(2),
+            zeros,
+            y,
+            U32(to_u32("m", m)?),
+            U32(to_u32("n", n)?),
+            U32(to_u32("k", k)?),
+        ];
+        args.extend(layout);
+        out.steps.push(kernel(
+            "quant",
+            "rt_qgemm".to_string(),
+            [to_u32("grid", blocks_for(n, 64))?, gy as u32, 1],
+            [256, 1, 1],
+            args,
+        ));
+    }
+    Ok(())
 }
 
 /// The cuBLASLt type combination for a GEMM of `dtype` on compute capability `cc`.
