@@ -235,6 +235,262 @@ fn group_saving(ctx: &Ctx<'_>, ops: &[OpBudget], roles: &[Role], saved: f64) -> 
     Some((count * (separate - merged), count * saved))
 }
 
+/// Dequantization fused into the matmul: the fusion, with the time and bytes the unfused
+/// version adds (`None` without quantized ops).
+fn dequant_fusion(
+    opts: &StepOptions,
+    ctx: &Ctx<'_>,
+    ops: &[OpBudget],
+    floor_us: f64,
+    rate: &dyn Fn(f64) -> Option<f64>,
+) -> Result<Option<(Fusion, f64, f64)>, ModelError> {
+    let (act, device) = (opts.weights.act_dtype(), ctx.device);
+    let quant_ops: Vec<&OpBudget> = ops.iter().filter(|o| o.op.quant.is_some()).collect();
+    if quant_ops.is_empty() {
+        return Ok(None);
+    }
+
+    let (mut extra_us, mut extra_bytes, mut unfused_total, mut fused_total) = (0.0, 0.0, 0.0, 0.0);
+    for o in &quant_ops {
+        let Some(spec) = o.op.quant else { continue };
+        let f = spec
+            .dequant_fusion(act)
+            .map_err(|source| ModelError::Step(StepError::Op { op: o.op.name.clone(), source }))?;
+        let per_matrix = f.minimal.unfused_bytes - f.minimal.fused_bytes;
+        let extra = o.op.weight_matrices * per_matrix;
+        // Kernel 1: read packed weights, write them in `act`; kernel 2: dense matmul.
+        let dq_bytes =
+            o.op.weight_bytes + o.op.weight_matrices * (spec.k * spec.n) as f64 * act.bytes();
+        let dq_us = dq_bytes / ctx.bw * 1e6;
+        let mm_bytes = o.op.work.bytes() + extra - dq_bytes;
+        let dense = GemmSpec::new(spec.m, spec.n, spec.k, act)
+            .work()
+            .map_err(|source| ModelError::Step(StepError::Op { op: o.op.name.clone(), source }))?;
+        let dense_r = roofline(&dense, device, None, &[])
+            .map_err(|source| ModelError::Roofline { op: o.op.name.clone(), source })?;
+        let mm_us = dense_r.compute_floor_us.max(mm_bytes / ctx.bw * 1e6);
+        let c = o.op.count as f64;
+        extra_us += c * (dq_us + mm_us - o.floor_us);
+        extra_bytes += c * extra;
+        unfused_total += c * (o.op.work.bytes() + extra);
+        fused_total += c * o.op.work.bytes();
+    }
+    let fusion = Fusion {
+        name: "dequant fused into matmul".to_string(),
+        description: "unfused: a kernel writes the weights in the activation precision and \
+                      a dense matmul reads them back; fused (the op list): the matmul reads \
+                      the packed weights"
+            .to_string(),
+        bytes_saved: extra_bytes,
+        floor_without_us: floor_us + extra_us,
+        floor_with_us: floor_us,
+        tokens_per_s_without: rate(floor_us + extra_us),
+        tokens_per_s_with: rate(floor_us),
+        traffic_ratio: Some(unfused_total / fused_total),
+        assumptions: vec![
+            format!(
+                "dequantized weights are written and read back in {act} (K*N*{} B each way) \
+                 and do not stay in cache",
+                act.bytes()
+            ),
+            "both versions read the activations and write the output once \
+             (QuantGemmSpec::dequant_fusion, minimal counting)"
+                .to_string(),
+            "traffic ratio = unfused / fused bytes of the quantized projections; the \
+             \"~17x\" in circulation counts Q4_0 at 2 bits/weight, fp32 dequantized weights \
+             and a fused kernel reading the weights twice (docs/reference/formulas.md)"
+                .to_string(),
+        ],
+    };
+    Ok(Some((fusion, extra_us, extra_bytes)))
+}
+
+/// The fusions the step allows and what they save together.
+struct Fusions {
+    list: Vec<Fusion>,
+    /// Floor time and bytes saved by all of them together.
+    saved_us: f64,
+    saved_bytes: f64,
+}
+
+/// The fusions of the step's ops (`floor_us`: the unfused step's floor; `t`: tokens per
+/// step): dequantization into the matmul, residual add + RMSNorm, Q/K/V as one GEMM,
+/// gate + up with SiLU·mul in the epilogue, and all of them together.
+// H is the name the formulas use.
+#[allow(clippy::many_single_char_names)]
+fn fusions(
+    cfg: &ModelConfig,
+    opts: &StepOptions,
+    ctx: &Ctx<'_>,
+    ops: &[OpBudget],
+    floor_us: f64,
+    t: u64,
+) -> Result<Fusions, ModelError> {
+    let act = opts.weights.act_dtype();
+    let rate = |floor: f64| match opts.phase {
+        Phase::Decode => Some(opts.batch as f64 * 1e6 / floor),
+        Phase::Prefill => None,
+    };
+    let (h, a_in) = (cfg.hidden_size as f64, gemm_in_bytes(opts.weights));
+    let tf = t as f64;
+    let mut fusions = Vec::new();
+    let mut all_saved_us = 0.0;
+    let mut all_saved_bytes = 0.0;
+    let mut unfused_extra_us = 0.0;
+    let mut unfused_extra_bytes = 0.0;
+
+    // Dequantization fused into the matmul.
+    if let Some((f, extra_us, extra_bytes)) = dequant_fusion(opts, ctx, ops, floor_us, &rate)? {
+        unfused_extra_us = extra_us;
+        unfused_extra_bytes = extra_bytes;
+        fusions.push(f);
+    }
+
+    // Residual add + RMSNorm.
+    {
+        let pairs: [(Role, Role, f64); 3] = [
+            (Role::AttnResidual, Role::MlpNorm, cfg.num_layers as f64),
+            (Role::MlpResidual, Role::AttnNorm, (cfg.num_layers - 1) as f64),
+            (Role::MlpResidual, Role::FinalNorm, 1.0),
+        ];
+        let saved_run = tf * h * act.bytes();
+        let (mut us, mut bytes) = (0.0, 0.0);
+        for (add, norm, n) in pairs {
+            let find = |r: Role| ops.iter().find(|o| o.op.role == r);
+            if let (Some(a), Some(b)) = (find(add), find(norm)) {
+                let merged = ctx.merged_us(&[a, b], saved_run);
+                us += n * (a.floor_us + b.floor_us - merged);
+                bytes += n * saved_run;
+            }
+        }
+        all_saved_us += us;
+        all_saved_bytes += bytes;
+        fusions.push(Fusion {
+            name: "residual add + RMSNorm".to_string(),
+            description: format!(
+                "one kernel adds the residual and normalizes the sum: the norm no longer reads \
+                 the T*H sum back ({} pairs per step)",
+                2 * cfg.num_layers
+            ),
+            bytes_saved: bytes,
+            floor_without_us: floor_us,
+            floor_with_us: floor_us - us,
+            tokens_per_s_without: rate(floor_us),
+            tokens_per_s_with: rate(floor_us - us),
+            traffic_ratio: None,
+            assumptions: vec![
+                "the fused kernel still writes both the new residual stream and the normalized \
+                 rows"
+                    .to_string(),
+            ],
+        });
+    }
+
+    // Q, K, V as one GEMM.
+    if let Some((us, bytes)) =
+        group_saving(ctx, ops, &[Role::QProj, Role::KProj, Role::VProj], 2.0 * tf * h * a_in)
+    {
+        all_saved_us += us;
+        all_saved_bytes += bytes;
+        fusions.push(Fusion {
+            name: "QKV as one GEMM".to_string(),
+            description: "one GEMM with N = (Hq + 2*Hkv)*D: the T*H activations are read once \
+                          instead of three times"
+                .to_string(),
+            bytes_saved: bytes,
+            floor_without_us: floor_us,
+            floor_with_us: floor_us - us,
+            tokens_per_s_without: rate(floor_us),
+            tokens_per_s_with: rate(floor_us - us),
+            traffic_ratio: None,
+            assumptions: vec![
+                "weights and outputs are unchanged; launch overhead not counted".to_string()
+            ],
+        });
+    }
+
+    // Gate + up, and with SiLU·mul in the epilogue (the latter subsumes the former).
+    let mlp_groups: Vec<([Role; 3], f64, f64)> = {
+        let mut g = Vec::new();
+        match cfg.moe {
+            None => {
+                g.push(([Role::Gate, Role::Up, Role::SiluMul], tf, cfg.intermediate_size as f64));
+            }
+            Some(m) => {
+                let k = m.experts_per_token as f64;
+                g.push((
+                    [Role::ExpertGate, Role::ExpertUp, Role::ExpertSiluMul],
+                    tf * k,
+                    m.expert_intermediate_size as f64,
+                ));
+                if let Some(s) = m.shared_expert_intermediate_size {
+                    g.push(([Role::SharedGate, Role::SharedUp, Role::SharedSiluMul], tf, s as f64));
+                }
+            }
+        }
+        g
+    };
+    let (mut gu_us, mut gu_bytes, mut gus_us, mut gus_bytes) = (0.0, 0.0, 0.0, 0.0);
+    for (roles, rows, width) in &mlp_groups {
+        if let Some((us, bytes)) = group_saving(ctx, ops, &roles[..2], rows * h * a_in) {
+            gu_us += us;
+            gu_bytes += bytes;
+        }
+        let saved = rows * h * a_in + 4.0 * rows * width * act.bytes();
+        if let Some((us, bytes)) = group_saving(ctx, ops, roles, saved) {
+            gus_us += us;
+            gus_bytes += bytes;
+        }
+    }
+    fusions.push(Fusion {
+        name: "gate+up as one GEMM".to_string(),
+        description: "one GEMM with N = 2*I: the activations are read once instead of twice"
+            .to_string(),
+        bytes_saved: gu_bytes,
+        floor_without_us: floor_us,
+        floor_with_us: floor_us - gu_us,
+        tokens_per_s_without: rate(floor_us),
+        tokens_per_s_with: rate(floor_us - gu_us),
+        traffic_ratio: None,
+        assumptions: vec!["weights and outputs are unchanged".to_string()],
+    });
+    all_saved_us += gus_us;
+    all_saved_bytes += gus_bytes;
+    fusions.push(Fusion {
+        name: "gate+up GEMM + SiLU·mul epilogue".to_string(),
+        description: "the gate+up GEMM applies SiLU·mul before writing: the 2*T*I gate and up \
+                      outputs are neither written nor read back (4*T*I elements) and the \
+                      activations are read once"
+            .to_string(),
+        bytes_saved: gus_bytes,
+        floor_without_us: floor_us,
+        floor_with_us: floor_us - gus_us,
+        tokens_per_s_without: rate(floor_us),
+        tokens_per_s_with: rate(floor_us - gus_us),
+        traffic_ratio: None,
+        assumptions: vec![
+            "includes the gate+up merge above; the gate and up columns of a tile are computed by \
+             the same block"
+                .to_string(),
+        ],
+    });
+
+    let fused_floor = floor_us - all_saved_us;
+    fusions.push(Fusion {
+        name: "all of the above".to_string(),
+        description: "every fusion above together (gate+up counted once, with its epilogue)"
+            .to_string(),
+        bytes_saved: all_saved_bytes + unfused_extra_bytes,
+        floor_without_us: floor_us + unfused_extra_us,
+        floor_with_us: fused_floor,
+        tokens_per_s_without: rate(floor_us + unfused_extra_us),
+        tokens_per_s_with: rate(fused_floor),
+        traffic_ratio: None,
+        assumptions: vec!["the groups are disjoint, so their savings add".to_string()],
+    });
+    Ok(Fusions { list: fusions, saved_us: all_saved_us, saved_bytes: all_saved_bytes })
+}
+
 /// Computes the budget of `cfg`'s step under `opts` on `device`.
 // T, H are the names the formulas use.
 #[allow(clippy::too_many_lines, clippy::many_single_char_names)]
@@ -293,216 +549,9 @@ pub fn budget(
         Phase::Decode => Some(opts.batch as f64 * 1e6 / floor),
         Phase::Prefill => None,
     };
-    let (h, a_in) = (cfg.hidden_size as f64, gemm_in_bytes(opts.weights));
-    let tf = t as f64;
-    let mut fusions = Vec::new();
-    let mut all_saved_us = 0.0;
-    let mut all_saved_bytes = 0.0;
-    let mut unfused_extra_us = 0.0;
-    let mut unfused_extra_bytes = 0.0;
-
-    // Dequantization fused into the matmul.
-    let quant_ops: Vec<&OpBudget> = ops.iter().filter(|o| o.op.quant.is_some()).collect();
-    if !quant_ops.is_empty() {
-        let (mut extra_us, mut extra_bytes, mut unfused_total, mut fused_total) =
-            (0.0, 0.0, 0.0, 0.0);
-        for o in &quant_ops {
-            let Some(spec) = o.op.quant else { continue };
-            let f = spec.dequant_fusion(act).map_err(|source| {
-                ModelError::Step(StepError::Op { op: o.op.name.clone(), source })
-            })?;
-            let per_matrix = f.minimal.unfused_bytes - f.minimal.fused_bytes;
-            let extra = o.op.weight_matrices * per_matrix;
-            // Kernel 1: read packed weights, write them in `act`; kernel 2: dense matmul.
-            let dq_bytes =
-                o.op.weight_bytes + o.op.weight_matrices * (spec.k * spec.n) as f64 * act.bytes();
-            let dq_us = dq_bytes / ctx.bw * 1e6;
-            let mm_bytes = o.op.work.bytes() + extra - dq_bytes;
-            let dense = GemmSpec::new(spec.m, spec.n, spec.k, act).work().map_err(|source| {
-                ModelError::Step(StepError::Op { op: o.op.name.clone(), source })
-            })?;
-            let dense_r = roofline(&dense, device, None, &[])
-                .map_err(|source| ModelError::Roofline { op: o.op.name.clone(), source })?;
-            let mm_us = dense_r.compute_floor_us.max(mm_bytes / ctx.bw * 1e6);
-            let c = o.op.count as f64;
-            extra_us += c * (dq_us + mm_us - o.floor_us);
-            extra_bytes += c * extra;
-            unfused_total += c * (o.op.work.bytes() + extra);
-            fused_total += c * o.op.work.bytes();
-        }
-        unfused_extra_us = extra_us;
-        unfused_extra_bytes = extra_bytes;
-        fusions.push(Fusion {
-            name: "dequant fused into matmul".to_string(),
-            description: "unfused: a kernel writes the weights in the activation precision and \
-                          a dense matmul reads them back; fused (the op list): the matmul reads \
-                          the packed weights"
-                .to_string(),
-            bytes_saved: extra_bytes,
-            floor_without_us: floor_us + extra_us,
-            floor_with_us: floor_us,
-            tokens_per_s_without: rate(floor_us + extra_us),
-            tokens_per_s_with: rate(floor_us),
-            traffic_ratio: Some(unfused_total / fused_total),
-            assumptions: vec![
-                format!(
-                    "dequantized weights are written and read back in {act} (K*N*{} B each way) \
-                     and do not stay in cache",
-                    act.bytes()
-                ),
-                "both versions read the activations and write the output once \
-                 (QuantGemmSpec::dequant_fusion, minimal counting)"
-                    .to_string(),
-                "traffic ratio = unfused / fused bytes of the quantized projections; the \
-                 \"~17x\" in circulation counts Q4_0 at 2 bits/weight, fp32 dequantized weights \
-                 and a fused kernel reading the weights twice (docs/reference/formulas.md)"
-                    .to_string(),
-            ],
-        });
-    }
-
-    // Residual add + RMSNorm.
-    {
-        let pairs: [(Role, Role, f64); 3] = [
-            (Role::AttnResidual, Role::MlpNorm, cfg.num_layers as f64),
-            (Role::MlpResidual, Role::AttnNorm, (cfg.num_layers - 1) as f64),
-            (Role::MlpResidual, Role::FinalNorm, 1.0),
-        ];
-        let saved_run = tf * h * act.bytes();
-        let (mut us, mut bytes) = (0.0, 0.0);
-        for (add, norm, n) in pairs {
-            let find = |r: Role| ops.iter().find(|o| o.op.role == r);
-            if let (Some(a), Some(b)) = (find(add), find(norm)) {
-                let merged = ctx.merged_us(&[a, b], saved_run);
-                us += n * (a.floor_us + b.floor_us - merged);
-                bytes += n * saved_run;
-            }
-        }
-        all_saved_us += us;
-        all_saved_bytes += bytes;
-        fusions.push(Fusion {
-            name: "residual add + RMSNorm".to_string(),
-            description: format!(
-                "one kernel adds the residual and normalizes the sum: the norm no longer reads \
-                 the T*H sum back ({} pairs per step)",
-                2 * cfg.num_layers
-            ),
-            bytes_saved: bytes,
-            floor_without_us: floor_us,
-            floor_with_us: floor_us - us,
-            tokens_per_s_without: rate(floor_us),
-            tokens_per_s_with: rate(floor_us - us),
-            traffic_ratio: None,
-            assumptions: vec![
-                "the fused kernel still writes both the new residual stream and the normalized \
-                 rows"
-                    .to_string(),
-            ],
-        });
-    }
-
-    // Q, K, V as one GEMM.
-    if let Some((us, bytes)) =
-        group_saving(&ctx, &ops, &[Role::QProj, Role::KProj, Role::VProj], 2.0 * tf * h * a_in)
-    {
-        all_saved_us += us;
-        all_saved_bytes += bytes;
-        fusions.push(Fusion {
-            name: "QKV as one GEMM".to_string(),
-            description: "one GEMM with N = (Hq + 2*Hkv)*D: the T*H activations are read once \
-                          instead of three times"
-                .to_string(),
-            bytes_saved: bytes,
-            floor_without_us: floor_us,
-            floor_with_us: floor_us - us,
-            tokens_per_s_without: rate(floor_us),
-            tokens_per_s_with: rate(floor_us - us),
-            traffic_ratio: None,
-            assumptions: vec![
-                "weights and outputs are unchanged; launch overhead not counted".to_string()
-            ],
-        });
-    }
-
-    // Gate + up, and with SiLU·mul in the epilogue (the latter subsumes the former).
-    let mlp_groups: Vec<([Role; 3], f64, f64)> = {
-        let mut g = Vec::new();
-        match cfg.moe {
-            None => {
-                g.push(([Role::Gate, Role::Up, Role::SiluMul], tf, cfg.intermediate_size as f64));
-            }
-            Some(m) => {
-                let k = m.experts_per_token as f64;
-                g.push((
-                    [Role::ExpertGate, Role::ExpertUp, Role::ExpertSiluMul],
-                    tf * k,
-                    m.expert_intermediate_size as f64,
-                ));
-                if let Some(s) = m.shared_expert_intermediate_size {
-                    g.push(([Role::SharedGate, Role::SharedUp, Role::SharedSiluMul], tf, s as f64));
-                }
-            }
-        }
-        g
-    };
-    let (mut gu_us, mut gu_bytes, mut gus_us, mut gus_bytes) = (0.0, 0.0, 0.0, 0.0);
-    for (roles, rows, width) in &mlp_groups {
-        if let Some((us, bytes)) = group_saving(&ctx, &ops, &roles[..2], rows * h * a_in) {
-            gu_us += us;
-            gu_bytes += bytes;
-        }
-        let saved = rows * h * a_in + 4.0 * rows * width * act.bytes();
-        if let Some((us, bytes)) = group_saving(&ctx, &ops, roles, saved) {
-            gus_us += us;
-            gus_bytes += bytes;
-        }
-    }
-    fusions.push(Fusion {
-        name: "gate+up as one GEMM".to_string(),
-        description: "one GEMM with N = 2*I: the activations are read once instead of twice"
-            .to_string(),
-        bytes_saved: gu_bytes,
-        floor_without_us: floor_us,
-        floor_with_us: floor_us - gu_us,
-        tokens_per_s_without: rate(floor_us),
-        tokens_per_s_with: rate(floor_us - gu_us),
-        traffic_ratio: None,
-        assumptions: vec!["weights and outputs are unchanged".to_string()],
-    });
-    all_saved_us += gus_us;
-    all_saved_bytes += gus_bytes;
-    fusions.push(Fusion {
-        name: "gate+up GEMM + SiLU·mul epilogue".to_string(),
-        description: "the gate+up GEMM applies SiLU·mul before writing: the 2*T*I gate and up \
-                      outputs are neither written nor read back (4*T*I elements) and the \
-                      activations are read once"
-            .to_string(),
-        bytes_saved: gus_bytes,
-        floor_without_us: floor_us,
-        floor_with_us: floor_us - gus_us,
-        tokens_per_s_without: rate(floor_us),
-        tokens_per_s_with: rate(floor_us - gus_us),
-        traffic_ratio: None,
-        assumptions: vec![
-            "includes the gate+up merge above; the gate and up columns of a tile are computed by \
-             the same block"
-                .to_string(),
-        ],
-    });
-
+    let Fusions { list: fusions, saved_us: all_saved_us, saved_bytes: all_saved_bytes } =
+        fusions(cfg, opts, &ctx, &ops, floor_us, t)?;
     let fused_floor = floor_us - all_saved_us;
-    fusions.push(Fusion {
-        name: "all of the above".to_string(),
-        description: "every fusion above together (gate+up counted once, with its epilogue)"
-            .to_string(),
-        bytes_saved: all_saved_bytes + unfused_extra_bytes,
-        floor_without_us: floor_us + unfused_extra_us,
-        floor_with_us: fused_floor,
-        tokens_per_s_without: rate(floor_us + unfused_extra_us),
-        tokens_per_s_with: rate(fused_floor),
-        traffic_ratio: None,
-        assumptions: vec!["the groups are disjoint, so their savings add".to_string()],
-    });
 
     let params = cfg.params();
     let storage_active =
