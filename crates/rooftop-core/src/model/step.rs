@@ -21,7 +21,7 @@
 //! experts are active; for T > 1, with routing uniform and independent across tokens,
 //! the expected number is `E·(1 − (1 − k/E)^T)`.
 
-use super::config::ModelConfig;
+use super::config::{ModelConfig, MoeConfig};
 use crate::ops::attention::{AttentionSpec, CausalMode, Pass};
 use crate::ops::copy::CopySpec;
 use crate::ops::elementwise::ElementwiseSpec;
@@ -395,6 +395,54 @@ impl Builder<'_> {
         self.silu_mul(names[2], roles[2], l, rows * width)?;
         self.linear(names[3], roles[3], l, (rows, h, width), s, false, matrices)
     }
+    /// A mixture-of-experts MLP for `t` tokens: the router, the experts the tokens
+    /// activate (each token to `k` of them), the shared expert if any, and the weighted
+    /// combination of their outputs.
+    // E, K, H, L, T are the names the formulas use.
+    #[allow(clippy::many_single_char_names)]
+    fn moe_mlp(&mut self, m: MoeConfig, t: u64) -> Result<(), StepError> {
+        let (h, l, act) = (self.cfg.hidden_size, self.cfg.num_layers, self.act);
+        let e = m.experts;
+        let k = m.experts_per_token;
+        self.linear("router", Role::Router, l, (t, e, h), WeightScheme::Dense(act), false, 1.0)?;
+        let active = expected_active_experts(e, k, t);
+        self.mlp(
+            ["expert gate", "expert up", "expert SiLU·mul", "expert down"],
+            [Role::ExpertGate, Role::ExpertUp, Role::ExpertSiluMul, Role::ExpertDown],
+            t * k,
+            m.expert_intermediate_size,
+            active,
+        )?;
+        let mut inputs = k;
+        if let Some(sw) = m.shared_expert_intermediate_size {
+            self.mlp(
+                ["shared gate", "shared up", "shared SiLU·mul", "shared down"],
+                [Role::SharedGate, Role::SharedUp, Role::SharedSiluMul, Role::SharedDown],
+                t,
+                sw,
+                1.0,
+            )?;
+            inputs += 1;
+        }
+        let name = "expert combine";
+        let mut w = ElementwiseSpec {
+            elements: t * h,
+            inputs: u32::try_from(inputs).unwrap_or(u32::MAX),
+            outputs: 1,
+            dtype: act,
+            flops_per_element: (2 * inputs - 1) as f64,
+            broadcast_elements: None,
+        }
+        .work()
+        .map_err(op_err(name))?;
+        w.assumptions.push(format!(
+            "weighted sum of {inputs} expert outputs: {inputs} multiplies and {} adds per \
+             element; router softmax/top-k not counted",
+            inputs - 1
+        ));
+        self.push(name, Role::ExpertCombine, l, w);
+        Ok(())
+    }
 }
 
 /// Builds the step's ops for `cfg` under `opts`.
@@ -576,55 +624,7 @@ pub fn build(cfg: &ModelConfig, opts: &StepOptions) -> Result<Vec<StepOp>, StepE
                 cfg.intermediate_size,
                 1.0,
             )?,
-            Some(m) => {
-                let e = m.experts;
-                let k = m.experts_per_token;
-                bd.linear(
-                    "router",
-                    Role::Router,
-                    l,
-                    (t, e, h),
-                    WeightScheme::Dense(act),
-                    false,
-                    1.0,
-                )?;
-                let active = expected_active_experts(e, k, t);
-                bd.mlp(
-                    ["expert gate", "expert up", "expert SiLU·mul", "expert down"],
-                    [Role::ExpertGate, Role::ExpertUp, Role::ExpertSiluMul, Role::ExpertDown],
-                    t * k,
-                    m.expert_intermediate_size,
-                    active,
-                )?;
-                let mut inputs = k;
-                if let Some(sw) = m.shared_expert_intermediate_size {
-                    bd.mlp(
-                        ["shared gate", "shared up", "shared SiLU·mul", "shared down"],
-                        [Role::SharedGate, Role::SharedUp, Role::SharedSiluMul, Role::SharedDown],
-                        t,
-                        sw,
-                        1.0,
-                    )?;
-                    inputs += 1;
-                }
-                let name = "expert combine";
-                let mut w = ElementwiseSpec {
-                    elements: t * h,
-                    inputs: u32::try_from(inputs).unwrap_or(u32::MAX),
-                    outputs: 1,
-                    dtype: act,
-                    flops_per_element: (2 * inputs - 1) as f64,
-                    broadcast_elements: None,
-                }
-                .work()
-                .map_err(op_err(name))?;
-                w.assumptions.push(format!(
-                    "weighted sum of {inputs} expert outputs: {inputs} multiplies and {} adds per \
-                     element; router softmax/top-k not counted",
-                    inputs - 1
-                ));
-                bd.push(name, Role::ExpertCombine, l, w);
-            }
+            Some(m) => bd.moe_mlp(m, t)?,
         }
         bd.add("mlp residual", Role::MlpResidual, l, t)?;
     }
