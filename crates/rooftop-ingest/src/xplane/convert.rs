@@ -447,208 +447,166 @@ impl Modules {
     }
 }
 
-/// Builds the model. `hlo_protos` are the `/host:metadata` entries `(module name with
-/// program id, serialized HloProto)`.
-#[allow(clippy::too_many_lines)]
-///
-/// # Errors
-/// A plane or line that does not decode (the caller locates the bad bytes).
-pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
-    let mut warn = Warn::default();
-    for e in &space.errors {
-        warn.add("xspace_error", || format!("the profiler reported: {e}"));
-    }
-    for w in &space.warnings {
-        warn.add("xspace_warning", || format!("the profiler reported: {w}"));
-    }
-    let decoded: Vec<XPlaneLazy> =
-        space.planes.iter().map(|b| XPlaneLazy::decode(b.clone())).collect::<Result<_, _>>()?;
-    let planes: Vec<Plane<'_>> = decoded.iter().map(Plane::new).collect();
-    let host_planes: Vec<&Plane<'_>> = planes
-        .iter()
-        .filter(|p| p.p.name.starts_with("/host:") && p.p.name != "/host:metadata")
-        .collect();
-    let host = read_host(&host_planes, &mut warn)?;
-
-    let mut modules = Modules::default();
-    let mut raws: Vec<Raw> = Vec::new();
-    let mut devices: Vec<(TraceDevice, XlaDevice)> = Vec::new();
-    let mut layouts: Vec<XplaneLayout> = Vec::new();
-    for pl in &planes {
-        let Some(index) = device_index(&pl.p.name) else { continue };
-        // Line heads first (events skipped), then each chosen line's events in turn.
-        let heads: Vec<(XLineHead, &bytes::Bytes)> = pl.lines().collect::<Result<_, _>>()?;
-        let stream_lines: Vec<&(XLineHead, &bytes::Bytes)> =
-            heads.iter().filter(|(h, _)| !is_derived_line(h.label())).collect();
-        let (lines, layout) = if stream_lines.is_empty() {
-            (
-                heads.iter().filter(|(h, _)| h.label() == "XLA Ops").collect(),
-                XplaneLayout::XlaOpsLine,
-            )
-        } else {
-            (stream_lines, XplaneLayout::EventStats)
-        };
-        let mut on_metadata = false;
-        let mut target: Option<String> = None;
-        let mut n_events = 0usize;
-        for (head, bytes) in lines {
-            let stream = head
-                .label()
-                .strip_prefix("Stream #")
-                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-                .and_then(|d| d.parse().ok())
-                .unwrap_or(head.id);
-            for (ei, e) in line_events(bytes).enumerate() {
-                let e = e?;
-                let e = &e;
-                let Some((ts, dur)) = times(head.timestamp_ns, e) else {
-                    warn.add("aggregated_or_bad_time", || {
-                        format!("event {ei} on {} / {} has no start time", pl.p.name, head.label())
-                    });
-                    continue;
-                };
-                n_events += 1;
-                let name = pl.event_name(e);
-                let st = pl.event_stats(e);
-                on_metadata |= st.hlo_op_on_metadata && st.hlo_op.is_some();
-                if target.is_none() {
-                    target = llvm_target(name);
-                }
-                let starts =
-                    |p: &str| name.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
-                let kind = if st.memset_details.is_some() || starts("memset") {
-                    GpuKind::Memset
-                } else if st.memcpy_details.is_some()
-                    || starts("memcpy")
-                    || (st.hlo_op.is_none() && starts("copy"))
-                {
-                    GpuKind::Memcpy
-                } else {
-                    GpuKind::Kernel
-                };
-                let mut g = GpuEvent {
-                    kind,
-                    name: name.to_string(),
-                    ts_ns: ts,
-                    dur_ns: dur,
-                    device: index,
-                    stream,
-                    correlation: st.correlation_id,
-                    ..GpuEvent::default()
-                };
-                if let Some(k) = st.kernel_details {
-                    kernel_details(k, &mut g);
-                }
-                g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
-                if let Some(c) = st.correlation_id {
-                    g.launcher = host.launches.get(&c).map(|l| l.0.clone());
-                }
-                let hlo_op = match layout {
-                    XplaneLayout::XlaOpsLine => st.hlo_op.or(Some(name)),
-                    _ => st.hlo_op,
-                }
-                .filter(|s| !s.is_empty());
-                let module =
-                    st.hlo_module.filter(|m| !m.is_empty()).map(|m| modules.get(m, st.program_id));
-                let framework_op = st
-                    .name
-                    .filter(|n| !n.is_empty())
-                    .or(st.tf_op.filter(|t| !t.is_empty() && !t.ends_with(':')))
-                    .map(str::to_string);
-                raws.push(Raw {
-                    gpu: g,
-                    hlo_op: hlo_op.map(str::to_string),
-                    module,
-                    run_id: st.run_id,
-                    framework_op,
-                    flops: st.flops,
-                    bytes: st.bytes_accessed,
+/// The activities of device plane `pl` (device `index`) into `raws`: the line heads
+/// first (events skipped), then each chosen line's events in turn. Returns the plane's
+/// layout when it had events, and the LLVM target its kernel names show.
+fn read_device_events(
+    pl: &Plane<'_>,
+    index: i64,
+    host: &Host,
+    modules: &mut Modules,
+    raws: &mut Vec<Raw>,
+    warn: &mut Warn,
+) -> Result<(Option<XplaneLayout>, Option<String>), DecodeFailure> {
+    // Line heads first (events skipped), then each chosen line's events in turn.
+    let heads: Vec<(XLineHead, &bytes::Bytes)> = pl.lines().collect::<Result<_, _>>()?;
+    let stream_lines: Vec<&(XLineHead, &bytes::Bytes)> =
+        heads.iter().filter(|(h, _)| !is_derived_line(h.label())).collect();
+    let (lines, layout) = if stream_lines.is_empty() {
+        (heads.iter().filter(|(h, _)| h.label() == "XLA Ops").collect(), XplaneLayout::XlaOpsLine)
+    } else {
+        (stream_lines, XplaneLayout::EventStats)
+    };
+    let mut on_metadata = false;
+    let mut target: Option<String> = None;
+    let mut n_events = 0usize;
+    for (head, bytes) in lines {
+        let stream = head
+            .label()
+            .strip_prefix("Stream #")
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(head.id);
+        for (ei, e) in line_events(bytes).enumerate() {
+            let e = e?;
+            let e = &e;
+            let Some((ts, dur)) = times(head.timestamp_ns, e) else {
+                warn.add("aggregated_or_bad_time", || {
+                    format!("event {ei} on {} / {} has no start time", pl.p.name, head.label())
                 });
+                continue;
+            };
+            n_events += 1;
+            let name = pl.event_name(e);
+            let st = pl.event_stats(e);
+            on_metadata |= st.hlo_op_on_metadata && st.hlo_op.is_some();
+            if target.is_none() {
+                target = llvm_target(name);
             }
-        }
-        let layout = if layout == XplaneLayout::EventStats && on_metadata {
-            XplaneLayout::MetadataStats
-        } else {
-            layout
-        };
-        if n_events > 0 {
-            layouts.push(layout);
-        }
-        let ps = pl.plane_stats();
-        let vendor = ps.get("device_vendor").and_then(|v| v.str()).map(str::to_string);
-        let major = ps.get("compute_cap_major").and_then(|v| v.int());
-        let minor = ps.get("compute_cap_minor").and_then(|v| v.int());
-        let cores = ps.get("core_count").and_then(|v| v.int()).and_then(|c| u64::try_from(c).ok());
-        let gpu_name = ps.get("gpu_device_name").and_then(|v| v.str()).map(str::to_string);
-        let xd = XlaDevice {
-            index,
-            plane: pl.p.name.clone(),
-            vendor: vendor.clone(),
-            clock_khz: ps
-                .get("clock_rate")
-                .and_then(|v| v.int())
-                .and_then(|c| u64::try_from(c).ok()),
-            core_count: cores,
-            memory_bandwidth_bps: ps.get("memory_bandwidth").and_then(|v| v.float()),
-            memory_bytes: ps
-                .get("memory_size")
-                .and_then(|v| v.int())
-                .and_then(|c| u64::try_from(c).ok()),
-            llvm_target: target.clone(),
-        };
-        let amd = vendor.as_deref().is_some_and(|v| v.eq_ignore_ascii_case("amd"));
-        let name = gpu_name.or_else(|| target.clone()).unwrap_or_else(|| {
-            let cc = major
-                .zip(minor)
-                .map(|(a, b)| format!(", compute capability {a}.{b}"))
-                .unwrap_or_default();
-            format!("{} device{cc}", vendor.as_deref().unwrap_or("unknown"))
-        });
-        devices.push((
-            TraceDevice {
-                index,
-                name,
-                num_sms: cores.and_then(|c| u32::try_from(c).ok()),
-                compute_capability: major.zip(minor).map(|(a, b)| format!("{a}.{b}")),
-                total_memory_bytes: xd.memory_bytes,
-                clock_mhz: xd.clock_khz.map(|k| k as f64 / 1000.0),
-                warp_size: match (vendor.as_deref(), major) {
-                    (Some(v), _) if v.eq_ignore_ascii_case("nvidia") => Some(32),
-                    (_, Some(9)) if amd => Some(64),
-                    _ => None,
-                },
-            },
-            xd,
-        ));
-    }
-    devices.sort_by_key(|d| d.0.index);
-    // Devices of one host are alike: a device without kernels takes the gfx target seen
-    // on a sibling with the same vendor and compute capability.
-    let seen: Vec<(Option<String>, Option<String>, String)> = devices
-        .iter()
-        .map(|(t, x)| {
-            (
-                x.vendor.clone(),
-                t.compute_capability.clone(),
-                x.llvm_target.clone().unwrap_or_default(),
-            )
-        })
-        .collect();
-    for (t, x) in &mut devices {
-        if x.llvm_target.is_none() {
-            if let Some((_, _, tgt)) = seen
-                .iter()
-                .find(|(v, c, tg)| !tg.is_empty() && *v == x.vendor && *c == t.compute_capability)
+            let starts = |p: &str| name.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+            let kind = if st.memset_details.is_some() || starts("memset") {
+                GpuKind::Memset
+            } else if st.memcpy_details.is_some()
+                || starts("memcpy")
+                || (st.hlo_op.is_none() && starts("copy"))
             {
-                x.llvm_target = Some(tgt.clone());
-                if t.name.ends_with(" device") || t.name.contains(" device, compute capability") {
-                    t.name.clone_from(tgt);
-                }
+                GpuKind::Memcpy
+            } else {
+                GpuKind::Kernel
+            };
+            let mut g = GpuEvent {
+                kind,
+                name: name.to_string(),
+                ts_ns: ts,
+                dur_ns: dur,
+                device: index,
+                stream,
+                correlation: st.correlation_id,
+                ..GpuEvent::default()
+            };
+            if let Some(k) = st.kernel_details {
+                kernel_details(k, &mut g);
             }
+            g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
+            if let Some(c) = st.correlation_id {
+                g.launcher = host.launches.get(&c).map(|l| l.0.clone());
+            }
+            let hlo_op = match layout {
+                XplaneLayout::XlaOpsLine => st.hlo_op.or(Some(name)),
+                _ => st.hlo_op,
+            }
+            .filter(|s| !s.is_empty());
+            let module =
+                st.hlo_module.filter(|m| !m.is_empty()).map(|m| modules.get(m, st.program_id));
+            let framework_op = st
+                .name
+                .filter(|n| !n.is_empty())
+                .or(st.tf_op.filter(|t| !t.is_empty() && !t.ends_with(':')))
+                .map(str::to_string);
+            raws.push(Raw {
+                gpu: g,
+                hlo_op: hlo_op.map(str::to_string),
+                module,
+                run_id: st.run_id,
+                framework_op,
+                flops: st.flops,
+                bytes: st.bytes_accessed,
+            });
         }
     }
+    let layout = if layout == XplaneLayout::EventStats && on_metadata {
+        XplaneLayout::MetadataStats
+    } else {
+        layout
+    };
+    Ok(((n_events > 0).then_some(layout), target))
+}
 
-    // HLO of the modules the device events name.
+/// The device of plane `pl` from its plane statistics (vendor, compute capability, core
+/// count, clock, memory), with `target` the LLVM target its kernels named.
+fn plane_device(pl: &Plane<'_>, index: i64, target: Option<&str>) -> (TraceDevice, XlaDevice) {
+    let ps = pl.plane_stats();
+    let vendor = ps.get("device_vendor").and_then(|v| v.str()).map(str::to_string);
+    let major = ps.get("compute_cap_major").and_then(|v| v.int());
+    let minor = ps.get("compute_cap_minor").and_then(|v| v.int());
+    let cores = ps.get("core_count").and_then(|v| v.int()).and_then(|c| u64::try_from(c).ok());
+    let gpu_name = ps.get("gpu_device_name").and_then(|v| v.str()).map(str::to_string);
+    let xd = XlaDevice {
+        index,
+        plane: pl.p.name.clone(),
+        vendor: vendor.clone(),
+        clock_khz: ps.get("clock_rate").and_then(|v| v.int()).and_then(|c| u64::try_from(c).ok()),
+        core_count: cores,
+        memory_bandwidth_bps: ps.get("memory_bandwidth").and_then(|v| v.float()),
+        memory_bytes: ps
+            .get("memory_size")
+            .and_then(|v| v.int())
+            .and_then(|c| u64::try_from(c).ok()),
+        llvm_target: target.map(str::to_string),
+    };
+    let amd = vendor.as_deref().is_some_and(|v| v.eq_ignore_ascii_case("amd"));
+    let name = gpu_name.or_else(|| target.map(str::to_string)).unwrap_or_else(|| {
+        let cc = major
+            .zip(minor)
+            .map(|(a, b)| format!(", compute capability {a}.{b}"))
+            .unwrap_or_default();
+        format!("{} device{cc}", vendor.as_deref().unwrap_or("unknown"))
+    });
+    (
+        TraceDevice {
+            index,
+            name,
+            num_sms: cores.and_then(|c| u32::try_from(c).ok()),
+            compute_capability: major.zip(minor).map(|(a, b)| format!("{a}.{b}")),
+            total_memory_bytes: xd.memory_bytes,
+            clock_mhz: xd.clock_khz.map(|k| k as f64 / 1000.0),
+            warp_size: match (vendor.as_deref(), major) {
+                (Some(v), _) if v.eq_ignore_ascii_case("nvidia") => Some(32),
+                (_, Some(9)) if amd => Some(64),
+                _ => None,
+            },
+        },
+        xd,
+    )
+}
+
+/// The decoded HLO of the modules the device events name, from `/host:metadata`, by
+/// index in `modules`; a module whose HLO does not decode is warned about and left out.
+fn hlo_of_modules(
+    planes: &[Plane<'_>],
+    modules: &Modules,
+    warn: &mut Warn,
+) -> HashMap<u32, hlo::Module> {
     let mut hlo_modules: HashMap<u32, hlo::Module> = HashMap::new();
     if let Some(meta) = planes.iter().find(|p| p.p.name == "/host:metadata") {
         for m in meta.p.event_metadata.values() {
@@ -678,22 +636,14 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
             }
         }
     }
-    for (mi, m) in modules.list.iter_mut().enumerate() {
-        m.has_hlo = u32::try_from(mi).is_ok_and(|mi| hlo_modules.contains_key(&mi));
-    }
+    hlo_modules
+}
 
-    // Sort activities as the model requires: (ts, device, stream), stable.
-    raws.sort_by(|a, b| {
-        (a.gpu.ts_ns, a.gpu.device, a.gpu.stream).cmp(&(b.gpu.ts_ns, b.gpu.device, b.gpu.stream))
-    });
-    let runs = assign_runs(&raws, &host, &modules);
-
-    // XLA replays most of a step from command buffers (CUDA graphs) and records each
-    // kernel under the buffer's thunk (`command_buffer_N`). A kernel XLA generated is
-    // named after its instruction (a fusion): it goes back to that instruction, with its
-    // shapes. Library kernels (cuBLAS, cuDNN) have no such name and stay under the thunk.
+/// Gives the kernels XLA recorded under a command buffer's thunk back to the instruction
+/// each is named after (see `build`); returns the kernel time recorded under thunks, ns.
+fn back_to_fusions(raws: &mut [Raw], hlo_modules: &HashMap<u32, hlo::Module>) -> i64 {
     let mut command_buffer_kernel_ns = 0i64;
-    for r in &mut raws {
+    for r in raws.iter_mut() {
         if !r.hlo_op.as_deref().is_some_and(|o| o.starts_with("command_buffer")) {
             continue;
         }
@@ -706,8 +656,12 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
             r.hlo_op = Some(n.to_string());
         }
     }
+    command_buffer_kernel_ns
+}
 
-    // Group into op executions.
+/// Consecutive activities of one (device, stream) with the same (module execution,
+/// module, `hlo_op`) as one op execution each, ordered by (device, stream, start).
+fn group_executions(raws: &[Raw], runs: &[u32]) -> Vec<Inst> {
     let mut insts: Vec<Inst> = Vec::new();
     let mut current: HashMap<(i64, i64), usize> = HashMap::new();
     for (k, r) in raws.iter().enumerate() {
@@ -731,6 +685,94 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
     insts.sort_by_key(|i| {
         (i.device, i.stream, i.events.first().map_or(0, |&e| raws[e as usize].gpu.ts_ns))
     });
+    insts
+}
+
+/// Devices of one host are alike: a device without kernels takes the gfx target seen on
+/// a sibling with the same vendor and compute capability (and its name, when it had only
+/// a generic one).
+fn share_targets(devices: &mut [(TraceDevice, XlaDevice)]) {
+    let seen: Vec<(Option<String>, Option<String>, String)> = devices
+        .iter()
+        .map(|(t, x)| {
+            (
+                x.vendor.clone(),
+                t.compute_capability.clone(),
+                x.llvm_target.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    for (t, x) in devices.iter_mut() {
+        if x.llvm_target.is_none() {
+            if let Some((_, _, tgt)) = seen
+                .iter()
+                .find(|(v, c, tg)| !tg.is_empty() && *v == x.vendor && *c == t.compute_capability)
+            {
+                x.llvm_target = Some(tgt.clone());
+                if t.name.ends_with(" device") || t.name.contains(" device, compute capability") {
+                    t.name.clone_from(tgt);
+                }
+            }
+        }
+    }
+}
+
+/// Builds the model. `hlo_protos` are the `/host:metadata` entries `(module name with
+/// program id, serialized HloProto)`.
+///
+/// # Errors
+/// A plane or line that does not decode (the caller locates the bad bytes).
+pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
+    let mut warn = Warn::default();
+    for e in &space.errors {
+        warn.add("xspace_error", || format!("the profiler reported: {e}"));
+    }
+    for w in &space.warnings {
+        warn.add("xspace_warning", || format!("the profiler reported: {w}"));
+    }
+    let decoded: Vec<XPlaneLazy> =
+        space.planes.iter().map(|b| XPlaneLazy::decode(b.clone())).collect::<Result<_, _>>()?;
+    let planes: Vec<Plane<'_>> = decoded.iter().map(Plane::new).collect();
+    let host_planes: Vec<&Plane<'_>> = planes
+        .iter()
+        .filter(|p| p.p.name.starts_with("/host:") && p.p.name != "/host:metadata")
+        .collect();
+    let host = read_host(&host_planes, &mut warn)?;
+
+    let mut modules = Modules::default();
+    let mut raws: Vec<Raw> = Vec::new();
+    let mut devices: Vec<(TraceDevice, XlaDevice)> = Vec::new();
+    let mut layouts: Vec<XplaneLayout> = Vec::new();
+    for pl in &planes {
+        let Some(index) = device_index(&pl.p.name) else { continue };
+        let (layout, target) =
+            read_device_events(pl, index, &host, &mut modules, &mut raws, &mut warn)?;
+        layouts.extend(layout);
+        devices.push(plane_device(pl, index, target.as_deref()));
+    }
+    devices.sort_by_key(|d| d.0.index);
+    share_targets(&mut devices);
+
+    // HLO of the modules the device events name.
+    let hlo_modules = hlo_of_modules(&planes, &modules, &mut warn);
+    for (mi, m) in modules.list.iter_mut().enumerate() {
+        m.has_hlo = u32::try_from(mi).is_ok_and(|mi| hlo_modules.contains_key(&mi));
+    }
+
+    // Sort activities as the model requires: (ts, device, stream), stable.
+    raws.sort_by(|a, b| {
+        (a.gpu.ts_ns, a.gpu.device, a.gpu.stream).cmp(&(b.gpu.ts_ns, b.gpu.device, b.gpu.stream))
+    });
+    let runs = assign_runs(&raws, &host, &modules);
+
+    // XLA replays most of a step from command buffers (CUDA graphs) and records each
+    // kernel under the buffer's thunk (`command_buffer_N`). A kernel XLA generated is
+    // named after its instruction (a fusion): it goes back to that instruction, with its
+    // shapes. Library kernels (cuBLAS, cuDNN) have no such name and stay under the thunk.
+    let command_buffer_kernel_ns = back_to_fusions(&mut raws, &hlo_modules);
+
+    // Group into op executions.
+    let insts = group_executions(&raws, &runs);
 
     // Names used by more than one module are qualified with the module.
     let mut owners: HashMap<&str, Vec<Option<u32>>> = HashMap::new();
