@@ -16,6 +16,7 @@ pub mod counters;
 pub mod device;
 pub mod diagnose;
 pub mod gemm_tiles;
+pub mod limits;
 pub mod model;
 pub mod occupancy;
 pub mod ops;
