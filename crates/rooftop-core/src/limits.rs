@@ -16,15 +16,16 @@ use std::fmt;
 /// One cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
-    /// Elements of a trace's event array (Kineto `traceEvents`), and events of an
-    /// XPlane profile.
+    /// Elements of a Kineto trace's event array (`traceEvents`).
     Events,
     /// Bytes of one JSON value of a trace (an event, `deviceProperties`): bounds what one
     /// string may inflate to.
     ValueBytes,
     /// Inflated bytes per compressed byte of a gzip input, past the first
-    /// [`INFLATE_FLOOR`] bytes (a gzip bomb).
+    /// [`Limit::InflateFloor`] bytes (a gzip bomb).
     InflateRatio,
+    /// Inflated bytes always allowed, whatever the ratio (small files compress well).
+    InflateFloor,
     /// Rows read from one table or view of a profiler database (nsys SQLite, rocpd).
     DbRows,
     /// Rows (values per column) of one Parquet table.
@@ -37,15 +38,13 @@ pub enum Limit {
     Aliases,
 }
 
-/// Inflated bytes always allowed, whatever the ratio: small files compress well.
-pub const INFLATE_FLOOR: u64 = 256 << 20;
-
 impl Limit {
     /// Every limit, in the order `docs/limits.md` lists them.
-    pub const ALL: [Limit; 8] = [
+    pub const ALL: [Limit; 9] = [
         Limit::Events,
         Limit::ValueBytes,
         Limit::InflateRatio,
+        Limit::InflateFloor,
         Limit::DbRows,
         Limit::ParquetRows,
         Limit::ParquetBytes,
@@ -59,6 +58,7 @@ impl Limit {
             Limit::Events => "ROOFTOP_LIMIT_EVENTS",
             Limit::ValueBytes => "ROOFTOP_LIMIT_VALUE_BYTES",
             Limit::InflateRatio => "ROOFTOP_LIMIT_INFLATE_RATIO",
+            Limit::InflateFloor => "ROOFTOP_LIMIT_INFLATE_FLOOR",
             Limit::DbRows => "ROOFTOP_LIMIT_DB_ROWS",
             Limit::ParquetRows => "ROOFTOP_LIMIT_PARQUET_ROWS",
             Limit::ParquetBytes => "ROOFTOP_LIMIT_PARQUET_BYTES",
@@ -77,7 +77,9 @@ impl Limit {
             Limit::ValueBytes => 64 << 20,
             // JSON traces compress 10-30x; deflate's maximum is ~1032x.
             Limit::InflateRatio => 200,
-            Limit::DbRows => 50_000_000,
+            Limit::InflateFloor => 256 << 20,
+            // A long Nsight Systems capture holds a few million kernels.
+            Limit::DbRows => 10_000_000,
             Limit::ParquetRows => 50_000_000,
             Limit::ParquetBytes => 1 << 30,
             // The embedded catalog has ~100 devices.
@@ -92,6 +94,7 @@ impl Limit {
             Limit::Events => "trace events",
             Limit::ValueBytes => "bytes in one JSON value",
             Limit::InflateRatio => "inflated bytes per compressed byte",
+            Limit::InflateFloor => "inflated bytes allowed at any ratio",
             Limit::DbRows => "rows from one database table",
             Limit::ParquetRows => "rows in one Parquet table",
             Limit::ParquetBytes => "decoded bytes in one Parquet column",
