@@ -30,7 +30,7 @@ pub enum Limit {
     DbRows,
     /// Rows (values per column) of one Parquet table.
     ParquetRows,
-    /// Bytes of one Parquet column once decoded (a dictionary string repeated per row).
+    /// Bytes of one Parquet table once decoded (a dictionary string repeated per row).
     ParquetBytes,
     /// `[[device]]` entries in one device file.
     Devices,
@@ -97,7 +97,7 @@ impl Limit {
             Limit::InflateFloor => "inflated bytes allowed at any ratio",
             Limit::DbRows => "rows from one database table",
             Limit::ParquetRows => "rows in one Parquet table",
-            Limit::ParquetBytes => "decoded bytes in one Parquet column",
+            Limit::ParquetBytes => "decoded bytes in one Parquet table",
             Limit::Devices => "devices in one device file",
             Limit::Aliases => "aliases of one device",
         }
