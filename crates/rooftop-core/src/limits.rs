@@ -70,9 +70,9 @@ impl Limit {
     /// The default (see `docs/limits.md` for why each is safe for real inputs).
     pub fn default_value(self) -> u64 {
         match self {
-            // A 1 GB Kineto trace holds ~5 M events (200-300 bytes each); 10 M tiny kernel
-            // events take ~1.8 GB in the model.
-            Limit::Events => 10_000_000,
+            // A 1 GB Kineto trace holds 2-5 M events (200-450 bytes each); 6 M tiny
+            // kernel events take 1.5 GB in the model, 10 M take 2.5 GB.
+            Limit::Events => 6_000_000,
             // Real event names reach a few KiB (Triton and CUTLASS kernel names).
             Limit::ValueBytes => 64 << 20,
             // JSON traces compress 10-30x; deflate's maximum is ~1032x.
