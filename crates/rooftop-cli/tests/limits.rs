@@ -127,7 +127,7 @@ fn two_identical_nccl_kernels_give_no_negative_idle() {
     // One NCCL kernel written twice (1000-1383 µs), then another kernel at 2000 µs. By
     // hand: the stream is busy 383 + 10 µs and idle 2000 - 1383 = 617 µs; the copy would
     // have given a gap of 1000 - 1383 = -383 µs.
-    let k = json!({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+    let nccl = json!({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
         "pid": 0, "tid": 7, "ts": 1000, "dur": 383,
         "args": {"device": 0, "stream": 7, "correlation": 5}});
     let trace = json!({"traceEvents": [
@@ -135,15 +135,14 @@ fn two_identical_nccl_kernels_give_no_negative_idle() {
          "ts": 990, "dur": 5, "args": {"correlation": 5}},
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
          "ts": 1990, "dur": 5, "args": {"correlation": 6}},
-        k, k,
+        nccl, nccl,
         {"ph": "X", "cat": "kernel", "name": "next", "pid": 0, "tid": 7, "ts": 2000, "dur": 10,
          "args": {"device": 0, "stream": 7, "correlation": 6}}]});
-    let d = tempdir("dup");
-    let p = d.join("dup.json");
-    std::fs::write(&p, serde_json::to_vec(&trace).unwrap()).unwrap();
+    let path = tempdir("dup").join("dup.json");
+    std::fs::write(&path, serde_json::to_vec(&trace).unwrap()).unwrap();
     let out = Command::cargo_bin("rooftop")
         .unwrap()
-        .args(["trace", p.to_str().unwrap(), "--section", "idle", "--format", "json"])
+        .args(["trace", path.to_str().unwrap(), "--section", "idle", "--format", "json"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -71,7 +71,7 @@ impl Limit {
     pub fn default_value(self) -> u64 {
         match self {
             // A 1 GB Kineto trace holds 2-5 M events (200-450 bytes each); 6 M tiny
-            // kernel events take 1.5 GB in the model, 10 M take 2.5 GB.
+            // kernel events take 1.6 GB in the model, 10 M take 2.6 GB.
             Limit::Events => 6_000_000,
             // Real event names reach a few KiB (Triton and CUTLASS kernel names).
             Limit::ValueBytes => 64 << 20,

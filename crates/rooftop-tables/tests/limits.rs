@@ -8,7 +8,7 @@ use rooftop_core::trace::comm::CollectiveRecord;
 use rooftop_core::trace::model::TraceModel;
 use rooftop_core::trace::ranks::RankMeta;
 use rooftop_tables::{read_rank, write_rank, RankInput, TableError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn tempdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rooftop-tables-lim-{tag}-{}", std::process::id()));
@@ -17,7 +17,7 @@ fn tempdir(tag: &str) -> PathBuf {
     d
 }
 
-fn write(dir: &PathBuf, meta: &RankMeta, recs: &[CollectiveRecord]) {
+fn write(dir: &Path, meta: &RankMeta, recs: &[CollectiveRecord]) {
     let m = TraceModel::default();
     let input = RankInput {
         meta,

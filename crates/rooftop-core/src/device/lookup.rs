@@ -148,11 +148,11 @@ fn hint(key: &str) -> Option<String> {
 #[derive(Debug, Default)]
 pub(crate) struct Index {
     /// Id key -> position (ids are unique after merging).
-    by_id: HashMap<String, usize>,
+    ids: HashMap<String, usize>,
     /// Alias key -> positions (what [`Catalog::merge`] replaces by).
-    by_alias: HashMap<String, BTreeSet<usize>>,
+    aliases_of: HashMap<String, BTreeSet<usize>>,
     /// Full name, alias and LLVM target keys -> positions (what a lookup finds).
-    by_name: HashMap<String, BTreeSet<usize>>,
+    names_of: HashMap<String, BTreeSet<usize>>,
 }
 
 impl Index {
@@ -172,27 +172,27 @@ impl Index {
     }
 
     fn add(&mut self, i: usize, d: &DeviceSpec) {
-        self.by_id.entry(normalize(&d.id)).or_insert(i);
+        self.ids.entry(normalize(&d.id)).or_insert(i);
         for a in &d.aliases {
-            self.by_alias.entry(normalize(a)).or_default().insert(i);
+            self.aliases_of.entry(normalize(a)).or_default().insert(i);
         }
         for k in Index::names(d) {
-            self.by_name.entry(k).or_default().insert(i);
+            self.names_of.entry(k).or_default().insert(i);
         }
     }
 
     fn remove(&mut self, i: usize, d: &DeviceSpec) {
         let id = normalize(&d.id);
-        if self.by_id.get(&id) == Some(&i) {
-            self.by_id.remove(&id);
+        if self.ids.get(&id) == Some(&i) {
+            self.ids.remove(&id);
         }
         for a in &d.aliases {
-            if let Some(set) = self.by_alias.get_mut(&normalize(a)) {
+            if let Some(set) = self.aliases_of.get_mut(&normalize(a)) {
                 set.remove(&i);
             }
         }
         for k in Index::names(d) {
-            if let Some(set) = self.by_name.get_mut(&k) {
+            if let Some(set) = self.names_of.get_mut(&k) {
                 set.remove(&i);
             }
         }
@@ -206,11 +206,11 @@ impl Index {
     ) -> Result<&'a DeviceSpec, LookupError> {
         let key = normalize(query);
         if !key.is_empty() {
-            if let Some(&i) = self.by_id.get(&key) {
+            if let Some(&i) = self.ids.get(&key) {
                 return Ok(&catalog.devices[i]);
             }
             let hits: Vec<&DeviceSpec> = self
-                .by_name
+                .names_of
                 .get(&key)
                 .into_iter()
                 .flatten()
@@ -224,30 +224,27 @@ impl Index {
     /// [`Catalog::merge`] of one device into `catalog`, keeping the index in step.
     pub(crate) fn merge(&mut self, catalog: &mut Catalog, mut dev: DeviceSpec) {
         let key = normalize(&dev.id);
-        let target = self.by_id.get(&key).copied().or_else(|| {
-            let set = self.by_alias.get(&key)?;
+        let target = self.ids.get(&key).copied().or_else(|| {
+            let set = self.aliases_of.get(&key)?;
             let mut it = set.iter();
             match (it.next(), it.next()) {
                 (Some(&i), None) => Some(i),
                 _ => None,
             }
         });
-        match target {
-            Some(i) => {
-                let old_id = &catalog.devices[i].id;
-                if normalize(old_id) != key
-                    && !dev.aliases.iter().any(|a| normalize(a) == normalize(old_id))
-                {
-                    dev.aliases.push(old_id.clone());
-                }
-                let old = std::mem::replace(&mut catalog.devices[i], dev);
-                self.remove(i, &old);
-                self.add(i, &catalog.devices[i]);
+        if let Some(i) = target {
+            let old_id = &catalog.devices[i].id;
+            if normalize(old_id) != key
+                && !dev.aliases.iter().any(|a| normalize(a) == normalize(old_id))
+            {
+                dev.aliases.push(old_id.clone());
             }
-            None => {
-                self.add(catalog.devices.len(), &dev);
-                catalog.devices.push(dev);
-            }
+            let old = std::mem::replace(&mut catalog.devices[i], dev);
+            self.remove(i, &old);
+            self.add(i, &catalog.devices[i]);
+        } else {
+            self.add(catalog.devices.len(), &dev);
+            catalog.devices.push(dev);
         }
     }
 }
