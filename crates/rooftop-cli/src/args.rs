@@ -4,9 +4,29 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// The limits on hostile input and the variables that raise them, for `--help`.
+fn limits_help() -> String {
+    let vars: Vec<String> = rooftop_core::limits::Limit::ALL
+        .iter()
+        .map(|l| format!("  {}={} ({})", l.var(), l.default_value(), l.what()))
+        .collect();
+    format!(
+        "Limits (docs/limits.md): an input over one is refused with exit code 2, naming the \
+         file and the environment variable that raises it. Defaults:\n{}",
+        vars.join("\n")
+    )
+}
+
 /// How far each kernel is from what the hardware allows, and why.
 #[derive(Debug, Parser)]
-#[command(name = "rooftop", version, about, long_about = None, max_term_width = 100)]
+#[command(
+    name = "rooftop",
+    version,
+    about,
+    long_about = None,
+    max_term_width = 100,
+    after_long_help = limits_help()
+)]
 pub struct Cli {
     /// Extra device file(s) in rooftop's device format (docs/device-format.md); they add
     /// devices or override catalog entries with the same id. Repeatable.

@@ -25,6 +25,12 @@ fn main() -> ExitCode {
         }
     }));
     let cli = args::Cli::parse();
+    // A limit variable that is set but unusable is refused before any work
+    // (docs/limits.md).
+    if let Some(bad) = rooftop_core::limits::check_env().first() {
+        eprintln!("rooftop: error: {bad}");
+        return ExitCode::from(2);
+    }
     match commands::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -17,6 +17,7 @@ pub mod device;
 pub mod diagnose;
 pub mod error;
 pub mod gemm_tiles;
+pub mod limits;
 pub mod model;
 pub mod occupancy;
 pub mod ops;

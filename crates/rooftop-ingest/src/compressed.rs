@@ -12,6 +12,7 @@
 //! damaged stream stops, or the offset of the first byte that is not UTF-8 (in the
 //! decompressed text for a gzipped file).
 
+use rooftop_core::limits::Limit;
 use std::fmt;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,8 @@ pub enum ReadErrorKind {
         offset: usize,
         gzipped: bool,
     },
+    /// Over one of rooftop's limits (the sentence says which and how to raise it).
+    Limit(String),
 }
 
 /// A file that could not be read as (possibly gzipped) bytes or text.
@@ -68,6 +71,7 @@ impl ReadError {
                 "not UTF-8 text (invalid byte at offset {offset}{})",
                 if *gzipped { " of the decompressed text" } else { "" }
             ),
+            ReadErrorKind::Limit(m) => m.clone(),
         }
     }
 }
@@ -116,11 +120,24 @@ fn gunzip(
 ) -> Result<Vec<u8>, ReadError> {
     let cursor = std::io::Cursor::new(data);
     let mut dec = flate2::bufread::MultiGzDecoder::new(cursor);
-    let mut out = Vec::with_capacity(data.len().saturating_mul(4).min(1 << 30));
-    let result = match limit {
-        Some(n) => (&mut dec).take(n).read_to_end(&mut out),
-        None => dec.read_to_end(&mut out),
-    };
+    // A gzip bomb stops at the inflate limit (`rooftop_core::limits`), one byte past it.
+    let allowed = (data.len() as u64)
+        .saturating_mul(Limit::InflateRatio.value())
+        .max(Limit::InflateFloor.value());
+    let cap = limit.unwrap_or(allowed.saturating_add(1));
+    let mut out = Vec::with_capacity(data.len().saturating_mul(4).min(cap as usize).min(1 << 30));
+    let result = (&mut dec).take(cap).read_to_end(&mut out);
+    if limit.is_none() && out.len() as u64 > allowed {
+        let found =
+            format!("more than {allowed} bytes inflated from {} compressed bytes", data.len());
+        return Err(ReadError {
+            path: path.to_path_buf(),
+            kind: ReadErrorKind::Limit(format!(
+                "the gzip stream inflates too far: {}",
+                Limit::InflateRatio.exceeded_here(&found)
+            )),
+        });
+    }
     match result {
         Ok(_) => Ok(out),
         Err(_) if partial_ok && !out.is_empty() => Ok(out),

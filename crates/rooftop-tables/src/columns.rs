@@ -18,6 +18,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
+use rooftop_core::limits::Limit;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
@@ -450,6 +451,17 @@ fn read_table_unguarded(
         }
         index.push((i, c.max_def_level()));
     }
+    // The rows the file claims, checked before anything is read; the decoded bytes are
+    // counted as they are read (a dictionary string repeated per row inflates far past
+    // the file's size).
+    let claimed: i64 = meta.row_groups().iter().map(|g| g.num_rows().max(0)).sum();
+    if u64::try_from(claimed).unwrap_or(0) > Limit::ParquetRows.value() {
+        return Err(TableError::Limit {
+            path: path.to_path_buf(),
+            message: Limit::ParquetRows.exceeded_here(&format!("{claimed} rows")),
+        });
+    }
+    let mut budget = Limit::ParquetBytes.value();
     let mut cols: Vec<Values> = specs.iter().map(|s| Values::empty(s.kind)).collect();
     let mut rows = 0usize;
     for g in 0..reader.num_row_groups() {
@@ -457,8 +469,16 @@ fn read_table_unguarded(
         let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
         for ((spec, &(i, max_def)), out) in specs.iter().zip(&index).zip(&mut cols) {
             let cr = rg.get_column_reader(i).map_err(pq)?;
-            read_column(cr, max_def, n, out).map_err(|e| match e {
+            read_column(cr, max_def, n, out, &mut budget).map_err(|e| match e {
                 ReadErr::Parquet(e) => pq(e),
+                ReadErr::Limit => TableError::Limit {
+                    path: path.to_path_buf(),
+                    message: Limit::ParquetBytes.exceeded_here(&format!(
+                        "more than {} bytes decoded (column `{}`)",
+                        Limit::ParquetBytes.value(),
+                        spec.name
+                    )),
+                },
                 ReadErr::Value(row, message) => TableError::Value {
                     path: path.to_path_buf(),
                     row: rows + row,
@@ -501,6 +521,42 @@ fn first_null(v: &Values) -> Option<usize> {
 enum ReadErr {
     Parquet(parquet::errors::ParquetError),
     Value(usize, String),
+    /// The table's decoded bytes went over [`Limit::ParquetBytes`].
+    Limit,
+}
+
+/// Records read per call: bounds what one call decodes before it is counted.
+const BATCH: usize = 4096;
+
+/// Memory a decoded value takes: its slot, plus the text of a string.
+trait Footprint {
+    fn footprint(&self) -> u64;
+}
+
+impl Footprint for i32 {
+    fn footprint(&self) -> u64 {
+        std::mem::size_of::<Option<i32>>() as u64
+    }
+}
+impl Footprint for i64 {
+    fn footprint(&self) -> u64 {
+        std::mem::size_of::<Option<i64>>() as u64
+    }
+}
+impl Footprint for f64 {
+    fn footprint(&self) -> u64 {
+        std::mem::size_of::<Option<f64>>() as u64
+    }
+}
+impl Footprint for bool {
+    fn footprint(&self) -> u64 {
+        std::mem::size_of::<Option<bool>>() as u64
+    }
+}
+impl Footprint for String {
+    fn footprint(&self) -> u64 {
+        (std::mem::size_of::<Option<String>>() + self.len()) as u64
+    }
 }
 
 impl From<parquet::errors::ParquetError> for ReadErr {
@@ -510,22 +566,49 @@ impl From<parquet::errors::ParquetError> for ReadErr {
 }
 
 /// Reads `n` rows of one column chunk into `out`, nulls where the definition level is
-/// below the column's maximum.
-fn read_column(cr: ColumnReader, max_def: i16, n: usize, out: &mut Values) -> Result<(), ReadErr> {
+/// below the column's maximum, in batches of [`BATCH`] records, each value's
+/// [`Footprint`] taken from `budget` (an error when it runs out).
+fn read_column(
+    cr: ColumnReader,
+    max_def: i16,
+    n: usize,
+    out: &mut Values,
+    budget: &mut u64,
+) -> Result<(), ReadErr> {
     macro_rules! get {
         ($r:expr, $out:expr, $conv:expr) => {{
             let mut defs: Vec<i16> = Vec::new();
             let mut vals = Vec::new();
             let mut got = 0;
             while got < n {
+                defs.clear();
+                vals.clear();
                 let (recs, _, _) = $r.read_records(
-                    n - got,
+                    (n - got).min(BATCH),
                     if max_def > 0 { Some(&mut defs) } else { None },
                     None,
                     &mut vals,
                 )?;
                 if recs == 0 {
                     break;
+                }
+                let base = $out.len();
+                let mut it = vals.drain(..);
+                for k in 0..recs {
+                    let present = max_def == 0 || defs.get(k).copied().unwrap_or(0) >= max_def;
+                    if present {
+                        let Some(v) = it.next() else {
+                            return Err(ReadErr::Value(
+                                got + k,
+                                "fewer values than definition levels".to_string(),
+                            ));
+                        };
+                        let v = $conv(v).map_err(|m: String| ReadErr::Value(base + k, m))?;
+                        *budget = budget.checked_sub(v.footprint()).ok_or(ReadErr::Limit)?;
+                        $out.push(Some(v));
+                    } else {
+                        $out.push(None);
+                    }
                 }
                 got += recs;
             }
@@ -534,22 +617,6 @@ fn read_column(cr: ColumnReader, max_def: i16, n: usize, out: &mut Values) -> Re
                     got,
                     format!("the column chunk ends after {got} of {n} rows"),
                 ));
-            }
-            let base = $out.len();
-            let mut it = vals.into_iter();
-            for k in 0..n {
-                let present = max_def == 0 || defs.get(k).copied().unwrap_or(0) >= max_def;
-                if present {
-                    let Some(v) = it.next() else {
-                        return Err(ReadErr::Value(
-                            k,
-                            "fewer values than definition levels".to_string(),
-                        ));
-                    };
-                    $out.push(Some($conv(v).map_err(|m: String| ReadErr::Value(base + k, m))?));
-                } else {
-                    $out.push(None);
-                }
             }
         }};
     }

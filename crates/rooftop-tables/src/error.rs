@@ -29,6 +29,9 @@ pub enum TableError {
     MetaRows { path: PathBuf, rows: usize },
     #[error("{path}: no rank tables here (expected meta.parquet and collectives.parquet)")]
     NotRankDir { path: PathBuf },
+    /// Over one of rooftop's limits (`rooftop_core::limits`, docs/limits.md).
+    #[error("{path}: {message}")]
+    Limit { path: PathBuf, message: String },
 }
 
 impl TableError {

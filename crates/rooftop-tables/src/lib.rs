@@ -315,6 +315,21 @@ fn read_meta(path: &Path) -> Result<RankMeta, TableError> {
             _ => None,
         },
     );
+    // Times are durations: a negative or non-finite one is a damaged table, refused
+    // rather than printed (a missing one stays 0, as the writer never leaves it out).
+    let time = |k: usize| {
+        let v = f64s(k).unwrap_or(0.0);
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(bad(
+                path,
+                0,
+                tables::META_COLS[k].name,
+                format!("duration {v} ms: expected a finite time of at least 0"),
+            ))
+        }
+    };
     let count = |k: usize| {
         let v = i64s(k).unwrap_or(0);
         u64::try_from(v)
@@ -328,14 +343,14 @@ fn read_meta(path: &Path) -> Result<RankMeta, TableError> {
         device_name: strs(6),
         catalog_id: strs(7),
         steps: count(8)?,
-        total_ms: f64s(9).unwrap_or(0.0),
-        busy_ms: f64s(10).unwrap_or(0.0),
-        idle_ms: f64s(11).unwrap_or(0.0),
-        computation_ms: f64s(12).unwrap_or(0.0),
-        communication_ms: f64s(13).unwrap_or(0.0),
-        exposed_communication_ms: f64s(14).unwrap_or(0.0),
+        total_ms: time(9)?,
+        busy_ms: time(10)?,
+        idle_ms: time(11)?,
+        computation_ms: time(12)?,
+        communication_ms: time(13)?,
+        exposed_communication_ms: time(14)?,
         collective_kernel_count: count(15)?,
-        collective_kernel_time_ms: f64s(16).unwrap_or(0.0),
+        collective_kernel_time_ms: time(16)?,
         gpu_events: count(17)?,
         cpu_ops: count(18)?,
     })
@@ -389,7 +404,12 @@ fn read_collectives(path: &Path) -> Result<Vec<CollectiveRecord>, TableError> {
             device: i64c(3, row).unwrap_or(0),
             stream: i64c(4, row).unwrap_or(0),
             ts_ns: i64c(5, row).unwrap_or(0),
-            dur_ns: i64c(6, row).unwrap_or(0),
+            dur_ns: match i64c(6, row).unwrap_or(0) {
+                d if d < 0 => {
+                    return Err(bad(path, row, "dur_ns", format!("negative duration {d} ns")))
+                }
+                d => d,
+            },
             kind,
             args_from,
             args: CommArgs {
@@ -407,7 +427,17 @@ fn read_collectives(path: &Path) -> Result<Vec<CollectiveRecord>, TableError> {
                 src_rank: i64c(21, row),
                 dst_rank: i64c(22, row),
             },
-            compute_before_ns: i64c(23, row).unwrap_or(0),
+            compute_before_ns: match i64c(23, row).unwrap_or(0) {
+                d if d < 0 => {
+                    return Err(bad(
+                        path,
+                        row,
+                        "compute_before_ns",
+                        format!("negative duration {d} ns"),
+                    ))
+                }
+                d => d,
+            },
             compute_before: strc(24, row),
         });
     }

@@ -119,34 +119,10 @@ impl Catalog {
     /// alias, replaces that device in place. When it replaces a device under another id,
     /// the old id becomes an alias of the new device, so both names keep working.
     pub fn merge(&mut self, devices: Vec<DeviceSpec>) {
-        use super::lookup::normalize;
-        for mut dev in devices {
-            let key = normalize(&dev.id);
-            let by_id = self.devices.iter().position(|d| normalize(&d.id) == key);
-            let target = by_id.or_else(|| {
-                let mut hits = self
-                    .devices
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, d)| d.aliases.iter().any(|a| normalize(a) == key))
-                    .map(|(i, _)| i);
-                match (hits.next(), hits.next()) {
-                    (Some(i), None) => Some(i),
-                    _ => None,
-                }
-            });
-            match target {
-                Some(i) => {
-                    let old_id = &self.devices[i].id;
-                    if normalize(old_id) != key
-                        && !dev.aliases.iter().any(|a| normalize(a) == normalize(old_id))
-                    {
-                        dev.aliases.push(old_id.clone());
-                    }
-                    self.devices[i] = dev;
-                }
-                None => self.devices.push(dev),
-            }
+        // One index for the whole batch: each device costs a hash probe, not a scan.
+        let mut index = super::lookup::Index::build(&self.devices);
+        for dev in devices {
+            index.merge(self, dev);
         }
     }
 

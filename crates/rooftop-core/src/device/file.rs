@@ -21,10 +21,11 @@ use super::{
     ArchFamily, BandwidthRoof, Catalog, DeviceFileError, DeviceSpec, FigureMeta, MemLevel,
     PeakRate, ResourceLimits, Vendor,
 };
+use crate::limits::Limit;
 use crate::units::{Confidence, ExecUnit, Precision, Provenance};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::ops::Range;
 use toml::Spanned;
@@ -306,10 +307,26 @@ pub(super) fn parse_with_base(
         }
     }
 
-    // Earlier entries of this file are visible to later `extends`.
+    let limit = Limit::Devices.usize();
+    if raw.device.len() > limit {
+        return Err(src.error(
+            None,
+            Limit::Devices.exceeded_here(&format!("{} `[[device]]` entries", raw.device.len())),
+        ));
+    }
+    if raw.device.is_empty() && origin != super::catalog::BUILTIN_ORIGIN {
+        return Err(src.error(
+            None,
+            "no devices: expected at least one `[[device]]` entry (docs/device-format.md)"
+                .to_string(),
+        ));
+    }
+    // Earlier entries of this file are visible to later `extends`; the index makes each
+    // `extends` and each merge one hash probe (linear in the file, not quadratic).
     let mut working = base.clone();
+    let mut names = super::lookup::Index::build(&working.devices);
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    let mut out = Vec::with_capacity(raw.device.len());
+    let mut out = Vec::new();
     for (index, spanned) in raw.device.into_iter().enumerate() {
         let header = spanned.span();
         let dev = spanned.into_inner();
@@ -319,7 +336,7 @@ pub(super) fn parse_with_base(
             (None, None) => format!("#{}", index + 1),
         };
         let entry = Entry { src: &src, header, label };
-        let spec = resolve(&entry, &dev, &working)?;
+        let spec = resolve(&entry, &dev, &working, &names)?;
         let key = super::lookup::normalize(&spec.id);
         if let Some(first) = seen.get(&key) {
             return Err(entry.err(
@@ -331,7 +348,7 @@ pub(super) fn parse_with_base(
             ));
         }
         seen.insert(key, index + 1);
-        working.merge(vec![spec.clone()]);
+        names.merge(&mut working, spec.clone());
         out.push(spec);
     }
     Ok(out)
@@ -342,9 +359,10 @@ fn resolve(
     entry: &Entry<'_, '_>,
     dev: &RawDevice,
     catalog: &Catalog,
+    names: &super::lookup::Index,
 ) -> Result<DeviceSpec, DeviceFileError> {
     let mut spec = if let Some(ext) = &dev.extends {
-        let base = catalog.lookup(ext.get_ref()).map_err(|e| {
+        let base = names.lookup(catalog, ext.get_ref()).map_err(|e| {
             entry.err(Some(&ext.span()), format!("`extends` must name a known device: {e}"))
         })?;
         inherit(base, dev.id.as_ref().map(Spanned::get_ref))
@@ -566,9 +584,17 @@ fn apply_identity(
         }
     }
     if let Some(aliases) = &dev.aliases {
+        let limit = Limit::Aliases.usize();
+        if aliases.len() > limit {
+            return Err(entry
+                .err(None, Limit::Aliases.exceeded_here(&format!("{} aliases", aliases.len()))));
+        }
+        // A set of the keys so far: linear in the aliases, not quadratic.
+        let mut keys: HashSet<String> =
+            spec.aliases.iter().map(|x| super::lookup::normalize(x)).collect();
         for a in aliases {
             let key = super::lookup::normalize(a);
-            if !key.is_empty() && !spec.aliases.iter().any(|x| super::lookup::normalize(x) == key) {
+            if !key.is_empty() && keys.insert(key) {
                 spec.aliases.push(a.clone());
             }
         }

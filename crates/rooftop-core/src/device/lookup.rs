@@ -14,6 +14,7 @@
 //!   aliases (a prefix relation counts extra), plus a hint for known gaps of the catalog.
 
 use super::{Catalog, DeviceSpec};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 /// A name that matched no device, or several.
@@ -140,6 +141,114 @@ fn hint(key: &str) -> Option<String> {
     )
 }
 
+/// The normalised names of a list of devices, built once so that many lookups and merges
+/// (a device file of thousands of entries, each `extends`-ing an earlier one) cost one
+/// hash probe each instead of a scan of every device and alias. Kept in step with the
+/// list by [`Index::merge`]; positions in the sets are catalog order.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    /// Id key -> position (ids are unique after merging).
+    ids: HashMap<String, usize>,
+    /// Alias key -> positions (what [`Catalog::merge`] replaces by).
+    aliases_of: HashMap<String, BTreeSet<usize>>,
+    /// Full name, alias and LLVM target keys -> positions (what a lookup finds).
+    names_of: HashMap<String, BTreeSet<usize>>,
+}
+
+impl Index {
+    /// The index of `devices`.
+    pub(crate) fn build(devices: &[DeviceSpec]) -> Index {
+        let mut ix = Index::default();
+        for (i, d) in devices.iter().enumerate() {
+            ix.add(i, d);
+        }
+        ix
+    }
+
+    fn names(d: &DeviceSpec) -> impl Iterator<Item = String> + '_ {
+        std::iter::once(normalize(&d.name))
+            .chain(d.aliases.iter().map(|a| normalize(a)))
+            .chain(d.llvm_target.iter().map(|t| normalize(t)))
+    }
+
+    fn add(&mut self, i: usize, d: &DeviceSpec) {
+        self.ids.entry(normalize(&d.id)).or_insert(i);
+        for a in &d.aliases {
+            self.aliases_of.entry(normalize(a)).or_default().insert(i);
+        }
+        for k in Index::names(d) {
+            self.names_of.entry(k).or_default().insert(i);
+        }
+    }
+
+    fn remove(&mut self, i: usize, d: &DeviceSpec) {
+        let id = normalize(&d.id);
+        if self.ids.get(&id) == Some(&i) {
+            self.ids.remove(&id);
+        }
+        for a in &d.aliases {
+            if let Some(set) = self.aliases_of.get_mut(&normalize(a)) {
+                set.remove(&i);
+            }
+        }
+        for k in Index::names(d) {
+            if let Some(set) = self.names_of.get_mut(&k) {
+                set.remove(&i);
+            }
+        }
+    }
+
+    /// [`Catalog::lookup`] over `catalog`, whose devices this index describes.
+    pub(crate) fn lookup<'a>(
+        &self,
+        catalog: &'a Catalog,
+        query: &str,
+    ) -> Result<&'a DeviceSpec, LookupError> {
+        let key = normalize(query);
+        if !key.is_empty() {
+            if let Some(&i) = self.ids.get(&key) {
+                return Ok(&catalog.devices[i]);
+            }
+            let hits: Vec<&DeviceSpec> = self
+                .names_of
+                .get(&key)
+                .into_iter()
+                .flatten()
+                .map(|&i| &catalog.devices[i])
+                .collect();
+            return catalog.hits_or_error(query, &key, &hits);
+        }
+        catalog.hits_or_error(query, &key, &[])
+    }
+
+    /// [`Catalog::merge`] of one device into `catalog`, keeping the index in step.
+    pub(crate) fn merge(&mut self, catalog: &mut Catalog, mut dev: DeviceSpec) {
+        let key = normalize(&dev.id);
+        let target = self.ids.get(&key).copied().or_else(|| {
+            let set = self.aliases_of.get(&key)?;
+            let mut it = set.iter();
+            match (it.next(), it.next()) {
+                (Some(&i), None) => Some(i),
+                _ => None,
+            }
+        });
+        if let Some(i) = target {
+            let old_id = &catalog.devices[i].id;
+            if normalize(old_id) != key
+                && !dev.aliases.iter().any(|a| normalize(a) == normalize(old_id))
+            {
+                dev.aliases.push(old_id.clone());
+            }
+            let old = std::mem::replace(&mut catalog.devices[i], dev);
+            self.remove(i, &old);
+            self.add(i, &catalog.devices[i]);
+        } else {
+            self.add(catalog.devices.len(), &dev);
+            catalog.devices.push(dev);
+        }
+    }
+}
+
 impl Catalog {
     /// Finds a device by id, alias, full name, LLVM target, or a name a real tool prints
     /// (`nvidia-smi`, PyTorch `deviceProperties`, `rocminfo`, rocprof-compute `gpu_model`).
@@ -158,7 +267,20 @@ impl Catalog {
                         || d.llvm_target.as_deref().is_some_and(|t| normalize(t) == key)
                 })
                 .collect();
-            match hits.as_slice() {
+            return self.hits_or_error(query, &key, &hits);
+        }
+        self.hits_or_error(query, &key, &[])
+    }
+
+    /// The one hit, or why there is not exactly one.
+    fn hits_or_error<'a>(
+        &self,
+        query: &str,
+        key: &str,
+        hits: &[&'a DeviceSpec],
+    ) -> Result<&'a DeviceSpec, LookupError> {
+        if !key.is_empty() {
+            match hits {
                 [one] => return Ok(one),
                 [] => {}
                 many => {
@@ -172,7 +294,7 @@ impl Catalog {
         Err(LookupError::Unknown {
             query: query.to_string(),
             suggestions: self.suggest(query, 3),
-            hint: hint(&key),
+            hint: hint(key),
         })
     }
 

@@ -16,6 +16,8 @@ mod catalog;
 #[cfg(test)]
 mod catalog_checks;
 mod file;
+#[cfg(test)]
+mod hostile_tests;
 mod lookup;
 mod resolve;
 

@@ -288,7 +288,8 @@ pub struct MemoryEvent {
 pub struct TraceWarning {
     /// Stable key. The reader's: `missing_device_properties`, `missing_field`,
     /// `bad_timestamp`, `negative_duration`, `unknown_category`, `unsupported_phase`,
-    /// `bad_event`, `unlinked_gpu_event`, `gpu_event_without_op`, `no_gpu_events`.
+    /// `bad_event`, `unlinked_gpu_event`, `gpu_event_without_op`, `no_gpu_events`,
+    /// `duplicate_gpu_event`.
     pub kind: String,
     pub count: u64,
     /// One example, with its byte offset, line and column when known.

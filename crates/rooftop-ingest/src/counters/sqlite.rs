@@ -239,8 +239,15 @@ where
     let mut st = conn.prepare(sql).map_err(err)?;
     let mut rows = st.query([]).map_err(err)?;
     let mut n = 0u64;
+    // A view can yield rows without end: stop at the limit.
+    let limit = rooftop_core::limits::Limit::DbRows;
+    let max = limit.value();
     while let Some(row) = rows.next().map_err(err)? {
         n += 1;
+        if n > max {
+            let found = format!("table or view {table}: more than {max} rows");
+            return Err(CounterError::new(path, limit.exceeded_here(&found)));
+        }
         each(&RowRef { path, table, n, row })?;
     }
     Ok(n)

@@ -1,5 +1,6 @@
 //! Errors and warnings of the Kineto reader, with the position of the bad input.
 
+use rooftop_core::limits::Limit;
 use rooftop_core::trace::TraceWarning;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,6 +37,9 @@ pub enum TraceError {
         path.display()
     )]
     NoTraceEvents { path: PathBuf },
+    /// Over one of rooftop's limits (`rooftop_core::limits`, docs/limits.md).
+    #[error("{}: {message}", path.display())]
+    Limit { path: PathBuf, message: String },
     /// A directory without any `*.json` / `*.json.gz` file.
     #[error(
         "{}: no traces in this directory: expected Kineto trace files named *.json or *.json.gz",
@@ -52,6 +56,7 @@ impl TraceError {
             | TraceError::Gzip { path, .. }
             | TraceError::Json { path, .. }
             | TraceError::NoTraceEvents { path }
+            | TraceError::Limit { path, .. }
             | TraceError::NoTraces { path } => path,
         }
     }
@@ -68,11 +73,25 @@ pub(crate) struct PosError {
     pub position: Option<(u64, u64)>,
     /// The input ended there (a streaming reader may have more to read).
     pub eof: bool,
+    /// Not a syntax error: the input is over a limit (`message` says which).
+    pub limit: bool,
 }
 
 impl PosError {
     pub fn new(offset: usize, message: impl Into<String>) -> PosError {
-        PosError { offset, message: message.into(), no_events: false, position: None, eof: false }
+        PosError {
+            offset,
+            message: message.into(),
+            no_events: false,
+            position: None,
+            eof: false,
+            limit: false,
+        }
+    }
+
+    /// The input is over `limit` at `offset`; `found` says what was seen.
+    pub fn limit(offset: usize, limit: Limit, found: &str) -> PosError {
+        PosError { limit: true, ..PosError::new(offset, limit.exceeded_here(found)) }
     }
 
     /// Converts a serde_json error raised by a deserializer over `buf[start..]`.
@@ -105,6 +124,11 @@ impl PosError {
             return TraceError::NoTraceEvents { path };
         }
         let (line, column) = self.position.unwrap_or_else(|| line_column(buf, self.offset));
+        if self.limit {
+            let message =
+                format!("at byte {} (line {line}, column {column}): {}", self.offset, self.message);
+            return TraceError::Limit { path, message };
+        }
         TraceError::Json { path, offset: self.offset as u64, line, column, message: self.message }
     }
 }

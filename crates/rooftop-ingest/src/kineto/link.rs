@@ -26,6 +26,31 @@ use rayon::slice::ParallelSliceMut;
 use rooftop_core::trace::{CpuOp, GpuEvent, RuntimeCall, Schema, TraceModel};
 use std::hash::BuildHasherDefault;
 
+/// Checks the GPU activities (sorted by start) before any analysis sees them: an exact
+/// duplicate (same device, stream, start, duration, kind, name and correlation: the
+/// same activity written twice) is dropped and counted in a warning. Activities that
+/// merely overlap on one stream are kept: the kernels of a CUDA graph replay run
+/// concurrently under their launch stream (the H200 graph fixture has two), so the
+/// analyses themselves take overlap as no idle time, never a negative one.
+fn check_streams(gpu: &mut Vec<GpuEvent>, warnings: &mut super::error::Warnings) {
+    let before = gpu.len();
+    gpu.dedup_by(|b, a| {
+        a.ts_ns == b.ts_ns
+            && a.dur_ns == b.dur_ns
+            && a.device == b.device
+            && a.stream == b.stream
+            && a.kind == b.kind
+            && a.correlation == b.correlation
+            && a.name == b.name
+    });
+    let dropped = (before - gpu.len()) as u64;
+    if dropped > 0 {
+        warnings.add_n("duplicate_gpu_event", dropped, None, || {
+            format!("{dropped} GPU activity copies dropped: each repeated another exactly (same stream, start, duration and name)")
+        });
+    }
+}
+
 /// Builds the model; `buf` is only used to state positions in warnings.
 pub(crate) fn build(
     parsed: Parsed,
@@ -72,6 +97,7 @@ pub(crate) fn build(
     for g in &mut gpu {
         g.op = None;
     }
+    check_streams(&mut gpu, &mut warnings);
     let launches = link_gpu(&gpu, &runtimes, &ops, &events.flow_starts, &events.flow_ends);
 
     let mut no_launch = 0u64;

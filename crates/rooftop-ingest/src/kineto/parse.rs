@@ -13,6 +13,7 @@
 use super::collect::Partial;
 use super::error::PosError;
 use super::event::EventSeed;
+use rooftop_core::limits::Limit;
 use rooftop_core::trace::TraceDevice;
 use serde::de::{
     self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
@@ -212,15 +213,27 @@ fn run(
     let mut p = from;
     let mut reported = from;
     let mut released = from;
+    let (max_events, max_bytes) = (Limit::Events.value(), Limit::ValueBytes.usize());
     loop {
         if buf.get(p) == Some(&b']') {
             return Err(expected(buf, p, "an event after `,`"));
         }
+        let start = p;
         // The hand-written scanner first; serde for what it leaves (`fast` docs).
         if let Some(end) = super::fast::event(buf, p, p, sink) {
             p = end;
         } else {
             p = serde_event(buf, p, sink)?;
+        }
+        if p - start > max_bytes {
+            return Err(PosError::limit(
+                start,
+                Limit::ValueBytes,
+                &format!("an event of {} bytes", p - start),
+            ));
+        }
+        if sink.events > max_events {
+            return Err(too_many_events(start));
         }
         p = skip_ws(buf, p);
         match buf.get(p) {
@@ -246,6 +259,11 @@ fn run(
             _ => return Err(expected(buf, p, "`,` or `]` after an event")),
         }
     }
+}
+
+/// The error for the event at `offset` that is one over [`Limit::Events`].
+pub(super) fn too_many_events(offset: usize) -> PosError {
+    PosError::limit(offset, Limit::Events, &format!("more than {} events", Limit::Events.value()))
 }
 
 /// One event parsed with serde (what the fast scanner leaves); the position after it.
@@ -319,6 +337,10 @@ fn events_array(
     for (i, slot) in results.into_iter().enumerate() {
         let Some((part, end)) = slot else { break };
         sink.append(part);
+        if sink.events > Limit::Events.value() {
+            // Each stretch checks its own count; the sum is checked here.
+            return Err(too_many_events(bounds[i]));
+        }
         match end? {
             End::Closed(after) => return Ok(after),
             End::Next(p) if i + 1 < n && p == bounds[i + 1] => {}
@@ -331,6 +353,9 @@ fn events_array(
                     progress(now.min(total), total);
                 })?;
                 sink.append(rest);
+                if sink.events > Limit::Events.value() {
+                    return Err(too_many_events(p));
+                }
                 return match end {
                     End::Closed(after) => Ok(after),
                     End::Next(p) => Err(expected(buf, p, "`]`")),

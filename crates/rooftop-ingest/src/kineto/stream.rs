@@ -16,6 +16,7 @@ use super::event::EventSeed;
 use super::parse::{expected, one_value, DeviceList, DistInfo, KeyName, Parsed};
 use super::source::Counting;
 use flate2::bufread::MultiGzDecoder;
+use rooftop_core::limits::Limit;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use serde::Deserialize;
 use std::io::Read;
@@ -124,6 +125,7 @@ impl Window<'_> {
                 // Cut by the window's end: parse again with the next chunk (or, at the
                 // end of input, again knowing it is the end).
                 _ => {
+                    self.check_value_size(*p)?;
                     self.more(*p)?;
                     *p = 0;
                 }
@@ -137,6 +139,18 @@ impl Window<'_> {
     /// comes back at the same place.
     fn cut(&self, e: &PosError) -> bool {
         !self.done && (e.eof || e.offset + 1 >= self.buf.len())
+    }
+
+    /// The value starting at `p` is cut by the window's end: refuse to take more input
+    /// for it when it is already longer than [`Limit::ValueBytes`] (one string inflating
+    /// to gigabytes would otherwise be held, and parsed again, chunk after chunk).
+    fn check_value_size(&self, p: usize) -> Result<(), Fail> {
+        let held = self.buf.len().saturating_sub(p);
+        if held > Limit::ValueBytes.usize() {
+            let found = format!("a value longer than {held} bytes");
+            return Err(self.error(PosError::limit(p, Limit::ValueBytes, &found)));
+        }
+        Ok(())
     }
 
     fn expected(&self, p: usize, what: &str) -> Fail {
@@ -176,6 +190,22 @@ fn parse_gz_chunked(
                     Ok(0) => return,
                     Ok(n) => {
                         inflated += n as u64;
+                        let read = dec.get_ref().position() as u64;
+                        if inflated > Limit::InflateFloor.value()
+                            && inflated / read.max(1) > Limit::InflateRatio.value()
+                        {
+                            let found = format!(
+                                "{inflated} bytes inflated from the first {read} compressed \
+                                 bytes ({}x)",
+                                inflated / read.max(1)
+                            );
+                            let message = Limit::InflateRatio.exceeded_here(&found);
+                            let _ = tx.send(Err(TraceError::Limit {
+                                path: path.to_path_buf(),
+                                message: format!("the gzip stream inflates too far: {message}"),
+                            }));
+                            return;
+                        }
                         Ok(chunk)
                     }
                     Err(e) => Err(TraceError::Gzip {
@@ -298,6 +328,7 @@ fn events(
         *p += 1;
         return Ok(());
     }
+    let (max_events, max_bytes) = (Limit::Events.value(), Limit::ValueBytes.usize());
     loop {
         match w.peek(p)? {
             Some(b']') => return Err(w.expected(*p, "an event after `,`")),
@@ -306,6 +337,7 @@ fn events(
         }
         // One event, parsed again from its start if the window cut it: the fast scanner
         // first, serde for what it leaves (`super::fast` docs).
+        let start = w.base + *p;
         loop {
             if let Some(end) = super::fast::event(&w.buf, *p, w.base + *p, sink) {
                 *p = end;
@@ -330,11 +362,21 @@ fn events(
                         return Err(w.error(e));
                     }
                     let base = w.base;
+                    w.check_value_size(*p)?;
                     w.more(*p)?;
                     *p = 0;
                     tick(base);
                 }
             }
+        }
+        let len = w.base + *p - start;
+        if len > max_bytes {
+            let found = format!("an event of {len} bytes");
+            let e = PosError::limit(start - w.base, Limit::ValueBytes, &found);
+            return Err(w.error(e));
+        }
+        if sink.events > max_events {
+            return Err(w.error(super::parse::too_many_events(*p)));
         }
         let win = &*w;
         sink.warnings.resolve(&|abs| win.locate(abs));

@@ -179,6 +179,12 @@ pub fn idle_breakdown(model: &TraceModel, threshold_ns: i64) -> IdleBreakdown {
                 let (prev, cur) = (ev(w[0]), ev(w[1]));
                 // HTA: the previous event's own end, not the latest end so far.
                 let prev_end = prev.ts_ns + prev.dur_ns;
+                // Two events on one stream that overlap (the kernels of a graph replay,
+                // damaged clocks) leave no idle time between them, never a negative one
+                // (exact duplicates were dropped by the reader).
+                if cur.ts_ns < prev_end {
+                    continue;
+                }
                 let c = classify(model, prev, prev_end, cur, threshold_ns);
                 gaps.entry(c).or_default().push(cur.ts_ns - prev_end);
             }

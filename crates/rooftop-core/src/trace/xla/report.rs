@@ -157,6 +157,11 @@ pub struct Steps {
     pub rows: Vec<StepRow>,
     /// The profile's step markers (host-side), when any.
     pub markers: Vec<StepMarker>,
+    /// Steps that start before the previous step on their device ends (a step inside a
+    /// step): their predecessor's gap to next is not a gap, so it is left out (`None`)
+    /// and the report says how many.
+    #[serde(skip)]
+    pub overlapping: u64,
 }
 
 /// One collective op.
@@ -259,12 +264,20 @@ pub fn xla_report(
             no_hlo.join(", ")
         ));
     }
+    let steps = steps(model, info, window_start_ns);
+    if steps.overlapping > 0 {
+        notes.push(format!(
+            "{} step(s) start before the previous step on their device ends (overlapping \
+             runs of the step module): the gap to next of the step before each is not shown.",
+            steps.overlapping
+        ));
+    }
     Some(XlaReport {
         layout: info.layout.as_str().to_string(),
         hostnames: info.hostnames.clone(),
         devices: info.devices.clone(),
         modules: module_rows(model, info),
-        steps: steps(model, info, window_start_ns),
+        steps,
         categories: category_rows(&ops, total_ns),
         total_op_time_ms: total_ns as f64 / 1e6,
         collectives: collective_rows(model, info, &groups, &ops),
@@ -568,6 +581,7 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
             basis: "none".to_string(),
             rows: Vec::new(),
             markers: info.step_markers.clone(),
+            overlapping: 0,
         };
     };
     let mut spans: Vec<(i64, i64, i64, u64)> = runs
@@ -585,6 +599,7 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
         d.1 = d.1.max(e.dur_ns);
     }
     let mut rows = Vec::new();
+    let mut overlapping = 0u64;
     for (n, &(dev, start, end, kernels)) in spans.iter().enumerate() {
         // Every device activity on this device inside the span counts as busy.
         let (acts, longest) = by_dev.get(&dev).map_or((&[][..], 0), |(v, l)| (v.as_slice(), *l));
@@ -597,7 +612,12 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
             .collect();
         let busy = crate::trace::attrib::busy_of_intervals(&mut iv);
         let span = end.saturating_sub(start);
+        // A next step that starts inside this one is no gap: left out and counted.
         let next = spans.get(n + 1).filter(|s| s.0 == dev).map(|s| s.1.saturating_sub(end));
+        let next = next.filter(|&g| {
+            overlapping += u64::from(g < 0);
+            g >= 0
+        });
         rows.push(StepRow {
             index: rows.iter().filter(|r: &&StepRow| r.device == dev).count() as u64,
             device: dev,
@@ -610,7 +630,7 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
         });
     }
     let name = info.modules.get(main as usize).map_or("?", |m| m.name.as_str());
-    Steps { basis: format!("module:{name}"), rows, markers: info.step_markers.clone() }
+    Steps { basis: format!("module:{name}"), rows, markers: info.step_markers.clone(), overlapping }
 }
 
 fn collective_rows(
@@ -673,4 +693,40 @@ fn collective_rows(
         (b.mean_us * b.occurrences as f64).total_cmp(&(a.mean_us * a.occurrences as f64))
     });
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::xla::{XlaModule, XlaOp};
+    use crate::trace::{CpuOp, GpuEvent};
+
+    /// Two runs of one module on device 0: run 0 spans 0-10 ms, run 1 starts at 4 ms
+    /// (inside run 0) and ends at 12 ms, as in a profile whose step 1 starts inside
+    /// step 0. By hand: the gap from step 0 to step 1 would be 4 - 10 = -6 ms.
+    #[test]
+    fn a_step_inside_a_step_gives_no_negative_gap() {
+        let ms = 1_000_000;
+        let gpu = |ts: i64, dur: i64| GpuEvent { ts_ns: ts, dur_ns: dur, ..GpuEvent::default() };
+        let mut model =
+            TraceModel { gpu: vec![gpu(0, 10 * ms), gpu(4 * ms, 8 * ms)], ..TraceModel::default() };
+        model.ops = vec![
+            CpuOp { launched: vec![0], ..CpuOp::default() },
+            CpuOp { launched: vec![1], ..CpuOp::default() },
+        ];
+        let op = |run: u32| XlaOp { module: Some(0), run, ..XlaOp::default() };
+        let info = XlaInfo {
+            modules: vec![XlaModule { name: "jit_step".to_string(), ..XlaModule::default() }],
+            ops: vec![op(0), op(1)],
+            ..XlaInfo::default()
+        };
+        let s = steps(&model, &info, 0);
+        assert_eq!(s.rows.len(), 2);
+        assert_eq!(s.overlapping, 1);
+        assert!(s.rows.iter().all(|r| r.gap_to_next_ms.is_none_or(|g| g >= 0.0)), "{s:?}");
+        assert_eq!(s.rows[0].gap_to_next_ms, None);
+        // Spans are the runs' own: 10 ms and 8 ms.
+        assert_eq!(s.rows[0].span_ms, 10.0);
+        assert_eq!(s.rows[1].span_ms, 8.0);
+    }
 }
