@@ -15,7 +15,8 @@
 #
 # Settings (environment): FUZZ_TIMEOUT_MS (a hang: default 10000), FUZZ_MEMORY_MB (the
 # address-space limit: default 2048, as issue 34 allows), FUZZ_OUT (default target/fuzz),
-# FUZZ_JOBS (targets run at once: default 1).
+# FUZZ_JOBS (targets run at once: default 1), FUZZ_EXECS (stop a target after about this
+# many executions, if that comes before SECONDS_PER_TARGET).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,8 @@ timeout_ms="${FUZZ_TIMEOUT_MS:-10000}"
 memory_mb="${FUZZ_MEMORY_MB:-2048}"
 out="${FUZZ_OUT:-target/fuzz}"
 jobs="${FUZZ_JOBS:-1}"
+execs_cap=()
+[[ -n "${FUZZ_EXECS:-}" ]] && execs_cap=(-E "$FUZZ_EXECS")
 case "$secs" in
   '' | *[!0-9]*) echo "fuzz.sh: SECONDS_PER_TARGET must be a whole number, got \`$secs\`" >&2; exit 2 ;;
 esac
@@ -73,8 +76,9 @@ run_target() {
   rm -rf "$out/corpus/$t" "$out/out/$t"
   mkdir -p "$out/corpus/$t" "$out/out/$t" "$out/log"
   "$bin" --seeds "$t" "$out/corpus/$t"
-  # -V: seconds to fuzz; the outer timeout only guards against AFL++ itself stalling.
-  timeout $((secs + 120)) cargo afl fuzz -V "$secs" -t "$timeout_ms" -m "$memory_mb" \
+  # -V: seconds to fuzz (-E: executions); the outer timeout only guards against AFL++
+  # itself stalling.
+  timeout $((secs + 120)) cargo afl fuzz -V "$secs" "${execs_cap[@]}" -t "$timeout_ms" -m "$memory_mb" \
     -i "$out/corpus/$t" -o "$out/out/$t" -- "$bin" "$t" >"$out/log/$t" 2>&1 || {
     echo "fuzz.sh: AFL++ failed on $t (exit $?); its log:" >&2
     tail -30 "$out/log/$t" >&2
