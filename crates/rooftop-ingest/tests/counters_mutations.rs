@@ -1,6 +1,6 @@
 //! No counter input makes rooftop panic: every real fixture, truncated anywhere or with
 //! bytes flipped, goes through every reader, and whatever parses goes through the
-//! derivation and the analysis (the `cargo fuzz` targets in `fuzz/` do the same with
+//! derivation and the analysis (the AFL++ targets in `fuzz/` do the same with
 //! coverage guidance; this runs on every `cargo test`).
 
 #![allow(clippy::unwrap_used)]

@@ -1,8 +1,8 @@
 //! Bad bytes never panic the XPlane reader or the analysis after it: the real profile in
 //! `tests/fixtures/jax`, truncated at every 997th byte and mutated at random (bytes
 //! overwritten, inserted, removed), either reads or gives one error naming the file and
-//! a byte offset inside it. The fuzz target `fuzz/fuzz_targets/xplane_parse.rs` runs the
-//! same property unbounded.
+//! a byte offset inside it. The fuzz target `xplane` (`fuzz/src/lib.rs`, run by
+//! `scripts/fuzz.sh`) checks the same property with coverage guidance.
 
 #![allow(clippy::unwrap_used)]
 
