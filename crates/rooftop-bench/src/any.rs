@@ -138,6 +138,15 @@ impl AnyBackend {
         }
     }
 
+    /// This backend's compute peaks with no memory roof (CPU only: see
+    /// [`CpuInfo::compute_only_spec`](crate::cpu::info::CpuInfo::compute_only_spec)).
+    pub fn compute_only_spec(&self) -> Option<DeviceSpec> {
+        match self {
+            AnyBackend::Cpu(b) => b.cpu().compute_only_spec(),
+            _ => None,
+        }
+    }
+
     /// Ceilings measurement options for this backend's caches and peaks.
     pub fn ceiling_options(&self, quick: bool, timing: TimingOptions) -> CeilingOptions {
         match self {

@@ -199,6 +199,10 @@ fn theoretical_roof(
 ) -> Option<RoofRef> {
     if memory_side {
         let meta = d.figure("memory.bandwidth_gbs");
+        // An infinite bandwidth is none known (a compute-only run): no memory roof.
+        if !d.peak_bw_gbs.is_finite() {
+            return None;
+        }
         // A DRAM figure that is itself a measurement is not a theoretical peak.
         if meta.provenance == Provenance::Calibrated || meta.provenance == Provenance::Measured {
             return None;
@@ -256,13 +260,17 @@ pub fn link_builtins(results: &mut [ResultRecord]) {
 
 /// The device record of the roofs an analysis used.
 pub fn device_record(d: &DeviceSpec) -> DeviceRecord {
-    let mut roofs = vec![RoofRef {
-        what: "dram bandwidth".to_string(),
-        value: d.peak_bw_gbs,
-        unit: "GB/s".to_string(),
-        provenance: d.figure("memory.bandwidth_gbs").provenance,
-        source: d.figure("memory.bandwidth_gbs").source.clone(),
-    }];
+    // An infinite bandwidth is none known (a compute-only run): no DRAM roof listed.
+    let mut roofs: Vec<RoofRef> = std::iter::once(d.peak_bw_gbs)
+        .filter(|b| b.is_finite())
+        .map(|value| RoofRef {
+            what: "dram bandwidth".to_string(),
+            value,
+            unit: "GB/s".to_string(),
+            provenance: d.figure("memory.bandwidth_gbs").provenance,
+            source: d.figure("memory.bandwidth_gbs").source.clone(),
+        })
+        .collect();
     for p in &d.peaks {
         roofs.push(RoofRef {
             what: format!("{} {}", p.precision.as_str(), p.unit.as_str()),

@@ -6,14 +6,24 @@ use std::path::PathBuf;
 
 /// How far each kernel is from what the hardware allows, and why.
 #[derive(Debug, Parser)]
-#[command(name = "rooftop", version, about, long_about = None, max_term_width = 100)]
+#[command(
+    name = "rooftop",
+    version,
+    about,
+    long_about = None,
+    max_term_width = 100,
+    after_help = "Exit codes: 0 ok; 1 a regression found by `diff` (or a run that failed); \
+                  2 bad input or usage (an output path that cannot be written is refused \
+                  before any work); 130 interrupted by Ctrl-C (partial results and exports \
+                  kept, marked \"interrupted\": true)."
+)]
 pub struct Cli {
     /// Extra device file(s) in rooftop's device format (docs/device-format.md); they add
     /// devices or override catalog entries with the same id. Repeatable.
     #[arg(long = "device-file", global = true, value_name = "FILE")]
     pub device_files: Vec<PathBuf>,
 
-    /// Output format.
+    /// Output format (the value shown is the default).
     #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 
@@ -106,7 +116,7 @@ pub struct AnalyzeArgs {
 /// Options every analysed op shares.
 #[derive(Debug, Args, Clone)]
 pub struct Common {
-    /// Device id, alias or tool-printed name (`rooftop devices` lists them).
+    /// Device id, alias or tool-printed name (`rooftop devices` lists them). Required.
     #[arg(long, short = 'd')]
     pub device: String,
 
@@ -171,10 +181,13 @@ pub enum OpCommand {
 
 #[derive(Debug, Args)]
 pub struct GemmArgs {
+    /// Rows of A and C (M). Required.
     #[arg(long)]
     pub m: u64,
+    /// Columns of B and C (N). Required.
     #[arg(long)]
     pub n: u64,
+    /// The reduction dimension: columns of A, rows of B (K). Required.
     #[arg(long)]
     pub k: u64,
     /// Independent GEMMs in the batch.
@@ -226,6 +239,7 @@ pub enum View {
 
 #[derive(Debug, Args)]
 pub struct AttentionArgs {
+    /// Sequences in the batch.
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
     /// Query heads.
@@ -240,6 +254,7 @@ pub struct AttentionArgs {
     /// Key/value sequence length. Default: --seq-q.
     #[arg(long = "seq-kv")]
     pub seq_kv: Option<u64>,
+    /// Query/key head dimension. Required.
     #[arg(long = "head-dim")]
     pub head_dim: u64,
     /// Value head dimension. Default: --head-dim.
@@ -252,6 +267,7 @@ pub struct AttentionArgs {
     /// Backward pass instead of forward.
     #[arg(long)]
     pub backward: bool,
+    /// Precision of Q, K, V and the output.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]
@@ -268,10 +284,13 @@ pub enum Causal {
 
 #[derive(Debug, Args)]
 pub struct RowsArgs {
+    /// Rows (independent vectors). Required.
     #[arg(long)]
     pub rows: u64,
+    /// Values per row. Required.
     #[arg(long)]
     pub cols: u64,
+    /// Element precision.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]
@@ -280,10 +299,13 @@ pub struct RowsArgs {
 
 #[derive(Debug, Args)]
 pub struct SoftmaxArgs {
+    /// Rows (independent vectors). Required.
     #[arg(long)]
     pub rows: u64,
+    /// Values per row. Required.
     #[arg(long)]
     pub cols: u64,
+    /// Element precision.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     /// Passes over the input: 1 (online softmax, the minimum traffic) or 3 (max, sum,
@@ -296,6 +318,7 @@ pub struct SoftmaxArgs {
 
 #[derive(Debug, Args)]
 pub struct ElementwiseArgs {
+    /// Values per tensor. Required.
     #[arg(long)]
     pub elements: u64,
     /// Input tensors of --elements values (1 = unary, 2 = binary).
@@ -307,6 +330,7 @@ pub struct ElementwiseArgs {
     /// FLOPs per output element.
     #[arg(long = "flops-per-element", default_value_t = 1.0)]
     pub flops_per_element: f64,
+    /// Element precision.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]
@@ -315,8 +339,10 @@ pub struct ElementwiseArgs {
 
 #[derive(Debug, Args)]
 pub struct CopyArgs {
+    /// Values copied. Required.
     #[arg(long)]
     pub elements: u64,
+    /// Element precision.
     #[arg(long, default_value = "fp32")]
     pub dtype: String,
     #[command(flatten)]
@@ -346,17 +372,22 @@ pub struct ConvArgs {
     /// Filter width.
     #[arg(long)]
     pub s: u64,
+    /// Stride (both dimensions).
     #[arg(long, default_value_t = 1)]
     pub stride: u64,
+    /// Zero padding on each side (both dimensions).
     #[arg(long, default_value_t = 0)]
     pub pad: u64,
+    /// Filter dilation (both dimensions).
     #[arg(long, default_value_t = 1)]
     pub dilation: u64,
+    /// Channel groups (C and K divided among them).
     #[arg(long, default_value_t = 1)]
     pub groups: u64,
     /// Add a bias of K values.
     #[arg(long)]
     pub bias: bool,
+    /// Precision of input, weights and output.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]
