@@ -143,7 +143,11 @@ impl AnyBackend {
     pub fn compute_only_spec(&self) -> Option<DeviceSpec> {
         match self {
             AnyBackend::Cpu(b) => b.cpu().compute_only_spec(),
-            _ => None,
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(_) => None,
+            #[cfg(feature = "wgpu")]
+            AnyBackend::Wgpu(_) => None,
+            AnyBackend::Mock(_) => None,
         }
     }
 

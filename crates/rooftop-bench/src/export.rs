@@ -383,13 +383,13 @@ mod tests {
         }
     }
 
-    fn run(kernel: &str, case: Case) -> (&'static dyn Kernel, CaseResult) {
+    fn run(kernel: &str, case: &Case) -> (&'static dyn Kernel, CaseResult) {
         let k = find(kernel).unwrap();
         let mut mock = MockBackend::new(MockConfig::default());
         let imp = crate::backend::Backend::implementations(&mock, kernel).remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r =
-            run_case(&mut mock, k, &case, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
+            run_case(&mut mock, k, case, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
                 .unwrap();
         (k, r)
     }
@@ -408,7 +408,7 @@ mod tests {
             weights: None,
             variant: None,
         };
-        let (k, r) = run("triad", case);
+        let (k, r) = run("triad", &case);
         let c = ceilings();
         let spec = crate::ceilings::calibrated_spec(&crate::mock::device_spec(), &c);
         let roofs =
@@ -434,7 +434,7 @@ mod tests {
             weights: None,
             variant: None,
         };
-        let (k, r) = run("chase", case);
+        let (k, r) = run("chase", &case);
         let d = crate::mock::device_spec();
         let roofs = Roofs { theoretical: &d, analysis: &d, ceilings: None };
         let rec = evaluate(k, &r, roofs).unwrap();

@@ -335,9 +335,9 @@ fn graph_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
     let mut b = Block::new(
         format!(
             "CUDA/HIP graphs: {}, {}, {} ({} of GPU time)",
-            rooftop_core::diagnose::count(g.launches as u64, "launch", "launches"),
+            rooftop_core::diagnose::count(g.launches, "launch", "launches"),
             rooftop_core::diagnose::count(
-                g.graph_events as u64,
+                g.graph_events,
                 "replayed GPU event",
                 "replayed GPU events"
             ),
@@ -534,7 +534,7 @@ fn module_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
             "{} from {}; times summed over calls, children included (self: without \
              child modules); backward credited through autograd sequence numbers{}. All \
              paths in --format csv/json.",
-            rooftop_core::diagnose::count(m.calls as u64, "call", "calls"),
+            rooftop_core::diagnose::count(m.calls, "call", "calls"),
             m.source,
             if m.unattributed_backward_us > 0.0 {
                 format!(" ({} of backward outside any module)", ut(m.unattributed_backward_us))

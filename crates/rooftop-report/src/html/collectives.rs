@@ -150,7 +150,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
                 note(&format!(
                     "{}, {} sent; imbalance (largest sender over the mean) {}× on \
                      average, {}× at most; heaviest sender: {}.",
-                    rooftop_core::diagnose::count(g.count as u64, "instance", "instances"),
+                    rooftop_core::diagnose::count(g.count, "instance", "instances"),
                     si(g.total_bytes as f64, "B"),
                     sig3(g.imbalance_mean),
                     sig3(g.imbalance_max),

@@ -109,7 +109,7 @@ fn marks(r: &TraceReport, prefix: &str) -> (Vec<Mark>, Vec<String>) {
                 format!(
                     "time: {} over {} ({} per call)",
                     us(k.sum),
-                    rooftop_core::diagnose::count(row.count as u64, "call", "calls"),
+                    rooftop_core::diagnose::count(row.count, "call", "calls"),
                     us(k.mean)
                 ),
                 format!("achieved: {} (mean over calls)", si(rate.mean * 1e12, "FLOP/s")),

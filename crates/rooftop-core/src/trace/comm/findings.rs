@@ -42,7 +42,7 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<Finding>
                     format!(
                         "costs the others {} per step ({})",
                         us(per * 1e3),
-                        crate::diagnose::count(s.steps as u64, "step", "steps")
+                        crate::diagnose::count(s.steps, "step", "steps")
                     )
                 }
                 None => format!(
@@ -115,7 +115,7 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<Finding>
                 format!(
                     "{} over {} ranks ({}) reach {} bus bandwidth, {} of {} ({} per \
                      GPU per direction); transfer {} in total.",
-                    crate::diagnose::count(row.count as u64, "instance", "instances"),
+                    crate::diagnose::count(row.count, "instance", "instances"),
                     row.group_size,
                     row.scope.as_str().replace('_', "-"),
                     si(bus * 1e9, "B/s"),
@@ -155,7 +155,7 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<Finding>
                 format!(
                     "over {} the busiest rank sends {}× the mean on average (up to \
                      {}×); rank {} sends the most ({} of {}).",
-                    crate::diagnose::count(g.count as u64, "instance", "instances"),
+                    crate::diagnose::count(g.count, "instance", "instances"),
                     sig3(g.imbalance_mean),
                     sig3(g.imbalance_max),
                     g.heaviest_sender.map_or_else(|| "?".to_string(), |r| r.to_string()),

@@ -140,7 +140,7 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
             "The CPU blocks on the GPU",
             format!(
                 "{} held the CPU for {} ({} of the window){}",
-                crate::diagnose::count(i.syncs.calls as u64, "blocking call", "blocking calls"),
+                crate::diagnose::count(i.syncs.calls, "blocking call", "blocking calls"),
                 us(blocked),
                 pct(share(blocked)),
                 top.map_or(String::new(), |t| format!(
