@@ -138,6 +138,19 @@ impl AnyBackend {
         }
     }
 
+    /// This backend's compute peaks with no memory roof (CPU only: see
+    /// [`CpuInfo::compute_only_spec`](crate::cpu::info::CpuInfo::compute_only_spec)).
+    pub fn compute_only_spec(&self) -> Option<DeviceSpec> {
+        match self {
+            AnyBackend::Cpu(b) => b.cpu().compute_only_spec(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(_) => None,
+            #[cfg(feature = "wgpu")]
+            AnyBackend::Wgpu(_) => None,
+            AnyBackend::Mock(_) => None,
+        }
+    }
+
     /// Ceilings measurement options for this backend's caches and peaks.
     pub fn ceiling_options(&self, quick: bool, timing: TimingOptions) -> CeilingOptions {
         match self {

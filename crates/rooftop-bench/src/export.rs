@@ -59,8 +59,40 @@ pub fn evaluate(
     let time_ns = median.map(|m| ((m * 1e9).round() as u64).max(1));
     let mut req = KernelRequest::new(work.clone());
     req.time_ns = time_ns;
-    let analysis = analyze(roofs.analysis, &req)
-        .map_err(|e| crate::error::BenchError::Model(format!("{}: {e}", r.case.kernel)))?;
+    let model_err = |e| crate::error::BenchError::Model(format!("{}: {e}", r.case.kernel));
+    let mut analysis = analyze(roofs.analysis, &req).map_err(model_err)?;
+    // A memory-bound result whose buffers live in a cache is judged (floor, bound,
+    // attainment, findings) against that level's measured roof, as its "% ceil" is:
+    // not against DRAM's.
+    if let Some(level_spec) = cache_level_spec(roofs, &analysis, &work, r.buffer_bytes) {
+        analysis = analyze(&level_spec, &req).map_err(model_err)?;
+    }
+    // A latency probe (pointer chase) is judged by its time per dependent access
+    // (`ns_per_access`), not as a copy that should reach the bandwidth roof.
+    if let (Some(n), Some(m)) = (kernel.latency_accesses(&r.case).filter(|n| *n > 0), median) {
+        analysis
+            .findings
+            .retain(|f| !f.id.starts_with("bandwidth.") && !f.id.starts_with("class."));
+        let level =
+            roofs.ceilings.map_or("unknown: no ceilings", |c| match c.residency(r.buffer_bytes) {
+                Residency::Cached => "the last-level cache",
+                Residency::PartlyCached => "partly the last-level cache",
+                Residency::Dram => "DRAM",
+            });
+        analysis.findings.push(rooftop_core::diagnose::Finding::new(
+            "latency.probe",
+            "A latency probe: judged per dependent access",
+            format!(
+                "{} per dependent load over {} of buffers (residency: {level}); each load \
+                 waits for the previous one, so bandwidth roofs do not apply",
+                rooftop_core::units::si(m / n as f64, "s"),
+                rooftop_core::units::si(r.buffer_bytes as f64, "B"),
+            ),
+            "Compare with the load-to-use latency of the level the chain lives in (vendor \
+             optimization guides give L1/L2/L3/DRAM latencies in cycles).",
+            None,
+        ));
+    }
     let bound = analysis.roofline.bound;
     let achieved_gbs = median.map(|m| work.bytes() / m / 1e9);
     let achieved_gflops = median.map(|m| work.flops / m / 1e9);
@@ -169,6 +201,42 @@ pub fn evaluate(
     })
 }
 
+/// `roofs.analysis` with the DRAM roof replaced by the measured roof of the cache level
+/// the buffers live in, for a memory-side result; `None` when they live in DRAM (or no
+/// cache roof was measured).
+fn cache_level_spec(
+    roofs: Roofs<'_>,
+    first: &rooftop_core::analysis::Analysis,
+    work: &rooftop_core::ops::Work,
+    buffer_bytes: u64,
+) -> Option<DeviceSpec> {
+    let c = roofs.ceilings?;
+    if !(matches!(first.roofline.bound, Bound::Memory) || work.flops == 0.0) {
+        return None;
+    }
+    let (roof, _) = c.memory_roof(buffer_bytes);
+    let RoofKind::Bandwidth { level } = roof else { return None };
+    if level == MemLevel::Dram {
+        return None;
+    }
+    let gbs = c.value(roof)?;
+    let mut d = roofs.analysis.clone();
+    d.peak_bw_gbs = gbs;
+    d.figure_meta.insert(
+        "memory.bandwidth_gbs".to_string(),
+        rooftop_core::device::FigureMeta {
+            source: format!(
+                "rooftop ceilings ({}): {} bandwidth, where this working set lives",
+                c.method,
+                level.as_str()
+            ),
+            confidence: rooftop_core::units::Confidence::Medium,
+            provenance: Provenance::Calibrated,
+        },
+    );
+    Some(d)
+}
+
 /// The note of a memory-bound result whose buffers are (partly) cache-resident.
 fn residency_note(c: &Ceilings, res: Residency, bytes: u64) -> Option<String> {
     let last = c.caches.iter().map(|x| x.bytes).max()?;
@@ -199,6 +267,10 @@ fn theoretical_roof(
 ) -> Option<RoofRef> {
     if memory_side {
         let meta = d.figure("memory.bandwidth_gbs");
+        // An infinite bandwidth is none known (a compute-only run): no memory roof.
+        if !d.peak_bw_gbs.is_finite() {
+            return None;
+        }
         // A DRAM figure that is itself a measurement is not a theoretical peak.
         if meta.provenance == Provenance::Calibrated || meta.provenance == Provenance::Measured {
             return None;
@@ -256,13 +328,17 @@ pub fn link_builtins(results: &mut [ResultRecord]) {
 
 /// The device record of the roofs an analysis used.
 pub fn device_record(d: &DeviceSpec) -> DeviceRecord {
-    let mut roofs = vec![RoofRef {
-        what: "dram bandwidth".to_string(),
-        value: d.peak_bw_gbs,
-        unit: "GB/s".to_string(),
-        provenance: d.figure("memory.bandwidth_gbs").provenance,
-        source: d.figure("memory.bandwidth_gbs").source.clone(),
-    }];
+    // An infinite bandwidth is none known (a compute-only run): no DRAM roof listed.
+    let mut roofs: Vec<RoofRef> = std::iter::once(d.peak_bw_gbs)
+        .filter(|b| b.is_finite())
+        .map(|value| RoofRef {
+            what: "dram bandwidth".to_string(),
+            value,
+            unit: "GB/s".to_string(),
+            provenance: d.figure("memory.bandwidth_gbs").provenance,
+            source: d.figure("memory.bandwidth_gbs").source.clone(),
+        })
+        .collect();
     for p in &d.peaks {
         roofs.push(RoofRef {
             what: format!("{} {}", p.precision.as_str(), p.unit.as_str()),
@@ -273,4 +349,99 @@ pub fn device_record(d: &DeviceSpec) -> DeviceRecord {
         });
     }
     DeviceRecord { id: d.id.clone(), name: d.name.clone(), roofs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ceilings::{BandwidthCeiling, CacheCapacity, Pattern};
+    use crate::harness::{run_case, TimingOptions};
+    use crate::mock::{MockBackend, MockConfig};
+    use crate::suite::find;
+    use rooftop_core::units::Precision;
+    use std::sync::atomic::AtomicBool;
+
+    /// DRAM 50 GB/s, LLC 400 GB/s, a 32 MiB last-level cache.
+    fn ceilings() -> Ceilings {
+        let bw = |level, gbs| BandwidthCeiling {
+            level,
+            pattern: Pattern::Read,
+            gbs,
+            working_set_bytes: 16 << 20,
+        };
+        Ceilings {
+            backend: "mock".into(),
+            device_name: "mock".into(),
+            method: "test".into(),
+            parallelism: 1,
+            bandwidth: vec![bw(MemLevel::Dram, 50.0), bw(MemLevel::Llc, 400.0)],
+            sweep: Vec::new(),
+            compute: Vec::new(),
+            notes: Vec::new(),
+            caches: vec![CacheCapacity { level: MemLevel::Llc, bytes: 32 << 20 }],
+            adjustments: Vec::new(),
+        }
+    }
+
+    fn run(kernel: &str, case: &Case) -> (&'static dyn Kernel, CaseResult) {
+        let k = find(kernel).unwrap();
+        let mut mock = MockBackend::new(MockConfig::default());
+        let imp = crate::backend::Backend::implementations(&mock, kernel).remove(0);
+        let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
+        let r =
+            run_case(&mut mock, k, case, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
+                .unwrap();
+        (k, r)
+    }
+
+    use crate::Case;
+
+    /// A triad of 64 Ki fp32 elements: 3 x 4 x 65,536 = 786,432 B of buffers, within half
+    /// the 32 MiB cache, so its roof is the LLC's 400 GB/s: "% ceil" and the bandwidth
+    /// finding both say 400 GB/s, never DRAM's 50.
+    #[test]
+    fn cache_resident_results_are_judged_against_the_cache_roof() {
+        let case = Case {
+            kernel: "triad",
+            sizes: vec![("n", 65_536)],
+            dtype: Precision::Fp32,
+            weights: None,
+            variant: None,
+        };
+        let (k, r) = run("triad", &case);
+        let c = ceilings();
+        let spec = crate::ceilings::calibrated_spec(&crate::mock::device_spec(), &c);
+        let roofs =
+            Roofs { theoretical: &crate::mock::device_spec(), analysis: &spec, ceilings: Some(&c) };
+        let rec = evaluate(k, &r, roofs).unwrap();
+        assert_eq!(rec.residency, Some(Residency::Cached));
+        assert_eq!(rec.measured_ceiling.as_ref().unwrap().value, 400.0);
+        for f in &rec.findings {
+            assert!(!f.evidence.contains("50.0 GB/s"), "judged against DRAM: {}", f.evidence);
+        }
+        // The floor is the bytes over the LLC roof: 786,432 B / 400 GB/s.
+        assert!((rec.floor_s - 786_432.0 / 400e9).abs() < 1e-15, "{}", rec.floor_s);
+    }
+
+    /// The pointer chase is a latency probe: no "too slow for a copy", one latency finding
+    /// with its time per access (mock: time / 2,500 steps).
+    #[test]
+    fn latency_probes_are_judged_as_latency() {
+        let case = Case {
+            kernel: "chase",
+            sizes: vec![("n", 1000), ("steps", 2500)],
+            dtype: Precision::Fp32,
+            weights: None,
+            variant: None,
+        };
+        let (k, r) = run("chase", &case);
+        let d = crate::mock::device_spec();
+        let roofs = Roofs { theoretical: &d, analysis: &d, ceilings: None };
+        let rec = evaluate(k, &r, roofs).unwrap();
+        assert!(rec.findings.iter().all(|f| !f.title.contains("Too slow")), "{:?}", rec.findings);
+        assert!(rec.findings.iter().all(|f| !f.id.starts_with("bandwidth.")));
+        let f = rec.findings.iter().find(|f| f.id == "latency.probe").unwrap();
+        let per = rec.median_s.unwrap() / 2500.0;
+        assert!(f.evidence.contains(&rooftop_core::units::si(per, "s")), "{}", f.evidence);
+    }
 }

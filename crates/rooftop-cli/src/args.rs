@@ -5,6 +5,17 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// The limits on hostile input and the variables that raise them, for `--help`.
+/// The exit codes, in `-h` and `--help`.
+const EXIT_CODES: &str = "Exit codes: 0 ok; 1 a regression found by `diff` (or a run that \
+                          failed); 2 bad input or usage (an output path that cannot be written \
+                          is refused before any work); 130 interrupted by Ctrl-C (partial \
+                          results and exports kept, marked \"interrupted\": true).";
+
+/// `--help`'s epilogue: the exit codes, then the input limits.
+fn long_after_help() -> String {
+    format!("{EXIT_CODES}\n\n{}", limits_help())
+}
+
 fn limits_help() -> String {
     let vars: Vec<String> = rooftop_core::limits::Limit::ALL
         .iter()
@@ -25,7 +36,8 @@ fn limits_help() -> String {
     about,
     long_about = None,
     max_term_width = 100,
-    after_long_help = limits_help()
+    after_help = EXIT_CODES,
+    after_long_help = long_after_help()
 )]
 pub struct Cli {
     /// Extra device file(s) in rooftop's device format (docs/device-format.md); they add
@@ -33,7 +45,7 @@ pub struct Cli {
     #[arg(long = "device-file", global = true, value_name = "FILE")]
     pub device_files: Vec<PathBuf>,
 
-    /// Output format.
+    /// Output format (the value shown is the default).
     #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 
@@ -126,7 +138,7 @@ pub struct AnalyzeArgs {
 /// Options every analysed op shares.
 #[derive(Debug, Args, Clone)]
 pub struct Common {
-    /// Device id, alias or tool-printed name (`rooftop devices` lists them).
+    /// Device id, alias or tool-printed name (`rooftop devices` lists them). Required.
     #[arg(long, short = 'd')]
     pub device: String,
 
@@ -191,10 +203,13 @@ pub enum OpCommand {
 
 #[derive(Debug, Args)]
 pub struct GemmArgs {
+    /// Rows of A and C (M). Required.
     #[arg(long)]
     pub m: u64,
+    /// Columns of B and C (N). Required.
     #[arg(long)]
     pub n: u64,
+    /// The reduction dimension: columns of A, rows of B (K). Required.
     #[arg(long)]
     pub k: u64,
     /// Independent GEMMs in the batch.
@@ -246,6 +261,7 @@ pub enum View {
 
 #[derive(Debug, Args)]
 pub struct AttentionArgs {
+    /// Sequences in the batch.
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
     /// Query heads.
@@ -260,6 +276,7 @@ pub struct AttentionArgs {
     /// Key/value sequence length. Default: --seq-q.
     #[arg(long = "seq-kv")]
     pub seq_kv: Option<u64>,
+    /// Query/key head dimension. Required.
     #[arg(long = "head-dim")]
     pub head_dim: u64,
     /// Value head dimension. Default: --head-dim.
@@ -272,6 +289,7 @@ pub struct AttentionArgs {
     /// Backward pass instead of forward.
     #[arg(long)]
     pub backward: bool,
+    /// Precision of Q, K, V and the output.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]
@@ -288,10 +306,13 @@ pub enum Causal {
 
 #[derive(Debug, Args)]
 pub struct RowsArgs {
+    /// Rows (independent vectors). Required.
     #[arg(long)]
     pub rows: u64,
+    /// Values per row. Required.
     #[arg(long)]
     pub cols: u64,
+    /// Element precision.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]
@@ -300,10 +321,13 @@ pub struct RowsArgs {
 
 #[derive(Debug, Args)]
 pub struct SoftmaxArgs {
+    /// Rows (independent vectors). Required.
     #[arg(long)]
     pub rows: u64,
+    /// Values per row. Required.
     #[arg(long)]
     pub cols: u64,
+    /// Element precision.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     /// Passes over the input: 1 (online softmax, the minimum traffic) or 3 (max, sum,
@@ -316,6 +340,7 @@ pub struct SoftmaxArgs {
 
 #[derive(Debug, Args)]
 pub struct ElementwiseArgs {
+    /// Values per tensor. Required.
     #[arg(long)]
     pub elements: u64,
     /// Input tensors of --elements values (1 = unary, 2 = binary).
@@ -327,6 +352,7 @@ pub struct ElementwiseArgs {
     /// FLOPs per output element.
     #[arg(long = "flops-per-element", default_value_t = 1.0)]
     pub flops_per_element: f64,
+    /// Element precision.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]
@@ -335,8 +361,10 @@ pub struct ElementwiseArgs {
 
 #[derive(Debug, Args)]
 pub struct CopyArgs {
+    /// Values copied. Required.
     #[arg(long)]
     pub elements: u64,
+    /// Element precision.
     #[arg(long, default_value = "fp32")]
     pub dtype: String,
     #[command(flatten)]
@@ -366,17 +394,22 @@ pub struct ConvArgs {
     /// Filter width.
     #[arg(long)]
     pub s: u64,
+    /// Stride (both dimensions).
     #[arg(long, default_value_t = 1)]
     pub stride: u64,
+    /// Zero padding on each side (both dimensions).
     #[arg(long, default_value_t = 0)]
     pub pad: u64,
+    /// Filter dilation (both dimensions).
     #[arg(long, default_value_t = 1)]
     pub dilation: u64,
+    /// Channel groups (C and K divided among them).
     #[arg(long, default_value_t = 1)]
     pub groups: u64,
     /// Add a bias of K values.
     #[arg(long)]
     pub bias: bool,
+    /// Precision of input, weights and output.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     #[command(flatten)]

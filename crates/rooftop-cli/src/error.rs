@@ -9,6 +9,9 @@ pub enum CliError {
     Input(String),
     /// Anything else (writing the output failed): exit code 1.
     Runtime(String),
+    /// Stopped by Ctrl-C (SIGINT), its partial results kept: exit code 130, as a shell
+    /// reports a process SIGINT ended (128 + 2).
+    Interrupted(String),
 }
 
 impl CliError {
@@ -20,6 +23,7 @@ impl CliError {
         match self {
             CliError::Input(_) => 2,
             CliError::Runtime(_) => 1,
+            CliError::Interrupted(_) => 130,
         }
     }
 }
@@ -27,7 +31,7 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Input(m) | CliError::Runtime(m) => f.write_str(m),
+            CliError::Input(m) | CliError::Runtime(m) | CliError::Interrupted(m) => f.write_str(m),
         }
     }
 }

@@ -27,6 +27,31 @@ pub fn no_perfetto(command: &str) -> CliError {
     ))
 }
 
+/// Checks, before any work starts, that `path` (given with `flag`) can be written: its
+/// folder exists and is a folder, and the path itself is not a folder unless `dir_ok`
+/// (outputs that are folders). A run that would lose its results at the end is refused
+/// up front with exit code 2.
+pub fn check_writable(path: &Path, flag: &str, dir_ok: bool) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let refuse = |why: String| {
+        Err(CliError::input(format!("{flag} {}: {why}; nothing was run", path.display())))
+    };
+    if !parent.is_dir() {
+        let why = if parent.exists() { "is not a folder" } else { "does not exist" };
+        return refuse(format!("its folder {} {why}", parent.display()));
+    }
+    if !dir_ok && path.is_dir() {
+        return refuse("is a folder, not a file".to_string());
+    }
+    if parent.metadata().is_ok_and(|m| m.permissions().readonly()) {
+        return refuse(format!("its folder {} is read-only", parent.display()));
+    }
+    Ok(())
+}
+
 /// Writes `text` to `path`, or to standard output. A closed pipe (`| head`) is not an
 /// error.
 pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {

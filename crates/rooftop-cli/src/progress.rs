@@ -29,21 +29,28 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
-/// A flag set by Ctrl-C (SIGINT). The first Ctrl-C asks the command to stop after the
-/// current sample and keep its results; a second one ends the process at once.
+static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// Whether a command that keeps partial results is running (see [`interrupt_flag`]).
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C (SIGINT) handler, first thing in `main`. Until a command asks for
+/// [`interrupt_flag`], Ctrl-C ends the process at once with 130; after, the first one
+/// sets the flag (the command stops after the current sample, keeps its results and
+/// exits with 130) and a second one ends the process at once.
+pub fn install_interrupt_handler() {
+    let flag = Arc::clone(FLAG.get_or_init(|| Arc::new(AtomicBool::new(false))));
+    // If a handler cannot be installed (another one exists), Ctrl-C keeps its default
+    // behaviour; nothing else depends on it.
+    let _ = ctrlc::set_handler(move || {
+        if !ARMED.load(Ordering::SeqCst) || flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+}
+
+/// The flag Ctrl-C sets, for a command that polls it and keeps its partial results.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = Arc::clone(&flag);
-        // If a handler cannot be installed (another one exists), Ctrl-C keeps its
-        // default behaviour; nothing else depends on it.
-        let _ = ctrlc::set_handler(move || {
-            if f.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
-        flag
-    })
-    .clone()
+    let flag = Arc::clone(FLAG.get_or_init(|| Arc::new(AtomicBool::new(false))));
+    ARMED.store(true, Ordering::SeqCst);
+    flag
 }

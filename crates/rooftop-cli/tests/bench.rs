@@ -258,7 +258,8 @@ fn ctrl_c_keeps_results_so_far() {
         .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    // 130 = 128 + SIGINT, as a shell reports it (documented in `rooftop --help`).
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted by Ctrl-C"));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true);
@@ -267,4 +268,171 @@ fn ctrl_c_keeps_results_so_far() {
     assert_eq!(r["interrupted"], true);
     assert!(!r["times_s"].as_array().unwrap().is_empty());
     assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted (Ctrl-C)"));
+}
+
+/// Ctrl-C during start-up (the quick ceilings, before any case): exit 130 and an export
+/// that exists, parses and says `"interrupted": true` with no results.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_start_up_is_recorded_as_interrupted() {
+    let dir = tempdir();
+    let j = dir.join("early.json");
+    // A stale export of an earlier run must not survive as this run's answer.
+    std::fs::write(&j, r#"{"interrupted": false, "results": [1, 2, 3]}"#).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rooftop");
+    let child = std::process::Command::new(bin)
+        .args(["bench", "--backend", "mock", "--export-json"])
+        .arg(&j)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past `main`'s first lines (the handler), well before the mock's quick ceilings
+    // (about 2 s) end.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["schema_version"], 1);
+}
+
+/// A device file of calibrated roofs (as `rooftop ceilings -o` writes them): 50 GB/s DRAM
+/// and 0.5 TFLOP/s fp32 for the mock device (whose own figures are 100 GB/s and
+/// 1 TFLOP/s).
+fn calibrated_mock_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let dev = dir.join("mock-cal.toml");
+    let cal = |v: &str| {
+        format!(
+            "{{ value = {v}, source = \"measured by rooftop ceilings on 2026-01-01: test\", \
+             provenance = \"calibrated\", confidence = \"medium\" }}"
+        )
+    };
+    std::fs::write(
+        &dev,
+        format!(
+            "[[device]]\nid = \"mock\"\nname = \"mock device (calibrated)\"\nvendor = \"other\"\n\
+             source = \"test\"\n[device.compute]\nnum_cu = 4\ncu_kind = \"core\"\nwarp_size = 1\n\
+             [device.peak_tflops]\nfp32_vector = {}\n[device.memory]\nbandwidth_gbs = {}\n",
+            cal("0.5"),
+            cal("50")
+        ),
+    )
+    .unwrap();
+    dev
+}
+
+/// The file's roofs are used for "% ceil" (not re-measured: no quick ceilings run), with
+/// or without --no-ceilings; "% peak" stays against the device's theoretical figures.
+/// Oracles: % ceil / % peak = theoretical / calibrated = 100 / 50 = 2 for the triad
+/// (memory-bound) and 1000 / 500 = 2 for the gemm (compute-bound), whatever the times.
+#[test]
+fn calibrated_device_file_roofs_are_used() {
+    let dir = tempdir();
+    let dev = calibrated_mock_file(&dir);
+    for extra in [&[][..], &["--no-ceilings"][..]] {
+        let out = rooftop()
+            .arg("--device-file")
+            .arg(&dev)
+            .args(["bench", "--backend", "mock", "--device", "mock"])
+            .args(["--kernel", "triad", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v = json_of(&out);
+        assert_eq!(v["ceilings"]["method"], "calibrated (file)");
+        assert_eq!(v["time_spent"]["ceilings_s"].as_f64().unwrap(), 0.0, "not measured");
+        let r = &v["results"][0];
+        assert_eq!(r["measured_ceiling"]["value"].as_f64().unwrap(), 50.0);
+        let ceil = r["pct_of_measured_ceiling"].as_f64().unwrap();
+        let peak = r["pct_of_theoretical_peak"].as_f64().unwrap();
+        assert!((ceil / peak - 2.0).abs() < 1e-9, "{ceil} / {peak}");
+        let gbs = r["achieved_gbs"].as_f64().unwrap();
+        assert!((ceil - gbs / 50.0 * 100.0).abs() < 1e-9);
+    }
+    let out = rooftop()
+        .arg("--device-file")
+        .arg(&dev)
+        .args(["bench", "--backend", "mock", "--device", "mock", "--no-ceilings"])
+        .args(["--kernel", "gemm", "--single-config", "512,512,512", "--no-builtin"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json_of(&out);
+    let r = &v["results"][0];
+    assert_eq!(r["bound"], "compute");
+    assert_eq!(r["measured_ceiling"]["value"].as_f64().unwrap(), 500.0);
+    let ceil = r["pct_of_measured_ceiling"].as_f64().unwrap();
+    let peak = r["pct_of_theoretical_peak"].as_f64().unwrap();
+    assert!((ceil / peak - 2.0).abs() < 1e-9, "{ceil} / {peak}");
+    // The table says where the roofs came from.
+    let out = rooftop()
+        .arg("--device-file")
+        .arg(&dev)
+        .args(["bench", "--backend", "mock", "--device", "mock", "--kernel", "triad"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("calibrated (file)"));
+}
+
+/// A compute-only run needs no memory bandwidth: gemm with --no-ceilings on the CPU runs
+/// (or, on a CPU whose clock is not known, says that the compute peak is missing, not the
+/// bandwidth that the run does not need).
+#[test]
+fn no_ceilings_gemm_needs_no_bandwidth() {
+    let out = rooftop()
+        .args(["bench", "--no-ceilings", "--kernel", "gemm", "--single-config", "32,32,32"])
+        .args(["--min-time", "0", "--min-runs", "2", "--warmup", "1", "--warmup-time", "0"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("memory bandwidth"), "{err}");
+    if out.status.success() {
+        let v = json_of(&out);
+        assert_eq!(v["results"][0]["bound"], "compute");
+        assert!(v["results"][0]["pct_of_theoretical_peak"].as_f64().is_some());
+    } else {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(err.contains("compute peak is unknown"), "{err}");
+    }
+}
+
+/// Every output path is checked before any work: exit 2, the path named, nothing run
+/// (one line on stderr: the refusal, no table).
+#[test]
+fn bad_output_paths_are_refused_before_any_work() {
+    let cases: [&[&str]; 4] = [
+        &["bench", "--backend", "mock", "-o", "/no/such/dir/x.txt"],
+        &["bench", "--backend", "mock", "--export-json", "/no/such/dir/x.json"],
+        &["ceilings", "--backend", "mock", "-o", "/no/such/dir/x.toml"],
+        &["ceilings", "--backend", "mock", "--sweep-csv", "/no/such/dir/x.csv"],
+    ];
+    for args in cases {
+        let out = rooftop().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("/no/such/dir/x."), "{err}");
+        assert!(err.contains("nothing was run"), "{err}");
+        // Refused before the run: no table, and no measurement line on stderr.
+        assert!(out.stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// The exit codes scripts rely on are in the top-level help.
+#[test]
+fn help_documents_the_exit_codes() {
+    let out = rooftop().arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for code in ["0 ok", "1 a regression", "2 bad input or usage", "130 interrupted"] {
+        assert!(text.contains(code), "{code}: {text}");
+    }
 }

@@ -428,3 +428,42 @@ fn output_file() {
     assert_eq!(v.as_array().map(Vec::len), Some(103));
     let _ = std::fs::remove_file(&path);
 }
+
+/// 2*M*N*K at M = 2^64-1 is past any count (1.8e19 FLOPs is over every GPU's hour of
+/// work, let alone 64-bit arithmetic): refused with exit 2, not printed as EFLOPs.
+#[test]
+fn gemm_flops_overflow_is_refused() {
+    let out = rooftop()
+        .args(["analyze", "gemm", "--m", "18446744073709551615", "--n", "2", "--k", "2"])
+        .args(["--device", "h100-sxm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("overflow 64-bit"));
+    // 2 * 2^31 * 2^31 * 2 = 2^64: just past u64.
+    let out = rooftop()
+        .args(["analyze", "gemm", "--m", "2147483648", "--n", "2147483648", "--k", "2"])
+        .args(["--device", "h100-sxm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Every flag of `analyze gemm` has a description (none empty).
+#[test]
+fn analyze_gemm_flags_all_have_help() {
+    let out = rooftop().args(["analyze", "gemm", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with("--")
+            || (t.starts_with('-') && t.chars().nth(1).is_some_and(char::is_alphabetic))
+        {
+            // clap's long help puts the description on the next line.
+            let next = lines.get(i + 1).map_or("", |n| n.trim());
+            assert!(!next.is_empty() && !next.starts_with('-'), "no help for `{t}`:\n{text}");
+        }
+    }
+}

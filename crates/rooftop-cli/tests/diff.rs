@@ -277,3 +277,23 @@ fn an_export_with_a_field_removed_exits_2_naming_the_field() {
     assert!(err.contains("field `results[0].median_s` is not valid: invalid type"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Exports judged on different devices (here the mock's own and one whose `device.id` is
+/// edited to `mi300x`, as an export made with `--device mi300x` says) compare hardware as
+/// well as code: `diff` warns, naming both devices; the same device gives no warning.
+#[test]
+fn exports_of_different_devices_warn() {
+    let dir = tempdir("devices");
+    let a = bench_export(&dir, "a.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    assert_eq!(v["device"]["id"], "mock");
+    v["device"]["id"] = Value::from("mi300x");
+    let b = dir.join("b.json");
+    std::fs::write(&b, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = diff(&[&p(&a), &p(&b)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("different devices"), "{err}");
+    assert!(err.contains("on mock") && err.contains("on mi300x"), "{err}");
+    let out = diff(&[&p(&a), &p(&a)]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("different devices"));
+}

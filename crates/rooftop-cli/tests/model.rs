@@ -135,12 +135,91 @@ fn issue_examples_run() {
     let ttft = num(&v, &["throughput", "ttft_floor_us"]);
     assert!(ttft > 32.0 * 2.0 * 2048.0 * 202_375_168.0 / 1307.4e12 * 1e6, "{ttft}");
     assert!(v["throughput"]["tokens_per_s"].is_null());
+    // Mixtral's 93.4 GB of bf16 weights fit the H200's 141 GB (not the H100's 80 GB).
     rooftop()
-        .args(["model", "--preset", "mixtral-8x7b", "--device", "h100-sxm"])
+        .args(["model", "--preset", "mixtral-8x7b", "--device", "h200-sxm"])
         .args(["--target-tokens-per-s", "50"])
         .assert()
         .success()
         .stdout(predicate::str::contains("target 50.0 tokens/s"));
+}
+
+/// A config of Llama-2-70B's shape (the public config.json: hidden 8192, intermediate
+/// 28672, 80 layers, 64 heads, 8 KV heads, vocabulary 32000).
+fn llama_70b_config() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("rooftop-model-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("l70.json");
+    std::fs::write(
+        &path,
+        r#"{"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
+            "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+            "vocab_size": 32000, "tie_word_embeddings": false}"#,
+    )
+    .unwrap();
+    path
+}
+
+/// Parameters by hand: per layer q 8192x8192 + k,v 2 x 8192x1024 + o 8192x8192 +
+/// MLP 3 x 8192x28672 + 2 norms x 8192 = 67,108,864 + 16,777,216 + 67,108,864 +
+/// 704,643,072 + 16,384 = 855,654,400; x 80 = 68,452,352,000; embedding and LM head
+/// 2 x 32000 x 8192 = 524,288,000; final norm 8192: 68,976,648,192 parameters, x 2 bytes
+/// = 138 GB of bf16 weights > the H100's 80 GB: two H100s (138 / 80 = 1.72, rounded up)
+/// with tensor parallelism, and no tokens/s.
+#[test]
+fn a_70b_model_does_not_fit_one_h100() {
+    let cfg = llama_70b_config();
+    let out = rooftop()
+        .args(["model", "--config", cfg.to_str().unwrap(), "--device", "h100-sxm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "no tokens/s as if it fitted");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not fit on h100-sxm"), "{err}");
+    assert!(err.contains("138 GB of weights"), "{err}");
+    assert!(err.contains("needs 2 of them with tensor parallelism"), "{err}");
+}
+
+/// KV cache at a 10,000,000-position context, by hand: 80 layers x 8 KV heads x 2 x 128
+/// x 10^7 x 2 bytes = 3.28 TB, plus 138 GB of weights: 3.41 TB / 80 GB = 42.7, so 43
+/// H100s. At 2^64-1 positions the KV cache's element count overflows 64 bits: refused.
+#[test]
+fn huge_contexts_are_refused_or_sized() {
+    let cfg = llama_70b_config();
+    let run = |ctx: &str| {
+        rooftop()
+            .args(["model", "--config", cfg.to_str().unwrap(), "--device", "h100-sxm"])
+            .args(["--context", ctx])
+            .output()
+            .unwrap()
+    };
+    let out = run("10000000");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("3.28 TB of KV cache"), "{err}");
+    assert!(err.contains("needs 43 of them"), "{err}");
+    let out = run("18446744073709551615");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not fit 64-bit arithmetic"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+/// The title names a config file once: "l70.json", not "l70.json (l70.json)".
+#[test]
+fn a_config_file_is_named_once_in_the_title() {
+    let cfg = llama_70b_config();
+    let out = rooftop()
+        .args(["model", "--config", cfg.to_str().unwrap(), "--device", "h200-sxm"])
+        .args(["--context", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap_or_default();
+    let name_count = first.matches("l70.json").count();
+    assert_eq!(name_count, 1, "{first}");
 }
 
 #[test]

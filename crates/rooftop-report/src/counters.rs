@@ -309,10 +309,10 @@ fn device_line(r: &CounterReport) -> Option<String> {
 fn header_lines(r: &CounterReport) -> Vec<String> {
     let s = &r.set.source;
     let mut v = vec![format!(
-        "{} — {} dispatches, {} kernels, from {}",
+        "{} — {}, {}, from {}",
         s.format.as_str(),
-        r.dispatches.len(),
-        r.kernels.len(),
+        rooftop_core::diagnose::count(r.dispatches.len() as u64, "dispatch", "dispatches"),
+        rooftop_core::diagnose::count(r.kernels.len() as u64, "kernel", "kernels"),
         files_label(&s.files)
     )];
     v.extend(device_line(r));

@@ -46,7 +46,12 @@ fn header_lines(r: &ModelReport) -> Vec<String> {
         Phase::Prefill => format!("prefill · batch {} · {} tokens", o.batch, o.tokens),
     };
     let mut lines = vec![
-        format!("{} ({}) · {step}", r.model.name, r.model.source),
+        // A config read from a file is named after it: the name once, not "x (x)".
+        if r.model.name == r.model.source {
+            format!("{} · {step}", r.model.name)
+        } else {
+            format!("{} ({}) · {step}", r.model.name, r.model.source)
+        },
         format!(
             "device: {} [{}] · DRAM {}",
             r.device_name,

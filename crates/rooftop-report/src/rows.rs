@@ -14,7 +14,20 @@ fn row(a: impl Into<String>, b: impl Into<String>, c: impl Into<String>) -> Row 
 }
 
 fn meta_label(meta: &FigureMeta) -> String {
-    format!("{} ({} confidence)", meta.provenance, meta.confidence)
+    format!("{} ({} confidence)", provenance_label(meta), meta.confidence)
+}
+
+/// A figure's provenance, with "calibrated (file)" for a roof read from a device file
+/// that `rooftop ceilings -o` wrote (its source: "measured by rooftop ceilings on
+/// <date>"), so that a user sees the file's roofs were used.
+pub fn provenance_label(meta: &FigureMeta) -> String {
+    if meta.provenance == rooftop_core::units::Provenance::Calibrated
+        && meta.source.starts_with("measured by rooftop ceilings on ")
+    {
+        "calibrated (file)".to_string()
+    } else {
+        meta.provenance.to_string()
+    }
 }
 
 fn rate_unit(integer: bool) -> &'static str {

@@ -334,9 +334,13 @@ fn graph_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
     let g = &r.graphs;
     let mut b = Block::new(
         format!(
-            "CUDA/HIP graphs: {} launches, {} replayed GPU events, {} ({} of GPU time)",
-            g.launches,
-            g.graph_events,
+            "CUDA/HIP graphs: {}, {}, {} ({} of GPU time)",
+            rooftop_core::diagnose::count(g.launches, "launch", "launches"),
+            rooftop_core::diagnose::count(
+                g.graph_events,
+                "replayed GPU event",
+                "replayed GPU events"
+            ),
             ut(g.graph_gpu_us),
             pct(g.percent_of_gpu_time)
         ),
@@ -527,10 +531,10 @@ fn module_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
         );
     } else {
         b.notes.push(format!(
-            "{} calls from {}; times summed over calls, children included (self: without \
+            "{} from {}; times summed over calls, children included (self: without \
              child modules); backward credited through autograd sequence numbers{}. All \
              paths in --format csv/json.",
-            m.calls,
+            rooftop_core::diagnose::count(m.calls, "call", "calls"),
             m.source,
             if m.unattributed_backward_us > 0.0 {
                 format!(" ({} of backward outside any module)", ut(m.unattributed_backward_us))

@@ -8,6 +8,7 @@ use super::options::{CeilingOptions, MIN_WORKING_SET};
 use super::{BandwidthCeiling, Ceilings, Pattern, SweepPoint};
 use crate::case::Case;
 use crate::error::BenchError;
+use crate::harness::TimingOptions;
 use crate::suite::{self, Kernel};
 use rooftop_core::device::MemLevel;
 use rooftop_core::units::Precision;
@@ -135,6 +136,94 @@ pub(crate) fn sweep(
     c.bandwidth = levels;
     c.notes.push(note);
     Ok(())
+}
+
+/// Memory levels from the nearest to the farthest: a nearer level is never slower.
+const LEVEL_ORDER: [MemLevel; 4] = [MemLevel::L1, MemLevel::L2, MemLevel::Llc, MemLevel::Dram];
+
+/// The first level (farthest first) whose best figure is below the next farther level's
+/// that has one: `(level, its best GB/s, the farther level, its best GB/s)`.
+pub(crate) fn inversion(bw: &[BandwidthCeiling]) -> Option<(MemLevel, f64, MemLevel, f64)> {
+    let best = |level: MemLevel| {
+        bw.iter().filter(|b| b.level == level).map(|b| b.gbs).max_by(f64::total_cmp)
+    };
+    let mut farther: Option<(MemLevel, f64)> = None;
+    for &level in LEVEL_ORDER.iter().rev() {
+        let Some(g) = best(level) else { continue };
+        if let Some((f, fg)) = farther {
+            if g < fg {
+                return Some((level, g, f, fg));
+            }
+        }
+        farther = Some((level, g));
+    }
+    None
+}
+
+/// Keeps the levels monotone (L1 >= L2 >= LLC >= DRAM). A level measured below the next
+/// farther one was overhead-bound (small working sets split over every core, little work
+/// per call): it is measured again at the largest working set of its range (all cores,
+/// as every sweep point) with at least 20 ms per sample; if still below, its figures are
+/// dropped (never written as calibrated) and a note says it is uncertain and why.
+pub(crate) fn monotone(
+    run: &mut Runner<'_, '_>,
+    opts: &CeilingOptions,
+    c: &mut Ceilings,
+) -> Result<(), BenchError> {
+    let longer =
+        TimingOptions { min_sample_s: run.opts.min_sample_s.max(0.02), ..run.opts.clone() };
+    let mut retried: Vec<MemLevel> = Vec::new();
+    while let Some((level, g, farther, fg)) = inversion(&c.bandwidth) {
+        if run.stopped() {
+            break;
+        }
+        let cap = opts.cache_levels.iter().find(|(l, _)| *l == level).map(|&(_, b)| b);
+        if let (Some(cap), false) = (cap, retried.contains(&level)) {
+            retried.push(level);
+            let mut again = Runner {
+                ws: &mut *run.ws,
+                backend: &mut *run.backend,
+                opts: &longer,
+                stop: run.stop,
+                progress: &mut *run.progress,
+            };
+            let patterns: Vec<Pattern> =
+                c.bandwidth.iter().filter(|b| b.level == level).map(|b| b.pattern).collect();
+            for pattern in patterns {
+                if let Some(p) = again.point(pattern, cap / 2, &mut c.notes)? {
+                    if let Some(b) =
+                        c.bandwidth.iter_mut().find(|b| b.level == level && b.pattern == pattern)
+                    {
+                        if p.gbs > b.gbs {
+                            b.gbs = p.gbs;
+                            b.working_set_bytes = p.working_set_bytes;
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        c.bandwidth.retain(|b| b.level != level);
+        c.notes.push(format!(
+            "{}: uncertain, not written: {} measured below the {} roof of {}{} (a nearer \
+             level cannot be slower: the working sets that fit it are dominated by the cost \
+             of each call)",
+            level.as_str(),
+            gbs_label(g),
+            farther.as_str(),
+            gbs_label(fg),
+            if retried.contains(&level) {
+                " even re-measured at the top of its range with 20 ms samples on every core"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(())
+}
+
+fn gbs_label(g: f64) -> String {
+    rooftop_core::units::si(g * 1e9, "B/s")
 }
 
 /// Splits sweep points into those timed at least `factor` x the time of their pattern's
@@ -385,6 +474,32 @@ mod tests {
         assert!(note.contains("no cache sizes known"));
     }
 
+    /// L1 223 GB/s and L2 206 GB/s below the LLC's 243 GB/s (overhead-bound small sets):
+    /// the L2 is the first inversion found (farthest first), then the L1 below the L2.
+    #[test]
+    fn inversions_by_hand() {
+        let b = |level, gbs| BandwidthCeiling {
+            level,
+            pattern: Pattern::Read,
+            gbs,
+            working_set_bytes: 1,
+        };
+        let mut bw = vec![
+            b(MemLevel::L1, 223.0),
+            b(MemLevel::L2, 206.0),
+            b(MemLevel::Llc, 243.0),
+            b(MemLevel::Dram, 84.8),
+        ];
+        assert_eq!(inversion(&bw), Some((MemLevel::L2, 206.0, MemLevel::Llc, 243.0)));
+        bw.retain(|x| x.level != MemLevel::L2);
+        // Without an L2, the L1 is compared with the LLC.
+        assert_eq!(inversion(&bw), Some((MemLevel::L1, 223.0, MemLevel::Llc, 243.0)));
+        bw.retain(|x| x.level != MemLevel::L1);
+        assert_eq!(inversion(&bw), None);
+        // Equal is monotone.
+        assert_eq!(inversion(&[b(MemLevel::Llc, 84.8), b(MemLevel::Dram, 84.8)]), None);
+    }
+
     #[test]
     fn quick_ceilings_on_the_mock_by_hand() {
         let mut be = MockBackend::new(MockConfig::default());
@@ -430,14 +545,22 @@ mod tests {
             let want = mock_gbs(p.working_set_bytes as f64);
             assert!((-1e-9..=0.021).contains(&((p.gbs - want) / want)), "{p:?}");
         }
-        // Per pattern: L1 {16, 32 KiB}, L2 {128 KiB}, LLC {512 KiB}, DRAM {4 MiB}.
+        // The sweep's points go to L1 {16, 32 KiB}, L2 {128 KiB}, LLC {512 KiB}, DRAM
+        // {4 MiB} (assign_levels_by_hand), but the mock has no caches: its fixed 2 µs
+        // launch makes every smaller working set slower (mock_gbs grows with the bytes),
+        // so each cache level measures below DRAM, stays below when re-measured at the
+        // top of its range, and is dropped as uncertain, never written as calibrated.
         for pattern in [Pattern::Read, Pattern::Write, Pattern::Copy, Pattern::Triad] {
             let lv: Vec<MemLevel> =
                 c.bandwidth.iter().filter(|b| b.pattern == pattern).map(|b| b.level).collect();
-            assert_eq!(
-                lv,
-                vec![MemLevel::L1, MemLevel::L2, MemLevel::Llc, MemLevel::Dram],
-                "{pattern:?}"
+            assert_eq!(lv, vec![MemLevel::Dram], "{pattern:?}");
+        }
+        for level in ["l1", "l2", "llc"] {
+            assert!(
+                c.notes.iter().any(|n| n.starts_with(&format!("{level}: uncertain"))
+                    && n.contains("even re-measured")),
+                "{level}: {:?}",
+                c.notes
             );
         }
         // The mock's GB/s grows with the working set (fixed launch cost): DRAM is the

@@ -89,6 +89,7 @@ pub fn measure_in(
     } else {
         bandwidth::sweep(&mut run, opts, info.simulated, &mut c)?;
     }
+    bandwidth::monotone(&mut run, opts, &mut c)?;
     compute::fma_peaks(&mut run, opts, &mut c)?;
     matrix::matrix_peaks(&mut run, opts, &mut c);
     if run.stopped() {

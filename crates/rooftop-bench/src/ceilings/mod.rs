@@ -74,6 +74,65 @@ pub fn calibrated_spec(
     d
 }
 
+/// The calibrated roofs a device file carries (`provenance = "calibrated"`, as
+/// `rooftop ceilings -o` writes them) as [`Ceilings`], so that a bench run judges its
+/// results against the file rather than measuring again: DRAM and cache bandwidths, the
+/// vector FMA peaks, and the cache sizes that decide where a working set lives. `None`
+/// when the device has no calibrated roof. `method` reads "calibrated (file)".
+pub fn ceilings_from_spec(d: &rooftop_core::device::DeviceSpec) -> Option<Ceilings> {
+    use rooftop_core::units::{ExecUnit, Provenance};
+    let calibrated = |m: &rooftop_core::device::FigureMeta| m.provenance == Provenance::Calibrated;
+    // A file does not say at which working set or with which pattern it measured: the
+    // best pattern is the roof; the working set is unknown (0).
+    let roof = |level: MemLevel, gbs: f64| BandwidthCeiling {
+        level,
+        pattern: Pattern::Copy,
+        gbs,
+        working_set_bytes: 0,
+    };
+    let mut bandwidth = Vec::new();
+    if calibrated(d.figure("memory.bandwidth_gbs")) {
+        bandwidth.push(roof(MemLevel::Dram, d.peak_bw_gbs));
+    }
+    bandwidth
+        .extend(d.bandwidths.iter().filter(|b| calibrated(&b.meta)).map(|b| roof(b.level, b.gbs)));
+    let compute: Vec<ComputeCeiling> = d
+        .peaks
+        .iter()
+        .filter(|p| p.unit == ExecUnit::Vector && calibrated(&p.meta))
+        .map(|p| ComputeCeiling {
+            precision: p.precision,
+            variant: "vector".to_string(),
+            gflops: p.tflops * 1e3,
+            theoretical_gflops: None,
+            theoretical_formula: None,
+        })
+        .collect();
+    if bandwidth.is_empty() && compute.is_empty() {
+        return None;
+    }
+    let caches = [(MemLevel::L2, d.l2_bytes), (MemLevel::Llc, d.llc_bytes)]
+        .into_iter()
+        .filter_map(|(level, b)| b.map(|bytes| CacheCapacity { level, bytes }))
+        .collect();
+    Some(Ceilings {
+        backend: "device file".to_string(),
+        device_name: d.name.clone(),
+        method: "calibrated (file)".to_string(),
+        parallelism: d.num_cu,
+        bandwidth,
+        sweep: Vec::new(),
+        compute,
+        notes: vec![format!(
+            "roofs read from the device file of `{}` (provenance calibrated), not measured in \
+             this run",
+            d.id
+        )],
+        caches,
+        adjustments: Vec::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

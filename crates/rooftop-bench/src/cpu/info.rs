@@ -539,6 +539,45 @@ impl CpuInfo {
                 .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
         });
         let Some(dram) = dram else { return Err(CpuSpecError::NoDramBandwidth) };
+        let line = format!(
+            "bandwidth_gbs = {{ value = {}, source = {}, provenance = \"calibrated\" }}",
+            dram.gbs,
+            quote(&format!(
+                "measured by rooftop ceilings ({}): {} at {} bytes",
+                ceilings.map_or("", |c| c.method.as_str()),
+                dram.pattern.as_str(),
+                dram.working_set_bytes
+            ))
+        );
+        self.toml_with(ceilings, &line)
+    }
+
+    /// This CPU's compute peaks with no memory roof, for a run of compute-side cases only
+    /// (`bench --no-ceilings --kernel gemm`): CPUs report no DRAM bandwidth, and such a
+    /// run needs none. The DRAM bandwidth is infinite (no memory floor: the floor is the
+    /// compute floor alone) and its figure says why. `None` when the CPU has no known
+    /// compute peak either.
+    pub fn compute_only_spec(&self) -> Option<DeviceSpec> {
+        // The device format needs a finite bandwidth; the parsed spec's is replaced below.
+        let line = "bandwidth_gbs = { value = 1, source = \"not measured\" }";
+        let text = self.toml_with(None, line).ok()?;
+        let mut d = rooftop_core::device::parse_device_file(&text, "<local CPU>").ok()?.pop()?;
+        d.peak_bw_gbs = f64::INFINITY;
+        if let Some(m) = d.figure_meta.get_mut("memory.bandwidth_gbs") {
+            m.source = "not measured (--no-ceilings; CPUs do not report it): no memory roof, \
+                        the floor is the compute floor"
+                .to_string();
+            m.confidence = rooftop_core::units::Confidence::Low;
+        }
+        Some(d)
+    }
+
+    /// The device file text with `dram_line` as its DRAM bandwidth.
+    fn toml_with(
+        &self,
+        ceilings: Option<&Ceilings>,
+        dram_line: &str,
+    ) -> Result<String, CpuSpecError> {
         let cores = self.cores_used();
         let mut peaks = String::new();
         for p in [Precision::Fp32, Precision::Fp64] {
@@ -605,17 +644,7 @@ impl CpuInfo {
         if let Some(b) = self.mem_total_bytes {
             let _ = writeln!(t, "size_gb = {}", b as f64 / 1e9);
         }
-        let _ = writeln!(
-            t,
-            "bandwidth_gbs = {{ value = {}, source = {}, provenance = \"calibrated\" }}",
-            dram.gbs,
-            quote(&format!(
-                "measured by rooftop ceilings ({}): {} at {} bytes",
-                ceilings.map_or("", |c| c.method.as_str()),
-                dram.pattern.as_str(),
-                dram.working_set_bytes
-            ))
-        );
+        let _ = writeln!(t, "{dram_line}");
         for (level, bytes) in self.cache_levels() {
             match level {
                 MemLevel::L2 => {
@@ -851,6 +880,24 @@ mod tests {
             vec![(MemLevel::L1, 64 << 10), (MemLevel::L2, 2 << 20), (MemLevel::Llc, 32 << 20)]
         );
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// `bench --no-ceilings --kernel gemm`: the peaks of the CPU's reports, no memory
+    /// roof (2 cores x 3.7 GHz x 16 lanes x 2 = 236.8 GFLOP/s fp32, as below).
+    #[test]
+    fn compute_only_spec_has_the_peaks_and_no_memory_roof() {
+        let root = fixture("compute-only");
+        let mut info = CpuInfo::from_files(&root);
+        let _ = std::fs::remove_dir_all(&root);
+        assert!(info.compute_only_spec().is_none(), "no clock: no peak, no spec");
+        info.measured_mhz = Some(3700.0);
+        let d = info.compute_only_spec().unwrap();
+        assert!(d.peak_bw_gbs.is_infinite());
+        assert!(d.figure("memory.bandwidth_gbs").source.contains("not measured"));
+        let p = d.peak(Precision::Fp32, rooftop_core::units::ExecUnit::Vector).unwrap();
+        assert!((p.tflops - 0.2368).abs() < 1e-12, "{p:?}");
+        // With a DRAM ceiling the full spec still needs one.
+        assert_eq!(info.device_spec(None).unwrap_err(), CpuSpecError::NoDramBandwidth);
     }
 
     #[test]

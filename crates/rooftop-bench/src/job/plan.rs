@@ -347,6 +347,12 @@ impl BenchPlan {
         &self.cases
     }
 
+    /// Whether every case is compute-side at any size the suite runs (gemm and the FMA
+    /// probe): such a run needs no memory roof.
+    pub fn compute_only(&self) -> bool {
+        self.set.is_none() && self.cases.iter().all(|c| matches!(c.kernel.name(), "gemm" | "fma"))
+    }
+
     /// Notes from planning (kernels the backend lacks, skipped).
     pub fn notes(&self) -> &[String] {
         &self.notes

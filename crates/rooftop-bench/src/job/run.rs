@@ -1,13 +1,14 @@
 //! The run loop: quick ceilings, then every case in one workspace, then the roofs a
 //! result beat re-measured and every result judged again.
 
-use super::{BenchPlan, Exports, JobError};
+use super::{BenchPlan, BenchRequest, Exports, JobError};
 use crate::any::AnyBackend;
 use crate::ceilings::{self, Ceilings, Residency};
 use crate::export::{self, BenchReport, Roofs, RunTime};
 use crate::harness::{self, CaseResult, Progress, Workspace};
 use crate::spec;
 use crate::suite::Kernel;
+use rooftop_core::device::DeviceSpec;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -95,8 +96,12 @@ impl BenchOutcome {
         let failed = self.failed_checks;
         if self.report.interrupted {
             Some(JobError::Runtime(format!(
-                "interrupted by Ctrl-C: {} results kept{}",
-                self.report.results.len(),
+                "interrupted by Ctrl-C: {} kept{}",
+                rooftop_core::diagnose::count(
+                    self.report.results.len() as u64,
+                    "result",
+                    "results"
+                ),
                 if self.exported { " in the export files" } else { "" }
             )))
         } else if failed > 0 {
@@ -134,8 +139,14 @@ pub fn run(
     // the same cases twice.
     let mut ws = Workspace::new();
     ws.remember_results();
-    // Ceilings first (quick), unless told otherwise.
-    let ceilings = if request.no_ceilings {
+    // A device file's calibrated roofs win: they are what the user measured to make
+    // later runs fast and comparable, so they are neither measured again nor dropped
+    // with `--no-ceilings`.
+    let file_ceilings = request.device.as_ref().and_then(ceilings::ceilings_from_spec);
+    let from_file = file_ceilings.is_some();
+    let ceilings = if let Some(c) = file_ceilings {
+        Some(c)
+    } else if request.no_ceilings {
         None
     } else {
         on_event(JobEvent::Started { stage: Stage::Ceilings, steps: 1 });
@@ -152,15 +163,14 @@ pub fn run(
             }
         }
     };
-    let theoretical = match &request.device {
-        Some(d) => d.clone(),
-        None => any.device_spec(ceilings.as_ref()).map_err(|e| {
-            if request.no_ceilings {
-                JobError::Input(format!("{e} (or drop --no-ceilings)"))
-            } else {
-                e
-            }
-        })?,
+    let theoretical = match theoretical_spec(request, any, ceilings.as_ref(), plan) {
+        Ok(t) => t,
+        // Ctrl-C during the ceilings left no roof to judge against: the exports still
+        // say that the run was interrupted, with no results.
+        Err(e) if stop.load(Ordering::Relaxed) => {
+            return Ok(interrupted_early(any, exports, timing, notes, started, &e));
+        }
+        Err(e) => return Err(e),
     };
     let analysis_spec = ceilings
         .as_ref()
@@ -259,7 +269,9 @@ pub fn run(
     }
     on_event(JobEvent::Finished);
     let mut ceilings = ceilings;
-    if let (Some(c), false) = (ceilings.as_mut(), stop.load(Ordering::Relaxed)) {
+    // The file's roofs are the user's calibration: never re-measured nor raised here (a
+    // result above one shows as more than 100%).
+    if let (Some(c), false) = (ceilings.as_mut(), stop.load(Ordering::Relaxed) || from_file) {
         let remeasured = remeasure(any, &mut ws, timing, c, &report, stop, on_event)?;
         if remeasured {
             let analysis = ceilings::calibrated_spec(&theoretical, c);
@@ -281,6 +293,86 @@ pub fn run(
     exports.write(&report)?;
     let comparisons = request.compare.as_ref().map(|names| compare_results(names, &bests));
     Ok(BenchOutcome { report, comparisons, failed_checks, exported: !exports.is_empty() })
+}
+
+/// The outcome of a run Ctrl-C stopped before any roof was known: no results, the
+/// backend's device without roofs, `interrupted`, written to every export (a failed
+/// write is already moot: the run is over and says so).
+fn interrupted_early(
+    any: &mut AnyBackend,
+    exports: &Exports,
+    timing: &harness::TimingOptions,
+    mut notes: Vec<String>,
+    started: Instant,
+    why: &JobError,
+) -> BenchOutcome {
+    let info = any.as_dyn().info().clone();
+    notes.push(format!("interrupted before the first case; no roofs: {why}"));
+    let report = BenchReport {
+        schema_version: export::SCHEMA_VERSION,
+        tool: format!("rooftop {}", env!("CARGO_PKG_VERSION")),
+        backend: info.clone(),
+        device: export::DeviceRecord {
+            id: info.device_name.clone(),
+            name: info.device_name.clone(),
+            roofs: Vec::new(),
+        },
+        ceilings: None,
+        timing: export::timing_record(timing, &info.timer),
+        results: Vec::new(),
+        warnings: notes,
+        interrupted: true,
+        time_spent: RunTime::of(
+            started.elapsed().as_secs_f64(),
+            rooftop_core::schema::bench::CaseTime::default(),
+            0.0,
+        ),
+    };
+    let _ = exports.write(&report);
+    BenchOutcome { report, comparisons: None, failed_checks: 0, exported: !exports.is_empty() }
+}
+
+/// The theoretical figures results are judged against for "% of peak". A calibrated
+/// device file replaced its peaks by measurements, so its theoretical figures come from
+/// the built-in catalog entry of the same id or from the backend's own device when it is
+/// that device; otherwise the device named, or the backend's own. Without any DRAM
+/// bandwidth (a CPU with `--no-ceilings`), a plan of compute-side cases only (gemm, fma)
+/// is judged against the backend's compute peaks and no memory roof.
+fn theoretical_spec(
+    request: &BenchRequest,
+    any: &AnyBackend,
+    ceilings: Option<&Ceilings>,
+    plan: &BenchPlan,
+) -> Result<DeviceSpec, JobError> {
+    let own = || {
+        any.device_spec(ceilings).map_err(|e| {
+            if request.no_ceilings {
+                JobError::Input(format!("{e} (or drop --no-ceilings)"))
+            } else {
+                e
+            }
+        })
+    };
+    match &request.device {
+        Some(d) if ceilings::ceilings_from_spec(d).is_some() => {
+            if let Some(base) = rooftop_core::device::Catalog::builtin().get(&d.id) {
+                return Ok(base.clone());
+            }
+            Ok(any.device_spec(ceilings).ok().filter(|o| o.id == d.id).unwrap_or_else(|| d.clone()))
+        }
+        Some(d) => Ok(d.clone()),
+        None if ceilings.is_none() && plan.compute_only() => match any.compute_only_spec() {
+            Some(d) => Ok(d),
+            // A CPU's own spec fails on its bandwidth first; the run needs a peak only.
+            None if matches!(any, AnyBackend::Cpu(_)) => Err(JobError::Input(
+                "--no-ceilings: this CPU's compute peak is unknown (its clock or FMA units \
+                 are not reported); measure it with `rooftop ceilings` or drop --no-ceilings"
+                    .to_string(),
+            )),
+            None => own(),
+        },
+        None => own(),
+    }
 }
 
 /// Roofs a result beat: re-measured, then raised ([`ceilings::adjust`]). Whether any

@@ -96,7 +96,14 @@ impl Kernel for Fma {
             }
         };
         let default = if variant == "scalar" { DEFAULT_ITERS_SCALAR } else { DEFAULT_ITERS_VECTOR };
-        let iters = super::sizes_1d("fma", sel, &[default])?;
+        // `--sizes` are problem sizes in elements, which the probe has none of: only
+        // `--single-config` sets its iteration count (16 Mi iterations per chain would
+        // take seconds a sample).
+        let iters = if sel.single_config.is_some() {
+            super::sizes_1d("fma", sel, &[default])?
+        } else {
+            vec![default]
+        };
         iters.into_iter().map(|n| case(n, dtype, variant)).collect()
     }
 
@@ -190,6 +197,23 @@ fn closed_form(x0: f64, a: f64, b: f64, n: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use crate::Selection;
+
+    /// `--sizes 1M,16M` sizes the suite's arrays; it must not make each FMA chain 16 Mi
+    /// iterations long (seconds a sample): the probe keeps its default. Only
+    /// `--single-config` sets its iteration count.
+    #[test]
+    fn sizes_do_not_set_the_iteration_count() {
+        use super::super::Kernel as _;
+        let sel = Selection { sizes: Some(vec![1 << 20, 16 << 20]), ..Selection::default() };
+        let cases = super::Fma.cases(&sel).unwrap();
+        let iters: Vec<u64> = cases.iter().map(|c| c.size("iters")).collect();
+        assert_eq!(iters, vec![4096]);
+        let sel = Selection { single_config: Some(vec![512]), ..Selection::default() };
+        let cases = super::Fma.cases(&sel).unwrap();
+        assert_eq!(cases[0].size("iters"), 512);
+    }
+
     use super::*;
     use crate::suite::compare;
 

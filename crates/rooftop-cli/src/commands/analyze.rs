@@ -92,6 +92,15 @@ fn resources(c: &Common) -> Result<Option<KernelResources>> {
 type GemmParts<'a> = (Work, &'a Common, Option<GemmShape>, Option<DequantFusion>);
 
 fn gemm_work(g: &GemmArgs) -> Result<GemmParts<'_>> {
+    // 2·batch·M·N·K FLOPs must be a count, not an overflow: refused, as STREAM or any
+    // calculator would refuse a size past its arithmetic.
+    if [2, g.batch, g.m, g.n, g.k].into_iter().try_fold(1u64, u64::checked_mul).is_none() {
+        return Err(CliError::input(format!(
+            "gemm --batch {} --m {} --n {} --k {}: 2*batch*M*N*K FLOPs overflow 64-bit \
+             arithmetic (over 1.8e19); no device runs such a GEMM",
+            g.batch, g.m, g.n, g.k
+        )));
+    }
     let dtype = precision("--dtype", &g.dtype)?;
     let out_dtype = g.out_dtype.as_deref().map(|d| precision("--out-dtype", d)).transpose()?;
     let format = match (&g.wbits, &g.wformat) {

@@ -4,7 +4,7 @@
 
 use super::backends::{self, job_error, BackendKind};
 use crate::args::Cli;
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use crate::output;
 use crate::progress;
 use clap::Args;
@@ -49,7 +49,9 @@ pub struct BenchArgs {
     pub single_config: Option<Vec<String>>,
 
     /// Problem sizes in elements, comma-separated (1-D kernels: N; row kernels: ROWS x
-    /// COLS with the default COLS; gemm: M=N=K). Suffixes K, M, G are binary.
+    /// COLS with the default COLS; gemm: M=N=K). Suffixes K, M, G are binary. The fma
+    /// probe keeps its iteration count (set it with --single-config). Default: each
+    /// kernel's own sizes.
     #[arg(long, value_name = "S,S,...", value_delimiter = ',')]
     pub sizes: Option<Vec<String>>,
 
@@ -234,8 +236,19 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
         return Err(output::no_perfetto("bench"));
     }
     let started = std::time::Instant::now();
-    // Install the Ctrl-C handler first: backend start-up (CPU detection) takes a moment.
+    // Ctrl-C now stops the run and keeps its results: backend start-up (CPU detection)
+    // takes a moment, and the exports must say when it was interrupted.
     let stop = progress::interrupt_flag();
+    // A run whose results could not be written is refused before it starts.
+    for (p, flag) in [
+        (&a.export_json, "--export-json"),
+        (&a.export_csv, "--export-csv"),
+        (&a.export_markdown, "--export-markdown"),
+    ] {
+        if let Some(p) = p {
+            output::check_writable(p, flag, false)?;
+        }
+    }
     let req = request(catalog, a)?;
     let settings = req.settings().map_err(job_error)?;
     let mut any = backends::open(a.backend, a.adapter.as_deref())?;
@@ -268,5 +281,9 @@ pub fn run(catalog: &Catalog, a: &BenchArgs, cli: &Cli) -> Result<()> {
     if let (Some(c), false) = (cmp, matches!(fmt, Format::Table | Format::Markdown)) {
         eprint!("{}", compare::text(c));
     }
-    out.failure().map_or(Ok(()), |e| Err(job_error(e)))
+    match out.failure() {
+        Some(e) if out.report.interrupted => Err(CliError::Interrupted(e.to_string())),
+        Some(e) => Err(job_error(e)),
+        None => Ok(()),
+    }
 }

@@ -2,7 +2,7 @@
 
 use super::backends::{self, job_error, BackendKind};
 use crate::args::Cli;
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use crate::output;
 use crate::progress;
 use clap::Args;
@@ -41,15 +41,26 @@ pub fn run(_catalog: &Catalog, a: &CeilingsArgs, cli: &Cli) -> Result<()> {
     if cli.format == crate::args::OutputFormat::Perfetto {
         return Err(output::no_perfetto("ceilings"));
     }
+    let stop = progress::interrupt_flag();
+    // Refused before measuring rather than losing the measurement at the end.
+    if let Some(p) = &a.sweep_csv {
+        output::check_writable(p, "--sweep-csv", false)?;
+    }
     let timing = rooftop_bench::any::ceilings_timing(a.min_time).map_err(job_error)?;
     let mut any = backends::open(a.backend, a.adapter.as_deref())?;
-    let stop = progress::interrupt_flag();
     let pb = progress::bar(1, "ceilings");
     let measured = any.measure_ceilings(a.quick, timing, &stop, &mut |p| {
         let (Progress::Checking { label } | Progress::Sampling { label, .. }) = p;
         pb.set_message(label.to_string());
     });
     pb.finish_and_clear();
+    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        // A partial sweep is no ceiling: nothing is written.
+        return Err(CliError::Interrupted(
+            "interrupted by Ctrl-C: the ceilings were not all measured; no device file written"
+                .to_string(),
+        ));
+    }
     let c = measured.map_err(job_error)?;
     if let Some(p) = &a.sweep_csv {
         write_atomic(p, &rooftop_report::bench::ceilings_csv(&c)?).map_err(job_error)?;

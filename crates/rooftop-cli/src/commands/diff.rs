@@ -43,10 +43,19 @@ pub struct DiffArgs {
     pub alpha: f64,
 }
 
-fn read(path: &std::path::Path) -> Result<diff::Export> {
+/// An export and the device it was judged on (a bench export's `device.id`; a trace
+/// or analyze export's `device_id` or `device.id`), when it says.
+fn read(path: &std::path::Path) -> Result<(diff::Export, Option<String>)> {
     let text = rooftop_ingest::compressed::read_text(path)
         .map_err(|e| CliError::input(format!("cannot read {e}")))?;
-    diff::load(&text, &path.display().to_string()).map_err(|e| CliError::input(e.to_string()))
+    let export = diff::load(&text, &path.display().to_string())
+        .map_err(|e| CliError::input(e.to_string()))?;
+    let device = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| {
+        ["/device/id", "/device_id", "/device/device_id"]
+            .iter()
+            .find_map(|p| v.pointer(p).and_then(serde_json::Value::as_str).map(str::to_string))
+    });
+    Ok((export, device))
 }
 
 pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
@@ -56,8 +65,18 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
             args.alpha
         )));
     }
-    let base = read(&args.base)?;
-    let new = read(&args.new)?;
+    let (base, base_device) = read(&args.base)?;
+    let (new, new_device) = read(&args.new)?;
+    if let (Some(b), Some(n)) = (&base_device, &new_device) {
+        if b != n {
+            eprintln!(
+                "rooftop: warning: the exports were judged on different devices ({} on {b}, \
+                 {} on {n}): times and attainment compare hardware as well as code",
+                args.base.display(),
+                args.new.display()
+            );
+        }
+    }
     let opts = Options {
         metric: args.metric,
         alpha: args.alpha,

@@ -27,6 +27,19 @@ pub fn run(cli: &Cli) -> Result<()> {
             "--format parquet writes a trace's tables: only `rooftop trace` takes it",
         ));
     }
+    if matches!(cli.command, Command::Bench(_) | Command::Ceilings(_)) {
+        // From here on, Ctrl-C stops these runs and keeps what they measured.
+        let _ = crate::progress::interrupt_flag();
+    }
+    if let Some(p) = &cli.output {
+        // `trace --format csv|parquet -o DIR` writes a folder.
+        let dir_ok = matches!(cli.command, Command::Trace(_))
+            && matches!(
+                cli.format,
+                crate::args::OutputFormat::Csv | crate::args::OutputFormat::Parquet
+            );
+        output::check_writable(p, "-o", dir_ok)?;
+    }
     let catalog = load_catalog(cli)?;
     let fmt = output::format(cli.format);
     let text = match &cli.command {

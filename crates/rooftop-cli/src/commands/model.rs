@@ -9,7 +9,7 @@ use crate::args::Cli;
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::{ArgGroup, Args, ValueEnum};
-use rooftop_core::device::Catalog;
+use rooftop_core::device::{Catalog, DeviceSpec};
 use rooftop_core::model::{budget, ModelConfig, ModelError, Phase, StepOptions, WeightScheme};
 use rooftop_core::units::Precision;
 use rooftop_ingest::model_config::{self, ModelFileError};
@@ -143,6 +143,100 @@ fn step_options(args: &ModelArgs) -> Result<StepOptions> {
     Ok(StepOptions { phase, batch: args.batch, context, tokens, weights, kv_dtype })
 }
 
+/// Largest tensor-parallel group rooftop answers for: beyond it, the question is not
+/// about one device's step time.
+const MAX_DEVICES: u64 = 1024;
+
+/// What a step keeps in device memory, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Footprint {
+    /// Every stored parameter at the weight format's bits (scales included).
+    pub weights: f64,
+    /// The KV cache of every sequence: layers x batch x KV heads x 2 (K and V) x head
+    /// dim x positions (the sliding window at most) x KV bytes.
+    pub kv_cache: f64,
+    /// One layer's live activations: tokens in flight x (hidden + intermediate +
+    /// vocabulary for the logits) x activation bytes.
+    pub activations: f64,
+}
+
+impl Footprint {
+    pub fn total(&self) -> f64 {
+        self.weights + self.kv_cache + self.activations
+    }
+}
+
+/// The memory a step needs, with checked arithmetic: sizes past 64-bit counts are
+/// refused (exit 2) before any of the step is modelled.
+pub(crate) fn footprint(cfg: &ModelConfig, opts: &StepOptions) -> Result<Footprint> {
+    let product = |what: &str, xs: &[u64]| {
+        xs.iter().try_fold(1u64, |a, &x| a.checked_mul(x)).ok_or_else(|| {
+            CliError::input(format!(
+                "{what} of {} does not fit 64-bit arithmetic (batch {}, context {}, tokens \
+                 {}): no device holds it",
+                cfg.name, opts.batch, opts.context, opts.tokens
+            ))
+        })
+    };
+    let positions = match opts.phase {
+        Phase::Decode => cfg.sliding_window.map_or(opts.context, |w| opts.context.min(w)),
+        Phase::Prefill => opts.tokens,
+    };
+    let kv = product(
+        "the KV cache",
+        &[cfg.num_layers, opts.batch, cfg.num_kv_heads, 2, cfg.head_dim, positions],
+    )?;
+    let tokens = match opts.phase {
+        Phase::Decode => opts.batch,
+        Phase::Prefill => product("the prompt", &[opts.batch, opts.tokens])?,
+    };
+    let width = cfg
+        .hidden_size
+        .checked_add(cfg.intermediate_size)
+        .and_then(|w| w.checked_add(cfg.vocab_size))
+        .ok_or_else(|| CliError::input(format!("{}: layer sizes overflow", cfg.name)))?;
+    let act = product("the activations", &[tokens, width])?;
+    Ok(Footprint {
+        weights: cfg.params().total as f64 * opts.weights.bits_per_weight() / 8.0,
+        kv_cache: kv as f64 * opts.kv_dtype.bytes(),
+        activations: act as f64 * opts.weights.act_dtype().bytes(),
+    })
+}
+
+/// Refuses a step that does not fit the device's memory, saying how many of it the
+/// model needs with tensor parallelism (weights and KV cache split across them).
+pub(crate) fn check_capacity(name: &str, f: &Footprint, device: &DeviceSpec) -> Result<()> {
+    let Some(mem_gb) = device.mem_gb.filter(|g| *g > 0.0) else { return Ok(()) };
+    let mem = mem_gb * 1e9;
+    if f.total() <= mem {
+        return Ok(());
+    }
+    let gb = |b: f64| rooftop_core::units::si(b, "B");
+    let parts = format!(
+        "{} of weights + {} of KV cache + {} of activations = {}",
+        gb(f.weights),
+        gb(f.kv_cache),
+        gb(f.activations),
+        gb(f.total())
+    );
+    let needed = (f.total() / mem).ceil();
+    let need = if needed <= MAX_DEVICES as f64 {
+        format!(
+            "it needs {} of them with tensor parallelism (weights and KV cache split {} ways); \
+             model one device's share with a smaller --batch/--context or a smaller --weights \
+             format",
+            needed as u64, needed as u64
+        )
+    } else {
+        format!("more than {MAX_DEVICES} of them: no real system holds it")
+    };
+    Err(CliError::input(format!(
+        "{name} does not fit on {} ({} of memory): {parts}; {need}",
+        device.id,
+        gb(mem)
+    )))
+}
+
 pub fn run(catalog: &Catalog, args: &ModelArgs, cli: &Cli) -> Result<()> {
     let format = output::format(cli.format);
     if !rooftop_report::model::supports(format) {
@@ -151,6 +245,8 @@ pub fn run(catalog: &Catalog, args: &ModelArgs, cli: &Cli) -> Result<()> {
     let cfg = load_model(args)?;
     let opts = step_options(args)?;
     let device = super::find_device(catalog, &args.device)?;
+    let need = footprint(&cfg, &opts)?;
+    check_capacity(&cfg.name, &need, device)?;
     let report = budget(&cfg, &opts, device, args.target_tokens_per_s).map_err(|e| {
         let hint = match e {
             ModelError::Roofline { .. } => {

@@ -165,8 +165,8 @@ fn from_traces(
         #[allow(clippy::print_stderr)]
         {
             eprintln!(
-                "rooftop: wrote the tables of {} ranks under {}",
-                run.ranks.len(),
+                "rooftop: wrote the tables of {} under {}",
+                rooftop_core::diagnose::count(run.ranks.len() as u64, "rank", "ranks"),
                 dir.display()
             );
         }

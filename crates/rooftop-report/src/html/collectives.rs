@@ -148,9 +148,9 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
                 "<h3>{}</h3>{}",
                 esc(&g.process_group),
                 note(&format!(
-                    "{} instances, {} sent; imbalance (largest sender over the mean) {}× on \
+                    "{}, {} sent; imbalance (largest sender over the mean) {}× on \
                      average, {}× at most; heaviest sender: {}.",
-                    g.count,
+                    rooftop_core::diagnose::count(g.count, "instance", "instances"),
                     si(g.total_bytes as f64, "B"),
                     sig3(g.imbalance_mean),
                     sig3(g.imbalance_max),

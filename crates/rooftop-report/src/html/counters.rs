@@ -119,9 +119,9 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
         title: format!("rooftop counters — {}", s.format.as_str()),
         subtitle: vec![
             format!(
-                "{} dispatches, {} kernels; files: {}",
-                r.dispatches.len(),
-                r.kernels.len(),
+                "{}, {}; files: {}",
+                rooftop_core::diagnose::count(r.dispatches.len() as u64, "dispatch", "dispatches"),
+                rooftop_core::diagnose::count(r.kernels.len() as u64, "kernel", "kernels"),
                 s.files.join(", ")
             ),
             format!(

@@ -106,7 +106,12 @@ fn marks(r: &TraceReport, prefix: &str) -> (Vec<Mark>, Vec<String>) {
             let mut tip = vec![
                 format!("{} [{table}]", row.name),
                 format!("shape: {}", params_text(row)),
-                format!("time: {} over {} calls ({} per call)", us(k.sum), row.count, us(k.mean)),
+                format!(
+                    "time: {} over {} ({} per call)",
+                    us(k.sum),
+                    rooftop_core::diagnose::count(row.count, "call", "calls"),
+                    us(k.mean)
+                ),
                 format!("achieved: {} (mean over calls)", si(rate.mean * 1e12, "FLOP/s")),
                 format!("intensity: {} FLOP/B", sig3(ai)),
             ];

@@ -39,7 +39,11 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<Finding>
         if s.times_last > 0 && s.pct_last >= threshold && s.wait_caused_ms > 0.0 {
             let cost = match s.wait_caused_per_step_ms {
                 Some(per) => {
-                    format!("costs the others {} per step ({} steps)", us(per * 1e3), s.steps)
+                    format!(
+                        "costs the others {} per step ({})",
+                        us(per * 1e3),
+                        crate::diagnose::count(s.steps, "step", "steps")
+                    )
                 }
                 None => format!(
                     "costs the others {} in the profiled window",
@@ -109,9 +113,9 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<Finding>
                     row.process_group
                 ),
                 format!(
-                    "{} instances over {} ranks ({}) reach {} bus bandwidth, {} of {} ({} per \
+                    "{} over {} ranks ({}) reach {} bus bandwidth, {} of {} ({} per \
                      GPU per direction); transfer {} in total.",
-                    row.count,
+                    crate::diagnose::count(row.count, "instance", "instances"),
                     row.group_size,
                     row.scope.as_str().replace('_', "-"),
                     si(bus * 1e9, "B/s"),
@@ -149,9 +153,9 @@ pub fn findings(r: &CommReport, window_ms: &dyn Fn(&str) -> f64) -> Vec<Finding>
                 "collectives.all_to_all_imbalance",
                 format!("uneven all-to-all in {}", g.process_group),
                 format!(
-                    "over {} instances the busiest rank sends {}× the mean on average (up to \
+                    "over {} the busiest rank sends {}× the mean on average (up to \
                      {}×); rank {} sends the most ({} of {}).",
-                    g.count,
+                    crate::diagnose::count(g.count, "instance", "instances"),
                     sig3(g.imbalance_mean),
                     sig3(g.imbalance_max),
                     g.heaviest_sender.map_or_else(|| "?".to_string(), |r| r.to_string()),

@@ -142,8 +142,8 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
             "trace.blocking_sync",
             "The CPU blocks on the GPU",
             format!(
-                "{} blocking calls held the CPU for {} ({} of the window){}",
-                i.syncs.calls,
+                "{} held the CPU for {} ({} of the window){}",
+                crate::diagnose::count(i.syncs.calls, "blocking call", "blocking calls"),
                 us(blocked),
                 pct(share(blocked)),
                 top.map_or(String::new(), |t| format!(
