@@ -158,3 +158,27 @@ fn two_identical_nccl_kernels_give_no_negative_idle() {
     let w = v["warnings"].as_array().unwrap();
     assert!(w.iter().any(|w| w["kind"] == "duplicate_gpu_event" && w["count"] == 1), "{w:?}");
 }
+
+/// An nsys export whose kernel table is a view that yields rows without end (a recursive
+/// CTE): the reader stops at the row limit (here 1,000) with exit 2 naming the file and
+/// the variable, instead of reading forever.
+#[test]
+fn a_database_view_without_end_stops_at_the_row_limit() {
+    let dir = tempdir("endless-view");
+    let db = dir.join("endless.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+         INSERT INTO StringIds VALUES (1, 'k');
+         CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS
+           WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n)
+           SELECT i * 10 AS start, i * 10 + 5 AS end, 0 AS deviceId, 7 AS streamId,
+                  i AS correlationId, 1 AS globalPid, 1 AS demangledName, 1 AS shortName
+           FROM n;",
+    )
+    .unwrap();
+    drop(conn);
+    let path = db.display().to_string();
+    let err = fails(&[("ROOFTOP_LIMIT_DB_ROWS", "1000")], &["counters", &path]);
+    assert!(err.contains(&path) && err.contains("ROOFTOP_LIMIT_DB_ROWS"), "{err}");
+}

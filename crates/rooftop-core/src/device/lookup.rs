@@ -95,6 +95,11 @@ pub(crate) fn normalize(name: &str) -> String {
     }
 }
 
+/// A suggestion must be at least this close to the query (Jaro–Winkler similarity, with
+/// a bonus for a prefix): a typo of a name (`h100-sxm4`, `mi300`) stays above it, an
+/// unrelated word (`bogus` against `b300`) falls below and gets no suggestion.
+const SUGGEST_MIN_SCORE: f64 = 0.8;
+
 /// Similarity of a query key to a device key, for suggestions.
 fn score(query: &str, key: &str) -> f64 {
     if key.is_empty() {
@@ -298,7 +303,8 @@ impl Catalog {
         })
     }
 
-    /// The `n` device ids closest to `query` (compared with ids and aliases), best first.
+    /// The `n` device ids closest to `query` (compared with ids and aliases), best first;
+    /// only those at least [`SUGGEST_MIN_SCORE`] close.
     pub fn suggest(&self, query: &str, n: usize) -> Vec<String> {
         let key = normalize(query);
         if key.is_empty() {
@@ -316,6 +322,7 @@ impl Catalog {
             })
             .collect();
         // Stable: ties keep catalog order.
+        scored.retain(|(s, _)| *s >= SUGGEST_MIN_SCORE);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
         scored.into_iter().take(n).map(|(_, id)| id.to_string()).collect()
     }
@@ -567,10 +574,14 @@ mod tests {
         assert!(s[0].starts_with("rtx-40"), "{s:?}");
         let (_, h) = unknown(&c, "AMD Radeon Graphics");
         assert!(h.is_some_and(|h| h.contains("generic")));
+        // A gfx target no single device has: the hint says why; no id is close to it.
         let (s, h) = unknown(&c, "gfx1151");
-        assert!(h.is_some() && s.len() == 3);
+        assert!(h.is_some() && s.is_empty(), "{s:?}");
         let (s, _) = unknown(&c, "");
         assert!(s.is_empty());
+        // A word unrelated to any device gets no suggestion (it used to get `b300`).
+        let (s, _) = unknown(&c, "bogus");
+        assert!(s.is_empty(), "{s:?}");
         let msg = c.lookup("h100-sxm4").map(|d| d.id.clone()).err().map(|e| e.to_string());
         let msg = msg.unwrap_or_default();
         assert!(msg.starts_with("unknown device `h100-sxm4`; did you mean `h100-sxm`, "), "{msg}");

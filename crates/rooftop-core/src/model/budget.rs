@@ -493,7 +493,7 @@ fn fusions(
 
 /// Computes the budget of `cfg`'s step under `opts` on `device`.
 // T, H are the names the formulas use.
-#[allow(clippy::too_many_lines, clippy::many_single_char_names)]
+#[allow(clippy::many_single_char_names)]
 pub fn budget(
     cfg: &ModelConfig,
     opts: &StepOptions,

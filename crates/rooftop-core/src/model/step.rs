@@ -447,7 +447,7 @@ impl Builder<'_> {
 
 /// Builds the step's ops for `cfg` under `opts`.
 // B, T, H, L, D are the names the formulas use.
-#[allow(clippy::too_many_lines, clippy::many_single_char_names)]
+#[allow(clippy::many_single_char_names)]
 pub fn build(cfg: &ModelConfig, opts: &StepOptions) -> Result<Vec<StepOp>, StepError> {
     if opts.batch == 0 {
         return Err(StepError::Invalid("the batch must be at least 1".to_string()));

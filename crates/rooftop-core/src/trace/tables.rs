@@ -230,7 +230,6 @@ fn covered_by_ancestor(model: &TraceModel, op: usize) -> bool {
     false
 }
 
-#[allow(clippy::too_many_lines)]
 fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRow {
     let first = g.calls[0];
     let op0 = &model.ops[first];

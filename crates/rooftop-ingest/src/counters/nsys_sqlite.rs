@@ -109,11 +109,17 @@ impl Ctx<'_> {
         id.and_then(|i| self.strings.get(&i).cloned())
     }
 
-    /// `SELECT` of `wanted` columns (NULL for the ones the table lacks).
+    /// `SELECT` of `wanted` columns (NULL for the ones the table lacks). The rows are
+    /// capped just past the row limit before `tail` (an `ORDER BY` must see every row
+    /// before it yields one: on a view without end it would never return).
     fn select(&self, table: &str, wanted: &[&str], tail: &str) -> Result<String, CounterError> {
         let have = self.cols(table)?;
         let cols: Vec<String> = wanted.iter().map(|c| col_or_null(&have, c)).collect();
-        Ok(format!("SELECT {} FROM \"{table}\" {tail}", cols.join(", ")))
+        Ok(format!(
+            "SELECT {} FROM (SELECT * FROM \"{table}\" LIMIT {}) {tail}",
+            cols.join(", "),
+            sqlite::row_cap()
+        ))
     }
 }
 

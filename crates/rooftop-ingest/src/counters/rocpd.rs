@@ -309,7 +309,8 @@ fn dispatches(ctx: &Ctx<'_>, symbols: &HashMap<i64, Symbol>) -> Result<DispatchR
     let Some(sql) = ctx.select(base, &wanted)? else {
         return Ok((out, by_event, used, event_ids));
     };
-    let sql = format!("SELECT * FROM ({sql}) ORDER BY \"start\"");
+    // Capped just past the row limit before sorting (see `sqlite::row_cap`).
+    let sql = format!("SELECT * FROM ({sql} LIMIT {}) ORDER BY \"start\"", sqlite::row_cap());
     for_each_row(ctx.path, ctx.conn, base, &sql, |r| {
         let kid = r.int(2, "kernel_id")?;
         let sym = kid.and_then(|k| symbols.get(&k));

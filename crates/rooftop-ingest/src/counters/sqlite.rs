@@ -35,7 +35,7 @@ pub(crate) fn db_error(path: &Path, what: &str, e: &rusqlite::Error) -> CounterE
 /// Opens `path` read-only; a gzipped database is decompressed into memory.
 pub(crate) fn open(path: &Path) -> Result<Connection, CounterError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = if crate::compressed::is_gzip_file(path) {
+    let mut conn = if crate::compressed::is_gzip_file(path) {
         let bytes =
             crate::compressed::read_bytes(path).map_err(|e| CounterError::new(path, e.reason()))?;
         if !is_sqlite(&bytes) {
@@ -57,7 +57,32 @@ pub(crate) fn open(path: &Path) -> Result<Connection, CounterError> {
     // Fail early and in one place on a file that is not a database at all.
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
         .map_err(|e| db_error(path, "cannot read the schema", &e))?;
+    bound_work(&mut conn, path)?;
     Ok(conn)
+}
+
+/// SQLite virtual-machine steps between two calls of the progress handler.
+const STEPS_PER_CHECK: i32 = 100_000;
+/// SQLite steps one database read may take per row the row limit allows: far more than
+/// reading and sorting a real table takes (a few hundred), far less than never ending.
+pub(crate) const STEPS_PER_ROW: u64 = 2_000;
+
+/// Bounds the work SQLite does for one read to [`STEPS_PER_ROW`] × the row limit
+/// (SQLite's progress handler interrupts the statement past it). A view that yields rows
+/// without end is stopped by the row count in [`for_each_row`]; but a statement that
+/// must see every row before it yields one (a sort, an aggregate, a materialised
+/// recursive view) never yields: this stops it.
+fn bound_work(conn: &mut Connection, path: &Path) -> Result<(), CounterError> {
+    let checks = row_cap().saturating_mul(STEPS_PER_ROW) / STEPS_PER_CHECK.unsigned_abs() as u64;
+    let mut calls = 0u64;
+    conn.progress_handler(
+        STEPS_PER_CHECK,
+        Some(move || {
+            calls += 1;
+            calls > checks
+        }),
+    )
+    .map_err(|e| db_error(path, "cannot set a work limit", &e))
 }
 
 /// Names of the tables and views.
@@ -223,6 +248,14 @@ impl RowRef<'_, '_> {
     }
 }
 
+/// The most rows a query should ask SQLite for: one past the row limit, so that
+/// [`for_each_row`] can tell a table over the limit. A query that must see every row
+/// before it yields one (`ORDER BY`) selects from a subquery with this `LIMIT`, or a view
+/// without end would keep SQLite sorting forever.
+pub(crate) fn row_cap() -> u64 {
+    rooftop_core::limits::Limit::DbRows.value().saturating_add(1)
+}
+
 /// Runs `sql` (over `table`, named in errors) and calls `each` with every row; returns
 /// the number of rows.
 pub(crate) fn for_each_row<F>(
@@ -235,12 +268,21 @@ pub(crate) fn for_each_row<F>(
 where
     F: FnMut(&RowRef<'_, '_>) -> Result<(), CounterError>,
 {
-    let err = |e: rusqlite::Error| db_error(path, &format!("cannot read table {table}"), &e);
+    let limit = rooftop_core::limits::Limit::DbRows;
+    let err = |e: rusqlite::Error| {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) {
+            let found = format!(
+                "table or view {table}: SQLite did more than {STEPS_PER_ROW} steps per row the \
+                 limit allows without finishing (a view without end?)"
+            );
+            return CounterError::new(path, limit.exceeded_here(&found));
+        }
+        db_error(path, &format!("cannot read table {table}"), &e)
+    };
     let mut st = conn.prepare(sql).map_err(err)?;
     let mut rows = st.query([]).map_err(err)?;
     let mut n = 0u64;
     // A view can yield rows without end: stop at the limit.
-    let limit = rooftop_core::limits::Limit::DbRows;
     let max = limit.value();
     while let Some(row) = rows.next().map_err(err)? {
         n += 1;

@@ -158,7 +158,37 @@ pub fn bench(rep: &BenchReport) -> String {
     body.push_str(&roofline_block(&chart, &left_out));
     page.sections.push(Section::new("roofline", "Roofline", body));
 
-    // Results.
+    page.sections.push(results_section(rep));
+
+    // Findings, every one with its evidence.
+    let mut body = String::new();
+    let mut any = false;
+    for r in &rep.results {
+        for f in &r.findings {
+            any = true;
+            body.push_str(&finding(f, Some(&who(r))));
+        }
+    }
+    if !any {
+        body.push_str(&note("No findings."));
+    }
+    page.sections.push(Section::new("findings", "Findings", body));
+
+    let mut body = roofs_table(&entries);
+    if let Some(c) = &rep.ceilings {
+        let _ = write!(body, "<h3>Measured ceilings ({})</h3>", esc(&c.method));
+        body.push_str(&ceiling_tables(c));
+    }
+    for n in &rep.backend.notes {
+        body.push_str(&note(n));
+    }
+    page.sections.push(Section::new("roofs", "Roofs and their provenance", body));
+    page.render()
+}
+
+/// The results table: timing, rates, share of the ceilings and peaks, bound, check; then
+/// failed checks, speed-ups, latencies and warnings.
+fn results_section(rep: &BenchReport) -> Section {
     let mut t = Table::new(&[
         "kernel",
         "config",
@@ -247,32 +277,7 @@ pub fn bench(rep: &BenchReport) -> String {
         extra.push(format!("warning: {w}"));
     }
     body.push_str(&notes(&extra));
-    page.sections.push(Section::new("results", format!("Results ({})", rep.results.len()), body));
-
-    // Findings, every one with its evidence.
-    let mut body = String::new();
-    let mut any = false;
-    for r in &rep.results {
-        for f in &r.findings {
-            any = true;
-            body.push_str(&finding(f, Some(&who(r))));
-        }
-    }
-    if !any {
-        body.push_str(&note("No findings."));
-    }
-    page.sections.push(Section::new("findings", "Findings", body));
-
-    let mut body = roofs_table(&entries);
-    if let Some(c) = &rep.ceilings {
-        let _ = write!(body, "<h3>Measured ceilings ({})</h3>", esc(&c.method));
-        body.push_str(&ceiling_tables(c));
-    }
-    for n in &rep.backend.notes {
-        body.push_str(&note(n));
-    }
-    page.sections.push(Section::new("roofs", "Roofs and their provenance", body));
-    page.render()
+    Section::new("results", format!("Results ({})", rep.results.len()), body)
 }
 
 fn ceiling_tables(c: &Ceilings) -> String {

@@ -287,7 +287,6 @@ struct StackEv {
 
 /// Builds the graph of `window`. `zero_launch_edges` adds HTA's optional zero-weight
 /// launch edges (for what-if simulation).
-#[allow(clippy::too_many_lines)]
 pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGraph {
     let in_window = |ts: i64, dur: i64| window.contains(ts) && dur > 0;
     let mut g = CpGraph::default();
@@ -470,7 +469,6 @@ fn attribution(g: &CpGraph, src: u32, dst: u32, src_parent: Option<EvRef>) -> Op
 }
 
 /// GPU kernel, launch, kernel-kernel and sync edges (HTA `_construct_graph_from_kernels`).
-#[allow(clippy::too_many_lines)]
 fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool], zero: bool) {
     // Queue length after each launch call and after each kernel start, over HTA's launch
     // calls, on the whole trace.

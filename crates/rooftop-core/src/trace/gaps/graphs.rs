@@ -178,7 +178,6 @@ pub fn capture_map(model: &TraceModel) -> HashMap<u32, u32> {
 }
 
 /// The graph section of `model`.
-#[allow(clippy::too_many_lines)]
 pub fn graphs(model: &TraceModel) -> Graphs {
     let mut launched = vec![false; model.runtime.len()];
     let mut by_launch: BTreeMap<u32, Vec<u32>> = BTreeMap::new();

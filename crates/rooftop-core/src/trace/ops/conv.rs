@@ -18,7 +18,7 @@ use super::{
 /// (`2*prod(x)*prod(w[1:])` transposed) plus `prod(out)` bias adds; bytes
 /// `(prod(x) + prod(w) + C_out if bias + prod(out))*bpe`. The bias counts when the op
 /// has one (TraceLens never sees it on `aten::convolution`).
-#[allow(clippy::too_many_lines, clippy::many_single_char_names)]
+#[allow(clippy::many_single_char_names)]
 /// A convolution's geometry as `aten::convolution` (and its backward) record it.
 struct ConvGeom {
     x: Vec<i64>,

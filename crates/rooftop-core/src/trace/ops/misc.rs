@@ -165,7 +165,6 @@ fn simple(
     finish(Table::Elementwise, p, work, None)
 }
 
-#[allow(clippy::too_many_lines)]
 pub(super) fn model(m: Misc, a: &Args) -> R<OpModel> {
     match m {
         Misc::Binary => binary(a).map(to_table),

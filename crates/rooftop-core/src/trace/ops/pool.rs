@@ -166,7 +166,6 @@ fn adaptive(x: &[i64], out: &[i64]) -> R<u128> {
     Ok(w)
 }
 
-#[allow(clippy::too_many_lines)]
 pub(super) fn pool(k: PoolKind, a: &Args) -> R<OpModel> {
     let (nd, backward) = match k {
         PoolKind::Max { nd, backward }

@@ -115,7 +115,6 @@ fn find_mm(bufs: &[(Vec<i64>, String)]) -> Option<(u128, u128, u128, u128, Strin
     None
 }
 
-#[allow(clippy::too_many_lines)]
 pub(super) fn triton(name: &str, a: &Args) -> R<OpModel> {
     let kind = TritonKind::of(name).ok_or_else(|| format!("`{name}` is not a Triton kernel"))?;
     let mut bufs: Vec<(Vec<i64>, String)> = Vec::new();

@@ -304,7 +304,7 @@ fn dim_at(s: &HloShape, a: i64, what: &str) -> R<u128> {
 }
 
 // x, w, y are the names the formulas use.
-#[allow(clippy::too_many_lines, clippy::many_single_char_names)]
+#[allow(clippy::many_single_char_names)]
 fn conv(i: &HloInstr, pass: ConvPass) -> R<OpModel> {
     let d = i.core();
     let cd = d.conv.as_ref().ok_or("no convolution dimension numbers")?;
