@@ -82,6 +82,8 @@ PLACEHOLDERS = {
     "k.toml", "bad.toml", "good.toml", "p.toml", "u.toml", "x.toml", "user.toml",
     "prop.toml", "box.toml", "box-gz.toml", "cut.toml", "cpu.toml", "ceilings.toml",
     "r.md", "diff.md", "report.md", "step.md",
+    "mock-cal.toml", "none.toml", "chain.toml", "many.toml", "lots.toml", "empty.toml",
+    "dev.toml",
 }
 
 SEED = re.compile(
