@@ -18,8 +18,8 @@ fn meta_label(meta: &FigureMeta) -> String {
 }
 
 /// A figure's provenance, with "calibrated (file)" for a roof read from a device file
-/// that `rooftop ceilings -o` wrote (its source: "measured by rooftop ceilings on
-/// <date>"), so that a user sees the file's roofs were used.
+/// that `rooftop ceilings -o` wrote (its source: `measured by rooftop ceilings on
+/// <date>`), so that a user sees the file's roofs were used.
 pub fn provenance_label(meta: &FigureMeta) -> String {
     if meta.provenance == rooftop_core::units::Provenance::Calibrated
         && meta.source.starts_with("measured by rooftop ceilings on ")

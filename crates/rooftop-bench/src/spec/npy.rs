@@ -13,7 +13,7 @@
 //! wrote), one dimension, little-endian; bf16 (which NumPy lacks) is written as `<f4`,
 //! exactly.
 //!
-//! Conversion into a buffer ([`to_buffer`]): floats into float buffers (f64 rounded once
+//! Conversion into a buffer (`to_buffer`): floats into float buffers (f64 rounded once
 //! to f32, f16 or bf16), integers into integer buffers when every value fits, integers
 //! into float buffers exactly; never floats into integer buffers. Every error is one
 //! sentence naming the file and what was expected; no input panics (property-tested).

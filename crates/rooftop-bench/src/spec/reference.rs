@@ -19,7 +19,7 @@
 //!   are kept for the other launches of the same case (`--autotune`) while its inputs
 //!   are the same (a fingerprint of every input byte).
 //!
-//! Conversions between file and buffer types are those of [`super::npy::to_buffer`].
+//! Conversions between file and buffer types are those of `npy::to_buffer`.
 
 use super::{npy, KernelSpec, ReferenceDecl, SpecError, SpecKernel};
 use crate::backend::HostBuf;

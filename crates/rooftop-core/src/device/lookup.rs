@@ -304,7 +304,7 @@ impl Catalog {
     }
 
     /// The `n` device ids closest to `query` (compared with ids and aliases), best first;
-    /// only those at least [`SUGGEST_MIN_SCORE`] close.
+    /// only those at least `SUGGEST_MIN_SCORE` (0.8) close.
     pub fn suggest(&self, query: &str, n: usize) -> Vec<String> {
         let key = normalize(query);
         if key.is_empty() {
