@@ -70,3 +70,17 @@ template <typename T> __device__ T block_max(T v, T *sh) {
 
 #define GRID_STRIDE(i, n) \
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (u64)gridDim.x * blockDim.x)
+
+// 16 bytes of T, loaded and stored as one vector access (ld/st.global.v4.f32, .v2.f64).
+template <typename T> struct alignas(16) Pack {
+    T v[16 / sizeof(T)];
+};
+
+// True when every pointer is 16-byte aligned (cudaMalloc gives 256; views may not).
+__device__ __forceinline__ bool aligned16(const void *a, const void *b = 0, const void *c = 0) {
+    return (((u64)a | (u64)b | (u64)c) & 15) == 0;
+}
+
+// Packs in flight per thread in the 1-D kernels: four independent 16-byte loads before
+// the first use.
+#define PACK_UNROLL 4

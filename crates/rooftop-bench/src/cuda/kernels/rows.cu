@@ -1,8 +1,122 @@
 // Row kernels of suite/norm.rs, softmax.rs and reduce.rs: one block per row (rows
 // beyond the grid in a block-stride loop), blockDim.x a multiple of 32.
+//
+// rmsnorm, layernorm and softmax keep a row in registers (up to ROW_PACKS 16-byte packs
+// per thread, all loaded before the first use) when its length is a multiple of a pack
+// and it fits: the row is read from memory once, whatever the passes over it. Other
+// rows take the plain loops, which re-read the row (from cache, mostly).
+
+#define ROW_PACKS 8
+
+// The cached path applies: rows of whole packs that fit, every pointer 16-byte aligned.
+template <typename T>
+__device__ __forceinline__ bool row_fits(u64 cols, const void *a, const void *b, const void *c, const void *d) {
+    constexpr int P = 16 / sizeof(T);
+    return cols % P == 0 && cols / P <= (u64)ROW_PACKS * blockDim.x && aligned16(a, b, c) && aligned16(d);
+}
+
+// Loads this thread's packs of a row of np packs.
+template <typename T> __device__ __forceinline__ void row_load(Pack<T> (&v)[ROW_PACKS], const T *xr, u64 np) {
+    const Pack<T> *q = (const Pack<T> *)xr;
+#pragma unroll
+    for (int u = 0; u < ROW_PACKS; ++u) {
+        const u64 c = threadIdx.x + (u64)u * blockDim.x;
+        if (c < np) v[u] = q[c];
+    }
+}
+
+// for each element e of pack u held by this thread (c: the pack's index in the row).
+#define FOR_HELD(np, BODY)                                                                              \
+    _Pragma("unroll") for (int u = 0; u < ROW_PACKS; ++u) {                                             \
+        const u64 c = threadIdx.x + (u64)u * blockDim.x;                                                \
+        if (c < (np)) {                                                                                 \
+            _Pragma("unroll") for (int e = 0; e < (int)(16 / sizeof(T)); ++e) { BODY; }                 \
+        }                                                                                               \
+    }
+
+template <typename T>
+__device__ void rmsnorm_held(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y, u64 rows, u64 cols) {
+    __shared__ T sh[32];
+    const u64 np = cols / (16 / sizeof(T));
+    const Pack<T> *wp = (const Pack<T> *)w;
+    for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        Pack<T> v[ROW_PACKS];
+        row_load(v, x + r * cols, np);
+        T ss = T(0);
+        FOR_HELD(np, ss += v[u].v[e] * v[u].v[e]);
+        ss = block_sum(ss, sh);
+        const T rs = T(1) / d_sqrt(ss / T(cols) + T(1e-5));
+        Pack<T> *yr = (Pack<T> *)(y + r * cols);
+        _Pragma("unroll") for (int u = 0; u < ROW_PACKS; ++u) {
+            const u64 c = threadIdx.x + (u64)u * blockDim.x;
+            if (c < np) {
+                const Pack<T> wv = wp[c];
+                Pack<T> o;
+                _Pragma("unroll") for (int e = 0; e < (int)(16 / sizeof(T)); ++e) o.v[e] = v[u].v[e] * rs * wv.v[e];
+                yr[c] = o;
+            }
+        }
+    }
+}
+
+template <typename T>
+__device__ void layernorm_held(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                               T *__restrict__ y, u64 rows, u64 cols) {
+    __shared__ T sh[32];
+    const u64 np = cols / (16 / sizeof(T));
+    const Pack<T> *wp = (const Pack<T> *)w;
+    const Pack<T> *bp = (const Pack<T> *)b;
+    for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        Pack<T> v[ROW_PACKS];
+        row_load(v, x + r * cols, np);
+        T s = T(0);
+        FOR_HELD(np, s += v[u].v[e]);
+        const T mean = block_sum(s, sh) / T(cols);
+        T q = T(0);
+        FOR_HELD(np, const T d = v[u].v[e] - mean; q += d * d);
+        const T var = block_sum(q, sh) / T(cols);
+        const T rs = T(1) / d_sqrt(var + T(1e-5));
+        Pack<T> *yr = (Pack<T> *)(y + r * cols);
+        _Pragma("unroll") for (int u = 0; u < ROW_PACKS; ++u) {
+            const u64 c = threadIdx.x + (u64)u * blockDim.x;
+            if (c < np) {
+                const Pack<T> wv = wp[c], bv = bp[c];
+                Pack<T> o;
+                _Pragma("unroll") for (int e = 0; e < (int)(16 / sizeof(T)); ++e) o.v[e] =
+                    (v[u].v[e] - mean) * rs * wv.v[e] + bv.v[e];
+                yr[c] = o;
+            }
+        }
+    }
+}
+
+template <typename T> __device__ void softmax_held(const T *__restrict__ x, T *__restrict__ y, u64 rows, u64 cols) {
+    __shared__ T sh[32];
+    const u64 np = cols / (16 / sizeof(T));
+    for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        Pack<T> v[ROW_PACKS];
+        row_load(v, x + r * cols, np);
+        T m = neg_inf<T>();
+        FOR_HELD(np, m = d_max(m, v[u].v[e]));
+        m = block_max(m, sh);
+        T s = T(0);
+        FOR_HELD(np, v[u].v[e] = d_exp(v[u].v[e] - m); s += v[u].v[e]);
+        s = block_sum(s, sh);
+        Pack<T> *yr = (Pack<T> *)(y + r * cols);
+        _Pragma("unroll") for (int u = 0; u < ROW_PACKS; ++u) {
+            const u64 c = threadIdx.x + (u64)u * blockDim.x;
+            if (c < np) {
+                Pack<T> o;
+                _Pragma("unroll") for (int e = 0; e < (int)(16 / sizeof(T)); ++e) o.v[e] = v[u].v[e] / s;
+                yr[c] = o;
+            }
+        }
+    }
+}
 
 template <typename T>
 __device__ void k_rmsnorm(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y, u64 rows, u64 cols) {
+    if (row_fits<T>(cols, x, w, y, w)) return rmsnorm_held(x, w, y, rows, cols);
     __shared__ T sh[32];
     for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + r * cols;
@@ -17,6 +131,7 @@ __device__ void k_rmsnorm(const T *__restrict__ x, const T *__restrict__ w, T *_
 template <typename T>
 __device__ void k_layernorm(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                             u64 rows, u64 cols) {
+    if (row_fits<T>(cols, x, w, b, y)) return layernorm_held(x, w, b, y, rows, cols);
     __shared__ T sh[32];
     for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + r * cols;
@@ -35,6 +150,7 @@ __device__ void k_layernorm(const T *__restrict__ x, const T *__restrict__ w, co
 }
 
 template <typename T> __device__ void k_softmax(const T *__restrict__ x, T *__restrict__ y, u64 rows, u64 cols) {
+    if (row_fits<T>(cols, x, y, x, y)) return softmax_held(x, y, rows, cols);
     __shared__ T sh[32];
     for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + r * cols;
