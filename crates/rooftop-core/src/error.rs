@@ -1,7 +1,7 @@
 //! The error of an input rooftop cannot analyse, for the functions whose only answer is a
 //! sentence for the user.
 //!
-//! Each module with more to say has its own typed error ([`crate::trace::ops::ModelError`],
+//! Each module with more to say has its own typed error ([`crate::trace::ops::OpModelError`],
 //! [`crate::roofline::RooflineError`], [`crate::analysis::AnalysisError`], ...); this one
 //! carries the sentence (the file or flag, the place, what was expected) of a request
 //! that cannot be answered: an unknown link, a window annotation the trace lacks, a

@@ -79,7 +79,7 @@ impl Default for TraceOptions {
 
 /// The device: what the trace says and the catalog entry used for roofline numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct DeviceInfo {
+pub struct TraceDevice {
     /// `deviceProperties[].name` of the first device, when present.
     pub trace_name: Option<String>,
     /// SMs / CUs (`numSms`), when present.
@@ -99,7 +99,7 @@ pub struct DeviceInfo {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceReport {
     pub schema_version: u32,
-    pub device: DeviceInfo,
+    pub device: TraceDevice,
     /// The time window the timeline and percent-of-total figures use.
     pub window: Window,
     pub timeline: Timeline,
@@ -274,7 +274,7 @@ pub fn analyze(
     let window_start_ns = (window.start_us * 1e3).round() as i64;
     TraceReport {
         schema_version: SCHEMA_VERSION,
-        device: DeviceInfo {
+        device: TraceDevice {
             trace_name: first.map(|d| d.name.clone()),
             trace_num_sms: first.and_then(|d| d.num_sms),
             trace_compute_capability: first.and_then(|d| d.compute_capability.clone()),

@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// One row of the ops summary: all instances of one op name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OpRow {
+pub struct OpSummaryRow {
     pub name: String,
     /// The op's category (the categories of its instances, joined by `/` if several).
     pub category: String,
@@ -68,7 +68,7 @@ pub struct CategoryRow {
 pub struct OpsSummary {
     /// Sum of all launchers' direct kernel time.
     pub total_direct_kernel_time_ms: f64,
-    pub ops: Vec<OpRow>,
+    pub ops: Vec<OpSummaryRow>,
     pub by_category: Vec<CategoryRow>,
 }
 
@@ -292,7 +292,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
         .into_iter()
         .map(|(name, a)| {
             cum += pct(a.direct_ns);
-            OpRow {
+            OpSummaryRow {
                 name,
                 category: a.categories.join("/"),
                 count: a.count,

@@ -25,7 +25,8 @@
 use super::attrib::{busy_ns, subtree_events};
 use super::model::{Dims, OpArgs, TraceModel};
 use super::ops::{
-    categorize_in, op_table, op_table_in, Category, ModelError, OpModel, ParamValue, Params, Table,
+    categorize_in, op_table, op_table_in, Category, OpModel, OpModelError, ParamValue, Params,
+    Table,
 };
 use crate::analysis::{analyze, KernelRequest};
 use crate::device::DeviceSpec;
@@ -195,7 +196,7 @@ struct Group {
     calls: Vec<usize>,
 }
 
-fn reason(e: &ModelError) -> String {
+fn reason(e: &OpModelError) -> String {
     e.to_string()
 }
 

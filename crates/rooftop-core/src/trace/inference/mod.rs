@@ -21,7 +21,7 @@ pub mod steps;
 
 use super::gaps::{is_graph_launch, Dist};
 use super::model::{OpArgs, TraceModel};
-use super::ops::{ModelError, OpModel};
+use super::ops::{OpModel, OpModelError};
 use super::timeline::{length, merge};
 use crate::model::ModelConfig;
 use serde::Serialize;
@@ -138,7 +138,7 @@ impl Context {
 
     /// The model of op `op` when it is an inference op whose model needs the trace
     /// around it; `None` otherwise (use [`super::ops::model_op`]).
-    pub fn model(&self, model: &TraceModel, op: usize) -> Option<Result<OpModel, ModelError>> {
+    pub fn model(&self, model: &TraceModel, op: usize) -> Option<Result<OpModel, OpModelError>> {
         let ts = model.ops.get(op)?.ts_ns;
         self.model_at(model, op, ts)
     }
@@ -150,7 +150,7 @@ impl Context {
         model: &TraceModel,
         op: usize,
         ts: i64,
-    ) -> Option<Result<OpModel, ModelError>> {
+    ) -> Option<Result<OpModel, OpModelError>> {
         let o = model.ops.get(op)?;
         if let Some(r) = super::ops::optimizer::recovered(model, op, &self.grads) {
             return Some(r);
@@ -158,7 +158,7 @@ impl Context {
         if !engine_prefix(&o.name) {
             return None;
         }
-        let bad = |reason: String| ModelError::BadArgs { op: o.name.clone(), reason };
+        let bad = |reason: String| OpModelError::BadArgs { op: o.name.clone(), reason };
         if moe::is_moe_layer(&o.name) {
             let r = match (moe::layer_shape(model, op), &self.config) {
                 (Ok(s), _) => Ok(moe::moe_model(&s)),

@@ -16,7 +16,7 @@
 //! not recorded, ...), else the op that launched it (`no work model for …`), else
 //! `(no op)` with why it has none.
 
-use super::{model_in_context, op_table_in, ModelError};
+use super::{model_in_context, op_table_in, OpModelError};
 use crate::trace::inference::Context;
 use crate::trace::model::{GpuKind, TraceModel};
 use serde::Serialize;
@@ -87,7 +87,7 @@ pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
                     Err(_) if shapes == Some(false) => {
                         Err("the trace records no shapes (record_shapes=True)".to_string())
                     }
-                    Err(ModelError::BadArgs { reason, .. }) => Err(reason),
+                    Err(OpModelError::BadArgs { reason, .. }) => Err(reason),
                     Err(e) => Err(e.to_string()),
                 })
             })

@@ -27,7 +27,7 @@
 //! `amax`, `amin`).
 //!
 //! Counting is exact `u128` with checked arithmetic; a bad or missing argument is a
-//! [`ModelError`], never a panic. Ops without a model are [`ModelError::Unmodelled`]:
+//! [`OpModelError`], never a panic. Ops without a model are [`OpModelError::Unmodelled`]:
 //! their rows carry times but no invented numbers.
 
 use super::model::{CpuOp, Dims, OpArgs, TraceModel};
@@ -301,12 +301,12 @@ pub fn op_table_in(model: &TraceModel, i: usize) -> Option<Table> {
 
 /// The model of op `i` of `model`: [`model_op`] for PyTorch ops, the HLO work models
 /// for XLA ops ([`super::xla::model_op`]).
-pub fn model_op_in(model: &TraceModel, i: usize) -> Result<OpModel, ModelError> {
+pub fn model_op_in(model: &TraceModel, i: usize) -> Result<OpModel, OpModelError> {
     if model.xla.is_some() {
         return super::xla::model_op(model, i);
     }
     let Some(o) = model.ops.get(i) else {
-        return Err(ModelError::Unmodelled(format!("op {i}")));
+        return Err(OpModelError::Unmodelled(format!("op {i}")));
     };
     listed_model(model, i, &o.args)
 }
@@ -317,9 +317,9 @@ pub(super) fn listed_model(
     model: &TraceModel,
     i: usize,
     args: &OpArgs,
-) -> Result<OpModel, ModelError> {
+) -> Result<OpModel, OpModelError> {
     let Some(o) = model.ops.get(i) else {
-        return Err(ModelError::Unmodelled(format!("op {i}")));
+        return Err(OpModelError::Unmodelled(format!("op {i}")));
     };
     // A tensor list's dtype is not recorded (`TensorList`): its element size is in the
     // name of the kernel the op launched (`OpaqueType<2>`, `Functor<float, …>`).
@@ -335,7 +335,7 @@ pub(super) fn listed_model(
             Some(Kind::Other(misc::Misc::Foreach(per))) => misc::foreach(&a, per, bpe),
             _ => embedding::cat(&a, bpe),
         };
-        return res.map_err(|reason| ModelError::BadArgs { op: o.name.clone(), reason });
+        return res.map_err(|reason| OpModelError::BadArgs { op: o.name.clone(), reason });
     }
     model_op(&o.name, args)
 }
@@ -355,7 +355,7 @@ pub fn model_in_context(
     model: &TraceModel,
     i: usize,
     ctx: &super::inference::Context,
-) -> Result<OpModel, ModelError> {
+) -> Result<OpModel, OpModelError> {
     ctx.model(model, i).unwrap_or_else(|| model_op_in(model, i))
 }
 
@@ -380,7 +380,7 @@ pub struct OpModel {
 
 /// Why an op has no model numbers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ModelError {
+pub enum OpModelError {
     /// No work model for this op name.
     #[error("no work model for `{0}`")]
     Unmodelled(String),
@@ -431,11 +431,11 @@ pub fn dtype_precision(dtype: &str) -> Option<Precision> {
 /// The model of one call of `name` with `args`.
 ///
 /// # Errors
-/// [`ModelError::Unmodelled`] for ops without a model, [`ModelError::BadArgs`] when the
+/// [`OpModelError::Unmodelled`] for ops without a model, [`OpModelError::BadArgs`] when the
 /// recorded arguments are missing or do not fit the model (no shapes recorded, a dtype
 /// without a known size, a convolution whose filter does not fit its input).
-pub fn model_op(name: &str, args: &OpArgs) -> Result<OpModel, ModelError> {
-    let kind = kind_of(name).ok_or_else(|| ModelError::Unmodelled(name.to_string()))?;
+pub fn model_op(name: &str, args: &OpArgs) -> Result<OpModel, OpModelError> {
+    let kind = kind_of(name).ok_or_else(|| OpModelError::Unmodelled(name.to_string()))?;
     let a = Args { args };
     let res = match kind {
         Kind::Mm | Kind::Addmm | Kind::Bmm | Kind::Baddbmm | Kind::ScaledMm => gemm(kind, &a),
@@ -468,5 +468,5 @@ pub fn model_op(name: &str, args: &OpArgs) -> Result<OpModel, ModelError> {
         Kind::Inference(_) => super::inference::model_args(name, args)
             .unwrap_or_else(|| Err(format!("no inference model for `{name}`"))),
     };
-    res.map_err(|reason| ModelError::BadArgs { op: name.to_string(), reason })
+    res.map_err(|reason| OpModelError::BadArgs { op: name.to_string(), reason })
 }

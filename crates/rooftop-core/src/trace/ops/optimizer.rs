@@ -17,7 +17,7 @@
 //! the op stays without a model and says why (several backward passes before one step —
 //! gradient accumulation — or parameters without gradients, for instance).
 
-use super::{listed_model, ModelError, OpModel};
+use super::{listed_model, OpModel, OpModelError};
 use crate::trace::model::{Dims, OpArgs, TraceModel};
 use std::sync::Arc;
 
@@ -111,7 +111,7 @@ pub fn recovered(
     model: &TraceModel,
     op: usize,
     runs: &GradRuns,
-) -> Option<Result<OpModel, ModelError>> {
+) -> Option<Result<OpModel, OpModelError>> {
     let o = model.ops.get(op)?;
     if !super::misc::is_foreach(&o.name) || !lists_missing(&o.args) {
         return None;
@@ -126,7 +126,7 @@ pub fn recovered(
     if blocks == 0 {
         return None;
     }
-    let bad = |reason: String| ModelError::BadArgs { op: o.name.clone(), reason };
+    let bad = |reason: String| OpModelError::BadArgs { op: o.name.clone(), reason };
     let Some(run) = runs.before(o.ts_ns) else {
         return Some(Err(bad(
             "the trace records the tensor lists without their shapes (`Input Dims` `[]`) \

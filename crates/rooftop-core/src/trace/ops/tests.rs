@@ -334,7 +334,7 @@ fn odd_args_do_not_panic() {
             let _ = model_op(n, c);
         }
     }
-    assert!(matches!(model_op("aten::view", &OpArgs::default()), Err(ModelError::Unmodelled(_))));
+    assert!(matches!(model_op("aten::view", &OpArgs::default()), Err(OpModelError::Unmodelled(_))));
 }
 
 #[test]

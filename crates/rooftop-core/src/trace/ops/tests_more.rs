@@ -55,7 +55,7 @@ fn softmax_by_hand_and_against_the_published_access_count() {
     assert_eq!(m.bytes, 8192.0 * 2.0 + 8192.0 * 4.0);
     // No dim recorded: a reason, not a guess.
     let a = args(vec![t(&[8, 1024])], &[BF], &[]);
-    assert!(matches!(model_op("aten::_softmax", &a), Err(ModelError::BadArgs { .. })));
+    assert!(matches!(model_op("aten::_softmax", &a), Err(OpModelError::BadArgs { .. })));
 }
 
 #[test]

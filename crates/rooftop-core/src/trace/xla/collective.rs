@@ -19,7 +19,7 @@ use serde::Serialize;
 /// The kind of a collective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum CollectiveKind {
+pub enum XlaCollectiveKind {
     AllReduce,
     AllGather,
     ReduceScatter,
@@ -29,16 +29,16 @@ pub enum CollectiveKind {
     SendRecv,
 }
 
-impl CollectiveKind {
+impl XlaCollectiveKind {
     pub fn as_str(self) -> &'static str {
         match self {
-            CollectiveKind::AllReduce => "all-reduce",
-            CollectiveKind::AllGather => "all-gather",
-            CollectiveKind::ReduceScatter => "reduce-scatter",
-            CollectiveKind::AllToAll => "all-to-all",
-            CollectiveKind::CollectivePermute => "collective-permute",
-            CollectiveKind::CollectiveBroadcast => "collective-broadcast",
-            CollectiveKind::SendRecv => "send/recv",
+            XlaCollectiveKind::AllReduce => "all-reduce",
+            XlaCollectiveKind::AllGather => "all-gather",
+            XlaCollectiveKind::ReduceScatter => "reduce-scatter",
+            XlaCollectiveKind::AllToAll => "all-to-all",
+            XlaCollectiveKind::CollectivePermute => "collective-permute",
+            XlaCollectiveKind::CollectiveBroadcast => "collective-broadcast",
+            XlaCollectiveKind::SendRecv => "send/recv",
         }
     }
 
@@ -49,23 +49,23 @@ impl CollectiveKind {
         }
         let nf = n as f64;
         match self {
-            CollectiveKind::AllReduce => 2.0 * (nf - 1.0) / nf,
-            CollectiveKind::AllGather
-            | CollectiveKind::ReduceScatter
-            | CollectiveKind::AllToAll => (nf - 1.0) / nf,
-            CollectiveKind::CollectivePermute
-            | CollectiveKind::CollectiveBroadcast
-            | CollectiveKind::SendRecv => 1.0,
+            XlaCollectiveKind::AllReduce => 2.0 * (nf - 1.0) / nf,
+            XlaCollectiveKind::AllGather
+            | XlaCollectiveKind::ReduceScatter
+            | XlaCollectiveKind::AllToAll => (nf - 1.0) / nf,
+            XlaCollectiveKind::CollectivePermute
+            | XlaCollectiveKind::CollectiveBroadcast
+            | XlaCollectiveKind::SendRecv => 1.0,
         }
     }
 
     /// The formula of [`Self::bus_factor`], for reports.
     pub fn bus_factor_formula(self) -> &'static str {
         match self {
-            CollectiveKind::AllReduce => "2(n-1)/n",
-            CollectiveKind::AllGather
-            | CollectiveKind::ReduceScatter
-            | CollectiveKind::AllToAll => "(n-1)/n",
+            XlaCollectiveKind::AllReduce => "2(n-1)/n",
+            XlaCollectiveKind::AllGather
+            | XlaCollectiveKind::ReduceScatter
+            | XlaCollectiveKind::AllToAll => "(n-1)/n",
             _ => "1",
         }
     }
@@ -73,16 +73,16 @@ impl CollectiveKind {
 
 /// The collective kind of an opcode or an op name without its `.N` suffix
 /// (`all-reduce-start`, `reduce-scatter`, `all-gather-done`, `ragged-all-to-all`).
-pub fn kind_from_name(base: &str) -> Option<CollectiveKind> {
+pub fn kind_from_name(base: &str) -> Option<XlaCollectiveKind> {
     let b = base.strip_suffix("-start").or_else(|| base.strip_suffix("-done")).unwrap_or(base);
     let k = match b {
-        "all-reduce" => CollectiveKind::AllReduce,
-        "all-gather" => CollectiveKind::AllGather,
-        "reduce-scatter" => CollectiveKind::ReduceScatter,
-        "all-to-all" | "ragged-all-to-all" => CollectiveKind::AllToAll,
-        "collective-permute" => CollectiveKind::CollectivePermute,
-        "collective-broadcast" => CollectiveKind::CollectiveBroadcast,
-        "send" | "recv" => CollectiveKind::SendRecv,
+        "all-reduce" => XlaCollectiveKind::AllReduce,
+        "all-gather" => XlaCollectiveKind::AllGather,
+        "reduce-scatter" => XlaCollectiveKind::ReduceScatter,
+        "all-to-all" | "ragged-all-to-all" => XlaCollectiveKind::AllToAll,
+        "collective-permute" => XlaCollectiveKind::CollectivePermute,
+        "collective-broadcast" => XlaCollectiveKind::CollectiveBroadcast,
+        "send" | "recv" => XlaCollectiveKind::SendRecv,
         _ => return None,
     };
     Some(k)
@@ -90,7 +90,7 @@ pub fn kind_from_name(base: &str) -> Option<CollectiveKind> {
 
 /// The collective kind of an instruction (an `async-start` wrapper takes its wrapped
 /// instruction's).
-pub fn kind(instr: &HloInstr) -> Option<CollectiveKind> {
+pub fn kind(instr: &HloInstr) -> Option<XlaCollectiveKind> {
     kind_from_name(&instr.core().opcode).or_else(|| kind_from_name(&instr.opcode))
 }
 
@@ -103,7 +103,7 @@ pub fn message_bytes(instr: &HloInstr, n: Option<u64>) -> Option<(u128, String)>
         core.operands.iter().filter(|s| !s.is_tuple() && s.dtype != "token").collect();
     let operand_bytes = arrays.iter().try_fold(0u128, |acc, s| acc.checked_add(s.bytes()?))?;
     match k {
-        CollectiveKind::AllGather => {
+        XlaCollectiveKind::AllGather => {
             if let Some(n) = n {
                 let s = operand_bytes.checked_mul(u128::from(n))?;
                 return Some((s, format!("operand bytes × n = {operand_bytes} × {n}")));
@@ -115,7 +115,7 @@ pub fn message_bytes(instr: &HloInstr, n: Option<u64>) -> Option<(u128, String)>
             }
             None
         }
-        CollectiveKind::CollectivePermute | CollectiveKind::CollectiveBroadcast => {
+        XlaCollectiveKind::CollectivePermute | XlaCollectiveKind::CollectiveBroadcast => {
             let first = arrays.first()?.bytes()?;
             Some((first, "operand bytes".to_string()))
         }
@@ -132,12 +132,12 @@ mod tests {
     fn nccl_tests_bus_factors() {
         // NCCL-tests (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md):
         // allreduce 2(n-1)/n, allgather (n-1)/n.
-        assert_eq!(CollectiveKind::AllReduce.bus_factor(8), 2.0 * 7.0 / 8.0);
-        assert_eq!(CollectiveKind::AllGather.bus_factor(8), 7.0 / 8.0);
-        assert_eq!(CollectiveKind::ReduceScatter.bus_factor(4), 0.75);
-        assert_eq!(CollectiveKind::AllToAll.bus_factor(2), 0.5);
-        assert_eq!(CollectiveKind::CollectivePermute.bus_factor(2), 1.0);
-        assert_eq!(CollectiveKind::AllReduce.bus_factor(0), 0.0);
+        assert_eq!(XlaCollectiveKind::AllReduce.bus_factor(8), 2.0 * 7.0 / 8.0);
+        assert_eq!(XlaCollectiveKind::AllGather.bus_factor(8), 7.0 / 8.0);
+        assert_eq!(XlaCollectiveKind::ReduceScatter.bus_factor(4), 0.75);
+        assert_eq!(XlaCollectiveKind::AllToAll.bus_factor(2), 0.5);
+        assert_eq!(XlaCollectiveKind::CollectivePermute.bus_factor(2), 1.0);
+        assert_eq!(XlaCollectiveKind::AllReduce.bus_factor(0), 0.0);
     }
 
     #[test]
@@ -166,9 +166,9 @@ mod tests {
             })),
             ..HloInstr::default()
         };
-        assert_eq!(kind(&wrapped), Some(CollectiveKind::ReduceScatter));
+        assert_eq!(kind(&wrapped), Some(XlaCollectiveKind::ReduceScatter));
         assert_eq!(message_bytes(&wrapped, Some(2)).unwrap().0, 16_384);
-        assert_eq!(kind_from_name("all-to-all"), Some(CollectiveKind::AllToAll));
+        assert_eq!(kind_from_name("all-to-all"), Some(XlaCollectiveKind::AllToAll));
         assert_eq!(kind_from_name("fusion"), None);
     }
 }

@@ -25,7 +25,7 @@ pub mod report;
 pub mod work;
 
 use super::model::TraceModel;
-use super::ops::{Category, ModelError, OpModel, Table};
+use super::ops::{Category, OpModel, OpModelError, Table};
 use hlo::HloInstr;
 use serde::Serialize;
 use std::sync::Arc;
@@ -168,14 +168,14 @@ pub fn op_table(model: &TraceModel, i: usize) -> Option<Table> {
 }
 
 /// The work model of op `i` of an XLA model, the hook `ops::model_op_in` calls.
-pub fn model_op(model: &TraceModel, i: usize) -> Result<OpModel, ModelError> {
+pub fn model_op(model: &TraceModel, i: usize) -> Result<OpModel, OpModelError> {
     let name = model.ops.get(i).map_or("?", |o| o.name.as_str());
     let Some(op) = model.xla.as_deref().and_then(|x| x.op(i)) else {
-        return Err(ModelError::Unmodelled(name.to_string()));
+        return Err(OpModelError::Unmodelled(name.to_string()));
     };
     match op.instr.as_deref() {
         Some(instr) => work::model(instr),
-        None => Err(ModelError::BadArgs {
+        None => Err(OpModelError::BadArgs {
             op: name.to_string(),
             reason: "the profile carries no HLO for this op's module (no shapes)".to_string(),
         }),

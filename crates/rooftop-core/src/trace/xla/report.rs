@@ -22,7 +22,7 @@
 //! time (the ops summary's convention).
 
 use super::classify::classify;
-use super::collective::{self, CollectiveKind};
+use super::collective::{self, XlaCollectiveKind};
 use super::hlo::HloInstr;
 use super::work::{self, gemm_dims};
 use super::{HostThread, StepMarker, XlaDevice, XlaInfo};
@@ -166,10 +166,10 @@ pub struct Steps {
 
 /// One collective op.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CollectiveRow {
+pub struct XlaCollectiveRow {
     pub module: Option<String>,
     pub name: String,
-    pub kind: Option<CollectiveKind>,
+    pub kind: Option<XlaCollectiveKind>,
     /// Devices in the group.
     pub group_size: Option<u64>,
     /// How the group size was found (`replica groups`, `all devices in the profile`).
@@ -201,7 +201,7 @@ pub struct XlaReport {
     pub ops: Vec<XlaOpRow>,
     /// Summed time of all XLA ops (the `percent` denominator), ms.
     pub total_op_time_ms: f64,
-    pub collectives: Vec<CollectiveRow>,
+    pub collectives: Vec<XlaCollectiveRow>,
     pub host_threads: Vec<HostThread>,
     pub notes: Vec<String>,
 }
@@ -306,7 +306,7 @@ fn work_of(
                 };
                 return (Some(m.work), Some(label.to_string()), None);
             }
-            Err(crate::trace::ops::ModelError::BadArgs { reason, .. }) => {
+            Err(crate::trace::ops::OpModelError::BadArgs { reason, .. }) => {
                 return (work::memory_work(i), Some("memory".to_string()), Some(reason));
             }
             Err(_) => {}
@@ -638,7 +638,7 @@ fn collective_rows(
     info: &XlaInfo,
     groups: &[Group],
     ops: &[XlaOpRow],
-) -> Vec<CollectiveRow> {
+) -> Vec<XlaCollectiveRow> {
     let devices_in_profile = {
         let mut d: Vec<i64> = model.gpu.iter().map(|e| e.device).collect();
         d.sort_unstable();
@@ -672,7 +672,7 @@ fn collective_rows(
         let mean_ns = row.mean_us * 1e3;
         let algbw = msg.as_ref().filter(|_| mean_ns > 0.0).map(|(b, _)| *b as f64 / mean_ns);
         let factor = kind.zip(n).map(|(k, n)| k.bus_factor(n));
-        rows.push(CollectiveRow {
+        rows.push(XlaCollectiveRow {
             module: row.module.clone(),
             name: op.hlo_op.clone(),
             kind,

@@ -30,14 +30,14 @@
 //!   bytes = operands + result, no FLOPs counted — the memory roof.
 //!
 //! Counts are exact checked `u128`; a shape that does not fit gives a
-//! [`ModelError::BadArgs`], never a panic.
+//! [`OpModelError::BadArgs`], never a panic.
 
 use super::hlo::{HloInstr, HloShape};
 use crate::analysis::{GemmShape, GemmView};
 use crate::ops::attention::{AttentionSpec, CausalMode, Pass};
 use crate::ops::gemm::GemmSpec;
 use crate::ops::{OpClass, Work};
-use crate::trace::ops::{ModelError, OpModel, ParamValue, Params, Table};
+use crate::trace::ops::{OpModel, OpModelError, ParamValue, Params, Table};
 use crate::units::{ExecUnit, Precision};
 
 /// What kind of model an instruction gets.
@@ -104,12 +104,12 @@ pub fn table_of(i: &HloInstr) -> Option<Table> {
 /// The model of one execution of `i` (GEMM, convolution or fused attention).
 ///
 /// # Errors
-/// [`ModelError::Unmodelled`] for instructions without a compute model,
-/// [`ModelError::BadArgs`] when the shapes or attributes do not fit one.
-pub fn model(i: &HloInstr) -> Result<OpModel, ModelError> {
-    let bad = |reason: String| ModelError::BadArgs { op: i.name.clone(), reason };
+/// [`OpModelError::Unmodelled`] for instructions without a compute model,
+/// [`OpModelError::BadArgs`] when the shapes or attributes do not fit one.
+pub fn model(i: &HloInstr) -> Result<OpModel, OpModelError> {
+    let bad = |reason: String| OpModelError::BadArgs { op: i.name.clone(), reason };
     match kind(i) {
-        None => Err(ModelError::Unmodelled(i.name.clone())),
+        None => Err(OpModelError::Unmodelled(i.name.clone())),
         Some(Kind::Gemm) => gemm(i).map_err(bad),
         Some(Kind::Conv(pass)) => conv(i, pass).map_err(bad),
         Some(Kind::Attention(pass)) => attention(i, pass).map_err(bad),
@@ -682,7 +682,7 @@ mod tests {
         assert!(model(&te_attn("te_fused_attn_forward_ffi", "6")).is_err());
         let mut missing = te_attn("te_fused_attn_forward_ffi", "2");
         missing.attrs.retain(|(k, _)| k != "attn_heads");
-        assert!(matches!(model(&missing), Err(ModelError::BadArgs { .. })));
+        assert!(matches!(model(&missing), Err(OpModelError::BadArgs { .. })));
     }
 
     #[test]
@@ -730,12 +730,12 @@ mod tests {
     fn bad_shapes_are_errors_not_panics() {
         let mut g = gemm_fusion();
         g.inner.as_mut().unwrap().dot.as_mut().unwrap().lhs_contracting = vec![7];
-        assert!(matches!(model(&g), Err(ModelError::BadArgs { .. })));
+        assert!(matches!(model(&g), Err(OpModelError::BadArgs { .. })));
         let mut g = gemm_fusion();
         g.inner.as_mut().unwrap().operands[1] = s("bf16", &[2, 999, 6144]);
         assert!(model(&g).is_err());
         let plain = HloInstr { name: "x".into(), opcode: "add".into(), ..HloInstr::default() };
-        assert!(matches!(model(&plain), Err(ModelError::Unmodelled(_))));
+        assert!(matches!(model(&plain), Err(OpModelError::Unmodelled(_))));
         let big = HloInstr {
             name: "big".into(),
             opcode: "dot".into(),
