@@ -28,3 +28,33 @@ pub mod trace;
 pub mod units;
 
 pub use error::InputError;
+
+/// The types most programs against this crate need, in one `use`:
+///
+/// ```
+/// use rooftop_core::prelude::*;
+///
+/// // A 4096³ bf16 GEMM on an H100 SXM (989.4 dense bf16 TFLOP/s), measured at 210 µs:
+/// // 2 x 4096³ = 137.4 GFLOP in 210 µs is 654 TFLOP/s, 66.1% of the roof.
+/// let catalog = Catalog::builtin();
+/// let h100 = catalog.lookup("h100-sxm")?;
+/// let work = GemmSpec::new(4096, 4096, 4096, Precision::Bf16).work()?;
+/// let r = roofline(&work, h100, Some(210_000), &[])?;
+/// assert_eq!(r.bound, Bound::Compute);
+/// let achieved = r.achieved.expect("a time was given");
+/// assert!((achieved.achieved_tflops - 654.5).abs() < 0.1);
+/// assert!((achieved.compute_utilization_pct - 66.1).abs() < 0.1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod prelude {
+    pub use crate::device::{Catalog, DeviceSpec};
+    pub use crate::diagnose::{Finding, Severity};
+    pub use crate::ops::gemm::GemmSpec;
+    pub use crate::ops::Work;
+    pub use crate::roofline::{roofline, Bound, Roofline};
+    pub use crate::trace::report::{analyze as analyze_trace, TraceOptions, TraceReport};
+    pub use crate::trace::tables::OpRow;
+    pub use crate::trace::TraceModel;
+    pub use crate::units::Precision;
+    pub use crate::InputError;
+}

@@ -22,3 +22,23 @@ pub mod model_config;
 pub mod session;
 pub mod source;
 pub mod xplane;
+
+pub use source::{read, read_one, ReadError};
+
+/// What a program reading a trace needs, with `rooftop_core`'s prelude:
+///
+/// ```no_run
+/// use rooftop_ingest::prelude::*;
+///
+/// let model = read(std::path::Path::new("step.trace.json.gz"))?;
+/// let report = TraceReport::of(&model);
+/// for op in report.top_ops(10) {
+///     println!("{} {:.1} µs {:?}", op.name, op.kernel_time_us.sum, op.roofline_attainment_pct);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod prelude {
+    pub use crate::kineto::ReadOptions;
+    pub use crate::source::{read, read_one, ReadError};
+    pub use rooftop_core::prelude::*;
+}

@@ -93,6 +93,15 @@ impl From<ReadError> for String {
     }
 }
 
+/// Reads one trace or profile, whichever its content is, with the default options and
+/// no progress reports: [`read_one`] for the rest.
+///
+/// # Errors
+/// As [`read_one`].
+pub fn read(path: &Path) -> Result<TraceModel, ReadError> {
+    read_one(path, &ReadOptions::default(), &mut |_, _| {})
+}
+
 /// Reads one trace or profile, whichever its content is; `progress(done, total)` in
 /// bytes (an XPlane profile reports once, at the end).
 ///

@@ -243,3 +243,35 @@ golden! {
     mi300_bert_norm: "mi300", BERT, "Normalization";
     mi300_bert_binary: "mi300", BERT, "BinaryElementwise";
 }
+
+/// `TraceReport::top_ops` answers "which ops take the most GPU time" as TraceLens's own
+/// roofline tables do: over every table TraceLens wrote for the trace, the row with the
+/// largest `Kernel Time (µs)_sum` is our first modelled row, with the same op name and
+/// total time (to 0.1%), and the rows come largest first.
+#[test]
+fn top_ops_lead_with_the_op_tracelens_times_longest() {
+    for (gpu, trace) in [("h100", VIT), ("mi300", BERT)] {
+        let mut best: Option<(String, f64)> = None;
+        for table in ["GEMM", "SDPA_fwd", "CONV_fwd", "Normalization", "BinaryElementwise"] {
+            for row in tracelens_rows(gpu, trace, table).unwrap_or_default() {
+                let sum = num(&row, "Kernel Time (µs)_sum").expect("a kernel time sum");
+                if best.as_ref().is_none_or(|(_, b)| sum > *b) {
+                    best = Some((row["name"].clone(), sum));
+                }
+            }
+        }
+        let (name, sum) = best.expect("TraceLens wrote roofline tables");
+        let report = rooftop_core::trace::report::TraceReport::of(&load(gpu, trace));
+        let top = report.top_ops(usize::MAX);
+        assert!(top.windows(2).all(|w| w[0].kernel_time_us.sum >= w[1].kernel_time_us.sum));
+        let first = top.iter().find(|r| r.unmodelled.is_none()).expect("a modelled row");
+        assert_eq!(first.name, name, "{gpu}/{trace}");
+        assert!(
+            close(first.kernel_time_us.sum, sum, 1e-3),
+            "{gpu}/{trace}: {} vs {sum}",
+            first.kernel_time_us.sum
+        );
+        assert!(first.roofline_attainment_pct.is_some(), "{gpu}/{trace}: the trace names its GPU");
+        assert_eq!(report.top_ops(3).len(), 3);
+    }
+}

@@ -139,6 +139,29 @@ pub struct TraceReport {
     pub inference: Inference,
 }
 
+impl TraceReport {
+    /// The whole analysis in one call: the catalog entry of the GPU the trace names
+    /// ([`super::run::device_for`] on the built-in catalog; no roofline numbers when
+    /// the trace names none the catalog knows) and the options for this kind of trace
+    /// ([`TraceOptions::for_model`]).
+    pub fn of(model: &TraceModel) -> TraceReport {
+        let catalog = crate::device::Catalog::builtin();
+        let device = super::run::device_for(&catalog, model).spec();
+        analyze(model, device, &TraceOptions::for_model(model))
+    }
+
+    /// The `n` op rows with the most kernel time (sum over their calls), across every
+    /// category table, the unmodelled one included, largest first; ties keep table
+    /// order. Each row carries its FLOPs, bytes, achieved rates, bound and roofline
+    /// attainment where the op has a work model and the report a device.
+    pub fn top_ops(&self, n: usize) -> Vec<&OpRow> {
+        let mut rows: Vec<&OpRow> = self.categories.values().flatten().collect();
+        rows.sort_by(|a, b| b.kernel_time_us.sum.total_cmp(&a.kernel_time_us.sum));
+        rows.truncate(n);
+        rows
+    }
+}
+
 /// Analyses one trace. `device` is the catalog entry for the roofline numbers (`None`:
 /// tables without attainment, and a warning).
 pub fn analyze(
