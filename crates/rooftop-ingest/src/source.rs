@@ -87,6 +87,12 @@ pub enum ReadError {
     TraceViewerExport(PathBuf),
 }
 
+impl From<ReadError> for rooftop_core::InputError {
+    fn from(e: ReadError) -> rooftop_core::InputError {
+        rooftop_core::InputError(e.to_string())
+    }
+}
+
 impl From<ReadError> for String {
     fn from(e: ReadError) -> String {
         e.to_string()

@@ -70,8 +70,8 @@ impl RankSource for Reader<'_> {
         &self,
         path: &Path,
         progress: &mut dyn FnMut(u64, u64),
-    ) -> std::result::Result<TraceModel, String> {
-        rooftop_ingest::source::read_one(path, &self.read, progress).map_err(String::from)
+    ) -> std::result::Result<TraceModel, rooftop_core::InputError> {
+        Ok(rooftop_ingest::source::read_one(path, &self.read, progress)?)
     }
 
     fn device(&self, model: &TraceModel) -> Option<&DeviceSpec> {

@@ -115,7 +115,7 @@ impl RankSource for Reader<'_> {
         &self,
         path: &Path,
         progress: &mut dyn FnMut(u64, u64),
-    ) -> std::result::Result<TraceModel, String> {
+    ) -> std::result::Result<TraceModel, rooftop_core::InputError> {
         let model = rooftop_ingest::source::read_one(path, &self.read, progress)?;
         check_not_empty(&model, &path.display().to_string())?;
         Ok(model)

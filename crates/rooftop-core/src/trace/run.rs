@@ -99,7 +99,11 @@ pub trait RankSource: Sync {
     ///
     /// # Errors
     /// The file cannot be read or is not a trace.
-    fn read(&self, path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<TraceModel, String>;
+    fn read(
+        &self,
+        path: &Path,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<TraceModel, crate::InputError>;
 
     /// The device `model`'s roofline numbers use (`None`: no roofline numbers).
     fn device(&self, model: &TraceModel) -> Option<&DeviceSpec>;
