@@ -16,13 +16,13 @@ use rooftop_core::ops::attention::{AttentionSpec, CausalMode, Pass};
 use rooftop_core::ops::conv::Conv2dSpec;
 use rooftop_core::ops::copy::CopySpec;
 use rooftop_core::ops::elementwise::ElementwiseSpec;
-use rooftop_core::ops::gemm::GemmSpec;
 use rooftop_core::ops::norm::{LayerNormSpec, RmsNormSpec};
-use rooftop_core::ops::quant::{DequantFusion, QuantGemmSpec, WeightFormat};
+use rooftop_core::ops::quant::{DequantFusion, WeightFormat};
 use rooftop_core::ops::reduction::ReductionSpec;
+use rooftop_core::ops::request::GemmRequest;
 use rooftop_core::ops::softmax::{SoftmaxPasses, SoftmaxSpec};
 use rooftop_core::ops::Work;
-use rooftop_core::units::{ns_from_us, ExecUnit, Precision};
+use rooftop_core::units::{ns_from_us, Precision};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -348,8 +348,6 @@ fn resources(c: &Common) -> Result<Option<KernelResources>> {
 }
 
 fn gemm_work(g: &Gemm) -> Result<Parts> {
-    let dtype = precision("dtype", &g.dtype)?;
-    let out_dtype = g.out_dtype.as_deref().map(|d| precision("out_dtype", d)).transpose()?;
     if g.wbits.is_none() {
         let given = [
             ("group", g.group.is_some()),
@@ -360,55 +358,36 @@ fn gemm_work(g: &Gemm) -> Result<Parts> {
             return Err(Error::input(format!("{name} needs wbits (quantized weights)")));
         }
     }
-    let format = match (&g.wbits, &g.wformat) {
+    let weights = match (&g.wbits, &g.wformat) {
         (Some(_), Some(_)) => {
             return Err(Error::input("wbits and wformat exclude each other: give one"))
         }
-        (Some(bits), None) => Some(WeightFormat::Affine {
-            bits: *bits,
-            group_size: g.group.unwrap_or(128),
-            scale_dtype: g
-                .scale_dtype
-                .as_deref()
-                .map(|d| precision("scale_dtype", d))
-                .transpose()?
-                .unwrap_or(Precision::Fp16),
-            zero_point: g.zero_point,
-        }),
+        (Some(bits), None) => Some(WeightFormat::affine(
+            *bits,
+            g.group,
+            g.scale_dtype.as_deref().map(|d| precision("scale_dtype", d)).transpose()?,
+            g.zero_point,
+        )),
         (None, Some(f)) => Some(f.parse().map_err(|e| Error::input(format!("wformat {e}")))?),
         (None, None) => None,
     };
-    let (work, fusion) = match format {
-        Some(format) => {
-            if g.batch != 1 || g.bias {
-                return Err(Error::input("batch and bias are not supported for quantized GEMMs"));
-            }
-            let spec =
-                QuantGemmSpec { m: g.m, n: g.n, k: g.k, act_dtype: dtype, format, out_dtype };
-            let work = ok(spec.work())?;
-            // Dequantizing to the activation precision is what an unfused pipeline does.
-            (work, spec.dequant_fusion(dtype).ok())
-        }
-        None => (
-            ok(GemmSpec {
-                m: g.m,
-                n: g.n,
-                k: g.k,
-                batch: g.batch,
-                dtype,
-                out_dtype,
-                bias: g.bias,
-                unit: g.vector_units.then_some(ExecUnit::Vector),
-            }
-            .work())?,
-            None,
-        ),
+    let request = GemmRequest {
+        m: g.m,
+        n: g.n,
+        k: g.k,
+        batch: g.batch,
+        dtype: precision("dtype", &g.dtype)?,
+        out_dtype: g.out_dtype.as_deref().map(|d| precision("out_dtype", d)).transpose()?,
+        bias: g.bias,
+        vector_units: g.vector_units,
+        weights,
+        view: match g.view {
+            View::Blas => GemmView::Blas,
+            View::Torch => GemmView::Torch,
+        },
     };
-    let view = match g.view {
-        View::Blas => GemmView::Blas,
-        View::Torch => GemmView::Torch,
-    };
-    Ok((work, Some(GemmShape { m: g.m, n: g.n, batch: g.batch, view }), fusion))
+    let p = request.parts().map_err(|e| Error::input(format!("gemm: {e}")))?;
+    Ok((p.work, Some(p.shape), p.fusion))
 }
 
 fn attention_work(a: &Attention) -> Result<Work> {

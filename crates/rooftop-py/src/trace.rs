@@ -170,7 +170,7 @@ fn trace_file(
         flags,
         notes: Mutex::new(Vec::new()),
     };
-    let model = reader.read(path, &mut |_, _| {}).map_err(Error::Input)?;
+    let model = reader.read(path, &mut |_, _| {}).map_err(|e| Error::Input(e.0))?;
     let options = reader.options(&model);
     if flags.cp_window.is_some() {
         rooftop_core::trace::gaps::critical_path::window(&model, &options.critical_path)

@@ -16,13 +16,13 @@ use rooftop_core::ops::attention::{AttentionSpec, CausalMode, Pass};
 use rooftop_core::ops::conv::Conv2dSpec;
 use rooftop_core::ops::copy::CopySpec;
 use rooftop_core::ops::elementwise::ElementwiseSpec;
-use rooftop_core::ops::gemm::GemmSpec;
 use rooftop_core::ops::norm::{LayerNormSpec, RmsNormSpec};
-use rooftop_core::ops::quant::{DequantFusion, QuantGemmSpec, WeightFormat};
+use rooftop_core::ops::quant::{DequantFusion, WeightFormat};
 use rooftop_core::ops::reduction::ReductionSpec;
+use rooftop_core::ops::request::GemmRequest;
 use rooftop_core::ops::softmax::{SoftmaxPasses, SoftmaxSpec};
 use rooftop_core::ops::{OpError, Work};
-use rooftop_core::units::{ns_from_us, ExecUnit, Precision};
+use rooftop_core::units::{ns_from_us, Precision};
 use rooftop_report::Format;
 
 pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String> {
@@ -92,66 +92,33 @@ fn resources(c: &Common) -> Result<Option<KernelResources>> {
 type GemmParts<'a> = (Work, &'a Common, Option<GemmShape>, Option<DequantFusion>);
 
 fn gemm_work(g: &GemmArgs) -> Result<GemmParts<'_>> {
-    // 2·batch·M·N·K FLOPs must be a count, not an overflow: refused, as STREAM or any
-    // calculator would refuse a size past its arithmetic.
-    if [2, g.batch, g.m, g.n, g.k].into_iter().try_fold(1u64, u64::checked_mul).is_none() {
-        return Err(CliError::input(format!(
-            "gemm --batch {} --m {} --n {} --k {}: 2*batch*M*N*K FLOPs overflow 64-bit \
-             arithmetic (over 1.8e19); no device runs such a GEMM",
-            g.batch, g.m, g.n, g.k
-        )));
-    }
-    let dtype = precision("--dtype", &g.dtype)?;
-    let out_dtype = g.out_dtype.as_deref().map(|d| precision("--out-dtype", d)).transpose()?;
-    let format = match (&g.wbits, &g.wformat) {
-        (Some(bits), None) => Some(WeightFormat::Affine {
-            bits: *bits,
-            group_size: g.group.unwrap_or(128),
-            scale_dtype: g
-                .scale_dtype
-                .as_deref()
-                .map(|d| precision("--scale-dtype", d))
-                .transpose()?
-                .unwrap_or(Precision::Fp16),
-            zero_point: g.zero_point,
-        }),
+    let weights = match (&g.wbits, &g.wformat) {
+        (Some(bits), None) => Some(WeightFormat::affine(
+            *bits,
+            g.group,
+            g.scale_dtype.as_deref().map(|d| precision("--scale-dtype", d)).transpose()?,
+            g.zero_point,
+        )),
         (None, Some(f)) => Some(f.parse().map_err(|e| CliError::input(format!("--wformat {e}")))?),
         _ => None,
     };
-    let (work, fusion) = match format {
-        Some(format) => {
-            if g.batch != 1 || g.bias {
-                return Err(CliError::input(
-                    "--batch and --bias are not supported for quantized GEMMs",
-                ));
-            }
-            let spec =
-                QuantGemmSpec { m: g.m, n: g.n, k: g.k, act_dtype: dtype, format, out_dtype };
-            let work = op(spec.work())?;
-            // Dequantizing to the activation precision is what an unfused pipeline does.
-            (work, spec.dequant_fusion(dtype).ok())
-        }
-        None => (
-            op(GemmSpec {
-                m: g.m,
-                n: g.n,
-                k: g.k,
-                batch: g.batch,
-                dtype,
-                out_dtype,
-                bias: g.bias,
-                unit: g.vector_units.then_some(ExecUnit::Vector),
-            }
-            .work())?,
-            None,
-        ),
+    let request = GemmRequest {
+        m: g.m,
+        n: g.n,
+        k: g.k,
+        batch: g.batch,
+        dtype: precision("--dtype", &g.dtype)?,
+        out_dtype: g.out_dtype.as_deref().map(|d| precision("--out-dtype", d)).transpose()?,
+        bias: g.bias,
+        vector_units: g.vector_units,
+        weights,
+        view: match g.view {
+            View::Blas => GemmView::Blas,
+            View::Torch => GemmView::Torch,
+        },
     };
-    let view = match g.view {
-        View::Blas => GemmView::Blas,
-        View::Torch => GemmView::Torch,
-    };
-    let shape = GemmShape { m: g.m, n: g.n, batch: g.batch, view };
-    Ok((work, &g.common, Some(shape), fusion))
+    let p = request.parts().map_err(|e| CliError::input(format!("gemm: {e}")))?;
+    Ok((p.work, &g.common, Some(p.shape), p.fusion))
 }
 
 fn attention_work(a: &AttentionArgs) -> Result<Work> {

@@ -30,6 +30,7 @@ pub mod gemm;
 pub mod norm;
 pub mod quant;
 pub mod reduction;
+pub mod request;
 pub mod softmax;
 
 #[cfg(test)]
