@@ -302,18 +302,13 @@ struct Ctx<'a> {
     judged: Judged<'a>,
 }
 
-/// The mean of `vals`, when there is any.
-fn mean(vals: &[f64]) -> Option<f64> {
-    (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
-}
-
 /// Means of extensive quantities and duration-weighted percentages over dispatches.
 fn aggregate(parts: &[&Derived]) -> Derived {
     // Mean over the dispatches that have the quantity: several ncu runs or rocprof passes
     // of one kernel often collect different metrics, and a kernel's bytes per dispatch do
     // not depend on which run counted them.
     let avg = |f: &dyn Fn(&Derived) -> Option<f64>| -> Option<f64> {
-        mean(&parts.iter().filter_map(|d| f(d)).collect::<Vec<_>>())
+        crate::stats::mean(&parts.iter().filter_map(|d| f(d)).collect::<Vec<_>>())
     };
     let mut unweighted = false;
     let mut weighted = |f: &dyn Fn(&Derived) -> Option<f64>| -> Option<f64> {
