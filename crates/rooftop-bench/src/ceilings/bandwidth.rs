@@ -520,8 +520,8 @@ mod tests {
             assert!(best(b.gbs, want), "{b:?} vs {want}");
             assert!(b.working_set_bytes <= 4 << 20 && b.working_set_bytes > 4 << 19);
         }
-        // fp32 vector FMA: 2*92160*4096 FLOPs at 1 TFLOP/s + 2 us; fp64 at 0.5 TFLOP/s.
-        let flops = 2.0 * 92_160.0 * 4096.0;
+        // fp32 vector FMA: 2*368640*1024 FLOPs at 1 TFLOP/s + 2 us; fp64 at 0.5 TFLOP/s.
+        let flops = 2.0 * 368_640.0 * 1024.0;
         let want32 = flops / (flops / MOCK_FP32 + MOCK_LAUNCH_S) / 1e9;
         let want64 = flops / (flops / (MOCK_FP32 / 2.0) + MOCK_LAUNCH_S) / 1e9;
         assert_eq!(c.compute.len(), 2);

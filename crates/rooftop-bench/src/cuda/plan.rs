@@ -396,7 +396,13 @@ pub fn plan(
             let nacc = bufs[0].1 as u64;
             let scalar = case.variant == Some("scalar");
             let block = block_1d(launch, 64, max)?;
-            let threads = if scalar { nacc * 32 } else { nacc };
+            // The vector kernel runs FMA_CHAINS (4) accumulators per thread.
+            if !scalar && nacc % 4 != 0 {
+                return Err(bad_launch(format!(
+                    "the fma kernel runs 4 accumulators per thread: {nacc} is not a multiple of 4"
+                )));
+            }
+            let threads = if scalar { nacc * 32 } else { nacc / 4 };
             let grid = match launch.grid {
                 Some([g, 1, 1]) if g > 0 => g,
                 _ => to_u32("grid", blocks_for(threads, u64::from(block)))?,

@@ -31,14 +31,17 @@ use crate::rng::Init;
 use rooftop_core::ops::{OpClass, Work};
 use rooftop_core::units::{ExecUnit, Precision};
 
-/// Accumulators of every case: 960 blocks of 96 (12 chains x 8 fp32 lanes), and a
-/// multiple of every block size of the CPU kernels (12, 48, 96, 192), so that the work
-/// splits evenly over 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 16, ... threads.
-pub const ACCUMULATORS: usize = 92_160;
+/// Accumulators of every case: 3840 blocks of 96 (12 chains x 8 fp32 lanes), and a
+/// multiple of every block size of the CPU kernels (12, 48, 96, 192) and of the CUDA
+/// kernel's 4 chains per thread, so that the work splits evenly over 1, 2, 3, 4, 5, 6, 8,
+/// 10, 12, 15, 16, ... threads. A GPU needs this many independent chains: on an H200 a
+/// thread's dependent FMA issued every ~8.6 cycles (Nsight Compute, 2026-11-27), and
+/// 92,160 chains (5.5 warps per scheduler) kept the schedulers idle half the time.
+pub const ACCUMULATORS: usize = 368_640;
 /// Default iterations of the vector variant (a few ms per run on a 2-core AVX2 machine).
-pub const DEFAULT_ITERS_VECTOR: u64 = 4096;
+pub const DEFAULT_ITERS_VECTOR: u64 = 1024;
 /// Default iterations of the scalar variant (one lane per instruction: 8x fewer).
-pub const DEFAULT_ITERS_SCALAR: u64 = 512;
+pub const DEFAULT_ITERS_SCALAR: u64 = 128;
 /// Largest `iters` (beyond it, `a` is 1 in fp32 and the check's bound grows useless).
 pub const MAX_ITERS: u64 = 1 << 24;
 
@@ -66,7 +69,7 @@ impl Kernel for Fma {
 
     fn summary(&self) -> &'static str {
         "FMA throughput probe: independent x = x*a + b chains (--variant vector|scalar, \
-         fp32/fp64); size iters = FMAs per chain (default 4096 vector, 512 scalar)"
+         fp32/fp64); size iters = FMAs per chain (default 1024 vector, 128 scalar)"
     }
 
     fn size_params(&self) -> &'static [&'static str] {
@@ -208,7 +211,7 @@ mod tests {
         let sel = Selection { sizes: Some(vec![1 << 20, 16 << 20]), ..Selection::default() };
         let cases = super::Fma.cases(&sel).unwrap();
         let iters: Vec<u64> = cases.iter().map(|c| c.size("iters")).collect();
-        assert_eq!(iters, vec![4096]);
+        assert_eq!(iters, vec![1024]);
         let sel = Selection { single_config: Some(vec![512]), ..Selection::default() };
         let cases = super::Fma.cases(&sel).unwrap();
         assert_eq!(cases[0].size("iters"), 512);
@@ -278,8 +281,8 @@ mod tests {
     #[test]
     fn work_counts_two_flops_per_fma() {
         let w = Fma.work(&ceiling_case(Precision::Fp64, false)).unwrap();
-        assert_eq!(w.flops, 2.0 * 92_160.0 * 4096.0);
-        assert_eq!(w.bytes_written, 92_160.0 * 8.0);
+        assert_eq!(w.flops, 2.0 * 368_640.0 * 1024.0);
+        assert_eq!(w.bytes_written, 368_640.0 * 8.0);
         assert_eq!(w.precision, Precision::Fp64);
     }
 

@@ -1,23 +1,38 @@
 // Probes: the FMA throughput kernel of suite/fma.rs and the pointer chase of
 // suite/probe.rs, plus the cache flush.
 
-// x = x * a + b, `iters` times, one chain per thread (vector: every lane; scalar: lane 0
-// of each warp only, the GPU analogue of one SIMD lane).
+// x = x * a + b, `iters` times. Vector: FMA_CHAINS accumulators per thread (at idx,
+// idx + nacc/FMA_CHAINS, ...), independent chains a warp issues back to back; scalar: lane
+// 0 of each warp runs one chain (the GPU analogue of one SIMD lane). `nacc` is a multiple
+// of FMA_CHAINS (the plan checks).
+#define FMA_CHAINS 4
 template <typename T>
 __device__ void k_fma(const T *__restrict__ x0, const T *__restrict__ a, const T *__restrict__ b, T *__restrict__ acc,
                       u32 nacc, u32 iters, u32 scalar) {
     const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    u64 idx = tid;
+    const T av = a[0], bv = b[0];
     if (scalar) {
         if (threadIdx.x & 31) return;
-        idx = tid >> 5;
-    }
-    if (idx >= nacc) return;
-    T x = x0[idx];
-    const T av = a[0], bv = b[0];
+        const u64 idx = tid >> 5;
+        if (idx >= nacc) return;
+        T x = x0[idx];
 #pragma unroll 32
-    for (u32 i = 0; i < iters; ++i) x = d_fma(x, av, bv);
-    acc[idx] = x;
+        for (u32 i = 0; i < iters; ++i) x = d_fma(x, av, bv);
+        acc[idx] = x;
+        return;
+    }
+    const u64 stride = nacc / FMA_CHAINS;
+    if (tid >= stride) return;
+    T x[FMA_CHAINS];
+#pragma unroll
+    for (int j = 0; j < FMA_CHAINS; ++j) x[j] = x0[tid + j * stride];
+#pragma unroll 8
+    for (u32 i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int j = 0; j < FMA_CHAINS; ++j) x[j] = d_fma(x[j], av, bv);
+    }
+#pragma unroll
+    for (int j = 0; j < FMA_CHAINS; ++j) acc[tid + j * stride] = x[j];
 }
 
 extern "C" __global__ void rt_fma_f32(const float *x0, const float *a, const float *b, float *acc, u32 nacc, u32 iters,
