@@ -31,7 +31,6 @@ use rooftop_ingest::kineto::ReadOptions;
 use rooftop_report::trace::{RenderOptions, Section};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// Makes seed inputs from the repository at the given root.
 pub type MakeSeeds = fn(&Path) -> Vec<Vec<u8>>;
@@ -279,10 +278,9 @@ fn scratch_file(name: &str, bytes: &[u8]) -> Option<PathBuf> {
     std::fs::write(&path, bytes).ok().map(|()| path)
 }
 
-/// The built-in device catalog, parsed once per process.
+/// The built-in device catalog (parsed once per process by `Catalog::builtin`).
 fn builtin() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(Catalog::builtin)
+    Catalog::builtin()
 }
 
 // ---------------------------------------------------------------------------------------

@@ -189,6 +189,6 @@ impl AnyBackend {
     pub fn device_file(&self, c: &Ceilings, origin: &str) -> Result<String, JobError> {
         let base = self.device_spec(Some(c))?;
         ceilings::checked_device_file(&base, c, &ceilings::today_utc(), origin)
-            .map_err(JobError::Runtime)
+            .map_err(|e| JobError::Runtime(e.to_string()))
     }
 }

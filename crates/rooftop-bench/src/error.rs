@@ -28,6 +28,18 @@ pub enum SuiteError {
     BadConfig { kernel: String, message: String },
 }
 
+/// Why a device file of measured ceilings could not be handed out
+/// ([`checked_device_file`](crate::ceilings::checked_device_file)).
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum DeviceFileWriteError {
+    /// The entry could not be written as TOML (a figure TOML cannot hold).
+    #[error("the device file could not be written: {0}")]
+    Write(#[source] rooftop_core::device::DeviceFileError),
+    /// The text rooftop wrote does not load back as a device (a bug in rooftop).
+    #[error("the device file rooftop wrote does not parse: {0}")]
+    LoadBack(#[source] rooftop_core::device::DeviceFileError),
+}
+
 fn suggest(s: &[String]) -> String {
     if s.is_empty() {
         String::new()

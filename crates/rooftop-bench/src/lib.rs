@@ -94,4 +94,4 @@ pub use backend::{
     SourceKernel, SourceLang,
 };
 pub use case::{Case, Selection};
-pub use error::{BackendError, BenchError, SuiteError};
+pub use error::{BackendError, BenchError, DeviceFileWriteError, SuiteError};

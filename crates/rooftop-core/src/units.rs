@@ -173,6 +173,14 @@ pub enum Provenance {
     Catalog,
     /// A ceiling measured on this machine (`rooftop ceilings`).
     Calibrated,
+    /// Read from the device's driver or the operating system at run time (CUDA device
+    /// attributes, wgpu adapter limits, `/proc` and sysfs), or computed from such
+    /// readings alone (DRAM bandwidth from the memory clock and bus width).
+    Driver,
+    /// A vendor document's per-unit rate applied by rooftop to the counts the device
+    /// reports (FMA lanes per SM from the CUDA Programming Guide, a CPU's FMA pipes
+    /// from its optimisation manual): the figure's source gives the formula.
+    Datasheet,
 }
 
 impl Provenance {
@@ -183,6 +191,8 @@ impl Provenance {
             Provenance::Measured => "measured",
             Provenance::Catalog => "catalog",
             Provenance::Calibrated => "calibrated",
+            Provenance::Driver => "driver",
+            Provenance::Datasheet => "datasheet",
         }
     }
 }

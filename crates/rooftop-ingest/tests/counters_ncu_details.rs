@@ -81,8 +81,7 @@ fn a100_details_page_every_figure_with_its_unit() {
 
 #[test]
 fn a100_achieved_bandwidth_is_what_ncu_printed_and_the_device_is_known() {
-    let rep =
-        analyze_in(read("clima_a100_details_excerpt.csv"), &Catalog::builtin(), None).unwrap();
+    let rep = analyze_in(read("clima_a100_details_excerpt.csv"), Catalog::builtin(), None).unwrap();
     let k = &rep.kernels[0];
     // Bytes = 958.04e9 B/s × 715.58e-6 s = 685.55 MB, derived (no byte counter).
     close(k.derived.dram_bytes_total, 958.04e9 * 715.58e-6, 1e-12);
@@ -144,7 +143,7 @@ fn pre_2021_sol_labels_decide_the_bound_of_an_fp32_kernel() {
     close(d.counter("dram__cycles_elapsed.avg.per_second"), 0.87e9, 1e-12);
     assert!(set.source.notes.iter().all(|n| !n.contains("SOL")), "{:?}", set.source.notes);
     // Without a device: the Speed of Light alone says memory (L1/TEX 71.2% vs SM 20.4%).
-    let rep = analyze_in(set.clone(), &Catalog::builtin(), None).unwrap();
+    let rep = analyze_in(set.clone(), Catalog::builtin(), None).unwrap();
     let k = &rep.kernels[0];
     assert_eq!((k.bound, k.bound_basis), (Some(Bound::Memory), Some(BoundBasis::SpeedOfLight)));
     assert!(k.findings.iter().any(|f| f.id == "counters.cache_bound"));
@@ -152,7 +151,7 @@ fn pre_2021_sol_labels_decide_the_bound_of_an_fp32_kernel() {
     // FLOP/B, above the fp32 ridge 15.7e12 / 900e9 = 17.4: the roofline alone would say
     // compute-bound at 216.66e6 / 15.7e12 = 13.8 µs of 100 µs (13.8%). The L1/TEX is the
     // busiest unit: bound by memory, and no tensor-core advice for FP32 on a V100.
-    let rep = analyze_in(set, &Catalog::builtin(), Some("v100-sxm")).unwrap();
+    let rep = analyze_in(set, Catalog::builtin(), Some("v100-sxm")).unwrap();
     let k = &rep.kernels[0];
     close(k.arithmetic_intensity, 216.66e6 / 7.222e6, 1e-9);
     assert_eq!(k.bound, Some(Bound::Memory), "{}", k.bound_reason);

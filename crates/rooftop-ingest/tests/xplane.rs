@@ -252,7 +252,7 @@ fn xla_work_matches_xprof_cost_analysis() {
         clock_mhz: d.clock_mhz,
         memory_bytes: d.total_memory_bytes,
     };
-    let (dev, _) = rooftop_core::device::lookup_with_facts(&cat, "gfx950", facts).unwrap();
+    let (dev, _) = rooftop_core::device::lookup_with_facts(cat, "gfx950", facts).unwrap();
     assert_eq!(dev.id, "mi355x");
     let opts = TraceOptions { include_unlinked: true, ..TraceOptions::default() };
     let r = analyze(&m, Some(dev), &opts);

@@ -74,7 +74,7 @@ pub(crate) type Result<T> = std::result::Result<T, Error>;
 /// The embedded catalog plus the user's device files, in order (the CLI's
 /// `--device-file`).
 pub(crate) fn load_catalog(device_files: &[PathBuf]) -> Result<Catalog> {
-    let mut catalog = Catalog::builtin();
+    let mut catalog = Catalog::builtin().clone();
     for path in device_files {
         let text = rooftop_ingest::compressed::read_text(path)
             .map_err(|e| Error::input(format!("cannot read device file {e}")))?;

@@ -1,27 +1,30 @@
 //! Measured ceilings written as a device file (docs/device-format.md) that every command
-//! accepts with `--device-file`.
+//! accepts with `--device-file`: a [`DeviceEntry`] built from the ceilings (on top of the
+//! device's own entry) and written with `toml::to_string`, never TOML text by hand.
 
 use super::bandwidth::bytes_label;
 use super::{BandwidthCeiling, Ceilings};
-use crate::cpu::info::quote;
-use rooftop_core::device::{ArchFamily, Catalog, DeviceSpec, FigureMeta, MemLevel, Vendor};
-use rooftop_core::units::Precision;
+use crate::error::DeviceFileWriteError;
+use rooftop_core::device::{unplaced, Catalog, DeviceEntry, DeviceFile, DeviceSpec, Figure};
+use rooftop_core::device::{MemLevel, MemorySection};
+use rooftop_core::units::{Confidence, Precision, Provenance};
 use std::fmt::Write as _;
 
 /// [`device_file_toml`] for the ceilings measured `date`, checked to load back as a
 /// device before it is handed out; `origin` names the file in the parser's errors.
 ///
 /// # Errors
-/// The text rooftop wrote does not parse (a bug in rooftop, said as such).
+/// The entry could not be written, or the text rooftop wrote does not load back (a bug
+/// in rooftop, said as such).
 pub fn checked_device_file(
     base: &DeviceSpec,
     ceilings: &Ceilings,
     date: &str,
     origin: &str,
-) -> Result<String, String> {
-    let toml = device_file_toml(base, ceilings, date);
+) -> Result<String, DeviceFileWriteError> {
+    let toml = device_file_toml(base, ceilings, date)?;
     rooftop_core::device::parse_device_file(&toml, origin)
-        .map_err(|e| format!("the device file rooftop wrote does not parse: {e}"))?;
+        .map_err(DeviceFileWriteError::LoadBack)?;
     Ok(toml)
 }
 
@@ -45,30 +48,58 @@ pub fn today_utc() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// The best measured bandwidth ceiling of `level`, if any.
+pub(crate) fn best_bandwidth(c: &Ceilings, level: MemLevel) -> Option<&BandwidthCeiling> {
+    c.bandwidth.iter().filter(|b| b.level == level).max_by(|a, b| a.gbs.total_cmp(&b.gbs))
+}
+
+/// A device id made of a name: lowercase ASCII letters and digits, runs of anything else
+/// one `-` (`AMD EPYC 9R14 96-Core` -> `amd-epyc-9r14-96-core`).
+pub(crate) fn slug(name: &str) -> String {
+    name.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// A device file (docs/device-format.md) with `base`'s figures overridden by the
-/// measured ceilings, `provenance = "calibrated"`.
+/// measured ceilings, `provenance = "calibrated"`, written with `toml::to_string` after a
+/// comment line that says when and on what it was measured.
 ///
 /// A base from the built-in catalog is extended (`extends = "<id>"`, only the measured
 /// figures written, as the format's example does); any other base (a CPU, a device
-/// from a user file) is written out in full so that the file stands alone. Measured
-/// figures: `memory.bandwidth_gbs` (best DRAM pattern), `llc/l2/l1_bandwidth_gbs` where
-/// measured, and `fp32_vector`/`fp64_vector` both as peaks (the roofs the analysis
-/// uses) and as achievable ceilings; each says what was measured at which working set.
-pub fn device_file_toml(base: &DeviceSpec, ceilings: &Ceilings, date: &str) -> String {
-    let measured = |what: String| format!("measured by rooftop ceilings on {date}: {what}");
+/// from a user file) is written out in full ([`DeviceEntry::from_spec`]) so that the file
+/// stands alone. Measured figures: `memory.bandwidth_gbs` (best DRAM pattern),
+/// `llc/l2/l1_bandwidth_gbs` where measured, and `fp32_vector`/`fp64_vector` both as
+/// peaks (the roofs the analysis uses) and as achievable ceilings; each says what was
+/// measured at which working set.
+///
+/// # Errors
+/// A figure TOML cannot hold (never for measured ceilings, which are finite).
+pub fn device_file_toml(
+    base: &DeviceSpec,
+    ceilings: &Ceilings,
+    date: &str,
+) -> Result<String, DeviceFileWriteError> {
+    let entry = ceilings_entry(base, ceilings, date);
+    let text = DeviceFile::new(vec![entry]).to_toml().map_err(DeviceFileWriteError::Write)?;
+    // A comment is one line: the device name is the backend's, and may hold anything.
+    let device: String =
+        ceilings.device_name.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    Ok(format!(
+        "# Written by rooftop ceilings on {date} ({} backend, {device}).\n{text}",
+        ceilings.backend
+    ))
+}
+
+/// The `[[device]]` entry of [`device_file_toml`].
+pub fn ceilings_entry(base: &DeviceSpec, ceilings: &Ceilings, date: &str) -> DeviceEntry {
     let cal = |value: f64, what: String| {
-        format!(
-            "{{ value = {}, source = {}, provenance = \"calibrated\", confidence = \"medium\" }}",
-            num(value),
-            quote(&measured(what))
-        )
-    };
-    let best = |level: MemLevel| {
-        ceilings
-            .bandwidth
-            .iter()
-            .filter(|b| b.level == level)
-            .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
+        Figure::new(value)
+            .with_source(format!("measured by rooftop ceilings on {date}: {what}"))
+            .with_provenance(Provenance::Calibrated)
+            .with_confidence(Confidence::Medium)
     };
     let bw_what = |b: &BandwidthCeiling| {
         format!(
@@ -79,261 +110,48 @@ pub fn device_file_toml(base: &DeviceSpec, ceilings: &Ceilings, date: &str) -> S
             ceilings.parallelism
         )
     };
-    let mut measured_peaks: Vec<(String, String)> = Vec::new();
-    for p in [Precision::Fp32, Precision::Fp64] {
-        if let Some(cc) =
-            ceilings.compute.iter().find(|c| c.precision == p && c.variant == "vector")
-        {
-            let mut what = format!("{} vector FMA kernel", p.as_str());
-            if let Some(t) = cc.theoretical_gflops {
-                let _ = write!(
-                    what,
-                    ", {:.0}% of the theoretical {:.1} GFLOP/s",
-                    100.0 * cc.gflops / t,
-                    t
-                );
-            }
-            measured_peaks.push((format!("{}_vector", p.as_str()), cal(cc.gflops / 1e3, what)));
-        }
-    }
-    let in_catalog = Catalog::builtin().get(&base.id).is_some();
-
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "# Written by rooftop ceilings on {date} ({} backend, {}).",
-        ceilings.backend, ceilings.device_name
-    );
-    let _ = writeln!(t, "schema_version = 1\n\n[[device]]");
-    if in_catalog {
-        let _ = writeln!(t, "extends = {}", quote(&base.id));
-        let _ = writeln!(t, "provenance = \"calibrated\"\nconfidence = \"medium\"");
-        let _ =
-            writeln!(t, "source = {}", quote(&format!("measured by rooftop ceilings on {date}")));
-    } else {
-        write_identity(&mut t, base);
-    }
-
-    // Compute.
-    if !in_catalog {
-        let _ = writeln!(t, "\n[device.compute]");
-        let _ = writeln!(t, "num_cu = {}", fig(base, "compute.num_cu", f64::from(base.num_cu)));
-        let _ = writeln!(t, "cu_kind = {}", quote(&base.cu_kind));
-        let _ = writeln!(
-            t,
-            "warp_size = {}",
-            fig(base, "compute.warp_size", f64::from(base.warp_size))
+    let mut e = if Catalog::builtin().get(&base.id).is_some() {
+        let mut e = DeviceEntry::extending(&base.id);
+        e.set_defaults(
+            &format!("measured by rooftop ceilings on {date}"),
+            Confidence::Medium,
+            Provenance::Calibrated,
         );
-        if let Some(w) = base.alt_warp_size {
-            let _ =
-                writeln!(t, "alt_warp_size = {}", fig(base, "compute.alt_warp_size", f64::from(w)));
-        }
-        if let Some(c) = base.boost_clock_mhz {
-            let _ = writeln!(t, "boost_clock_mhz = {}", fig(base, "compute.boost_clock_mhz", c));
-        }
-    }
-
-    // Peaks: measured ones replace the base's; the others are kept (full write only).
-    let _ = writeln!(t, "\n[device.peak_tflops]");
-    for (k, v) in &measured_peaks {
-        let _ = writeln!(t, "{k} = {v}");
-    }
-    if !in_catalog {
-        for p in &base.peaks {
-            let k = format!("{}_{}", p.precision.as_str(), p.unit.as_str());
-            if !measured_peaks.iter().any(|(m, _)| *m == k) {
-                let _ = writeln!(t, "{k} = {}", fig(base, &format!("peak_tflops.{k}"), p.tflops));
-            }
-        }
-    }
-    if !measured_peaks.is_empty() || (!in_catalog && !base.achievable.is_empty()) {
-        let _ = writeln!(t, "\n[device.achievable_tflops]");
-        for (k, v) in &measured_peaks {
-            let _ = writeln!(t, "{k} = {v}");
-        }
-        if !in_catalog {
-            for p in &base.achievable {
-                let k = format!("{}_{}", p.precision.as_str(), p.unit.as_str());
-                if !measured_peaks.iter().any(|(m, _)| *m == k) {
-                    let _ = writeln!(
-                        t,
-                        "{k} = {}",
-                        fig(base, &format!("achievable_tflops.{k}"), p.tflops)
-                    );
-                }
-            }
-        }
-    }
-    if !in_catalog && !base.variant_peaks.is_empty() {
-        let _ = writeln!(t, "\n[device.variant_peaks_tflops]");
-        for (k, v) in &base.variant_peaks {
-            let _ = writeln!(t, "{k} = {}", fig(base, &format!("variant_peaks_tflops.{k}"), *v));
-        }
-    }
-
-    // Memory.
-    let _ = writeln!(t, "\n[device.memory]");
-    if !in_catalog {
-        if let Some(m) = &base.mem_type {
-            let _ = writeln!(t, "type = {}", quote(m));
-        }
-        if let Some(g) = base.mem_gb {
-            let _ = writeln!(t, "size_gb = {}", fig(base, "memory.size_gb", g));
-        }
-        for (key, bytes) in [("l2", base.l2_bytes), ("llc", base.llc_bytes)] {
-            if let Some(b) = bytes {
-                let _ = writeln!(
-                    t,
-                    "{key}_kib = {}",
-                    fig(base, &format!("memory.{key}_mib"), b as f64 / 1024.0)
-                );
-            }
-        }
-    }
-    match best(MemLevel::Dram) {
-        Some(b) => {
-            let _ = writeln!(t, "bandwidth_gbs = {}", cal(b.gbs, bw_what(b)));
-        }
-        None if !in_catalog => {
-            let _ = writeln!(
-                t,
-                "bandwidth_gbs = {}",
-                fig(base, "memory.bandwidth_gbs", base.peak_bw_gbs)
-            );
-        }
-        None => {}
-    }
-    for (level, key) in [(MemLevel::Llc, "llc"), (MemLevel::L2, "l2"), (MemLevel::L1, "l1")] {
-        if let Some(b) = best(level) {
-            let _ = writeln!(t, "{key}_bandwidth_gbs = {}", cal(b.gbs, bw_what(b)));
-        } else if let (false, Some(r)) =
-            (in_catalog, base.bandwidths.iter().find(|r| r.level == level))
-        {
-            let _ = writeln!(
-                t,
-                "{key}_bandwidth_gbs = {}",
-                fig(base, &format!("memory.{key}_bandwidth_gbs"), r.gbs)
-            );
-        }
-    }
-    if !in_catalog {
-        write_limits(&mut t, base);
-    }
-    t
-}
-
-/// Identity keys and figure defaults of a full (non-`extends`) device.
-fn write_identity(t: &mut String, d: &DeviceSpec) {
-    let _ = writeln!(t, "id = {}", quote(&d.id));
-    let _ = writeln!(t, "name = {}", quote(&d.name));
-    let vendor = match d.vendor {
-        Vendor::Nvidia => "nvidia",
-        Vendor::Amd => "amd",
-        Vendor::Apple => "apple",
-        Vendor::Intel => "intel",
-        Vendor::Cpu => "cpu",
-        Vendor::Other => "other",
-    };
-    let _ = writeln!(t, "vendor = \"{vendor}\"");
-    if !d.arch.is_empty() {
-        let _ = writeln!(t, "arch = {}", quote(&d.arch));
-    }
-    let family = match d.family {
-        ArchFamily::NvidiaCc { major, minor } => format!("sm{major}{minor}"),
-        ArchFamily::Cdna1 => "cdna1".into(),
-        ArchFamily::Cdna2 => "cdna2".into(),
-        ArchFamily::Cdna3 => "cdna3".into(),
-        ArchFamily::Cdna4 => "cdna4".into(),
-        ArchFamily::Rdna3 => "rdna3".into(),
-        ArchFamily::Apple78 => "apple7".into(),
-        ArchFamily::Apple9 => "apple9".into(),
-        ArchFamily::IntelXe => "xe".into(),
-        ArchFamily::Cpu => "cpu".into(),
-        ArchFamily::Unknown => "unknown".into(),
-    };
-    let _ = writeln!(t, "family = \"{family}\"");
-    for (k, v) in [
-        ("chip", &d.chip),
-        ("compute_capability", &d.compute_capability),
-        ("llvm_target", &d.llvm_target),
-    ] {
-        if let Some(v) = v {
-            let _ = writeln!(t, "{k} = {}", quote(v));
-        }
-    }
-    if !d.aliases.is_empty() {
-        let a: Vec<String> = d.aliases.iter().map(|a| quote(a)).collect();
-        let _ = writeln!(t, "aliases = [{}]", a.join(", "));
-    }
-    if !d.unsupported.is_empty() {
-        let a: Vec<String> = d.unsupported.iter().map(|a| quote(a)).collect();
-        let _ = writeln!(t, "unsupported = [{}]", a.join(", "));
-    }
-    if let Some(n) = &d.note {
-        let _ = writeln!(t, "note = {}", quote(n));
-    }
-    let _ = writeln!(t, "source = {}", quote(&d.meta.source));
-    let _ = writeln!(t, "confidence = \"{}\"", d.meta.confidence.as_str());
-    let _ = writeln!(t, "provenance = \"{}\"", d.meta.provenance.as_str());
-}
-
-/// `[device.limits]` of a full device.
-fn write_limits(t: &mut String, d: &DeviceSpec) {
-    let l = &d.limits;
-    let kib = |b: Option<u64>| b.map(|b| b as f64 / 1024.0);
-    let n32 = |v: Option<u32>| v.map(f64::from);
-    let n64 = |v: Option<u64>| v.map(|v| v as f64);
-    let rows: [(&str, Option<f64>); 19] = [
-        ("smem_kib_per_cu", kib(l.smem_bytes_per_cu)),
-        ("smem_kib_per_wgp", kib(l.smem_bytes_per_wgp)),
-        ("smem_kib_per_block_max", kib(l.smem_bytes_per_block_max)),
-        ("smem_kib_per_block_default", kib(l.smem_bytes_per_block_default)),
-        ("smem_alloc_granularity_bytes", n64(l.smem_alloc_granularity_bytes)),
-        ("smem_reserved_per_block_bytes", n64(l.smem_reserved_per_block_bytes)),
-        ("max_threads_per_block", n32(l.max_threads_per_block)),
-        ("max_threads_per_cu", n32(l.max_threads_per_cu)),
-        ("regs_32bit_per_cu", n32(l.regs_32bit_per_cu)),
-        ("reg_file_kib_per_cu", n32(l.reg_file_kib_per_cu)),
-        ("max_regs_per_thread", n32(l.max_regs_per_thread)),
-        ("max_warps_per_cu", n32(l.max_warps_per_cu)),
-        ("max_blocks_per_cu", n32(l.max_blocks_per_cu)),
-        ("simds_per_cu", n32(l.simds_per_cu)),
-        ("max_waves_per_simd", n32(l.max_waves_per_simd)),
-        ("vgpr_per_lane_per_simd", n32(l.vgpr_per_lane_per_simd)),
-        ("agpr_per_lane_per_simd", n32(l.agpr_per_lane_per_simd)),
-        ("vgpr_alloc_granule", n32(l.vgpr_alloc_granule)),
-        ("sgpr_per_simd", n32(l.sgpr_per_simd)),
-    ];
-    if rows.iter().all(|(_, v)| v.is_none()) {
-        return;
-    }
-    let _ = writeln!(t, "\n[device.limits]");
-    for (k, v) in rows {
-        if let Some(v) = v {
-            let _ = writeln!(t, "{k} = {}", fig(d, &format!("limits.{k}"), v));
-        }
-    }
-}
-
-/// A figure of `d`: bare when its meta is the device default, else an inline table.
-fn fig(d: &DeviceSpec, key: &str, value: f64) -> String {
-    let m: &FigureMeta = d.figure(key);
-    if *m == d.meta {
-        num(value)
+        e
     } else {
-        format!(
-            "{{ value = {}, source = {}, confidence = \"{}\", provenance = \"{}\" }}",
-            num(value),
-            quote(&m.source),
-            m.confidence.as_str(),
-            m.provenance.as_str()
-        )
+        DeviceEntry::from_spec(base)
+    };
+    for p in [Precision::Fp32, Precision::Fp64] {
+        let Some(cc) = ceilings.compute.iter().find(|c| c.precision == p && c.variant == "vector")
+        else {
+            continue;
+        };
+        let mut what = format!("{} vector FMA kernel", p.as_str());
+        if let Some(t) = cc.theoretical_gflops {
+            let _ =
+                write!(what, ", {:.0}% of the theoretical {:.1} GFLOP/s", 100.0 * cc.gflops / t, t);
+        }
+        let key = format!("{}_vector", p.as_str());
+        e.set_peak(&key, cal(cc.gflops / 1e3, what.clone()));
+        e.set_achievable(&key, cal(cc.gflops / 1e3, what));
     }
-}
-
-/// A TOML number that reads back as the same f64.
-fn num(v: f64) -> String {
-    format!("{v}")
+    let m = e.memory_mut();
+    if let Some(b) = best_bandwidth(ceilings, MemLevel::Dram) {
+        m.bandwidth_gbs = Some(unplaced(cal(b.gbs, bw_what(b))));
+    }
+    for level in [MemLevel::Llc, MemLevel::L2, MemLevel::L1] {
+        let Some(b) = best_bandwidth(ceilings, level) else { continue };
+        let f = Some(unplaced(cal(b.gbs, bw_what(b))));
+        match level {
+            MemLevel::Llc => m.llc_bandwidth_gbs = f,
+            MemLevel::L2 => m.l2_bandwidth_gbs = f,
+            _ => m.l1_bandwidth_gbs = f,
+        }
+    }
+    if e.memory.as_ref().is_some_and(|m| *m == MemorySection::default()) {
+        e.memory = None;
+    }
+    e
 }
 
 #[cfg(test)]
@@ -350,7 +168,7 @@ mod tests {
     use crate::ceilings::{measure, BandwidthCeiling, CeilingOptions, ComputeCeiling, Pattern};
     use crate::cpu::info::{CpuInfo, TheoreticalPeak};
     use crate::mock::{MockBackend, MockConfig};
-    use rooftop_core::device::parse_device_file;
+    use rooftop_core::device::{parse_device_file, ArchFamily, Vendor};
     use rooftop_core::units::{ExecUnit, Provenance};
     use std::sync::atomic::AtomicBool;
 
@@ -367,7 +185,7 @@ mod tests {
             formula: "mock".into(),
         }];
         let c = measure(&mut be, &opts, &AtomicBool::new(false), &mut |_| {}).unwrap();
-        let text = device_file_toml(&base, &c, "2026-01-02");
+        let text = device_file_toml(&base, &c, "2026-01-02").unwrap();
         let d = parse_device_file(&text, "ceilings.toml")
             .unwrap_or_else(|e| panic!("{e}\n{text}"))
             .pop()
@@ -421,7 +239,7 @@ mod tests {
             caches: Vec::new(),
             adjustments: Vec::new(),
         };
-        let text = device_file_toml(&base, &c, "2026-01-02");
+        let text = device_file_toml(&base, &c, "2026-01-02").unwrap();
         assert!(text.contains("extends = \"h100-sxm\""), "{text}");
         let d = parse_device_file(&text, "x").unwrap().pop().unwrap();
         assert_eq!(d.id, "h100-sxm");
@@ -464,7 +282,7 @@ mod tests {
             notes: Vec::new(),
         };
         let base = cpu.device_spec(Some(&c)).unwrap();
-        let text = device_file_toml(&base, &c, "2026-01-02");
+        let text = device_file_toml(&base, &c, "2026-01-02").unwrap();
         let d =
             parse_device_file(&text, "x").unwrap_or_else(|e| panic!("{e}\n{text}")).pop().unwrap();
         assert_eq!(d.name, "Test \"CPU\" (1 cores)");
@@ -473,7 +291,7 @@ mod tests {
         // fp32 not measured: the theoretical 1 core x 3 GHz x 16 lanes x 2 = 96 GFLOP/s.
         let p = d.peak(Precision::Fp32, ExecUnit::Vector).unwrap();
         assert!((p.tflops - 0.096).abs() < 1e-12);
-        assert_eq!(p.meta.provenance, Provenance::Catalog);
+        assert_eq!(p.meta.provenance, Provenance::Datasheet);
         assert_eq!(d.l2_bytes, Some(1 << 20));
         assert_eq!(d.peak_bw_gbs, 20.0);
     }

@@ -12,7 +12,7 @@
 pub mod adjust;
 mod bandwidth;
 mod compute;
-mod device_file;
+pub(crate) mod device_file;
 mod matrix;
 mod measure;
 mod options;

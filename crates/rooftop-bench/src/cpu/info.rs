@@ -26,12 +26,12 @@
 //! 2 FLOP; the scalar peak uses one lane per pipe. Cores are physical cores (SMT
 //! siblings share the FMA pipes) among the CPUs this process may use.
 
+use crate::ceilings::device_file::{best_bandwidth, slug};
 use crate::ceilings::Ceilings;
-use rooftop_core::device::{DeviceSpec, MemLevel};
-use rooftop_core::units::Precision;
+use rooftop_core::device::{unplaced, Catalog, DeviceEntry, DeviceSpec, Figure, MemLevel};
+use rooftop_core::units::{Confidence, Precision, Provenance};
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
@@ -297,8 +297,6 @@ impl CpuInfo {
                 (k.trim() == key).then(|| v.trim().to_string())
             })
         };
-        let meminfo = read("proc/meminfo").unwrap_or_default();
-        let mem = |key: &str| meminfo_bytes(&meminfo, key);
         let mut sources = Vec::new();
         let mut src = |s: &str| sources.push(s.to_string());
 
@@ -403,8 +401,8 @@ impl CpuInfo {
         if let Some(u) = uarch {
             src(&format!("fma_units, fma_width_bits: {} ({})", u.name, u.source));
         }
-        let mem_total_bytes = mem("MemTotal");
-        let mem_available_bytes = mem("MemAvailable");
+        let HostMemory { total_bytes: mem_total_bytes, available_bytes: mem_available_bytes } =
+            HostMemory::read(root);
         if mem_total_bytes.is_some() {
             src("memory: /proc/meminfo");
         }
@@ -516,40 +514,39 @@ impl CpuInfo {
     }
 
     /// A device spec of this CPU (docs/device-format.md, `vendor = "cpu"`), for the
-    /// roofline analysis of CPU results.
+    /// roofline analysis of CPU results: [`CpuInfo::device_entry`], checked.
     ///
-    /// Peaks: the theoretical FMA peaks (provenance `catalog`, with their formula as
-    /// source); where those are unknown, the measured FMA ceilings (`calibrated`).
-    /// DRAM bandwidth: CPUs do not report a theoretical one, so it is the best measured
-    /// DRAM ceiling (`calibrated`); without ceilings this is an error, never a
-    /// placeholder. LLC/L2 bandwidths come from the ceilings where measured.
+    /// # Errors
+    /// No DRAM bandwidth or no compute peak ([`CpuInfo::device_entry`]).
     pub fn device_spec(&self, ceilings: Option<&Ceilings>) -> Result<DeviceSpec, CpuSpecError> {
-        let text = self.device_toml(ceilings)?;
-        let mut v = rooftop_core::device::parse_device_file(&text, "<local CPU>")
-            .map_err(|e| CpuSpecError::Invalid(e.to_string()))?;
-        v.pop().ok_or_else(|| CpuSpecError::Invalid("no device".to_string()))
+        let entry = self.device_entry(ceilings)?;
+        Catalog::builtin()
+            .resolve_entry(entry, "<local CPU>")
+            .map_err(|e| CpuSpecError::Invalid(e.to_string()))
     }
 
-    /// The device file text behind [`CpuInfo::device_spec`].
-    pub fn device_toml(&self, ceilings: Option<&Ceilings>) -> Result<String, CpuSpecError> {
-        let dram = ceilings.and_then(|c| {
-            c.bandwidth
-                .iter()
-                .filter(|b| b.level == MemLevel::Dram)
-                .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
-        });
-        let Some(dram) = dram else { return Err(CpuSpecError::NoDramBandwidth) };
-        let line = format!(
-            "bandwidth_gbs = {{ value = {}, source = {}, provenance = \"calibrated\" }}",
-            dram.gbs,
-            quote(&format!(
-                "measured by rooftop ceilings ({}): {} at {} bytes",
-                ceilings.map_or("", |c| c.method.as_str()),
-                dram.pattern.as_str(),
-                dram.working_set_bytes
-            ))
+    /// The device-file entry behind [`CpuInfo::device_spec`]. Counts, clock and sizes
+    /// come from the OS (provenance `driver`; a measured clock `measured`). Peaks: the
+    /// theoretical FMA peaks (`datasheet`: the FMA pipes of the micro-architecture table
+    /// times the cores and clock, the formula as source); where those are unknown, the
+    /// measured FMA ceilings (`calibrated`). DRAM bandwidth: CPUs do not report a
+    /// theoretical one, so it is the best measured DRAM ceiling (`calibrated`); without
+    /// ceilings this is an error, never a placeholder. LLC/L2/L1 bandwidths come from the
+    /// ceilings where measured.
+    ///
+    /// # Errors
+    /// No measured DRAM bandwidth, or neither a theoretical nor a measured FMA peak.
+    pub fn device_entry(&self, ceilings: Option<&Ceilings>) -> Result<DeviceEntry, CpuSpecError> {
+        let method = ceilings.map_or("", |c| c.method.as_str());
+        let dram = ceilings
+            .and_then(|c| best_bandwidth(c, MemLevel::Dram))
+            .ok_or(CpuSpecError::NoDramBandwidth)?;
+        let source = format!(
+            "measured by rooftop ceilings ({method}): {} at {} bytes",
+            dram.pattern.as_str(),
+            dram.working_set_bytes
         );
-        self.toml_with(ceilings, &line)
+        self.entry_with(ceilings, calibrated(dram.gbs, source))
     }
 
     /// This CPU's compute peaks with no memory roof, for a run of compute-side cases only
@@ -558,10 +555,9 @@ impl CpuInfo {
     /// compute floor alone) and its figure says why. `None` when the CPU has no known
     /// compute peak either.
     pub fn compute_only_spec(&self) -> Option<DeviceSpec> {
-        // The device format needs a finite bandwidth; the parsed spec's is replaced below.
-        let line = "bandwidth_gbs = { value = 1, source = \"not measured\" }";
-        let text = self.toml_with(None, line).ok()?;
-        let mut d = rooftop_core::device::parse_device_file(&text, "<local CPU>").ok()?.pop()?;
+        // The device format needs a finite bandwidth; the resolved spec's is replaced below.
+        let entry = self.entry_with(None, Figure::new(1.0).with_source("not measured")).ok()?;
+        let mut d = Catalog::builtin().resolve_entry(entry, "<local CPU>").ok()?;
         d.peak_bw_gbs = f64::INFINITY;
         if let Some(m) = d.figure_meta.get_mut("memory.bandwidth_gbs") {
             m.source = "not measured (--no-ceilings; CPUs do not report it): no memory roof, \
@@ -572,127 +568,94 @@ impl CpuInfo {
         Some(d)
     }
 
-    /// The device file text with `dram_line` as its DRAM bandwidth.
-    fn toml_with(
+    /// The device-file entry with `dram` as its DRAM bandwidth.
+    fn entry_with(
         &self,
         ceilings: Option<&Ceilings>,
-        dram_line: &str,
-    ) -> Result<String, CpuSpecError> {
+        dram: Figure,
+    ) -> Result<DeviceEntry, CpuSpecError> {
+        let method = ceilings.map_or("", |c| c.method.as_str());
         let cores = self.cores_used();
-        let mut peaks = String::new();
+        let mut e = DeviceEntry::new(&format!("cpu-{}", slug(&self.model_name)));
+        e.name = Some(unplaced(format!("{} ({cores} cores)", self.model_name)));
+        e.aliases = Some(vec![self.model_name.clone()]);
+        e.vendor = Some(unplaced("cpu".to_string()));
+        e.family = Some(unplaced("cpu".to_string()));
+        e.arch.clone_from(&self.uarch);
+        e.set_defaults(
+            "this machine's CPU reports (/proc/cpuinfo, sysfs, CPUID)",
+            Confidence::Medium,
+            Provenance::Driver,
+        );
         for p in [Precision::Fp32, Precision::Fp64] {
+            let key = format!("{}_vector", p.as_str());
             if let Some(t) = self.theoretical_peak(p, false) {
-                let _ = writeln!(
-                    peaks,
-                    "{}_vector = {{ value = {}, source = {}, confidence = \"medium\" }}",
-                    p.as_str(),
-                    t.gflops / 1e3,
-                    quote(&t.formula)
-                );
+                let f = Figure::new(t.gflops / 1e3)
+                    .with_source(t.formula)
+                    .with_provenance(Provenance::Datasheet);
+                e.set_peak(&key, f);
             } else if let Some(g) = ceilings.and_then(|c| c.vector_gflops(p)) {
-                let _ = writeln!(
-                    peaks,
-                    "{}_vector = {{ value = {}, source = {}, provenance = \"calibrated\" }}",
-                    p.as_str(),
-                    g / 1e3,
-                    quote(&format!(
-                        "measured by rooftop ceilings ({}): {} vector FMA",
-                        ceilings.map_or("", |c| c.method.as_str()),
-                        p.as_str()
-                    ))
-                );
+                let source =
+                    format!("measured by rooftop ceilings ({method}): {} vector FMA", p.as_str());
+                e.set_peak(&key, calibrated(g / 1e3, source));
             }
         }
-        if peaks.is_empty() {
+        if e.peak_tflops.is_none() {
             let reason = if self.fma_units.is_none() {
-                format!("its FMA units are unknown (micro-architecture not in rooftop's table: {} family {:?} model {:?})", self.vendor, self.cpu_family, self.cpu_model)
+                format!(
+                    "its FMA units are unknown (micro-architecture not in rooftop's table: {} \
+                     family {:?} model {:?})",
+                    self.vendor, self.cpu_family, self.cpu_model
+                )
             } else {
                 "its clock is unknown".to_string()
             };
             return Err(CpuSpecError::NoPeak { model: self.model_name.clone(), reason });
         }
-        let mut t = String::new();
-        let slug: String = self
-            .model_name
-            .to_ascii_lowercase()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect::<String>()
-            .split('-')
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("-");
-        let _ = writeln!(t, "schema_version = 1\n[[device]]");
-        let _ = writeln!(t, "id = {}", quote(&format!("cpu-{slug}")));
-        let _ = writeln!(t, "name = {}", quote(&format!("{} ({cores} cores)", self.model_name)));
-        let _ = writeln!(t, "aliases = [{}]", quote(&self.model_name));
-        let _ = writeln!(t, "vendor = \"cpu\"\nfamily = \"cpu\"");
-        if let Some(u) = &self.uarch {
-            let _ = writeln!(t, "arch = {}", quote(u));
-        }
-        let _ = writeln!(
-            t,
-            "source = \"this machine's CPU reports (/proc/cpuinfo, sysfs, CPUID) and rooftop's micro-architecture table\""
-        );
-        let _ = writeln!(t, "confidence = \"medium\"\nprovenance = \"catalog\"");
-        let _ =
-            writeln!(t, "[device.compute]\nnum_cu = {cores}\ncu_kind = \"core\"\nwarp_size = 1");
-        if let Some(c) = self.clock() {
-            let _ = writeln!(t, "boost_clock_mhz = {}", c.mhz);
-        }
-        let _ = writeln!(t, "[device.peak_tflops]\n{peaks}[device.memory]");
-        if let Some(b) = self.mem_total_bytes {
-            let _ = writeln!(t, "size_gb = {}", b as f64 / 1e9);
-        }
-        let _ = writeln!(t, "{dram_line}");
+        let compute = e.compute_mut();
+        compute.num_cu = Some(unplaced(Figure::new(f64::from(cores))));
+        compute.cu_kind = Some("core".to_string());
+        compute.warp_size = Some(unplaced(Figure::new(1.0)));
+        compute.boost_clock_mhz = self.clock().map(|clock| {
+            let f = Figure::new(clock.mhz).with_source(clock.source);
+            unplaced(if self.max_mhz.is_none() && self.measured_mhz.is_some() {
+                f.with_provenance(Provenance::Measured)
+            } else {
+                f
+            })
+        });
+        let mem = e.memory_mut();
+        mem.size_gb = self.mem_total_bytes.map(|b| unplaced(Figure::new(b as f64 / 1e9)));
+        mem.bandwidth_gbs = Some(unplaced(dram));
         for (level, bytes) in self.cache_levels() {
+            let kib = Some(unplaced(Figure::new(bytes as f64 / 1024.0)));
             match level {
-                MemLevel::L2 => {
-                    let _ = writeln!(t, "l2_kib = {}", bytes / 1024);
-                }
-                MemLevel::Llc => {
-                    let _ = writeln!(t, "llc_kib = {}", bytes / 1024);
-                }
+                MemLevel::L2 => mem.l2_kib = kib,
+                MemLevel::Llc => mem.llc_kib = kib,
                 _ => {}
             }
         }
-        for (level, key) in [(MemLevel::Llc, "llc"), (MemLevel::L2, "l2"), (MemLevel::L1, "l1")] {
-            if let Some(b) = ceilings.and_then(|c| {
-                c.bandwidth
-                    .iter()
-                    .filter(|b| b.level == level)
-                    .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
-            }) {
-                let _ = writeln!(
-                    t,
-                    "{key}_bandwidth_gbs = {{ value = {}, source = {}, provenance = \"calibrated\" }}",
-                    b.gbs,
-                    quote(&format!("measured by rooftop ceilings: {} at {} bytes", b.pattern.as_str(), b.working_set_bytes))
-                );
+        for level in [MemLevel::Llc, MemLevel::L2, MemLevel::L1] {
+            let Some(b) = ceilings.and_then(|c| best_bandwidth(c, level)) else { continue };
+            let source = format!(
+                "measured by rooftop ceilings: {} at {} bytes",
+                b.pattern.as_str(),
+                b.working_set_bytes
+            );
+            let f = Some(unplaced(calibrated(b.gbs, source)));
+            match level {
+                MemLevel::Llc => mem.llc_bandwidth_gbs = f,
+                MemLevel::L2 => mem.l2_bandwidth_gbs = f,
+                _ => mem.l1_bandwidth_gbs = f,
             }
         }
-        Ok(t)
+        Ok(e)
     }
 }
 
-/// A TOML basic string.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// A figure measured by `rooftop ceilings` on this machine.
+fn calibrated(value: f64, source: String) -> Figure {
+    Figure::new(value).with_source(source).with_provenance(Provenance::Calibrated)
 }
 
 /// The `2.50` of `Intel(R) Xeon(R) Platinum 8175M CPU @ 2.50GHz`.
@@ -708,6 +671,33 @@ fn parse_int(s: &str) -> Option<u32> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(h) => u32::from_str_radix(h, 16).ok(),
         None => s.parse().ok(),
+    }
+}
+
+/// Host memory as `/proc/meminfo` gives it (Linux; `None` elsewhere): the one reader of
+/// that file, for the CPU's description and for every backend whose buffers live in host
+/// memory (CPU, mock, software GPU adapters, Rust closures).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostMemory {
+    /// `MemTotal`, bytes.
+    pub total_bytes: Option<u64>,
+    /// `MemAvailable` (what can be allocated without swapping), bytes.
+    pub available_bytes: Option<u64>,
+}
+
+impl HostMemory {
+    /// `proc/meminfo` under `root` (`/` for this machine, a fixture directory in tests).
+    pub fn read(root: &Path) -> HostMemory {
+        let text = std::fs::read_to_string(root.join("proc/meminfo")).unwrap_or_default();
+        HostMemory {
+            total_bytes: meminfo_bytes(&text, "MemTotal"),
+            available_bytes: meminfo_bytes(&text, "MemAvailable"),
+        }
+    }
+
+    /// This machine's memory now.
+    pub fn now() -> HostMemory {
+        HostMemory::read(Path::new("/"))
     }
 }
 
@@ -957,7 +947,6 @@ mod tests {
         assert_eq!(parse_int("0xd0c"), Some(0xD0C));
         assert_eq!(ghz_in_name("Intel(R) Xeon(R) Platinum 8175M CPU @ 2.50GHz"), Some(2.5));
         assert_eq!(ghz_in_name("AMD EPYC 9R14 96-Core Processor"), None);
-        assert_eq!(quote("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
     }
 
     #[test]
@@ -1009,6 +998,11 @@ mod tests {
         let p = d.peak(Precision::Fp32, rooftop_core::units::ExecUnit::Vector).unwrap();
         assert!((p.tflops - 0.2368).abs() < 1e-12);
         assert!(p.meta.source.contains("16 lanes"), "{}", p.meta.source);
+        // The OS's figures are `driver`, the FMA peak `datasheet`, the clock measured.
+        assert_eq!(p.meta.provenance, Provenance::Datasheet);
+        assert_eq!(d.figure("compute.num_cu").provenance, Provenance::Driver);
+        assert_eq!(d.figure("memory.llc_mib").provenance, Provenance::Driver);
+        assert_eq!(d.figure("compute.boost_clock_mhz").provenance, Provenance::Measured);
         assert_eq!(d.llc_bytes, Some(32 << 20));
         assert_eq!(d.l2_bytes, Some(2 << 20));
         // Unknown FMA units and no measured peak: an error, not a guess.

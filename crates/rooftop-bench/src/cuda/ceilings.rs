@@ -78,7 +78,7 @@ mod tests {
     #[test]
     fn h100_ceiling_options() {
         let a = info::h100_sxm_attributes();
-        let spec = a.catalog_match(&rooftop_core::device::Catalog::builtin());
+        let spec = a.catalog_match(rooftop_core::device::Catalog::builtin());
         let o = ceiling_options_for(&a, spec.as_ref(), true, false, TimingOptions::default());
         assert_eq!(o.cache_levels, vec![(MemLevel::L2, 50 << 20)]);
         // At least 4x L2 (DRAM points) and at least 1 GiB.

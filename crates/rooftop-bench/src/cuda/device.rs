@@ -164,9 +164,7 @@ pub fn list_devices() -> Result<Vec<CudaDeviceSummary>, BackendError> {
         out.push(CudaDeviceSummary {
             ordinal: i as u32,
             name: attrs.name.clone(),
-            catalog_id: attrs
-                .catalog_match(&rooftop_core::device::Catalog::builtin())
-                .map(|d| d.id),
+            catalog_id: attrs.catalog_match(rooftop_core::device::Catalog::builtin()).map(|d| d.id),
             attributes: attrs,
             driver_version: version_label(driver),
         });

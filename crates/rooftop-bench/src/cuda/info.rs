@@ -16,9 +16,9 @@
 //! Every function here is pure, so the logic is tested with synthetic attributes on
 //! machines without a GPU.
 
-use crate::cpu::info::quote;
-use rooftop_core::device::{Catalog, DeviceSpec};
-use rooftop_core::units::Precision;
+use crate::ceilings::device_file::slug;
+use rooftop_core::device::{unplaced, Catalog, DeviceEntry, DeviceSpec, Figure};
+use rooftop_core::units::{Confidence, Precision, Provenance};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -198,10 +198,18 @@ impl DeviceAttributes {
         notes
     }
 
-    /// A device file (docs/device-format.md) built from the attributes alone, for
-    /// devices the catalog lacks. `measured_fma` (fp32, fp64 GFLOP/s from `rooftop
-    /// ceilings`) stands in for a peak the compute capability table cannot give.
-    pub(crate) fn device_toml(&self, measured_fma: &[(Precision, f64)]) -> Result<String, String> {
+    /// A device-file entry (docs/device-format.md) built from the attributes alone, for
+    /// devices the catalog lacks: counts, sizes, limits and the DRAM bandwidth formula
+    /// from the driver (provenance `driver`), FMA peaks from the lanes-per-SM table
+    /// (`datasheet`, the formula as source). `measured_fma` (fp32, fp64 GFLOP/s from
+    /// `rooftop ceilings`, `calibrated`) stands in for a peak the table cannot give.
+    ///
+    /// # Errors
+    /// No memory clock or bus width (so no DRAM bandwidth), or no peak at all.
+    pub(crate) fn device_entry(
+        &self,
+        measured_fma: &[(Precision, f64)],
+    ) -> Result<DeviceEntry, String> {
         let bw = self.theoretical_bandwidth_gbs().ok_or_else(|| {
             format!(
                 "{} reports no memory clock or bus width, so its DRAM bandwidth is unknown: \
@@ -210,26 +218,33 @@ impl DeviceAttributes {
             )
         })?;
         let (major, minor) = self.compute_capability;
-        let mut peaks = String::new();
+        let mut e = DeviceEntry::new(&format!("cuda-{}", slug(&self.name)));
+        e.name = Some(unplaced(self.name.clone()));
+        e.aliases = Some(vec![self.name.clone()]);
+        e.vendor = Some(unplaced("nvidia".to_string()));
+        e.family = Some(unplaced(format!("sm{major}{minor}")));
+        e.compute_capability = Some(unplaced(format!("{major}.{minor}")));
+        e.set_defaults(
+            "the CUDA driver's device attributes (cuDeviceGetAttribute)",
+            Confidence::High,
+            Provenance::Driver,
+        );
         for p in [Precision::Fp32, Precision::Fp64] {
+            let key = format!("{}_vector", p.as_str());
             if let Some(t) = self.fma_peak(p) {
-                let _ = writeln!(
-                    peaks,
-                    "{}_vector = {{ value = {}, source = {}, confidence = \"medium\" }}",
-                    p.as_str(),
-                    t.gflops / 1e3,
-                    quote(&t.formula)
-                );
+                let f = Figure::new(t.gflops / 1e3)
+                    .with_source(t.formula)
+                    .with_confidence(Confidence::Medium)
+                    .with_provenance(Provenance::Datasheet);
+                e.set_peak(&key, f);
             } else if let Some((_, g)) = measured_fma.iter().find(|(q, _)| *q == p) {
-                let _ = writeln!(
-                    peaks,
-                    "{}_vector = {{ value = {}, source = \"measured by rooftop ceilings (FMA kernel)\", provenance = \"calibrated\" }}",
-                    p.as_str(),
-                    g / 1e3
-                );
+                let f = Figure::new(g / 1e3)
+                    .with_source("measured by rooftop ceilings (FMA kernel)")
+                    .with_provenance(Provenance::Calibrated);
+                e.set_peak(&key, f);
             }
         }
-        if peaks.is_empty() {
+        if e.peak_tflops.is_none() {
             return Err(format!(
                 "no FP32 peak for {} (compute capability {major}.{minor} is not in rooftop's \
                  lanes-per-SM table): run `rooftop ceilings --backend cuda` first or pass \
@@ -237,83 +252,49 @@ impl DeviceAttributes {
                 self.name
             ));
         }
-        let slug: String = self
-            .name
-            .to_ascii_lowercase()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect::<String>()
-            .split('-')
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("-");
-        let kib = |b: u64| b / 1024;
-        let mut t = String::new();
-        let _ = writeln!(t, "schema_version = 1\n[[device]]");
-        let _ = writeln!(t, "id = {}", quote(&format!("cuda-{slug}")));
-        let _ = writeln!(t, "name = {}", quote(&self.name));
-        let _ = writeln!(t, "aliases = [{}]", quote(&self.name));
-        let _ = writeln!(t, "vendor = \"nvidia\"\nfamily = \"sm{major}{minor}\"");
-        let _ = writeln!(t, "compute_capability = \"{major}.{minor}\"");
-        let _ = writeln!(
-            t,
-            "source = \"the CUDA driver's device attributes (cuDeviceGetAttribute) and rooftop's FMA lanes-per-SM table\""
-        );
-        let _ = writeln!(t, "confidence = \"medium\"\nprovenance = \"catalog\"");
-        let _ = writeln!(
-            t,
-            "[device.compute]\nnum_cu = {}\ncu_kind = \"SM\"\nwarp_size = {}",
-            self.sm_count,
-            self.warp_size.max(1)
-        );
-        if self.clock_khz > 0 {
-            let _ = writeln!(t, "boost_clock_mhz = {}", f64::from(self.clock_khz) / 1e3);
-        }
-        let _ = writeln!(t, "[device.peak_tflops]\n{peaks}[device.memory]");
-        if self.total_mem_bytes > 0 {
-            let _ = writeln!(t, "size_gb = {}", self.total_mem_bytes as f64 / 1e9);
-        }
-        let _ = writeln!(
-            t,
-            "bandwidth_gbs = {{ value = {bw}, source = {} }}",
-            quote(&self.bandwidth_formula().unwrap_or_default())
-        );
-        if self.l2_bytes > 0 && self.l2_bytes.is_multiple_of(1024) {
-            let _ = writeln!(t, "l2_kib = {}", kib(self.l2_bytes));
-        }
-        let _ = writeln!(t, "[device.limits]");
-        let lim = [
-            ("smem_kib_per_cu", kib(self.smem_per_sm_bytes)),
-            ("smem_kib_per_block_max", kib(self.smem_per_block_optin_bytes)),
-            ("smem_kib_per_block_default", kib(self.smem_per_block_bytes)),
-            ("smem_reserved_per_block_bytes", self.smem_reserved_per_block_bytes),
-            ("max_threads_per_block", u64::from(self.max_threads_per_block)),
-            ("max_threads_per_cu", u64::from(self.max_threads_per_sm)),
-            ("regs_32bit_per_cu", u64::from(self.regs_per_sm)),
-            ("max_warps_per_cu", u64::from(self.max_threads_per_sm / self.warp_size.max(1))),
-            ("max_blocks_per_cu", u64::from(self.max_blocks_per_sm)),
-        ];
-        for (k, v) in lim {
-            if v > 0 {
-                let _ = writeln!(t, "{k} = {v}");
-            }
-        }
-        Ok(t)
+        let count = |v: u64| (v > 0).then(|| unplaced(Figure::new(v as f64)));
+        let kib = |b: u64| (b > 0).then(|| unplaced(Figure::new(b as f64 / 1024.0)));
+        let c = e.compute_mut();
+        c.num_cu = Some(unplaced(Figure::new(f64::from(self.sm_count))));
+        c.cu_kind = Some("SM".to_string());
+        c.warp_size = Some(unplaced(Figure::new(f64::from(self.warp_size.max(1)))));
+        c.boost_clock_mhz = count(u64::from(self.clock_khz))
+            .map(|_| unplaced(Figure::new(f64::from(self.clock_khz) / 1e3)));
+        let m = e.memory_mut();
+        m.size_gb = count(self.total_mem_bytes)
+            .map(|_| unplaced(Figure::new(self.total_mem_bytes as f64 / 1e9)));
+        let formula = self.bandwidth_formula().unwrap_or_default();
+        m.bandwidth_gbs = Some(unplaced(Figure::new(bw).with_source(formula)));
+        m.l2_kib = kib(self.l2_bytes);
+        let l = e.limits_mut();
+        l.smem_kib_per_cu = kib(self.smem_per_sm_bytes);
+        l.smem_kib_per_block_max = kib(self.smem_per_block_optin_bytes);
+        l.smem_kib_per_block_default = kib(self.smem_per_block_bytes);
+        l.smem_reserved_per_block_bytes = count(self.smem_reserved_per_block_bytes);
+        l.max_threads_per_block = count(u64::from(self.max_threads_per_block));
+        l.max_threads_per_cu = count(u64::from(self.max_threads_per_sm));
+        l.regs_32bit_per_cu = count(u64::from(self.regs_per_sm));
+        l.max_warps_per_cu = count(u64::from(self.max_threads_per_sm / self.warp_size.max(1)));
+        l.max_blocks_per_cu = count(u64::from(self.max_blocks_per_sm));
+        Ok(e)
     }
 
     /// The device's spec: the catalog entry when the name matches one, else one built
-    /// from the attributes ([`DeviceAttributes::device_toml`]).
+    /// from the attributes ([`DeviceAttributes::device_entry`]).
+    ///
+    /// # Errors
+    /// As [`DeviceAttributes::device_entry`], or an attribute out of range.
     pub(crate) fn device_spec(
         &self,
         measured_fma: &[(Precision, f64)],
     ) -> Result<DeviceSpec, String> {
-        if let Some(spec) = self.catalog_match(&Catalog::builtin()) {
+        if let Some(spec) = self.catalog_match(Catalog::builtin()) {
             return Ok(spec);
         }
-        let text = self.device_toml(measured_fma)?;
-        let mut v = rooftop_core::device::parse_device_file(&text, "<CUDA device attributes>")
-            .map_err(|e| format!("the device file built from {}'s attributes: {e}", self.name))?;
-        v.pop().ok_or_else(|| "no device in the generated device file".to_string())
+        let entry = self.device_entry(measured_fma)?;
+        Catalog::builtin()
+            .resolve_entry(entry, "<CUDA device attributes>")
+            .map_err(|e| format!("the device built from {}'s attributes: {e}", self.name))
     }
 }
 
@@ -403,14 +384,14 @@ mod tests {
             ..h100_sxm_attributes()
         };
         assert!(d.theoretical_bandwidth_gbs().is_none());
-        let e = d.device_toml(&[]).unwrap_err();
+        let e = d.device_entry(&[]).unwrap_err();
         assert!(e.contains("Mystery GPU") && e.contains("--device-file"), "{e}");
     }
 
     #[test]
     fn h100_matches_the_catalog_and_notes_compare_both() {
         let d = h100_sxm_attributes();
-        let spec = d.catalog_match(&Catalog::builtin()).expect("H100 80GB HBM3 is in the catalog");
+        let spec = d.catalog_match(Catalog::builtin()).expect("H100 80GB HBM3 is in the catalog");
         assert_eq!(spec.id, "h100-sxm");
         let notes = d.compare_with(&spec);
         assert!(notes[0].contains("h100-sxm"), "{notes:?}");
@@ -423,7 +404,7 @@ mod tests {
     #[test]
     fn unknown_device_gets_a_spec_from_its_attributes() {
         let d = DeviceAttributes { name: "NVIDIA Future GPU X".into(), ..h100_sxm_attributes() };
-        assert!(d.catalog_match(&Catalog::builtin()).is_none());
+        assert!(d.catalog_match(Catalog::builtin()).is_none());
         let spec = d.device_spec(&[]).unwrap();
         assert_eq!(spec.id, "cuda-nvidia-future-gpu-x");
         assert_eq!(spec.num_cu, 132);
@@ -433,6 +414,17 @@ mod tests {
         assert_eq!(spec.limits.smem_bytes_per_cu, Some(233_472));
         let p = spec.peak(Precision::Fp32, rooftop_core::units::ExecUnit::Vector).unwrap();
         assert!((p.tflops - 66.908_16).abs() < 1e-9);
+        // Where each figure came from: the driver's attributes, and the guide's lanes per
+        // SM for the peaks; never "catalog", which this device is not in.
+        assert_eq!(spec.meta.provenance, Provenance::Driver);
+        for key in
+            ["compute.num_cu", "memory.bandwidth_gbs", "memory.l2_mib", "limits.smem_kib_per_cu"]
+        {
+            assert_eq!(spec.figure(key).provenance, Provenance::Driver, "{key}");
+        }
+        assert!(spec.figure("memory.bandwidth_gbs").source.contains("5120-bit bus"));
+        assert_eq!(p.meta.provenance, Provenance::Datasheet);
+        assert!(p.meta.source.contains("132 SMs x 128"), "{}", p.meta.source);
         // Occupancy works on the generated spec (family sm90).
         let occ = rooftop_core::occupancy::occupancy(
             &spec,
@@ -455,7 +447,7 @@ mod tests {
             compute_capability: (15, 0),
             ..h100_sxm_attributes()
         };
-        assert!(d.device_toml(&[]).unwrap_err().contains("rooftop ceilings"));
+        assert!(d.device_entry(&[]).unwrap_err().contains("rooftop ceilings"));
         let spec = d.device_spec(&[(Precision::Fp32, 50_000.0)]).unwrap();
         let p = spec.peak(Precision::Fp32, rooftop_core::units::ExecUnit::Vector).unwrap();
         assert!((p.tflops - 50.0).abs() < 1e-9);

@@ -155,7 +155,7 @@ impl CudaBackend {
             nvrtc_version.0,
             nvrtc_version.1
         )];
-        let catalog = attrs.catalog_match(&rooftop_core::device::Catalog::builtin());
+        let catalog = attrs.catalog_match(rooftop_core::device::Catalog::builtin());
         match &catalog {
             Some(spec) => notes.extend(attrs.compare_with(spec)),
             None => notes.push(format!(

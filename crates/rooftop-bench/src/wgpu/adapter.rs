@@ -265,12 +265,12 @@ mod tests {
             ("Some Unknown GPU", None),
         ];
         for (name, want) in cases {
-            let got = catalog_match(&c, &info(name, gpu)).map(|d| d.id.as_str());
+            let got = catalog_match(c, &info(name, gpu)).map(|d| d.id.as_str());
             assert_eq!(got, want, "{name}");
         }
         // A software adapter never matches, whatever its name.
         let sw = info("NVIDIA GeForce RTX 4090", wgpu::DeviceType::Cpu);
-        assert!(catalog_match(&c, &sw).is_none());
+        assert!(catalog_match(c, &sw).is_none());
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::harness::TimingOptions;
 use crate::suite;
 use adapter::AdapterSummary;
 use kernels::{DeviceLimits, Plan, Slot};
-use rooftop_core::device::{Catalog, DeviceSpec, MemLevel};
+use rooftop_core::device::{Catalog, DeviceEntry, DeviceSpec, MemLevel};
 use rooftop_core::units::{ExecUnit, Precision};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -95,7 +95,7 @@ impl WgpuBackend {
         let instance = adapter::instance();
         let (index, chosen) = adapter::select(adapter::enumerate(&instance), adapter)?;
         let catalog = Catalog::builtin();
-        let summary = adapter::summarize(index, &chosen, &catalog);
+        let summary = adapter::summarize(index, &chosen, catalog);
         let adapter_info = chosen.get_info();
         let limits = chosen.limits();
         let wanted = wgpu::Features::TIMESTAMP_QUERY
@@ -119,7 +119,7 @@ impl WgpuBackend {
             }
         }));
         let timer = Timer::new(&device, &queue);
-        let matched = catalog_match_spec(&catalog, &adapter_info);
+        let matched = catalog_match_spec(catalog, &adapter_info);
         let mut notes = Vec::new();
         let mut device_name =
             format!("{} ({} via wgpu, adapter {index})", summary.name, summary.backend);
@@ -213,21 +213,22 @@ impl WgpuBackend {
     /// nothing invented; otherwise an error that says how to get one.
     pub fn device_spec(&self, ceilings: Option<&Ceilings>) -> Result<DeviceSpec, BackendError> {
         let catalog = Catalog::builtin();
-        if let Some(d) = catalog_match_spec(&catalog, &self.adapter_info) {
+        if let Some(d) = catalog_match_spec(catalog, &self.adapter_info) {
             return Ok(d);
         }
-        let text = self.device_toml(ceilings)?;
-        rooftop_core::device::parse_device_file(&text, "<local wgpu adapter>")
-            .map_err(|e| BackendError::Other(e.to_string()))?
-            .pop()
-            .ok_or_else(|| BackendError::Other("no device built from the adapter".to_string()))
+        let entry = self.device_entry(ceilings)?;
+        catalog
+            .resolve_entry(entry, "<local wgpu adapter>")
+            .map_err(|e| BackendError::Other(e.to_string()))
     }
 
-    /// The device file behind [`WgpuBackend::device_spec`] for an adapter the catalog
-    /// lacks: only figures measured by `ceilings`, marked calibrated.
-    fn device_toml(&self, ceilings: Option<&Ceilings>) -> Result<String, BackendError> {
-        use crate::cpu::info::quote;
-        use std::fmt::Write as _;
+    /// The device-file entry behind [`WgpuBackend::device_spec`] for an adapter the
+    /// catalog lacks: the figures measured by `ceilings` (`calibrated`), and what the
+    /// adapter reports (`driver`).
+    fn device_entry(&self, ceilings: Option<&Ceilings>) -> Result<DeviceEntry, BackendError> {
+        use crate::ceilings::device_file::{best_bandwidth, slug};
+        use rooftop_core::device::{unplaced, Figure};
+        use rooftop_core::units::{Confidence, Provenance};
         let name = &self.summary.name;
         let why = if self.summary.software {
             "is a CPU software driver (no datasheet figures)"
@@ -241,69 +242,38 @@ impl WgpuBackend {
                  device with --device"
             ))
         })?;
-        let dram = c
-            .bandwidth
-            .iter()
-            .filter(|b| b.level == MemLevel::Dram)
-            .max_by(|a, b| a.gbs.total_cmp(&b.gbs))
-            .ok_or_else(|| {
-                BackendError::Other(format!(
-                    "adapter `{name}` {why}, and the ceilings have no DRAM bandwidth"
-                ))
-            })?;
-        let slug: String = name
-            .to_ascii_lowercase()
-            .chars()
-            .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '-' })
-            .collect::<String>()
-            .split('-')
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("-");
-        let mut t = String::new();
-        let _ = writeln!(t, "schema_version = 1\n[[device]]");
-        let _ = writeln!(t, "id = {}", quote(&format!("wgpu-{slug}")));
-        let _ = writeln!(t, "name = {}", quote(&self.info.device_name));
-        let _ = writeln!(t, "aliases = [{}]", quote(name));
-        let vendor = if self.summary.software { "cpu" } else { "other" };
-        let _ = writeln!(t, "vendor = \"{vendor}\"\nfamily = \"unknown\"");
-        let _ = writeln!(
-            t,
-            "source = {}",
-            quote(&format!(
-                "wgpu adapter info ({} {}) and rooftop ceilings measured on this machine",
-                self.summary.backend, self.summary.driver
+        let dram = best_bandwidth(c, MemLevel::Dram).ok_or_else(|| {
+            BackendError::Other(format!(
+                "adapter `{name}` {why}, and the ceilings have no DRAM bandwidth"
             ))
+        })?;
+        let measured = |value: f64, what: String| {
+            Figure::new(value)
+                .with_source(format!("measured by rooftop ceilings ({}): {what}", c.method))
+                .with_provenance(Provenance::Calibrated)
+        };
+        let mut e = DeviceEntry::new(&format!("wgpu-{}", slug(name)));
+        e.name = Some(unplaced(self.info.device_name.clone()));
+        e.aliases = Some(vec![name.clone()]);
+        e.vendor = Some(unplaced(if self.summary.software { "cpu" } else { "other" }.to_string()));
+        e.family = Some(unplaced("unknown".to_string()));
+        e.set_defaults(
+            &format!("wgpu adapter info ({} {})", self.summary.backend, self.summary.driver),
+            Confidence::Low,
+            Provenance::Driver,
         );
-        let _ = writeln!(t, "confidence = \"low\"\nprovenance = \"calibrated\"");
-        let _ = writeln!(
-            t,
-            "[device.compute]\nnum_cu = {}\ncu_kind = \"compute unit\"\nwarp_size = {}",
-            self.info.parallelism.max(1),
-            self.adapter_info.subgroup_min_size.max(1)
-        );
-        let _ = writeln!(t, "[device.peak_tflops]");
+        let compute = e.compute_mut();
+        // wgpu reports no compute-unit count: the backend's parallelism stands in for it.
+        compute.num_cu = Some(unplaced(Figure::new(f64::from(self.info.parallelism.max(1)))));
+        compute.cu_kind = Some("compute unit".to_string());
+        compute.warp_size =
+            Some(unplaced(Figure::new(f64::from(self.adapter_info.subgroup_min_size.max(1)))));
         if let Some(g) = c.vector_gflops(Precision::Fp32) {
-            let _ = writeln!(
-                t,
-                "fp32_vector = {{ value = {}, source = {}, provenance = \"calibrated\" }}",
-                g / 1e3,
-                quote(&format!("measured by rooftop ceilings ({}): fp32 FMA kernel", c.method))
-            );
+            e.set_peak("fp32_vector", measured(g / 1e3, "fp32 FMA kernel".to_string()));
         }
-        let _ = writeln!(
-            t,
-            "[device.memory]\nbandwidth_gbs = {{ value = {}, source = {}, provenance = \
-             \"calibrated\" }}",
-            dram.gbs,
-            quote(&format!(
-                "measured by rooftop ceilings ({}): {} at {} bytes",
-                c.method,
-                dram.pattern.as_str(),
-                dram.working_set_bytes
-            ))
-        );
-        Ok(t)
+        let what = format!("{} at {} bytes", dram.pattern.as_str(), dram.working_set_bytes);
+        e.memory_mut().bandwidth_gbs = Some(unplaced(measured(dram.gbs, what)));
+        Ok(e)
     }
 
     /// Ceilings options: the catalog's cache sizes and fp32 vector peak when the adapter
@@ -311,7 +281,7 @@ impl WgpuBackend {
     pub fn ceiling_options(&self, quick: bool, timing: TimingOptions) -> CeilingOptions {
         let mut o = CeilingOptions::new(quick, timing);
         let catalog = Catalog::builtin();
-        if let Some(d) = catalog_match_spec(&catalog, &self.adapter_info) {
+        if let Some(d) = catalog_match_spec(catalog, &self.adapter_info) {
             let mut levels = Vec::new();
             if let Some(l2) = d.l2_bytes {
                 levels.push((MemLevel::L2, l2));

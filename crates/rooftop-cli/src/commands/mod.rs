@@ -62,7 +62,7 @@ pub fn run(cli: &Cli) -> Result<()> {
 
 /// The embedded catalog plus the user's device files, in order.
 fn load_catalog(cli: &Cli) -> Result<Catalog> {
-    let mut catalog = Catalog::builtin();
+    let mut catalog = Catalog::builtin().clone();
     for path in &cli.device_files {
         let text = rooftop_ingest::compressed::read_text(path)
             .map_err(|e| CliError::input(format!("cannot read device file {e}")))?;

@@ -114,7 +114,7 @@ pub(super) fn run(reader: &Reader<'_>, cli: &Cli, ro: RenderOptions) -> Result<(
             pb.finish_and_clear();
             if !run.ranks.is_empty() {
                 refuse_if_not_one_job(&args.path, &run)?;
-                emit(&Catalog::builtin(), None, cli, ro, &run, false)?;
+                emit(Catalog::builtin(), None, cli, ro, &run, false)?;
             }
             run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
         }

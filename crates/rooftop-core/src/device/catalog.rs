@@ -12,7 +12,7 @@
 //! invariants of `device/mod.rs`. Merging keeps both: a device whose id (or, failing that,
 //! one alias) matches an existing device replaces it in place.
 
-use super::DeviceSpec;
+use super::{DeviceEntry, DeviceFile, DeviceSpec};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -77,24 +77,25 @@ impl std::error::Error for DeviceFileError {}
 /// entries of the same file; use [`Catalog::parse_file`] to resolve them against a catalog
 /// that already holds other user devices.
 pub fn parse_device_file(text: &str, origin: &str) -> Result<Vec<DeviceSpec>, DeviceFileError> {
-    super::file::parse_with_base(text, origin, &Catalog::builtin())
+    super::file::parse_with_base(text, origin, Catalog::builtin())
 }
 
 impl Catalog {
     /// The embedded catalog (99 devices: 38 from the hardware reference, 61 from
     /// vendor datasheets).
     ///
-    /// Parsed once per process; the unit tests guarantee the embedded file is valid.
-    pub fn builtin() -> Catalog {
-        static BUILTIN: OnceLock<Vec<DeviceSpec>> = OnceLock::new();
-        let devices = BUILTIN.get_or_init(|| {
+    /// Parsed once per process and shared: a lookup borrows from it, and a caller that
+    /// adds user devices clones it first (`Catalog::builtin().clone()`). The unit tests
+    /// guarantee the embedded file is valid.
+    pub fn builtin() -> &'static Catalog {
+        static BUILTIN: OnceLock<Catalog> = OnceLock::new();
+        BUILTIN.get_or_init(|| {
             match super::file::parse_with_base(BUILTIN_TOML, BUILTIN_ORIGIN, &Catalog::empty()) {
-                Ok(devices) => devices,
+                Ok(devices) => Catalog { devices },
                 // Our own data, checked by `builtin_catalog_parses`: not user input.
                 Err(e) => panic!("the embedded device catalog is invalid: {e}"),
             }
-        });
-        Catalog { devices: devices.clone() }
+        })
     }
 
     /// A catalog without devices.
@@ -106,6 +107,39 @@ impl Catalog {
     /// of the same file). Does not change the catalog; see [`Catalog::merge_file`].
     pub fn parse_file(&self, text: &str, origin: &str) -> Result<Vec<DeviceSpec>, DeviceFileError> {
         super::file::parse_with_base(text, origin, self)
+    }
+
+    /// Checks and converts a device file built in code (see [`DeviceFile`]), resolving
+    /// `extends` against this catalog as [`Catalog::parse_file`] does; `origin` names it
+    /// in errors (which carry no line: there is no text).
+    ///
+    /// # Errors
+    /// A figure out of range, a missing required key, an unknown `extends`, ... as for
+    /// a file.
+    pub fn resolve(
+        &self,
+        file: &DeviceFile,
+        origin: &str,
+    ) -> Result<Vec<DeviceSpec>, DeviceFileError> {
+        super::file::resolve_built(file, origin, self)
+    }
+
+    /// [`Catalog::resolve`] of one entry.
+    ///
+    /// # Errors
+    /// As [`Catalog::resolve`].
+    pub fn resolve_entry(
+        &self,
+        entry: DeviceEntry,
+        origin: &str,
+    ) -> Result<DeviceSpec, DeviceFileError> {
+        let mut v = self.resolve(&DeviceFile::new(vec![entry]), origin)?;
+        v.pop().ok_or_else(|| DeviceFileError {
+            origin: origin.to_string(),
+            line: None,
+            column: None,
+            message: "no device".to_string(),
+        })
     }
 
     /// Parses a device file against this catalog and merges its devices.
@@ -342,7 +376,7 @@ mod tests {
     #[test]
     fn spot_check_numbers_against_the_reference() {
         let c = Catalog::builtin();
-        let h100 = dev(&c, "h100-sxm");
+        let h100 = dev(c, "h100-sxm");
         assert_eq!(peak(h100, Precision::Fp16, ExecUnit::Matrix), 989.4);
         assert_eq!(h100.peak_bw_gbs, 3350.0);
         assert_eq!(h100.l2_bytes, Some(50 * 1024 * 1024));
@@ -351,7 +385,7 @@ mod tests {
         assert_eq!(h100.limits.smem_reserved_per_block_bytes, Some(1024));
         assert_eq!(h100.boost_clock_mhz, Some(1980.0));
 
-        let mi300x = dev(&c, "mi300x");
+        let mi300x = dev(c, "mi300x");
         assert_eq!(peak(mi300x, Precision::Fp32, ExecUnit::Vector), 163.4);
         assert_eq!(variant(mi300x, "fp32_vector_nonpacked"), Some(81.7));
         assert_eq!(achievable(mi300x, Precision::Fp16, ExecUnit::Matrix), Some(654.0));
@@ -364,21 +398,21 @@ mod tests {
         assert_eq!(v.map(|r| (r.tflops, r.meta.confidence)), Some((81.0, Confidence::Low)));
 
         // MI210 and MI250X: the reference stores non-packed in fp32_tflops; we normalise.
-        let mi210 = dev(&c, "mi210");
+        let mi210 = dev(c, "mi210");
         assert_eq!(peak(mi210, Precision::Fp32, ExecUnit::Vector), 45.3);
         assert_eq!(variant(mi210, "fp32_vector_nonpacked"), Some(22.6));
-        let mi250x = dev(&c, "mi250x");
+        let mi250x = dev(c, "mi250x");
         assert_eq!(peak(mi250x, Precision::Fp32, ExecUnit::Vector), 95.7);
         assert_eq!(variant(mi250x, "fp32_vector_nonpacked"), Some(47.9));
 
-        let xtx = dev(&c, "rx-7900-xtx");
+        let xtx = dev(c, "rx-7900-xtx");
         assert_eq!(peak(xtx, Precision::Fp32, ExecUnit::Vector), 61.4);
         assert_eq!(variant(xtx, "fp32_vector_nondual"), Some(30.7));
         assert_eq!(xtx.limits.smem_bytes_per_wgp, Some(128 * 1024));
         assert_eq!(xtx.alt_warp_size, Some(64));
-        assert_eq!(dev(&c, "rx-7900-xt").peak_bw_gbs, 800.0);
+        assert_eq!(dev(c, "rx-7900-xt").peak_bw_gbs, 800.0);
 
-        let m1 = dev(&c, "m1");
+        let m1 = dev(c, "m1");
         assert_eq!(peak(m1, Precision::Fp16, ExecUnit::Vector), 2.6);
         assert_eq!(m1.l2_bytes, Some(768 * 1024));
         assert_eq!(m1.family, ArchFamily::Apple78);
@@ -389,7 +423,7 @@ mod tests {
             .contains("github.com/philipturner/metal-benchmarks"));
         assert_eq!(m1.figure("memory.bandwidth_gbs"), &m1.meta);
 
-        let rtx = dev(&c, "rtx-4090");
+        let rtx = dev(c, "rtx-4090");
         assert_eq!(peak(rtx, Precision::Fp16, ExecUnit::Matrix), 165.2);
         assert_eq!(variant(rtx, "fp16_matrix_fp16acc"), Some(330.3));
         assert_eq!(variant(rtx, "fp8_matrix_fp16acc"), Some(660.6));
@@ -398,17 +432,17 @@ mod tests {
             Some(Confidence::Medium)
         );
 
-        let v100 = dev(&c, "v100-sxm");
+        let v100 = dev(c, "v100-sxm");
         assert_eq!(peak(v100, Precision::Int8, ExecUnit::Vector), 62.7);
         assert!(v100.peak(Precision::Int8, ExecUnit::Matrix).is_none());
 
-        let b200 = dev(&c, "b200");
+        let b200 = dev(c, "b200");
         assert_eq!(b200.l2_bytes, Some(132_644_864));
         assert_eq!(b200.family, ArchFamily::NvidiaCc { major: 10, minor: 0 });
         assert_eq!(peak(b200, Precision::Fp4, ExecUnit::Matrix), 9000.0);
 
         // Apple M3/M4: low-confidence estimates except what Apple publishes.
-        let m4max = dev(&c, "m4-max");
+        let m4max = dev(c, "m4-max");
         assert_eq!(
             m4max.peak(Precision::Fp32, ExecUnit::Vector).map(|p| p.meta.confidence),
             Some(Confidence::Low)
@@ -416,16 +450,16 @@ mod tests {
         assert_eq!(m4max.figure("memory.bandwidth_gbs").confidence, Confidence::High);
         assert_eq!(m4max.family, ArchFamily::Apple9);
 
-        assert_eq!(dev(&c, "mi355x").limits.smem_bytes_per_cu, Some(160 * 1024));
-        assert_eq!(dev(&c, "intel-max-1550").peak_bw_gbs, 3276.8);
-        assert_eq!(dev(&c, "t4").family, ArchFamily::NvidiaCc { major: 7, minor: 5 });
+        assert_eq!(dev(c, "mi355x").limits.smem_bytes_per_cu, Some(160 * 1024));
+        assert_eq!(dev(c, "intel-max-1550").peak_bw_gbs, 3276.8);
+        assert_eq!(dev(c, "t4").family, ArchFamily::NvidiaCc { major: 7, minor: 5 });
     }
 
     #[test]
     fn ridge_point_of_h100() {
         let c = Catalog::builtin();
         let r =
-            dev(&c, "h100-sxm").ridge_point(Precision::Fp16, ExecUnit::Matrix).unwrap_or(f64::NAN);
+            dev(c, "h100-sxm").ridge_point(Precision::Fp16, ExecUnit::Matrix).unwrap_or(f64::NAN);
         assert!((r - 989.4e12 / 3350e9).abs() < 1e-9);
         assert!((r - 295.3).abs() < 0.05, "{r}");
     }
@@ -467,7 +501,7 @@ fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
 
     #[test]
     fn merge_with_extends_overrides_only_what_is_given() {
-        let mut cat = Catalog::builtin();
+        let mut cat = Catalog::builtin().clone();
         let merged = cat.merge_file(USER, "user.toml");
         assert!(merged.is_ok(), "{merged:?}");
         assert_eq!(cat.devices.len(), IDS.len() + 2);
@@ -527,7 +561,7 @@ fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
             .split_once("```toml\n")
             .and_then(|(_, rest)| rest.split_once("```"))
             .map(|(toml, _)| toml);
-        let mut cat = Catalog::builtin();
+        let mut cat = Catalog::builtin().clone();
         let merged = example.map(|text| cat.merge_file(text, "docs/device-format.md"));
         assert_eq!(merged, Some(Ok(())));
         assert_eq!(cat.lookup("rtx-3080-12gb").map(|d| (d.num_cu, d.peak_bw_gbs)), Ok((70, 912.0)));
@@ -539,7 +573,7 @@ fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
 
     #[test]
     fn merge_by_alias_keeps_the_old_id_as_alias() {
-        let mut c = Catalog::builtin();
+        let mut c = Catalog::builtin().clone();
         let user = r#"
 [[device]]
 id = "h100"

@@ -38,22 +38,22 @@ fn spot_checks_against_datasheet_arithmetic() {
     // A100 40 GB: 108 SM x 1.41 GHz x 2048 FP16 tensor FLOP/clk = 311.9 (datasheet 312);
     // HBM2 at 1555 GB/s (datasheet), not the 80 GB part's 2039.
     for id in ["a100-sxm-40gb", "a100-pcie-40gb"] {
-        let d = dev(&c, id);
+        let d = dev(c, id);
         check(id, "fp16 matrix", peak(d, Precision::Fp16, m), arith(108.0, 1410.0, 2048.0), 0.005);
         assert_eq!(d.peak_bw_gbs, 1555.0, "{id}");
         assert_eq!(d.mem_gb, Some(40.0), "{id}");
     }
     // A10: 72 SM x 1.695 GHz x 256 FP32 = 31.2 TF, x 1024 FP16 tensor = 125 TF.
-    let a10 = dev(&c, "a10");
+    let a10 = dev(c, "a10");
     check("a10", "fp32", peak(a10, Precision::Fp32, v), 31.2, 0.005);
     check("a10", "fp16 matrix", peak(a10, Precision::Fp16, m), 125.0, 0.005);
     // A40: 84 SM x 1.74 GHz x 2048 INT8 = 299.3 TOPS (datasheet).
-    check("a40", "int8", peak(dev(&c, "a40"), Precision::Int8, m), 299.3, 0.005);
+    check("a40", "int8", peak(dev(c, "a40"), Precision::Int8, m), 299.3, 0.005);
     // L40: 142 SM x 2.49 GHz x 256 = 90.5 TF FP32 (datasheet 90.5).
     check(
         "l40",
         "fp32",
-        peak(dev(&c, "l40"), Precision::Fp32, v),
+        peak(dev(c, "l40"), Precision::Fp32, v),
         arith(142.0, 2490.0, 256.0),
         0.005,
     );
@@ -61,58 +61,58 @@ fn spot_checks_against_datasheet_arithmetic() {
     check(
         "h100-nvl",
         "fp16 matrix",
-        peak(dev(&c, "h100-nvl"), Precision::Fp16, m),
+        peak(dev(c, "h100-nvl"), Precision::Fp16, m),
         1671.0 / 2.0,
         0.001,
     );
     // GH200: 96 GB HBM3 at 4 TB/s, or 144 GB HBM3e at 4.9 TB/s.
-    assert_eq!(dev(&c, "gh200").peak_bw_gbs, 4000.0);
-    assert_eq!(dev(&c, "gh200-144gb").peak_bw_gbs, 4900.0);
+    assert_eq!(dev(c, "gh200").peak_bw_gbs, 4000.0);
+    assert_eq!(dev(c, "gh200-144gb").peak_bw_gbs, 4900.0);
     // RTX 6000 Ada: 1457 TF FP8 with sparsity = 142 SM x 2.505 GHz x 4096 (sparse FP8).
     check(
         "rtx-6000-ada",
         "fp8",
-        peak(dev(&c, "rtx-6000-ada"), Precision::Fp8, m),
+        peak(dev(c, "rtx-6000-ada"), Precision::Fp8, m),
         1457.0 / 2.0,
         0.005,
     );
     // RTX 2080 Ti (Turing whitepaper, reference clocks): 107.6 TF FP16 tensor with FP16
     // accumulate = 68 SM x 1.545 GHz x 1024; GeForce FP32 accumulate is half.
-    let ti = dev(&c, "rtx-2080-ti");
+    let ti = dev(c, "rtx-2080-ti");
     let fp16acc = ti.variant_peaks.iter().find(|(n, _)| n == "fp16_matrix_fp16acc").map(|x| x.1);
     check("rtx-2080-ti", "fp16 acc", fp16acc.unwrap_or(f64::NAN), 107.6, 0.005);
     check("rtx-2080-ti", "fp32 acc", peak(ti, Precision::Fp16, m), 107.6 / 2.0, 0.005);
     // RTX 5090: 3352 "AI TOPS" = FP4 with sparsity -> 1676 dense = 170 SM x 2.407 GHz x 4096.
-    check("rtx-5090", "fp4", peak(dev(&c, "rtx-5090"), Precision::Fp4, m), 3352.0 / 2.0, 0.005);
-    check("rtx-5090", "fp32", peak(dev(&c, "rtx-5090"), Precision::Fp32, v), 104.8, 0.005);
+    check("rtx-5090", "fp4", peak(dev(c, "rtx-5090"), Precision::Fp4, m), 3352.0 / 2.0, 0.005);
+    check("rtx-5090", "fp32", peak(dev(c, "rtx-5090"), Precision::Fp32, v), 104.8, 0.005);
     // MI350X: 256 CU x 2.2 GHz x 4096 FP16 FLOP/clk/CU = 2306.9 (AMD: 2.3 PF); MI355X at
     // 2.4 GHz is 2516.6: the two are different devices.
-    let mi350 = peak(dev(&c, "mi350x"), Precision::Fp16, m);
+    let mi350 = peak(dev(c, "mi350x"), Precision::Fp16, m);
     check("mi350x", "fp16 matrix", mi350, arith(256.0, 2200.0, 4096.0), 0.001);
     check(
         "mi355x / mi350x",
         "clock ratio",
-        peak(dev(&c, "mi355x"), Precision::Fp16, m) / mi350,
+        peak(dev(c, "mi355x"), Precision::Fp16, m) / mi350,
         2400.0 / 2200.0,
         0.002,
     );
     // MI250: 208 CU x 1.7 GHz x 1024 FP16 MFMA = 362.1 TF (AMD).
-    check("mi250", "fp16 matrix", peak(dev(&c, "mi250"), Precision::Fp16, m), 362.1, 0.001);
+    check("mi250", "fp16 matrix", peak(dev(c, "mi250"), Precision::Fp16, m), 362.1, 0.001);
     // MI50: 60 CU x 1.725 GHz x 128 = 13.3 TF FP32 (datasheet).
     check(
         "mi50",
         "fp32",
-        peak(dev(&c, "mi50"), Precision::Fp32, v),
+        peak(dev(c, "mi50"), Precision::Fp32, v),
         arith(60.0, 1725.0, 128.0),
         0.005,
     );
     // RX 9070 XT: 64 CU x 2.97 GHz x 256 (dual issue) = 48.7 TF (AMD).
-    check("rx-9070-xt", "fp32", peak(dev(&c, "rx-9070-xt"), Precision::Fp32, v), 48.7, 0.005);
+    check("rx-9070-xt", "fp32", peak(dev(c, "rx-9070-xt"), Precision::Fp32, v), 48.7, 0.005);
     // Max 1100: 56 Xe-cores x 1.55 GHz x 256 FP64 = 22.2 TF.
     check(
         "intel-max-1100",
         "fp64",
-        peak(dev(&c, "intel-max-1100"), Precision::Fp64, v),
+        peak(dev(c, "intel-max-1100"), Precision::Fp64, v),
         22.2,
         0.005,
     );
@@ -120,8 +120,8 @@ fn spot_checks_against_datasheet_arithmetic() {
     check(
         "m3-ultra",
         "fp32",
-        peak(dev(&c, "m3-ultra"), Precision::Fp32, v),
-        2.0 * peak(dev(&c, "m3-max"), Precision::Fp32, v),
+        peak(dev(c, "m3-ultra"), Precision::Fp32, v),
+        2.0 * peak(dev(c, "m3-max"), Precision::Fp32, v),
         0.001,
     );
 }

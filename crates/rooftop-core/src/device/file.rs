@@ -24,7 +24,7 @@ use super::{
 use crate::limits::Limit;
 use crate::units::{Confidence, ExecUnit, Precision, Provenance};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::ops::Range;
@@ -37,112 +37,260 @@ const KIB: f64 = 1024.0;
 const MIB: f64 = 1024.0 * 1024.0;
 
 // ---------------------------------------------------------------------------------------
-// Raw (as written) structures
+// The file's types: what is read (`toml::from_str`) and written (`toml::to_string`)
 // ---------------------------------------------------------------------------------------
 
-#[derive(Debug, Deserialize)]
+/// A device file as written: `schema_version` and its `[[device]]` entries.
+///
+/// Read with [`DeviceFile::from_toml`], written with [`DeviceFile::to_toml`]; turned
+/// into checked [`DeviceSpec`]s by [`Catalog::resolve`](super::Catalog::resolve). The
+/// positions (`Spanned`) are where a value was in the file, for error messages; values
+/// built in code carry none ([`unplaced`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawFile {
-    schema_version: Option<Spanned<i64>>,
+pub struct DeviceFile {
+    /// The format version (1); absent means 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<Spanned<i64>>,
+    /// The `[[device]]` entries, in file order.
     #[serde(default)]
-    device: Vec<Spanned<RawDevice>>,
+    pub device: Vec<Spanned<DeviceEntry>>,
 }
 
-type FigureMap = BTreeMap<Spanned<String>, Spanned<Figure>>;
+/// Named figures of one section (`[device.peak_tflops]`): key, then the figure.
+pub type FigureMap = BTreeMap<Spanned<String>, Spanned<Figure>>;
 
-#[derive(Debug, Deserialize)]
+/// One `[[device]]` entry as written (docs/device-format.md, "Keys"): a device from
+/// scratch (`id`, `name`, `vendor`, compute, memory and a peak required) or changes to
+/// the device it `extends`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawDevice {
-    id: Option<Spanned<String>>,
-    extends: Option<Spanned<String>>,
-    name: Option<Spanned<String>>,
-    vendor: Option<Spanned<String>>,
-    arch: Option<String>,
-    family: Option<Spanned<String>>,
-    chip: Option<String>,
-    compute_capability: Option<Spanned<String>>,
-    llvm_target: Option<String>,
-    aliases: Option<Vec<String>>,
-    source: Option<String>,
-    confidence: Option<Confidence>,
-    provenance: Option<Provenance>,
-    note: Option<String>,
-    unsupported: Option<Vec<String>>,
-    compute: Option<RawCompute>,
-    peak_tflops: Option<FigureMap>,
-    variant_peaks_tflops: Option<FigureMap>,
-    achievable_tflops: Option<FigureMap>,
-    memory: Option<RawMemory>,
-    limits: Option<RawLimits>,
+pub struct DeviceEntry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extends: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Spanned<String>>,
+    /// `nvidia`, `amd`, `apple`, `intel`, `cpu` or `other`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+    /// `smXY`, `cdna3`, `rdna3`, `apple9`, `xe`, `cpu`, `unknown`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llvm_target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aliases: Option<Vec<String>>,
+    /// Default source of every figure without its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Default confidence of every figure without its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// Default provenance of every figure without its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute: Option<ComputeSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_tflops: Option<FigureMap>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant_peaks_tflops: Option<FigureMap>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub achievable_tflops: Option<FigureMap>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemorySection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSection>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[device.compute]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawCompute {
-    num_cu: Option<Spanned<Figure>>,
-    cu_kind: Option<String>,
-    warp_size: Option<Spanned<Figure>>,
-    alt_warp_size: Option<Spanned<Figure>>,
-    boost_clock_mhz: Option<Spanned<Figure>>,
+pub struct ComputeSection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cu_kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warp_size: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alt_warp_size: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boost_clock_mhz: Option<Spanned<Figure>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[device.memory]`: sizes in decimal GB and binary KiB/MiB, bandwidths in decimal GB/s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawMemory {
-    #[serde(rename = "type")]
-    mem_type: Option<String>,
-    size_gb: Option<Spanned<Figure>>,
-    bandwidth_gbs: Option<Spanned<Figure>>,
-    l2_mib: Option<Spanned<Figure>>,
-    l2_kib: Option<Spanned<Figure>>,
-    llc_mib: Option<Spanned<Figure>>,
-    llc_kib: Option<Spanned<Figure>>,
-    l2_bandwidth_gbs: Option<Spanned<Figure>>,
-    llc_bandwidth_gbs: Option<Spanned<Figure>>,
-    l1_bandwidth_gbs: Option<Spanned<Figure>>,
+pub struct MemorySection {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub mem_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_gb: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth_gbs: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_mib: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_kib: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llc_mib: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llc_kib: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_bandwidth_gbs: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llc_bandwidth_gbs: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l1_bandwidth_gbs: Option<Spanned<Figure>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[device.limits]`: per-SM/CU resource limits (shared memory in KiB or bytes as the
+/// key says).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawLimits {
-    smem_kib_per_cu: Option<Spanned<Figure>>,
-    smem_kib_per_wgp: Option<Spanned<Figure>>,
-    smem_kib_per_block_max: Option<Spanned<Figure>>,
-    smem_kib_per_block_default: Option<Spanned<Figure>>,
-    smem_alloc_granularity_bytes: Option<Spanned<Figure>>,
-    smem_reserved_per_block_bytes: Option<Spanned<Figure>>,
-    max_threads_per_block: Option<Spanned<Figure>>,
-    max_threads_per_cu: Option<Spanned<Figure>>,
-    regs_32bit_per_cu: Option<Spanned<Figure>>,
-    reg_file_kib_per_cu: Option<Spanned<Figure>>,
-    max_regs_per_thread: Option<Spanned<Figure>>,
-    max_warps_per_cu: Option<Spanned<Figure>>,
-    max_blocks_per_cu: Option<Spanned<Figure>>,
-    simds_per_cu: Option<Spanned<Figure>>,
-    max_waves_per_simd: Option<Spanned<Figure>>,
-    vgpr_per_lane_per_simd: Option<Spanned<Figure>>,
-    agpr_per_lane_per_simd: Option<Spanned<Figure>>,
-    vgpr_alloc_granule: Option<Spanned<Figure>>,
-    sgpr_per_simd: Option<Spanned<Figure>>,
+pub struct LimitsSection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smem_kib_per_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smem_kib_per_wgp: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smem_kib_per_block_max: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smem_kib_per_block_default: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smem_alloc_granularity_bytes: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smem_reserved_per_block_bytes: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_threads_per_block: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_threads_per_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regs_32bit_per_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reg_file_kib_per_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_regs_per_thread: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_warps_per_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_blocks_per_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simds_per_cu: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_waves_per_simd: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vgpr_per_lane_per_simd: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agpr_per_lane_per_simd: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vgpr_alloc_granule: Option<Spanned<Figure>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sgpr_per_simd: Option<Spanned<Figure>>,
 }
 
-/// One number as written: a bare number, or an inline table
-/// `{ value = ..., source = "...", confidence = "...", provenance = "..." }`.
+/// One number as written: a bare number, or a table
+/// `{ value = ..., source = "...", confidence = "...", provenance = "..." }` whose meta
+/// overrides the device's defaults for this figure. Written bare when it has no meta
+/// (whole numbers as TOML integers), else as a table.
 #[derive(Debug, Clone, PartialEq)]
-struct Figure {
-    value: f64,
-    source: Option<String>,
-    confidence: Option<Confidence>,
-    provenance: Option<Provenance>,
+pub struct Figure {
+    pub value: f64,
+    pub source: Option<String>,
+    pub confidence: Option<Confidence>,
+    pub provenance: Option<Provenance>,
 }
 
 impl Figure {
+    /// A bare number (the device's default meta).
+    pub fn new(value: f64) -> Figure {
+        Figure { value, source: None, confidence: None, provenance: None }
+    }
+
+    /// This figure with its own source.
+    #[must_use]
+    pub fn with_source(mut self, source: impl Into<String>) -> Figure {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// This figure with its own confidence.
+    #[must_use]
+    pub fn with_confidence(mut self, confidence: Confidence) -> Figure {
+        self.confidence = Some(confidence);
+        self
+    }
+
+    /// This figure with its own provenance.
+    #[must_use]
+    pub fn with_provenance(mut self, provenance: Provenance) -> Figure {
+        self.provenance = Some(provenance);
+        self
+    }
+
     fn has_meta(&self) -> bool {
         self.source.is_some() || self.confidence.is_some() || self.provenance.is_some()
     }
 }
 
+/// A value built in code, with no position in a file (for the fields of [`DeviceEntry`]).
+pub fn unplaced<T>(value: T) -> Spanned<T> {
+    Spanned::new(0..0, value)
+}
+
 const FIGURE_FIELDS: &[&str] = &["value", "source", "confidence", "provenance"];
+
+/// Whole numbers up to 2^53 are written as TOML integers (they read back exactly).
+fn write_number<S: Serializer>(v: f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.fract() == 0.0 && v.abs() < 9.007_199_254_740_992e15 {
+        s.serialize_i64(v as i64)
+    } else {
+        s.serialize_f64(v)
+    }
+}
+
+/// A figure's value inside its table, written as [`write_number`] does.
+struct Number(f64);
+
+impl Serialize for Number {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        write_number(self.0, s)
+    }
+}
+
+impl Serialize for Figure {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        if !self.has_meta() {
+            return write_number(self.value, serializer);
+        }
+        let mut m = serializer.serialize_map(None)?;
+        m.serialize_entry("value", &Number(self.value))?;
+        if let Some(v) = &self.source {
+            m.serialize_entry("source", v)?;
+        }
+        if let Some(v) = &self.confidence {
+            m.serialize_entry("confidence", v)?;
+        }
+        if let Some(v) = &self.provenance {
+            m.serialize_entry("provenance", v)?;
+        }
+        m.end()
+    }
+}
 
 impl<'de> Deserialize<'de> for Figure {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -156,19 +304,19 @@ impl<'de> Deserialize<'de> for Figure {
             }
 
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Figure, E> {
-                Ok(Figure::bare(v as f64))
+                Ok(Figure::new(v as f64))
             }
 
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Figure, E> {
-                Ok(Figure::bare(v as f64))
+                Ok(Figure::new(v as f64))
             }
 
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Figure, E> {
-                Ok(Figure::bare(v))
+                Ok(Figure::new(v))
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Figure, A::Error> {
-                let mut fig = Figure::bare(f64::NAN);
+                let mut fig = Figure::new(f64::NAN);
                 let mut have_value = false;
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
@@ -190,12 +338,6 @@ impl<'de> Deserialize<'de> for Figure {
         }
 
         deserializer.deserialize_any(FigureVisitor)
-    }
-}
-
-impl Figure {
-    fn bare(value: f64) -> Figure {
-        Figure { value, source: None, confidence: None, provenance: None }
     }
 }
 
@@ -248,8 +390,9 @@ impl Source<'_> {
         (line, column)
     }
 
+    /// An error at `span` (no position for values built in code: `text` is empty).
     fn error(&self, span: Option<&Range<usize>>, message: String) -> DeviceFileError {
-        let (line, column) = match span {
+        let (line, column) = match span.filter(|_| !self.text.is_empty()) {
             Some(s) => {
                 let (l, c) = self.line_col(s.start);
                 (Some(l), Some(c))
@@ -280,6 +423,49 @@ impl Entry<'_, '_> {
 // Parsing a file
 // ---------------------------------------------------------------------------------------
 
+impl DeviceFile {
+    /// A file of `entries` at the current schema version.
+    pub fn new(entries: Vec<DeviceEntry>) -> DeviceFile {
+        DeviceFile {
+            schema_version: Some(unplaced(SCHEMA_VERSION)),
+            device: entries.into_iter().map(unplaced).collect(),
+        }
+    }
+
+    /// Reads a device file (`toml::from_str`); `origin` names it in errors. Only the
+    /// syntax and the types of values are checked here: [`Catalog::resolve`] checks the
+    /// rest.
+    ///
+    /// # Errors
+    /// A TOML syntax error, an unknown key or a value of the wrong type, with its
+    /// position.
+    pub fn from_toml(text: &str, origin: &str) -> Result<DeviceFile, DeviceFileError> {
+        let src = Source { text, origin };
+        toml::from_str(text).map_err(|e| {
+            let mut msg = e.message().trim().to_string();
+            if let Some(first) = msg.lines().next() {
+                msg = first.to_string();
+            }
+            src.error(e.span().as_ref(), msg)
+        })
+    }
+
+    /// The file as TOML (`toml::to_string`): figures without meta of their own are bare
+    /// numbers, the others tables (`[device.peak_tflops.fp32_vector]` with `value`,
+    /// `source`, ...), which read back the same as the inline tables of the docs.
+    ///
+    /// # Errors
+    /// A value TOML cannot hold (never for files built from checked figures).
+    pub fn to_toml(&self) -> Result<String, DeviceFileError> {
+        toml::to_string(self).map_err(|e| DeviceFileError {
+            origin: "<device file being written>".to_string(),
+            line: None,
+            column: None,
+            message: e.to_string(),
+        })
+    }
+}
+
 /// Parses `text` (named `origin` in errors); `extends` resolves against `base` and against
 /// earlier entries of the same file.
 pub(super) fn parse_with_base(
@@ -287,15 +473,26 @@ pub(super) fn parse_with_base(
     origin: &str,
     base: &Catalog,
 ) -> Result<Vec<DeviceSpec>, DeviceFileError> {
-    let src = Source { text, origin };
-    let raw: RawFile = toml::from_str(text).map_err(|e| {
-        let mut msg = e.message().trim().to_string();
-        if let Some(first) = msg.lines().next() {
-            msg = first.to_string();
-        }
-        src.error(e.span().as_ref(), msg)
-    })?;
-    if let Some(v) = &raw.schema_version {
+    let file = DeviceFile::from_toml(text, origin)?;
+    resolve_file(&file, &Source { text, origin }, base)
+}
+
+/// [`parse_with_base`] of a file built in code (errors carry no position).
+pub(super) fn resolve_built(
+    file: &DeviceFile,
+    origin: &str,
+    base: &Catalog,
+) -> Result<Vec<DeviceSpec>, DeviceFileError> {
+    resolve_file(file, &Source { text: "", origin }, base)
+}
+
+/// Checks and converts every entry of `file`.
+fn resolve_file(
+    file: &DeviceFile,
+    src: &Source<'_>,
+    base: &Catalog,
+) -> Result<Vec<DeviceSpec>, DeviceFileError> {
+    if let Some(v) = &file.schema_version {
         if *v.get_ref() != SCHEMA_VERSION {
             return Err(src.error(
                 Some(&v.span()),
@@ -308,13 +505,13 @@ pub(super) fn parse_with_base(
     }
 
     let limit = Limit::Devices.usize();
-    if raw.device.len() > limit {
+    if file.device.len() > limit {
         return Err(src.error(
             None,
-            Limit::Devices.exceeded_here(&format!("{} `[[device]]` entries", raw.device.len())),
+            Limit::Devices.exceeded_here(&format!("{} `[[device]]` entries", file.device.len())),
         ));
     }
-    if raw.device.is_empty() && origin != super::catalog::BUILTIN_ORIGIN {
+    if file.device.is_empty() && src.origin != super::catalog::BUILTIN_ORIGIN {
         return Err(src.error(
             None,
             "no devices: expected at least one `[[device]]` entry (docs/device-format.md)"
@@ -327,16 +524,16 @@ pub(super) fn parse_with_base(
     let mut names = super::lookup::Index::build(&working.devices);
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = Vec::new();
-    for (index, spanned) in raw.device.into_iter().enumerate() {
+    for (index, spanned) in file.device.iter().enumerate() {
         let header = spanned.span();
-        let dev = spanned.into_inner();
+        let dev = spanned.get_ref();
         let label = match (&dev.id, &dev.extends) {
             (Some(id), _) => id.get_ref().clone(),
             (None, Some(ext)) => ext.get_ref().clone(),
             (None, None) => format!("#{}", index + 1),
         };
-        let entry = Entry { src: &src, header, label };
-        let spec = resolve(&entry, &dev, &working, &names)?;
+        let entry = Entry { src, header, label };
+        let spec = resolve(&entry, dev, &working, &names)?;
         let key = super::lookup::normalize(&spec.id);
         if let Some(first) = seen.get(&key) {
             return Err(entry.err(
@@ -357,7 +554,7 @@ pub(super) fn parse_with_base(
 /// Builds one device from its raw entry (from scratch, or from its `extends` base).
 fn resolve(
     entry: &Entry<'_, '_>,
-    dev: &RawDevice,
+    dev: &DeviceEntry,
     catalog: &Catalog,
     names: &super::lookup::Index,
 ) -> Result<DeviceSpec, DeviceFileError> {
@@ -469,7 +666,7 @@ fn inherit(base: &DeviceSpec, id: Option<&String>) -> DeviceSpec {
     spec
 }
 
-fn check_required(entry: &Entry<'_, '_>, dev: &RawDevice) -> Result<(), DeviceFileError> {
+fn check_required(entry: &Entry<'_, '_>, dev: &DeviceEntry) -> Result<(), DeviceFileError> {
     let compute = dev.compute.as_ref();
     let missing: Vec<&str> = [
         ("id", dev.id.is_some()),
@@ -506,7 +703,7 @@ fn check_required(entry: &Entry<'_, '_>, dev: &RawDevice) -> Result<(), DeviceFi
 
 fn apply_identity(
     entry: &Entry<'_, '_>,
-    dev: &RawDevice,
+    dev: &DeviceEntry,
     spec: &mut DeviceSpec,
 ) -> Result<(), DeviceFileError> {
     if let Some(name) = &dev.name {
@@ -705,7 +902,7 @@ fn check(
 
 fn apply_compute(
     entry: &Entry<'_, '_>,
-    c: &RawCompute,
+    c: &ComputeSection,
     spec: &mut DeviceSpec,
 ) -> Result<(), DeviceFileError> {
     if let Some(f) = &c.num_cu {
@@ -841,7 +1038,7 @@ fn cache_bytes(
 
 fn apply_memory(
     entry: &Entry<'_, '_>,
-    m: &RawMemory,
+    m: &MemorySection,
     spec: &mut DeviceSpec,
 ) -> Result<(), DeviceFileError> {
     if let Some(t) = &m.mem_type {
@@ -893,7 +1090,7 @@ type LimitField<'a, T> =
 
 fn apply_limits(
     entry: &Entry<'_, '_>,
-    l: &RawLimits,
+    l: &LimitsSection,
     spec: &mut DeviceSpec,
 ) -> Result<(), DeviceFileError> {
     // Shared-memory sizes in KiB, converted to bytes.

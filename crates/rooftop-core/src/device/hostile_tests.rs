@@ -30,7 +30,7 @@ fn a_long_extends_chain_resolves_in_one_pass() {
         Err(e) => panic!("{e}"),
     };
     assert_eq!(devs.len(), n);
-    let mut c = Catalog::builtin();
+    let mut c = Catalog::builtin().clone();
     let before = c.devices.len();
     c.merge(devs);
     assert_eq!(c.devices.len(), before + n);

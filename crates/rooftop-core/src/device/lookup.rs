@@ -355,13 +355,13 @@ mod tests {
     fn every_id_alias_and_name_finds_its_device() {
         let c = Catalog::builtin();
         for d in &c.devices {
-            assert_eq!(id_of(&c, &d.id), d.id);
-            assert_eq!(id_of(&c, &d.name), d.id);
+            assert_eq!(id_of(c, &d.id), d.id);
+            assert_eq!(id_of(c, &d.name), d.id);
             let shared = |a: &str| SHARED.iter().any(|(k, _)| *k == normalize(a));
             for a in d.aliases.iter().filter(|a| !shared(a)) {
-                assert_eq!(id_of(&c, a), d.id, "alias `{a}`");
+                assert_eq!(id_of(c, a), d.id, "alias `{a}`");
             }
-            assert_eq!(id_of(&c, &d.id.to_uppercase().replace('-', "_")), d.id);
+            assert_eq!(id_of(c, &d.id.to_uppercase().replace('-', "_")), d.id);
         }
     }
 
@@ -498,7 +498,7 @@ mod tests {
             ("gfx908", "mi100"),
         ];
         for (name, id) in cases {
-            assert_eq!(id_of(&c, name), id, "{name}");
+            assert_eq!(id_of(c, name), id, "{name}");
         }
     }
 
@@ -556,7 +556,7 @@ mod tests {
             assert_eq!(c.lookup(q).map(|d| (d.id.as_str(), d.peak_bw_gbs)), Ok((id, bw)), "{q}");
         }
         // `a100` alone names four parts: never one of them.
-        let (s, h) = unknown(&c, "a100");
+        let (s, h) = unknown(c, "a100");
         assert!(s.iter().filter(|x| x.starts_with("a100")).count() >= 2, "{s:?}");
         assert!(h.is_some_and(|h| h.contains("1555") && h.contains("2039")));
     }
@@ -564,23 +564,23 @@ mod tests {
     #[test]
     fn typos_get_suggestions() {
         let c = Catalog::builtin();
-        let (s, _) = unknown(&c, "h100-sxm4");
+        let (s, _) = unknown(c, "h100-sxm4");
         assert_eq!(s.len(), 3);
         assert_eq!(s[0], "h100-sxm");
-        let (s, _) = unknown(&c, "mi300");
+        let (s, _) = unknown(c, "mi300");
         assert_eq!(s.len(), 3);
         assert!(s.contains(&"mi300x".to_string()) && s.contains(&"mi300a".to_string()), "{s:?}");
-        let (s, _) = unknown(&c, "rtx4060");
+        let (s, _) = unknown(c, "rtx4060");
         assert!(s[0].starts_with("rtx-40"), "{s:?}");
-        let (_, h) = unknown(&c, "AMD Radeon Graphics");
+        let (_, h) = unknown(c, "AMD Radeon Graphics");
         assert!(h.is_some_and(|h| h.contains("generic")));
         // A gfx target no single device has: the hint says why; no id is close to it.
-        let (s, h) = unknown(&c, "gfx1151");
+        let (s, h) = unknown(c, "gfx1151");
         assert!(h.is_some() && s.is_empty(), "{s:?}");
-        let (s, _) = unknown(&c, "");
+        let (s, _) = unknown(c, "");
         assert!(s.is_empty());
         // A word unrelated to any device gets no suggestion (it used to get `b300`).
-        let (s, _) = unknown(&c, "bogus");
+        let (s, _) = unknown(c, "bogus");
         assert!(s.is_empty(), "{s:?}");
         let msg = c.lookup("h100-sxm4").map(|d| d.id.clone()).err().map(|e| e.to_string());
         let msg = msg.unwrap_or_default();

@@ -20,8 +20,13 @@ mod file;
 mod hostile_tests;
 mod lookup;
 mod resolve;
+mod write;
 
 pub use catalog::{parse_device_file, Catalog, DeviceFileError};
+pub use file::{
+    unplaced, ComputeSection, DeviceEntry, DeviceFile, Figure, FigureMap, LimitsSection,
+    MemorySection,
+};
 pub use lookup::LookupError;
 pub(crate) use resolve::memory_fits;
 pub use resolve::{

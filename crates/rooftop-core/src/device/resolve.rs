@@ -308,18 +308,18 @@ mod tests {
         // gfx950 is both the MI350X (2200 MHz) and the MI355X (2400 MHz), 256 CUs each.
         assert!(matches!(c.lookup("gfx950"), Err(LookupError::Ambiguous { .. })));
         let at = |mhz| DeviceFacts { units: Some(256), clock_mhz: Some(mhz), memory_bytes: None };
-        let pick = |f| lookup_with_facts(&c, "gfx950", f).map(|(d, _)| d.id.clone());
+        let pick = |f| lookup_with_facts(c, "gfx950", f).map(|(d, _)| d.id.clone());
         assert_eq!(pick(at(2400.0)), Ok("mi355x".to_string()));
         assert_eq!(pick(at(2200.0)), Ok("mi350x".to_string()));
         // A clock neither has, no facts, or units alone: still ambiguous, never a guess.
         assert!(pick(at(2300.0)).is_err());
         assert!(pick(DeviceFacts::default()).is_err());
         assert!(pick(DeviceFacts { units: Some(256), ..DeviceFacts::default() }).is_err());
-        let (_, why) = lookup_with_facts(&c, "gfx950", at(2400.0)).unwrap();
+        let (_, why) = lookup_with_facts(c, "gfx950", at(2400.0)).unwrap();
         let why = why.unwrap_or_default();
         assert!(why.contains("2400 MHz") && why.contains("mi355x"), "{why}");
         // A plain match needs no facts and says nothing.
-        let (d, why) = lookup_with_facts(&c, "h100-sxm", at(1.0)).unwrap();
+        let (d, why) = lookup_with_facts(c, "h100-sxm", at(1.0)).unwrap();
         assert_eq!((d.id.as_str(), why), ("h100-sxm", None));
     }
 
@@ -334,7 +334,7 @@ mod tests {
             clock_mhz: Some(2100.0),
             memory_bytes: Some(gib << 30),
         };
-        let pick = |f| lookup_with_facts(&c, "gfx942", f).map(|(d, _)| d.id.clone());
+        let pick = |f| lookup_with_facts(c, "gfx942", f).map(|(d, _)| d.id.clone());
         assert_eq!(pick(f(192)), Ok("mi300x".to_string()));
         assert_eq!(pick(f(256)), Ok("mi325x".to_string()));
         assert!(pick(f(100)).is_err());
@@ -346,7 +346,7 @@ mod tests {
     fn a_named_device_is_never_replaced_by_a_sibling() {
         let c = Catalog::builtin();
         // A name that is not in the catalog, with an arch that one device has.
-        let r = resolve_named(&c, Some("AMD Instinct MI399X"), Some("gfx908"));
+        let r = resolve_named(c, Some("AMD Instinct MI399X"), Some("gfx908"));
         assert!(r.device.is_none());
         let note = r.note.unwrap_or_default();
         assert!(note.contains("MI399X") && note.contains("device file"), "{note}");
@@ -362,7 +362,7 @@ mod tests {
             units: Some(108),
             ..ProfileFacts::default()
         };
-        let r = identify(&c, None, &facts);
+        let r = identify(c, None, &facts);
         let mut got: Vec<&str> = r.candidates.iter().map(|d| d.id.as_str()).collect();
         got.sort_unstable();
         assert_eq!(
@@ -383,38 +383,38 @@ mod tests {
             dram_peak_gbs: Some((958.04 / 0.4699, "Memory Throughput / DRAM Throughput".into())),
             ..facts
         };
-        let r = identify(&c, None, &facts);
+        let r = identify(c, None, &facts);
         let mut got: Vec<&str> = r.candidates.iter().map(|d| d.id.as_str()).collect();
         got.sort_unstable();
         assert_eq!(got, ["a100-sxm-80gb", "a800-sxm-80gb"]);
         // A peak no candidate has decides nothing.
         let facts = ProfileFacts { dram_peak_gbs: Some((700.0, "x".into())), ..facts };
-        assert_eq!(identify(&c, None, &facts).candidates.len(), 6);
+        assert_eq!(identify(c, None, &facts).candidates.len(), 6);
         // CC 7.0 with 80 SMs: the V100s; a name wins over facts.
-        let named = identify(&c, Some("Tesla V100-SXM2-16GB"), &facts);
+        let named = identify(c, Some("Tesla V100-SXM2-16GB"), &facts);
         assert_eq!(
             named.candidates.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
             ["v100-sxm"]
         );
         // No facts: nothing, and nothing to say.
-        let none = identify(&c, None, &ProfileFacts::default());
+        let none = identify(c, None, &ProfileFacts::default());
         assert!(none.candidates.is_empty() && none.note.is_none());
     }
 
     #[test]
     fn names_and_arch_only() {
         let c = Catalog::builtin();
-        let r = resolve_named(&c, Some("NVIDIA H100 80GB HBM3"), None);
+        let r = resolve_named(c, Some("NVIDIA H100 80GB HBM3"), None);
         assert_eq!(r.device.map(|d| d.id.as_str()), Some("h100-sxm"));
         assert!(r.note.is_none());
         // gfx908 is only the MI100.
-        let r = resolve_named(&c, None, Some("gfx908"));
+        let r = resolve_named(c, None, Some("gfx908"));
         assert_eq!(r.device.map(|d| d.id.as_str()), Some("mi100"));
         // A generic ROCm name counts as no name.
-        let r = resolve_named(&c, Some("AMD Radeon Graphics"), Some("gfx942"));
+        let r = resolve_named(c, Some("AMD Radeon Graphics"), Some("gfx942"));
         assert!(r.device.is_none());
         assert!(r.note.unwrap_or_default().contains("several"));
-        let r = resolve_named(&c, None, None);
+        let r = resolve_named(c, None, None);
         assert!(r.device.is_none() && r.note.is_none());
     }
 }

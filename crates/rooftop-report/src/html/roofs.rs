@@ -27,7 +27,9 @@ pub(crate) struct RoofEntry {
 
 pub(crate) fn style_of(p: Provenance) -> RoofStyle {
     match p {
-        Provenance::Catalog | Provenance::Model => RoofStyle::Catalog,
+        Provenance::Catalog | Provenance::Model | Provenance::Driver | Provenance::Datasheet => {
+            RoofStyle::Catalog
+        }
         Provenance::Calibrated | Provenance::Measured => RoofStyle::Measured,
         Provenance::Counters => RoofStyle::Counters,
     }
