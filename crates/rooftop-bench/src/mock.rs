@@ -330,8 +330,7 @@ fn corrupt_last(b: &mut HostBuf) {
 
 /// `MemAvailable` of `/proc/meminfo`, bytes (Linux; `None` elsewhere).
 fn host_available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    crate::cpu::info::meminfo_bytes(&text, "MemAvailable")
+    crate::cpu::info::HostMemory::now().available_bytes
 }
 
 fn corrupt(b: &mut HostBuf) {

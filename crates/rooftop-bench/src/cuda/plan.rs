@@ -397,7 +397,7 @@ pub fn plan(
             let scalar = case.variant == Some("scalar");
             let block = block_1d(launch, 64, max)?;
             // The vector kernel runs FMA_CHAINS (4) accumulators per thread.
-            if !scalar && nacc % 4 != 0 {
+            if !scalar && !nacc.is_multiple_of(4) {
                 return Err(bad_launch(format!(
                     "the fma kernel runs 4 accumulators per thread: {nacc} is not a multiple of 4"
                 )));

@@ -277,7 +277,6 @@ impl Backend for HostBackend {
     }
 
     fn available_memory_bytes(&self) -> Option<u64> {
-        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-        crate::cpu::info::meminfo_bytes(&text, "MemAvailable")
+        crate::cpu::info::HostMemory::now().available_bytes
     }
 }

@@ -792,8 +792,7 @@ impl Backend for WgpuBackend {
         // wgpu does not report device memory. A software adapter's buffers live in host
         // memory, which the kernel does report.
         if self.summary.software {
-            let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-            crate::cpu::info::meminfo_bytes(&text, "MemAvailable")
+            crate::cpu::info::HostMemory::now().available_bytes
         } else {
             None
         }

@@ -146,7 +146,7 @@ impl TraceReport {
     /// ([`TraceOptions::for_model`]).
     pub fn of(model: &TraceModel) -> TraceReport {
         let catalog = crate::device::Catalog::builtin();
-        let device = super::run::device_for(&catalog, model).spec();
+        let device = super::run::device_for(catalog, model).spec();
         analyze(model, device, &TraceOptions::for_model(model))
     }
 
