@@ -74,6 +74,23 @@ struct RawDevice {
     achievable_tflops: Option<FigureMap>,
     memory: Option<RawMemory>,
     limits: Option<RawLimits>,
+    sources: Option<RawSources>,
+}
+
+/// `[device.sources]`: the source of every figure of one section this entry sets (a
+/// figure's own inline `source` still wins); the device-level `source` stays the default
+/// of the sections not named here.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSources {
+    compute: Option<Spanned<String>>,
+    peak_tflops: Option<Spanned<String>>,
+    achievable_tflops: Option<Spanned<String>>,
+    /// Memory size and device-memory bandwidth.
+    memory: Option<Spanned<String>>,
+    /// Cache sizes and cache-level bandwidths of `[device.memory]`.
+    caches: Option<Spanned<String>>,
+    limits: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -336,6 +353,8 @@ pub(super) fn parse_with_base(
             (None, None) => format!("#{}", index + 1),
         };
         let entry = Entry { src: &src, header, label };
+        let mut dev = dev;
+        section_sources(&entry, &mut dev)?;
         let spec = resolve(&entry, &dev, &working, &names)?;
         let key = super::lookup::normalize(&spec.id);
         if let Some(first) = seen.get(&key) {
@@ -352,6 +371,102 @@ pub(super) fn parse_with_base(
         out.push(spec);
     }
     Ok(out)
+}
+
+/// Gives every figure of a section named in `[device.sources]` that has no inline `source`
+/// of its own that section's source. Refuses a source that names nothing: an empty one, or
+/// one for a section in which this entry sets no figure.
+fn section_sources(entry: &Entry<'_, '_>, dev: &mut RawDevice) -> Result<(), DeviceFileError> {
+    let Some(sources) = dev.sources.take() else { return Ok(()) };
+    let sections = [
+        ("compute", sources.compute, "[device.compute]"),
+        ("peak_tflops", sources.peak_tflops, "[device.peak_tflops]"),
+        ("achievable_tflops", sources.achievable_tflops, "[device.achievable_tflops]"),
+        ("memory", sources.memory, "memory.size_gb or memory.bandwidth_gbs"),
+        ("caches", sources.caches, "a cache size or cache bandwidth of [device.memory]"),
+        ("limits", sources.limits, "[device.limits]"),
+    ];
+    for (name, src, what) in sections {
+        let Some(src) = src else { continue };
+        let text = src.get_ref().trim();
+        if text.is_empty() {
+            return Err(entry.err(
+                Some(&src.span()),
+                format!("sources.{name} is empty: expected the document its figures come from"),
+            ));
+        }
+        let figures = section_figures(dev, name);
+        if figures.is_empty() {
+            return Err(entry.err(
+                Some(&src.span()),
+                format!("sources.{name} is the source of no figure: this entry sets no {what}"),
+            ));
+        }
+        for fig in figures {
+            if fig.source.is_none() {
+                fig.source = Some(text.to_string());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The figures this entry sets in one `[device.sources]` section.
+fn section_figures<'a>(dev: &'a mut RawDevice, section: &str) -> Vec<&'a mut Figure> {
+    fn figs<'a>(
+        list: impl IntoIterator<Item = &'a mut Option<Spanned<Figure>>>,
+    ) -> Vec<&'a mut Figure> {
+        list.into_iter().flatten().map(Spanned::get_mut).collect()
+    }
+    fn map(m: Option<&mut FigureMap>) -> Vec<&mut Figure> {
+        m.into_iter().flat_map(|m| m.values_mut()).map(Spanned::get_mut).collect()
+    }
+    match section {
+        "compute" => dev.compute.as_mut().map_or_else(Vec::new, |c| {
+            figs([&mut c.num_cu, &mut c.warp_size, &mut c.alt_warp_size, &mut c.boost_clock_mhz])
+        }),
+        "peak_tflops" => map(dev.peak_tflops.as_mut()),
+        "achievable_tflops" => map(dev.achievable_tflops.as_mut()),
+        "memory" => dev
+            .memory
+            .as_mut()
+            .map_or_else(Vec::new, |m| figs([&mut m.size_gb, &mut m.bandwidth_gbs])),
+        "caches" => dev.memory.as_mut().map_or_else(Vec::new, |m| {
+            figs([
+                &mut m.l2_mib,
+                &mut m.l2_kib,
+                &mut m.llc_mib,
+                &mut m.llc_kib,
+                &mut m.l2_bandwidth_gbs,
+                &mut m.llc_bandwidth_gbs,
+                &mut m.l1_bandwidth_gbs,
+            ])
+        }),
+        "limits" => dev.limits.as_mut().map_or_else(Vec::new, |l| {
+            figs([
+                &mut l.smem_kib_per_cu,
+                &mut l.smem_kib_per_wgp,
+                &mut l.smem_kib_per_block_max,
+                &mut l.smem_kib_per_block_default,
+                &mut l.smem_alloc_granularity_bytes,
+                &mut l.smem_reserved_per_block_bytes,
+                &mut l.max_threads_per_block,
+                &mut l.max_threads_per_cu,
+                &mut l.regs_32bit_per_cu,
+                &mut l.reg_file_kib_per_cu,
+                &mut l.max_regs_per_thread,
+                &mut l.max_warps_per_cu,
+                &mut l.max_blocks_per_cu,
+                &mut l.simds_per_cu,
+                &mut l.max_waves_per_simd,
+                &mut l.vgpr_per_lane_per_simd,
+                &mut l.agpr_per_lane_per_simd,
+                &mut l.vgpr_alloc_granule,
+                &mut l.sgpr_per_simd,
+            ])
+        }),
+        _ => Vec::new(),
+    }
 }
 
 /// Builds one device from its raw entry (from scratch, or from its `extends` base).
