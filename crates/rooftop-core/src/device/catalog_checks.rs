@@ -234,6 +234,14 @@ fn section_sources_naming_nothing_are_refused() {
     // No limit is set, so a limits source would be the source of nothing.
     let e = err("[device.sources]\nlimits = \"CUDA C++ Programming Guide\"\n");
     assert!(e.contains("sources.limits is the source of no figure"), "{e}");
+    let own = base.replace("fp32_vector = 1.5", "fp32_vector = { value = 1.5, source = \"own\" }");
+    match super::parse_device_file(
+        &format!("{own}[device.sources]\npeak_tflops = \"P\"\n"),
+        "x.toml",
+    ) {
+        Ok(_) => panic!("a section source whose figures all have their own was accepted"),
+        Err(e) => assert!(e.to_string().contains("has its own `source`"), "{e}"),
+    }
     let e = err("[device.sources]\nclocks = \"a page\"\n");
     assert!(e.contains("clocks"), "{e}");
 }

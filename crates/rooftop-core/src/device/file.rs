@@ -402,10 +402,19 @@ fn section_sources(entry: &Entry<'_, '_>, dev: &mut RawDevice) -> Result<(), Dev
                 format!("sources.{name} is the source of no figure: this entry sets no {what}"),
             ));
         }
-        for fig in figures {
-            if fig.source.is_none() {
-                fig.source = Some(text.to_string());
-            }
+        let mut covered = 0;
+        for fig in figures.into_iter().filter(|f| f.source.is_none()) {
+            fig.source = Some(text.to_string());
+            covered += 1;
+        }
+        if covered == 0 {
+            return Err(entry.err(
+                Some(&src.span()),
+                format!(
+                    "sources.{name} is the source of no figure: every figure of {what} here \
+                     has its own `source`"
+                ),
+            ));
         }
     }
     Ok(())
