@@ -251,3 +251,52 @@ fn trace_shapes_are_never_split_across_lines() {
         }
     }
 }
+
+/// `rooftop devices ID` gives each figure its own source in every format: the H100 SXM's
+/// memory comes from its datasheet, its limits from cuda_occupancy.h for CC 9.0 (both
+/// read off the catalog entry's citations by hand).
+#[test]
+fn devices_id_names_each_figures_own_source_in_every_format() {
+    const DATASHEET: &str =
+        "resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet";
+    const OCCUPANCY: &str = "CUDA 12.6 cuda_occupancy.h CC9.0";
+    // Table: rows name a numbered source; the footer lists the numbers.
+    let table = stdout_of(&["devices", "h100-sxm"]);
+    let cell = |metric: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(metric))
+            .unwrap_or_else(|| panic!("no `{metric}` row:\n{table}"))
+            .to_string()
+    };
+    assert!(cell("memory bandwidth").contains("[1] catalog, high"), "{table}");
+    assert!(cell("max blocks per CU").contains("[2] catalog, high"), "{table}");
+    let one = table.find("source [1]").expect("footer lists source [1]");
+    let two = table.find("source [2]").expect("footer lists source [2]");
+    assert!(table[one..two].contains("resources.nvidia.com/en-us-tensor-core/"), "{table}");
+    assert!(table[two..].contains(OCCUPANCY), "{table}");
+    // CSV: one line per figure with its full source.
+    let csv = stdout_of(&["devices", "h100-sxm", "--format", "csv"]);
+    let line = |metric: &str| {
+        csv.lines()
+            .find(|l| l.starts_with(&format!("h100-sxm,{metric},")))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(csv.starts_with("id,metric,value,source,confidence,provenance,note\n"), "{csv}");
+    assert!(line("memory bandwidth").contains(DATASHEET), "{csv}");
+    assert!(!line("memory bandwidth").contains("cuda_occupancy"), "{csv}");
+    assert!(line("max blocks per CU").contains(OCCUPANCY), "{csv}");
+    assert!(line("max blocks per CU").ends_with(",high,catalog,"), "{csv}");
+    // JSON: `figures`, each with source, confidence and provenance.
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout_of(&["devices", "h100-sxm", "--format", "json"])).unwrap();
+    let figures = json["figures"].as_array().expect("figures array");
+    let fig = |metric: &str| figures.iter().find(|f| f["metric"] == metric).cloned().unwrap();
+    assert!(fig("memory bandwidth")["source"].as_str().unwrap().contains(DATASHEET));
+    assert!(fig("max blocks per CU")["source"].as_str().unwrap().contains(OCCUPANCY));
+    assert_eq!(fig("max blocks per CU")["confidence"], "high");
+    // Markdown says the same as the table.
+    let md = stdout_of(&["devices", "h100-sxm", "--format", "md"]);
+    assert!(md.contains("[2] catalog, high") && md.contains(OCCUPANCY), "{md}");
+}

@@ -99,6 +99,23 @@ pub fn analyses(items: &[Analysis]) -> Result<String, RenderError> {
     text(&ANALYSIS_HEADER, rows)
 }
 
+/// One device as CSV: one line per figure with its own source, confidence and
+/// provenance (empty for a line that is not a catalogued figure, whose `note` says what
+/// it is).
+pub fn device_detail(d: &DeviceSpec) -> Result<String, RenderError> {
+    let rows = crate::rows::device_figures(d)
+        .into_iter()
+        .map(|f| {
+            let (source, confidence, provenance) = match &f.meta {
+                Some(m) => (m.source.clone(), m.confidence.to_string(), m.provenance.to_string()),
+                None => (String::new(), String::new(), String::new()),
+            };
+            vec![d.id.clone(), f.metric, f.value, source, confidence, provenance, f.note]
+        })
+        .collect();
+    text(&["id", "metric", "value", "source", "confidence", "provenance", "note"], rows)
+}
+
 /// Devices as CSV.
 pub fn devices(devs: &[DeviceSpec]) -> Result<String, RenderError> {
     let rows = devs

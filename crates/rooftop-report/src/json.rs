@@ -29,7 +29,14 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
     pretty(&rows)
 }
 
-/// One device with every figure and its source.
+/// One device with every figure and its source: the whole spec, plus `figures`, the
+/// lines `rooftop devices ID` prints, each with its own source, confidence and provenance.
 pub fn device(d: &DeviceSpec) -> String {
-    pretty(d)
+    #[derive(serde::Serialize)]
+    struct Detail<'a> {
+        #[serde(flatten)]
+        spec: &'a DeviceSpec,
+        figures: Vec<crate::rows::DeviceFigure>,
+    }
+    pretty(&Detail { spec: d, figures: crate::rows::device_figures(d) })
 }

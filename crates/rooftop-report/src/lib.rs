@@ -86,7 +86,7 @@ pub fn device_detail(format: Format, d: &DeviceSpec) -> Result<String, RenderErr
     Ok(match format {
         Format::Table => table::device_detail(d),
         Format::Json | Format::Perfetto => json::device(d),
-        Format::Csv => csv::devices(std::slice::from_ref(d))?,
+        Format::Csv => csv::device_detail(d)?,
         Format::Html => html::device_detail(d),
         Format::Markdown => markdown::device_detail(d),
     })

@@ -175,72 +175,136 @@ fn mib(b: u64) -> String {
     }
 }
 
-/// The rows of one device, every figure with its source.
+/// One line of `rooftop devices ID`: a figure with its own meta, or a fact with a note.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeviceFigure {
+    pub metric: String,
+    pub value: String,
+    /// Where the figure comes from; `None` for a line that is not a catalogued figure
+    /// (the chip name, the ridge point, a special issue mode).
+    #[serde(flatten)]
+    pub meta: Option<FigureMeta>,
+    /// What the line is when it has no meta (`peak ÷ bandwidth`, the chip).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+fn fact(
+    metric: impl Into<String>,
+    value: impl Into<String>,
+    note: impl Into<String>,
+) -> DeviceFigure {
+    DeviceFigure { metric: metric.into(), value: value.into(), meta: None, note: note.into() }
+}
+
+fn figure(metric: impl Into<String>, value: impl Into<String>, meta: &FigureMeta) -> DeviceFigure {
+    DeviceFigure {
+        metric: metric.into(),
+        value: value.into(),
+        meta: Some(meta.clone()),
+        note: String::new(),
+    }
+}
+
+/// The rows of one device, every figure with the number of its source in
+/// [`device_sources`] and its provenance and confidence.
 pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
-    // Figures without their own meta share the device's sources, printed once in the
-    // footer; rows then show only provenance and confidence.
-    let src = |key: &str| meta_cell(d, d.figure(key));
-    let mut rows = vec![row(
+    let sources = device_sources(d);
+    device_figures(d)
+        .into_iter()
+        .map(|f| {
+            let cell = match &f.meta {
+                Some(m) => meta_cell(&sources, m),
+                None => f.note,
+            };
+            [f.metric, f.value, cell]
+        })
+        .collect()
+}
+
+/// The distinct sources of a device's figures in row order, the device's default first:
+/// the rows name them by number (`[2]`), the footer lists them.
+pub fn device_sources(d: &DeviceSpec) -> Vec<String> {
+    let mut out = vec![d.meta.source.clone()];
+    for f in device_figures(d) {
+        if let Some(m) = f.meta {
+            if !out.contains(&m.source) {
+                out.push(m.source);
+            }
+        }
+    }
+    out
+}
+
+/// Every figure of one device with its own source, confidence and provenance, in the
+/// order `rooftop devices ID` prints them.
+pub fn device_figures(d: &DeviceSpec) -> Vec<DeviceFigure> {
+    let src = |key: &str| d.figure(key);
+    let mut rows = vec![fact(
         "vendor / arch",
         format!("{} {}", d.vendor.as_str(), d.arch),
         d.chip.clone().unwrap_or_default(),
     )];
     if let Some(cc) = &d.compute_capability {
-        rows.push(row("compute capability", cc.clone(), ""));
+        rows.push(fact("compute capability", cc.clone(), ""));
     }
     if let Some(l) = &d.llvm_target {
-        rows.push(row("LLVM target", l.clone(), ""));
+        rows.push(fact("LLVM target", l.clone(), ""));
     }
-    rows.push(row(format!("{}s", d.cu_kind), d.num_cu.to_string(), src("compute.num_cu")));
+    rows.push(figure(format!("{}s", d.cu_kind), d.num_cu.to_string(), src("compute.num_cu")));
     let width = match d.alt_warp_size {
         Some(alt) => format!("{} (alt {alt})", d.warp_size),
         None => d.warp_size.to_string(),
     };
-    rows.push(row("warp / wave / SIMD width", width, ""));
+    rows.push(fact("warp / wave / SIMD width", width, ""));
     if let Some(c) = d.boost_clock_mhz {
-        rows.push(row("boost clock", si(c * 1e6, "Hz"), src("compute.boost_clock_mhz")));
+        rows.push(figure("boost clock", si(c * 1e6, "Hz"), src("compute.boost_clock_mhz")));
     }
     for p in &d.peaks {
-        rows.push(row(
+        rows.push(figure(
             format!("peak {} {}", p.precision, p.unit),
             si(p.tflops * 1e12, rate_unit(p.precision.is_integer())),
-            meta_cell(d, &p.meta),
+            &p.meta,
         ));
     }
     for (name, v) in &d.variant_peaks {
-        rows.push(row(format!("variant {name}"), si(v * 1e12, "FLOP/s"), "special issue mode"));
+        rows.push(fact(format!("variant {name}"), si(v * 1e12, "FLOP/s"), "special issue mode"));
     }
     for p in &d.achievable {
-        rows.push(row(
+        rows.push(figure(
             format!("achievable {} {}", p.precision, p.unit),
             si(p.tflops * 1e12, rate_unit(p.precision.is_integer())),
-            meta_cell(d, &p.meta),
+            &p.meta,
         ));
     }
-    rows.push(row("memory bandwidth", si(d.peak_bw_gbs * 1e9, "B/s"), src("memory.bandwidth_gbs")));
+    rows.push(figure(
+        "memory bandwidth",
+        si(d.peak_bw_gbs * 1e9, "B/s"),
+        src("memory.bandwidth_gbs"),
+    ));
     for b in &d.bandwidths {
-        rows.push(row(
+        rows.push(figure(
             format!("{} bandwidth", b.level.as_str()),
             si(b.gbs * 1e9, "B/s"),
-            meta_cell(d, &b.meta),
+            &b.meta,
         ));
     }
     if let Some(gb) = d.mem_gb {
-        rows.push(row(
+        rows.push(figure(
             "memory",
             format!("{} GB {}", sig3(gb), d.mem_type.clone().unwrap_or_default()),
             src("memory.size_gb"),
         ));
     }
     if let Some(l2) = d.l2_bytes {
-        rows.push(row("L2 cache", mib(l2), src("memory.l2_mib")));
+        rows.push(figure("L2 cache", mib(l2), src("memory.l2_mib")));
     }
     if let Some(llc) = d.llc_bytes {
-        rows.push(row("last-level cache", mib(llc), src("memory.llc_mib")));
+        rows.push(figure("last-level cache", mib(llc), src("memory.llc_mib")));
     }
     if let Some((p, u)) = headline_peak(d) {
         if let Some(r) = d.ridge_point(p, u) {
-            rows.push(row(
+            rows.push(fact(
                 format!("ridge point ({p} {u})"),
                 format!("{} FLOP/B", sig3(r)),
                 "peak ÷ bandwidth",
@@ -310,28 +374,40 @@ pub fn device_rows(d: &DeviceSpec) -> Vec<Row> {
     ];
     for (name, key, value) in limits {
         if let Some(v) = value {
-            rows.push(row(name, v, src(&format!("limits.{key}"))));
+            rows.push(figure(name, v, src(&format!("limits.{key}"))));
         }
     }
     rows
 }
 
-/// The source cell of a figure: its own source when it has one, else only provenance
-/// and confidence (the device's sources are in the footer).
-fn meta_cell(d: &DeviceSpec, m: &FigureMeta) -> String {
-    if m.source == d.meta.source {
-        format!("{}, {}", m.provenance, m.confidence)
-    } else {
-        format!("{} ({}, {})", m.source, m.provenance, m.confidence)
+/// The source cell of a figure: provenance and confidence, after the number of its
+/// source in the footer's list when the device has more than one.
+fn meta_cell(sources: &[String], m: &FigureMeta) -> String {
+    let label = format!("{}, {}", provenance_label(m), m.confidence);
+    match sources.iter().position(|s| *s == m.source) {
+        Some(i) if sources.len() > 1 => format!("[{}] {label}", i + 1),
+        _ => label,
     }
 }
 
 /// Lines after a device's rows: sources, unsupported formats, aliases, note.
 pub fn device_footer(d: &DeviceSpec) -> Vec<String> {
-    let mut out = vec![format!(
-        "sources: {} ({}, {} confidence)",
-        d.meta.source, d.meta.provenance, d.meta.confidence
-    )];
+    let sources = device_sources(d);
+    let mut out = if sources.len() == 1 {
+        vec![format!(
+            "sources: {} ({}, {} confidence)",
+            d.meta.source, d.meta.provenance, d.meta.confidence
+        )]
+    } else {
+        sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let what = if i == 0 { " (every figure without its own)" } else { "" };
+                format!("source [{}]{what}: {s}", i + 1)
+            })
+            .collect()
+    };
     if !d.unsupported.is_empty() {
         out.push(format!("not supported natively: {}", d.unsupported.join(", ")));
     }

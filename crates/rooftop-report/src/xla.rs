@@ -284,7 +284,14 @@ fn devices_block(x: &XlaReport) -> Option<Block> {
         "As the runtime reported them (provenance: profile); roofline numbers use the catalog \
          device in the header.{}",
         if others > 0 {
-            format!(" {others} more device plane(s) state no capabilities.")
+            format!(
+                " {} state no capabilities.",
+                rooftop_core::diagnose::count(
+                    others as u64,
+                    "more device plane",
+                    "more device planes"
+                )
+            )
         } else {
             String::new()
         }

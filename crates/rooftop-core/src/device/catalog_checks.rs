@@ -173,3 +173,124 @@ fn the_catalog_covers_the_gpus_people_profile() {
     assert!(with_url >= 60, "{with_url}");
     assert!(c.devices.iter().all(|d| !d.meta.source.contains("://")));
 }
+
+/// The catalog's data files as written, for checks of what the parsed specs no longer
+/// show (the `[device.sources]` tables are spread over the figures when parsed).
+const DATA_FILES: [(&str, &str); 7] = [
+    ("devices.toml", include_str!("../../data/devices.toml")),
+    ("nvidia-datacenter.toml", include_str!("../../data/catalog/nvidia-datacenter.toml")),
+    (
+        "nvidia-hopper-blackwell.toml",
+        include_str!("../../data/catalog/nvidia-hopper-blackwell.toml"),
+    ),
+    ("nvidia-workstation.toml", include_str!("../../data/catalog/nvidia-workstation.toml")),
+    ("nvidia-geforce.toml", include_str!("../../data/catalog/nvidia-geforce.toml")),
+    ("amd.toml", include_str!("../../data/catalog/amd.toml")),
+    ("intel-apple.toml", include_str!("../../data/catalog/intel-apple.toml")),
+];
+
+#[test]
+fn every_section_source_of_the_catalog_names_a_document() {
+    // A section source names the document its figures come from: a bracketed or
+    // parenthesised reference, or an address (`host.tld/path`), never bare words.
+    let names_a_document = |s: &str| {
+        s.contains('[')
+            || s.contains('(')
+            || s.split_whitespace().any(|w| w.contains('.') && w.contains('/'))
+    };
+    let mut seen = 0;
+    for (file, text) in DATA_FILES {
+        let doc: toml::Value = match toml::from_str(text) {
+            Ok(v) => v,
+            Err(e) => panic!("{file}: {e}"),
+        };
+        let devices =
+            doc.get("device").and_then(toml::Value::as_array).cloned().unwrap_or_default();
+        for d in devices {
+            let id = d.get("id").and_then(toml::Value::as_str).unwrap_or("?").to_string();
+            let Some(sources) = d.get("sources").and_then(toml::Value::as_table) else { continue };
+            for (section, v) in sources {
+                let s = v.as_str().unwrap_or_default();
+                assert!(
+                    names_a_document(s),
+                    "{file}: {id}: sources.{section} names nothing: {s:?}"
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 90, "only {seen} section sources in the catalog");
+}
+
+#[test]
+fn section_sources_naming_nothing_are_refused() {
+    let base = "[[device]]\nid = \"x\"\nname = \"X\"\nvendor = \"other\"\n[device.compute]\nnum_cu = 2\nwarp_size = 32\n[device.memory]\nbandwidth_gbs = 100\n[device.peak_tflops]\nfp32_vector = 1.5\n";
+    let err = |extra: &str| match super::parse_device_file(&format!("{base}{extra}"), "x.toml") {
+        Ok(_) => panic!("accepted: {extra}"),
+        Err(e) => e.to_string(),
+    };
+    let e = err("[device.sources]\nmemory = \"  \"\n");
+    assert!(e.contains("sources.memory is empty"), "{e}");
+    // No limit is set, so a limits source would be the source of nothing.
+    let e = err("[device.sources]\nlimits = \"CUDA C++ Programming Guide\"\n");
+    assert!(e.contains("sources.limits is the source of no figure"), "{e}");
+    let own = base.replace("fp32_vector = 1.5", "fp32_vector = { value = 1.5, source = \"own\" }");
+    match super::parse_device_file(
+        &format!("{own}[device.sources]\npeak_tflops = \"P\"\n"),
+        "x.toml",
+    ) {
+        Ok(_) => panic!("a section source whose figures all have their own was accepted"),
+        Err(e) => assert!(e.to_string().contains("has its own `source`"), "{e}"),
+    }
+    let e = err("[device.sources]\nclocks = \"a page\"\n");
+    assert!(e.contains("clocks"), "{e}");
+}
+
+#[test]
+fn a_section_source_covers_its_section_and_an_inline_source_wins() {
+    let text = "[[device]]\nid = \"x\"\nname = \"X\"\nvendor = \"other\"\nsource = \"S\"\n\
+                [device.sources]\nmemory = \"M\"\ncaches = \"C\"\n\
+                [device.compute]\nnum_cu = 2\nwarp_size = 32\n\
+                [device.memory]\nbandwidth_gbs = 100\nsize_gb = { value = 8, source = \"own\" }\nl2_mib = 4\n\
+                [device.peak_tflops]\nfp32_vector = 1.5\n";
+    let d = match super::parse_device_file(text, "x.toml") {
+        Ok(mut v) => v.remove(0),
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(d.figure("memory.bandwidth_gbs").source, "M");
+    assert_eq!(d.figure("memory.size_gb").source, "own");
+    assert_eq!(d.figure("memory.l2_mib").source, "C");
+    assert_eq!(d.figure("compute.num_cu").source, "S");
+    assert_eq!(d.peaks[0].meta.source, "S");
+}
+
+#[test]
+fn catalog_figures_carry_the_source_of_their_section() {
+    // Hand-read from the entries' citations: the H100 SXM's memory is the datasheet's,
+    // its limits are cuda_occupancy.h's for CC 9.0; the A100 40 GB limits are the CUDA
+    // C++ Programming Guide's table; the B200's L2 is what deviceQuery reports.
+    let c = Catalog::builtin();
+    let h100 = dev(&c, "h100-sxm");
+    let mem = &h100.figure("memory.bandwidth_gbs").source;
+    assert!(mem.contains("resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet"));
+    assert!(!mem.contains("cuda_occupancy"), "{mem}");
+    let lim = &h100.figure("limits.max_blocks_per_cu").source;
+    assert!(lim.contains("cuda_occupancy.h CC9.0"), "{lim}");
+    assert!(!lim.contains("datasheet"), "{lim}");
+    let a100 = dev(&c, "a100-sxm-40gb");
+    let lim = &a100.figure("limits.smem_kib_per_cu").source;
+    assert!(lim.starts_with("CUDA C++ Programming Guide, Compute Capabilities table"), "{lim}");
+    assert!(lim.ends_with("CC 8.0"), "{lim}");
+    assert!(!a100.meta.source.contains("Programming Guide"), "{}", a100.meta.source);
+    let b200 = dev(&c, "b200");
+    assert!(b200.figure("memory.l2_mib").source.contains("L2 132644864 B"));
+    assert!(b200
+        .figure("memory.bandwidth_gbs")
+        .source
+        .contains("www.nvidia.com/en-us/data-center/hgx/"));
+    // The B200 block limit keeps its own inline source over the device default.
+    assert!(b200
+        .figure("limits.max_blocks_per_cu")
+        .source
+        .starts_with("CUDA C++ Programming Guide, CC 10.0"));
+}

@@ -113,6 +113,31 @@ pub struct DeviceEntry {
     pub memory: Option<MemorySection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSection>,
+    /// `[device.sources]`: the source of each section's figures (below a figure's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<SectionSources>,
+}
+
+/// `[device.sources]`: the source of every figure of one section this entry sets (a
+/// figure's own inline `source` still wins); the device-level `source` stays the default
+/// of the sections not named here.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SectionSources {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_tflops: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub achievable_tflops: Option<Spanned<String>>,
+    /// Memory size and device-memory bandwidth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Spanned<String>>,
+    /// Cache sizes and cache-level bandwidths of `[device.memory]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caches: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Spanned<String>>,
 }
 
 /// `[device.compute]`.
@@ -533,6 +558,16 @@ fn resolve_file(
             (None, None) => format!("#{}", index + 1),
         };
         let entry = Entry { src, header, label };
+        // `[device.sources]` gives its sections' figures their source first.
+        let with_sources;
+        let dev = if dev.sources.is_some() {
+            let mut d = dev.clone();
+            section_sources(&entry, &mut d)?;
+            with_sources = d;
+            &with_sources
+        } else {
+            dev
+        };
         let spec = resolve(&entry, dev, &working, &names)?;
         let key = super::lookup::normalize(&spec.id);
         if let Some(first) = seen.get(&key) {
@@ -549,6 +584,111 @@ fn resolve_file(
         out.push(spec);
     }
     Ok(out)
+}
+
+/// Gives every figure of a section named in `[device.sources]` that has no inline `source`
+/// of its own that section's source. Refuses a source that names nothing: an empty one, or
+/// one for a section in which this entry sets no figure.
+fn section_sources(entry: &Entry<'_, '_>, dev: &mut DeviceEntry) -> Result<(), DeviceFileError> {
+    let Some(sources) = dev.sources.take() else { return Ok(()) };
+    let sections = [
+        ("compute", sources.compute, "[device.compute]"),
+        ("peak_tflops", sources.peak_tflops, "[device.peak_tflops]"),
+        ("achievable_tflops", sources.achievable_tflops, "[device.achievable_tflops]"),
+        ("memory", sources.memory, "memory.size_gb or memory.bandwidth_gbs"),
+        ("caches", sources.caches, "a cache size or cache bandwidth of [device.memory]"),
+        ("limits", sources.limits, "[device.limits]"),
+    ];
+    for (name, src, what) in sections {
+        let Some(src) = src else { continue };
+        let text = src.get_ref().trim();
+        if text.is_empty() {
+            return Err(entry.err(
+                Some(&src.span()),
+                format!("sources.{name} is empty: expected the document its figures come from"),
+            ));
+        }
+        let figures = section_figures(dev, name);
+        if figures.is_empty() {
+            return Err(entry.err(
+                Some(&src.span()),
+                format!("sources.{name} is the source of no figure: this entry sets no {what}"),
+            ));
+        }
+        let mut covered = 0;
+        for fig in figures.into_iter().filter(|f| f.source.is_none()) {
+            fig.source = Some(text.to_string());
+            covered += 1;
+        }
+        if covered == 0 {
+            return Err(entry.err(
+                Some(&src.span()),
+                format!(
+                    "sources.{name} is the source of no figure: every figure of {what} here \
+                     has its own `source`"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The figures this entry sets in one `[device.sources]` section.
+fn section_figures<'a>(dev: &'a mut DeviceEntry, section: &str) -> Vec<&'a mut Figure> {
+    fn figs<'a>(
+        list: impl IntoIterator<Item = &'a mut Option<Spanned<Figure>>>,
+    ) -> Vec<&'a mut Figure> {
+        list.into_iter().flatten().map(Spanned::get_mut).collect()
+    }
+    fn map(m: Option<&mut FigureMap>) -> Vec<&mut Figure> {
+        m.into_iter().flat_map(|m| m.values_mut()).map(Spanned::get_mut).collect()
+    }
+    match section {
+        "compute" => dev.compute.as_mut().map_or_else(Vec::new, |c| {
+            figs([&mut c.num_cu, &mut c.warp_size, &mut c.alt_warp_size, &mut c.boost_clock_mhz])
+        }),
+        "peak_tflops" => map(dev.peak_tflops.as_mut()),
+        "achievable_tflops" => map(dev.achievable_tflops.as_mut()),
+        "memory" => dev
+            .memory
+            .as_mut()
+            .map_or_else(Vec::new, |m| figs([&mut m.size_gb, &mut m.bandwidth_gbs])),
+        "caches" => dev.memory.as_mut().map_or_else(Vec::new, |m| {
+            figs([
+                &mut m.l2_mib,
+                &mut m.l2_kib,
+                &mut m.llc_mib,
+                &mut m.llc_kib,
+                &mut m.l2_bandwidth_gbs,
+                &mut m.llc_bandwidth_gbs,
+                &mut m.l1_bandwidth_gbs,
+            ])
+        }),
+        "limits" => dev.limits.as_mut().map_or_else(Vec::new, |l| {
+            figs([
+                &mut l.smem_kib_per_cu,
+                &mut l.smem_kib_per_wgp,
+                &mut l.smem_kib_per_block_max,
+                &mut l.smem_kib_per_block_default,
+                &mut l.smem_alloc_granularity_bytes,
+                &mut l.smem_reserved_per_block_bytes,
+                &mut l.max_threads_per_block,
+                &mut l.max_threads_per_cu,
+                &mut l.regs_32bit_per_cu,
+                &mut l.reg_file_kib_per_cu,
+                &mut l.max_regs_per_thread,
+                &mut l.max_warps_per_cu,
+                &mut l.max_blocks_per_cu,
+                &mut l.simds_per_cu,
+                &mut l.max_waves_per_simd,
+                &mut l.vgpr_per_lane_per_simd,
+                &mut l.agpr_per_lane_per_simd,
+                &mut l.vgpr_alloc_granule,
+                &mut l.sgpr_per_simd,
+            ])
+        }),
+        _ => Vec::new(),
+    }
 }
 
 /// Builds one device from its raw entry (from scratch, or from its `extends` base).

@@ -53,7 +53,11 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
         // The field counts consumer warpgroups; the CTA's thread count is not derivable from
         // it (the H100 goldens launch `warpgroupsize1x1x1` kernels with 384 threads).
         if let Some(g) = wg.iter().try_fold(1u32, |acc, &x| acc.checked_mul(x)) {
-            info.note(format!("{g} consumer warpgroup(s)"));
+            info.note(crate::diagnose::count(
+                u64::from(g),
+                "consumer warpgroup",
+                "consumer warpgroups",
+            ));
         }
     }
     if SEGMENT_K.captures(rest).and_then(|s| s.name("v")).is_some_and(|v| v.as_str() == "on") {

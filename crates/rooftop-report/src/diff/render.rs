@@ -4,6 +4,7 @@
 use super::{Diff, RowDiff, Status};
 use crate::html::{self, Cell, Page, Section, Table as HTable};
 use crate::table::{table as new_table, wrap, WIDTH};
+use rooftop_core::diagnose::count;
 use rooftop_core::units::{pct, sig3};
 use std::fmt::Write as _;
 
@@ -50,16 +51,19 @@ pub fn verdict(d: &Diff) -> String {
     let rows = d.rows.iter().filter(|r| r.fails_gate).count();
     let total = d.total.as_ref().is_some_and(|t| t.fails_gate);
     let (regressions, improvements) = (d.count(Status::Regression), d.count(Status::Improvement));
+    let regressions = count(regressions as u64, "regression", "regressions");
+    let improvements = count(improvements as u64, "improvement", "improvements");
     match d.fail_above_pct {
         Some(t) if rows > 0 || total => format!(
-            "FAIL: {rows} row(s){} regressed by more than {t}% ({regressions} regression(s), {improvements} improvement(s) in all).",
+            "FAIL: {}{} regressed by more than {t}% ({regressions}, {improvements} in all).",
+            count(rows as u64, "row", "rows"),
             if total { " and the total" } else { "" }
         ),
         Some(t) => format!(
-            "OK: nothing regressed by more than {t}% ({regressions} regression(s) under it, {improvements} improvement(s))."
+            "OK: nothing regressed by more than {t}% ({regressions} under it, {improvements})."
         ),
         None => format!(
-            "{regressions} regression(s), {improvements} improvement(s) (no gate: pass --fail-above PCT to fail on a regression)."
+            "{regressions}, {improvements} (no gate: pass --fail-above PCT to fail on a regression)."
         ),
     }
 }
@@ -79,18 +83,25 @@ fn summary_lines(d: &Diff) -> Vec<String> {
     let unchanged = d.count(Status::Unchanged);
     if unchanged > 0 {
         out.push(format!(
-            "{unchanged} row(s) unchanged (under {}% or within noise); --format csv or json lists every row.",
+            "{} unchanged (under {}% or within noise); --format csv or json lists every row.",
+            count(unchanged as u64, "row", "rows"),
             d.min_change_pct
         ));
     }
     let nc = d.count(Status::NotComparable);
     if nc > 0 {
-        out.push(format!("{nc} row(s) have no {} on one side (not compared).", d.metric.as_str()));
+        let have = if nc == 1 { "has" } else { "have" };
+        out.push(format!(
+            "{} {have} no {} on one side (not compared).",
+            count(nc as u64, "row", "rows"),
+            d.metric.as_str()
+        ));
     }
     let norm = d.rows.iter().filter(|r| r.matched_by == "normalised").count();
     if norm > 0 {
         out.push(format!(
-            "{norm} row(s) matched by normalised name (template arguments and digits ignored)."
+            "{} matched by normalised name (template arguments and digits ignored).",
+            count(norm as u64, "row", "rows")
         ));
     }
     if let Some(t) = &d.total {

@@ -269,7 +269,7 @@ fn renderers_agree() {
     );
     assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
     let md = render::markdown(&d);
-    assert!(md.contains("**FAIL: 1 row(s) and the total regressed by more than 5%"), "{md}");
+    assert!(md.contains("**FAIL: 1 row and the total regressed by more than 5%"), "{md}");
     let csv = render::csv(&d).unwrap();
     assert_eq!(csv.lines().count(), 1 + d.rows.len() + 1);
     let j: Value = serde_json::from_str(&render::json(&d)).unwrap();

@@ -137,13 +137,15 @@ fn marks(r: &TraceReport, prefix: &str) -> (Vec<Mark>, Vec<String>) {
     }
     let mut left = Vec::new();
     if no_flops > 0 {
+        let (rows, are) = if no_flops == 1 { ("row", "is") } else { ("rows", "are") };
         left.push(format!(
-            "{no_flops} modelled row(s) with no FLOPs or no time are not on the chart (a log axis has no zero); they are in the tables."
+            "{no_flops} modelled {rows} with no FLOPs or no time {are} not on the chart (a log axis has no zero); they are in the tables."
         ));
     }
     if unmodelled > 0 {
+        let (rows, have) = if unmodelled == 1 { ("row", "has") } else { ("rows", "have") };
         left.push(format!(
-            "{unmodelled} unmodelled row(s) have times only: see the `unmodelled` table."
+            "{unmodelled} unmodelled {rows} {have} times only: see the `unmodelled` table."
         ));
     }
     left.push(

@@ -242,7 +242,10 @@ pub(super) fn roofline_table_block(name: &str, rows: &[OpRow], top: usize) -> Bl
     }
     let unmodelled = rows.iter().filter(|r| r.unmodelled.is_some()).count();
     if unmodelled > 0 {
-        b.notes.push(format!("{unmodelled} row(s) unmodelled: times only, no FLOPs or bytes."));
+        b.notes.push(format!(
+            "{} unmodelled: times only, no FLOPs or bytes.",
+            rooftop_core::diagnose::count(unmodelled as u64, "row", "rows")
+        ));
     }
     b.notes.push(
         "time = summed kernel time of all calls; TFLOP/s and TB/s are means over calls; \

@@ -306,7 +306,10 @@ pub fn table(r: &TraceReport, opts: &RenderOptions) -> String {
                     .collect::<Vec<_>>()
                     .join(", "),
                 if n_warn > 0 {
-                    format!(" {n_warn} warning(s): see --section all.")
+                    format!(
+                        " {}: see --section all.",
+                        rooftop_core::diagnose::count(n_warn as u64, "warning", "warnings")
+                    )
                 } else {
                     String::new()
                 }
