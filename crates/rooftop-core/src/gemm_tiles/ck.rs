@@ -260,7 +260,8 @@ fn note_split_k(info: &mut GemmKernelInfo, name: &str, cls: &str) {
 }
 
 fn parse_ck_tile(name: &str) -> Option<GemmKernelInfo> {
-    let shape = CK_TILE_SHAPE.captures(name);
+    // A literal every match contains: most names fail here, before the regex is compiled.
+    let shape = if name.contains("TileGemmShape<") { CK_TILE_SHAPE.captures(name) } else { None };
     if shape.is_none()
         && !(name.contains("ck_tile::") && name.contains("GemmKernel") && !name.contains("Fmha"))
     {
@@ -312,6 +313,10 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
     }
     if name.contains("_ZN2ck") {
         return parse_mangled(name);
+    }
+    // Both regexes below need `ck::`: most names fail here, before they are compiled.
+    if !name.contains("ck::") {
+        return None;
     }
     let Some(caps) = DEMANGLED_CLASS.captures(name) else {
         // A CK GEMM kernel whose Gridwise class is not spelled out.

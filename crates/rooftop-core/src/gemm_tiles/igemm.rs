@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{regex, set_tile, GemmKernelInfo, KernelFamily};
+use super::{regex, scan, set_tile_from, GemmKernelInfo, KernelFamily};
 
 static IGEMM: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"^igemm_(?P<dir>fwd|bwd|wrw)_\w*?_bt(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)(?:_|$)")
@@ -19,9 +19,17 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
     }
     let mut info = GemmKernelInfo::new(KernelFamily::MiopenIgemm, false);
     info.implicit_conv = true;
-    if let Some(caps) = IGEMM.captures(name) {
-        set_tile(&mut info, &caps, "m", "n", Some("k"));
-        let dir = caps.name("dir").map_or("", |d| d.as_str());
+    // ASCII names (all real ones) are read by hand (`scan` docs); the regex is for others.
+    let found = if name.is_ascii() {
+        scan::igemm(name)
+    } else {
+        IGEMM.captures(name).map(|c| {
+            let g = |n| c.name(n).map_or("", |m| m.as_str());
+            (g("dir"), [g("m"), g("n"), g("k")])
+        })
+    };
+    if let Some((dir, [m, n, k])) = found {
+        set_tile_from(&mut info, m, n, k);
         info.note(format!("MIOpen implicit-GEMM convolution ({dir})"));
     } else {
         info.note("tile unknown: no bt{M}x{N}x{K} field in this igemm name");

@@ -47,6 +47,7 @@ mod cutlass;
 mod efficiency;
 mod igemm;
 mod nvjet;
+mod scan;
 mod tensile;
 mod triton;
 mod xmma;
@@ -362,6 +363,18 @@ pub(crate) fn set_tile(
     if let Some(k) = k {
         info.mt_k = cap_u32(caps, k).filter(|&v| v > 0);
     }
+}
+
+/// [`set_tile`] from the three numbers as written (a hand-parsed name).
+pub(crate) fn set_tile_from(info: &mut GemmKernelInfo, m: &str, n: &str, k: &str) {
+    match (m.parse::<u32>().ok(), n.parse::<u32>().ok()) {
+        (Some(tm), Some(tn)) if tm > 0 && tn > 0 => {
+            info.mt_m = Some(tm);
+            info.mt_n = Some(tn);
+        }
+        _ => info.note("tile unknown: tile numbers in the name are zero or out of range"),
+    }
+    info.mt_k = k.parse::<u32>().ok().filter(|&v| v > 0);
 }
 
 /// Layout from two letters (`tn`, `TN`), when both are valid.

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{cap_u32, regex, set_tile, GemmKernelInfo, KernelFamily, Transpose};
+use super::{cap_u32, regex, scan, set_tile_from, GemmKernelInfo, KernelFamily, Transpose};
 
 /// The problem-type prefix. `(?:^|[^A-Za-z0-9])` lets `Custom_` (or any `_`-joined prefix)
 /// precede it, as TraceLens's `^.*C[a-z]{3}_A...` does, without matching inside a word.
@@ -31,17 +31,27 @@ static POST_GSU: LazyLock<Regex> =
 
 /// Parses a Tensile GEMM name (not a PostGSU reduction).
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
-    let prefix = PREFIX.captures(name)?;
-    if POST_GSU.is_match(name) {
+    // Literals every match contains: most names fail here, before a regex is compiled.
+    if !(name.contains("_A") && name.contains("_B")) {
+        return None;
+    }
+    // ASCII names (all real ones) are read by hand; the regexes are for the others.
+    let ascii = name.is_ascii();
+    let (end, a, b) = if ascii {
+        scan::tensile_prefix(name)?
+    } else {
+        let prefix = PREFIX.captures(name)?;
+        let group = |g| prefix.name(g).map_or("", |m| m.as_str());
+        (prefix.get(0).map_or(0, |m| m.end()), group("a"), group("b"))
+    };
+    if name.contains("PostGSU") && POST_GSU.is_match(name) {
         return None;
     }
     let mut info = GemmKernelInfo::new(KernelFamily::Tensile, true);
     // Keep the prefix's trailing `_` so that `_MT...` can follow it directly.
-    let end = prefix.get(0).map_or(0, |m| m.end());
     let rest = name.get(end.saturating_sub(1)..).unwrap_or("");
+    let fields = if ascii { Fields::scan(rest) } else { Fields::regex(rest) };
 
-    let a = prefix.name("a").map_or("", |m| m.as_str());
-    let b = prefix.name("b").map_or("", |m| m.as_str());
     let op_a = match a.chars().next().map(|c| c.to_ascii_lowercase()) {
         Some('i') => Some(Transpose::N),
         Some('l') => Some(Transpose::T),
@@ -57,13 +67,13 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
         _ => info.note(format!("layout unknown: index strings A{a} B{b} not recognised")),
     }
 
-    if let Some(caps) = MT.captures(rest) {
-        set_tile(&mut info, &caps, "m", "n", Some("k"));
+    if let Some([m, n, k]) = fields.mt {
+        set_tile_from(&mut info, m, n, k);
     } else {
         info.note("tile unknown: no MT{M}x{N}x{K} parameter in this Tensile name");
     }
 
-    match GSU.captures(rest).and_then(|c| c.name("v")).map(|m| m.as_str()) {
+    match fields.gsu {
         Some(v) if v.starts_with('n') => {
             info.note(
                 "GSU is chosen at run time (negative GSU): the split-K factor shows in the grid",
@@ -89,8 +99,8 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
         None => {}
     }
 
-    if let Some(sk) = SK.captures(rest) {
-        match cap_u32(&sk, "v") {
+    if let Some(sk) = fields.sk {
+        match sk.parse::<u32>().ok() {
             Some(0) => {}
             Some(_) => {
                 info.stream_k = true;
@@ -101,15 +111,16 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
         }
     }
 
-    if let Some(wg) = WG.captures(rest) {
-        info.block_threads = cap_u32(&wg, "x")
-            .zip(cap_u32(&wg, "y"))
+    if let Some([x, y, z]) = fields.wg {
+        let v = |s: &str| s.parse::<u32>().ok();
+        info.block_threads = v(x)
+            .zip(v(y))
             .and_then(|(x, y)| x.checked_mul(y))
-            .zip(cap_u32(&wg, "z"))
+            .zip(v(z))
             .and_then(|(xy, z)| xy.checked_mul(z));
     }
-    if let Some(isa) = ISA.captures(rest).and_then(|c| c.name("v")) {
-        info.arch = Some(format!("gfx{}", isa.as_str()));
+    if let Some(isa) = fields.isa {
+        info.arch = Some(format!("gfx{isa}"));
     }
     if name.starts_with("Custom_") {
         info.note("hand-tuned hipBLASLt kernel (Custom_ prefix)");
@@ -117,9 +128,52 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
     Some(info)
 }
 
+/// The solution parameters after the prefix, as written.
+struct Fields<'a> {
+    mt: Option<[&'a str; 3]>,
+    gsu: Option<&'a str>,
+    sk: Option<&'a str>,
+    wg: Option<[&'a str; 3]>,
+    isa: Option<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    /// By hand (ASCII text: the same matches as the regexes, `scan` docs).
+    fn scan(rest: &'a str) -> Self {
+        Fields {
+            mt: scan::tensile_mt(rest),
+            gsu: scan::tensile_gsu(rest),
+            sk: scan::tensile_sk(rest),
+            wg: scan::tensile_wg(rest),
+            isa: scan::tensile_isa(rest),
+        }
+    }
+
+    /// With the regexes (text that is not ASCII).
+    fn regex(rest: &'a str) -> Self {
+        let one =
+            |re: &Regex, g: &str| re.captures(rest).and_then(|c| c.name(g)).map(|m| m.as_str());
+        let three = |re: &Regex, g: [&str; 3]| {
+            let c = re.captures(rest)?;
+            let s = |n: &str| c.name(n).map_or("", |m| m.as_str());
+            Some([s(g[0]), s(g[1]), s(g[2])])
+        };
+        Fields {
+            mt: three(&MT, ["m", "n", "k"]),
+            gsu: one(&GSU, "v"),
+            sk: one(&SK, "v"),
+            wg: three(&WG, ["x", "y", "z"]),
+            isa: one(&ISA, "v"),
+        }
+    }
+}
+
 /// Parses a Tensile split-K reduction kernel (`..._PostGSU{n}...`): no tile; `split_k` is the
 /// (power-of-two rounded, capped) split count in the name.
 pub(super) fn parse_post_gsu(name: &str) -> Option<GemmKernelInfo> {
+    if !name.contains("PostGSU") {
+        return None;
+    }
     let caps = POST_GSU.captures(name)?;
     let mut info = GemmKernelInfo::new(KernelFamily::TensilePostGsu, true);
     match cap_u32(&caps, "v") {
@@ -214,6 +268,17 @@ mod tests {
         let i = p("Cijk_Ailk_Bljk_SB_SE_K1");
         assert!(!i.has_tile());
         assert!(i.notes.iter().any(|n| n.contains("tile unknown")));
+    }
+
+    #[test]
+    fn non_ascii_names_are_read_by_the_regexes() {
+        // Same fields as an ASCII name; the `é` sends the name down the regex path.
+        let i = p("Cijk_Alik_Bljk_SB_MT64x32x16_GSU2_WG16_16_1_ISA942_é");
+        assert_eq!((i.mt_m, i.mt_n, i.mt_k), (Some(64), Some(32), Some(16)));
+        assert_eq!(i.split_k, Some(2));
+        assert_eq!(i.block_threads, Some(16 * 16));
+        assert_eq!(i.arch.as_deref(), Some("gfx942"));
+        assert_eq!(i.layout, Some((Transpose::T, Transpose::N)));
     }
 
     #[test]

@@ -27,7 +27,11 @@ static INDUCTOR: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^triton_(?P<kind>tem|poi|red|per)_fused_(?P<ops>\w+?)_(?P<idx>\d+)$"));
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
-    if let (Some(m), Some(n)) = (BLOCK_M.captures(name), BLOCK_N.captures(name)) {
+    // Literals every match contains: most names fail them, before a regex is compiled.
+    let blocks = (name.contains("BLOCK_SIZE_M_") && name.contains("BLOCK_SIZE_N_"))
+        .then(|| BLOCK_M.captures(name).zip(BLOCK_N.captures(name)))
+        .flatten();
+    if let Some((m, n)) = blocks {
         let mut info = GemmKernelInfo::new(KernelFamily::Triton, false);
         match (cap_u32(&m, "v").filter(|&v| v > 0), cap_u32(&n, "v").filter(|&v| v > 0)) {
             (Some(bm), Some(bn)) => {
@@ -48,6 +52,9 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
         }
         info.note("Triton (AITER) kernel: layout not in the name; tile M is the caller's M");
         return Some(info);
+    }
+    if !name.starts_with("triton_") {
+        return None;
     }
     let caps = INDUCTOR.captures(name)?;
     if caps.name("kind").map(|k| k.as_str()) != Some("tem") {

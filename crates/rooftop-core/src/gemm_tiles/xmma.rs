@@ -25,6 +25,10 @@ static WARPGROUP: LazyLock<Regex> = LazyLock::new(|| regex(r"_warpgroupsize(?P<v
 static SEGMENT_K: LazyLock<Regex> = LazyLock::new(|| regex(r"_execute_segment_k_(?P<v>on|off)"));
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
+    // A literal every match contains: most names fail here, before the regex is compiled.
+    if !name.contains("_xmma_") {
+        return None;
+    }
     let caps = XMMA.captures(name)?;
     let conv = caps.name("op").is_some_and(|op| op.as_str() != "gemm");
     // cuBLAS xmma GEMMs are column-major BLAS; convolutions have no matmul M/N to swap.
