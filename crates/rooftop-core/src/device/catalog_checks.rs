@@ -270,19 +270,19 @@ fn catalog_figures_carry_the_source_of_their_section() {
     // its limits are cuda_occupancy.h's for CC 9.0; the A100 40 GB limits are the CUDA
     // C++ Programming Guide's table; the B200's L2 is what deviceQuery reports.
     let c = Catalog::builtin();
-    let h100 = dev(&c, "h100-sxm");
+    let h100 = dev(c, "h100-sxm");
     let mem = &h100.figure("memory.bandwidth_gbs").source;
     assert!(mem.contains("resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet"));
     assert!(!mem.contains("cuda_occupancy"), "{mem}");
     let lim = &h100.figure("limits.max_blocks_per_cu").source;
     assert!(lim.contains("cuda_occupancy.h CC9.0"), "{lim}");
     assert!(!lim.contains("datasheet"), "{lim}");
-    let a100 = dev(&c, "a100-sxm-40gb");
+    let a100 = dev(c, "a100-sxm-40gb");
     let lim = &a100.figure("limits.smem_kib_per_cu").source;
     assert!(lim.starts_with("CUDA C++ Programming Guide, Compute Capabilities table"), "{lim}");
     assert!(lim.ends_with("CC 8.0"), "{lim}");
     assert!(!a100.meta.source.contains("Programming Guide"), "{}", a100.meta.source);
-    let b200 = dev(&c, "b200");
+    let b200 = dev(c, "b200");
     assert!(b200.figure("memory.l2_mib").source.contains("L2 132644864 B"));
     assert!(b200
         .figure("memory.bandwidth_gbs")
