@@ -294,3 +294,42 @@ fn catalog_figures_carry_the_source_of_their_section() {
         .source
         .starts_with("CUDA C++ Programming Guide, CC 10.0"));
 }
+
+/// A CPU has no half-precision matrix unit: a BF16 or FP16 GEMM on it is held to the
+/// vector roof of its precision, else the FP32 vector roof (how CPU kernels without AMX
+/// run it), and says so; an FP16 vector peak, where given, comes first.
+#[test]
+fn half_precision_matmuls_on_a_cpu_fall_back_to_its_vector_roofs() {
+    let text = r#"
+[[device]]
+id = "test-cpu"
+name = "Test CPU (16 cores, AVX-512)"
+vendor = "cpu"
+family = "cpu"
+source = "test"
+[device.compute]
+num_cu = 16
+warp_size = 1
+boost_clock_mhz = 3800
+[device.peak_tflops]
+fp64_vector = 1.95
+fp32_vector = 3.9
+[device.memory]
+size_gb = 128
+bandwidth_gbs = 179.2
+"#;
+    let cpu = &super::parse_device_file(text, "test.toml").unwrap()[0];
+    for p in [Precision::Bf16, Precision::Fp16] {
+        let roof = cpu.compute_roof(p, ExecUnit::Matrix).expect("a fallback roof");
+        assert_eq!((roof.peak.precision, roof.peak.unit), (Precision::Fp32, ExecUnit::Vector));
+        assert_eq!(roof.peak.tflops, 3.9);
+        assert!(roof.note.is_some_and(|n| n.contains("FP32 vector roof")), "{:?}", roof.note);
+    }
+    let with_half = text.replace("fp32_vector = 3.9", "fp32_vector = 3.9\nfp16_vector = 7.8");
+    let cpu = &super::parse_device_file(&with_half, "test.toml").unwrap()[0];
+    let roof = cpu.compute_roof(Precision::Fp16, ExecUnit::Matrix).unwrap();
+    assert_eq!(roof.peak.tflops, 7.8);
+    // A GPU's BF16 matrix work still finds its own roof first.
+    let h100 = Catalog::builtin().lookup("h100-sxm").unwrap();
+    assert!(h100.compute_roof(Precision::Bf16, ExecUnit::Matrix).unwrap().note.is_none());
+}

@@ -282,9 +282,18 @@ impl DeviceSpec {
                 ExecUnit::Vector,
                 "no half-precision vector peak: FP32 vector roof",
             )],
-            (Precision::Bf16, ExecUnit::Matrix) => {
-                &[(Precision::Fp16, ExecUnit::Matrix, "no BF16 matrix peak: FP16 matrix roof")]
-            }
+            // A device without a half-precision matrix unit (a CPU without AMX) runs half
+            // GEMMs on its vector units, converting to FP32 for the FMAs where it has no
+            // half-precision FMA (llama.cpp's and PyTorch's CPU kernels do).
+            (Precision::Bf16, ExecUnit::Matrix) => &[
+                (Precision::Fp16, ExecUnit::Matrix, "no BF16 matrix peak: FP16 matrix roof"),
+                (Precision::Bf16, ExecUnit::Vector, "no BF16 matrix peak: BF16 vector roof"),
+                (Precision::Fp32, ExecUnit::Vector, "no BF16 matrix peak: FP32 vector roof"),
+            ],
+            (Precision::Fp16, ExecUnit::Matrix) => &[
+                (Precision::Fp16, ExecUnit::Vector, "no FP16 matrix peak: FP16 vector roof"),
+                (Precision::Fp32, ExecUnit::Vector, "no FP16 matrix peak: FP32 vector roof"),
+            ],
             (p, ExecUnit::Matrix) => {
                 // Resolved below without a static table because the vector roof has the
                 // same precision.

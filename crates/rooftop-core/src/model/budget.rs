@@ -599,7 +599,24 @@ pub fn budget(
         }
     });
 
-    let assumptions = assumptions(cfg, opts, device);
+    let mut assumptions = assumptions(cfg, opts, device);
+    // Where an op's precision has no roof of its own (a CPU has no BF16 matrix unit), the
+    // fallback roof it was held to, once per distinct fallback.
+    let mut fallbacks: Vec<(String, u64)> = Vec::new();
+    for o in &ops {
+        if let Some(note) = o.roof.as_ref().and_then(|r| r.note.as_ref()) {
+            match fallbacks.iter_mut().find(|(n, _)| n == note) {
+                Some((_, k)) => *k += 1,
+                None => fallbacks.push((note.clone(), 1)),
+            }
+        }
+    }
+    for (note, k) in fallbacks {
+        assumptions.push(format!(
+            "{note} for {} of the step's op rows ({} has no roof of their own precision and unit)",
+            k, device.id
+        ));
+    }
     Ok(ModelReport {
         model: cfg.clone(),
         params,
