@@ -42,6 +42,7 @@ fn limits_help() -> String {
 pub struct Cli {
     /// Extra device file(s) in rooftop's device format (docs/device-format.md); they add
     /// devices or override catalog entries with the same id. Repeatable.
+    /// Default: none (the built-in catalog only).
     #[arg(long = "device-file", global = true, value_name = "FILE")]
     pub device_files: Vec<PathBuf>,
 
@@ -50,6 +51,7 @@ pub struct Cli {
     pub format: OutputFormat,
 
     /// Write the output to FILE instead of standard output.
+    /// Default: standard output.
     #[arg(short = 'o', long = "output", global = true, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -119,7 +121,7 @@ pub struct DevicesArgs {
     /// Without it, all devices are listed.
     pub name: Option<String>,
 
-    /// Only list devices of this vendor (nvidia, amd, apple, intel).
+    /// Only list devices of this vendor (nvidia, amd, apple, intel). Default: every vendor.
     #[arg(long)]
     pub vendor: Option<String>,
 
@@ -144,14 +146,17 @@ pub struct Common {
 
     /// Measured kernel time in microseconds. Without it rooftop prints the floor and the
     /// bound (the best possible); with it, achieved rates, attainment and findings.
+    /// Default: none (the floor and bound only).
     #[arg(long = "time-us", value_name = "US")]
     pub time_us: Option<f64>,
 
     /// Kernel name (for GEMMs: the macro tile is read from it for tile/wave efficiency).
+    /// Default: none (no tile/wave efficiency).
     #[arg(long)]
     pub kernel: Option<String>,
 
     /// Threads per block / workgroup / threadgroup (adds occupancy).
+    /// Default: none (no occupancy).
     #[arg(long, value_name = "THREADS")]
     pub block: Option<u32>,
 
@@ -225,6 +230,7 @@ pub struct GemmArgs {
     #[arg(long)]
     pub bias: bool,
     /// Quantized weights: bits per weight (1-8), with --group scales.
+    /// Default: none (dense weights in --dtype).
     #[arg(long, conflicts_with = "wformat", value_name = "BITS")]
     pub wbits: Option<u32>,
     /// Quantization group size along K (weights per scale). Default: 128 with --wbits.
@@ -237,6 +243,7 @@ pub struct GemmArgs {
     #[arg(long = "zero-point", requires = "wbits")]
     pub zero_point: bool,
     /// GGML block format of the weights: q4_0 or q8_0 (blocks of 32 with an fp16 scale).
+    /// Default: none (dense weights in --dtype).
     #[arg(long)]
     pub wformat: Option<String>,
     /// In which view --m/--n are given: `blas` (as the BLAS kernel sees them; TraceLens's
@@ -264,13 +271,13 @@ pub struct AttentionArgs {
     /// Sequences in the batch.
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
-    /// Query heads.
+    /// Query heads. Required.
     #[arg(long)]
     pub heads: u64,
     /// Key/value heads (GQA/MQA). Default: --heads.
     #[arg(long = "kv-heads")]
     pub kv_heads: Option<u64>,
-    /// Query sequence length.
+    /// Query sequence length. Required.
     #[arg(long = "seq-q")]
     pub seq_q: u64,
     /// Key/value sequence length. Default: --seq-q.

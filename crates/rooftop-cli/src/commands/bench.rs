@@ -45,6 +45,7 @@ pub struct BenchArgs {
     /// One configuration: one value per size parameter, in the kernel's order
     /// (gemm: M,N,K; rmsnorm: ROWS,COLS; triad: N). Suffixes K, M, G are binary
     /// (1M = 1,048,576).
+    /// Default: none (each kernel's own size list).
     #[arg(long, value_name = "V,V,...", value_delimiter = ',')]
     pub single_config: Option<Vec<String>>,
 
@@ -60,20 +61,23 @@ pub struct BenchArgs {
     pub dtype: Option<String>,
 
     /// Quantized kernels: weight bits (4 or 8). Without any quantization option the suite
-    /// runs Q4_0 and int4 in groups of 128.
+    /// runs Q4_0 and int4 in groups of 128. Default: 4 with the other quantization options.
     #[arg(long)]
     pub bits: Option<u32>,
 
     /// Quantized kernels: weights per scale (32, 64 or 128).
+    /// Default: 128 (affine; the GGML formats have fixed blocks of 32).
     #[arg(long = "group-size")]
     pub group_size: Option<u32>,
 
     /// Quantized kernels: weight format (affine, q4_0, q8_0).
+    /// Default: Q4_0 and 4-bit affine when no quantization option is given, else affine.
     #[arg(long)]
     pub wformat: Option<String>,
 
     /// Kernel variant (fma: vector or scalar; quantized kernels: zp for a stored zero
     /// point, sym for the implicit one).
+    /// Default: each kernel's default variant (fma: vector).
     #[arg(long)]
     pub variant: Option<String>,
 
@@ -87,6 +91,7 @@ pub struct BenchArgs {
 
     /// Sweep a launch parameter, e.g. `threads=1,2` or `tile=64,128` (repeatable: the
     /// product is swept). Every point is reported, the best first.
+    /// Default: none (each backend's default launch).
     #[arg(long, value_name = "PARAM=V,V,...")]
     pub sweep: Vec<String>,
 
@@ -106,6 +111,7 @@ pub struct BenchArgs {
 
     /// Judge results against this catalog or device-file device instead of the detected
     /// one (e.g. a file written by `rooftop ceilings -o`).
+    /// Default: the detected device.
     #[arg(long, short = 'd')]
     pub device: Option<String>,
 
@@ -149,6 +155,7 @@ pub struct BenchArgs {
 
     /// With --spec: run two spec'd kernels at the same sizes and say which is faster, by
     /// how much, with its uncertainty (ratio of means ± σ, as hyperfine).
+    /// Default: none.
     #[arg(
         long,
         value_name = "A,B",
@@ -159,14 +166,17 @@ pub struct BenchArgs {
     pub compare: Option<Vec<String>>,
 
     /// Also write the results as JSON (docs/bench-schema.md), rewritten after every case.
+    /// Default: none.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 
     /// Also write the results as CSV, rewritten after every case.
+    /// Default: none.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
 
     /// Also write the results as Markdown, rewritten after every case.
+    /// Default: none.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
 }

@@ -19,6 +19,7 @@ pub struct CeilingsArgs {
     pub backend: BackendKind,
 
     /// GPU to use with --backend cuda|wgpu: an index or part of its name.
+    /// Default: the first GPU.
     #[arg(long, value_name = "NAME|INDEX")]
     pub adapter: Option<String>,
 
@@ -32,6 +33,7 @@ pub struct CeilingsArgs {
     pub min_time: f64,
 
     /// Also write the working-set sweep (pattern, bytes, GB/s) as CSV.
+    /// Default: none.
     #[arg(long, value_name = "FILE")]
     pub sweep_csv: Option<std::path::PathBuf>,
 }

@@ -74,6 +74,7 @@ pub struct CountersArgs {
     pub device: Option<String>,
 
     /// Read the input as this format instead of detecting it.
+    /// Default: detected from the content.
     #[arg(long = "as", value_enum, value_name = "FORMAT")]
     pub format_as: Option<FormatArg>,
 
@@ -82,6 +83,7 @@ pub struct CountersArgs {
     pub dispatches: bool,
 
     /// Only kernels whose name contains this text.
+    /// Default: every kernel.
     #[arg(long, short = 'k')]
     pub kernel: Option<String>,
 

@@ -27,7 +27,8 @@ pub enum PhaseArg {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("model").required(true).args(["config", "preset"])))]
 pub struct ModelArgs {
-    /// A Hugging Face config.json (Llama, Mistral, Qwen, Gemma, Mixtral keys).
+    /// A Hugging Face config.json (Llama, Mistral, Qwen, Gemma, Mixtral keys). This or --preset
+    /// is required.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -36,7 +37,7 @@ pub struct ModelArgs {
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
 
-    /// Device id, alias or tool-printed name (`rooftop devices` lists them).
+    /// Device id, alias or tool-printed name (`rooftop devices` lists them). Required.
     #[arg(long, short = 'd')]
     pub device: String,
 

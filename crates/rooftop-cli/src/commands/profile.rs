@@ -27,7 +27,7 @@ fn presets() -> impl TypedValueParser<Value = Preset> {
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// The profiler to run.
+    /// The profiler to run. Required.
     #[arg(long = "with", value_parser = tools(), required_unless_present = "list_presets")]
     pub with: Option<Tool>,
 
@@ -37,6 +37,7 @@ pub struct ProfileArgs {
 
     /// An explicit counter / metric list instead of a preset (comma-separated, the
     /// tool's own names). AMD lists are split into passes within the per-block limits.
+    /// Default: none (the preset's list).
     #[arg(long, value_delimiter = ',', conflicts_with = "preset")]
     pub counters: Option<Vec<String>>,
 
@@ -45,6 +46,7 @@ pub struct ProfileArgs {
     pub out: PathBuf,
 
     /// The profiler binary, when it is not on PATH under its usual name.
+    /// Default: the --with profiler's usual name on PATH.
     #[arg(long, value_name = "PATH")]
     pub profiler: Option<PathBuf>,
 
@@ -57,6 +59,7 @@ pub struct ProfileArgs {
     pub list_presets: bool,
 
     /// Device for the roofs (as `counters --device`).
+    /// Default: the device the profiler's output names.
     #[arg(long, short = 'd')]
     pub device: Option<String>,
 
