@@ -318,7 +318,7 @@ fp32_vector = 3.9
 size_gb = 128
 bandwidth_gbs = 179.2
 "#;
-    let cpu = &super::parse_device_file(text, "test.toml").unwrap()[0];
+    let cpu = &super::parse_device_file(text, "cpu.toml").unwrap()[0];
     for p in [Precision::Bf16, Precision::Fp16] {
         let roof = cpu.compute_roof(p, ExecUnit::Matrix).expect("a fallback roof");
         assert_eq!((roof.peak.precision, roof.peak.unit), (Precision::Fp32, ExecUnit::Vector));
@@ -326,7 +326,7 @@ bandwidth_gbs = 179.2
         assert!(roof.note.is_some_and(|n| n.contains("FP32 vector roof")), "{:?}", roof.note);
     }
     let with_half = text.replace("fp32_vector = 3.9", "fp32_vector = 3.9\nfp16_vector = 7.8");
-    let cpu = &super::parse_device_file(&with_half, "test.toml").unwrap()[0];
+    let cpu = &super::parse_device_file(&with_half, "cpu.toml").unwrap()[0];
     let roof = cpu.compute_roof(Precision::Fp16, ExecUnit::Matrix).unwrap();
     assert_eq!(roof.peak.tflops, 7.8);
     // A GPU's BF16 matrix work still finds its own roof first.
