@@ -241,9 +241,9 @@ fn bad_rank_sets_are_warnings_naming_the_ranks() {
         c["warnings"]
     );
     assert!(w("world_size_mismatch").contains("world size 8 on ranks 1"), "{}", c["warnings"]);
-    assert!(w("missing_ranks").contains("no trace for rank(s) 3"), "{}", c["warnings"]);
+    assert!(w("missing_ranks").contains("no trace for rank 3"), "{}", c["warnings"]);
     assert!(
-        w("incomplete_collectives").contains("no trace for member rank(s) 3"),
+        w("incomplete_collectives").contains("no trace for member rank 3"),
         "{}",
         c["warnings"]
     );

@@ -519,9 +519,9 @@ mod tests {
             "{}",
             w("world_size_mismatch")
         );
-        assert!(w("missing_ranks").contains("no trace for rank(s) 4"), "{}", w("missing_ranks"));
+        assert!(w("missing_ranks").contains("no trace for rank 4"), "{}", w("missing_ranks"));
         assert!(
-            w("incomplete_collectives").contains("no trace for member rank(s) 4"),
+            w("incomplete_collectives").contains("no trace for member rank 4"),
             "{}",
             w("incomplete_collectives")
         );
@@ -558,7 +558,7 @@ mod tests {
         assert_eq!(c.comm.collectives.groups[0].matched_by, "order");
         let un = c.comm.warnings.iter().find(|w| w.kind == "unmatched_collectives");
         assert_eq!(un.map(|w| w.count), Some(1));
-        assert!(un.is_some_and(|w| w.example.contains("rank(s) 0 could not be paired")), "{un:?}");
+        assert!(un.is_some_and(|w| w.example.contains("rank 0 could not be paired")), "{un:?}");
         // Divergence: the second instance disagrees; matching stops there.
         let mut mr = MultiRank::new(ReduceOptions::default());
         mr.add(

@@ -41,7 +41,15 @@ fn require(path: &Path, t: &Table, names: &[&str]) -> Result<(), CounterError> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(CounterError::at_line(path, 1, format!("missing column(s): {}", missing.join(", "))))
+        Err(CounterError::at_line(
+            path,
+            1,
+            format!(
+                "missing {}: {}",
+                if missing.len() == 1 { "column" } else { "columns" },
+                missing.join(", ")
+            ),
+        ))
     }
 }
 

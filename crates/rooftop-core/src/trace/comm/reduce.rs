@@ -475,8 +475,9 @@ fn validate(mut entries: Vec<RankEntry>, w: &mut Warnings) -> Ranks {
                 "missing_ranks",
                 count,
                 format!(
-                    "world size {ws} but no trace for rank(s) {missing}: collectives they take \
-                     part in are not analysed"
+                    "world size {ws} but no trace for {} {missing}: collectives they take \
+                     part in are not analysed",
+                    ranks_word(usize::try_from(count).unwrap_or(usize::MAX))
                 ),
             );
         }
@@ -485,7 +486,12 @@ fn validate(mut entries: Vec<RankEntry>, w: &mut Warnings) -> Ranks {
             w.add(
                 "rank_out_of_range",
                 outside.len() as u64,
-                format!("rank(s) {} are outside world size {ws}", rank_list(&outside)),
+                format!(
+                    "{} {} {} outside world size {ws}",
+                    ranks_word(outside.len()),
+                    rank_list(&outside),
+                    if outside.len() == 1 { "is" } else { "are" }
+                ),
             );
         }
     }
@@ -648,9 +654,14 @@ fn match_groups(
                 "incomplete_collectives",
                 n,
                 format!(
-                    "process group {label}: no trace for member rank(s) {}: its {n} collectives \
-                     are not analysed",
-                    rank_list(&absent)
+                    "process group {label}: no trace for member {} {}: its {} not analysed",
+                    ranks_word(absent.len()),
+                    rank_list(&absent),
+                    if n == 1 {
+                        "1 collective is".to_string()
+                    } else {
+                        format!("{n} collectives are")
+                    }
                 ),
             );
             row.matched_by = if all_seq { "seq" } else { "order" }.to_string();
@@ -912,12 +923,27 @@ fn match_by_seq(member_pos: &[usize], lists: &[Vec<usize>], sink: &mut Sink<'_>)
             "unmatched_collectives",
             total,
             format!(
-                "process group {}: {total} collectives are missing on rank(s) {} (outside their \
-                 profiling window): not analysed",
+                "process group {}: {} missing on {} {} (outside their profiling window): \
+                 not analysed",
                 sink.ctx.label,
+                if total == 1 {
+                    "1 collective is".to_string()
+                } else {
+                    format!("{total} collectives are")
+                },
+                ranks_word(ranks.len()),
                 rank_list(&ranks)
             ),
         );
+    }
+}
+
+/// `rank` or `ranks`, for a list of `n` ranks.
+fn ranks_word(n: usize) -> &'static str {
+    if n == 1 {
+        "rank"
+    } else {
+        "ranks"
     }
 }
 
@@ -945,8 +971,9 @@ fn match_by_order(member_pos: &[usize], lists: &[Vec<usize>], sink: &mut Sink<'_
             "unmatched_collectives",
             n,
             format!(
-                "process group {}: rank(s) {} recorded none of its collectives: not analysed",
+                "process group {}: {} {} recorded none of its collectives: not analysed",
                 sink.ctx.label,
+                ranks_word(empty.len()),
                 rank_list(&empty)
             ),
         );
@@ -990,10 +1017,12 @@ fn match_by_order(member_pos: &[usize], lists: &[Vec<usize>], sink: &mut Sink<'_
             "unmatched_collectives",
             unmatched,
             format!(
-                "process group {}: {unmatched} collective kernels on rank(s) {} could not be \
+                "process group {}: {} on {} {} could not be \
                  paired by start order (no `Seq` recorded; outside other ranks' profiling \
                  windows, or the ranks diverge): not analysed",
                 sink.ctx.label,
+                crate::diagnose::count(unmatched, "collective kernel", "collective kernels"),
+                ranks_word(who.len()),
                 rank_list(&who)
             ),
         );

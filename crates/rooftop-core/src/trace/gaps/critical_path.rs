@@ -221,9 +221,9 @@ fn window_or_why(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow
                 Err(format!("no CPU annotation in the trace contains '{name}'"))
             }
             None => Err(format!(
-                "the trace has {} CPU annotation(s) containing '{name}'; instance {} does not \
-                 exist (instances count from 0)",
-                found.len(),
+                "the trace has {} containing '{name}'; instance {} does not exist (instances \
+                 count from 0)",
+                crate::diagnose::count(found.len() as u64, "CPU annotation", "CPU annotations"),
                 opts.instance
             )),
         };

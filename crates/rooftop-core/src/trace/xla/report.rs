@@ -258,18 +258,21 @@ pub fn xla_report(
         info.modules.iter().filter(|m| !m.has_hlo).map(|m| m.name.as_str()).collect();
     if !no_hlo.is_empty() {
         notes.push(format!(
-            "No HLO in the profile for {} module(s) ({}): their ops have times but no shapes \
-             or models.",
-            no_hlo.len(),
+            "No HLO in the profile for {} ({}): their ops have times but no shapes or models.",
+            crate::diagnose::count(no_hlo.len() as u64, "module", "modules"),
             no_hlo.join(", ")
         ));
     }
     let steps = steps(model, info, window_start_ns);
     if steps.overlapping > 0 {
         notes.push(format!(
-            "{} step(s) start before the previous step on their device ends (overlapping \
-             runs of the step module): the gap to next of the step before each is not shown.",
-            steps.overlapping
+            "{} before the previous step on their device ends (overlapping runs of the step \
+             module): the gap to next of the step before each is not shown.",
+            if steps.overlapping == 1 {
+                "1 step starts".to_string()
+            } else {
+                format!("{} steps start", steps.overlapping)
+            }
         ));
     }
     Some(XlaReport {
