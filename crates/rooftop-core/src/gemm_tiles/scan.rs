@@ -18,9 +18,9 @@ fn run(b: &[u8], at: usize, f: impl Fn(u8) -> bool) -> usize {
     b.get(at..).map_or(0, |t| t.iter().take_while(|&&c| f(c)).count())
 }
 
-/// `\d+x\d+x\d+` at `b[at..]`: the end of the match (digit runs are maximal, so the
-/// regex's backtracking has no other choice).
-fn triple_x(b: &[u8], at: usize) -> Option<usize> {
+/// `\d+{sep}\d+{sep}\d+` at `b[at..]`: the end of the match (digit runs are maximal, so
+/// the regex's backtracking has no other choice).
+fn triple(b: &[u8], at: usize, sep: u8) -> Option<usize> {
     let mut p = at;
     for i in 0..3 {
         let n = digits(b, p);
@@ -29,7 +29,7 @@ fn triple_x(b: &[u8], at: usize) -> Option<usize> {
         }
         p += n;
         if i < 2 {
-            if b.get(p) != Some(&b'x') {
+            if b.get(p) != Some(&sep) {
                 return None;
             }
             p += 1;
@@ -61,7 +61,7 @@ fn field<'a>(
 
 /// `_MT(\d+)x(\d+)x(\d+)(?:_|$)`: M, N and K as written.
 pub(super) fn tensile_mt(s: &str) -> Option<[&str; 3]> {
-    let t = field(s, "_MT", triple_x)?;
+    let t = field(s, "_MT", |b, at| triple(b, at, b'x'))?;
     let mut it = t.split('x');
     Some([it.next()?, it.next()?, it.next()?])
 }
@@ -85,23 +85,7 @@ pub(super) fn tensile_sk(s: &str) -> Option<&str> {
 
 /// `_WG(\d+)_(\d+)_(\d+)(?:_|$)`: x, y and z as written.
 pub(super) fn tensile_wg(s: &str) -> Option<[&str; 3]> {
-    let t = field(s, "_WG", |b, at| {
-        let mut p = at;
-        for i in 0..3 {
-            let n = digits(b, p);
-            if n == 0 {
-                return None;
-            }
-            p += n;
-            if i < 2 {
-                if b.get(p) != Some(&b'_') {
-                    return None;
-                }
-                p += 1;
-            }
-        }
-        Some(p)
-    })?;
+    let t = field(s, "_WG", |b, at| triple(b, at, b'_'))?;
     let mut it = t.split('_');
     Some([it.next()?, it.next()?, it.next()?])
 }
@@ -166,7 +150,7 @@ pub(super) fn igemm(s: &str) -> Option<(&str, [&str; 3])> {
         if !b[from..j].iter().all(word) {
             return None;
         }
-        if let Some(end) = triple_x(b, j + 3).filter(|&e| field_end(b, e)) {
+        if let Some(end) = triple(b, j + 3, b'x').filter(|&e| field_end(b, e)) {
             let mut it = s.get(j + 3..end)?.split('x');
             return Some((dir, [it.next()?, it.next()?, it.next()?]));
         }
