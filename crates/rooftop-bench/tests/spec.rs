@@ -345,7 +345,7 @@ fn bad_specs_name_the_file_line_field_and_expectation() {
         (
             "toml syntax",
             one_kernel(&|s| s.replace("block   = [ 16, 16, 1 ]", "block   = [ 16, 16, 1")),
-            "invalid array: expected `]`",
+            "missing comma between array elements",
             8,
         ),
     ];
