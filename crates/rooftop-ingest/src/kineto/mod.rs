@@ -62,7 +62,7 @@ pub fn read_path(
 ) -> Result<TraceModel, TraceError> {
     let bytes = source::open(path)?;
     if is_gzip(&bytes) {
-        return read_gz(&bytes, path, progress);
+        return read_gz(&bytes, path, opts, progress);
     }
     match &bytes {
         source::Bytes::Mapped(map) => {
@@ -83,18 +83,19 @@ pub fn read_bytes(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<TraceModel, TraceError> {
     if is_gzip(bytes) {
-        return read_gz(bytes, name, progress);
+        return read_gz(bytes, name, opts, progress);
     }
     parse_and_build(bytes, name, opts, &|_, _| {}, progress)
 }
 
-/// Gzip: inflated on one thread and parsed on this one as it comes.
+/// Gzip: inflated on one thread and parsed as it comes (`opts.threads` at once).
 fn read_gz(
     gz: &[u8],
     path: &Path,
+    opts: &ReadOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<TraceModel, TraceError> {
-    let parsed = stream::parse_gz(gz, path, progress)?;
+    let parsed = stream::parse_gz(gz, path, opts.threads(), progress)?;
     // Warnings already carry their lines: the stream resolved them.
     Ok(link::build(parsed, &[], &|_, _| {}))
 }

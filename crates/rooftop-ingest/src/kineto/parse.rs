@@ -193,7 +193,7 @@ pub(super) fn one_value<'a, T: Deserialize<'a>>(
 }
 
 /// How a stretch of the event array ended.
-enum End {
+pub(super) enum End {
     /// After a `,`: the next element starts at this position.
     Next(usize),
     /// At the closing `]`; the position after it.
@@ -201,9 +201,11 @@ enum End {
 }
 
 /// Parses events from `from` (the start of an element) until the array closes or the
-/// next element starts at or after `stop`.
-fn run(
+/// next element starts at or after `stop`. `base` is the offset of `buf[0]` in the
+/// file (the streaming reader's window), for the offsets of warnings.
+pub(super) fn run(
     buf: &[u8],
+    base: usize,
     from: usize,
     stop: usize,
     sink: &mut Partial,
@@ -220,10 +222,10 @@ fn run(
         }
         let start = p;
         // The hand-written scanner first; serde for what it leaves (`fast` docs).
-        if let Some(end) = super::fast::event(buf, p, p, sink) {
+        if let Some(end) = super::fast::event(buf, p, base + p, sink) {
             p = end;
         } else {
-            p = serde_event(buf, p, sink)?;
+            p = serde_event(buf, base, p, sink)?;
         }
         if p - start > max_bytes {
             return Err(PosError::limit(
@@ -267,9 +269,9 @@ pub(super) fn too_many_events(offset: usize) -> PosError {
 }
 
 /// One event parsed with serde (what the fast scanner leaves); the position after it.
-fn serde_event(buf: &[u8], p: usize, sink: &mut Partial) -> Result<usize, PosError> {
+fn serde_event(buf: &[u8], base: usize, p: usize, sink: &mut Partial) -> Result<usize, PosError> {
     let mut de = serde_json::Deserializer::from_slice(&buf[p..]);
-    match (EventSeed { sink: &mut *sink, offset: p }).deserialize(&mut de) {
+    match (EventSeed { sink: &mut *sink, offset: base + p }).deserialize(&mut de) {
         // `into_iter` starts a stream where the deserializer stopped: its offset is the
         // length of the event.
         Ok(()) => Ok(p + de.into_iter::<IgnoredAny>().byte_offset()),
@@ -277,7 +279,7 @@ fn serde_event(buf: &[u8], p: usize, sink: &mut Partial) -> Result<usize, PosErr
             // Well-formed JSON the visitor refused (cannot happen with the lenient
             // visitor; kept so that it never aborts the trace).
             let (_, after) = one_value::<IgnoredAny>(buf, p)?;
-            sink.not_an_object(p);
+            sink.not_an_object(base + p);
             Ok(after)
         }
         Err(e) => Err(PosError::from_json(buf, p, &e)),
@@ -300,7 +302,7 @@ fn events_array(
     }
     let total = buf.len() as u64;
     let done = AtomicU64::new(start as u64);
-    let splits = split_points(buf, start, threads, min_stretch);
+    let splits = split_points(buf, start, threads, min_stretch, indent_before(buf, start));
 
     // Stretch i runs from bounds[i] to bounds[i + 1].
     let mut bounds = vec![start];
@@ -317,7 +319,7 @@ fn events_array(
                 s.spawn(move |_| {
                     let mut part = Partial::default();
                     let stop = bounds.get(i + 1).copied().unwrap_or(usize::MAX);
-                    let end = run(buf, bounds[i], stop, &mut part, release, &mut |d| {
+                    let end = run(buf, 0, bounds[i], stop, &mut part, release, &mut |d| {
                         done.fetch_add(d as u64, Ordering::Relaxed);
                     });
                     *slot = Some((part, end));
@@ -325,7 +327,7 @@ fn events_array(
             }
             let mut part = Partial::default();
             let stop = bounds.get(1).copied().unwrap_or(usize::MAX);
-            let end = run(buf, bounds[0], stop, &mut part, release, &mut |d| {
+            let end = run(buf, 0, bounds[0], stop, &mut part, release, &mut |d| {
                 let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
                 progress(now.min(total), total);
             });
@@ -348,7 +350,7 @@ fn events_array(
                 // A wrong guess (or the last stretch ran past its stop, which it never
                 // does): go on sequentially from the known-good position.
                 let mut rest = Partial::default();
-                let end = run(buf, p, usize::MAX, &mut rest, release, &mut |d| {
+                let end = run(buf, 0, p, usize::MAX, &mut rest, release, &mut |d| {
                     let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
                     progress(now.min(total), total);
                 })?;
@@ -366,17 +368,28 @@ fn events_array(
     Err(expected(buf, buf.len(), "`]` closing `traceEvents`"))
 }
 
-/// Guesses up to `threads - 1` element starts after `start`, evenly spread.
-fn split_points(buf: &[u8], start: usize, threads: usize, min_stretch: usize) -> Vec<usize> {
+/// The indentation of the element starting at `start` (the blanks between the line's
+/// start and it), when the line holds nothing else before it.
+pub(super) fn indent_before(buf: &[u8], start: usize) -> Option<&[u8]> {
+    let line_start = buf[..start].iter().rposition(|&b| b == b'\n').map(|i| i + 1)?;
+    Some(&buf[line_start..start]).filter(|s| s.iter().all(|&b| b == b' ' || b == b'\t'))
+}
+
+/// Guesses up to `threads - 1` element starts after `start`, evenly spread: lines that
+/// start with `indent` and `{` (the first element's indentation), or `},{` when the
+/// file has no line breaks (`indent` is `None`).
+pub(super) fn split_points(
+    buf: &[u8],
+    start: usize,
+    threads: usize,
+    min_stretch: usize,
+    indent: Option<&[u8]>,
+) -> Vec<usize> {
     let len = buf.len() - start;
     if threads < 2 || len < 2 * min_stretch.max(1) {
         return Vec::new();
     }
     let pieces = threads.min(len / min_stretch.max(1)).max(1);
-    // The indentation of the first element: "\n" + indent + "{".
-    let line_start = buf[..start].iter().rposition(|&b| b == b'\n').map(|i| i + 1);
-    let indent =
-        line_start.map(|ls| &buf[ls..start]).filter(|s| s.iter().all(|&b| b == b' ' || b == b'\t'));
     let mut out = Vec::new();
     let mut from = start;
     for k in 1..pieces {
@@ -686,7 +699,8 @@ mod tests {
         let text = synthetic(50, 0);
         let buf = text.as_bytes();
         let open = text.find("\"traceEvents\": [").unwrap() + 16;
-        let splits = split_points(buf, skip_ws(buf, open + 1), 8, 64);
+        let start = skip_ws(buf, open + 1);
+        let splits = split_points(buf, start, 8, 64, indent_before(buf, start));
         assert!(!splits.is_empty());
         assert_eq!(model(buf, 8, 64).unwrap(), model(buf, 1, usize::MAX).unwrap());
     }

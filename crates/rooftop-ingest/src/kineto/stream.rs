@@ -1,7 +1,15 @@
 //! Streaming reader for gzip traces: one thread inflates 16 MiB chunks, this thread
 //! parses them as they come, keeping only a window of the inflated bytes (the event
-//! being parsed and what follows it). Inflating and parsing use both cores, and memory
-//! stays near the model's size instead of the inflated file's.
+//! being parsed and what follows it). Memory stays near the model's size instead of the
+//! inflated file's.
+//!
+//! The event array is parsed in batches of about two chunks, each split into stretches
+//! parsed on several threads, as [`super::parse`] splits a whole file: split points are
+//! guessed, and a batch counts only if every stretch ended exactly where the next one
+//! began. A batch that fails in any way (an error, a wrong guess, an event cut by the
+//! window's end) is dropped whole and its bytes are parsed event by event, which is
+//! also what reports errors, so results and error positions never depend on the
+//! batches.
 //!
 //! The grammar walked is the one of [`super::parse`]: the top-level object by hand,
 //! every value and event with serde over the window. A value cut by the window's end
@@ -13,9 +21,13 @@
 use super::collect::Partial;
 use super::error::{PosError, TraceError};
 use super::event::EventSeed;
-use super::parse::{expected, one_value, DeviceList, DistInfo, KeyName, Parsed};
+use super::parse::{
+    expected, indent_before, one_value, run, split_points, DeviceList, DistInfo, End, KeyName,
+    Parsed,
+};
 use super::source::Counting;
 use flate2::bufread::MultiGzDecoder;
+use rayon::prelude::*;
 use rooftop_core::limits::Limit;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use serde::Deserialize;
@@ -158,13 +170,41 @@ impl Window<'_> {
     }
 }
 
-/// Inflates `gz` on a second thread and parses it here.
+/// Inflates `gz` on a second thread and parses it here, batches of events on `threads`
+/// threads.
 pub(crate) fn parse_gz(
     gz: &[u8],
     path: &Path,
+    threads: usize,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Parsed, TraceError> {
-    parse_gz_chunked(gz, path, CHUNK, progress)
+    parse_gz_chunked(gz, path, CHUNK, threads, progress)
+}
+
+/// How the event array of the stream is cut into parallel batches; all derived from
+/// the chunk size so that tests with tiny chunks exercise every path.
+#[derive(Clone, Copy)]
+struct Batching {
+    threads: usize,
+    /// The window is filled to this many bytes before a batch.
+    batch: usize,
+    /// The last stretch of a batch stops at the first event starting this far before
+    /// the window's end (an event cut by the end drops the batch).
+    margin: usize,
+    /// Stretches shorter than this are not worth a thread.
+    min_stretch: usize,
+}
+
+impl Batching {
+    fn of(chunk_bytes: u64, threads: usize) -> Self {
+        let chunk = usize::try_from(chunk_bytes).unwrap_or(usize::MAX);
+        Batching {
+            threads,
+            batch: chunk.saturating_mul(2),
+            margin: (chunk / 16).max(1),
+            min_stretch: (chunk / 4).max(1),
+        }
+    }
 }
 
 /// [`parse_gz`] with the chunk size as a parameter (tests cut values everywhere).
@@ -172,6 +212,7 @@ fn parse_gz_chunked(
     gz: &[u8],
     path: &Path,
     chunk_bytes: u64,
+    threads: usize,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Parsed, TraceError> {
     let consumed = AtomicU64::new(0);
@@ -225,7 +266,8 @@ fn parse_gz_chunked(
         let mut w =
             Window { buf: Vec::new(), base: 0, lines: 0, line_start: 0, rx: &rx, done: false };
         let mut out = Parsed::default();
-        let r = walk(&mut w, &mut out, &mut |_| {
+        let batching = Batching::of(chunk_bytes, threads);
+        let r = walk(&mut w, &mut out, batching, &mut |_| {
             progress(consumed.load(Ordering::Relaxed), total);
         });
         // Unblock the inflater if we stopped early.
@@ -242,7 +284,12 @@ fn parse_gz_chunked(
 }
 
 /// The top level: an object with `traceEvents`, or a bare array of events.
-fn walk(w: &mut Window, out: &mut Parsed, tick: &mut dyn FnMut(usize)) -> Result<(), Fail> {
+fn walk(
+    w: &mut Window,
+    out: &mut Parsed,
+    batching: Batching,
+    tick: &mut dyn FnMut(usize),
+) -> Result<(), Fail> {
     let mut p = 0;
     // A UTF-8 byte order mark.
     if w.buf.len() < 3 && !w.done {
@@ -252,7 +299,7 @@ fn walk(w: &mut Window, out: &mut Parsed, tick: &mut dyn FnMut(usize)) -> Result
         p = 3;
     }
     match w.peek(&mut p)? {
-        Some(b'[') => events(w, &mut p, &mut out.events, tick)?,
+        Some(b'[') => events(w, &mut p, &mut out.events, batching, tick)?,
         Some(b'{') => {
             p += 1;
             let mut found = false;
@@ -275,7 +322,7 @@ fn walk(w: &mut Window, out: &mut Parsed, tick: &mut dyn FnMut(usize)) -> Result
                                 return Err(w.expected(p, "`[` (`traceEvents` is an array)"));
                             }
                             found = true;
-                            events(w, &mut p, &mut out.events, tick)?;
+                            events(w, &mut p, &mut out.events, batching, tick)?;
                         }
                         KeyName::DeviceProperties => {
                             out.top.devices = Some(w.value::<DeviceList>(&mut p)?.0);
@@ -321,6 +368,7 @@ fn events(
     w: &mut Window,
     p: &mut usize,
     sink: &mut Partial,
+    batching: Batching,
     tick: &mut dyn FnMut(usize),
 ) -> Result<(), Fail> {
     *p += 1;
@@ -328,12 +376,24 @@ fn events(
         *p += 1;
         return Ok(());
     }
+    // The first element's indentation, for guessing where later elements start.
+    let indent = indent_before(&w.buf, *p).map(<[u8]>::to_vec);
+    // Absolute offset from which the next batch may be tried (after a failed batch, its
+    // bytes are parsed event by event first).
+    let mut batch_from = if batching.threads > 1 { 0 } else { usize::MAX };
     let (max_events, max_bytes) = (Limit::Events.value(), Limit::ValueBytes.usize());
     loop {
         match w.peek(p)? {
             Some(b']') => return Err(w.expected(*p, "an event after `,`")),
             None => return Err(w.expected(*p, "an event")),
             Some(_) => {}
+        }
+        if w.base + *p >= batch_from {
+            match batch(w, p, sink, batching, indent.as_deref(), tick)? {
+                Batch::Parsed => continue,
+                Batch::Closed => return Ok(()),
+                Batch::Dropped { until } => batch_from = until,
+            }
         }
         // One event, parsed again from its start if the window cut it: the fast scanner
         // first, serde for what it leaves (`super::fast` docs).
@@ -391,12 +451,111 @@ fn events(
     }
 }
 
+/// What [`batch`] did.
+enum Batch {
+    /// Parsed up to an element's start, now at `*p`.
+    Parsed,
+    /// Parsed to the end of the array, now after its `]`.
+    Closed,
+    /// Nothing pushed: parse event by event up to the absolute offset `until`.
+    Dropped { until: usize },
+}
+
+/// Fills the window and parses it from `*p` (an element's start) in stretches on several
+/// threads, up to the first element starting `margin` before the window's end (to the
+/// array's end once the input is complete). All or nothing: any failure (module docs)
+/// drops the batch before anything is pushed.
+fn batch(
+    w: &mut Window,
+    p: &mut usize,
+    sink: &mut Partial,
+    cut: Batching,
+    indent: Option<&[u8]>,
+    tick: &mut dyn FnMut(usize),
+) -> Result<Batch, Fail> {
+    while !w.done && w.buf.len() - *p < cut.batch {
+        // `more` drops the bytes before `*p` even when no chunk follows.
+        let base = w.base;
+        let more = w.more(*p)?;
+        *p = 0;
+        if !more {
+            break;
+        }
+        tick(base);
+    }
+    let (stop, region_end) = if w.done {
+        (usize::MAX, w.buf.len())
+    } else {
+        (w.buf.len() - cut.margin, w.buf.len() - cut.margin)
+    };
+    let dropped = Batch::Dropped { until: w.base + region_end };
+    if region_end <= *p {
+        return Ok(dropped);
+    }
+    let splits = split_points(&w.buf[..region_end], *p, cut.threads, cut.min_stretch, indent);
+    if splits.is_empty() {
+        return Ok(dropped);
+    }
+    let mut bounds = vec![*p];
+    bounds.extend(&splits);
+    let (buf, base) = (&w.buf[..], w.base);
+    let results: Vec<(Partial, Result<End, PosError>)> = bounds
+        .par_iter()
+        .enumerate()
+        .map(|(i, &from)| {
+            let mut part = Partial::default();
+            let to = bounds.get(i + 1).copied().unwrap_or(stop);
+            let end = run(buf, base, from, to, &mut part, &|_, _| {}, &mut |_| {});
+            (part, end)
+        })
+        .collect();
+    // Stretch i + 1 counts only if stretch i ended at its start; only the last may end
+    // anywhere else.
+    let n = results.len();
+    let mut last = None;
+    for (i, (_, end)) in results.iter().enumerate() {
+        match (end, bounds.get(i + 1)) {
+            (Ok(End::Next(q)), Some(next)) if q == next => {}
+            (Ok(end), None) => last = Some(end),
+            _ => return Ok(dropped),
+        }
+    }
+    let events: u64 = results.iter().map(|(part, _)| part.events).sum();
+    if sink.events + events > Limit::Events.value() {
+        return Ok(dropped);
+    }
+    let closed = match last {
+        Some(End::Next(q)) => {
+            *p = *q;
+            false
+        }
+        Some(End::Closed(after)) => {
+            *p = *after;
+            true
+        }
+        None => return Ok(dropped),
+    };
+    debug_assert_eq!(n, bounds.len());
+    for (part, _) in results {
+        sink.append(part);
+    }
+    let win = &*w;
+    sink.warnings.resolve(&|abs| win.locate(abs));
+    #[cfg(test)]
+    tests::BATCHES.fetch_add(1, Ordering::Relaxed);
+    Ok(if closed { Batch::Closed } else { Batch::Parsed })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kineto::link::build;
     use crate::kineto::parse::parse;
     use std::io::Write;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Batches that were kept, counted so that tests can see they ran.
+    pub(super) static BATCHES: AtomicUsize = AtomicUsize::new(0);
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -411,7 +570,15 @@ mod tests {
     }
 
     fn streamed(bytes: &[u8], chunk: u64) -> Result<rooftop_core::trace::TraceModel, String> {
-        parse_gz_chunked(&gzip(bytes), Path::new("t.json"), chunk, &mut |_, _| {})
+        streamed_on(bytes, chunk, 1)
+    }
+
+    fn streamed_on(
+        bytes: &[u8],
+        chunk: u64,
+        threads: usize,
+    ) -> Result<rooftop_core::trace::TraceModel, String> {
+        parse_gz_chunked(&gzip(bytes), Path::new("t.json"), chunk, threads, &mut |_, _| {})
             .map(|p| build(p, &[], &|_, _| {}))
             .map_err(|e| e.to_string())
     }
@@ -434,6 +601,44 @@ mod tests {
                 assert_eq!(streamed(&plain, chunk).unwrap(), want, "{rel}, {chunk}-byte chunks");
             }
         }
+    }
+
+    /// The parallel batches (module docs) give the in-memory reader's model, warnings
+    /// and errors, whatever the window size and the number of threads: windows of a few
+    /// events (most batches succeed), of one event (most are dropped) and of the whole file.
+    #[test]
+    fn parallel_batches_give_the_same_model_warnings_and_errors() {
+        let before = BATCHES.load(Ordering::Relaxed);
+        for rel in [
+            "handmade/nesting_graph.json",
+            "handmade/legacy_2021.json",
+            "hta_tiny_plain.json",
+            "h200/graph.trace.json.gz",
+        ] {
+            let mut plain = fixture(rel);
+            if Path::new(rel).extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
+                let mut out = Vec::new();
+                flate2::read::GzDecoder::new(&plain[..]).read_to_end(&mut out).unwrap();
+                plain = out;
+            }
+            let want = in_memory(&plain);
+            assert!(want.is_ok(), "{rel}");
+            // An event's opening brace two thirds in, replaced: a syntax error.
+            let mut bad = plain.clone();
+            let from = plain.len() * 2 / 3;
+            let at = from + plain[from..].iter().position(|&c| c == b'{').unwrap();
+            bad[at] = b'#';
+            let want_bad = in_memory(&bad);
+            assert!(want_bad.is_err(), "{rel}");
+            for chunk in [300, 4096, 1 << 14, 1 << 20] {
+                for threads in [2, 3, 8] {
+                    let what = format!("{rel}, {chunk}-byte chunks, {threads} threads");
+                    assert_eq!(streamed_on(&plain, chunk, threads), want, "{what}");
+                    assert_eq!(streamed_on(&bad, chunk, threads), want_bad, "{what}, corrupted");
+                }
+            }
+        }
+        assert!(BATCHES.load(Ordering::Relaxed) > before, "no batch was kept");
     }
 
     #[test]
