@@ -2,6 +2,8 @@
 //! ([`Table`]) and TraceLens's own labels ([`tracelens_category`]).
 
 use super::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 // ---------------------------------------------------------------------------------------
 // Categories
@@ -189,6 +191,11 @@ impl Table {
 
 /// Kernel names of NCCL/RCCL collectives (and their ROCm MSCCL variants).
 pub fn is_comm_kernel(name: &str) -> bool {
+    categorize_kernel(name) == Some(Category::Comm)
+}
+
+/// [`is_comm_kernel`], computed.
+fn is_comm_name(name: &str) -> bool {
     let l = name.to_ascii_lowercase();
     l.contains("nccl")
         || l.contains("rccl")
@@ -202,8 +209,34 @@ pub fn is_comm_kernel(name: &str) -> bool {
 /// [`crate::gemm_tiles::parse_kernel_name`] recognises, except implicit-GEMM
 /// convolutions) → GEMM; convolution kernels → CONV; flash/fused attention → SDPA;
 /// softmax → Softmax; norms → Normalization; PyTorch element-wise and reduce kernels.
+///
+/// A trace launches the same few hundred kernels thousands of times, and several
+/// analyses ask for each launch: the answer is kept per name (per thread, a bounded
+/// memo; the function is pure).
 pub fn categorize_kernel(name: &str) -> Option<Category> {
-    if is_comm_kernel(name) {
+    /// Names kept per thread before the memo starts over.
+    const MEMO_NAMES: usize = 1 << 16;
+    thread_local! {
+        static MEMO: RefCell<HashMap<Box<str>, Option<Category>>> =
+            RefCell::new(HashMap::new());
+    }
+    MEMO.with(|memo| {
+        if let Some(&c) = memo.borrow().get(name) {
+            return c;
+        }
+        let c = categorize_kernel_name(name);
+        let mut memo = memo.borrow_mut();
+        if memo.len() >= MEMO_NAMES {
+            memo.clear();
+        }
+        memo.insert(name.into(), c);
+        c
+    })
+}
+
+/// [`categorize_kernel`], computed.
+fn categorize_kernel_name(name: &str) -> Option<Category> {
+    if is_comm_name(name) {
         return Some(Category::Comm);
     }
     if name.starts_with("Memcpy") || name.starts_with("Memset") {
