@@ -288,26 +288,82 @@ fn check_and_time(
         return Ok((check, None, warnings, false));
     }
 
-    // 2. Warm-up.
+    // 2 and 3. Warm-up, then samples.
+    let s = warm_up_and_sample(backend, &call, first, opts, stop, label, progress, time)?;
+    let Some(stats) = TimingStats::of(&s.times) else {
+        return Ok((check, None, warnings, s.interrupted));
+    };
+    warnings.extend(stats::warnings(&s.times, &stats));
+    if s.iters == 1 && !opts.flush_cache && s.per_run_s < 20.0 * 1e-6 {
+        warnings.push(format!(
+            "one run takes {}: close to the timer overhead",
+            rooftop_core::units::si(s.per_run_s, "s")
+        ));
+    }
+    let timing = Timing {
+        times_s: s.times,
+        iters_per_sample: s.iters,
+        warmup_runs: s.warm_runs,
+        cache: if opts.flush_cache { CacheState::Flushed } else { CacheState::Warm },
+        stats,
+    };
+    Ok((check, Some(timing), warnings, s.interrupted))
+}
+
+/// The samples of a call, from [`warm_up_and_sample`].
+pub(crate) struct Samples {
+    /// Per-run seconds, one per sample.
+    pub(crate) times: Vec<f64>,
+    /// Runs per sample.
+    pub(crate) iters: u32,
+    /// Warm-up runs, the first (checked) run included.
+    pub(crate) warm_runs: u32,
+    /// Mean seconds of a warm-up run.
+    pub(crate) per_run_s: f64,
+    /// A stop request ended the warm-up or the sampling.
+    pub(crate) interrupted: bool,
+}
+
+/// Steps 3 and 4 of the module doc for a prepared call whose first run took `first_s`:
+/// warm-up, then samples until `min_runs` and `min_time_s` (at most `max_runs`), each of
+/// enough runs to last `min_sample_s`. Every sample's time must be finite and positive:
+/// a timer that says 0 s (or NaN) would give infinite rates, so it is an error instead.
+/// The one timing loop of the crate (the ceilings' matrix probes use it too).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn warm_up_and_sample(
+    backend: &mut dyn Backend,
+    call: &KernelCall<'_>,
+    first_s: f64,
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    label: &str,
+    progress: &mut dyn FnMut(Progress<'_>),
+    time: &mut CaseTime,
+) -> Result<Samples, BenchError> {
     let mut warm_runs = 1u32; // the checked run
-    let mut warm_s = first;
+    let mut warm_s = first_s;
     let t = Instant::now();
     while warm_runs < opts.warmup_runs.max(1) || warm_s < opts.warmup_time_s {
         if stop.load(Ordering::Relaxed) {
             time.warmup_s += t.elapsed().as_secs_f64();
-            return Ok((check, None, warnings, true));
+            let per_run_s = warm_s / f64::from(warm_runs);
+            return Ok(Samples {
+                times: Vec::new(),
+                iters: 1,
+                warm_runs,
+                per_run_s,
+                interrupted: true,
+            });
         }
-        warm_s += backend.run(&call, 1)?;
+        warm_s += backend.run(call, 1)?;
         warm_runs += 1;
     }
     time.warmup_s += t.elapsed().as_secs_f64();
-    let per_run = (warm_s / f64::from(warm_runs)).max(1e-9);
-
-    // 3. Samples.
+    let per_run_s = (warm_s / f64::from(warm_runs)).max(1e-9);
     let iters = if opts.flush_cache {
         1
     } else {
-        (opts.min_sample_s / per_run).ceil().clamp(1.0, 1e6) as u32
+        (opts.min_sample_s / per_run_s).ceil().clamp(1.0, 1e6) as u32
     };
     let mut times = Vec::new();
     let mut total = 0.0;
@@ -323,10 +379,10 @@ fn check_and_time(
         if opts.flush_cache {
             backend.flush_cache()?;
         }
-        let t = backend.run(&call, iters)?;
+        let t = backend.run(call, iters)?;
         if !(t.is_finite() && t > 0.0) {
             return Err(BenchError::Suite(SuiteError::BadConfig {
-                kernel: c.case.kernel.to_string(),
+                kernel: call.case.kernel.to_string(),
                 message: format!("the backend timer returned {t} s for {iters} runs"),
             }));
         }
@@ -340,24 +396,7 @@ fn check_and_time(
         });
     }
     time.sampling_s += t_sampling.elapsed().as_secs_f64();
-    let Some(stats) = TimingStats::of(&times) else {
-        return Ok((check, None, warnings, interrupted));
-    };
-    warnings.extend(stats::warnings(&times, &stats));
-    if iters == 1 && !opts.flush_cache && per_run < 20.0 * 1e-6 {
-        warnings.push(format!(
-            "one run takes {}: close to the timer overhead",
-            rooftop_core::units::si(per_run, "s")
-        ));
-    }
-    let timing = Timing {
-        times_s: times,
-        iters_per_sample: iters,
-        warmup_runs: warm_runs,
-        cache: if opts.flush_cache { CacheState::Flushed } else { CacheState::Warm },
-        stats,
-    };
-    Ok((check, Some(timing), warnings, interrupted))
+    Ok(Samples { times, iters, warm_runs, per_run_s, interrupted })
 }
 
 /// Autotune: runs `case` once per launch of the backend's launch space and returns every

@@ -1,6 +1,7 @@
 //! Temporary: dumps every CUDA and wgpu plan of the suite into `$PLAN_DUMP` so that a
 //! refactor of the planners can be compared before/after. Not an oracle.
 #![cfg(all(feature = "cuda", feature = "wgpu"))]
+#![allow(clippy::pedantic, clippy::unwrap_used)]
 
 use rooftop_bench::backend::{DType, Launch};
 use rooftop_bench::cuda::info::{h100_sxm_attributes, DeviceAttributes};
@@ -139,7 +140,7 @@ fn cuda_dump(out: &mut String, cases: &[Case]) {
                 let mut launches = cp::launch_space(case.kernel, imp, dev.max_threads_per_block);
                 let _ = writeln!(out, "  space {dn} {imp}: {}", launches.len());
                 launches.push(cp::default_launch(case));
-                launches.extend(extra.iter().cloned());
+                launches.extend(extra.iter().copied());
                 for l in &launches {
                     let r = match cp::plan(case, imp, l, &bufs, dev) {
                         Ok(p) => format!("{p:?}"),
@@ -165,7 +166,7 @@ fn cuda_dump(out: &mut String, cases: &[Case]) {
 fn wgpu_launches(case: &Case, lim: &wk::DeviceLimits) -> Vec<Launch> {
     let tunable = wk::find(case.kernel).is_some_and(|k| k.tunable);
     let default = {
-        let block = if case.kernel == "gemm" || case.kernel == "hgemm" {
+        let block = if case.kernel.name() == "gemm" || case.kernel.name() == "hgemm" {
             wk::GEMM_BLOCK
         } else {
             [wk::DEFAULT_WG.min(lim.max_wg), 1, 1]
@@ -178,7 +179,7 @@ fn wgpu_launches(case: &Case, lim: &wk::DeviceLimits) -> Vec<Launch> {
             .map(|wg| Launch { block: Some([wg, 1, 1]), ..Launch::default() })
             .collect()
     } else {
-        vec![default.clone()]
+        vec![default]
     };
     v.insert(0, default);
     v
@@ -221,7 +222,7 @@ fn wgpu_dump(out: &mut String, cases: &[Case]) {
         for (ln, lim) in &lims {
             let mut launches = wgpu_launches(case, lim);
             let _ = writeln!(out, "  launches {ln}: {}", launches.len());
-            launches.extend(extra.iter().cloned());
+            launches.extend(extra.iter().copied());
             for l in &launches {
                 let r = match wk::plan(case, l, lim) {
                     Ok(p) => {

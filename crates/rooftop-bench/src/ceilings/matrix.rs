@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::case::Case;
 use crate::error::BenchError;
 use crate::harness::TimingOptions;
-use crate::suite;
+use crate::suite::KernelId;
 use rooftop_core::units::Precision;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -87,10 +87,10 @@ fn matrix_point(
     stop: &AtomicBool,
 ) -> Result<Result<f64, String>, BenchError> {
     use crate::backend::{HostBuf, KernelCall};
-    let kernel = suite::find("gemm")?;
+    let kernel = KernelId::Gemm.def();
     let (m, n, k) = probe.shape;
     let case = Case {
-        kernel: "gemm",
+        kernel: KernelId::Gemm.into(),
         sizes: vec![("m", m), ("n", n), ("k", k)],
         dtype: probe.precision,
         weights: None,
@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(m.precision, Precision::Bf16);
         // The mock's time: 2*64*48*32 FLOPs at 1 TFLOP/s + 2 us launch.
         let case = Case {
-            kernel: "gemm",
+            kernel: KernelId::Gemm.into(),
             sizes: vec![("m", 64), ("n", 48), ("k", 32)],
             dtype: Precision::Bf16,
             weights: None,
@@ -275,7 +275,10 @@ mod tests {
         fn free(&mut self, b: crate::backend::BufId) {
             self.0.free(b);
         }
-        fn implementations(&self, k: &str) -> Vec<crate::backend::Implementation> {
+        fn implementations(
+            &self,
+            k: crate::case::KernelRef,
+        ) -> Vec<crate::backend::Implementation> {
             self.0.implementations(k)
         }
         fn prepare(
