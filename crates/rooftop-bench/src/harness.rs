@@ -289,7 +289,12 @@ fn check_and_time(
     }
 
     // 2 and 3. Warm-up, then samples.
-    let s = warm_up_and_sample(backend, &call, first, opts, stop, label, progress, time)?;
+    let on_sample = |done_s: f64, runs: usize| {
+        let runs = runs as u32;
+        progress(Progress::Sampling { label, done_s, target_s: opts.min_time_s, runs });
+    };
+    let timer = backend_timer(backend, &call, opts.flush_cache);
+    let s = warm_up_and_sample(timer, first, opts, stop, on_sample, time)?;
     let Some(stats) = TimingStats::of(&s.times) else {
         return Ok((check, None, warnings, s.interrupted));
     };
@@ -324,22 +329,32 @@ pub(crate) struct Samples {
     pub(crate) interrupted: bool,
 }
 
-/// Steps 3 and 4 of the module doc for a prepared call whose first run took `first_s`:
-/// warm-up, then samples until `min_runs` and `min_time_s` (at most `max_runs`), each of
-/// enough runs to last `min_sample_s`. Every sample's time must be finite and positive:
-/// a timer that says 0 s (or NaN) would give infinite rates, so it is an error instead.
-/// The one timing loop of the crate (the ceilings' matrix probes use it too).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn warm_up_and_sample(
-    backend: &mut dyn Backend,
-    call: &KernelCall<'_>,
+/// Which part of [`warm_up_and_sample`] asks the timer for a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// One warm-up run.
+    WarmUp,
+    /// One sample of `iters` runs.
+    Sample,
+}
+
+/// Steps 3 and 4 of the module doc after a first (checked) run that took `first_s`:
+/// warm-up (`warmup_runs` runs, at least `warmup_time_s`), then samples until
+/// `min_runs` and `min_time_s` (at most `max_runs`), each of enough runs to last
+/// `min_sample_s` (one with `flush_cache`). `timer(phase, iters)` runs the call `iters`
+/// times and returns the seconds they took: the backend-specific part (the harness's
+/// evicts the caches before a sample and refuses a time that is not finite and
+/// positive; the matrix probes' turn such a time into a note). `stop` is polled before
+/// every run; `on_sample(total_s, samples)` follows every sample.
+/// The one timing loop of the crate (the harness's cases and the ceilings' matrix probes).
+pub(crate) fn warm_up_and_sample<E>(
+    mut timer: impl FnMut(Phase, u32) -> Result<f64, E>,
     first_s: f64,
     opts: &TimingOptions,
     stop: &AtomicBool,
-    label: &str,
-    progress: &mut dyn FnMut(Progress<'_>),
+    mut on_sample: impl FnMut(f64, usize),
     time: &mut CaseTime,
-) -> Result<Samples, BenchError> {
+) -> Result<Samples, E> {
     let mut warm_runs = 1u32; // the checked run
     let mut warm_s = first_s;
     let t = Instant::now();
@@ -355,7 +370,7 @@ pub(crate) fn warm_up_and_sample(
                 interrupted: true,
             });
         }
-        warm_s += backend.run(call, 1)?;
+        warm_s += timer(Phase::WarmUp, 1)?;
         warm_runs += 1;
     }
     time.warmup_s += t.elapsed().as_secs_f64();
@@ -376,7 +391,28 @@ pub(crate) fn warm_up_and_sample(
             interrupted = true;
             break;
         }
-        if opts.flush_cache {
+        let t = timer(Phase::Sample, iters)?;
+        total += t;
+        times.push(t / f64::from(iters));
+        on_sample(total, times.len());
+    }
+    time.sampling_s += t_sampling.elapsed().as_secs_f64();
+    Ok(Samples { times, iters, warm_runs, per_run_s, interrupted })
+}
+
+/// The harness's timer for [`warm_up_and_sample`]: the backend's own timer; before a
+/// sample the caches are evicted (`flush_cache`), and a sample whose time is not finite
+/// and positive is an error (a rate from it would be infinite).
+fn backend_timer<'a>(
+    backend: &'a mut dyn Backend,
+    call: &'a KernelCall<'_>,
+    flush_cache: bool,
+) -> impl FnMut(Phase, u32) -> Result<f64, BenchError> + 'a {
+    move |phase, iters| {
+        if phase == Phase::WarmUp {
+            return Ok(backend.run(call, 1)?);
+        }
+        if flush_cache {
             backend.flush_cache()?;
         }
         let t = backend.run(call, iters)?;
@@ -386,17 +422,8 @@ pub(crate) fn warm_up_and_sample(
                 message: format!("the backend timer returned {t} s for {iters} runs"),
             }));
         }
-        total += t;
-        times.push(t / f64::from(iters));
-        progress(Progress::Sampling {
-            label,
-            done_s: total,
-            target_s: opts.min_time_s,
-            runs: times.len() as u32,
-        });
+        Ok(t)
     }
-    time.sampling_s += t_sampling.elapsed().as_secs_f64();
-    Ok(Samples { times, iters, warm_runs, per_run_s, interrupted })
 }
 
 /// Autotune: runs `case` once per launch of the backend's launch space and returns every

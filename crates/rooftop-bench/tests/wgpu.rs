@@ -145,7 +145,10 @@ fn every_listed_kernel_passes_its_check() {
     }
     assert!(listed >= 17, "only {listed} kernels listed");
     // hgemm is listed exactly when the adapter has fp16 shaders (lavapipe does).
-    assert_eq!(!b.implementations(rooftop_bench::KernelId::Hgemm.into()).is_empty(), b.adapter().shader_f16);
+    assert_eq!(
+        !b.implementations(rooftop_bench::KernelId::Hgemm.into()).is_empty(),
+        b.adapter().shader_f16
+    );
     // The fp64 FMA probe, where the adapter has SHADER_F64 (lavapipe does).
     if b.adapter().shader_f64 {
         let sel = Selection { dtype: Some(Precision::Fp64), ..config(&[300]) };
