@@ -116,18 +116,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         time_spent: export::RunTime::default(),
     };
     for r in &results {
-        let kernel = set.find(r.case.kernel)?;
+        let kernel = set.find(r.case.kernel.name())?;
         report.results.push(export::evaluate(kernel, r, roofs)?);
     }
     println!("{}", rooftop_report::bench::table_report(&report));
 
     let comparisons: Vec<_> = results
         .iter()
-        .filter(|r| r.case.kernel == "naive_sgemm")
+        .filter(|r| r.case.kernel.name() == "naive_sgemm")
         .filter_map(|a| {
             results
                 .iter()
-                .find(|b| b.case.kernel == "blocked_sgemm" && b.case.sizes == a.case.sizes)
+                .find(|b| b.case.kernel.name() == "blocked_sgemm" && b.case.sizes == a.case.sizes)
                 .map(|b| spec::compare::compare(a, b))
         })
         .collect();
