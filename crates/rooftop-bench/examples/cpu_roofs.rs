@@ -8,7 +8,7 @@ use rooftop_bench::backend::{Backend, Launch};
 use rooftop_bench::ceilings::{self, CeilingOptions};
 use rooftop_bench::cpu::CpuBackend;
 use rooftop_bench::harness::{self, Progress, TimingOptions};
-use rooftop_bench::suite::{self, Kernel};
+use rooftop_bench::suite::{self, Kernel, KernelId};
 use rooftop_bench::Case;
 use rooftop_core::units::Precision;
 use std::sync::atomic::AtomicBool;
@@ -61,7 +61,7 @@ fn main() {
     let launch = Launch { threads: Some(threads), tile, ..Launch::default() };
     match what {
         "gemm" => {
-            let Ok(kernel) = suite::find("gemm") else { return };
+            let kernel = KernelId::Gemm.def();
             let shapes: Vec<(u64, u64, u64)> = match args.get(4) {
                 Some(text) => {
                     let dims: Vec<u64> = text.split(',').filter_map(|x| x.parse().ok()).collect();
@@ -76,7 +76,7 @@ fn main() {
             for dtype in [Precision::Fp32, Precision::Fp64] {
                 for &(m, n, kk) in &shapes {
                     let case = Case {
-                        kernel: "gemm",
+                        kernel: KernelId::Gemm.into(),
                         sizes: vec![("m", m), ("n", n), ("k", kk)],
                         dtype,
                         weights: None,
@@ -88,7 +88,7 @@ fn main() {
             }
         }
         "fma" => {
-            let Ok(kernel) = suite::find("fma") else { return };
+            let kernel = KernelId::Fma.def();
             for dtype in [Precision::Fp32, Precision::Fp64] {
                 for scalar in [false, true] {
                     time(

@@ -53,7 +53,7 @@ fn run() -> Result<(), String> {
     let cases = kernel.cases(&sel).map_err(|e| e.to_string())?;
     let mut cpu = CpuBackend::new();
     let imp = cpu
-        .implementations(kernel.name())
+        .implementations(kernel.id())
         .into_iter()
         .next()
         .ok_or_else(|| format!("no CPU implementation of {name}"))?;

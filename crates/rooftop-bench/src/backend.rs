@@ -1,6 +1,7 @@
-//! The backend interface every device implements (CPU here; CUDA and wgpu later).
+//! The backend interface every device implements (CPU, mock, CUDA, wgpu, and the
+//! wrappers of spec'd kernels).
 
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::error::BackendError;
 /// The backend records that results carry (`rooftop_core::schema::bench`).
 pub use rooftop_core::schema::bench::{BackendInfo, Implementation, Launch, LaunchInfo};
@@ -319,7 +320,7 @@ pub trait Backend {
 
     /// The implementations this backend has for `kernel` (ours first), empty when the
     /// backend cannot run it.
-    fn implementations(&self, kernel: &str) -> Vec<Implementation>;
+    fn implementations(&self, kernel: KernelRef) -> Vec<Implementation>;
 
     /// Compiles or otherwise readies a call; never timed.
     fn prepare(&mut self, call: &KernelCall<'_>) -> Result<(), BackendError>;

@@ -1,15 +1,69 @@
 //! One benchmark case (a kernel at given sizes, dtype and options) and the user's
-//! selection that produces cases.
+//! selection that produces cases. A case names its kernel by [`KernelRef`]: a suite
+//! kernel's [`KernelId`], or a spec'd kernel's name.
 
+use crate::suite::KernelId;
 use rooftop_core::ops::quant::WeightFormat;
 use rooftop_core::units::Precision;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// The kernel a case runs: one of the suite's, or a user's kernel from a spec file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelRef {
+    /// A kernel of the suite.
+    Suite(KernelId),
+    /// A spec'd kernel (`rooftop bench --spec`), by the spec's name (never a suite name).
+    Spec(&'static str),
+}
+
+impl KernelRef {
+    /// The kernel's name (`triad`, or the spec's name).
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelRef::Suite(id) => id.name(),
+            KernelRef::Spec(name) => name,
+        }
+    }
+
+    /// The suite kernel, if this is one.
+    pub fn suite(self) -> Option<KernelId> {
+        match self {
+            KernelRef::Suite(id) => Some(id),
+            KernelRef::Spec(_) => None,
+        }
+    }
+}
+
+impl From<KernelId> for KernelRef {
+    fn from(id: KernelId) -> KernelRef {
+        KernelRef::Suite(id)
+    }
+}
+
+impl PartialEq<KernelId> for KernelRef {
+    fn eq(&self, id: &KernelId) -> bool {
+        *self == KernelRef::Suite(*id)
+    }
+}
+
+impl fmt::Display for KernelRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for KernelRef {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
 
 /// A kernel at one configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Case {
-    /// Suite name of the kernel (`triad`, `gemm`, `qmatvec`).
-    pub kernel: &'static str,
+    /// The kernel (serialised as its name: `triad`, `gemm`, `qmatvec`).
+    pub kernel: KernelRef,
     /// Size parameters in the kernel's own order (`[("m", 128), ("n", 4096), ("k", 4096)]`).
     pub sizes: Vec<(&'static str, u64)>,
     /// Element precision of the computation (the activations for quantized kernels).

@@ -386,7 +386,7 @@ mod tests {
     fn run(kernel: &str, case: &Case) -> (&'static dyn Kernel, CaseResult) {
         let k = find(kernel).unwrap();
         let mut mock = MockBackend::new(MockConfig::default());
-        let imp = crate::backend::Backend::implementations(&mock, kernel).remove(0);
+        let imp = crate::backend::Backend::implementations(&mock, k.id()).remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r =
             run_case(&mut mock, k, case, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
@@ -402,7 +402,7 @@ mod tests {
     #[test]
     fn cache_resident_results_are_judged_against_the_cache_roof() {
         let case = Case {
-            kernel: "triad",
+            kernel: crate::KernelId::Triad.into(),
             sizes: vec![("n", 65_536)],
             dtype: Precision::Fp32,
             weights: None,
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn latency_probes_are_judged_as_latency() {
         let case = Case {
-            kernel: "chase",
+            kernel: crate::KernelId::Chase.into(),
             sizes: vec![("n", 1000), ("steps", 2500)],
             dtype: Precision::Fp32,
             weights: None,

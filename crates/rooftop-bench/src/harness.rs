@@ -288,26 +288,97 @@ fn check_and_time(
         return Ok((check, None, warnings, false));
     }
 
-    // 2. Warm-up.
+    // 2 and 3. Warm-up, then samples.
+    let on_sample = |done_s: f64, runs: usize| {
+        let runs = runs as u32;
+        progress(Progress::Sampling { label, done_s, target_s: opts.min_time_s, runs });
+    };
+    let timer = backend_timer(backend, &call, opts.flush_cache);
+    let s = warm_up_and_sample(timer, first, opts, stop, on_sample, time)?;
+    let Some(stats) = TimingStats::of(&s.times) else {
+        return Ok((check, None, warnings, s.interrupted));
+    };
+    warnings.extend(stats::warnings(&s.times, &stats));
+    if s.iters == 1 && !opts.flush_cache && s.per_run_s < 20.0 * 1e-6 {
+        warnings.push(format!(
+            "one run takes {}: close to the timer overhead",
+            rooftop_core::units::si(s.per_run_s, "s")
+        ));
+    }
+    let timing = Timing {
+        times_s: s.times,
+        iters_per_sample: s.iters,
+        warmup_runs: s.warm_runs,
+        cache: if opts.flush_cache { CacheState::Flushed } else { CacheState::Warm },
+        stats,
+    };
+    Ok((check, Some(timing), warnings, s.interrupted))
+}
+
+/// The samples of a call, from [`warm_up_and_sample`].
+pub(crate) struct Samples {
+    /// Per-run seconds, one per sample.
+    pub(crate) times: Vec<f64>,
+    /// Runs per sample.
+    pub(crate) iters: u32,
+    /// Warm-up runs, the first (checked) run included.
+    pub(crate) warm_runs: u32,
+    /// Mean seconds of a warm-up run.
+    pub(crate) per_run_s: f64,
+    /// A stop request ended the warm-up or the sampling.
+    pub(crate) interrupted: bool,
+}
+
+/// Which part of [`warm_up_and_sample`] asks the timer for a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// One warm-up run.
+    WarmUp,
+    /// One sample of `iters` runs.
+    Sample,
+}
+
+/// Steps 3 and 4 of the module doc after a first (checked) run that took `first_s`:
+/// warm-up (`warmup_runs` runs, at least `warmup_time_s`), then samples until
+/// `min_runs` and `min_time_s` (at most `max_runs`), each of enough runs to last
+/// `min_sample_s` (one with `flush_cache`). `timer(phase, iters)` runs the call `iters`
+/// times and returns the seconds they took: the backend-specific part (the harness's
+/// evicts the caches before a sample and refuses a time that is not finite and
+/// positive; the matrix probes' turn such a time into a note). `stop` is polled before
+/// every run; `on_sample(total_s, samples)` follows every sample.
+/// The one timing loop of the crate (the harness's cases and the ceilings' matrix probes).
+pub(crate) fn warm_up_and_sample<E>(
+    mut timer: impl FnMut(Phase, u32) -> Result<f64, E>,
+    first_s: f64,
+    opts: &TimingOptions,
+    stop: &AtomicBool,
+    mut on_sample: impl FnMut(f64, usize),
+    time: &mut CaseTime,
+) -> Result<Samples, E> {
     let mut warm_runs = 1u32; // the checked run
-    let mut warm_s = first;
+    let mut warm_s = first_s;
     let t = Instant::now();
     while warm_runs < opts.warmup_runs.max(1) || warm_s < opts.warmup_time_s {
         if stop.load(Ordering::Relaxed) {
             time.warmup_s += t.elapsed().as_secs_f64();
-            return Ok((check, None, warnings, true));
+            let per_run_s = warm_s / f64::from(warm_runs);
+            return Ok(Samples {
+                times: Vec::new(),
+                iters: 1,
+                warm_runs,
+                per_run_s,
+                interrupted: true,
+            });
         }
-        warm_s += backend.run(&call, 1)?;
+        warm_s += timer(Phase::WarmUp, 1)?;
         warm_runs += 1;
     }
     time.warmup_s += t.elapsed().as_secs_f64();
-    let per_run = (warm_s / f64::from(warm_runs)).max(1e-9);
-
-    // 3. Samples.
+    let per_run_s = (warm_s / f64::from(warm_runs)).max(1e-9);
     let iters = if opts.flush_cache {
         1
     } else {
-        (opts.min_sample_s / per_run).ceil().clamp(1.0, 1e6) as u32
+        (opts.min_sample_s / per_run_s).ceil().clamp(1.0, 1e6) as u32
     };
     let mut times = Vec::new();
     let mut total = 0.0;
@@ -320,44 +391,39 @@ fn check_and_time(
             interrupted = true;
             break;
         }
-        if opts.flush_cache {
+        let t = timer(Phase::Sample, iters)?;
+        total += t;
+        times.push(t / f64::from(iters));
+        on_sample(total, times.len());
+    }
+    time.sampling_s += t_sampling.elapsed().as_secs_f64();
+    Ok(Samples { times, iters, warm_runs, per_run_s, interrupted })
+}
+
+/// The harness's timer for [`warm_up_and_sample`]: the backend's own timer; before a
+/// sample the caches are evicted (`flush_cache`), and a sample whose time is not finite
+/// and positive is an error (a rate from it would be infinite).
+fn backend_timer<'a>(
+    backend: &'a mut dyn Backend,
+    call: &'a KernelCall<'_>,
+    flush_cache: bool,
+) -> impl FnMut(Phase, u32) -> Result<f64, BenchError> + 'a {
+    move |phase, iters| {
+        if phase == Phase::WarmUp {
+            return Ok(backend.run(call, 1)?);
+        }
+        if flush_cache {
             backend.flush_cache()?;
         }
-        let t = backend.run(&call, iters)?;
+        let t = backend.run(call, iters)?;
         if !(t.is_finite() && t > 0.0) {
             return Err(BenchError::Suite(SuiteError::BadConfig {
-                kernel: c.case.kernel.to_string(),
+                kernel: call.case.kernel.to_string(),
                 message: format!("the backend timer returned {t} s for {iters} runs"),
             }));
         }
-        total += t;
-        times.push(t / f64::from(iters));
-        progress(Progress::Sampling {
-            label,
-            done_s: total,
-            target_s: opts.min_time_s,
-            runs: times.len() as u32,
-        });
+        Ok(t)
     }
-    time.sampling_s += t_sampling.elapsed().as_secs_f64();
-    let Some(stats) = TimingStats::of(&times) else {
-        return Ok((check, None, warnings, interrupted));
-    };
-    warnings.extend(stats::warnings(&times, &stats));
-    if iters == 1 && !opts.flush_cache && per_run < 20.0 * 1e-6 {
-        warnings.push(format!(
-            "one run takes {}: close to the timer overhead",
-            rooftop_core::units::si(per_run, "s")
-        ));
-    }
-    let timing = Timing {
-        times_s: times,
-        iters_per_sample: iters,
-        warmup_runs: warm_runs,
-        cache: if opts.flush_cache { CacheState::Flushed } else { CacheState::Warm },
-        stats,
-    };
-    Ok((check, Some(timing), warnings, interrupted))
 }
 
 /// Autotune: runs `case` once per launch of the backend's launch space and returns every

@@ -28,6 +28,7 @@
 //! use rooftop_bench::backend::{DType, HostBuf};
 //! use rooftop_bench::harness::TimingOptions;
 //! use rooftop_bench::spec::{self, BufferDecl, HostBackend, HostCall, KernelSpec, SpecSet};
+//! use rooftop_bench::suite::KernelId;
 //! use rooftop_bench::Selection;
 //!
 //! /// b = a. (The harness may hand an output longer than the kernel writes, with a guard
@@ -43,7 +44,7 @@
 //!     }
 //! }
 //!
-//! let spec = KernelSpec::builtin("my_copy", "copy", &[("n", "N")])?
+//! let spec = KernelSpec::builtin("my_copy", KernelId::Copy, &[("n", "N")])?
 //!     .sizes(&["N"], &[&[4096]])
 //!     .buffer(BufferDecl::input("a", DType::F32, "N")?)
 //!     .buffer(BufferDecl::output("b", DType::F32, "N")?);
@@ -93,5 +94,6 @@ pub use backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, Scalar,
     SourceKernel, SourceLang,
 };
-pub use case::{Case, Selection};
+pub use case::{Case, KernelRef, Selection};
 pub use error::{BackendError, BenchError, DeviceFileWriteError, SuiteError};
+pub use suite::KernelId;

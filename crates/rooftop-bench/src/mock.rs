@@ -14,7 +14,7 @@
 use crate::backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, SourceKernel,
 };
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::error::BackendError;
 use crate::suite;
 use rooftop_core::units::Precision;
@@ -100,24 +100,20 @@ impl MockBackend {
     /// Lets the mock simulate `kernel` (a spec'd kernel): its runs write the kernel's
     /// reference outputs and take the time of its work model.
     pub fn add_kernel(&mut self, kernel: &'static dyn suite::Kernel) {
-        self.user.extra.retain(|k| k.name() != kernel.name());
+        self.user.extra.retain(|k| k.id() != kernel.id());
         self.user.extra.push(kernel);
     }
 
-    fn kernel(&self, name: &str) -> Option<&'static dyn suite::Kernel> {
-        suite::find(name)
-            .ok()
-            .or_else(|| self.user.extra.iter().copied().find(|k| k.name() == name))
+    /// The definition of a suite kernel, or of a spec'd kernel given to `add_kernel`.
+    fn kernel(&self, kernel: KernelRef) -> Option<&'static dyn suite::Kernel> {
+        match kernel {
+            KernelRef::Suite(id) => Some(id.def()),
+            KernelRef::Spec(_) => self.user.extra.iter().copied().find(|k| k.id() == kernel),
+        }
     }
 
     fn time_of(&self, case: &Case) -> f64 {
-        let Some(kernel) = self.kernel(case.kernel) else { return MOCK_LAUNCH_S };
-        let Ok(work) = kernel.work(case) else { return MOCK_LAUNCH_S };
-        let peak = match work.precision {
-            Precision::Fp64 => MOCK_FP32 / 2.0,
-            _ => MOCK_FP32,
-        };
-        (work.bytes() / MOCK_BW).max(work.flops / peak) + MOCK_LAUNCH_S
+        self.kernel(case.kernel).map_or(MOCK_LAUNCH_S, |k| simulated_time_of(k, case))
     }
 
     fn slot(&mut self, buf: BufId) -> Result<&mut (DType, HostBuf), BackendError> {
@@ -127,16 +123,21 @@ impl MockBackend {
             .ok_or(BackendError::BadBuffer(buf.0))
     }
 
-    /// Simulated seconds of one run of `case`.
+    /// Simulated seconds of one run of `case` (a suite kernel's).
     pub fn simulated_time(case: &Case) -> f64 {
-        let Ok(kernel) = suite::find(case.kernel) else { return MOCK_LAUNCH_S };
-        let Ok(work) = kernel.work(case) else { return MOCK_LAUNCH_S };
-        let peak = match work.precision {
-            Precision::Fp64 => MOCK_FP32 / 2.0,
-            _ => MOCK_FP32,
-        };
-        (work.bytes() / MOCK_BW).max(work.flops / peak) + MOCK_LAUNCH_S
+        case.kernel.suite().map_or(MOCK_LAUNCH_S, |id| simulated_time_of(id.def(), case))
     }
+}
+
+/// The mock device's time for `case` of `kernel`: its work at 100 GB/s or 1 TFLOP/s
+/// (0.5 in fp64), whichever takes longer, plus the launch cost.
+fn simulated_time_of(kernel: &dyn suite::Kernel, case: &Case) -> f64 {
+    let Ok(work) = kernel.work(case) else { return MOCK_LAUNCH_S };
+    let peak = match work.precision {
+        Precision::Fp64 => MOCK_FP32 / 2.0,
+        _ => MOCK_FP32,
+    };
+    (work.bytes() / MOCK_BW).max(work.flops / peak) + MOCK_LAUNCH_S
 }
 
 impl Backend for MockBackend {
@@ -200,11 +201,11 @@ impl Backend for MockBackend {
         }
     }
 
-    fn implementations(&self, kernel: &str) -> Vec<Implementation> {
-        if let Some((id, label)) = self.user.sources.iter().find(|(id, _)| id == kernel) {
+    fn implementations(&self, kernel: KernelRef) -> Vec<Implementation> {
+        if let Some((id, label)) = self.user.sources.iter().find(|(id, _)| id == kernel.name()) {
             return vec![Implementation { id: id.clone(), builtin: false, label: label.clone() }];
         }
-        if suite::find(kernel).is_err() {
+        if kernel.suite().is_none() {
             return Vec::new();
         }
         vec![Implementation {
@@ -238,9 +239,10 @@ impl Backend for MockBackend {
                 self.slot(*id)?.1 = b;
             }
             let mut outs = outs.into_iter();
-            let wrong = self.config.wrong_results.iter().any(|k| k == call.case.kernel);
-            let is_suite = suite::find(call.case.kernel).is_ok();
-            let past_end = self.user.write_past_end.iter().any(|k| k == call.case.kernel);
+            let name = call.case.kernel.name();
+            let wrong = self.config.wrong_results.iter().any(|k| k == name);
+            let is_suite = call.case.kernel.suite().is_some();
+            let past_end = self.user.write_past_end.iter().any(|k| k == name);
             for (s, id) in specs.iter().zip(call.buffers) {
                 if s.output {
                     let mut o = outs.next().ok_or_else(|| {

@@ -465,14 +465,15 @@ pub(crate) fn fnv1a(s: &str) -> u64 {
 mod tests {
     use super::*;
     use crate::mock::{MockBackend, MockConfig};
+    use crate::suite::KernelId;
 
     fn k() -> &'static dyn Kernel {
-        crate::suite::find("copy").unwrap()
+        KernelId::Copy.def()
     }
 
     fn case() -> Case {
         Case {
-            kernel: "copy",
+            kernel: KernelId::Copy.into(),
             sizes: vec![("n", 1000)],
             dtype: rooftop_core::units::Precision::Fp32,
             weights: None,

@@ -14,7 +14,7 @@ use rooftop_bench::case::{Case, Selection};
 use rooftop_bench::ceilings::{self, CeilingOptions, MatrixProbe};
 use rooftop_bench::cuda::{self, CudaBackend};
 use rooftop_bench::harness::{run_case, TimingOptions};
-use rooftop_bench::suite;
+use rooftop_bench::suite::{self, KernelId};
 use rooftop_core::ops::quant::WeightFormat;
 use rooftop_core::units::Precision;
 use std::fmt::Write as _;
@@ -83,7 +83,7 @@ fn small_cases() -> Vec<Case> {
         let configs: Vec<Selection> = match k.size_params() {
             ["n"] => vec![sel(vec![100_003])],
             ["rows", "cols"] => vec![sel(vec![37, 1000])],
-            ["m", "n", "k"] if k.name() == "gemm" => vec![sel(vec![129, 67, 45])],
+            ["m", "n", "k"] if k.id() == KernelId::Gemm => vec![sel(vec![129, 67, 45])],
             ["m", "n", "k"] => vec![sel(vec![5, 100, 256])],
             ["n", "k"] => vec![sel(vec![100, 256])],
             ["iters"] => vec![sel(vec![256])],
@@ -93,7 +93,7 @@ fn small_cases() -> Vec<Case> {
         for s in configs {
             for dtype in [None, Some(Precision::Fp64)] {
                 for wf in [None, Some("q4_0"), Some("q8_0"), Some("affine")] {
-                    let quant = k.name().starts_with('q');
+                    let quant = matches!(k.id().suite(), Some(KernelId::Qmatvec | KernelId::Qgemm));
                     if wf.is_some() != quant || (quant && dtype.is_some()) {
                         continue;
                     }
@@ -129,7 +129,7 @@ fn every_kernel_and_implementation_passes_its_check_on_the_gpu() {
     let mut failures = Vec::new();
     let mut timed = 0;
     for case in small_cases() {
-        let kernel = suite::find(case.kernel).unwrap();
+        let kernel = case.kernel.suite().unwrap().def();
         for imp in b.implementations(case.kernel) {
             match run_case(&mut b, kernel, &case, &imp, None, &fast(), &stop, &mut |_| {}) {
                 Ok(r) if r.check.passed && r.timing.is_some() => timed += 1,
@@ -156,7 +156,7 @@ fn every_launch_of_the_launch_space_passes_its_check() {
     let mut b = gpu("every_launch_of_the_launch_space_passes_its_check");
     let stop = AtomicBool::new(false);
     let g = |m, n, k| Case {
-        kernel: "gemm",
+        kernel: KernelId::Gemm.into(),
         sizes: vec![("m", m), ("n", n), ("k", k)],
         dtype: Precision::Fp32,
         weights: None,
@@ -164,21 +164,21 @@ fn every_launch_of_the_launch_space_passes_its_check() {
     };
     let cases = [
         Case {
-            kernel: "triad",
+            kernel: KernelId::Triad.into(),
             sizes: vec![("n", 77_777)],
             dtype: Precision::Fp32,
             weights: None,
             variant: None,
         },
         Case {
-            kernel: "softmax-online",
+            kernel: KernelId::SoftmaxOnline.into(),
             sizes: vec![("rows", 9), ("cols", 3000)],
             dtype: Precision::Fp32,
             weights: None,
             variant: None,
         },
         Case {
-            kernel: "qmatvec",
+            kernel: KernelId::Qmatvec.into(),
             sizes: vec![("n", 70), ("k", 512)],
             dtype: Precision::Fp32,
             weights: Some(WeightFormat::Q4_0),
@@ -187,7 +187,7 @@ fn every_launch_of_the_launch_space_passes_its_check() {
         g(200, 130, 70),
     ];
     for case in &cases {
-        let kernel = suite::find(case.kernel).unwrap();
+        let kernel = case.kernel.suite().unwrap().def();
         for imp in b.implementations(case.kernel).into_iter().filter(|i| !i.builtin) {
             let ids: Vec<rooftop_bench::BufId> = Vec::new();
             let launch = b.default_launch(case);
@@ -237,14 +237,14 @@ fn flush_spec_and_short_kernels_through_graphs() {
     assert!(b.available_memory_bytes().unwrap() > 1 << 20);
     // A 4 KiB copy runs in a few µs: sampled through a CUDA graph, noted with both times.
     let case = Case {
-        kernel: "copy",
+        kernel: KernelId::Copy.into(),
         sizes: vec![("n", 1024)],
         dtype: Precision::Fp32,
         weights: None,
         variant: None,
     };
-    let kernel = suite::find("copy").unwrap();
-    let imp = b.implementations("copy").remove(0);
+    let kernel = KernelId::Copy.def();
+    let imp = b.implementations(KernelId::Copy.into()).remove(0);
     let r =
         run_case(&mut b, kernel, &case, &imp, None, &fast(), &AtomicBool::new(false), &mut |_| {})
             .unwrap();
@@ -282,7 +282,7 @@ fn user_kernels_compile_run_and_report_errors_with_lines() {
     b.upload(x, &HostBuf::F32((0..n).map(|i| i as f32).collect())).unwrap();
     b.upload(y, &HostBuf::F32(vec![1.0; n])).unwrap();
     let case = Case {
-        kernel: "my_axpy",
+        kernel: rooftop_bench::KernelRef::Spec("my_axpy"),
         sizes: vec![("n", n as u64)],
         dtype: Precision::Fp32,
         weights: None,
@@ -340,7 +340,7 @@ fn occupancy_model_matches_the_driver_calculator() {
         ..TimingOptions::default()
     };
     for case in small_cases() {
-        let kernel = suite::find(case.kernel).unwrap();
+        let kernel = suite::find(case.kernel.name()).unwrap();
         for imp in b.implementations(case.kernel) {
             // Launch errors are the other tests' business; this one needs the functions.
             let _ = run_case(&mut b, kernel, &case, &imp, None, &once, &stop, &mut |_| {});

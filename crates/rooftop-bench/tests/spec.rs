@@ -139,7 +139,7 @@ fn wrong_results_and_out_of_bounds_writes_are_reported_not_timed() {
 
 /// A spec for a host GEMM checked against the suite's gemm.
 fn host_gemm(name: &str) -> KernelSpec {
-    KernelSpec::builtin(name, "gemm", &[("m", "M"), ("n", "N"), ("k", "K")])
+    KernelSpec::builtin(name, rooftop_bench::KernelId::Gemm, &[("m", "M"), ("n", "N"), ("k", "K")])
         .unwrap()
         .sizes(&["M", "N", "K"], &[&[33, 17, 65], &[64, 64, 64]])
         .buffer(BufferDecl::input("A", DType::F32, "M*K").unwrap())

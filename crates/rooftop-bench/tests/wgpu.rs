@@ -47,7 +47,7 @@ fn quick() -> TimingOptions {
 }
 
 fn run(b: &mut WgpuBackend, case: &Case, launch: Option<Launch>) -> CaseResult {
-    let kernel = suite::find(case.kernel).unwrap();
+    let kernel = suite::find(case.kernel.name()).unwrap();
     let imp = b.implementations(case.kernel).into_iter().find(|i| i.id == "rooftop").unwrap();
     run_case(b, kernel, case, &imp, launch, &quick(), &AtomicBool::new(false), &mut |_| {})
         .unwrap_or_else(|e| panic!("{} {}: {e}", case.kernel, case.label()))
@@ -135,7 +135,7 @@ fn every_listed_kernel_passes_its_check() {
     eprintln!("adapter: {} / timer: {}", b.info().device_name, b.info().timer);
     let mut listed = 0;
     for k in suite::all() {
-        if b.implementations(k.name()).is_empty() {
+        if b.implementations(k.id()).is_empty() {
             continue;
         }
         listed += 1;
@@ -145,7 +145,10 @@ fn every_listed_kernel_passes_its_check() {
     }
     assert!(listed >= 17, "only {listed} kernels listed");
     // hgemm is listed exactly when the adapter has fp16 shaders (lavapipe does).
-    assert_eq!(!b.implementations("hgemm").is_empty(), b.adapter().shader_f16);
+    assert_eq!(
+        !b.implementations(rooftop_bench::KernelId::Hgemm.into()).is_empty(),
+        b.adapter().shader_f16
+    );
     // The fp64 FMA probe, where the adapter has SHADER_F64 (lavapipe does).
     if b.adapter().shader_f64 {
         let sel = Selection { dtype: Some(Precision::Fp64), ..config(&[300]) };
@@ -195,7 +198,7 @@ fn every_autotune_launch_passes_and_respects_limits() {
     // A block the kernels cannot take is one clear error, not a panic.
     let case = small_cases("copy").remove(1);
     let kernel = suite::find("copy").unwrap();
-    let imp = b.implementations("copy").remove(0);
+    let imp = b.implementations(rooftop_bench::KernelId::Copy.into()).remove(0);
     let bad = Launch { block: Some([48, 1, 1]), ..Launch::default() };
     let e = run_case(
         &mut b,
@@ -221,7 +224,7 @@ fn wall_clock_timer_and_cache_flush_work() {
     let case = cases("triad", &config(&[100_000])).remove(0);
     assert_checked(&run(&mut b, &case, None));
     let kernel = suite::find("triad").unwrap();
-    let imp = b.implementations("triad").remove(0);
+    let imp = b.implementations(rooftop_bench::KernelId::Triad.into()).remove(0);
     let opts = TimingOptions { flush_cache: true, ..quick() };
     let r =
         run_case(&mut b, kernel, &case, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
@@ -235,11 +238,11 @@ fn wall_clock_timer_and_cache_flush_work() {
 fn fp64_and_unknown_kernels_are_refused_clearly() {
     let _g = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut b = open();
-    assert!(b.implementations("chase").is_empty());
+    assert!(b.implementations(rooftop_bench::KernelId::Chase.into()).is_empty());
     let case =
         cases("triad", &Selection { dtype: Some(Precision::Fp64), ..config(&[64]) }).remove(0);
     let kernel = suite::find("triad").unwrap();
-    let imp = b.implementations("triad").remove(0);
+    let imp = b.implementations(rooftop_bench::KernelId::Triad.into()).remove(0);
     let e =
         run_case(&mut b, kernel, &case, &imp, None, &quick(), &AtomicBool::new(false), &mut |_| {})
             .unwrap_err();

@@ -397,8 +397,11 @@ fn bench_request(kw: BenchKw, device_files: &[PathBuf]) -> Result<BenchRequest> 
     let catalog = load_catalog(device_files)?;
     let device = kw.device.as_deref().map(|d| find_device(&catalog, d)).transpose()?;
     let d = TimingOptions::default();
+    let (kernels, spec_kernels) =
+        job::parse_kernels(&kw.kernel, kw.spec.is_some()).map_err(job_error)?;
     Ok(BenchRequest {
-        kernels: kw.kernel,
+        kernels,
+        spec_kernels,
         all_kernels: kw.all_kernels,
         single_config: kw.single_config,
         sizes: kw.sizes,

@@ -12,12 +12,13 @@ use rooftop_bench::cpu::CpuBackend;
 use rooftop_bench::export::{self, BenchReport, Roofs};
 use rooftop_bench::harness::TimingOptions;
 use rooftop_bench::spec::{self, BufferDecl, HostBackend, HostCall, KernelSpec, SpecSet};
+use rooftop_bench::suite::KernelId;
 use rooftop_bench::Selection;
 use std::sync::atomic::AtomicBool;
 
 /// C = A B, row-major: the spec of an SGEMM kernel called `name`.
 fn sgemm_spec(name: &str) -> Result<KernelSpec, Box<dyn std::error::Error>> {
-    Ok(KernelSpec::builtin(name, "gemm", &[("m", "M"), ("n", "N"), ("k", "K")])?
+    Ok(KernelSpec::builtin(name, KernelId::Gemm, &[("m", "M"), ("n", "N"), ("k", "K")])?
         .sizes(&["M", "N", "K"], &[&[128, 128, 128], &[384, 256, 320]])
         .buffer(BufferDecl::input("A", DType::F32, "M*K")?)
         .buffer(BufferDecl::input("B", DType::F32, "K*N")?)
@@ -115,18 +116,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         time_spent: export::RunTime::default(),
     };
     for r in &results {
-        let kernel = set.find(r.case.kernel)?;
+        let kernel = set.find(r.case.kernel.name())?;
         report.results.push(export::evaluate(kernel, r, roofs)?);
     }
     println!("{}", rooftop_report::bench::table_report(&report));
 
     let comparisons: Vec<_> = results
         .iter()
-        .filter(|r| r.case.kernel == "naive_sgemm")
+        .filter(|r| r.case.kernel.name() == "naive_sgemm")
         .filter_map(|a| {
             results
                 .iter()
-                .find(|b| b.case.kernel == "blocked_sgemm" && b.case.sizes == a.case.sizes)
+                .find(|b| b.case.kernel.name() == "blocked_sgemm" && b.case.sizes == a.case.sizes)
                 .map(|b| spec::compare::compare(a, b))
         })
         .collect();

@@ -98,7 +98,7 @@ pub fn remeasure_beaten(
                 let ws = opts.quick_ws(simulated);
                 let mut best: Option<f64> = None;
                 for pattern in QUICK_PATTERNS {
-                    let case = quick_case(pattern, ws, opts, simulated)?;
+                    let case = quick_case(pattern, ws, opts, simulated);
                     if let Some(p) = run.point_at(pattern, &case, &mut notes)? {
                         best = Some(best.map_or(p.gbs, |v| v.max(p.gbs)));
                     }
@@ -108,7 +108,7 @@ pub fn remeasure_beaten(
             RoofKind::Fma { precision } => {
                 let case = opts.fma_case(precision, false);
                 match run.best(&case, &mut notes)? {
-                    Some(s) => Some(suite::find("fma")?.work(&case)?.flops / s / 1e9),
+                    Some(s) => Some(suite::KernelId::Fma.def().work(&case)?.flops / s / 1e9),
                     None => None,
                 }
             }

@@ -9,7 +9,7 @@ use super::{BandwidthCeiling, Ceilings, Pattern, SweepPoint};
 use crate::case::Case;
 use crate::error::BenchError;
 use crate::harness::TimingOptions;
-use crate::suite::{self, Kernel};
+use crate::suite::{self, Kernel, KernelId};
 use rooftop_core::device::MemLevel;
 use rooftop_core::units::Precision;
 use std::fmt::Write as _;
@@ -28,10 +28,10 @@ pub(crate) fn quick(
     // read-only kernels (sums, row reductions) stay under it; write-only kernels
     // (fills) can beat all three on a machine with streaming stores.
     for pattern in QUICK_PATTERNS {
-        if !run.has(pattern.as_str(), &mut c.notes) {
+        if !run.has(kernel_of(pattern), &mut c.notes) {
             continue;
         }
-        let case = quick_case(pattern, ws, opts, simulated)?;
+        let case = quick_case(pattern, ws, opts, simulated);
         if let Some(p) = run.point_at(pattern, &case, &mut c.notes)? {
             c.bandwidth.push(BandwidthCeiling {
                 level: MemLevel::Dram,
@@ -85,7 +85,7 @@ pub(crate) fn sweep(
         ws *= 2;
     }
     'patterns: for pattern in [Pattern::Read, Pattern::Write, Pattern::Copy, Pattern::Triad] {
-        if !run.has(pattern.as_str(), &mut c.notes) {
+        if !run.has(kernel_of(pattern), &mut c.notes) {
             continue;
         }
         for &ws in &sizes {
@@ -265,15 +265,18 @@ pub(crate) fn quick_case(
     ws: u64,
     opts: &CeilingOptions,
     simulated: bool,
-) -> Result<Case, BenchError> {
-    let kernel = suite::find(pattern.as_str())?;
-    let by_ws = stream_case(kernel, ws);
+) -> Case {
+    let by_ws = stream_case(kernel_of(pattern).def(), ws);
     if simulated || opts.max_working_set.is_some() {
-        return Ok(by_ws);
+        return by_ws;
     }
     let mut suite_size = by_ws.clone();
     suite_size.sizes = vec![("n", suite::stream::DEFAULT_N)];
-    Ok(if suite_size.size("n") > by_ws.size("n") { suite_size } else { by_ws })
+    if suite_size.size("n") > by_ws.size("n") {
+        suite_size
+    } else {
+        by_ws
+    }
 }
 
 /// Quick mode's last-level-cache roof: `read` at half the cache (`None` without a known
@@ -285,7 +288,7 @@ pub(crate) fn quick_llc(
     notes: &mut Vec<String>,
 ) -> Result<Option<SweepPoint>, BenchError> {
     let Some(llc) = opts.last_cache() else { return Ok(None) };
-    if simulated || !run.has(Pattern::Read.as_str(), notes) {
+    if simulated || !run.has(KernelId::Read, notes) {
         return Ok(None);
     }
     let p = run.point(Pattern::Read, llc / 2, notes)?;
@@ -300,11 +303,21 @@ pub(crate) fn quick_llc(
     Ok(p)
 }
 
+/// The suite kernel that measures `pattern`.
+pub(crate) fn kernel_of(pattern: Pattern) -> KernelId {
+    match pattern {
+        Pattern::Read => KernelId::Read,
+        Pattern::Write => KernelId::Write,
+        Pattern::Copy => KernelId::Copy,
+        Pattern::Triad => KernelId::Triad,
+    }
+}
+
 /// The fp32 case of a 1-D kernel whose buffers add up to about `ws` bytes.
 pub(crate) fn stream_case(kernel: &dyn Kernel, ws: u64) -> Case {
     const PROBE: u64 = 1 << 16;
     let case = |n: u64| Case {
-        kernel: kernel.name(),
+        kernel: kernel.id(),
         sizes: vec![("n", n)],
         dtype: Precision::Fp32,
         weights: None,

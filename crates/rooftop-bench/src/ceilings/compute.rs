@@ -6,7 +6,7 @@ use super::measure::Runner;
 use super::options::CeilingOptions;
 use super::{Ceilings, ComputeCeiling};
 use crate::error::BenchError;
-use crate::suite;
+use crate::suite::KernelId;
 use rooftop_core::units::Precision;
 
 /// The FMA peaks, recorded in `c.compute` (a precision the backend lacks gets a note).
@@ -16,7 +16,7 @@ pub(crate) fn fma_peaks(
     c: &mut Ceilings,
 ) -> Result<(), BenchError> {
     let variants: &[bool] = if opts.quick { &[false] } else { &[false, true] };
-    let fma = run.has("fma", &mut c.notes);
+    let fma = run.has(KernelId::Fma, &mut c.notes);
     for p in [Precision::Fp32, Precision::Fp64] {
         if !fma {
             break;
@@ -38,8 +38,7 @@ pub(crate) fn fma_peaks(
                 }
                 Err(e) => return Err(e),
             };
-            let kernel = suite::find("fma")?;
-            let work = kernel.work(&case)?;
+            let work = KernelId::Fma.def().work(&case)?;
             let t = opts.theoretical.iter().find(|t| t.precision == p && t.variant == variant);
             c.compute.push(ComputeCeiling {
                 precision: p,

@@ -8,10 +8,10 @@ use super::{Ceilings, ComputeCeiling};
 use crate::backend::Backend;
 use crate::case::Case;
 use crate::error::BenchError;
-use crate::harness::TimingOptions;
-use crate::suite;
+use crate::harness::{self, TimingOptions};
+use crate::suite::KernelId;
 use rooftop_core::units::Precision;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 /// Every probe of `opts.matrix`, until a stop request; failures become notes.
 pub(crate) fn matrix_peaks(run: &mut Runner<'_, '_>, opts: &CeilingOptions, c: &mut Ceilings) {
@@ -87,10 +87,10 @@ fn matrix_point(
     stop: &AtomicBool,
 ) -> Result<Result<f64, String>, BenchError> {
     use crate::backend::{HostBuf, KernelCall};
-    let kernel = suite::find("gemm")?;
+    let kernel = KernelId::Gemm.def();
     let (m, n, k) = probe.shape;
     let case = Case {
-        kernel: "gemm",
+        kernel: KernelId::Gemm.into(),
         sizes: vec![("m", m), ("n", n), ("k", k)],
         dtype: probe.precision,
         weights: None,
@@ -141,36 +141,30 @@ fn matrix_point(
                 "result check failed: normwise error {err:.3e} > {tol:.3e}; not timed"
             )));
         }
-        // Warm-up, then samples of at least min_sample_s until min_runs and min_time_s.
-        let mut warm = first;
-        let mut runs = 1;
-        while runs < timing.warmup_runs.max(1) || warm < timing.warmup_time_s {
-            let t = backend.run(&call, 1)?;
-            if !(t.is_finite() && t > 0.0) {
-                return Ok(Err(format!("the backend timer returned {t} s for one run")));
+        // Warm-up, then samples: the harness's loop (no cache flush here), with a timer
+        // whose time that is not finite and positive ends the probe with a note (an
+        // infinite FLOP/s is no ceiling).
+        let mut note = None;
+        let timer = |phase, iters: u32| -> Result<f64, Option<BenchError>> {
+            let t = backend.run(&call, iters).map_err(|e| Some(e.into()))?;
+            if t.is_finite() && t > 0.0 {
+                return Ok(t);
             }
-            warm += t;
-            runs += 1;
-        }
-        let per_run = (warm / f64::from(runs)).max(1e-9);
-        let iters = (timing.min_sample_s / per_run).ceil().clamp(1.0, 1e6) as u32;
-        let mut times = Vec::new();
-        let mut total = 0.0;
-        while (times.len() < timing.min_runs as usize || total < timing.min_time_s)
-            && times.len() < timing.max_runs.max(1) as usize
-        {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let t = backend.run(&call, iters)?;
-            // As the harness: a time that is not finite and positive gives no rate (an
-            // infinite FLOP/s is no ceiling).
-            if !(t.is_finite() && t > 0.0) {
-                return Ok(Err(format!("the backend timer returned {t} s for {iters} runs")));
-            }
-            total += t;
-            times.push(t / f64::from(iters));
-        }
+            let runs = match phase {
+                harness::Phase::WarmUp => "one run".to_string(),
+                harness::Phase::Sample => format!("{iters} runs"),
+            };
+            note = Some(format!("the backend timer returned {t} s for {runs}"));
+            Err(None)
+        };
+        let opts = TimingOptions { flush_cache: false, ..timing.clone() };
+        let mut time = crate::workspace::CaseTime::default();
+        let sampled = harness::warm_up_and_sample(timer, first, &opts, stop, |_, _| {}, &mut time);
+        let times = match sampled {
+            Ok(s) => s.times,
+            Err(Some(e)) => return Err(e),
+            Err(None) => return Ok(Err(note.unwrap_or_default())),
+        };
         Ok(crate::stats::TimingStats::of(&times)
             .map(|s| s.median_s)
             .ok_or_else(|| "interrupted before any sample".to_string()))
@@ -210,7 +204,7 @@ mod tests {
         assert_eq!(m.precision, Precision::Bf16);
         // The mock's time: 2*64*48*32 FLOPs at 1 TFLOP/s + 2 us launch.
         let case = Case {
-            kernel: "gemm",
+            kernel: KernelId::Gemm.into(),
             sizes: vec![("m", 64), ("n", 48), ("k", 32)],
             dtype: Precision::Bf16,
             weights: None,
@@ -275,7 +269,10 @@ mod tests {
         fn free(&mut self, b: crate::backend::BufId) {
             self.0.free(b);
         }
-        fn implementations(&self, k: &str) -> Vec<crate::backend::Implementation> {
+        fn implementations(
+            &self,
+            k: crate::case::KernelRef,
+        ) -> Vec<crate::backend::Implementation> {
             self.0.implementations(k)
         }
         fn prepare(

@@ -33,14 +33,14 @@
 //! [`compute`](super::compute) (FMA peaks), [`matrix`](super::matrix) (tensor-core GEMM
 //! peaks); this module runs them in order through one [`Runner`].
 
-use super::bandwidth::{self, stream_case};
+use super::bandwidth::{self, kernel_of, stream_case};
 use super::options::CeilingOptions;
 use super::{compute, matrix, Ceilings, Pattern, SweepPoint};
 use crate::backend::Backend;
 use crate::case::Case;
 use crate::error::{BenchError, SuiteError};
 use crate::harness::{self, Progress, TimingOptions, Workspace};
-use crate::suite;
+use crate::suite::{self, KernelId};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Measures the ceilings of `backend`'s device.
@@ -112,9 +112,19 @@ impl Runner<'_, '_> {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// The suite kernel of `case` (the ceilings run only suite kernels).
+    fn kernel_of(case: &Case) -> Result<&'static dyn crate::suite::Kernel, BenchError> {
+        case.kernel.suite().map(KernelId::def).ok_or_else(|| {
+            BenchError::Suite(SuiteError::BadConfig {
+                kernel: case.kernel.to_string(),
+                message: "the ceilings measure suite kernels only".to_string(),
+            })
+        })
+    }
+
     /// Whether the backend has our implementation of `kernel`; notes it when not.
-    pub(crate) fn has(&self, kernel: &str, notes: &mut Vec<String>) -> bool {
-        let ok = self.backend.implementations(kernel).iter().any(|i| !i.builtin);
+    pub(crate) fn has(&self, kernel: KernelId, notes: &mut Vec<String>) -> bool {
+        let ok = self.backend.implementations(kernel.into()).iter().any(|i| !i.builtin);
         if !ok {
             notes.push(format!(
                 "{kernel}: not measured, the {} backend has no implementation of it",
@@ -132,7 +142,7 @@ impl Runner<'_, '_> {
         case: &Case,
         notes: &mut Vec<String>,
     ) -> Result<Option<f64>, BenchError> {
-        let kernel = suite::find(case.kernel)?;
+        let kernel = Self::kernel_of(case)?;
         let Some(imp) = self.backend.implementations(case.kernel).into_iter().find(|i| !i.builtin)
         else {
             return Err(BenchError::Suite(SuiteError::BadConfig {
@@ -176,8 +186,7 @@ impl Runner<'_, '_> {
         ws: u64,
         notes: &mut Vec<String>,
     ) -> Result<Option<SweepPoint>, BenchError> {
-        let kernel = suite::find(pattern.as_str())?;
-        let case = stream_case(kernel, ws);
+        let case = stream_case(kernel_of(pattern).def(), ws);
         self.point_at(pattern, &case, notes)
     }
 
@@ -188,7 +197,7 @@ impl Runner<'_, '_> {
         case: &Case,
         notes: &mut Vec<String>,
     ) -> Result<Option<SweepPoint>, BenchError> {
-        let kernel = suite::find(pattern.as_str())?;
+        let kernel = kernel_of(pattern).def();
         let working_set_bytes: u64 =
             kernel.buffers(case).iter().map(suite::BufferSpec::bytes).sum();
         let Some(seconds) = self.best(case, notes)? else { return Ok(None) };

@@ -8,7 +8,7 @@ pub(crate) mod simd;
 use crate::backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch,
 };
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::error::BackendError;
 use info::CpuInfo;
 use std::collections::HashMap;
@@ -138,9 +138,9 @@ impl Backend for CpuBackend {
         }
     }
 
-    fn implementations(&self, kernel: &str) -> Vec<Implementation> {
+    fn implementations(&self, kernel: KernelRef) -> Vec<Implementation> {
         let mut v: Vec<Implementation> = kernels::all()
-            .filter(|k| k.kernel == kernel)
+            .filter(|k| kernel == k.kernel)
             .map(|k| Implementation {
                 id: k.implementation.to_string(),
                 builtin: k.builtin,
@@ -152,23 +152,11 @@ impl Backend for CpuBackend {
     }
 
     fn prepare(&mut self, call: &KernelCall<'_>) -> Result<(), BackendError> {
-        kernels::find(call.case.kernel, call.implementation).map(|_| ()).ok_or_else(|| {
-            BackendError::NoImplementation {
-                backend: "cpu".to_string(),
-                kernel: call.case.kernel.to_string(),
-                implementation: call.implementation.to_string(),
-            }
-        })
+        find(call).map(|_| ())
     }
 
     fn run(&mut self, call: &KernelCall<'_>, iters: u32) -> Result<f64, BackendError> {
-        let k = kernels::find(call.case.kernel, call.implementation).ok_or_else(|| {
-            BackendError::NoImplementation {
-                backend: "cpu".to_string(),
-                kernel: call.case.kernel.to_string(),
-                implementation: call.implementation.to_string(),
-            }
-        })?;
+        let k = find(call)?;
         let threads = call.launch.threads.unwrap_or(self.info.parallelism).max(1);
         // Take the buffers out of the arena for the duration of the run.
         let mut bufs = Vec::with_capacity(call.buffers.len());
@@ -210,8 +198,7 @@ impl Backend for CpuBackend {
     }
 
     fn launch_space(&self, call: &KernelCall<'_>) -> Vec<Launch> {
-        let tiles: &[u32] =
-            kernels::find(call.case.kernel, call.implementation).map_or(&[], |k| k.tiles);
+        let tiles: &[u32] = find(call).map_or(&[], |k| k.tiles);
         let mut threads: Vec<u32> = Vec::new();
         let mut t = 1;
         while t < self.info.parallelism {
@@ -238,4 +225,15 @@ impl Backend for CpuBackend {
     fn available_memory_bytes(&self) -> Option<u64> {
         self.cpu.mem_available_bytes
     }
+}
+
+/// The CPU implementation a call names (a suite kernel's), or why there is none.
+fn find(call: &KernelCall<'_>) -> Result<&'static kernels::CpuKernel, BackendError> {
+    call.case.kernel.suite().and_then(|id| kernels::find(id, call.implementation)).ok_or_else(
+        || BackendError::NoImplementation {
+            backend: "cpu".to_string(),
+            kernel: call.case.kernel.to_string(),
+            implementation: call.implementation.to_string(),
+        },
+    )
 }

@@ -35,7 +35,7 @@ use crate::backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, SourceKernel,
     SourceLang,
 };
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::ceilings::{CeilingOptions, Ceilings};
 use crate::error::BackendError;
 use crate::harness::TimingOptions;
@@ -370,10 +370,10 @@ impl Backend for CudaBackend {
         }
     }
 
-    fn implementations(&self, kernel: &str) -> Vec<Implementation> {
+    fn implementations(&self, kernel: KernelRef) -> Vec<Implementation> {
         let mut v = plan::implementations(kernel, self.blas_present);
         for name in self.user.keys() {
-            if name == kernel {
+            if name == kernel.name() {
                 v.push(Implementation {
                     id: name.clone(),
                     builtin: false,

@@ -1,12 +1,13 @@
 //! How each suite kernel runs on the CUDA backend: the CUDA C sources (compiled by NVRTC
-//! at run time), the implementations per kernel, and for one call the launches it makes
-//! (entry point, grid, block, arguments) or the cuBLAS / cuBLASLt GEMM it calls.
+//! at run time), and [`KERNELS`], one row per (kernel, implementation) saying which entry
+//! of which source runs with which block, grid and arguments; plus the cuBLAS / cuBLASLt
+//! GEMMs. [`plan`] turns a row and a call into the launches it makes.
 //!
 //! Planning is pure (no driver call), so it is tested on machines without a GPU. It
 //! checks every buffer of the call against the suite's `buffers()` (count, element type,
 //! length) before it names any of them in a launch: the launches in `ffi` rely on that.
 //!
-//! Launch parameters (`Launch`):
+//! Launch parameters (`Launch`), as the rows say:
 //! - 1-D kernels (`read` .. `gelu`, `fma`) and row kernels (`rmsnorm`, `layernorm`,
 //!   `softmax`, `softmax-online`, `rowsum`): `block = [x, 1, 1]`, x a multiple of 32 up
 //!   to the device's maximum; `grid = [g, 1, 1]` optional (1-D kernels default to the
@@ -23,9 +24,9 @@
 
 use super::info::DeviceAttributes;
 use crate::backend::{DType, Implementation, Launch};
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::error::BackendError;
-use crate::suite::{self, quant::QuantLayout};
+use crate::suite::{self, quant::QuantLayout, KernelId};
 use rooftop_core::units::Precision;
 
 /// Definitions every source starts with.
@@ -85,58 +86,342 @@ pub const CUBLAS: &str = "cublas";
 /// cuBLASLt.
 pub const CUBLASLT: &str = "cublaslt";
 
-/// Suite kernels the backend has CUDA sources for.
-pub const KERNELS: [&str; 18] = [
-    "read",
-    "write",
-    "copy",
-    "scale",
-    "add",
-    "triad",
-    "silu",
-    "gelu",
-    "rmsnorm",
-    "layernorm",
-    "softmax",
-    "softmax-online",
-    "rowsum",
-    "gemm",
-    "qmatvec",
-    "qgemm",
-    "fma",
-    "chase",
+/// A kernel argument as a row writes it; [`plan`] gives it its value for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    /// The call's buffer at this index.
+    Buf(usize),
+    /// The call's last buffer (the output of the quantized kernels).
+    LastBuf,
+    /// Buffer 3 when the weight format stores zero points, else a null pointer.
+    ZeroPoints,
+    /// The plan's scratch buffer at this index.
+    Scratch(usize),
+    /// A size parameter of the case, as a 64-bit integer.
+    Size64(&'static str),
+    /// A size parameter of the case, as a 32-bit integer (refused past 2^32 - 1).
+    Size32(&'static str),
+    /// The elements of buffer 0 (the FMA probe's accumulators), 32-bit.
+    Accumulators,
+    /// 1 for the `scalar` variant, else 0 (the FMA probe).
+    ScalarVariant,
+    /// The five 32-bit words of the quantized weight layout: bits, group, zero point
+    /// stored, GGML nibble order, signed.
+    QuantLayout,
+}
+
+/// How the threads of a block are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Block {
+    /// `[x, 1, 1]`, x a multiple of 32 up to the device's maximum; this x by default.
+    OneD(u32),
+    /// Always 256 threads (`[256, 1, 1]`, the only block accepted); the rule as the
+    /// refusal of another block states it.
+    Fixed256(&'static str),
+    /// `[x, y, 1]` of at most the device's maximum threads; `default` when unset, `what`
+    /// names the kernel in the refusal of another.
+    TwoD { default: [u32; 3], what: &'static str },
+    /// One thread (the launch's block is not read).
+    Single,
+}
+
+/// How the grid is sized (`n`, `m`, `rows`: the case's size parameters). A launch's
+/// `[g, 1, 1]` (g >= 1) replaces a 1-D grid; another shape is refused by `Resident` and
+/// `PerRow`, ignored by `WarpPerItem` and `FmaChains`; the 2-D and single grids never
+/// read the launch's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grid {
+    /// Grid-stride over the size parameter: its blocks, at most those resident on the
+    /// device at once.
+    Resident(&'static str),
+    /// One block per row.
+    PerRow,
+    /// One warp per element of the size parameter.
+    WarpPerItem(&'static str),
+    /// The FMA probe's threads: 4 accumulators per thread (vector), 32 threads per
+    /// accumulator (scalar).
+    FmaChains,
+    /// `[ceil(n / T), ceil(m / T), 1]` for the tile T (at most 65535 row blocks).
+    Tiles,
+    /// `[ceil(n / x), min(ceil(m / y), 65535), 1]` for the block `[x, y, 1]`.
+    PerElement2d,
+    /// One block.
+    Single,
+}
+
+/// The tile of tiled kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tile {
+    /// Not tiled.
+    None,
+    /// Always this tile.
+    Fixed(u64),
+    /// `Launch::tile`, one of these (the default when unset); `what` names the kernel in
+    /// the refusal of another.
+    Launch { default: u32, allowed: &'static [u32], what: &'static str },
+}
+
+/// The entry point's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `<stem>_f32` or `<stem>_f64` by the case's element type.
+    Typed(&'static str),
+    /// `<stem>_t<tile>_<f32|f64>`.
+    Tiled(&'static str),
+    /// As written.
+    Plain(&'static str),
+}
+
+/// Launches `--autotune` sweeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    /// `[32 .. 1024, 1, 1]` in powers of two, up to the device's maximum.
+    Blocks1d,
+    /// Each of these tiles with 256 threads.
+    Tiles(&'static [u32]),
+    /// These blocks, those within the device's maximum threads.
+    Blocks2d(&'static [[u32; 3]]),
+    /// Only this launch.
+    Only(Launch),
+}
+
+/// One CUDA implementation of a suite kernel: everything [`plan`] needs, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CudaKernel {
+    pub kernel: KernelId,
+    /// Implementation id (`rooftop`, `rooftop-naive`).
+    pub implementation: &'static str,
+    pub label: &'static str,
+    /// The [`SOURCES`] entry that defines it.
+    pub source: &'static str,
+    pub entry: Entry,
+    pub block: Block,
+    pub grid: Grid,
+    pub tile: Tile,
+    pub args: &'static [Arg],
+    /// One partial result per block (of the element type) and a 4-byte counter, in
+    /// scratch buffers 0 and 1 (`read`'s two-stage sum).
+    pub block_partials: bool,
+    /// The launch used when none is given.
+    pub default: Launch,
+    pub space: Space,
+}
+
+const fn block(x: u32) -> Launch {
+    Launch { threads: None, tile: None, block: Some([x, 1, 1]), grid: None }
+}
+
+const NVRTC: &str = "rooftop CUDA C (NVRTC)";
+const BUF3: &[Arg] = &[Arg::Buf(0), Arg::Buf(1), Arg::Buf(2), Arg::Size64("n")];
+const BUF2: &[Arg] = &[Arg::Buf(0), Arg::Buf(1), Arg::Size64("n")];
+const ROWS2: &[Arg] = &[Arg::Buf(0), Arg::Buf(1), Arg::Size64("rows"), Arg::Size64("cols")];
+const GEMM_ARGS: &[Arg] =
+    &[Arg::Buf(0), Arg::Buf(1), Arg::Buf(2), Arg::Size32("m"), Arg::Size32("n"), Arg::Size32("k")];
+
+/// A 1-D kernel of `stream.cu`: `rt_<name>_<f32|f64>` over `n`, grid-stride.
+const fn stream(kernel: KernelId, entry: &'static str, args: &'static [Arg]) -> CudaKernel {
+    CudaKernel {
+        kernel,
+        implementation: OURS,
+        label: NVRTC,
+        source: "stream",
+        entry: Entry::Typed(entry),
+        block: Block::OneD(256),
+        grid: Grid::Resident("n"),
+        tile: Tile::None,
+        args,
+        block_partials: false,
+        default: block(256),
+        space: Space::Blocks1d,
+    }
+}
+
+/// A row kernel of `rows.cu`: one block per row.
+const fn rows(kernel: KernelId, entry: &'static str, args: &'static [Arg]) -> CudaKernel {
+    CudaKernel {
+        source: "rows",
+        grid: Grid::PerRow,
+        entry: Entry::Typed(entry),
+        ..stream(kernel, entry, args)
+    }
+}
+
+/// Every CUDA implementation of a suite kernel (the cuBLAS GEMMs aside).
+pub static KERNELS: [CudaKernel; 19] = [
+    CudaKernel {
+        args: &[Arg::Buf(0), Arg::Buf(1), Arg::Scratch(0), Arg::Scratch(1), Arg::Size64("n")],
+        block_partials: true,
+        ..stream(KernelId::Read, "rt_read", &[])
+    },
+    stream(KernelId::Write, "rt_write", &[Arg::Buf(0), Arg::Size64("n")]),
+    stream(KernelId::Copy, "rt_copy", BUF2),
+    stream(KernelId::Scale, "rt_scale", BUF2),
+    stream(KernelId::Add, "rt_add", BUF3),
+    stream(KernelId::Triad, "rt_triad", BUF3),
+    stream(KernelId::Silu, "rt_silu", BUF2),
+    stream(KernelId::Gelu, "rt_gelu", BUF2),
+    rows(
+        KernelId::RmsNorm,
+        "rt_rmsnorm",
+        &[Arg::Buf(0), Arg::Buf(1), Arg::Buf(2), Arg::Size64("rows"), Arg::Size64("cols")],
+    ),
+    rows(
+        KernelId::LayerNorm,
+        "rt_layernorm",
+        &[
+            Arg::Buf(0),
+            Arg::Buf(1),
+            Arg::Buf(2),
+            Arg::Buf(3),
+            Arg::Size64("rows"),
+            Arg::Size64("cols"),
+        ],
+    ),
+    rows(KernelId::Softmax, "rt_softmax", ROWS2),
+    rows(KernelId::SoftmaxOnline, "rt_softmax_online", ROWS2),
+    rows(KernelId::RowSum, "rt_rowsum", ROWS2),
+    CudaKernel {
+        kernel: KernelId::Gemm,
+        implementation: OURS,
+        label: "rooftop CUDA C, shared-memory tiles (NVRTC)",
+        source: "gemm",
+        entry: Entry::Tiled("rt_gemm"),
+        block: Block::Fixed256("the tiled GEMM always runs 256 threads per block ([256, 1, 1])"),
+        grid: Grid::Tiles,
+        tile: Tile::Launch { default: 64, allowed: &[32, 64, 128], what: "the tiled GEMM" },
+        args: GEMM_ARGS,
+        block_partials: false,
+        default: Launch { tile: Some(64), ..block(256) },
+        space: Space::Tiles(&[32, 64, 128]),
+    },
+    CudaKernel {
+        kernel: KernelId::Gemm,
+        implementation: NAIVE,
+        label: "rooftop CUDA C, one thread per element (NVRTC)",
+        source: "gemm",
+        entry: Entry::Typed("rt_gemm_naive"),
+        block: Block::TwoD { default: [16, 16, 1], what: "the naive GEMM" },
+        grid: Grid::PerElement2d,
+        tile: Tile::None,
+        args: GEMM_ARGS,
+        block_partials: false,
+        default: Launch { tile: Some(64), ..block(256) },
+        space: Space::Blocks2d(&[[8, 8, 1], [16, 16, 1], [32, 8, 1], [32, 32, 1], [256, 1, 1]]),
+    },
+    CudaKernel {
+        kernel: KernelId::Qmatvec,
+        implementation: OURS,
+        label: NVRTC,
+        source: "quant",
+        entry: Entry::Plain("rt_qmatvec"),
+        block: Block::OneD(128),
+        grid: Grid::WarpPerItem("n"),
+        tile: Tile::None,
+        args: &[
+            Arg::Buf(0),
+            Arg::Buf(1),
+            Arg::Buf(2),
+            Arg::ZeroPoints,
+            Arg::LastBuf,
+            Arg::Size32("n"),
+            Arg::Size32("k"),
+            Arg::QuantLayout,
+        ],
+        block_partials: false,
+        default: block(128),
+        space: Space::Blocks1d,
+    },
+    CudaKernel {
+        kernel: KernelId::Qgemm,
+        implementation: OURS,
+        label: NVRTC,
+        source: "quant",
+        entry: Entry::Plain("rt_qgemm"),
+        block: Block::Fixed256("qgemm always runs 256 threads per block"),
+        grid: Grid::Tiles,
+        tile: Tile::Fixed(64),
+        args: &[
+            Arg::Buf(0),
+            Arg::Buf(1),
+            Arg::Buf(2),
+            Arg::ZeroPoints,
+            Arg::LastBuf,
+            Arg::Size32("m"),
+            Arg::Size32("n"),
+            Arg::Size32("k"),
+            Arg::QuantLayout,
+        ],
+        block_partials: false,
+        default: block(256),
+        space: Space::Only(Launch { tile: Some(64), ..block(256) }),
+    },
+    CudaKernel {
+        kernel: KernelId::Fma,
+        implementation: OURS,
+        label: NVRTC,
+        source: "probe",
+        entry: Entry::Typed("rt_fma"),
+        block: Block::OneD(64),
+        grid: Grid::FmaChains,
+        tile: Tile::None,
+        args: &[
+            Arg::Buf(0),
+            Arg::Buf(1),
+            Arg::Buf(2),
+            Arg::Buf(3),
+            Arg::Accumulators,
+            Arg::Size32("iters"),
+            Arg::ScalarVariant,
+        ],
+        block_partials: false,
+        default: block(64),
+        space: Space::Blocks1d,
+    },
+    CudaKernel {
+        kernel: KernelId::Chase,
+        implementation: OURS,
+        label: NVRTC,
+        source: "probe",
+        entry: Entry::Plain("rt_chase"),
+        block: Block::Single,
+        grid: Grid::Single,
+        tile: Tile::None,
+        args: &[Arg::Buf(0), Arg::Buf(1), Arg::Size64("steps")],
+        block_partials: false,
+        default: Launch { grid: Some([1, 1, 1]), ..block(1) },
+        space: Space::Only(Launch { grid: Some([1, 1, 1]), ..block(1) }),
+    },
 ];
+
+/// The cuBLAS implementations of `gemm` (present when the libraries loaded).
+const BLAS: [(&str, &str); 2] = [
+    (CUBLAS, "cuBLAS sgemm/dgemm (default math mode, no TF32)"),
+    (CUBLASLT, "cuBLASLt matmul (fp32/fp64 compute; tf32/bf16/fp16/fp8 for ceilings)"),
+];
+
+/// Our implementation `implementation` of `kernel`.
+pub fn find(kernel: KernelRef, implementation: &str) -> Option<&'static CudaKernel> {
+    KERNELS.iter().find(|k| kernel == k.kernel && k.implementation == implementation)
+}
 
 /// The implementations of `kernel`, ours first; `blas` says whether cuBLAS and
 /// cuBLASLt loaded.
-pub fn implementations(kernel: &str, blas: bool) -> Vec<Implementation> {
-    if !KERNELS.contains(&kernel) {
-        return Vec::new();
-    }
-    let ours = |id: &str, label: &str| Implementation {
-        id: id.to_string(),
-        builtin: false,
-        label: label.to_string(),
-    };
-    if kernel != "gemm" {
-        return vec![ours(OURS, "rooftop CUDA C (NVRTC)")];
-    }
-    let mut v = vec![
-        ours(OURS, "rooftop CUDA C, shared-memory tiles (NVRTC)"),
-        ours(NAIVE, "rooftop CUDA C, one thread per element (NVRTC)"),
-    ];
-    if blas {
-        v.push(Implementation {
-            id: CUBLAS.to_string(),
+pub fn implementations(kernel: KernelRef, blas: bool) -> Vec<Implementation> {
+    let mut v: Vec<Implementation> = KERNELS
+        .iter()
+        .filter(|k| kernel == k.kernel)
+        .map(|k| Implementation {
+            id: k.implementation.to_string(),
+            builtin: false,
+            label: k.label.to_string(),
+        })
+        .collect();
+    if blas && kernel == KernelId::Gemm {
+        v.extend(BLAS.iter().map(|(id, label)| Implementation {
+            id: (*id).to_string(),
             builtin: true,
-            label: "cuBLAS sgemm/dgemm (default math mode, no TF32)".to_string(),
-        });
-        v.push(Implementation {
-            id: CUBLASLT.to_string(),
-            builtin: true,
-            label: "cuBLASLt matmul (fp32/fp64 compute; tf32/bf16/fp16/fp8 for ceilings)"
-                .to_string(),
-        });
+            label: (*label).to_string(),
+        }));
     }
     v
 }
@@ -206,59 +491,36 @@ fn bad_launch(msg: impl Into<String>) -> BackendError {
     BackendError::BadLaunch(msg.into())
 }
 
-/// The default launch of a case.
+/// The default launch of a case: its kernel's first row's.
 pub fn default_launch(case: &Case) -> Launch {
-    let block = |x| Launch { block: Some([x, 1, 1]), ..Launch::default() };
-    match case.kernel {
-        "gemm" => Launch { block: Some([256, 1, 1]), tile: Some(64), ..Launch::default() },
-        "fma" => block(64),
-        "qmatvec" => block(128),
-        "chase" => Launch { block: Some([1, 1, 1]), grid: Some([1, 1, 1]), ..Launch::default() },
-        _ => block(256),
-    }
+    KERNELS.iter().find(|k| case.kernel == k.kernel).map_or(block(256), |k| k.default)
 }
 
 /// Launches `--autotune` sweeps for `kernel` with `implementation`.
-pub fn launch_space(kernel: &str, implementation: &str, max_threads: u32) -> Vec<Launch> {
-    let blocks: Vec<Launch> = [32u32, 64, 128, 256, 512, 1024]
-        .iter()
-        .filter(|&&b| b <= max_threads)
-        .map(|&b| Launch { block: Some([b, 1, 1]), ..Launch::default() })
-        .collect();
-    match (kernel, implementation) {
-        (_, CUBLAS | CUBLASLT) => vec![Launch::default()],
-        ("gemm", OURS) => [32, 64, 128]
+pub fn launch_space(kernel: KernelRef, implementation: &str, max_threads: u32) -> Vec<Launch> {
+    let Some(k) = find(kernel, implementation) else { return vec![Launch::default()] };
+    match k.space {
+        Space::Blocks1d => [32u32, 64, 128, 256, 512, 1024]
             .iter()
-            .map(|&t| Launch { block: Some([256, 1, 1]), tile: Some(t), ..Launch::default() })
+            .filter(|&&b| b <= max_threads)
+            .map(|&b| block(b))
             .collect(),
-        ("gemm", _) => [[8, 8, 1], [16, 16, 1], [32, 8, 1], [32, 32, 1], [256, 1, 1]]
+        Space::Tiles(tiles) => {
+            tiles.iter().map(|&t| Launch { tile: Some(t), ..block(256) }).collect()
+        }
+        Space::Blocks2d(blocks) => blocks
             .iter()
             .filter(|b| b[0] * b[1] <= max_threads)
             .map(|&b| Launch { block: Some(b), ..Launch::default() })
             .collect(),
-        ("qgemm", _) => {
-            vec![Launch { block: Some([256, 1, 1]), tile: Some(64), ..Launch::default() }]
-        }
-        ("chase", _) => vec![default_launch_for("chase")],
-        _ => blocks,
+        Space::Only(l) => vec![l],
     }
-}
-
-fn default_launch_for(kernel: &'static str) -> Launch {
-    default_launch(&Case {
-        kernel,
-        sizes: Vec::new(),
-        dtype: Precision::Fp32,
-        weights: None,
-        variant: None,
-    })
 }
 
 /// Checks the call's buffers against the suite's, so that every launch reads and writes
 /// inside them.
-fn check_buffers(case: &Case, bufs: &[(DType, usize)]) -> Result<(), BackendError> {
-    let kernel = suite::find(case.kernel).map_err(|e| BackendError::Other(e.to_string()))?;
-    let specs = kernel.buffers(case);
+fn check_buffers(id: KernelId, case: &Case, bufs: &[(DType, usize)]) -> Result<(), BackendError> {
+    let specs = id.def().buffers(case);
     if specs.is_empty() {
         return Err(BackendError::Other(format!(
             "{}: the case {} has no buffers (an unsupported format?)",
@@ -286,23 +548,6 @@ fn check_buffers(case: &Case, bufs: &[(DType, usize)]) -> Result<(), BackendErro
     Ok(())
 }
 
-/// `x` of a 1-D block, checked: a multiple of 32 (warp reductions), at most the device's
-/// limit.
-fn block_1d(launch: &Launch, default: u32, max: u32) -> Result<u32, BackendError> {
-    let [x, y, z] = launch.block.unwrap_or([default, 1, 1]);
-    if y != 1 || z != 1 {
-        return Err(bad_launch(format!(
-            "this kernel takes a 1-D block ([x, 1, 1]), got {x}x{y}x{z}"
-        )));
-    }
-    if x == 0 || x % 32 != 0 || x > max {
-        return Err(bad_launch(format!(
-            "block size must be a multiple of 32 between 32 and {max}, got {x}"
-        )));
-    }
-    Ok(x)
-}
-
 fn to_u32(what: &str, v: u64) -> Result<u32, BackendError> {
     u32::try_from(v).map_err(|_| bad_launch(format!("{what} = {v} exceeds 2^32 - 1")))
 }
@@ -319,357 +564,269 @@ pub fn plan(
     bufs: &[(DType, usize)],
     dev: &DeviceAttributes,
 ) -> Result<PlanSpec, BackendError> {
-    use ArgSpec::{Buf, Scratch, U32, U64};
-    check_buffers(case, bufs)?;
     let no_impl = || BackendError::NoImplementation {
         backend: "cuda".to_string(),
         kernel: case.kernel.to_string(),
         implementation: implementation.to_string(),
     };
-    let gemm_impl =
-        case.kernel == "gemm" && [OURS, NAIVE, CUBLAS, CUBLASLT].contains(&implementation);
-    if !(implementation == OURS || gemm_impl) || !KERNELS.contains(&case.kernel) {
-        return Err(no_impl());
+    let id = case.kernel.suite().ok_or_else(no_impl)?;
+    check_buffers(id, case, bufs)?;
+    if id == KernelId::Gemm && BLAS.iter().any(|(b, _)| *b == implementation) {
+        return blas_plan(case, implementation, dev);
     }
+    let k = find(case.kernel, implementation).ok_or_else(no_impl)?;
     let max = dev.max_threads_per_block.max(32);
-    let sfx = suffix(case.dtype);
-    let resident_blocks = |block: u32| resident_blocks(dev, block);
-    let grid_1d = |launch: &Launch, block: u32, items: u64| -> Result<u32, BackendError> {
-        match launch.grid {
-            Some([g, 1, 1]) if g > 0 => Ok(g),
-            Some(g) => Err(bad_launch(format!(
-                "this kernel takes a 1-D grid ([g, 1, 1], g >= 1), got {}x{}x{}",
-                g[0], g[1], g[2]
-            ))),
-            None => to_u32("grid", blocks_for(items, u64::from(block)).min(resident_blocks(block))),
+    let tile = tile_of(k.tile, launch)?;
+    let block = block_of(k.block, launch, max)?;
+    let grid = grid_of(k.grid, case, launch, block, tile, bufs, dev)?;
+    let double = case.dtype == Precision::Fp64;
+    let sfx = if double { "f64" } else { "f32" };
+    let entry = match k.entry {
+        Entry::Typed(stem) => format!("{stem}_{sfx}"),
+        Entry::Tiled(stem) => format!("{stem}_t{tile}_{sfx}"),
+        Entry::Plain(name) => name.to_string(),
+    };
+    let mut args = Vec::with_capacity(k.args.len() + 4);
+    for a in k.args {
+        push_arg(&mut args, *a, case, bufs)?;
+    }
+    let scratch_bytes = if k.block_partials {
+        vec![u64::from(grid[0]) * if double { 8 } else { 4 }, 4]
+    } else {
+        Vec::new()
+    };
+    let step = StepSpec::Kernel { source: k.source, entry, grid, block, args };
+    Ok(PlanSpec { prep: Vec::new(), steps: vec![step], scratch_bytes })
+}
+
+/// The tile of a row (0 when not tiled).
+fn tile_of(tile: Tile, launch: &Launch) -> Result<u64, BackendError> {
+    match tile {
+        Tile::None => Ok(0),
+        Tile::Fixed(t) => Ok(t),
+        Tile::Launch { default, allowed, what } => {
+            let t = launch.tile.unwrap_or(default);
+            if allowed.contains(&t) {
+                return Ok(u64::from(t));
+            }
+            let list: Vec<String> = allowed.iter().map(u32::to_string).collect();
+            let choices = match list.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => list.join(""),
+            };
+            Err(bad_launch(format!("{what} takes tile {choices}, got {t}")))
+        }
+    }
+}
+
+/// The block of a row, checked against the device's `max` threads per block.
+fn block_of(b: Block, launch: &Launch, max: u32) -> Result<[u32; 3], BackendError> {
+    match b {
+        Block::OneD(default) => {
+            let [x, y, z] = launch.block.unwrap_or([default, 1, 1]);
+            if y != 1 || z != 1 {
+                return Err(bad_launch(format!(
+                    "this kernel takes a 1-D block ([x, 1, 1]), got {x}x{y}x{z}"
+                )));
+            }
+            if x == 0 || x % 32 != 0 || x > max {
+                return Err(bad_launch(format!(
+                    "block size must be a multiple of 32 between 32 and {max}, got {x}"
+                )));
+            }
+            Ok([x, 1, 1])
+        }
+        Block::Fixed256(rule) => match launch.block {
+            Some([bx, by, bz]) if [bx, by, bz] != [256, 1, 1] => {
+                Err(bad_launch(format!("{rule}, got {bx}x{by}x{bz}")))
+            }
+            _ => Ok([256, 1, 1]),
+        },
+        Block::TwoD { default, what } => {
+            let [bx, by, bz] = launch.block.unwrap_or(default);
+            if bz != 1 || bx == 0 || by == 0 || bx * by > max {
+                return Err(bad_launch(format!(
+                    "{what} takes a block [x, y, 1] of at most {max} threads, got {bx}x{by}x{bz}"
+                )));
+            }
+            Ok([bx, by, 1])
+        }
+        Block::Single => Ok([1, 1, 1]),
+    }
+}
+
+/// The grid of a row for `case` with `block` (and `tile` for tiled rows).
+fn grid_of(
+    g: Grid,
+    case: &Case,
+    launch: &Launch,
+    block: [u32; 3],
+    tile: u64,
+    bufs: &[(DType, usize)],
+    dev: &DeviceAttributes,
+) -> Result<[u32; 3], BackendError> {
+    // A 1-D grid given in the launch replaces the computed one; another shape is refused
+    // with `rule` (`None`: ignored, the computed grid runs).
+    let one_d = |computed: u64, rule: Option<&str>| -> Result<[u32; 3], BackendError> {
+        match (launch.grid, rule) {
+            (Some([g, 1, 1]), _) if g > 0 => Ok([g, 1, 1]),
+            (Some([x, y, z]), Some(rule)) => Err(bad_launch(format!("{rule}, got {x}x{y}x{z}"))),
+            _ => Ok([to_u32("grid", computed)?, 1, 1]),
         }
     };
-    let mut out = PlanSpec::default();
-    match case.kernel {
-        "read" | "write" | "copy" | "scale" | "add" | "triad" | "silu" | "gelu" => {
-            let n = case.size("n");
-            let block = block_1d(launch, 256, max)?;
-            let grid = grid_1d(launch, block, n)?;
-            let entry = format!("rt_{}_{sfx}", case.kernel);
-            let args = match case.kernel {
-                "read" => {
-                    let size = if sfx == "f64" { 8 } else { 4 };
-                    out.scratch_bytes = vec![u64::from(grid) * size, 4];
-                    vec![Buf(0), Buf(1), Scratch(0), Scratch(1), U64(n)]
-                }
-                "write" => vec![Buf(0), U64(n)],
-                "add" | "triad" => vec![Buf(0), Buf(1), Buf(2), U64(n)],
-                _ => vec![Buf(0), Buf(1), U64(n)],
-            };
-            out.steps.push(kernel("stream", entry, [grid, 1, 1], [block, 1, 1], args));
+    let threads = u64::from(block[0]);
+    let row_blocks = |m: u64, per: u64| -> Result<u32, BackendError> {
+        let gy = blocks_for(m, per);
+        if gy > 65_535 {
+            return Err(bad_launch(format!("m = {m} needs {gy} > 65535 row blocks")));
         }
-        "rmsnorm" | "layernorm" | "softmax" | "softmax-online" | "rowsum" => {
-            let (rows, cols) = (case.size("rows"), case.size("cols"));
-            let block = block_1d(launch, 256, max)?;
-            let grid = match launch.grid {
-                Some([g, 1, 1]) if g > 0 => g,
-                Some(g) => {
-                    return Err(bad_launch(format!(
-                        "row kernels take a 1-D grid, got {}x{}x{}",
-                        g[0], g[1], g[2]
-                    )))
-                }
-                None => rows.min(u64::from(i32::MAX as u32)) as u32,
-            };
-            let name = case.kernel.replace('-', "_");
-            let args = match case.kernel {
-                "rmsnorm" => vec![Buf(0), Buf(1), Buf(2), U64(rows), U64(cols)],
-                "layernorm" => vec![Buf(0), Buf(1), Buf(2), Buf(3), U64(rows), U64(cols)],
-                _ => vec![Buf(0), Buf(1), U64(rows), U64(cols)],
-            };
-            out.steps.push(kernel(
-                "rows",
-                format!("rt_{name}_{sfx}"),
-                [grid, 1, 1],
-                [block, 1, 1],
-                args,
-            ));
+        Ok(gy as u32)
+    };
+    match g {
+        Grid::Resident(n) => {
+            let resident = u64::from(dev.sm_count.max(1))
+                * u64::from((dev.max_threads_per_sm / block[0]).max(1));
+            one_d(
+                blocks_for(case.size(n), threads).min(resident),
+                Some("this kernel takes a 1-D grid ([g, 1, 1], g >= 1)"),
+            )
         }
-        "gemm" => gemm_plan(case, implementation, launch, dev, &mut out)?,
-        "qmatvec" | "qgemm" => quant_plan(case, launch, bufs, max, &mut out)?,
-        "fma" => {
-            let nacc = bufs[0].1 as u64;
+        Grid::PerRow => one_d(
+            case.size("rows").min(u64::from(i32::MAX as u32)),
+            Some("row kernels take a 1-D grid"),
+        ),
+        Grid::WarpPerItem(n) => one_d(blocks_for(case.size(n), threads / 32), None),
+        Grid::FmaChains => {
+            let nacc = bufs.first().map_or(0, |b| b.1 as u64);
             let scalar = case.variant == Some("scalar");
-            let block = block_1d(launch, 64, max)?;
             // The vector kernel runs FMA_CHAINS (4) accumulators per thread.
             if !scalar && !nacc.is_multiple_of(4) {
                 return Err(bad_launch(format!(
                     "the fma kernel runs 4 accumulators per thread: {nacc} is not a multiple of 4"
                 )));
             }
-            let threads = if scalar { nacc * 32 } else { nacc / 4 };
-            let grid = match launch.grid {
-                Some([g, 1, 1]) if g > 0 => g,
-                _ => to_u32("grid", blocks_for(threads, u64::from(block)))?,
-            };
-            let args = vec![
-                Buf(0),
-                Buf(1),
-                Buf(2),
-                Buf(3),
-                U32(to_u32("accumulators", nacc)?),
-                U32(to_u32("iters", case.size("iters"))?),
-                U32(u32::from(scalar)),
-            ];
-            out.steps.push(kernel(
-                "probe",
-                format!("rt_fma_{sfx}"),
-                [grid, 1, 1],
-                [block, 1, 1],
-                args,
-            ));
+            one_d(blocks_for(if scalar { nacc * 32 } else { nacc / 4 }, threads), None)
         }
-        "chase" => {
-            out.steps.push(kernel(
-                "probe",
-                "rt_chase".to_string(),
-                [1, 1, 1],
-                [1, 1, 1],
-                vec![Buf(0), Buf(1), U64(case.size("steps"))],
-            ));
+        Grid::Tiles => {
+            let gy = row_blocks(case.size("m"), tile)?;
+            Ok([to_u32("grid x", blocks_for(case.size("n"), tile))?, gy, 1])
         }
-        _ => return Err(no_impl()),
-    }
-    Ok(out)
-}
-
-/// The kernels' type suffix for `dtype` (`f64`, else `f32`).
-fn suffix(dtype: Precision) -> &'static str {
-    match dtype {
-        Precision::Fp64 => "f64",
-        _ => "f32",
+        Grid::PerElement2d => Ok([
+            to_u32("grid x", blocks_for(case.size("n"), threads))?,
+            blocks_for(case.size("m"), u64::from(block[1])).min(65_535) as u32,
+            1,
+        ]),
+        Grid::Single => Ok([1, 1, 1]),
     }
 }
 
-/// Blocks of `block` threads resident on the whole device at once.
-fn resident_blocks(dev: &DeviceAttributes, block: u32) -> u64 {
-    u64::from(dev.sm_count.max(1)) * u64::from((dev.max_threads_per_sm / block).max(1))
+/// Appends the value(s) of `arg` for `case` and its buffers.
+fn push_arg(
+    out: &mut Vec<ArgSpec>,
+    arg: Arg,
+    case: &Case,
+    bufs: &[(DType, usize)],
+) -> Result<(), BackendError> {
+    let layout = || {
+        case.weights.and_then(QuantLayout::of).ok_or_else(|| {
+            BackendError::Other(format!("{}: no weight format in the case", case.kernel))
+        })
+    };
+    match arg {
+        Arg::Buf(i) => out.push(ArgSpec::Buf(i)),
+        Arg::LastBuf => out.push(ArgSpec::Buf(bufs.len().saturating_sub(1))),
+        Arg::ZeroPoints => {
+            out.push(if layout()?.zero_point { ArgSpec::Buf(3) } else { ArgSpec::Null });
+        }
+        Arg::Scratch(i) => out.push(ArgSpec::Scratch(i)),
+        Arg::Size64(name) => out.push(ArgSpec::U64(case.size(name))),
+        Arg::Size32(name) => out.push(ArgSpec::U32(to_u32(name, case.size(name))?)),
+        Arg::Accumulators => {
+            let n = bufs.first().map_or(0, |b| b.1 as u64);
+            out.push(ArgSpec::U32(to_u32("accumulators", n)?));
+        }
+        Arg::ScalarVariant => out.push(ArgSpec::U32(u32::from(case.variant == Some("scalar")))),
+        Arg::QuantLayout => {
+            let l = layout()?;
+            out.extend([
+                ArgSpec::U32(l.bits),
+                ArgSpec::U32(l.group as u32),
+                ArgSpec::U32(u32::from(l.zero_point)),
+                ArgSpec::U32(u32::from(l.nibbles == suite::quant::NibbleOrder::Ggml)),
+                ArgSpec::U32(u32::from(l.signed)),
+            ]);
+        }
+    }
+    Ok(())
 }
 
-/// One kernel launch of the plan.
-fn kernel(
-    source: &'static str,
-    entry: String,
-    grid: [u32; 3],
-    block: [u32; 3],
-    args: Vec<ArgSpec>,
-) -> StepSpec {
-    StepSpec::Kernel { source, entry, grid, block, args }
-}
-
-/// The GEMM's steps: rooftop's tiled kernel, the naive one, or a cuBLAS / cuBLASLt call.
-fn gemm_plan(
+/// The plan of a cuBLAS or cuBLASLt GEMM (buffers already checked).
+fn blas_plan(
     case: &Case,
     implementation: &str,
-    launch: &Launch,
     dev: &DeviceAttributes,
-    out: &mut PlanSpec,
-) -> Result<(), BackendError> {
+) -> Result<PlanSpec, BackendError> {
     use ArgSpec::{Buf, Scratch, U32, U64};
-    let max = dev.max_threads_per_block.max(32);
-    let sfx = suffix(case.dtype);
     let (m, n, k) = (case.size("m"), case.size("n"), case.size("k"));
-    match implementation {
-        OURS => {
-            let tile = launch.tile.unwrap_or(64);
-            if !matches!(tile, 32 | 64 | 128) {
-                return Err(bad_launch(format!(
-                    "the tiled GEMM takes tile 32, 64 or 128, got {tile}"
-                )));
-            }
-            if let Some([bx, by, bz]) = launch.block.filter(|b| *b != [256, 1, 1]) {
-                return Err(bad_launch(format!(
-                    "the tiled GEMM always runs 256 threads per block ([256, 1, 1]), got {bx}x{by}x{bz}")));
-            }
-            let t = u64::from(tile);
-            let gy = blocks_for(m, t);
-            if gy > 65_535 {
-                return Err(bad_launch(format!("m = {m} needs {gy} > 65535 row blocks")));
-            }
-            let grid = [to_u32("grid x", blocks_for(n, t))?, gy as u32, 1];
-            let args = vec![
-                Buf(0),
-                Buf(1),
-                Buf(2),
-                U32(to_u32("m", m)?),
-                U32(to_u32("n", n)?),
-                U32(to_u32("k", k)?),
-            ];
-            out.steps.push(kernel(
-                "gemm",
-                format!("rt_gemm_t{tile}_{sfx}"),
-                grid,
-                [256, 1, 1],
-                args,
-            ));
-        }
-        NAIVE => {
-            let [bx, by, bz] = launch.block.unwrap_or([16, 16, 1]);
-            if bz != 1 || bx == 0 || by == 0 || bx * by > max {
-                return Err(bad_launch(format!(
-                    "the naive GEMM takes a block [x, y, 1] of at most {max} threads, got {bx}x{by}x{bz}"
-                )));
-            }
-            let grid = [
-                to_u32("grid x", blocks_for(n, u64::from(bx)))?,
-                blocks_for(m, u64::from(by)).min(65_535) as u32,
-                1,
-            ];
-            let args = vec![
-                Buf(0),
-                Buf(1),
-                Buf(2),
-                U32(to_u32("m", m)?),
-                U32(to_u32("n", n)?),
-                U32(to_u32("k", k)?),
-            ];
-            out.steps.push(kernel("gemm", format!("rt_gemm_naive_{sfx}"), grid, [bx, by, 1], args));
-        }
-        CUBLAS => {
-            let i = |what, v: u64| {
-                i32::try_from(v)
-                    .map_err(|_| bad_launch(format!("cuBLAS takes {what} < 2^31, got {v}")))
-            };
-            if !matches!(case.dtype, Precision::Fp32 | Precision::Fp64) {
-                return Err(BackendError::Other(format!(
-                    "cuBLAS (classic) runs fp32 and fp64 GEMMs here, not {}; use cublaslt",
-                    case.dtype
-                )));
-            }
-            out.steps.push(StepSpec::Blas {
-                double: case.dtype == Precision::Fp64,
-                m: i("m", m)?,
-                n: i("n", n)?,
-                k: i("k", k)?,
-            });
-        }
-        _ => {
-            let kind = lt_kind(case.dtype, dev.compute_capability)?;
-            if kind.converted() {
-                let (entry, size) = match kind {
-                    LtKind::Bf16 => ("bf16", 2),
-                    LtKind::F16 => ("f16", 2),
-                    _ => ("e4m3", 1),
-                };
-                if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
-                    return Err(bad_launch(format!(
-                        "the {entry} tensor-core GEMM needs m, n, k multiples of 16, got {m}x{n}x{k}"
-                    )));
-                }
-                out.scratch_bytes = vec![m * k * size, k * n * size];
-                let conv = |items: u64| -> Result<[u32; 3], BackendError> {
-                    Ok([
-                        to_u32("grid", blocks_for(items, 256).min(resident_blocks(dev, 256)))?,
-                        1,
-                        1,
-                    ])
-                };
-                out.prep.push(kernel(
-                    "tensor",
-                    format!("rt_to_{entry}"),
-                    conv(m * k)?,
-                    [256, 1, 1],
-                    vec![Buf(0), Scratch(0), U64(m * k)],
-                ));
-                out.prep.push(kernel(
-                    "tensor",
-                    format!("rt_to_{entry}_t"),
-                    conv(k * n)?,
-                    [256, 1, 1],
-                    vec![Buf(1), Scratch(1), U32(to_u32("k", k)?), U32(to_u32("n", n)?)],
-                ));
-                out.steps.push(StepSpec::Lt {
-                    kind,
-                    m,
-                    n,
-                    k,
-                    a: Scratch(1),
-                    b: Scratch(0),
-                    d: Buf(2),
-                });
-            } else {
-                out.steps.push(StepSpec::Lt { kind, m, n, k, a: Buf(1), b: Buf(0), d: Buf(2) });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The quantized matrix-vector product's or GEMM's kernel with the weights' layout.
-fn quant_plan(
-    case: &Case,
-    launch: &Launch,
-    bufs: &[(DType, usize)],
-    max: u32,
-    out: &mut PlanSpec,
-) -> Result<(), BackendError> {
-    use ArgSpec::{Buf, Null, U32};
-    let l = case.weights.and_then(QuantLayout::of).ok_or_else(|| {
-        BackendError::Other(format!("{}: no weight format in the case", case.kernel))
-    })?;
-    let layout = [
-        U32(l.bits),
-        U32(l.group as u32),
-        U32(u32::from(l.zero_point)),
-        U32(u32::from(l.nibbles == suite::quant::NibbleOrder::Ggml)),
-        U32(u32::from(l.signed)),
-    ];
-    let zeros = if l.zero_point { Buf(3) } else { Null };
-    let y = Buf(bufs.len() - 1);
-    let (n, k) = (case.size("n"), case.size("k"));
-    if case.kernel == "qmatvec" {
-        let block = block_1d(launch, 128, max)?;
-        let warps = u64::from(block / 32);
-        let grid = match launch.grid {
-            Some([g, 1, 1]) if g > 0 => g,
-            _ => to_u32("grid", blocks_for(n, warps))?,
+    let mut out = PlanSpec::default();
+    if implementation == CUBLAS {
+        let i = |what, v: u64| {
+            i32::try_from(v).map_err(|_| bad_launch(format!("cuBLAS takes {what} < 2^31, got {v}")))
         };
-        let mut args =
-            vec![Buf(0), Buf(1), Buf(2), zeros, y, U32(to_u32("n", n)?), U32(to_u32("k", k)?)];
-        args.extend(layout);
-        out.steps.push(kernel(
-            "quant",
-            "rt_qmatvec".to_string(),
-            [grid, 1, 1],
-            [block, 1, 1],
-            args,
-        ));
-    } else {
-        let m = case.size("m");
-        if let Some([bx, by, bz]) = launch.block.filter(|b| *b != [256, 1, 1]) {
-            return Err(bad_launch(format!(
-                "qgemm always runs 256 threads per block, got {bx}x{by}x{bz}"
+        if !matches!(case.dtype, Precision::Fp32 | Precision::Fp64) {
+            return Err(BackendError::Other(format!(
+                "cuBLAS (classic) runs fp32 and fp64 GEMMs here, not {}; use cublaslt",
+                case.dtype
             )));
         }
-        let gy = blocks_for(m, 64);
-        if gy > 65_535 {
-            return Err(bad_launch(format!("m = {m} needs {gy} > 65535 row blocks")));
-        }
-        let mut args = vec![
-            Buf(0),
-            Buf(1),
-            Buf(2),
-            zeros,
-            y,
-            U32(to_u32("m", m)?),
-            U32(to_u32("n", n)?),
-            U32(to_u32("k", k)?),
-        ];
-        args.extend(layout);
-        out.steps.push(kernel(
-            "quant",
-            "rt_qgemm".to_string(),
-            [to_u32("grid", blocks_for(n, 64))?, gy as u32, 1],
-            [256, 1, 1],
-            args,
-        ));
+        out.steps.push(StepSpec::Blas {
+            double: case.dtype == Precision::Fp64,
+            m: i("m", m)?,
+            n: i("n", n)?,
+            k: i("k", k)?,
+        });
+        return Ok(out);
     }
-    Ok(())
+    let kind = lt_kind(case.dtype, dev.compute_capability)?;
+    if !kind.converted() {
+        out.steps.push(StepSpec::Lt { kind, m, n, k, a: Buf(1), b: Buf(0), d: Buf(2) });
+        return Ok(out);
+    }
+    let (entry, size) = match kind {
+        LtKind::Bf16 => ("bf16", 2),
+        LtKind::F16 => ("f16", 2),
+        _ => ("e4m3", 1),
+    };
+    if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
+        return Err(bad_launch(format!(
+            "the {entry} tensor-core GEMM needs m, n, k multiples of 16, got {m}x{n}x{k}"
+        )));
+    }
+    out.scratch_bytes = vec![m * k * size, k * n * size];
+    let resident =
+        u64::from(dev.sm_count.max(1)) * u64::from((dev.max_threads_per_sm / 256).max(1));
+    let conv = |items: u64| -> Result<[u32; 3], BackendError> {
+        Ok([to_u32("grid", blocks_for(items, 256).min(resident))?, 1, 1])
+    };
+    let step = |entry: String, grid, args| StepSpec::Kernel {
+        source: "tensor",
+        entry,
+        grid,
+        block: [256, 1, 1],
+        args,
+    };
+    out.prep.push(step(
+        format!("rt_to_{entry}"),
+        conv(m * k)?,
+        vec![Buf(0), Scratch(0), U64(m * k)],
+    ));
+    out.prep.push(step(
+        format!("rt_to_{entry}_t"),
+        conv(k * n)?,
+        vec![Buf(1), Scratch(1), U32(to_u32("k", k)?), U32(to_u32("n", n)?)],
+    ));
+    out.steps.push(StepSpec::Lt { kind, m, n, k, a: Scratch(1), b: Scratch(0), d: Buf(2) });
+    Ok(out)
 }
 
 /// The cuBLASLt type combination for a GEMM of `dtype` on compute capability `cc`.
@@ -714,11 +871,18 @@ mod tests {
     use rooftop_core::ops::quant::WeightFormat;
 
     fn bufs_of(case: &Case) -> Vec<(DType, usize)> {
-        suite::find(case.kernel).unwrap().buffers(case).iter().map(|s| (s.dtype, s.len)).collect()
+        let id = case.kernel.suite().unwrap();
+        id.def().buffers(case).iter().map(|s| (s.dtype, s.len)).collect()
     }
 
-    fn case1d(kernel: &'static str, n: u64) -> Case {
-        Case { kernel, sizes: vec![("n", n)], dtype: Precision::Fp32, weights: None, variant: None }
+    fn case1d(kernel: KernelId, n: u64) -> Case {
+        Case {
+            kernel: kernel.into(),
+            sizes: vec![("n", n)],
+            dtype: Precision::Fp32,
+            weights: None,
+            variant: None,
+        }
     }
 
     #[test]
@@ -754,18 +918,17 @@ mod tests {
         // Every suite kernel with a CUDA implementation was planned at least once.
         assert!(seen > 100, "{seen}");
         // hgemm (fp16, fp32 accumulation) has no CUDA implementation yet: wgpu only.
-        for k in suite::all().into_iter().filter(|k| k.name() != "hgemm") {
+        for id in KernelId::ALL.into_iter().filter(|k| *k != KernelId::Hgemm) {
             assert!(
-                !implementations(k.name(), false).is_empty(),
-                "{} has no CUDA implementation",
-                k.name()
+                !implementations(id.into(), false).is_empty(),
+                "{id} has no CUDA implementation"
             );
         }
         assert!(declares(source("probe").unwrap().code, "rt_flush"));
         // The tensor conversions of every low-precision kind.
         for dtype in [Precision::Bf16, Precision::Fp16, Precision::Fp8] {
             let c = Case {
-                kernel: "gemm",
+                kernel: KernelId::Gemm.into(),
                 sizes: vec![("m", 64), ("n", 32), ("k", 16)],
                 dtype,
                 weights: None,
@@ -796,7 +959,7 @@ mod tests {
     #[test]
     fn triad_and_read_plans_by_hand() {
         let dev = h100_sxm_attributes();
-        let c = case1d("triad", 1 << 25);
+        let c = case1d(KernelId::Triad, 1 << 25);
         let p = plan(&c, OURS, &default_launch(&c), &bufs_of(&c), &dev).unwrap();
         // 2^25 / 256 = 131072 blocks, capped at 132 SMs x 2048/256 = 1056 resident.
         assert_eq!(
@@ -815,7 +978,7 @@ mod tests {
             }]
         );
         // A small read: 1000 / 128 -> 8 blocks; partials 8 x 4 bytes + a 4-byte counter.
-        let c = case1d("read", 1000);
+        let c = case1d(KernelId::Read, 1000);
         let l = Launch { block: Some([128, 1, 1]), ..Launch::default() };
         let p = plan(&c, OURS, &l, &bufs_of(&c), &dev).unwrap();
         assert_eq!(p.scratch_bytes, vec![32, 4]);
@@ -827,7 +990,7 @@ mod tests {
     fn gemm_plans_by_hand() {
         let dev = h100_sxm_attributes();
         let c = Case {
-            kernel: "gemm",
+            kernel: KernelId::Gemm.into(),
             sizes: vec![("m", 1000), ("n", 300), ("k", 70)],
             dtype: Precision::Fp64,
             weights: None,
@@ -894,7 +1057,7 @@ mod tests {
             zero_point: true,
         };
         let c = Case {
-            kernel: "qmatvec",
+            kernel: KernelId::Qmatvec.into(),
             sizes: vec![("n", 100), ("k", 128)],
             dtype: Precision::Fp32,
             weights: Some(fmt),
@@ -922,7 +1085,7 @@ mod tests {
             ]
         );
         let c = Case {
-            kernel: "qgemm",
+            kernel: KernelId::Qgemm.into(),
             sizes: vec![("m", 3), ("n", 100), ("k", 64)],
             weights: Some(WeightFormat::Q4_0),
             ..c
@@ -937,7 +1100,7 @@ mod tests {
     #[test]
     fn wrong_buffers_and_launches_are_refused() {
         let dev = h100_sxm_attributes();
-        let c = case1d("copy", 100);
+        let c = case1d(KernelId::Copy, 100);
         let e = plan(&c, OURS, &Launch::default(), &[(DType::F32, 100), (DType::F64, 100)], &dev)
             .unwrap_err();
         assert!(matches!(e, BackendError::BufferMismatch { buffer: 1, .. }), "{e}");
@@ -959,16 +1122,28 @@ mod tests {
 
     #[test]
     fn launch_spaces() {
-        assert_eq!(launch_space("triad", OURS, 1024).len(), 6);
-        assert_eq!(launch_space("triad", OURS, 512).len(), 5);
-        let g: Vec<Option<u32>> = launch_space("gemm", OURS, 1024).iter().map(|l| l.tile).collect();
+        let (triad, gemm) = (KernelId::Triad.into(), KernelId::Gemm.into());
+        assert_eq!(launch_space(triad, OURS, 1024).len(), 6);
+        assert_eq!(launch_space(triad, OURS, 512).len(), 5);
+        let g: Vec<Option<u32>> = launch_space(gemm, OURS, 1024).iter().map(|l| l.tile).collect();
         assert_eq!(g, vec![Some(32), Some(64), Some(128)]);
-        assert_eq!(launch_space("gemm", CUBLASLT, 1024), vec![Launch::default()]);
-        assert_eq!(launch_space("gemm", NAIVE, 1024).len(), 5);
-        assert_eq!(launch_space("chase", OURS, 1024).len(), 1);
-        let names: Vec<String> = implementations("gemm", true).into_iter().map(|i| i.id).collect();
+        assert_eq!(launch_space(gemm, CUBLASLT, 1024), vec![Launch::default()]);
+        assert_eq!(launch_space(gemm, NAIVE, 1024).len(), 5);
+        assert_eq!(launch_space(KernelId::Chase.into(), OURS, 1024).len(), 1);
+        let names: Vec<String> = implementations(gemm, true).into_iter().map(|i| i.id).collect();
         assert_eq!(names, ["rooftop", "rooftop-naive", "cublas", "cublaslt"]);
-        assert_eq!(implementations("gemm", false).len(), 2);
-        assert!(implementations("nope", true).is_empty());
+        assert_eq!(implementations(gemm, false).len(), 2);
+        assert!(implementations(KernelRef::Spec("nope"), true).is_empty());
+        // Each (kernel, implementation) has one row.
+        for (i, a) in KERNELS.iter().enumerate() {
+            assert!(
+                KERNELS[..i]
+                    .iter()
+                    .all(|b| (b.kernel, b.implementation) != (a.kernel, a.implementation)),
+                "{} {}",
+                a.kernel,
+                a.implementation
+            );
+        }
     }
 }

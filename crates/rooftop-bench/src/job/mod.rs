@@ -24,11 +24,12 @@
 //! use rooftop_bench::harness::TimingOptions;
 //! use rooftop_bench::job::{self, BenchPlan, BenchRequest, Exports};
 //! use rooftop_bench::mock::{MockBackend, MockConfig};
+//! use rooftop_bench::suite::KernelId;
 //! use std::sync::atomic::AtomicBool;
 //!
 //! // Triad at 64 Ki elements on the simulated backend, with a short timing budget.
 //! let request = BenchRequest {
-//!     kernels: vec!["triad".into()],
+//!     kernels: vec![KernelId::Triad],
 //!     sizes: Some(vec!["64K".into()]),
 //!     no_ceilings: true,
 //!     timing: TimingOptions { warmup_runs: 1, warmup_time_s: 0.0, min_runs: 3, min_time_s: 0.0, ..TimingOptions::default() },
@@ -55,7 +56,9 @@ mod plan;
 mod run;
 
 pub use exports::{write_atomic, Exports, Renderer};
-pub use plan::{parse_size, parse_sweep, BenchPlan, BenchRequest, BenchSettings, PlannedCase};
+pub use plan::{
+    parse_kernels, parse_size, parse_sweep, BenchPlan, BenchRequest, BenchSettings, PlannedCase,
+};
 pub use run::{compare_results, run, BenchOutcome, JobEvent, Stage};
 
 use crate::error::BenchError;

@@ -6,7 +6,7 @@ use crate::any::AnyBackend;
 use crate::backend::{Backend, Implementation, Launch};
 use crate::harness::TimingOptions;
 use crate::spec::{self, SpecKernel, SpecSet};
-use crate::suite::{self, Kernel};
+use crate::suite::{self, Kernel, KernelId};
 use crate::{Case, Selection};
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::units::Precision;
@@ -18,8 +18,11 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Default)]
 #[allow(clippy::struct_excessive_bools)]
 pub struct BenchRequest {
-    /// `--kernel`: kernels to run (empty: the default suite, or all of `spec`).
-    pub kernels: Vec<String>,
+    /// `--kernel`: suite kernels to run (empty: the default suite).
+    pub kernels: Vec<KernelId>,
+    /// `--kernel` with `--spec`: the spec'd kernels to run, by the spec's names (empty:
+    /// all of the spec).
+    pub spec_kernels: Vec<String>,
     /// `--all-kernels`: every kernel, probes included.
     pub all_kernels: bool,
     /// `--single-config`: one value per size parameter.
@@ -67,6 +70,23 @@ pub struct BenchSettings {
     pub timing: TimingOptions,
     /// The launches of `--sweep`, if any.
     pub sweep: Option<Vec<Launch>>,
+}
+
+/// `--kernel`'s names as a request takes them: with a spec, the spec's kernels by name
+/// (checked against the spec when it is read); else suite kernels, each parsed into its
+/// [`KernelId`] (an unknown name is an input error with the closest names).
+pub fn parse_kernels(
+    names: &[String],
+    spec: bool,
+) -> Result<(Vec<KernelId>, Vec<String>), JobError> {
+    if spec {
+        return Ok((Vec::new(), names.to_vec()));
+    }
+    let ids = names
+        .iter()
+        .map(|n| n.parse::<KernelId>().map_err(|e| JobError::Input(format!("--kernel: {e}"))))
+        .collect::<Result<_, _>>()?;
+    Ok((ids, Vec::new()))
 }
 
 impl BenchRequest {
@@ -126,6 +146,7 @@ impl BenchRequest {
     /// Options of the suite that do not apply to spec'd kernels.
     fn refuse_suite_options(&self) -> Result<(), JobError> {
         let given = [
+            (!self.kernels.is_empty(), "suite kernels (name the spec's kernels)"),
             (self.all_kernels, "--all-kernels"),
             (self.sizes.is_some(), "--sizes (use --single-config or the spec's `sizes`)"),
             (
@@ -153,7 +174,7 @@ impl BenchRequest {
 
     /// The spec'd kernels to run: `compare`, `kernels`, or all of the spec.
     fn spec_kernels(&self, set: &SpecSet) -> Result<Vec<&'static SpecKernel>, JobError> {
-        let names: Vec<&str> = match (&self.compare, self.kernels.is_empty()) {
+        let names: Vec<&str> = match (&self.compare, self.spec_kernels.is_empty()) {
             (Some(c), _) => {
                 let [x, y] = &c[..] else {
                     return Err(JobError::Input(format!(
@@ -166,7 +187,7 @@ impl BenchRequest {
                 }
                 vec![x.as_str(), y.as_str()]
             }
-            (None, false) => self.kernels.iter().map(String::as_str).collect(),
+            (None, false) => self.spec_kernels.iter().map(String::as_str).collect(),
             (None, true) => return Ok(set.kernels().to_vec()),
         };
         let ks = names
@@ -350,7 +371,11 @@ impl BenchPlan {
     /// Whether every case is compute-side at any size the suite runs (gemm and the FMA
     /// probe): such a run needs no memory roof.
     pub fn compute_only(&self) -> bool {
-        self.set.is_none() && self.cases.iter().all(|c| matches!(c.kernel.name(), "gemm" | "fma"))
+        self.set.is_none()
+            && self
+                .cases
+                .iter()
+                .all(|c| matches!(c.kernel.id().suite(), Some(KernelId::Gemm | KernelId::Fma)))
     }
 
     /// Notes from planning (kernels the backend lacks, skipped).
@@ -409,7 +434,7 @@ fn plan_spec(
     let mut jobs = Vec::new();
     for k in kernels {
         let name = k.spec().name.as_str();
-        let Some(implementation) = backend.implementations(name).into_iter().next() else {
+        let Some(implementation) = backend.implementations(k.id()).into_iter().next() else {
             return Err(JobError::Input(format!(
                 "the {} backend has no implementation of `{name}` after loading its source",
                 backend.info().backend
@@ -434,12 +459,15 @@ fn plan_suite(
     backend: &mut dyn Backend,
     sel: &Selection,
 ) -> Result<(Vec<PlannedCase>, Vec<String>), JobError> {
+    if let Some(name) = r.spec_kernels.first() {
+        return Err(JobError::Input(format!(
+            "--kernel `{name}`: a spec'd kernel needs --spec (the suite's are {})",
+            suite::all().iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+        )));
+    }
     let explicit = !r.kernels.is_empty();
     let kernels: Vec<&'static dyn Kernel> = if explicit {
-        r.kernels
-            .iter()
-            .map(|n| suite::find(n).map_err(|e| JobError::Input(format!("--kernel: {e}"))))
-            .collect::<Result<_, _>>()?
+        r.kernels.iter().map(|k| k.def()).collect()
     } else if r.all_kernels {
         suite::all()
     } else {
@@ -449,7 +477,7 @@ fn plan_suite(
     let mut notes = Vec::new();
     for k in kernels {
         let impls: Vec<_> = backend
-            .implementations(k.name())
+            .implementations(k.id())
             .into_iter()
             .filter(|i| !(r.no_builtin && i.builtin))
             .collect();

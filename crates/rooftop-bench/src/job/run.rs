@@ -416,11 +416,11 @@ pub fn compare_results(names: &[String], bests: &[CaseResult]) -> Vec<spec::comp
     let (Some(x), Some(y)) = (names.first(), names.get(1)) else { return Vec::new() };
     bests
         .iter()
-        .filter(|r| r.case.kernel == x)
+        .filter(|r| r.case.kernel.name() == x)
         .filter_map(|ra| {
             bests
                 .iter()
-                .find(|rb| rb.case.kernel == y && rb.case.sizes == ra.case.sizes)
+                .find(|rb| rb.case.kernel.name() == y && rb.case.sizes == ra.case.sizes)
                 .map(|rb| spec::compare::compare(ra, rb))
         })
         .collect()

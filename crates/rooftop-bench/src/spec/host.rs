@@ -10,7 +10,7 @@
 use crate::backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, Scalar,
 };
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::cpu::info::CpuInfo;
 use crate::error::BackendError;
 use std::collections::HashMap;
@@ -171,10 +171,10 @@ impl Backend for HostBackend {
         }
     }
 
-    fn implementations(&self, kernel: &str) -> Vec<Implementation> {
-        if self.kernels.contains_key(kernel) {
+    fn implementations(&self, kernel: KernelRef) -> Vec<Implementation> {
+        if self.kernels.contains_key(kernel.name()) {
             vec![Implementation {
-                id: kernel.to_string(),
+                id: kernel.name().to_string(),
                 builtin: false,
                 label: "Rust closure".to_string(),
             }]

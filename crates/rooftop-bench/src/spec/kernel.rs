@@ -10,7 +10,7 @@
 use super::{default_init, KernelSpec};
 use super::{ReferenceDecl, ScalarType, SpecError, WorkDecl, GUARD_ELEMENTS};
 use crate::backend::{DType, HostBuf, Launch, Scalar};
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::{self, Init};
 use crate::suite::{self, BufferSpec, Kernel, Tolerance};
@@ -345,8 +345,7 @@ impl SpecKernel {
         }
         let builtin = match &s.work {
             WorkDecl::Op { op, params, .. } => {
-                let k = suite::find(op)
-                    .map_err(|e| SpecError::field(name, "work.op", e.to_string()))?;
+                let k = op.def();
                 let wanted = k.size_params();
                 for (p, e) in params {
                     if !wanted.contains(&p.as_str()) {
@@ -475,7 +474,7 @@ impl SpecKernel {
             )));
         }
         let mut case = Case {
-            kernel: self.name,
+            kernel: KernelRef::Spec(self.name),
             sizes: self.vars.iter().copied().zip(point.iter().copied()).collect(),
             dtype: rooftop_core::units::Precision::Fp32,
             weights: None,
@@ -831,8 +830,8 @@ pub fn guard_violation(buf: &HostBuf, dtype: DType, declared: usize) -> Option<u
 }
 
 impl Kernel for SpecKernel {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> KernelRef {
+        KernelRef::Spec(self.name)
     }
 
     fn summary(&self) -> &'static str {

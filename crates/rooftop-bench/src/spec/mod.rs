@@ -41,7 +41,7 @@ pub use run::SpecBackend;
 
 use crate::backend::{Backend, DType, SourceLang};
 use crate::rng::Init;
-use crate::suite::Tolerance;
+use crate::suite::{KernelId, Tolerance};
 use rooftop_core::ops::OpClass;
 use rooftop_core::units::Precision;
 use std::fmt;
@@ -203,8 +203,8 @@ pub enum WorkDecl {
     /// The core work model of a suite kernel (`op = "qgemm"`), with the suite kernel's
     /// size parameters given as expressions and its options.
     Op {
-        /// A suite kernel name (`gemm`, `qmatvec`, `triad`, `rmsnorm`, ...).
-        op: String,
+        /// The suite kernel (`gemm`, `qmatvec`, `triad`, `rmsnorm`, ...).
+        op: KernelId,
         /// The suite kernel's size parameters (`m = "M"`), any order.
         params: Vec<(String, Expr)>,
         /// `dtype = "fp64"` (the suite's `--dtype`).
@@ -277,10 +277,14 @@ pub struct KernelSpec {
 }
 
 impl KernelSpec {
-    /// A kernel checked against the built-in `op` (`"gemm"`), whose size parameters are
-    /// given by `params` (`[("m", "M"), ("n", "N"), ("k", "K")]`). Add sizes, buffers,
-    /// scalars and launch shape with the other builder methods.
-    pub fn builtin(name: &str, op: &str, params: &[(&str, &str)]) -> Result<KernelSpec, SpecError> {
+    /// A kernel checked against the suite kernel `op` ([`KernelId::Gemm`]), whose size
+    /// parameters are given by `params` (`[("m", "M"), ("n", "N"), ("k", "K")]`). Add
+    /// sizes, buffers, scalars and launch shape with the other builder methods.
+    pub fn builtin(
+        name: &str,
+        op: KernelId,
+        params: &[(&str, &str)],
+    ) -> Result<KernelSpec, SpecError> {
         let params = params
             .iter()
             .map(|(p, e)| {
@@ -294,7 +298,7 @@ impl KernelSpec {
             sources: Vec::new(),
             entry: name.to_string(),
             work: WorkDecl::Op {
-                op: op.to_string(),
+                op,
                 params,
                 dtype: None,
                 bits: None,

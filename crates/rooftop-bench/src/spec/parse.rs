@@ -13,7 +13,7 @@ use super::{
 };
 use crate::backend::{DType, SourceLang};
 use crate::rng::Init;
-use crate::suite::Tolerance;
+use crate::suite::{KernelId, Tolerance};
 use rooftop_core::ops::OpClass;
 use rooftop_core::units::Precision;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
@@ -687,8 +687,11 @@ fn work_of(w: &Spanned<Ordered<Spanned<Value>>>, name: &str, spans: &mut Spans) 
         spans.add(name, format!("work.{k}"), v.span());
     }
     let get = |k: &str| entries.iter().find(|(x, _)| x == k).map(|(_, v)| v);
-    if let Some(op) = get("op") {
-        let op = str_of(op, "work.op")?.to_string();
+    if let Some(op_value) = get("op") {
+        let op = match str_of(op_value, "work.op")?.parse::<KernelId>() {
+            Ok(op) => op,
+            Err(e) => return at(op_value.span(), "work.op", e.to_string()),
+        };
         let mut params = Vec::new();
         for (k, v) in entries {
             if matches!(k.as_str(), "op" | "dtype" | "bits" | "group" | "format" | "variant") {

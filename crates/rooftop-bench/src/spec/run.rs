@@ -19,7 +19,7 @@ use super::{ReferenceDecl, SpecKernel, SpecSet};
 use crate::backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch,
 };
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::{BackendError, BenchError, SuiteError};
 use crate::harness::{self, CaseResult, Progress, TimingOptions, Workspace};
 use crate::rng;
@@ -59,7 +59,10 @@ impl<'a> SpecBackend<'a> {
     }
 
     fn spec_kernel(&self, case: &Case) -> Option<&'static SpecKernel> {
-        self.set.get(case.kernel)
+        match case.kernel {
+            KernelRef::Spec(name) => self.set.get(name),
+            KernelRef::Suite(_) => None,
+        }
     }
 
     /// Runs `reference` on copies of `call`'s inputs and records its outputs for `k`.
@@ -243,7 +246,7 @@ impl Backend for SpecBackend<'_> {
         self.inner.put_host(buf, data);
     }
 
-    fn implementations(&self, kernel: &str) -> Vec<Implementation> {
+    fn implementations(&self, kernel: KernelRef) -> Vec<Implementation> {
         self.inner.implementations(kernel)
     }
 
@@ -450,7 +453,7 @@ pub fn bench_kernel(
             message: e.to_string(),
         })
     })?;
-    let implementation = backend.implementations(name).into_iter().next().ok_or_else(|| {
+    let implementation = backend.implementations(k.id()).into_iter().next().ok_or_else(|| {
         BenchError::Backend(BackendError::NoImplementation {
             backend: backend.info().backend.clone(),
             kernel: name.to_string(),

@@ -25,9 +25,10 @@
 
 use super::{bad, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rooftop_core::ops::{OpClass, Work};
 use rooftop_core::units::{ExecUnit, Precision};
 
@@ -45,14 +46,11 @@ pub const DEFAULT_ITERS_SCALAR: u64 = 128;
 /// Largest `iters` (beyond it, `a` is 1 in fp32 and the check's bound grows useless).
 pub const MAX_ITERS: u64 = 1 << 24;
 
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![&Fma]
-}
-
 /// `fma`.
 #[derive(Debug)]
 pub struct Fma;
+
+pub(super) static FMA: Fma = Fma;
 
 fn dtype_of(case: &Case) -> DType {
     if case.dtype == Precision::Fp64 {
@@ -63,8 +61,8 @@ fn dtype_of(case: &Case) -> DType {
 }
 
 impl Kernel for Fma {
-    fn name(&self) -> &'static str {
-        "fma"
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(KernelId::Fma)
     }
 
     fn summary(&self) -> &'static str {
@@ -85,7 +83,10 @@ impl Kernel for Fma {
             None | Some(Precision::Fp32) => Precision::Fp32,
             Some(Precision::Fp64) => Precision::Fp64,
             Some(p) => {
-                return Err(bad("fma", format!("dtype {p} is not supported (fp32 or fp64)")))
+                return Err(bad(
+                    KernelId::Fma.name(),
+                    format!("dtype {p} is not supported (fp32 or fp64)"),
+                ))
             }
         };
         let variant = match sel.variant.as_deref() {
@@ -93,7 +94,7 @@ impl Kernel for Fma {
             Some("scalar") => "scalar",
             Some(v) => {
                 return Err(bad(
-                    "fma",
+                    KernelId::Fma.name(),
                     format!("unknown variant `{v}` (expected vector or scalar)"),
                 ))
             }
@@ -103,7 +104,7 @@ impl Kernel for Fma {
         // `--single-config` sets its iteration count (16 Mi iterations per chain would
         // take seconds a sample).
         let iters = if sel.single_config.is_some() {
-            super::sizes_1d("fma", sel, &[default])?
+            super::sizes_1d(KernelId::Fma.name(), sel, &[default])?
         } else {
             vec![default]
         };
@@ -145,7 +146,10 @@ impl Kernel for Fma {
     fn work(&self, case: &Case) -> Result<Work, SuiteError> {
         let n = case.size("iters");
         if !(1..=MAX_ITERS).contains(&n) {
-            return Err(bad("fma", format!("iters must be in 1..={MAX_ITERS}, got {n}")));
+            return Err(bad(
+                KernelId::Fma.name(),
+                format!("iters must be in 1..={MAX_ITERS}, got {n}"),
+            ));
         }
         let size = dtype_of(case).size_bytes();
         let acc = ACCUMULATORS;
@@ -170,10 +174,13 @@ impl Kernel for Fma {
 
 fn case(n: u64, dtype: Precision, variant: &'static str) -> Result<Case, SuiteError> {
     if !(1..=MAX_ITERS).contains(&n) {
-        return Err(bad("fma", format!("iters must be in 1..={MAX_ITERS}, got {n}")));
+        return Err(bad(
+            KernelId::Fma.name(),
+            format!("iters must be in 1..={MAX_ITERS}, got {n}"),
+        ));
     }
     Ok(Case {
-        kernel: "fma",
+        kernel: KernelRef::Suite(KernelId::Fma),
         sizes: vec![("iters", n)],
         dtype,
         weights: None,
@@ -185,7 +192,13 @@ fn case(n: u64, dtype: Precision, variant: &'static str) -> Result<Case, SuiteEr
 pub fn ceiling_case(dtype: Precision, scalar: bool) -> Case {
     let (n, v) =
         if scalar { (DEFAULT_ITERS_SCALAR, "scalar") } else { (DEFAULT_ITERS_VECTOR, "vector") };
-    Case { kernel: "fma", sizes: vec![("iters", n)], dtype, weights: None, variant: Some(v) }
+    Case {
+        kernel: KernelRef::Suite(KernelId::Fma),
+        sizes: vec![("iters", n)],
+        dtype,
+        weights: None,
+        variant: Some(v),
+    }
 }
 
 /// `x0 a^n + b (1 - a^n) / (1 - a)`, or `x0 + n b` for `a = 1`.

@@ -101,6 +101,7 @@ fn result(name: &str, part: Part, tol: Tolerance) -> CheckResult {
     if let Some((j, a, b)) = part.first_failure {
         r.first_failure = Some(format!("{name}[{j}]: got {a}, want {b}"));
     }
+    super::check::fail_if_nothing_compared(&mut r);
     r
 }
 
@@ -179,17 +180,16 @@ pub(crate) fn compare_rows(
 mod tests {
     use crate::backend::HostBuf;
     use crate::case::Case;
-    use crate::suite::{compare, find};
+    use crate::suite::{compare, KernelId};
     use rooftop_core::units::Precision;
 
-    fn case(kernel: &'static str, p: Precision) -> Case {
-        let sizes =
-            if matches!(kernel, "write" | "copy" | "scale" | "add" | "triad" | "silu" | "gelu") {
-                vec![("n", 3 * super::CHUNK as u64 + 17)]
-            } else {
-                vec![("rows", 37), ("cols", 4099)]
-            };
-        Case { kernel, sizes, dtype: p, weights: None, variant: None }
+    fn case(kernel: KernelId, p: Precision) -> Case {
+        let sizes = if kernel.def().size_params() == ["n"] {
+            vec![("n", 3 * super::CHUNK as u64 + 17)]
+        } else {
+            vec![("rows", 37), ("cols", 4099)]
+        };
+        Case { kernel: kernel.into(), sizes, dtype: p, weights: None, variant: None }
     }
 
     fn poke(b: &mut HostBuf, i: usize, v: f64) {
@@ -200,27 +200,46 @@ mod tests {
         }
     }
 
+    /// An in-place check of an empty output compares nothing, so it fails as the
+    /// reference-then-compare check does.
+    #[test]
+    fn an_in_place_check_of_nothing_fails() {
+        let tol = super::Tolerance::new(1.0, 1.0);
+        let r =
+            super::compare_with("y", &HostBuf::F32(Vec::new()), 0, Precision::Fp32, tol, |_| 1.0)
+                .unwrap();
+        let plain = compare(
+            &["y"],
+            &[HostBuf::F32(Vec::new())],
+            &[HostBuf::F32(Vec::new())],
+            &[false],
+            tol,
+        );
+        assert_eq!(r, plain);
+        assert!(!r.passed && r.elements == 0);
+    }
+
     /// Element by element gives what reference-then-compare gives: passing, an element
     /// off, a NaN, for every kernel that has an in-place check.
     #[test]
     fn in_place_checks_equal_reference_then_compare() {
         for name in [
-            "write",
-            "copy",
-            "scale",
-            "add",
-            "triad",
-            "silu",
-            "gelu",
-            "rmsnorm",
-            "layernorm",
-            "softmax",
-            "softmax-online",
-            "rowsum",
+            KernelId::Write,
+            KernelId::Copy,
+            KernelId::Scale,
+            KernelId::Add,
+            KernelId::Triad,
+            KernelId::Silu,
+            KernelId::Gelu,
+            KernelId::RmsNorm,
+            KernelId::LayerNorm,
+            KernelId::Softmax,
+            KernelId::SoftmaxOnline,
+            KernelId::RowSum,
         ] {
             for p in [Precision::Fp32, Precision::Fp64] {
-                let k = find(name).unwrap();
-                let c = case(k.name(), p);
+                let k = name.def();
+                let c = case(name, p);
                 let specs = k.buffers(&c);
                 let inputs = crate::rng::fill_all(&specs, 11, 7);
                 let tol = k.tolerance(&c);

@@ -28,9 +28,10 @@
 
 use super::{bad, model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rooftop_core::ops::gemm::GemmSpec;
 use rooftop_core::ops::Work;
 use rooftop_core::units::{ExecUnit, Precision};
@@ -46,11 +47,6 @@ const MAX_DIM: u64 = 1 << 20;
 /// 128-token batch through a 4096 x 4096 layer (an LLM projection).
 pub const DEFAULT_SHAPES: &[(u64, u64, u64)] =
     &[(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (128, 4096, 4096)];
-
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![&Gemm, &Hgemm]
-}
 
 /// `gemm`.
 #[derive(Debug)]
@@ -69,8 +65,8 @@ fn mnk(case: &Case) -> (usize, usize, usize) {
 }
 
 impl Kernel for Gemm {
-    fn name(&self) -> &'static str {
-        "gemm"
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(KernelId::Gemm)
     }
 
     fn summary(&self) -> &'static str {
@@ -87,13 +83,19 @@ impl Kernel for Gemm {
             None | Some(Precision::Fp32) => Precision::Fp32,
             Some(Precision::Fp64) => Precision::Fp64,
             Some(p) => {
-                return Err(bad("gemm", format!("dtype {p} is not supported (fp32 or fp64)")))
+                return Err(bad(
+                    KernelId::Gemm.name(),
+                    format!("dtype {p} is not supported (fp32 or fp64)"),
+                ))
             }
         };
         if let Some(v) = &sel.variant {
-            return Err(bad("gemm", format!("gemm has no variants, got `{v}`")));
+            return Err(bad(
+                KernelId::Gemm.name(),
+                format!("{} has no variants, got `{v}`", KernelId::Gemm),
+            ));
         }
-        shape_cases("gemm", sel, DEFAULT_SHAPES, dtype)
+        shape_cases(KernelId::Gemm, sel, DEFAULT_SHAPES, dtype)
     }
 
     fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
@@ -130,18 +132,19 @@ impl Kernel for Gemm {
     fn work(&self, case: &Case) -> Result<Work, SuiteError> {
         let mut spec = GemmSpec::new(case.size("m"), case.size("n"), case.size("k"), case.dtype);
         spec.unit = Some(ExecUnit::Vector);
-        spec.work().map_err(|e| model_err("gemm", e))
+        spec.work().map_err(|e| model_err(KernelId::Gemm.name(), e))
     }
 }
 
 /// Cases of a GEMM kernel: `--single-config M,N,K`, `--sizes S` (square, m = n = k =
 /// sqrt S), else `defaults`; every dimension in 1..=MAX_DIM.
 fn shape_cases(
-    kernel: &'static str,
+    id: KernelId,
     sel: &Selection,
     defaults: &[(u64, u64, u64)],
     dtype: Precision,
 ) -> Result<Vec<Case>, SuiteError> {
+    let kernel = id.name();
     let shapes: Vec<(u64, u64, u64)> = if let Some(c) = &sel.single_config {
         let [m, n, k] = c[..] else {
             return Err(bad(
@@ -170,7 +173,7 @@ fn shape_cases(
                 }
             }
             Ok(Case {
-                kernel,
+                kernel: KernelRef::Suite(id),
                 sizes: vec![("m", m), ("n", n), ("k", k)],
                 dtype,
                 weights: None,
@@ -222,8 +225,8 @@ pub const HGEMM_SHAPES: &[(u64, u64, u64)] =
 pub struct Hgemm;
 
 impl Kernel for Hgemm {
-    fn name(&self) -> &'static str {
-        "hgemm"
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(KernelId::Hgemm)
     }
 
     fn summary(&self) -> &'static str {
@@ -242,12 +245,20 @@ impl Kernel for Hgemm {
     fn cases(&self, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
         match sel.dtype {
             None | Some(Precision::Fp16) => {}
-            Some(p) => return Err(bad("hgemm", format!("hgemm is fp16 only, got dtype {p}"))),
+            Some(p) => {
+                return Err(bad(
+                    KernelId::Hgemm.name(),
+                    format!("{} is fp16 only, got dtype {p}", KernelId::Hgemm),
+                ))
+            }
         }
         if let Some(v) = &sel.variant {
-            return Err(bad("hgemm", format!("hgemm has no variants, got `{v}`")));
+            return Err(bad(
+                KernelId::Hgemm.name(),
+                format!("{} has no variants, got `{v}`", KernelId::Hgemm),
+            ));
         }
-        shape_cases("hgemm", sel, HGEMM_SHAPES, Precision::Fp16)
+        shape_cases(KernelId::Hgemm, sel, HGEMM_SHAPES, Precision::Fp16)
     }
 
     fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
@@ -285,7 +296,7 @@ impl Kernel for Hgemm {
         let mut spec =
             GemmSpec::new(case.size("m"), case.size("n"), case.size("k"), Precision::Fp16);
         spec.unit = Some(ExecUnit::Vector);
-        spec.work().map_err(|e| model_err("hgemm", e))
+        spec.work().map_err(|e| model_err(KernelId::Hgemm.name(), e))
     }
 }
 
@@ -334,7 +345,7 @@ mod tests {
 
     fn case(m: u64, n: u64, k: u64, dtype: Precision) -> Case {
         Case {
-            kernel: "gemm",
+            kernel: KernelId::Gemm.into(),
             sizes: vec![("m", m), ("n", n), ("k", k)],
             dtype,
             weights: None,

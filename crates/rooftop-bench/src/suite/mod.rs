@@ -1,11 +1,13 @@
 //! The kernel suite, backend-neutral: what each kernel reads and writes, its reference
-//! implementation and tolerance, and its work through the core's work models. Backends
-//! implement the kernels by name (`cpu::kernels`, later CUDA and WGSL sources).
+//! implementation and tolerance, and its work through the core's work models. Every suite
+//! kernel has a [`KernelId`] (the registry, `id.rs`); backends keep their implementations
+//! in tables keyed by it (`cpu::kernels`, `cuda::plan`, `wgpu::kernels`).
 
 mod check;
 pub mod fma;
 pub(crate) mod fused;
 pub mod gemm;
+mod id;
 pub mod norm;
 pub mod probe;
 pub mod quant;
@@ -15,9 +17,10 @@ pub mod stream;
 pub mod view;
 
 pub use check::{compare, compare_refs, CheckResult, Tolerance};
+pub use id::KernelId;
 
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
 use rooftop_core::ops::Work;
@@ -48,10 +51,14 @@ impl BufferSpec {
     }
 }
 
-/// A kernel of the suite.
+/// A kernel: one of the suite's, or a spec'd kernel.
 pub trait Kernel: Sync + std::fmt::Debug {
-    /// Suite name (`triad`); what `--kernel` takes.
-    fn name(&self) -> &'static str;
+    /// Which kernel this is (a suite kernel's [`KernelId`], or a spec'd kernel's name).
+    fn id(&self) -> KernelRef;
+    /// The kernel's name (`triad`); what `--kernel` takes.
+    fn name(&self) -> &'static str {
+        self.id().name()
+    }
     /// One line for `rooftop bench --list`.
     fn summary(&self) -> &'static str;
     /// Size parameters in `--single-config` order (`["m", "n", "k"]`).
@@ -112,34 +119,13 @@ pub trait Kernel: Sync + std::fmt::Debug {
 
 /// Every kernel of the suite, in display order.
 pub fn all() -> Vec<&'static dyn Kernel> {
-    let mut v: Vec<&'static dyn Kernel> = Vec::new();
-    v.extend(stream::kernels());
-    v.extend(norm::kernels());
-    v.extend(softmax::kernels());
-    v.extend(reduce::kernels());
-    v.extend(gemm::kernels());
-    v.extend(quant::kernels());
-    v.extend(fma::kernels());
-    v.extend(probe::kernels());
-    v
+    KernelId::ALL.iter().map(|k| k.def()).collect()
 }
 
-/// The kernel called `name`, or an error with the closest names.
+/// The suite kernel a user named (`--kernel`, a spec's `work.op`), or an error with the
+/// closest names.
 pub fn find(name: &str) -> Result<&'static dyn Kernel, SuiteError> {
-    let kernels = all();
-    if let Some(k) = kernels.iter().find(|k| k.name().eq_ignore_ascii_case(name)) {
-        return Ok(*k);
-    }
-    let mut scored: Vec<(f64, &str)> =
-        kernels.iter().map(|k| (strsim_score(name, k.name()), k.name())).collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let suggestions =
-        scored.iter().filter(|(s, _)| *s > 0.7).take(3).map(|(_, n)| (*n).to_string()).collect();
-    Err(SuiteError::UnknownKernel { name: name.to_string(), suggestions })
-}
-
-fn strsim_score(a: &str, b: &str) -> f64 {
-    strsim::jaro_winkler(&a.to_ascii_lowercase(), &b.to_ascii_lowercase())
+    name.parse::<KernelId>().map(KernelId::def)
 }
 
 /// Helper for kernels: a `BadConfig` error.
@@ -166,25 +152,4 @@ pub(crate) fn sizes_1d(
         return Ok(c.clone());
     }
     Ok(sel.sizes.clone().unwrap_or_else(|| defaults.to_vec()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_kernel_suggests_close_names() {
-        let e = find("triadd").unwrap_err();
-        let SuiteError::UnknownKernel { suggestions, .. } = e else { panic!() };
-        assert!(suggestions.iter().any(|s| s == "triad"), "{suggestions:?}");
-    }
-
-    #[test]
-    fn names_are_unique() {
-        let names: Vec<&str> = all().iter().map(|k| k.name()).collect();
-        let mut sorted = names.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(names.len(), sorted.len());
-    }
 }

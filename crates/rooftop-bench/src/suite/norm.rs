@@ -18,9 +18,10 @@ use super::view::F64View;
 use super::CheckResult;
 use super::{bad, model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rooftop_core::ops::norm::{LayerNormSpec, RmsNormSpec};
 use rooftop_core::ops::Work;
 
@@ -48,12 +49,8 @@ pub struct Norm {
     pub op: NormOp,
 }
 
-static NORM: [Norm; 2] = [Norm { op: NormOp::RmsNorm }, Norm { op: NormOp::LayerNorm }];
-
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    NORM.iter().map(|k| k as &dyn Kernel).collect()
-}
+pub(super) static RMSNORM: Norm = Norm { op: NormOp::RmsNorm };
+pub(super) static LAYERNORM: Norm = Norm { op: NormOp::LayerNorm };
 
 /// `(rows, cols)` pairs of a rows × cols kernel from `--single-config ROWS,COLS`, or
 /// `--sizes` (elements, in rows of [`DEFAULT_COLS`]), or the default shape.
@@ -104,12 +101,12 @@ pub(super) fn rows_cols(kernel: &str, sel: &Selection) -> Result<Vec<(u64, u64)>
 }
 
 /// Rows × cols cases of a float row kernel.
-pub(super) fn row_cases(kernel: &'static str, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
-    let dtype = float_dtype(kernel, sel)?;
-    Ok(rows_cols(kernel, sel)?
+pub(super) fn row_cases(kernel: KernelId, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
+    let dtype = float_dtype(kernel.name(), sel)?;
+    Ok(rows_cols(kernel.name(), sel)?
         .into_iter()
         .map(|(rows, cols)| Case {
-            kernel,
+            kernel: KernelRef::Suite(kernel),
             sizes: vec![("rows", rows), ("cols", cols)],
             dtype,
             weights: None,
@@ -119,6 +116,13 @@ pub(super) fn row_cases(kernel: &'static str, sel: &Selection) -> Result<Vec<Cas
 }
 
 impl Norm {
+    fn kernel_id(&self) -> KernelId {
+        match self.op {
+            NormOp::RmsNorm => KernelId::RmsNorm,
+            NormOp::LayerNorm => KernelId::LayerNorm,
+        }
+    }
+
     /// Runs `then` with the f64 expression of an output row (`row(r, out)` writes row
     /// `r`), `None` when the buffers do not have the case's shapes: what `reference`
     /// stores and `check_in_place` compares.
@@ -158,11 +162,8 @@ impl Norm {
 }
 
 impl Kernel for Norm {
-    fn name(&self) -> &'static str {
-        match self.op {
-            NormOp::RmsNorm => "rmsnorm",
-            NormOp::LayerNorm => "layernorm",
-        }
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(self.kernel_id())
     }
 
     fn summary(&self) -> &'static str {
@@ -177,7 +178,7 @@ impl Kernel for Norm {
     }
 
     fn cases(&self, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
-        row_cases(self.name(), sel)
+        row_cases(self.kernel_id(), sel)
     }
 
     fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
@@ -256,13 +257,12 @@ mod tests {
     use super::*;
     use crate::harness::{run_case, TimingOptions};
     use crate::mock::{MockBackend, MockConfig};
-    use crate::suite::find;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
-    fn case(name: &'static str, rows: u64, cols: u64) -> Case {
+    fn case(name: KernelId, rows: u64, cols: u64) -> Case {
         Case {
-            kernel: name,
+            kernel: name.into(),
             sizes: vec![("rows", rows), ("cols", cols)],
             dtype: Precision::Fp64,
             weights: None,
@@ -273,8 +273,8 @@ mod tests {
     #[test]
     fn rmsnorm_of_3_4() {
         // mean square of [3, 4] = (9 + 16)/2 = 12.5; y = [3, 4] / sqrt(12.5 + 1e-5).
-        let out = find("rmsnorm").unwrap().reference(
-            &case("rmsnorm", 1, 2),
+        let out = KernelId::RmsNorm.def().reference(
+            &case(KernelId::RmsNorm, 1, 2),
             &[HostBuf::F64(vec![3.0, 4.0]), HostBuf::F64(vec![1.0, 1.0])],
         );
         let HostBuf::F64(y) = &out[0] else { panic!() };
@@ -288,8 +288,8 @@ mod tests {
     fn layernorm_by_hand() {
         // x = [1, 2, 3]: mean 2, var (1 + 0 + 1)/3 = 2/3, rstd = 1/sqrt(2/3 + 1e-5);
         // weight [1, 2, 1], bias [0, 0.5, -1]: y = [-rstd, 0.5, rstd - 1].
-        let out = find("layernorm").unwrap().reference(
-            &case("layernorm", 1, 3),
+        let out = KernelId::LayerNorm.def().reference(
+            &case(KernelId::LayerNorm, 1, 3),
             &[
                 HostBuf::F64(vec![1.0, 2.0, 3.0]),
                 HostBuf::F64(vec![1.0, 2.0, 1.0]),
@@ -306,16 +306,16 @@ mod tests {
     #[test]
     fn work_by_hand() {
         // RMSNorm 3 x 5 fp64: read (15 + 5)*8 = 160, write 15*8 = 120, FLOPs 4*15 + 2*3 = 66.
-        let w = find("rmsnorm").unwrap().work(&case("rmsnorm", 3, 5)).unwrap();
+        let w = KernelId::RmsNorm.def().work(&case(KernelId::RmsNorm, 3, 5)).unwrap();
         assert_eq!((w.bytes_read, w.bytes_written, w.flops), (160.0, 120.0, 66.0));
         // LayerNorm 3 x 5 fp64: read (15 + 10)*8 = 200, write 120, FLOPs 7*15 + 4*3 = 117.
-        let w = find("layernorm").unwrap().work(&case("layernorm", 3, 5)).unwrap();
+        let w = KernelId::LayerNorm.def().work(&case(KernelId::LayerNorm, 3, 5)).unwrap();
         assert_eq!((w.bytes_read, w.bytes_written, w.flops), (200.0, 120.0, 117.0));
     }
 
     #[test]
     fn cases_and_bad_selections() {
-        let k = find("rmsnorm").unwrap();
+        let k = KernelId::RmsNorm.def();
         let c = k.cases(&Selection::default()).unwrap();
         assert_eq!(c[0].sizes, vec![("rows", 4096), ("cols", 4096)]);
         assert_eq!(c[0].dtype, Precision::Fp32);
@@ -337,10 +337,11 @@ mod tests {
 
     #[test]
     fn mock_backend_end_to_end() {
-        let k = find("layernorm").unwrap();
-        let c = Case { dtype: Precision::Fp32, ..case("layernorm", 3, 37) };
+        let k = KernelId::LayerNorm.def();
+        let c = Case { dtype: Precision::Fp32, ..case(KernelId::LayerNorm, 3, 37) };
         let mut mock = MockBackend::new(MockConfig::default());
-        let imp = crate::backend::Backend::implementations(&mock, "layernorm").remove(0);
+        let imp =
+            crate::backend::Backend::implementations(&mock, KernelId::LayerNorm.into()).remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r = run_case(&mut mock, k, &c, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
             .unwrap();

@@ -17,9 +17,10 @@
 
 use super::{bad, model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rooftop_core::ops::copy::CopySpec;
 use rooftop_core::ops::Work;
 use rooftop_core::units::Precision;
@@ -34,16 +35,11 @@ pub const DEFAULT_STEPS: u64 = 1 << 20;
 #[derive(Debug)]
 pub struct Chase;
 
-static CHASE: Chase = Chase;
-
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![&CHASE]
-}
+pub(super) static CHASE: Chase = Chase;
 
 impl Kernel for Chase {
-    fn name(&self) -> &'static str {
-        "chase"
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(KernelId::Chase)
     }
 
     fn summary(&self) -> &'static str {
@@ -100,7 +96,7 @@ impl Kernel for Chase {
                     return Err(bad(name, format!("n = {n} does not fit this machine")));
                 }
                 Ok(Case {
-                    kernel: name,
+                    kernel: self.id(),
                     sizes: vec![("n", n), ("steps", steps)],
                     dtype: Precision::Fp32,
                     weights: None,
@@ -166,12 +162,11 @@ mod tests {
     use super::*;
     use crate::harness::{run_case, TimingOptions};
     use crate::mock::{MockBackend, MockConfig};
-    use crate::suite::find;
     use std::sync::atomic::AtomicBool;
 
     fn case(n: u64, steps: u64) -> Case {
         Case {
-            kernel: "chase",
+            kernel: KernelId::Chase.into(),
             sizes: vec![("n", n), ("steps", steps)],
             dtype: Precision::Fp32,
             weights: None,
@@ -220,9 +215,9 @@ mod tests {
 
     #[test]
     fn mock_backend_end_to_end() {
-        let k = find("chase").unwrap();
+        let k = KernelId::Chase.def();
         let mut mock = MockBackend::new(MockConfig::default());
-        let imp = crate::backend::Backend::implementations(&mock, "chase").remove(0);
+        let imp = crate::backend::Backend::implementations(&mock, KernelId::Chase.into()).remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r = run_case(
             &mut mock,

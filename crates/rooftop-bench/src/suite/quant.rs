@@ -43,9 +43,10 @@
 use super::stream::{sum_tolerance, unit_roundoff};
 use super::{bad, model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rayon::prelude::*;
 use rooftop_core::ops::quant::{QuantGemmSpec, WeightFormat};
 use rooftop_core::ops::Work;
@@ -175,12 +176,8 @@ pub struct Quant {
     pub gemm: bool,
 }
 
-static QUANT: [Quant; 2] = [Quant { gemm: false }, Quant { gemm: true }];
-
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    QUANT.iter().map(|k| k as &dyn Kernel).collect()
-}
+pub(super) static QMATVEC: Quant = Quant { gemm: false };
+pub(super) static QGEMM: Quant = Quant { gemm: true };
 
 fn affine(bits: u32, group: u64, zero_point: bool) -> WeightFormat {
     WeightFormat::Affine { bits, group_size: group, scale_dtype: Precision::Fp16, zero_point }
@@ -404,12 +401,8 @@ fn decode_row(
 }
 
 impl Kernel for Quant {
-    fn name(&self) -> &'static str {
-        if self.gemm {
-            "qgemm"
-        } else {
-            "qmatvec"
-        }
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(if self.gemm { KernelId::Qgemm } else { KernelId::Qmatvec })
     }
 
     fn summary(&self) -> &'static str {
@@ -477,7 +470,7 @@ impl Kernel for Quant {
                     vec![("n", n), ("k", k)]
                 };
                 out.push(Case {
-                    kernel: name,
+                    kernel: self.id(),
                     sizes,
                     dtype: Precision::Fp32,
                     weights: Some(format),
@@ -596,14 +589,13 @@ mod tests {
     use super::*;
     use crate::harness::{run_case, TimingOptions};
     use crate::mock::{MockBackend, MockConfig};
-    use crate::suite::find;
     use std::sync::atomic::AtomicBool;
 
     fn case(gemm: bool, m: u64, n: u64, k: u64, format: WeightFormat) -> Case {
         let sizes =
             if gemm { vec![("m", m), ("n", n), ("k", k)] } else { vec![("n", n), ("k", k)] };
         Case {
-            kernel: if gemm { "qgemm" } else { "qmatvec" },
+            kernel: if gemm { KernelId::Qgemm } else { KernelId::Qmatvec }.into(),
             sizes,
             dtype: Precision::Fp32,
             weights: Some(format),
@@ -743,7 +735,7 @@ mod tests {
 
     #[test]
     fn selections() {
-        let k = find("qmatvec").unwrap();
+        let k = KernelId::Qmatvec.def();
         let cs = k.cases(&Selection::default()).unwrap();
         assert_eq!(cs.len(), 4);
         assert_eq!(cs[0].sizes, vec![("n", 4096), ("k", 4096)]);
@@ -761,7 +753,7 @@ mod tests {
         assert_eq!(cs[0].weights, Some(affine(8, 64, true)));
         let sel = Selection { wformat: Some("Q8_0".into()), ..Selection::default() };
         assert!(k.cases(&sel).unwrap().iter().all(|c| c.weights == Some(WeightFormat::Q8_0)));
-        let g = find("qgemm").unwrap();
+        let g = KernelId::Qgemm.def();
         // 7 x 4096 activation elements → m = 7; fewer than one row → m = 1.
         let cs = g
             .cases(&Selection { sizes: Some(vec![7 * 4096, 100]), ..Selection::default() })
@@ -823,10 +815,10 @@ mod tests {
 
     #[test]
     fn mock_backend_end_to_end() {
-        let k = find("qgemm").unwrap();
+        let k = KernelId::Qgemm.def();
         let c = case(true, 3, 5, 64, affine(4, 32, true));
         let mut mock = MockBackend::new(MockConfig::default());
-        let imp = crate::backend::Backend::implementations(&mock, "qgemm").remove(0);
+        let imp = crate::backend::Backend::implementations(&mock, KernelId::Qgemm.into()).remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r = run_case(&mut mock, k, &c, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
             .unwrap();

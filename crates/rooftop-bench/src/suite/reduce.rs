@@ -12,9 +12,10 @@ use super::view::{par_store, F64View};
 use super::CheckResult;
 use super::{model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rooftop_core::ops::reduction::ReductionSpec;
 use rooftop_core::ops::Work;
 
@@ -22,16 +23,11 @@ use rooftop_core::ops::Work;
 #[derive(Debug)]
 pub struct RowSum;
 
-static ROWSUM: RowSum = RowSum;
-
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![&ROWSUM]
-}
+pub(super) static ROWSUM: RowSum = RowSum;
 
 impl Kernel for RowSum {
-    fn name(&self) -> &'static str {
-        "rowsum"
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(KernelId::RowSum)
     }
 
     fn summary(&self) -> &'static str {
@@ -43,7 +39,7 @@ impl Kernel for RowSum {
     }
 
     fn cases(&self, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
-        row_cases(self.name(), sel)
+        row_cases(KernelId::RowSum, sel)
     }
 
     fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
@@ -94,13 +90,12 @@ mod tests {
     use super::*;
     use crate::harness::{run_case, TimingOptions};
     use crate::mock::{MockBackend, MockConfig};
-    use crate::suite::find;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
     fn case(rows: u64, cols: u64) -> Case {
         Case {
-            kernel: "rowsum",
+            kernel: KernelId::RowSum.into(),
             sizes: vec![("rows", rows), ("cols", cols)],
             dtype: Precision::Fp32,
             weights: None,
@@ -126,9 +121,10 @@ mod tests {
 
     #[test]
     fn mock_backend_end_to_end() {
-        let k = find("rowsum").unwrap();
+        let k = KernelId::RowSum.def();
         let mut mock = MockBackend::new(MockConfig::default());
-        let imp = crate::backend::Backend::implementations(&mock, "rowsum").remove(0);
+        let imp =
+            crate::backend::Backend::implementations(&mock, KernelId::RowSum.into()).remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r = run_case(
             &mut mock,

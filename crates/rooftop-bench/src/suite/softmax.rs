@@ -24,9 +24,10 @@ use super::view::F64View;
 use super::CheckResult;
 use super::{model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::HostBuf;
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rooftop_core::ops::softmax::{SoftmaxPasses, SoftmaxSpec};
 use rooftop_core::ops::Work;
 
@@ -41,11 +42,17 @@ pub struct Softmax {
     pub online: bool,
 }
 
-static SOFTMAX: [Softmax; 2] = [Softmax { online: false }, Softmax { online: true }];
+pub(super) static SOFTMAX: Softmax = Softmax { online: false };
+pub(super) static SOFTMAX_ONLINE: Softmax = Softmax { online: true };
 
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    SOFTMAX.iter().map(|k| k as &dyn Kernel).collect()
+impl Softmax {
+    fn kernel_id(&self) -> KernelId {
+        if self.online {
+            KernelId::SoftmaxOnline
+        } else {
+            KernelId::Softmax
+        }
+    }
 }
 
 /// Runs `then` with the f64 expression of an output row (`row(r, out)`), `None` when
@@ -74,12 +81,8 @@ fn with_rows<E: RowFn>(
 }
 
 impl Kernel for Softmax {
-    fn name(&self) -> &'static str {
-        if self.online {
-            "softmax-online"
-        } else {
-            "softmax"
-        }
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(self.kernel_id())
     }
 
     fn summary(&self) -> &'static str {
@@ -95,7 +98,7 @@ impl Kernel for Softmax {
     }
 
     fn cases(&self, sel: &Selection) -> Result<Vec<Case>, SuiteError> {
-        row_cases(self.name(), sel)
+        row_cases(self.kernel_id(), sel)
     }
 
     fn buffers(&self, case: &Case) -> Vec<BufferSpec> {
@@ -177,13 +180,12 @@ mod tests {
     use super::*;
     use crate::harness::{run_case, TimingOptions};
     use crate::mock::{MockBackend, MockConfig};
-    use crate::suite::find;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
-    fn case(name: &'static str, rows: u64, cols: u64) -> Case {
+    fn case(name: KernelId, rows: u64, cols: u64) -> Case {
         Case {
-            kernel: name,
+            kernel: name.into(),
             sizes: vec![("rows", rows), ("cols", cols)],
             dtype: Precision::Fp64,
             weights: None,
@@ -194,9 +196,9 @@ mod tests {
     #[test]
     fn softmax_of_0_ln2() {
         // e^0 = 1, e^ln2 = 2: [1/3, 2/3].
-        let out = find("softmax")
-            .unwrap()
-            .reference(&case("softmax", 1, 2), &[HostBuf::F64(vec![0.0, 2f64.ln()])]);
+        let out = KernelId::Softmax
+            .def()
+            .reference(&case(KernelId::Softmax, 1, 2), &[HostBuf::F64(vec![0.0, 2f64.ln()])]);
         let HostBuf::F64(y) = &out[0] else { panic!() };
         assert!((y[0] - 1.0 / 3.0).abs() < 1e-15 && (y[1] - 2.0 / 3.0).abs() < 1e-15, "{y:?}");
     }
@@ -205,20 +207,21 @@ mod tests {
     fn work_by_hand() {
         // 3 x 5 fp64: read 15*8 = 120, write 120 for both kernels.
         // 3-pass FLOPs 7*15 + 3 = 108; online 5*15 + 3 = 78.
-        let w = find("softmax").unwrap().work(&case("softmax", 3, 5)).unwrap();
+        let w = KernelId::Softmax.def().work(&case(KernelId::Softmax, 3, 5)).unwrap();
         assert_eq!((w.bytes_read, w.bytes_written, w.flops), (120.0, 120.0, 108.0));
         assert!(w.flops_formula.contains("7*3*5"), "{}", w.flops_formula);
         assert!(w.assumptions.iter().any(|a| a.contains("stays in cache")));
-        let w = find("softmax-online").unwrap().work(&case("softmax-online", 3, 5)).unwrap();
+        let w = KernelId::SoftmaxOnline.def().work(&case(KernelId::SoftmaxOnline, 3, 5)).unwrap();
         assert_eq!((w.bytes_read, w.bytes_written, w.flops), (120.0, 120.0, 78.0));
     }
 
     #[test]
     fn mock_backend_end_to_end() {
-        let k = find("softmax-online").unwrap();
-        let c = Case { dtype: Precision::Fp32, ..case("softmax-online", 2, 1000) };
+        let k = KernelId::SoftmaxOnline.def();
+        let c = Case { dtype: Precision::Fp32, ..case(KernelId::SoftmaxOnline, 2, 1000) };
         let mut mock = MockBackend::new(MockConfig::default());
-        let imp = crate::backend::Backend::implementations(&mock, "softmax-online").remove(0);
+        let imp = crate::backend::Backend::implementations(&mock, KernelId::SoftmaxOnline.into())
+            .remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r = run_case(&mut mock, k, &c, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
             .unwrap();

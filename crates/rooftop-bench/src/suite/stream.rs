@@ -19,9 +19,10 @@ use super::view::F64View;
 use super::CheckResult;
 use super::{bad, model_err, sizes_1d, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, Selection};
+use crate::case::{Case, KernelRef, Selection};
 use crate::error::SuiteError;
 use crate::rng::Init;
+use crate::suite::KernelId;
 use rooftop_core::ops::copy::CopySpec;
 use rooftop_core::ops::elementwise::ElementwiseSpec;
 use rooftop_core::ops::reduction::ReductionSpec;
@@ -71,21 +72,14 @@ pub struct Stream {
     pub op: StreamOp,
 }
 
-static STREAM: [Stream; 8] = [
-    Stream { op: StreamOp::Read },
-    Stream { op: StreamOp::Write },
-    Stream { op: StreamOp::Copy },
-    Stream { op: StreamOp::Scale },
-    Stream { op: StreamOp::Add },
-    Stream { op: StreamOp::Triad },
-    Stream { op: StreamOp::Silu },
-    Stream { op: StreamOp::Gelu },
-];
-
-/// The kernels of this module.
-pub fn kernels() -> Vec<&'static dyn Kernel> {
-    STREAM.iter().map(|k| k as &dyn Kernel).collect()
-}
+pub(super) static READ: Stream = Stream { op: StreamOp::Read };
+pub(super) static WRITE: Stream = Stream { op: StreamOp::Write };
+pub(super) static COPY: Stream = Stream { op: StreamOp::Copy };
+pub(super) static SCALE: Stream = Stream { op: StreamOp::Scale };
+pub(super) static ADD: Stream = Stream { op: StreamOp::Add };
+pub(super) static TRIAD: Stream = Stream { op: StreamOp::Triad };
+pub(super) static SILU: Stream = Stream { op: StreamOp::Silu };
+pub(super) static GELU: Stream = Stream { op: StreamOp::Gelu };
 
 /// The data precision of a float kernel: fp32 unless `--dtype` says fp64; anything else
 /// is refused.
@@ -201,17 +195,17 @@ impl Stream {
 }
 
 impl Kernel for Stream {
-    fn name(&self) -> &'static str {
-        match self.op {
-            StreamOp::Read => "read",
-            StreamOp::Write => "write",
-            StreamOp::Copy => "copy",
-            StreamOp::Scale => "scale",
-            StreamOp::Add => "add",
-            StreamOp::Triad => "triad",
-            StreamOp::Silu => "silu",
-            StreamOp::Gelu => "gelu",
-        }
+    fn id(&self) -> KernelRef {
+        KernelRef::Suite(match self.op {
+            StreamOp::Read => KernelId::Read,
+            StreamOp::Write => KernelId::Write,
+            StreamOp::Copy => KernelId::Copy,
+            StreamOp::Scale => KernelId::Scale,
+            StreamOp::Add => KernelId::Add,
+            StreamOp::Triad => KernelId::Triad,
+            StreamOp::Silu => KernelId::Silu,
+            StreamOp::Gelu => KernelId::Gelu,
+        })
     }
 
     fn summary(&self) -> &'static str {
@@ -249,7 +243,7 @@ impl Kernel for Stream {
                     return Err(bad(name, format!("n = {n} does not fit this machine's memory")));
                 }
                 Ok(Case {
-                    kernel: name,
+                    kernel: self.id(),
                     sizes: vec![("n", n)],
                     dtype,
                     weights: None,
@@ -372,24 +366,23 @@ mod tests {
     use super::*;
     use crate::harness::{run_case, TimingOptions};
     use crate::mock::{MockBackend, MockConfig};
-    use crate::suite::find;
     use std::sync::atomic::AtomicBool;
 
-    fn case(name: &'static str, n: u64, dtype: Precision) -> Case {
-        Case { kernel: name, sizes: vec![("n", n)], dtype, weights: None, variant: None }
+    fn case(name: KernelId, n: u64, dtype: Precision) -> Case {
+        Case { kernel: name.into(), sizes: vec![("n", n)], dtype, weights: None, variant: None }
     }
 
     #[test]
     fn triad_work_by_hand() {
         // n = 1000 fp32: read 2*1000*4 = 8,000 B, write 1000*4 = 4,000 B, 2*1000 FLOPs.
-        let w = find("triad").unwrap().work(&case("triad", 1000, Precision::Fp32)).unwrap();
+        let w = KernelId::Triad.def().work(&case(KernelId::Triad, 1000, Precision::Fp32)).unwrap();
         assert_eq!(w.bytes_read, 8000.0);
         assert_eq!(w.bytes_written, 4000.0);
         assert_eq!(w.bytes(), 12_000.0);
         assert_eq!(w.flops, 2000.0);
         assert!(w.assumptions.iter().any(|a| a.contains("STREAM triad")));
         // fp64: 3*1000*8 = 24,000 B.
-        let w = find("triad").unwrap().work(&case("triad", 1000, Precision::Fp64)).unwrap();
+        let w = KernelId::Triad.def().work(&case(KernelId::Triad, 1000, Precision::Fp64)).unwrap();
         assert_eq!(w.bytes(), 24_000.0);
         assert_eq!(w.precision, Precision::Fp64);
     }
@@ -398,43 +391,45 @@ mod tests {
     fn every_kernels_work_by_hand() {
         // n = 10 fp32; (bytes read, bytes written, FLOPs).
         let want = [
-            ("read", 40.0, 4.0, 10.0),
-            ("write", 0.0, 40.0, 0.0),
-            ("copy", 40.0, 40.0, 0.0),
-            ("scale", 40.0, 40.0, 10.0),
-            ("add", 80.0, 40.0, 10.0),
-            ("triad", 80.0, 40.0, 20.0),
-            ("silu", 40.0, 40.0, 40.0),
-            ("gelu", 40.0, 40.0, 90.0),
+            (KernelId::Read, 40.0, 4.0, 10.0),
+            (KernelId::Write, 0.0, 40.0, 0.0),
+            (KernelId::Copy, 40.0, 40.0, 0.0),
+            (KernelId::Scale, 40.0, 40.0, 10.0),
+            (KernelId::Add, 80.0, 40.0, 10.0),
+            (KernelId::Triad, 80.0, 40.0, 20.0),
+            (KernelId::Silu, 40.0, 40.0, 40.0),
+            (KernelId::Gelu, 40.0, 40.0, 90.0),
         ];
         for (name, r, wr, f) in want {
-            let w = find(name).unwrap().work(&case(name, 10, Precision::Fp32)).unwrap();
+            let w = name.def().work(&case(name, 10, Precision::Fp32)).unwrap();
             assert_eq!((w.bytes_read, w.bytes_written, w.flops), (r, wr, f), "{name}");
         }
     }
 
     #[test]
     fn references_by_hand() {
-        let k = find("triad").unwrap();
-        let c = case("triad", 2, Precision::Fp32);
+        let k = KernelId::Triad.def();
+        let c = case(KernelId::Triad, 2, Precision::Fp32);
         let out = k.reference(&c, &[HostBuf::F32(vec![1.0, 2.0]), HostBuf::F32(vec![0.5, 4.0])]);
         // 1 + 3*0.5 = 2.5, 2 + 3*4 = 14
         assert_eq!(out, vec![HostBuf::F32(vec![2.5, 14.0])]);
-        let out = find("read")
-            .unwrap()
-            .reference(&case("read", 3, Precision::Fp64), &[HostBuf::F64(vec![1.0, 2.0, 4.5])]);
+        let out = KernelId::Read.def().reference(
+            &case(KernelId::Read, 3, Precision::Fp64),
+            &[HostBuf::F64(vec![1.0, 2.0, 4.5])],
+        );
         assert_eq!(out, vec![HostBuf::F64(vec![7.5])]);
         // silu(0) = 0, silu(ln 3) = ln 3 / (1 + 1/3) = 0.75 ln 3
-        let out = find("silu")
-            .unwrap()
-            .reference(&case("silu", 2, Precision::Fp64), &[HostBuf::F64(vec![0.0, 3f64.ln()])]);
+        let out = KernelId::Silu.def().reference(
+            &case(KernelId::Silu, 2, Precision::Fp64),
+            &[HostBuf::F64(vec![0.0, 3f64.ln()])],
+        );
         let HostBuf::F64(y) = &out[0] else { panic!() };
         assert_eq!(y[0], 0.0);
         assert!((y[1] - 0.75 * 3f64.ln()).abs() < 1e-15);
         // gelu(1) = 0.5 (1 + tanh(0.7978845608 * 1.044715)) = 0.5 (1 + tanh(0.8335632)) = 0.8411919906...
-        let out = find("gelu")
-            .unwrap()
-            .reference(&case("gelu", 1, Precision::Fp64), &[HostBuf::F64(vec![1.0])]);
+        let out = KernelId::Gelu
+            .def()
+            .reference(&case(KernelId::Gelu, 1, Precision::Fp64), &[HostBuf::F64(vec![1.0])]);
         let HostBuf::F64(y) = &out[0] else { panic!() };
         assert!((y[0] - 0.841_191_990_608_276_8).abs() < 1e-15, "{}", y[0]);
         // Wrong buffers give no outputs (the check then fails) instead of a panic.
@@ -443,7 +438,7 @@ mod tests {
 
     #[test]
     fn cases_follow_the_selection() {
-        let k = find("triad").unwrap();
+        let k = KernelId::Triad.def();
         let cs = k.cases(&Selection::default()).unwrap();
         assert_eq!(cs.len(), 1);
         assert_eq!(cs[0].sizes, vec![("n", DEFAULT_N)]);
@@ -470,8 +465,18 @@ mod tests {
 
     #[test]
     fn buffers_are_inputs_then_outputs() {
-        for k in kernels() {
-            let c = case(k.name(), 7, Precision::Fp32);
+        for id in [
+            KernelId::Read,
+            KernelId::Write,
+            KernelId::Copy,
+            KernelId::Scale,
+            KernelId::Add,
+            KernelId::Triad,
+            KernelId::Silu,
+            KernelId::Gelu,
+        ] {
+            let k = id.def();
+            let c = case(id, 7, Precision::Fp32);
             let b = k.buffers(&c);
             let first_out = b.iter().position(|s| s.output).unwrap();
             assert!(b[first_out..].iter().all(|s| s.output), "{}", k.name());
@@ -480,10 +485,10 @@ mod tests {
 
     #[test]
     fn mock_backend_end_to_end() {
-        let k = find("add").unwrap();
-        let c = case("add", 1001, Precision::Fp32);
+        let k = KernelId::Add.def();
+        let c = case(KernelId::Add, 1001, Precision::Fp32);
         let mut mock = MockBackend::new(MockConfig::default());
-        let imp = crate::backend::Backend::implementations(&mock, "add").remove(0);
+        let imp = crate::backend::Backend::implementations(&mock, KernelId::Add.into()).remove(0);
         let opts = TimingOptions { min_time_s: 0.001, min_runs: 3, ..TimingOptions::default() };
         let r = run_case(&mut mock, k, &c, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})
             .unwrap();

@@ -14,9 +14,9 @@
 //! `docs/wgpu.md`).
 
 use crate::backend::Launch;
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::error::BackendError;
-use crate::suite::{fma, norm, quant::NibbleOrder, quant::QuantLayout};
+use crate::suite::{fma, norm, quant::NibbleOrder, quant::QuantLayout, KernelId};
 use rooftop_core::units::Precision;
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -56,56 +56,157 @@ pub struct DeviceLimits {
     pub shader_f16: bool,
 }
 
-/// One of our WGSL implementations.
+/// How a kernel's dispatches are built (the shape of its plan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dispatch {
+    /// One thread per element over `n`: `source` with `const OP` selecting the operation,
+    /// the call's buffers `buffers` then the parameters.
+    Elementwise { shader: &'static str, source: &'static str, op: u32, buffers: usize },
+    /// `read`: a two-stage strided sum through a scratch buffer of partial sums.
+    Sum,
+    /// One workgroup per row: `entry` of `source` over the call's `buffers`, with the
+    /// norm's epsilon in the parameters when `eps`.
+    Rows {
+        shader: &'static str,
+        source: &'static str,
+        entry: &'static str,
+        buffers: usize,
+        eps: bool,
+    },
+    /// The tiled GEMM (`f16`: fp16 elements in memory, needs SHADER_F16).
+    Gemm { f16: bool },
+    /// Quantized GEMV / GEMM (`gemm`: an `m` dimension).
+    Quant { gemm: bool },
+    /// The FMA-chain probe.
+    Fma,
+}
+
+/// One of our WGSL implementations: the kernel, its label, and how it dispatches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WgpuKernel {
-    pub kernel: &'static str,
+    pub kernel: KernelId,
     pub label: &'static str,
     /// Whether `--autotune` sweeps its workgroup size.
     pub tunable: bool,
+    pub dispatch: Dispatch,
+}
+
+const fn elementwise(kernel: KernelId, op: u32, binary: bool) -> WgpuKernel {
+    let (shader, source, buffers) =
+        if binary { ("binary", BINARY, 3) } else { ("unary", UNARY, 2) };
+    WgpuKernel {
+        kernel,
+        label: "WGSL, one element per thread",
+        tunable: true,
+        dispatch: Dispatch::Elementwise { shader, source, op, buffers },
+    }
+}
+
+const fn row_kernel(
+    kernel: KernelId,
+    label: &'static str,
+    (shader, source, entry): (&'static str, &'static str, &'static str),
+    buffers: usize,
+    eps: bool,
+) -> WgpuKernel {
+    WgpuKernel {
+        kernel,
+        label,
+        tunable: true,
+        dispatch: Dispatch::Rows { shader, source, entry, buffers, eps },
+    }
 }
 
 /// Every kernel this backend implements.
 pub const KERNELS: &[WgpuKernel] = &[
-    WgpuKernel { kernel: "read", label: "WGSL two-stage strided sum", tunable: true },
-    WgpuKernel { kernel: "write", label: "WGSL fill, one element per thread", tunable: true },
-    WgpuKernel { kernel: "copy", label: "WGSL, one element per thread", tunable: true },
-    WgpuKernel { kernel: "scale", label: "WGSL, one element per thread", tunable: true },
-    WgpuKernel { kernel: "add", label: "WGSL, one element per thread", tunable: true },
-    WgpuKernel { kernel: "triad", label: "WGSL, one element per thread", tunable: true },
-    WgpuKernel { kernel: "silu", label: "WGSL, one element per thread", tunable: true },
-    WgpuKernel { kernel: "gelu", label: "WGSL, one element per thread", tunable: true },
-    WgpuKernel { kernel: "rmsnorm", label: "WGSL, one workgroup per row", tunable: true },
-    WgpuKernel { kernel: "layernorm", label: "WGSL, one workgroup per row", tunable: true },
-    WgpuKernel { kernel: "softmax", label: "WGSL 3-pass, one workgroup per row", tunable: true },
     WgpuKernel {
-        kernel: "softmax-online",
-        label: "WGSL online max/sum, one workgroup per row",
+        kernel: KernelId::Read,
+        label: "WGSL two-stage strided sum",
         tunable: true,
+        dispatch: Dispatch::Sum,
     },
-    WgpuKernel { kernel: "rowsum", label: "WGSL, one workgroup per row", tunable: true },
     WgpuKernel {
-        kernel: "gemm",
+        kernel: KernelId::Write,
+        label: "WGSL fill, one element per thread",
+        tunable: true,
+        dispatch: Dispatch::Elementwise { shader: "fill", source: FILL, op: 0, buffers: 1 },
+    },
+    elementwise(KernelId::Copy, 0, false),
+    elementwise(KernelId::Scale, 1, false),
+    elementwise(KernelId::Silu, 2, false),
+    elementwise(KernelId::Gelu, 3, false),
+    elementwise(KernelId::Add, 0, true),
+    elementwise(KernelId::Triad, 1, true),
+    row_kernel(
+        KernelId::RmsNorm,
+        "WGSL, one workgroup per row",
+        ("rmsnorm", RMSNORM, "main"),
+        3,
+        true,
+    ),
+    row_kernel(
+        KernelId::LayerNorm,
+        "WGSL, one workgroup per row",
+        ("layernorm", LAYERNORM, "main"),
+        4,
+        true,
+    ),
+    row_kernel(
+        KernelId::Softmax,
+        "WGSL 3-pass, one workgroup per row",
+        ("softmax", SOFTMAX, "three_pass"),
+        2,
+        false,
+    ),
+    row_kernel(
+        KernelId::SoftmaxOnline,
+        "WGSL online max/sum, one workgroup per row",
+        ("softmax", SOFTMAX, "online"),
+        2,
+        false,
+    ),
+    row_kernel(
+        KernelId::RowSum,
+        "WGSL, one workgroup per row",
+        ("rowsum", ROWSUM, "main"),
+        2,
+        false,
+    ),
+    WgpuKernel {
+        kernel: KernelId::Gemm,
         label: "WGSL tiled fp32 (64x64x16 tiles, 4x4 per thread)",
         tunable: false,
+        dispatch: Dispatch::Gemm { f16: false },
     },
     WgpuKernel {
-        kernel: "hgemm",
+        kernel: KernelId::Hgemm,
         label: "WGSL tiled fp16 in/out, fp32 accumulation (64x64x16 tiles, 4x4 per thread)",
         tunable: false,
+        dispatch: Dispatch::Gemm { f16: true },
     },
-    WgpuKernel { kernel: "qmatvec", label: "WGSL, one workgroup per output row", tunable: true },
     WgpuKernel {
-        kernel: "qgemm",
+        kernel: KernelId::Qmatvec,
+        label: "WGSL, one workgroup per output row",
+        tunable: true,
+        dispatch: Dispatch::Quant { gemm: false },
+    },
+    WgpuKernel {
+        kernel: KernelId::Qgemm,
         label: "WGSL, one workgroup per output element (no tiling)",
         tunable: true,
+        dispatch: Dispatch::Quant { gemm: true },
     },
-    WgpuKernel { kernel: "fma", label: "WGSL fma() chains", tunable: true },
+    WgpuKernel {
+        kernel: KernelId::Fma,
+        label: "WGSL fma() chains",
+        tunable: true,
+        dispatch: Dispatch::Fma,
+    },
 ];
 
 /// Our implementation of `kernel`, if any.
-pub fn find(kernel: &str) -> Option<&'static WgpuKernel> {
-    KERNELS.iter().find(|k| k.kernel == kernel)
+pub fn find(kernel: KernelRef) -> Option<&'static WgpuKernel> {
+    KERNELS.iter().find(|k| kernel == k.kernel)
 }
 
 /// Where a binding's buffer comes from.
@@ -214,67 +315,57 @@ fn header(wg: u32) -> String {
 
 /// The dispatches of one run of `case` with `launch`.
 pub fn plan(case: &Case, launch: &Launch, lim: &DeviceLimits) -> Result<Plan, BackendError> {
-    let f64_fma = case.kernel == "fma" && case.dtype == Precision::Fp64 && lim.shader_f64;
-    if case.kernel == "hgemm" {
-        if !lim.shader_f16 {
-            return Err(BackendError::Other(format!(
-                "hgemm {}: this adapter lacks SHADER_F16 (fp16 arithmetic in shaders)",
-                case.label()
-            )));
-        }
-        return gemm(case, launch, lim)
-            .map(|step| Plan { steps: vec![step], scratch_bytes: Vec::new() });
-    }
-    if case.dtype != Precision::Fp32 && !f64_fma {
-        return Err(BackendError::Other(format!(
-            "{} {}: the wgpu backend runs fp32 kernels only (WGSL has no fp64; the fma probe \
-             runs in fp64 on adapters with SHADER_F64), got {}",
-            case.kernel,
-            case.label(),
-            case.dtype
-        )));
-    }
+    let k = find(case.kernel).ok_or_else(|| BackendError::NoImplementation {
+        backend: "wgpu".to_string(),
+        kernel: case.kernel.to_string(),
+        implementation: "rooftop".to_string(),
+    })?;
+    check_dtype(case, k.dispatch, lim)?;
     let one = |step: Step| Plan { steps: vec![step], scratch_bytes: Vec::new() };
-    let k = case.kernel;
-    if k == "gemm" {
-        return gemm(case, launch, lim).map(one);
-    }
-    let wg = workgroup(launch, lim)?;
-    let wg64 = u64::from(wg);
-    let elementwise =
-        |source: &'static str, shader, op: u32, slots: Vec<Slot>| -> Result<Plan, BackendError> {
-            let n = case.size("n");
+    // The GEMMs have a fixed workgroup; the others take theirs from the launch.
+    let wg = || workgroup(launch, lim);
+    match k.dispatch {
+        Dispatch::Gemm { f16 } => gemm(case, f16, launch, lim).map(one),
+        Dispatch::Elementwise { shader, source, op, buffers } => {
+            let (wg, n) = (wg()?, case.size("n"));
             Ok(one(Step {
                 shader,
                 source: Cow::Borrowed(source),
                 header: format!("{}\nconst OP: u32 = {op}u;", header(wg)),
                 entry: "main",
-                slots,
+                slots: (0..buffers).map(Slot::Call).chain([Slot::Params]).collect(),
                 params: [u32_size(case, "n", n)?, 0, 0, 0],
-                workgroups: grid(n.div_ceil(wg64), lim)?,
+                workgroups: grid(n.div_ceil(u64::from(wg)), lim)?,
             }))
-        };
-    let unary = [Slot::Call(0), Slot::Call(1), Slot::Params];
-    let binary = [Slot::Call(0), Slot::Call(1), Slot::Call(2), Slot::Params];
-    match k {
-        "copy" => elementwise(UNARY, "unary", 0, unary.to_vec()),
-        "scale" => elementwise(UNARY, "unary", 1, unary.to_vec()),
-        "silu" => elementwise(UNARY, "unary", 2, unary.to_vec()),
-        "gelu" => elementwise(UNARY, "unary", 3, unary.to_vec()),
-        "add" => elementwise(BINARY, "binary", 0, binary.to_vec()),
-        "triad" => elementwise(BINARY, "binary", 1, binary.to_vec()),
-        "write" => elementwise(FILL, "fill", 0, vec![Slot::Call(0), Slot::Params]),
-        "read" => read(case, wg, lim),
-        "rowsum" | "rmsnorm" | "layernorm" | "softmax" | "softmax-online" => {
-            rows(case, wg, lim).map(one)
         }
-        "qmatvec" | "qgemm" => quant(case, wg, lim).map(one),
-        "fma" => fma_step(case, wg, lim).map(one),
-        _ => Err(BackendError::NoImplementation {
-            backend: "wgpu".to_string(),
-            kernel: k.to_string(),
-            implementation: "rooftop".to_string(),
-        }),
+        Dispatch::Sum => read(case, wg()?, lim),
+        Dispatch::Rows { shader, source, entry, buffers, eps } => {
+            rows(case, (shader, source, entry), buffers, eps, wg()?, lim).map(one)
+        }
+        Dispatch::Quant { gemm } => quant(case, gemm, wg()?, lim).map(one),
+        Dispatch::Fma => fma_step(case, wg()?, lim).map(one),
+    }
+}
+
+/// Refuses element types the adapter cannot run: fp32 only (WGSL has no fp64), except
+/// `hgemm` (fp16, with SHADER_F16) and the fp64 `fma` probe (with SHADER_F64).
+fn check_dtype(case: &Case, dispatch: Dispatch, lim: &DeviceLimits) -> Result<(), BackendError> {
+    match dispatch {
+        Dispatch::Gemm { f16: true } if !lim.shader_f16 => Err(BackendError::Other(format!(
+            "{} {}: this adapter lacks SHADER_F16 (fp16 arithmetic in shaders)",
+            case.kernel,
+            case.label()
+        ))),
+        Dispatch::Gemm { f16: true } => Ok(()),
+        Dispatch::Fma if case.dtype == Precision::Fp64 && lim.shader_f64 => Ok(()),
+        _ if case.dtype != Precision::Fp32 => Err(BackendError::Other(format!(
+            "{} {}: the wgpu backend runs fp32 kernels only (WGSL has no fp64; the fma probe \
+             runs in fp64 on adapters with SHADER_F64), got {}",
+            case.kernel,
+            case.label(),
+            case.dtype
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -304,33 +395,32 @@ fn read(case: &Case, wg: u32, lim: &DeviceLimits) -> Result<Plan, BackendError> 
     })
 }
 
-/// Row kernels: one workgroup per row.
-fn rows(case: &Case, wg: u32, lim: &DeviceLimits) -> Result<Step, BackendError> {
+/// Row kernels: one workgroup per row, `entry` of `source` over the call's first
+/// `buffers` buffers.
+fn rows(
+    case: &Case,
+    (shader, source, entry): (&'static str, &'static str, &'static str),
+    buffers: usize,
+    eps: bool,
+    wg: u32,
+    lim: &DeviceLimits,
+) -> Result<Step, BackendError> {
     let (rows, cols) = (case.size("rows"), case.size("cols"));
     u32_size(case, "rows x cols", rows.saturating_mul(cols))?;
     let (r32, c32) = (rows as u32, cols as u32);
-    let eps = (norm::EPS as f32).to_bits();
-    let (shader, source, entry, slots, params) = match case.kernel {
-        "rowsum" => ("rowsum", ROWSUM, "main", 2, [r32, c32, 0, 0]),
-        "rmsnorm" => ("rmsnorm", RMSNORM, "main", 3, [r32, c32, eps, 0]),
-        "layernorm" => ("layernorm", LAYERNORM, "main", 4, [r32, c32, eps, 0]),
-        "softmax" => ("softmax", SOFTMAX, "three_pass", 2, [r32, c32, 0, 0]),
-        _ => ("softmax", SOFTMAX, "online", 2, [r32, c32, 0, 0]),
-    };
-    let mut s: Vec<Slot> = (0..slots).map(Slot::Call).collect();
-    s.push(Slot::Params);
+    let eps = if eps { (norm::EPS as f32).to_bits() } else { 0 };
     Ok(Step {
         shader,
         source: Cow::Borrowed(source),
         header: header(wg),
         entry,
-        slots: s,
-        params,
+        slots: (0..buffers).map(Slot::Call).chain([Slot::Params]).collect(),
+        params: [r32, c32, eps, 0],
         workgroups: grid(rows, lim)?,
     })
 }
 
-fn gemm(case: &Case, launch: &Launch, lim: &DeviceLimits) -> Result<Step, BackendError> {
+fn gemm(case: &Case, f16: bool, launch: &Launch, lim: &DeviceLimits) -> Result<Step, BackendError> {
     if let Some([x, y, z]) = launch.block.filter(|&b| b != GEMM_BLOCK) {
         return Err(bad_launch(format!(
             "the wgpu gemm has a fixed 16x16x1 block, got {x}x{y}x{z}"
@@ -351,7 +441,7 @@ fn gemm(case: &Case, launch: &Launch, lim: &DeviceLimits) -> Result<Step, Backen
         shader: "gemm",
         source: Cow::Borrowed(GEMM),
         // The element type in memory; `enable` must come before every declaration.
-        header: if case.kernel == "hgemm" {
+        header: if f16 {
             "enable f16;\nalias Elem = f16;".to_string()
         } else {
             "alias Elem = f32;".to_string()
@@ -402,11 +492,11 @@ fn quant_header(wg: u32, l: &QuantLayout) -> String {
     h
 }
 
-fn quant(case: &Case, wg: u32, lim: &DeviceLimits) -> Result<Step, BackendError> {
+fn quant(case: &Case, gemm: bool, wg: u32, lim: &DeviceLimits) -> Result<Step, BackendError> {
     let l = case.weights.and_then(QuantLayout::of).ok_or_else(|| {
         BackendError::Other(format!("{} {}: no weight format", case.kernel, case.label()))
     })?;
-    let m = if case.kernel == "qgemm" { case.size("m") } else { 1 };
+    let m = if gemm { case.size("m") } else { 1 };
     let (n, k) = (case.size("n"), case.size("k"));
     for (what, v) in [("m x k", m * k), ("n x k", n * k), ("m x n", m * n)] {
         u32_size(case, what, v)?;
@@ -465,7 +555,6 @@ pub fn workgroup_sizes(lim: &DeviceLimits) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite;
     use rooftop_core::units::Precision;
 
     const LIM: DeviceLimits = DeviceLimits {
@@ -489,7 +578,7 @@ mod tests {
         let small = DeviceLimits { max_wg: 256, ..LIM };
         assert_eq!(workgroup_sizes(&small), vec![32, 64, 128, 256]);
         let b = |x| Launch { block: Some([x, 1, 1]), ..Launch::default() };
-        let case = suite::find("copy").unwrap().cases(&crate::Selection::default()).unwrap();
+        let case = KernelId::Copy.def().cases(&crate::Selection::default()).unwrap();
         assert!(plan(&case[0], &b(512), &small).is_err());
         assert!(plan(&case[0], &b(48), &LIM).is_err());
         assert!(plan(&case[0], &b(64), &LIM).is_ok());
@@ -498,7 +587,7 @@ mod tests {
     #[test]
     fn every_listed_kernel_plans_its_default_cases_and_refuses_fp64() {
         for k in KERNELS {
-            let kernel = suite::find(k.kernel).unwrap();
+            let kernel = k.kernel.def();
             // hgemm needs SHADER_F16 (refused without it, below).
             let lim = DeviceLimits { shader_f16: true, ..LIM };
             for case in kernel.cases(&crate::Selection::default()).unwrap() {
@@ -514,7 +603,7 @@ mod tests {
                     }
                 }
             }
-            if k.kernel == "hgemm" {
+            if k.kernel == KernelId::Hgemm {
                 let case = kernel.cases(&crate::Selection::default()).unwrap().remove(0);
                 let e = plan(&case, &Launch::default(), &LIM).unwrap_err();
                 assert!(e.to_string().contains("lacks SHADER_F16"), "{e}");

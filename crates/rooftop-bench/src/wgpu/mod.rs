@@ -24,12 +24,12 @@ use crate::backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, Scalar,
     SourceKernel,
 };
-use crate::case::Case;
+use crate::case::{Case, KernelRef};
 use crate::ceilings::{CeilingOptions, Ceilings};
 use crate::cpu::info::TheoreticalPeak;
 use crate::error::BackendError;
 use crate::harness::TimingOptions;
-use crate::suite;
+use crate::suite::KernelId;
 use adapter::AdapterSummary;
 use kernels::{DeviceLimits, Plan, Slot};
 use rooftop_core::device::{Catalog, DeviceEntry, DeviceSpec, MemLevel};
@@ -406,8 +406,7 @@ impl WgpuBackend {
 
     /// Checks the call's buffers against the suite's buffer list for the case.
     fn check_buffers(&self, call: &KernelCall<'_>) -> Result<(), BackendError> {
-        let kernel =
-            suite::find(call.case.kernel).map_err(|e| BackendError::Other(e.to_string()))?;
+        let kernel = call.case.kernel.suite().ok_or_else(|| no_impl(call))?.def();
         let specs = kernel.buffers(call.case);
         if specs.len() != call.buffers.len() {
             return Err(BackendError::Other(format!(
@@ -666,9 +665,10 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn implementations(&self, kernel: &str) -> Vec<Implementation> {
+    fn implementations(&self, kernel: KernelRef) -> Vec<Implementation> {
+        let f16 = self.device_limits().shader_f16;
         let mut v: Vec<Implementation> = kernels::find(kernel)
-            .filter(|k| k.kernel != "hgemm" || self.device_limits().shader_f16)
+            .filter(|k| f16 || !matches!(k.dispatch, kernels::Dispatch::Gemm { f16: true }))
             .map(|k| Implementation {
                 id: "rooftop".to_string(),
                 builtin: false,
@@ -676,7 +676,7 @@ impl Backend for WgpuBackend {
             })
             .into_iter()
             .collect();
-        if let Some(u) = self.sources.get(kernel) {
+        if let Some(u) = self.sources.get(kernel.name()) {
             v.push(u.implementation());
         }
         v
@@ -713,7 +713,7 @@ impl Backend for WgpuBackend {
             let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
             let buffer = self.create_buffer(bytes, usage, "rooftop cache flush")?;
             let case = Case {
-                kernel: "write",
+                kernel: KernelRef::Suite(KernelId::Write),
                 sizes: vec![("n", n)],
                 dtype: Precision::Fp32,
                 weights: None,
@@ -780,7 +780,9 @@ impl Backend for WgpuBackend {
     }
 
     fn default_launch(&self, case: &Case) -> Launch {
-        let block = if case.kernel == "gemm" || case.kernel == "hgemm" {
+        let gemm = kernels::find(case.kernel)
+            .is_some_and(|k| matches!(k.dispatch, kernels::Dispatch::Gemm { .. }));
+        let block = if gemm {
             kernels::GEMM_BLOCK
         } else {
             [kernels::DEFAULT_WG.min(self.device_limits().max_wg), 1, 1]

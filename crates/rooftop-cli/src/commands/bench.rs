@@ -184,8 +184,11 @@ pub struct BenchArgs {
 fn request(catalog: &Catalog, a: &BenchArgs) -> Result<BenchRequest> {
     let device =
         a.device.as_deref().map(|d| super::find_device(catalog, d).cloned()).transpose()?;
+    let (kernels, spec_kernels) =
+        job::parse_kernels(&a.kernel, a.spec.is_some()).map_err(job_error)?;
     Ok(BenchRequest {
-        kernels: a.kernel.clone(),
+        kernels,
+        spec_kernels,
         all_kernels: a.all_kernels,
         single_config: a.single_config.clone(),
         sizes: a.sizes.clone(),

@@ -21,11 +21,12 @@ use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::cpu::simd::{self, Body, Fma, Level, Real};
 use crate::error::BackendError;
+use crate::suite::KernelId;
 use rayon::prelude::*;
 
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[CpuKernel {
-    kernel: "fma",
+    kernel: KernelId::Fma,
     implementation: "rooftop",
     builtin: false,
     label: "rooftop FMA chains: blocks of 12 independent accumulators (vfmadd on the widest \
@@ -152,7 +153,7 @@ mod tests {
     use crate::backend::{Backend, Launch};
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
-    use crate::suite;
+    use crate::suite::{self, KernelId};
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
@@ -174,7 +175,7 @@ mod tests {
     #[test]
     fn passes_the_closed_form_check_on_any_thread_count() {
         let mut be = CpuBackend::new();
-        let kernel = suite::find("fma").unwrap();
+        let kernel = KernelId::Fma.def();
         let opts = TimingOptions {
             min_runs: 1,
             min_time_s: 0.0,
@@ -182,7 +183,7 @@ mod tests {
             warmup_time_s: 0.0,
             ..TimingOptions::default()
         };
-        let imp = be.implementations("fma").remove(0);
+        let imp = be.implementations(KernelId::Fma.into()).remove(0);
         for dtype in [Precision::Fp32, Precision::Fp64] {
             for scalar in [false, true] {
                 let mut case = suite::fma::ceiling_case(dtype, scalar);

@@ -41,13 +41,14 @@ use super::CpuKernel;
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::error::BackendError;
+use crate::suite::KernelId;
 use microkernel::{Isa, MR, NR_F32, NR_F64};
 use rayon::prelude::*;
 
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[
     CpuKernel {
-        kernel: "gemm",
+        kernel: KernelId::Gemm,
         implementation: "rooftop",
         builtin: false,
         label: "rooftop blocked GEMM: packed A/B panels, 6x16 (fp32) / 6x8 (fp64) AVX2+FMA \
@@ -56,7 +57,7 @@ pub const KERNELS: &[CpuKernel] = &[
         run: run_rooftop,
     },
     CpuKernel {
-        kernel: "gemm",
+        kernel: KernelId::Gemm,
         implementation: "matrixmultiply",
         builtin: true,
         label: "matrixmultiply 0.3 sgemm/dgemm (threading feature): its own thread pool of \
@@ -439,7 +440,7 @@ mod harness_tests {
     use crate::case::Case;
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
-    use crate::suite;
+    use crate::suite::KernelId;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
@@ -448,7 +449,7 @@ mod harness_tests {
     #[test]
     fn both_implementations_pass_the_suite_check() {
         let mut be = CpuBackend::new();
-        let kernel = suite::find("gemm").unwrap();
+        let kernel = KernelId::Gemm.def();
         let opts = TimingOptions {
             min_runs: 1,
             min_time_s: 0.0,
@@ -456,12 +457,12 @@ mod harness_tests {
             warmup_time_s: 0.0,
             ..TimingOptions::default()
         };
-        for imp in be.implementations("gemm") {
+        for imp in be.implementations(KernelId::Gemm.into()) {
             for (dtype, (m, n, k)) in
                 [(Precision::Fp32, (37, 45, 300)), (Precision::Fp64, (130, 129, 1001))]
             {
                 let case = Case {
-                    kernel: "gemm",
+                    kernel: KernelId::Gemm.into(),
                     sizes: vec![("m", m), ("n", n), ("k", k)],
                     dtype,
                     weights: None,
@@ -487,11 +488,11 @@ mod harness_tests {
     #[test]
     fn bad_tiles_are_errors_not_panics() {
         let mut be = CpuBackend::new();
-        let kernel = suite::find("gemm").unwrap();
-        let imp = be.implementations("gemm").remove(0);
+        let kernel = KernelId::Gemm.def();
+        let imp = be.implementations(KernelId::Gemm.into()).remove(0);
         assert_eq!(imp.id, "rooftop");
         let case = Case {
-            kernel: "gemm",
+            kernel: KernelId::Gemm.into(),
             sizes: vec![("m", 4), ("n", 4), ("k", 4)],
             dtype: Precision::Fp32,
             weights: None,

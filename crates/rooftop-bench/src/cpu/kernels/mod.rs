@@ -1,4 +1,5 @@
-//! CPU implementations of the suite's kernels, registered by (kernel, implementation).
+//! CPU implementations of the suite's kernels: a table per kernel module, keyed by
+//! ([`KernelId`], implementation id).
 
 mod fma;
 mod gemm;
@@ -12,6 +13,7 @@ mod stream;
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::error::BackendError;
+use crate::suite::KernelId;
 
 /// Runs one kernel once over its buffers (in the suite's `buffers()` order: inputs, then
 /// outputs). Called inside the rayon pool sized by `launch.threads`; `launch.tile` is the
@@ -21,8 +23,8 @@ pub type CpuKernelFn = fn(&Case, &mut [HostBuf], &Launch) -> Result<(), BackendE
 /// One CPU implementation of a suite kernel.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuKernel {
-    /// Suite kernel name (`gemm`).
-    pub kernel: &'static str,
+    /// The suite kernel it implements.
+    pub kernel: KernelId,
     /// `rooftop` for ours, the library's short name for a built-in (`matrixmultiply`).
     pub implementation: &'static str,
     pub builtin: bool,
@@ -50,7 +52,7 @@ pub fn all() -> impl Iterator<Item = &'static CpuKernel> {
 }
 
 /// The implementation `implementation` of `kernel`.
-pub fn find(kernel: &str, implementation: &str) -> Option<&'static CpuKernel> {
+pub fn find(kernel: KernelId, implementation: &str) -> Option<&'static CpuKernel> {
     all().find(|k| k.kernel == kernel && k.implementation == implementation)
 }
 

@@ -18,6 +18,7 @@ use crate::case::Case;
 use crate::cpu::simd::{self, sum_lanes, sum_sq_dev_lanes, Body, Fma, Level, Real};
 use crate::error::BackendError;
 use crate::suite::norm::EPS;
+use crate::suite::KernelId;
 use rayon::prelude::*;
 
 /// `--autotune` tiles of the row kernels (rows per task).
@@ -26,7 +27,7 @@ pub(super) const ROW_TILES: &[u32] = &[1, 4, 16, 64];
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[
     CpuKernel {
-        kernel: "rmsnorm",
+        kernel: KernelId::RmsNorm,
         implementation: "rooftop",
         builtin: false,
         label: "rooftop: rows in rayon tasks, 64-lane sums, AVX-512/AVX2/SSE2 dispatch",
@@ -34,7 +35,7 @@ pub const KERNELS: &[CpuKernel] = &[
         run: rmsnorm,
     },
     CpuKernel {
-        kernel: "layernorm",
+        kernel: KernelId::LayerNorm,
         implementation: "rooftop",
         builtin: false,
         label: "rooftop: rows in rayon tasks, two-pass variance, AVX-512/AVX2/SSE2 dispatch",
@@ -143,13 +144,13 @@ mod tests {
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
     use crate::rng;
-    use crate::suite::{compare, find};
+    use crate::suite::compare;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
-    fn case(name: &'static str, rows: u64, cols: u64, dtype: Precision) -> Case {
+    fn case(name: KernelId, rows: u64, cols: u64, dtype: Precision) -> Case {
         Case {
-            kernel: name,
+            kernel: name.into(),
             sizes: vec![("rows", rows), ("cols", cols)],
             dtype,
             weights: None,
@@ -159,8 +160,8 @@ mod tests {
 
     #[test]
     fn matches_the_reference_at_odd_sizes() {
-        for (name, layer) in [("rmsnorm", false), ("layernorm", true)] {
-            let k = find(name).unwrap();
+        for (name, layer) in [(KernelId::RmsNorm, false), (KernelId::LayerNorm, true)] {
+            let k = name.def();
             for (rows, cols, dtype) in [
                 (1, 1, Precision::Fp32),
                 (3, 67, Precision::Fp32),
@@ -187,7 +188,7 @@ mod tests {
 
     #[test]
     fn rmsnorm_of_3_4_on_every_level() {
-        let c = case("rmsnorm", 1, 2, Precision::Fp32);
+        let c = case(KernelId::RmsNorm, 1, 2, Precision::Fp32);
         for level in Level::available() {
             let mut b = vec![
                 HostBuf::F32(vec![3.0, 4.0]),
@@ -205,7 +206,7 @@ mod tests {
 
     #[test]
     fn wrong_buffers_are_errors() {
-        let c = case("layernorm", 2, 3, Precision::Fp32);
+        let c = case(KernelId::LayerNorm, 2, 3, Precision::Fp32);
         let mut b = vec![
             HostBuf::F32(vec![0.0; 6]),
             HostBuf::F32(vec![0.0; 3]),
@@ -223,10 +224,10 @@ mod tests {
 
     #[test]
     fn cpu_backend_end_to_end() {
-        let k = find("rmsnorm").unwrap();
-        let c = case("rmsnorm", 33, 513, Precision::Fp32);
+        let k = KernelId::RmsNorm.def();
+        let c = case(KernelId::RmsNorm, 33, 513, Precision::Fp32);
         let mut cpu = CpuBackend::new();
-        let imp = cpu.implementations("rmsnorm").remove(0);
+        let imp = cpu.implementations(KernelId::RmsNorm.into()).remove(0);
         let opts = TimingOptions {
             warmup_runs: 1,
             warmup_time_s: 0.0,

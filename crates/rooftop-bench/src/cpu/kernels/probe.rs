@@ -8,10 +8,11 @@ use super::{check_lens, mismatch};
 use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::error::BackendError;
+use crate::suite::KernelId;
 
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[CpuKernel {
-    kernel: "chase",
+    kernel: KernelId::Chase,
     implementation: "rooftop",
     builtin: false,
     label: "rooftop: one dependent-load chain, single thread",
@@ -41,13 +42,12 @@ mod tests {
     use crate::backend::Backend;
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
-    use crate::suite::find;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
     fn case(n: u64, steps: u64) -> Case {
         Case {
-            kernel: "chase",
+            kernel: KernelId::Chase.into(),
             sizes: vec![("n", n), ("steps", steps)],
             dtype: Precision::Fp32,
             weights: None,
@@ -67,10 +67,10 @@ mod tests {
 
     #[test]
     fn cpu_backend_end_to_end() {
-        let k = find("chase").unwrap();
+        let k = KernelId::Chase.def();
         let c = case(4099, 10_000);
         let mut cpu = CpuBackend::new();
-        let imp = cpu.implementations("chase").remove(0);
+        let imp = cpu.implementations(KernelId::Chase.into()).remove(0);
         let opts = TimingOptions {
             warmup_runs: 1,
             warmup_time_s: 0.0,

@@ -33,13 +33,14 @@ use crate::case::Case;
 use crate::cpu::simd::{self, f16_to_f32, Body, Fma, Level, Quants8};
 use crate::error::BackendError;
 use crate::suite::quant::{NibbleOrder, QuantLayout, GGML_BLOCK};
+use crate::suite::KernelId;
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use rayon::prelude::*;
 
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[
     CpuKernel {
-        kernel: "qmatvec",
+        kernel: KernelId::Qmatvec,
         implementation: "rooftop",
         builtin: false,
         label: "rooftop: fused dequant dot products, rows in rayon tasks, AVX-512/AVX2/SSE2",
@@ -47,7 +48,7 @@ pub const KERNELS: &[CpuKernel] = &[
         run: qmatvec,
     },
     CpuKernel {
-        kernel: "qgemm",
+        kernel: KernelId::Qgemm,
         implementation: "rooftop",
         builtin: false,
         label: "rooftop: KC x NR dequantized panels, MR x NR FMA micro-kernel, AVX-512/AVX2/SSE2",
@@ -105,7 +106,7 @@ fn split<'a>(case: &Case, bufs: &'a mut [HostBuf]) -> Result<Split<'a>, BackendE
     let l = case.weights.and_then(QuantLayout::of).ok_or_else(|| {
         BackendError::Other(format!("{}: no CPU kernel for this weight format", case.label()))
     })?;
-    let m = if case.kernel == "qgemm" { case.size_usize("m") } else { 1 };
+    let m = if case.kernel == KernelId::Qgemm { case.size_usize("m") } else { 1 };
     let (n, k) = (case.size_usize("n"), case.size_usize("k"));
     if k % l.group != 0 {
         return Err(BackendError::Other(format!(
@@ -431,7 +432,7 @@ mod tests {
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
     use crate::rng;
-    use crate::suite::{compare, find};
+    use crate::suite::compare;
     use rooftop_core::ops::quant::WeightFormat;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
@@ -456,7 +457,7 @@ mod tests {
         let sizes =
             if gemm { vec![("m", m), ("n", n), ("k", k)] } else { vec![("n", n), ("k", k)] };
         Case {
-            kernel: if gemm { "qgemm" } else { "qmatvec" },
+            kernel: if gemm { KernelId::Qgemm } else { KernelId::Qmatvec }.into(),
             sizes,
             dtype: Precision::Fp32,
             weights: Some(format),
@@ -465,7 +466,7 @@ mod tests {
     }
 
     fn check(c: &Case, tiles: &[Option<u32>]) {
-        let k = find(c.kernel).unwrap();
+        let k = c.kernel.suite().unwrap().def();
         let specs = k.buffers(c);
         let host: Vec<HostBuf> = rng::fill_all(&specs, 21, 1);
         let want = k.reference(c, &host);
@@ -473,7 +474,7 @@ mod tests {
             for &tile in tiles {
                 let mut bufs = host.clone();
                 let launch = Launch { tile, ..Launch::default() };
-                if c.kernel == "qgemm" {
+                if c.kernel == KernelId::Qgemm {
                     qgemm_at(level, c, &mut bufs, &launch).unwrap();
                 } else {
                     qmatvec_at(level, c, &mut bufs, &launch).unwrap();
@@ -593,7 +594,7 @@ mod tests {
             case(true, 5, 33, 256, WeightFormat::Q4_0),
             case(false, 1, 100, 512, affine(8, 64, true)),
         ] {
-            let k = find(c.kernel).unwrap();
+            let k = c.kernel.suite().unwrap().def();
             let imp = cpu.implementations(c.kernel).remove(0);
             let r =
                 run_case(&mut cpu, k, &c, &imp, None, &opts, &AtomicBool::new(false), &mut |_| {})

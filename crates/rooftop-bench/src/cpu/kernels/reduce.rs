@@ -13,11 +13,12 @@ use crate::backend::{HostBuf, Launch};
 use crate::case::Case;
 use crate::cpu::simd::{self, sum_lanes, Body, Fma, Level, Real};
 use crate::error::BackendError;
+use crate::suite::KernelId;
 use rayon::prelude::*;
 
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[CpuKernel {
-    kernel: "rowsum",
+    kernel: KernelId::RowSum,
     implementation: "rooftop",
     builtin: false,
     label: "rooftop: rows in rayon tasks, 64-lane sums, AVX-512/AVX2/SSE2 dispatch",
@@ -80,13 +81,13 @@ mod tests {
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
     use crate::rng;
-    use crate::suite::{compare, find};
+    use crate::suite::compare;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
     fn case(rows: u64, cols: u64, dtype: Precision) -> Case {
         Case {
-            kernel: "rowsum",
+            kernel: KernelId::RowSum.into(),
             sizes: vec![("rows", rows), ("cols", cols)],
             dtype,
             weights: None,
@@ -96,7 +97,7 @@ mod tests {
 
     #[test]
     fn matches_the_reference_at_odd_sizes() {
-        let k = find("rowsum").unwrap();
+        let k = KernelId::RowSum.def();
         for (rows, cols, dtype) in [
             (1, 1, Precision::Fp32),
             (13, 67, Precision::Fp32),
@@ -135,10 +136,10 @@ mod tests {
 
     #[test]
     fn cpu_backend_end_to_end() {
-        let k = find("rowsum").unwrap();
+        let k = KernelId::RowSum.def();
         let c = case(31, 1025, Precision::Fp32);
         let mut cpu = CpuBackend::new();
-        let imp = cpu.implementations("rowsum").remove(0);
+        let imp = cpu.implementations(KernelId::RowSum.into()).remove(0);
         let opts = TimingOptions {
             warmup_runs: 1,
             warmup_time_s: 0.0,

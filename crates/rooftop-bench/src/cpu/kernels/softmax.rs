@@ -27,12 +27,13 @@ use crate::cpu::simd::{
 };
 use crate::error::BackendError;
 use crate::suite::softmax::ONLINE_BLOCK;
+use crate::suite::KernelId;
 use rayon::prelude::*;
 
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[
     CpuKernel {
-        kernel: "softmax",
+        kernel: KernelId::Softmax,
         implementation: "rooftop",
         builtin: false,
         label: "rooftop: 3 passes per row in cache, vector exp, AVX-512/AVX2/SSE2 dispatch",
@@ -40,7 +41,7 @@ pub const KERNELS: &[CpuKernel] = &[
         run: softmax,
     },
     CpuKernel {
-        kernel: "softmax-online",
+        kernel: KernelId::SoftmaxOnline,
         implementation: "rooftop",
         builtin: false,
         label: "rooftop: online max/sum per 512-element block, AVX-512/AVX2/SSE2 dispatch",
@@ -173,13 +174,13 @@ mod tests {
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
     use crate::rng;
-    use crate::suite::{compare, find};
+    use crate::suite::compare;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
-    fn case(name: &'static str, rows: u64, cols: u64, dtype: Precision) -> Case {
+    fn case(name: KernelId, rows: u64, cols: u64, dtype: Precision) -> Case {
         Case {
-            kernel: name,
+            kernel: name.into(),
             sizes: vec![("rows", rows), ("cols", cols)],
             dtype,
             weights: None,
@@ -189,8 +190,8 @@ mod tests {
 
     #[test]
     fn matches_the_reference_at_odd_sizes() {
-        for (name, online) in [("softmax", false), ("softmax-online", true)] {
-            let k = find(name).unwrap();
+        for (name, online) in [(KernelId::Softmax, false), (KernelId::SoftmaxOnline, true)] {
+            let k = name.def();
             for (rows, cols, dtype) in [
                 (1, 1, Precision::Fp32),
                 (3, 67, Precision::Fp32),
@@ -224,14 +225,14 @@ mod tests {
         let top = 1.0 - (-1.0f64).exp();
         for online in [false, true] {
             for level in Level::available() {
-                let c = case("softmax", 1, 2, Precision::Fp32);
+                let c = case(KernelId::Softmax, 1, 2, Precision::Fp32);
                 let mut b =
                     vec![HostBuf::F32(vec![0.0, 2f32.ln()]), HostBuf::F32(vec![f32::NAN; 2])];
                 softmax_at(online, level, &c, &mut b, &Launch::default()).unwrap();
                 let y = b[1].as_f32().unwrap();
                 assert!((y[0] - 1.0 / 3.0).abs() < 1e-6 && (y[1] - 2.0 / 3.0).abs() < 1e-6);
 
-                let c = case("softmax", 1, 1000, Precision::Fp32);
+                let c = case(KernelId::Softmax, 1, 1000, Precision::Fp32);
                 let mut b = vec![HostBuf::F32(ramp.clone()), HostBuf::F32(vec![f32::NAN; 1000])];
                 softmax_at(online, level, &c, &mut b, &Launch::default()).unwrap();
                 let y = b[1].as_f32().unwrap();
@@ -244,10 +245,10 @@ mod tests {
 
     #[test]
     fn cpu_backend_end_to_end() {
-        let k = find("softmax").unwrap();
-        let c = case("softmax", 9, 777, Precision::Fp32);
+        let k = KernelId::Softmax.def();
+        let c = case(KernelId::Softmax, 9, 777, Precision::Fp32);
         let mut cpu = CpuBackend::new();
-        let imp = cpu.implementations("softmax").remove(0);
+        let imp = cpu.implementations(KernelId::Softmax.into()).remove(0);
         let opts = TimingOptions {
             warmup_runs: 1,
             warmup_time_s: 0.0,

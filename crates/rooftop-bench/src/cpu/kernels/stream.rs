@@ -20,6 +20,7 @@ use crate::case::Case;
 use crate::cpu::simd::{self, sum_lanes, Body, Fma, Level, Real};
 use crate::error::BackendError;
 use crate::suite::stream::{FILL_VALUE, GELU_CUBIC, GELU_SQRT_2_OVER_PI, SCALAR};
+use crate::suite::KernelId;
 use rayon::prelude::*;
 
 /// `--autotune` tiles of the one-dimensional kernels (elements per task).
@@ -27,18 +28,22 @@ const TILES: &[u32] = &[4096, 16_384, 65_536, 262_144, 1_048_576];
 
 /// The CPU implementations of this module.
 pub const KERNELS: &[CpuKernel] = &[
-    kernel("read", "rooftop: rayon chunks, 64-lane sums, AVX-512/AVX2/SSE2 dispatch", read),
-    kernel("write", "rooftop: rayon chunks of vector stores, AVX-512/AVX2/SSE2 dispatch", write),
-    kernel("copy", "rooftop: rayon chunks, memcpy per chunk", copy),
-    kernel("scale", "rooftop: rayon chunks, AVX-512/AVX2/SSE2 dispatch", scale),
-    kernel("add", "rooftop: rayon chunks, AVX-512/AVX2/SSE2 dispatch", add),
-    kernel("triad", "rooftop: rayon chunks, FMA, AVX-512/AVX2/SSE2 dispatch", triad),
-    kernel("silu", "rooftop: rayon chunks, vector exp, AVX-512/AVX2/SSE2 dispatch", silu),
-    kernel("gelu", "rooftop: rayon chunks, vector exp, AVX-512/AVX2/SSE2 dispatch", gelu),
+    kernel(KernelId::Read, "rooftop: rayon chunks, 64-lane sums, AVX-512/AVX2/SSE2 dispatch", read),
+    kernel(
+        KernelId::Write,
+        "rooftop: rayon chunks of vector stores, AVX-512/AVX2/SSE2 dispatch",
+        write,
+    ),
+    kernel(KernelId::Copy, "rooftop: rayon chunks, memcpy per chunk", copy),
+    kernel(KernelId::Scale, "rooftop: rayon chunks, AVX-512/AVX2/SSE2 dispatch", scale),
+    kernel(KernelId::Add, "rooftop: rayon chunks, AVX-512/AVX2/SSE2 dispatch", add),
+    kernel(KernelId::Triad, "rooftop: rayon chunks, FMA, AVX-512/AVX2/SSE2 dispatch", triad),
+    kernel(KernelId::Silu, "rooftop: rayon chunks, vector exp, AVX-512/AVX2/SSE2 dispatch", silu),
+    kernel(KernelId::Gelu, "rooftop: rayon chunks, vector exp, AVX-512/AVX2/SSE2 dispatch", gelu),
 ];
 
-const fn kernel(name: &'static str, label: &'static str, run: super::CpuKernelFn) -> CpuKernel {
-    CpuKernel { kernel: name, implementation: "rooftop", builtin: false, label, tiles: TILES, run }
+const fn kernel(id: KernelId, label: &'static str, run: super::CpuKernelFn) -> CpuKernel {
+    CpuKernel { kernel: id, implementation: "rooftop", builtin: false, label, tiles: TILES, run }
 }
 
 /// Default chunk of a one-dimensional kernel: an equal share per thread, 64-aligned,
@@ -317,32 +322,37 @@ mod tests {
     use crate::cpu::CpuBackend;
     use crate::harness::{run_case, TimingOptions};
     use crate::rng;
-    use crate::suite::{compare, find};
+    use crate::suite::compare;
     use rooftop_core::units::Precision;
     use std::sync::atomic::AtomicBool;
 
     type At = fn(Level, &Case, &mut [HostBuf], &Launch) -> Result<(), BackendError>;
 
-    fn at(name: &str) -> At {
-        match name {
-            "read" => read_at,
-            "write" => write_at,
-            "copy" => |_, c, b, l| copy(c, b, l),
-            "scale" => |lv, c, b, l| unary_at(Unary::Scale, lv, c, b, l),
-            "silu" => |lv, c, b, l| unary_at(Unary::Silu, lv, c, b, l),
-            "gelu" => |lv, c, b, l| unary_at(Unary::Gelu, lv, c, b, l),
-            "add" => |lv, c, b, l| binary_at(false, lv, c, b, l),
-            "triad" => |lv, c, b, l| binary_at(true, lv, c, b, l),
-            _ => unreachable!(),
+    fn at(kernel: KernelId) -> At {
+        match kernel {
+            KernelId::Read => read_at,
+            KernelId::Write => write_at,
+            KernelId::Copy => |_, c, b, l| copy(c, b, l),
+            KernelId::Scale => |lv, c, b, l| unary_at(Unary::Scale, lv, c, b, l),
+            KernelId::Silu => |lv, c, b, l| unary_at(Unary::Silu, lv, c, b, l),
+            KernelId::Gelu => |lv, c, b, l| unary_at(Unary::Gelu, lv, c, b, l),
+            KernelId::Add => |lv, c, b, l| binary_at(false, lv, c, b, l),
+            KernelId::Triad => |lv, c, b, l| binary_at(true, lv, c, b, l),
+            other => panic!("{other} is not a 1-D kernel"),
         }
     }
 
     /// Runs `name` at every SIMD level with several tiles and compares with the suite's
     /// reference under the suite's tolerance.
-    fn check(name: &'static str, n: u64, dtype: Precision) {
-        let k = find(name).unwrap();
-        let case =
-            Case { kernel: name, sizes: vec![("n", n)], dtype, weights: None, variant: None };
+    fn check(name: KernelId, n: u64, dtype: Precision) {
+        let k = name.def();
+        let case = Case {
+            kernel: name.into(),
+            sizes: vec![("n", n)],
+            dtype,
+            weights: None,
+            variant: None,
+        };
         let specs = k.buffers(&case);
         let host: Vec<HostBuf> = rng::fill_all(&specs, 11, 1);
         let want = k.reference(&case, &host);
@@ -372,8 +382,8 @@ mod tests {
 
     #[test]
     fn hand_computed_values() {
-        let case = |name| Case {
-            kernel: name,
+        let case = |name: KernelId| Case {
+            kernel: name.into(),
             sizes: vec![("n", 3)],
             dtype: Precision::Fp32,
             weights: None,
@@ -386,16 +396,17 @@ mod tests {
                 HostBuf::F32(vec![0.5, 0.0, -1.0]),
                 HostBuf::F32(vec![f32::NAN; 3]),
             ];
-            binary_at(true, level, &case("triad"), &mut b, &Launch::default()).unwrap();
+            binary_at(true, level, &case(KernelId::Triad), &mut b, &Launch::default()).unwrap();
             assert_eq!(b[2], HostBuf::F32(vec![2.5, 2.0, 0.0]));
             // read: 1 + 2 + 4.5 = 7.5
             let mut b = vec![HostBuf::F32(vec![1.0, 2.0, 4.5]), HostBuf::F32(vec![f32::NAN])];
-            read_at(level, &case("read"), &mut b, &Launch::default()).unwrap();
+            read_at(level, &case(KernelId::Read), &mut b, &Launch::default()).unwrap();
             assert_eq!(b[1], HostBuf::F32(vec![7.5]));
             // silu(0) = 0, silu(-inf-ish) ~ 0, silu(ln 3) = 0.75 ln 3
             let l3 = 3f32.ln();
             let mut b = vec![HostBuf::F32(vec![0.0, -100.0, l3]), HostBuf::F32(vec![f32::NAN; 3])];
-            unary_at(Unary::Silu, level, &case("silu"), &mut b, &Launch::default()).unwrap();
+            unary_at(Unary::Silu, level, &case(KernelId::Silu), &mut b, &Launch::default())
+                .unwrap();
             let y = b[1].as_f32().unwrap();
             assert_eq!(y[0], 0.0);
             assert!(y[1] <= 0.0 && y[1] > -1e-30);
@@ -406,7 +417,7 @@ mod tests {
     #[test]
     fn bad_buffers_and_tiles_are_errors() {
         let case = Case {
-            kernel: "triad",
+            kernel: KernelId::Triad.into(),
             sizes: vec![("n", 4)],
             dtype: Precision::Fp32,
             weights: None,
@@ -427,16 +438,16 @@ mod tests {
 
     #[test]
     fn cpu_backend_end_to_end() {
-        let k = find("triad").unwrap();
+        let k = KernelId::Triad.def();
         let case = Case {
-            kernel: "triad",
+            kernel: KernelId::Triad.into(),
             sizes: vec![("n", 100_003)],
             dtype: Precision::Fp32,
             weights: None,
             variant: None,
         };
         let mut cpu = CpuBackend::new();
-        let imp = cpu.implementations("triad").remove(0);
+        let imp = cpu.implementations(KernelId::Triad.into()).remove(0);
         assert_eq!(imp.id, "rooftop");
         let opts = TimingOptions {
             warmup_runs: 1,
