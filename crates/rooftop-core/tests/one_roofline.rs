@@ -117,7 +117,7 @@ fn counters_of(flops: f64, bytes: f64, time_ns: u64) -> rooftop_core::counters::
         measured_roofs: Vec::new(),
         dispatches: vec![Dispatch {
             id: 0,
-            name: "gemm".to_string(),
+            name: "gemm".into(),
             duration_ns: Some(time_ns as f64),
             counters: counters.iter().map(|(k, v)| ((*k).into(), *v)).collect(),
             ..Dispatch::default()

@@ -40,7 +40,7 @@ fn rocprof_compute_mi200_workload() {
     assert_eq!(set.dispatches.len(), 3);
     let d: &Dispatch = &set.dispatches[0];
     assert_eq!(d.id, 0);
-    assert_eq!(d.name, "vecCopy(double*, double*, double*, int, int)");
+    assert_eq!(&*d.name, "vecCopy(double*, double*, double*, int, int)");
     assert_eq!(d.grid, Some([4096, 1, 1]));
     assert_eq!(d.block, Some([256, 1, 1]));
     assert_eq!((d.vgprs, d.agprs, d.sgprs, d.wave_size), (Some(8), Some(0), Some(16), Some(64)));
@@ -121,7 +121,7 @@ fn rocprof_compute_mi300x_workload() {
     assert_eq!(set.dispatches.len(), 3);
     assert!(set.measured_roofs.is_empty());
     let d = &set.dispatches[0];
-    assert_eq!(d.name, "vecCopy(double*, double*, double*, int, int)");
+    assert_eq!(&*d.name, "vecCopy(double*, double*, double*, int, int)");
     assert_eq!(d.grid, Some([4096, 1, 1]));
     assert_eq!((d.vgprs, d.agprs), (Some(4), Some(4)));
     // Timestamps were re-saved as 8.1097E+14: no usable duration, and it says so.
@@ -195,7 +195,7 @@ fn rocprof_v1_results_and_stats() {
                 256.0,0.5,100,200,1200,1300\n";
     let set = rocprof::read_str("results.csv", text).unwrap();
     let d = &set.dispatches[0];
-    assert_eq!(d.name, "k_read(float*)");
+    assert_eq!(&*d.name, "k_read(float*)");
     assert_eq!(d.grid, Some([256, 1, 1]));
     assert_eq!(d.shared_bytes, Some(512));
     assert_eq!(d.duration_ns, Some(1000.0));
@@ -221,7 +221,10 @@ fn rocprofv3_docs_examples_directory() {
     assert_eq!(set.dispatches.len(), 7);
     let d = &set.dispatches[0];
     assert_eq!(d.id, 1);
-    assert_eq!(d.name, "void addition_kernel<float>(float*, float const*, float const*, int, int)");
+    assert_eq!(
+        &*d.name,
+        "void addition_kernel<float>(float*, float const*, float const*, int, int)"
+    );
     assert_eq!(d.duration_ns, Some((8_819_330_200_116_308u64 - 8_819_330_200_067_564) as f64));
     assert_eq!(d.grid, Some([16, 1024, 1]));
     assert_eq!(d.block, Some([64, 1, 1]));
@@ -239,7 +242,7 @@ fn rocprofv3_docs_examples_directory() {
     assert_eq!(cc.dispatches.len(), 4);
     let d = &cc.dispatches[0];
     assert_eq!(
-        (d.id, d.name.as_str()),
+        (d.id, &*d.name),
         (4, "divide_kernel(float*, float const*, float const*, int, int)")
     );
     assert_eq!(d.grid, Some([16_384, 1, 1]));
@@ -254,10 +257,7 @@ fn rocprofv3_gfx1151_directory() {
     assert_eq!(set.dispatches.len(), 144 + 14);
     assert!(set.source.notes.iter().any(|n| n.contains("20 matched, 14 only")));
     let d = &set.dispatches[0];
-    assert_eq!(
-        (d.id, d.name.as_str()),
-        (164, "scale_f32(float const*, float*, float, float, long)")
-    );
+    assert_eq!((d.id, &*d.name), (164, "scale_f32(float const*, float*, float, float, long)"));
     assert_eq!(d.duration_ns, Some(2885.0));
     assert_eq!(d.grid, Some([96, 1, 1]));
     assert_eq!(d.gpu.as_deref(), Some("Agent 1"));
@@ -267,7 +267,7 @@ fn rocprofv3_gfx1151_directory() {
     assert_eq!(with, 34);
     // Counter-only dispatch 1: FETCH_SIZE 10.625 KB, grid 1024 / 512.
     let c = set.dispatches.iter().find(|d| d.id == 1).unwrap();
-    assert_eq!(c.name, "__amd_rocclr_copyBuffer");
+    assert_eq!(&*c.name, "__amd_rocclr_copyBuffer");
     assert_eq!(c.grid, Some([2, 1, 1]));
     assert_eq!(c.duration_ns, Some(3447.0));
     let dev =
@@ -293,7 +293,7 @@ fn rocprofv3_json_handmade() {
     assert_eq!(set.device.num_xcd, Some(8));
     assert_eq!(set.dispatches.len(), 2);
     let d = &set.dispatches[0];
-    assert_eq!(d.name, "vecCopy(double*, double*, double*, int, int)");
+    assert_eq!(&*d.name, "vecCopy(double*, double*, double*, int, int)");
     assert_eq!(d.duration_ns, Some(20_480.0));
     assert_eq!(d.grid, Some([4096, 1, 1]));
     assert_eq!(d.counter("TCC_HIT"), Some(66_000.0));
@@ -302,7 +302,7 @@ fn rocprofv3_json_handmade() {
     assert!(close(r.l2_hit_rate_pct.unwrap(), 100.0 * 66_000.0 / 197_000.0));
     assert!(close(r.grid_waves.unwrap(), 4096.0 / 304.0));
     let k = &set.dispatches[1];
-    assert_eq!(k.name, "scale(float*, float)");
+    assert_eq!(&*k.name, "scale(float*, float)");
     assert_eq!((k.grid, k.block), (Some([16, 16, 1]), Some([64, 4, 1])));
     assert_eq!((k.vgprs, k.agprs, k.shared_bytes), (Some(12), Some(4), Some(1024)));
     assert!(k.counters.is_empty());

@@ -73,7 +73,7 @@ fn nsys_export_kernels_launches_and_device() {
     assert_eq!(set.source.tool_version.as_deref(), Some("nsys 2024.5.1.113"));
     assert_eq!(set.dispatches.len(), 7);
     let g = &set.dispatches[0];
-    assert_eq!(g.name, "void gemm_bf16_tn<128, 256>(Params)");
+    assert_eq!(&*g.name, "void gemm_bf16_tn<128, 256>(Params)");
     // [20000, 220000] ns.
     assert_eq!(
         (g.start_ns, g.end_ns, g.duration_ns),
@@ -198,7 +198,7 @@ fn rocpd_dispatches_counters_and_agent() {
     assert_eq!(set.source.tool_version.as_deref(), Some("rocpd schema 3"));
     assert_eq!(set.dispatches.len(), 3);
     let g = &set.dispatches[0];
-    assert_eq!(g.name, "Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI16x16x1_SN_K1");
+    assert_eq!(&*g.name, "Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI16x16x1_SN_K1");
     assert_eq!(g.id, 1);
     assert_eq!(g.duration_ns, Some(100_000.0));
     // 311296 work-items / 256 per workgroup = 1216 workgroups.

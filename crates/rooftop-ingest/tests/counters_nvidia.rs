@@ -71,7 +71,7 @@ fn real_metrics_file_runs_names_and_skipped_lines() {
     assert_eq!(set.dispatches.len(), 18);
     for d in &set.dispatches {
         assert_eq!(d.id, 0);
-        assert_eq!(d.name, GEMM);
+        assert_eq!(&*d.name, GEMM);
         assert_eq!(d.stream.as_deref(), Some("7"));
     }
     // Metric rows per run, in file order: 35 in all (`grep -c '^"0"'`).
@@ -174,7 +174,7 @@ fn raw_page_launch_configuration_and_device() {
     let set = read_ncu("handmade/raw_page.csv");
     let d = &set.dispatches[0];
     assert_eq!(d.id, 0);
-    assert_eq!(d.name, "void gemm<float>(float const*, float const*, float*, int)");
+    assert_eq!(&*d.name, "void gemm<float>(float const*, float const*, float*, int)");
     assert_eq!(d.block, Some([256, 1, 1]));
     assert_eq!(d.grid, Some([1024, 1, 1]));
     assert_eq!(d.vgprs, Some(40));
@@ -182,7 +182,7 @@ fn raw_page_launch_configuration_and_device() {
     assert_eq!(d.stream.as_deref(), Some("7"));
     assert_eq!(d.gpu.as_deref(), Some("0"));
     let d1 = &set.dispatches[1];
-    assert_eq!(d1.name, "vector_add(float const*, float const*, float*, int)");
+    assert_eq!(&*d1.name, "vector_add(float const*, float const*, float*, int)");
     assert_eq!(d1.grid, Some([80, 2, 1]));
     assert_eq!(d1.block, Some([128, 2, 1]));
     assert_eq!(d1.blocks(), Some(160));
@@ -260,7 +260,7 @@ fn details_page_labels_units_and_grouping() {
     assert_eq!(set.source.format, CounterFormat::NcuDetails);
     assert_eq!(set.dispatches.len(), 2);
     let d = &set.dispatches[0];
-    assert_eq!(d.name, "ampere_sgemm_128x64_nn");
+    assert_eq!(&*d.name, "ampere_sgemm_128x64_nn");
     counter(d, "dram__cycles_elapsed.avg.per_second", 1.21e9); // 1.21 Ghz
     counter(d, "gpc__cycles_elapsed.avg.per_second", 1.41e9);
     counter(d, "gpc__cycles_elapsed.max", 1_234_567.0); // "1,234,567" cycle
@@ -279,7 +279,7 @@ fn details_page_labels_units_and_grouping() {
     assert_eq!(d.vgprs, Some(122));
     assert_eq!(d.shared_bytes, Some(33_280));
     let d1 = &set.dispatches[1];
-    assert_eq!(d1.name, "reduce_kernel(float*, int)");
+    assert_eq!(&*d1.name, "reduce_kernel(float*, int)");
     counter(d1, "gpu__time_duration.sum", 1_020_000.0); // 1.02 msecond
     counter(d1, "dram__bytes.sum.per_second", 1.45e12); // 1.45 Tbyte/second
     counter(d1, "dram__bytes_read.sum", 1.47e9); // 1.47 Gbyte
@@ -365,7 +365,7 @@ fn nsys_gpu_trace_dispatches() {
     // 5 rows: 2 memcpy, 1 memset, 2 kernels.
     assert_eq!(set.dispatches.len(), 2);
     let d = &set.dispatches[0];
-    assert_eq!(d.name, "ampere_sgemm_128x64_nn");
+    assert_eq!(&*d.name, "ampere_sgemm_128x64_nn");
     assert_eq!(d.start_ns, Some(1_070_000));
     assert_eq!(d.duration_ns, Some(450_000.0));
     assert_eq!(d.end_ns, Some(1_520_000));
@@ -376,7 +376,7 @@ fn nsys_gpu_trace_dispatches() {
     assert_eq!(d.stream.as_deref(), Some("7"));
     assert_eq!(d.gpu.as_deref(), Some("NVIDIA H100 80GB HBM3 (0)"));
     let d = &set.dispatches[1];
-    assert_eq!(d.name, "void reduce<float, 256>(float const*, float*, int)");
+    assert_eq!(&*d.name, "void reduce<float, 256>(float const*, float*, int)");
     assert_eq!(d.id, 1);
     assert_eq!(d.grid, Some([216, 1, 1]));
     assert_eq!(d.shared_bytes, Some(49_000)); // 0.049 MB dynamic
@@ -548,7 +548,7 @@ fn ncu_ids_restart_without_header_start_a_new_run() {
          \"0\",\"c\",\"Duration\",\"ns\",\"3\"\n",
     )
     .unwrap();
-    let names: Vec<&str> = set.dispatches.iter().map(|d| d.name.as_str()).collect();
+    let names: Vec<&str> = set.dispatches.iter().map(|d| &*d.name).collect();
     assert_eq!(names, ["a", "b", "c"]);
     assert!(has_note(&set, "2 runs concatenated"), "{:?}", set.source.notes);
 }

@@ -311,7 +311,7 @@ fn header_lines(r: &CounterReport) -> Vec<String> {
     let mut v = vec![format!(
         "{} — {}, {}, from {}",
         s.format.as_str(),
-        rooftop_core::diagnose::count(r.dispatches.len() as u64, "dispatch", "dispatches"),
+        rooftop_core::diagnose::count(r.set.dispatches.len() as u64, "dispatch", "dispatches"),
         rooftop_core::diagnose::count(r.kernels.len() as u64, "kernel", "kernels"),
         files_label(&s.files)
     )];

@@ -9,7 +9,7 @@ use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::{Args, ValueEnum};
-use rooftop_core::counters::{analyze_in, CounterFormat, CounterSet};
+use rooftop_core::counters::{analyze_in_records, CounterFormat, CounterSet, Records};
 use rooftop_core::device::Catalog;
 use rooftop_ingest::counters as reader;
 use rooftop_report::counters::{self as render, RenderOptions};
@@ -107,7 +107,15 @@ pub(crate) fn report(
             return Err(CliError::input(format!("--kernel: no kernel name contains `{k}`")));
         }
     }
-    let rep = analyze_in(set, catalog, device).map_err(|e| CliError::input(e.to_string()))?;
+    // One record per dispatch only where it is shown: JSON has them all, the other
+    // formats with --dispatches (a trace of millions of launches needs only its kernels).
+    let records = if opts.dispatches || cli.format == OutputFormat::Json {
+        Records::All
+    } else {
+        Records::Kernels
+    };
+    let rep = analyze_in_records(set, catalog, device, records)
+        .map_err(|e| CliError::input(e.to_string()))?;
     let text = match cli.format {
         OutputFormat::Table => render::table(&rep, opts),
         OutputFormat::Json => render::json(&rep),

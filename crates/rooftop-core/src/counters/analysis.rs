@@ -22,17 +22,21 @@
 //! both the value and a duration, and plain means (said in the formulas) when none has a
 //! duration. A missing value is never given a weight or a value.
 
-use super::derive::{ByteSource, Coalescing, SpeedOfLight};
+use super::derive::ByteSource;
 use super::findings::{findings, short_kernel};
 use super::roofs::{roofs, Judged, RoofSet};
-use super::{CounterSet, Derived, Dim3, Dispatch, FlopCounts, Missing, ToolAggregate, ToolFinding};
+use super::{CounterSet, Derived, Dim3, Dispatch, Missing, ToolAggregate, ToolFinding};
 use crate::device::{Catalog, DeviceSpec, LookupError, MemLevel, ProfileFacts};
 use crate::diagnose::Finding;
 use crate::roofline::{place, Bound, ComputeRoof, RoofRates};
 use crate::units::{sig3, ExecUnit};
+use foldhash::HashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::str::FromStr;
+
+mod accum;
+use accum::Acc;
 
 /// What the bound was decided from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -190,15 +194,7 @@ pub fn analyze_in(
     catalog: &Catalog,
     device: Option<&str>,
 ) -> Result<CounterReport, LookupError> {
-    if let Some(name) = device {
-        return Ok(analyze(set, Some(catalog.lookup(name)?)));
-    }
-    let id = crate::device::identify(catalog, set.device.name.as_deref(), &facts(&set));
-    let mut report = analyze_on(set, &id.candidates);
-    if let Some(note) = id.note {
-        report.roofs.notes.insert(0, note);
-    }
-    Ok(report)
+    analyze_in_records(set, catalog, device, Records::All)
 }
 
 /// Analyses a counter set against `device` (a resolved catalog entry, if any), or the
@@ -208,79 +204,84 @@ pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
     analyze_on(set, &devices)
 }
 
+/// Which records an analysis builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Records {
+    /// Kernels and one record per dispatch ([`CounterReport::dispatches`]).
+    #[default]
+    All,
+    /// Kernels only: [`CounterReport::dispatches`] is left empty. For a report that
+    /// shows kernels, on a trace of millions of launches.
+    Kernels,
+}
+
 /// Analyses a counter set against the devices the files' facts leave: one, several
 /// (their shared figures) or none.
 pub fn analyze_on(set: CounterSet, devices: &[&DeviceSpec]) -> CounterReport {
+    analyze_records(set, devices, Records::All)
+}
+
+/// [`analyze_in`], building the records `records` names.
+pub fn analyze_in_records(
+    set: CounterSet,
+    catalog: &Catalog,
+    device: Option<&str>,
+    records: Records,
+) -> Result<CounterReport, LookupError> {
+    if let Some(name) = device {
+        return Ok(analyze_records(set, &[catalog.lookup(name)?], records));
+    }
+    let id = crate::device::identify(catalog, set.device.name.as_deref(), &facts(&set));
+    let mut report = analyze_records(set, &id.candidates, records);
+    if let Some(note) = id.note {
+        report.roofs.notes.insert(0, note);
+    }
+    Ok(report)
+}
+
+/// The analysis of [`analyze_on`], building the records `records` names.
+///
+/// One pass over the dispatches: each one's derived values are added into its kernel's
+/// running aggregate (`accum::Acc`) and, when dispatch records are wanted, become one;
+/// they are not kept otherwise.
+pub fn analyze_records(
+    set: CounterSet,
+    devices: &[&DeviceSpec],
+    records: Records,
+) -> CounterReport {
     let judged = Judged { devices, measured: !set.measured_roofs.is_empty() };
     let roofs = roofs(&set, &judged);
-    let vendor = set.vendor();
-    let launch_model = judged.launch_model();
-    let derived: Vec<Derived> = set
-        .dispatches
-        .iter()
-        .map(|d| {
-            let mut x = super::derive(vendor, d, &set.device);
-            if let Some(dev) = launch_model {
-                super::launch::fill(d, &mut x, dev);
-            }
-            x
-        })
-        .collect();
-    let mut formulas: Vec<String> = Vec::new();
-    for f in derived.iter().flat_map(|d| &d.formulas) {
-        if !formulas.contains(f) {
-            formulas.push(f.clone());
-        }
-    }
     let ctx = Ctx { roofs: &roofs, judged };
-    // Group by name, in first-seen order, then sort by total time.
-    let mut order: Vec<&str> = Vec::new();
-    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut derive = Deriver::new(set.vendor(), ctx.judged.launch_model());
+    let mut formulas: Vec<String> = Vec::new();
+    // Kernels by name, in first-seen order.
+    let mut group_of: HashMap<&str, usize> = HashMap::default();
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    let mut dispatches = Vec::new();
     for (i, d) in set.dispatches.iter().enumerate() {
-        let g = groups.entry(d.name.as_str()).or_default();
-        if g.is_empty() {
-            order.push(d.name.as_str());
+        let g = *group_of.entry(&*d.name).or_insert_with(|| {
+            groups.push(Group { name: &d.name, idx: Vec::new(), acc: Acc::default() });
+            groups.len() - 1
+        });
+        let x = derive.of(d, &set.device);
+        for f in &x.formulas {
+            if !formulas.contains(f) {
+                formulas.push(f.clone());
+            }
         }
-        g.push(i);
+        groups[g].idx.push(i);
+        groups[g].acc.add(x);
+        if records == Records::All {
+            let mut r = record(&d.name, Some(d.id), 1, x.clone(), Some(d), &ctx);
+            r.tool_findings = super::rules::collect(&d.tool_rules, r.duration_ns);
+            dispatches.push(r);
+        }
     }
-    let mut kernels: Vec<KernelRecord> = order
-        .iter()
-        .map(|name| {
-            let idx = &groups[name];
-            let parts: Vec<&Derived> = idx.iter().map(|&i| &derived[i]).collect();
-            let first = idx.first().map(|&i| &set.dispatches[i]);
-            let uniform = |f: fn(&Dispatch) -> Option<Dim3>| {
-                idx.iter().all(|&i| f(&set.dispatches[i]) == first.and_then(f))
-            };
-            let agg = aggregate(&parts);
-            let mut r = record(name, None, idx.len() as u64, agg, first, &ctx);
-            // Launch shapes only when every dispatch agrees.
-            if !uniform(|d| d.grid) {
-                r.grid = None;
-            }
-            if !uniform(|d| d.block) {
-                r.block = None;
-            }
-            r.tool_findings = super::rules::collect(
-                idx.iter().flat_map(|&i| &set.dispatches[i].tool_rules),
-                r.duration_ns,
-            );
-            r
-        })
-        .collect();
+    let mut kernels: Vec<KernelRecord> =
+        groups.into_iter().map(|g| kernel_record(g, &set.dispatches, &ctx)).collect();
     for a in &set.aggregates {
         kernels.push(tool_aggregate(a));
     }
-    let dispatches: Vec<KernelRecord> = set
-        .dispatches
-        .iter()
-        .zip(derived)
-        .map(|(d, x)| {
-            let mut r = record(&d.name, Some(d.id), 1, x, Some(d), &ctx);
-            r.tool_findings = super::rules::collect(&d.tool_rules, r.duration_ns);
-            r
-        })
-        .collect();
     for f in kernels.iter().flat_map(|k| &k.derived.formulas) {
         if !formulas.contains(f) {
             formulas.push(f.clone());
@@ -296,6 +297,92 @@ pub fn analyze_on(set: CounterSet, devices: &[&DeviceSpec]) -> CounterReport {
     CounterReport { set, roofs, formulas, dispatches, kernels }
 }
 
+/// The dispatches of one kernel name and their running aggregate.
+struct Group<'a> {
+    name: &'a str,
+    idx: Vec<usize>,
+    acc: Acc,
+}
+
+/// The record of one kernel from its dispatches.
+fn kernel_record(g: Group<'_>, all: &[Dispatch], ctx: &Ctx<'_>) -> KernelRecord {
+    let first = g.idx.first().map(|&i| &all[i]);
+    let uniform =
+        |f: fn(&Dispatch) -> Option<Dim3>| g.idx.iter().all(|&i| f(&all[i]) == first.and_then(f));
+    let mut r = record(g.name, None, g.idx.len() as u64, g.acc.finish(), first, ctx);
+    // Launch shapes only when every dispatch agrees.
+    if !uniform(|d| d.grid) {
+        r.grid = None;
+    }
+    if !uniform(|d| d.block) {
+        r.block = None;
+    }
+    r.tool_findings =
+        super::rules::collect(g.idx.iter().flat_map(|&i| &all[i].tool_rules), r.duration_ns);
+    r
+}
+
+/// What a counter-less dispatch's derived values depend on, but for the duration: grid,
+/// block, registers (vector, accumulation, scalar), shared memory and wave size.
+type LaunchShape =
+    (Option<Dim3>, Option<Dim3>, Option<u32>, Option<u32>, Option<u32>, Option<u64>, Option<u32>);
+
+/// Launch shapes remembered at most: past it, each new shape is derived per dispatch.
+const SHAPES_KEPT: usize = 4096;
+
+/// Derives each dispatch's values ([`super::derive`], then the launch model's occupancy
+/// and waves). A dispatch without counters derives the same values as any other with
+/// the same launch but for its duration: those are derived once per launch shape.
+struct Deriver<'a> {
+    vendor: super::GpuVendor,
+    launch_model: Option<&'a DeviceSpec>,
+    /// Derived values of counter-less launches by launch shape (the duration is the
+    /// last dispatch's).
+    shapes: HashMap<LaunchShape, Derived>,
+    last: Derived,
+}
+
+/// One dispatch's derived values: its counters, then the launch model's occupancy.
+fn derive_one(
+    vendor: super::GpuVendor,
+    launch_model: Option<&DeviceSpec>,
+    d: &Dispatch,
+    device: &super::DeviceInfo,
+) -> Derived {
+    let mut x = super::derive(vendor, d, device);
+    if let Some(dev) = launch_model {
+        super::launch::fill(d, &mut x, dev);
+    }
+    x
+}
+
+impl<'a> Deriver<'a> {
+    fn new(vendor: super::GpuVendor, launch_model: Option<&'a DeviceSpec>) -> Self {
+        Deriver { vendor, launch_model, shapes: HashMap::default(), last: Derived::default() }
+    }
+
+    fn compute(&self, d: &Dispatch, device: &super::DeviceInfo) -> Derived {
+        derive_one(self.vendor, self.launch_model, d, device)
+    }
+
+    /// The derived values of `d` (valid until the next call).
+    fn of(&mut self, d: &Dispatch, device: &super::DeviceInfo) -> &Derived {
+        if !d.counters.is_empty() {
+            self.last = self.compute(d, device);
+            return &self.last;
+        }
+        let key = (d.grid, d.block, d.vgprs, d.agprs, d.sgprs, d.shared_bytes, d.wave_size);
+        if !self.shapes.contains_key(&key) && self.shapes.len() >= SHAPES_KEPT {
+            self.last = self.compute(d, device);
+            return &self.last;
+        }
+        let (vendor, model) = (self.vendor, self.launch_model);
+        let x = self.shapes.entry(key).or_insert_with(|| derive_one(vendor, model, d, device));
+        x.duration_ns = d.duration_ns;
+        x
+    }
+}
+
 /// What every record is judged against.
 struct Ctx<'a> {
     roofs: &'a RoofSet,
@@ -303,123 +390,13 @@ struct Ctx<'a> {
 }
 
 /// Means of extensive quantities and duration-weighted percentages over dispatches.
+#[cfg(test)]
 fn aggregate(parts: &[&Derived]) -> Derived {
-    // Mean over the dispatches that have the quantity: several ncu runs or rocprof passes
-    // of one kernel often collect different metrics, and a kernel's bytes per dispatch do
-    // not depend on which run counted them.
-    let avg = |f: &dyn Fn(&Derived) -> Option<f64>| -> Option<f64> {
-        crate::stats::mean(&parts.iter().filter_map(|d| f(d)).collect::<Vec<_>>())
-    };
-    let mut unweighted = false;
-    let mut weighted = |f: &dyn Fn(&Derived) -> Option<f64>| -> Option<f64> {
-        let with: Vec<(f64, f64)> =
-            parts.iter().filter_map(|d| f(d).zip(d.duration_ns.filter(|t| *t > 0.0))).collect();
-        if with.is_empty() {
-            let v = avg(f);
-            unweighted |= v.is_some();
-            return v;
-        }
-        let den: f64 = with.iter().map(|(_, w)| w).sum();
-        Some(with.iter().map(|(v, w)| v * w).sum::<f64>() / den)
-    };
-    let l1_hit_rate_pct = weighted(&|d| d.l1_hit_rate_pct);
-    let l2_hit_rate_pct = weighted(&|d| d.l2_hit_rate_pct);
-    let lds_bank_conflict_pct = weighted(&|d| d.lds_bank_conflict_pct);
-    let achieved_occupancy_pct = weighted(&|d| d.achieved_occupancy_pct);
-    let theoretical_occupancy_pct = weighted(&|d| d.theoretical_occupancy_pct);
-    let speed_of_light = SpeedOfLight {
-        sm_pct: weighted(&|d| d.speed_of_light.sm_pct),
-        memory_pct: weighted(&|d| d.speed_of_light.memory_pct),
-        dram_pct: weighted(&|d| d.speed_of_light.dram_pct),
-        l1_pct: weighted(&|d| d.speed_of_light.l1_pct),
-        l2_pct: weighted(&|d| d.speed_of_light.l2_pct),
-    };
-    let mut flops = FlopCounts::default();
-    let counted: Vec<&&Derived> = parts.iter().filter(|d| !d.flops.is_empty()).collect();
-    if !counted.is_empty() {
-        for d in &counted {
-            flops.add(&d.flops);
-        }
-        flops = flops.scaled(1.0 / counted.len() as f64);
-    }
-    let coalescing = {
-        let cs: Vec<&Coalescing> = parts.iter().filter_map(|d| d.coalescing.as_ref()).collect();
-        cs.first().map(|c0| Coalescing {
-            level: c0.level.clone(),
-            bytes_per_request: cs.iter().map(|c| c.bytes_per_request).sum::<f64>()
-                / cs.len() as f64,
-            ideal_bytes_per_request: c0.ideal_bytes_per_request,
-        })
-    };
-    // A level's bytes are derived when any dispatch's are.
-    let mut byte_sources = BTreeMap::new();
-    for (level, src) in parts.iter().flat_map(|d| &d.byte_sources) {
-        let e = byte_sources.entry(*level).or_insert(*src);
-        if *src == ByteSource::Derived {
-            *e = ByteSource::Derived;
-        }
-    }
-    let mut formulas: Vec<String> = Vec::new();
+    let mut acc = Acc::default();
     for d in parts {
-        for f in &d.formulas {
-            if !formulas.contains(f) {
-                formulas.push(f.clone());
-            }
-        }
+        acc.add(d);
     }
-    if unweighted && parts.len() > 1 {
-        formulas.push(
-            "percentages of a kernel = plain means over its dispatches (no dispatch has a \
-             duration to weight them by)"
-                .to_string(),
-        );
-    }
-    Derived {
-        duration_ns: avg(&|d| d.duration_ns),
-        dram_bytes_read: avg(&|d| d.dram_bytes_read),
-        dram_bytes_written: avg(&|d| d.dram_bytes_written),
-        dram_bytes_total: avg(&|d| d.dram_bytes_total),
-        l2_bytes: avg(&|d| d.l2_bytes),
-        l1_bytes: avg(&|d| d.l1_bytes),
-        lds_bytes: avg(&|d| d.lds_bytes),
-        flops,
-        l1_hit_rate_pct,
-        l2_hit_rate_pct,
-        lds_bank_conflict_pct,
-        achieved_occupancy_pct,
-        theoretical_occupancy_pct,
-        waves_launched: avg(&|d| d.waves_launched),
-        grid_waves: avg(&|d| d.grid_waves),
-        coalescing,
-        speed_of_light,
-        byte_sources,
-        missing: kernel_missing(parts),
-        formulas,
-    }
-}
-
-/// Missing for a kernel: what no dispatch gave (a quantity some dispatch gave has a mean
-/// above). The first dispatch's wording says what it needs. Dispatches with no counters
-/// at all (traced, not counted) gave nothing and do not narrow the list.
-fn kernel_missing(parts: &[&Derived]) -> Vec<Missing> {
-    let counted: Vec<&&Derived> = parts
-        .iter()
-        .filter(|d| !d.missing.iter().any(|m| m.quantity == super::derive::NO_COUNTERS))
-        .collect();
-    let basis: Vec<&&Derived> = if counted.is_empty() { parts.iter().collect() } else { counted };
-    basis
-        .first()
-        .map(|first| {
-            first
-                .missing
-                .iter()
-                .filter(|m| {
-                    basis.iter().all(|d| d.missing.iter().any(|x| x.quantity == m.quantity))
-                })
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
+    acc.finish()
 }
 
 /// The bound of one record and its evidence.

@@ -25,7 +25,8 @@ pub mod rules;
 
 pub use activity::Activity;
 pub use analysis::{
-    analyze, analyze_in, analyze_on, BoundBasis, CounterReport, KernelRecord, RooflinePoint,
+    analyze, analyze_in, analyze_in_records, analyze_on, analyze_records, BoundBasis,
+    CounterReport, KernelRecord, Records, RooflinePoint,
 };
 pub use derive::{derive, ByteSource, Coalescing, Derived, FlopCounts, Missing, SpeedOfLight};
 pub use roofs::{RoofSet, RoofSource};
@@ -133,11 +134,13 @@ pub struct Dispatch {
     /// or the row order when it has none.
     pub id: u64,
     /// Kernel name, with the AMD code-object suffixes (` [clone .kd]`, `.kd`) removed.
-    pub name: String,
-    /// GPU / agent as the tool names it.
-    pub gpu: Option<String>,
-    /// Stream / queue.
-    pub stream: Option<String>,
+    /// Shared: a reader of a trace interns each name once (a kernel launched a million
+    /// times is one string).
+    pub name: Arc<str>,
+    /// GPU / agent as the tool names it (shared like the name).
+    pub gpu: Option<Arc<str>>,
+    /// Stream / queue (shared like the name).
+    pub stream: Option<Arc<str>>,
     /// Start and end timestamps (ns, the tool's clock).
     pub start_ns: Option<u64>,
     pub end_ns: Option<u64>,

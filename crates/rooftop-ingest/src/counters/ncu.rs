@@ -489,7 +489,7 @@ fn row(
     let idx = match st.run_index.get(&id) {
         // The same ID with another kernel, or a raw-page ID twice: a new run whose header
         // was lost in concatenation.
-        Some(&k) if b.layout == Layout::Long && st.launches[k].d.name == name => k,
+        Some(&k) if b.layout == Layout::Long && &*st.launches[k].d.name == name => k,
         found => {
             if found.is_some() {
                 st.implicit_runs += 1;
@@ -515,9 +515,9 @@ fn row(
             let launch = Launch {
                 d: Dispatch {
                     id,
-                    name: name.to_string(),
-                    gpu: opt(b.device),
-                    stream: opt(b.stream),
+                    name: name.into(),
+                    gpu: opt(b.device).map(Into::into),
+                    stream: opt(b.stream).map(Into::into),
                     grid: dim(b.grid_size, "Grid Size")?,
                     block: dim(b.block_size, "Block Size")?,
                     ..Dispatch::default()
@@ -838,7 +838,7 @@ fn device_info(launches: &[Launch], notes: &mut Vec<String>) -> DeviceInfo {
         }
     }
     if let Some(g) = &l.d.gpu {
-        dev.extra.insert("Device".to_string(), g.clone());
+        dev.extra.insert("Device".to_string(), g.to_string());
     }
     let names: BTreeSet<&str> = launches
         .iter()
@@ -915,7 +915,7 @@ mod tests {
         let set = read_str("torch_raw.csv", text).expect("a 2025 raw page reads");
         assert_eq!(set.dispatches.len(), 1);
         let d = &set.dispatches[0];
-        assert_eq!(d.name, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT");
+        assert_eq!(&*d.name, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT");
         assert_eq!(d.grid, Some([2, 66, 1]));
         assert_eq!(d.block, Some([384, 1, 1]));
         let c = |m: &str| d.counter(m);

@@ -476,9 +476,9 @@ fn trace_row(
     let text = |c: Option<usize>| c.map(|c| f[c].trim().to_string()).filter(|s| !s.is_empty());
     st.dispatches.push(Dispatch {
         id: st.dispatches.len() as u64,
-        name: name.to_string(),
-        gpu: text(t.device),
-        stream: text(t.stream),
+        name: name.into(),
+        gpu: text(t.device).map(Into::into),
+        stream: text(t.stream).map(Into::into),
         start_ns,
         end_ns,
         duration_ns: duration,

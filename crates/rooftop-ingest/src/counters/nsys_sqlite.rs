@@ -29,13 +29,15 @@
 
 use super::sqlite::{self, col_or_null, for_each_row};
 use super::CounterError;
+use foldhash::HashMap;
 use rooftop_core::counters::activity::{
     attribute, summarize_copies, Activity, ApiTally, KernelLaunch, RangeSpan,
 };
 use rooftop_core::counters::{CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch};
 use rusqlite::Connection;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 /// NVTX event types (`ENUM_NSYS_EVENT_TYPE`): push/pop range, start/end range, domain.
 const NVTX_PUSH_POP: i64 = 59;
@@ -93,7 +95,8 @@ struct Ctx<'a> {
     path: &'a Path,
     conn: &'a Connection,
     tables: BTreeSet<String>,
-    strings: HashMap<i64, String>,
+    /// `StringIds`, each string shared by every row that names it.
+    strings: HashMap<i64, Arc<str>>,
 }
 
 impl Ctx<'_> {
@@ -105,7 +108,7 @@ impl Ctx<'_> {
         sqlite::columns(self.path, self.conn, t)
     }
 
-    fn string(&self, id: Option<i64>) -> Option<String> {
+    fn string(&self, id: Option<i64>) -> Option<Arc<str>> {
         id.and_then(|i| self.strings.get(&i).cloned())
     }
 
@@ -133,13 +136,13 @@ fn read_conn(path: &Path, conn: &Connection) -> Result<CounterSet, CounterError>
              --type sqlite` writes)",
         ));
     }
-    let mut ctx = Ctx { path, conn, tables, strings: HashMap::new() };
+    let mut ctx = Ctx { path, conn, tables, strings: HashMap::default() };
     if ctx.has("StringIds") {
         let sql = ctx.select("StringIds", &["id", "value"], "")?;
-        let mut strings = HashMap::new();
+        let mut strings = HashMap::default();
         for_each_row(path, conn, "StringIds", &sql, |r| {
             if let (Some(id), Some(v)) = (r.int(0, "id")?, r.text(1, "value")?) {
-                strings.insert(id, v);
+                strings.insert(id, Arc::from(v));
             }
             Ok(())
         })?;
@@ -274,7 +277,7 @@ fn gpus(ctx: &Ctx<'_>) -> Result<Gpus, CounterError> {
             Ok(())
         })?;
     }
-    let mut cuda = HashMap::new();
+    let mut cuda = HashMap::default();
     if ctx.has("TARGET_INFO_CUDA_DEVICE") {
         let sql = ctx.select("TARGET_INFO_CUDA_DEVICE", &["gpuId", "cudaId", "pid"], "")?;
         for_each_row(ctx.path, ctx.conn, "TARGET_INFO_CUDA_DEVICE", &sql, |r| {
@@ -309,7 +312,7 @@ struct Launches {
 
 fn launches(ctx: &Ctx<'_>) -> Result<Launches, CounterError> {
     let mut calls = ApiTally::default();
-    let mut by_corr = HashMap::new();
+    let mut by_corr = HashMap::default();
     for table in ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"] {
         if !ctx.has(table) {
             continue;
@@ -337,6 +340,9 @@ fn launches(ctx: &Ctx<'_>) -> Result<Launches, CounterError> {
 }
 
 type KernelRows = (Vec<Dispatch>, Vec<KernelLaunch>, BTreeSet<i64>);
+
+/// The GPU of a (process, CUDA device) pair, as (gpu id, warp size), and its label.
+type Label = (Option<(i64, Option<u32>)>, Arc<str>);
 
 fn kernels(
     ctx: &Ctx<'_>,
@@ -371,6 +377,10 @@ fn kernels(
         "localMemoryPerThread",
     ];
     let sql = ctx.select(table, &cols, "ORDER BY \"start\"")?;
+    let unnamed: Arc<str> = Arc::from("(unnamed kernel)");
+    // Labels and stream names, one string each for every kernel that shares them.
+    let mut labels: HashMap<(i64, i64), Label> = HashMap::default();
+    let mut streams: HashMap<i64, Arc<str>> = HashMap::default();
     for_each_row(ctx.path, ctx.conn, table, &sql, |r| {
         let start = r.int(0, "start")?;
         let end = r.int(1, "end")?;
@@ -380,20 +390,26 @@ fn kernels(
         let name = ctx
             .string(r.int(6, "demangledName")?)
             .or_else(|| ctx.string(short))
-            .unwrap_or_else(|| "(unnamed kernel)".to_string());
+            .unwrap_or_else(|| unnamed.clone());
         let dim = |a: usize, b: usize, c: usize, n: [&str; 3]| -> Result<_, CounterError> {
             Ok(match (r.uint(a, n[0])?, r.uint(b, n[1])?, r.uint(c, n[2])?) {
                 (Some(x), Some(y), Some(z)) => Some([x, y, z]),
                 _ => None,
             })
         };
-        let gpu = gpus.of(pid, device);
+        let (gpu, label) = labels
+            .entry((pid, device))
+            .or_insert_with(|| {
+                let gpu = gpus.of(pid, device);
+                let label = gpu
+                    .and_then(|(_, g)| g.name.as_deref())
+                    .map_or_else(|| format!("GPU {device}"), |n| format!("{n} ({device})"));
+                (gpu.map(|(id, g)| (id, g.warp)), Arc::from(label))
+            })
+            .clone();
         if let Some((id, _)) = gpu {
             used.insert(id);
         }
-        let label = gpu
-            .and_then(|(_, g)| g.name.clone())
-            .map_or_else(|| format!("GPU {device}"), |n| format!("{n} ({device})"));
         let duration_ns = match (start, end) {
             (Some(s), Some(e)) if e >= s => Some((e - s) as f64),
             _ => None,
@@ -402,11 +418,14 @@ fn kernels(
             (Some(a), Some(b)) => a.checked_add(b),
             (a, b) => a.or(b),
         };
+        let stream = r
+            .int(3, "streamId")?
+            .map(|s| streams.entry(s).or_insert_with(|| Arc::from(s.to_string())).clone());
         let d = Dispatch {
             id: 0,
             name,
             gpu: Some(label),
-            stream: r.int(3, "streamId")?.map(|s| s.to_string()),
+            stream,
             start_ns: start.and_then(|s| u64::try_from(s).ok()),
             end_ns: end.and_then(|s| u64::try_from(s).ok()),
             duration_ns,
@@ -415,7 +434,7 @@ fn kernels(
             vgprs: r.uint(14, "registersPerThread")?.and_then(|v| u32::try_from(v).ok()),
             shared_bytes: shared,
             scratch_bytes: r.uint(17, "localMemoryPerThread")?,
-            wave_size: gpu.and_then(|(_, g)| g.warp),
+            wave_size: gpu.and_then(|(_, warp)| warp),
             ..Dispatch::default()
         };
         if let (Some(c), Some(ns)) = (r.int(4, "correlationId")?, duration_ns) {
@@ -432,7 +451,7 @@ fn kernels(
 fn copies(
     ctx: &Ctx<'_>,
 ) -> Result<Vec<rooftop_core::counters::activity::CopySummary>, CounterError> {
-    let mut labels: HashMap<i64, String> = HashMap::new();
+    let mut labels: HashMap<i64, String> = HashMap::default();
     if ctx.has("ENUM_CUDA_MEMCPY_OPER") {
         let sql = ctx.select("ENUM_CUDA_MEMCPY_OPER", &["id", "label", "name"], "")?;
         for_each_row(ctx.path, ctx.conn, "ENUM_CUDA_MEMCPY_OPER", &sql, |r| {
@@ -486,12 +505,12 @@ fn nvtx(ctx: &Ctx<'_>) -> Result<Vec<RangeSpan>, CounterError> {
         &["start", "end", "eventType", "text", "textId", "globalTid", "domainId"],
         "",
     )?;
-    let mut domains: HashMap<i64, String> = HashMap::new();
+    let mut domains: HashMap<i64, String> = HashMap::default();
     let mut raw: Vec<(String, u64, i64, i64, Option<i64>)> = Vec::new();
     for_each_row(ctx.path, ctx.conn, t, &sql, |r| {
         let ty = r.int(2, "eventType")?;
         let text_id = r.int(4, "textId")?;
-        let text = r.text(3, "text")?.or_else(|| ctx.string(text_id));
+        let text = r.text(3, "text")?.or_else(|| ctx.string(text_id).map(|s| s.to_string()));
         let domain = r.int(6, "domainId")?;
         if ty == Some(NVTX_DOMAIN_CREATE) {
             if let (Some(d), Some(name)) = (domain, text) {

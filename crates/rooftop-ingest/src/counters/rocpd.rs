@@ -91,7 +91,7 @@ impl Ctx<'_> {
 
 #[derive(Debug, Default, Clone)]
 struct Symbol {
-    name: String,
+    name: std::sync::Arc<str>,
     vgprs: Option<u32>,
     agprs: Option<u32>,
     sgprs: Option<u32>,
@@ -246,7 +246,7 @@ fn symbols(ctx: &Ctx<'_>) -> Result<HashMap<i64, Symbol>, CounterError> {
             m.insert(
                 id,
                 Symbol {
-                    name: clean_kernel_name(&name),
+                    name: clean_kernel_name(&name).into(),
                     vgprs: u32_of(r.uint(3, "arch_vgpr_count")?),
                     agprs: u32_of(r.uint(4, "accum_vgpr_count")?),
                     sgprs: u32_of(r.uint(5, "sgpr_count")?),
@@ -339,11 +339,16 @@ fn dispatches(ctx: &Ctx<'_>, symbols: &HashMap<i64, Symbol>) -> Result<DispatchR
         let d = Dispatch {
             id: r.uint(0, "dispatch_id")?.unwrap_or(r.n),
             name: sym.map_or_else(
-                || kid.map_or_else(|| "(unknown kernel)".to_string(), |k| format!("kernel_id {k}")),
+                || {
+                    kid.map_or_else(
+                        || "(unknown kernel)".into(),
+                        |k| format!("kernel_id {k}").into(),
+                    )
+                },
                 |s| s.name.clone(),
             ),
-            gpu: agent.map(|a| format!("Agent {a}")),
-            stream: r.int(3, "queue_id")?.map(|q| q.to_string()),
+            gpu: agent.map(|a| format!("Agent {a}").into()),
+            stream: r.int(3, "queue_id")?.map(|q| q.to_string().into()),
             start_ns: start,
             end_ns: end,
             duration_ns: match (start, end) {

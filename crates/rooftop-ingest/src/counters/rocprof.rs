@@ -293,15 +293,15 @@ pub(crate) fn wide_dispatches(
     for (row_no, (line, row)) in t.rows.iter().enumerate() {
         let line = *line;
         let mut d = Dispatch {
-            name: clean_kernel_name(cell(row, Some(name_i)).unwrap_or("")),
+            name: clean_kernel_name(cell(row, Some(name_i)).unwrap_or("")).into(),
             ..Dispatch::default()
         };
         d.id = match int_cell(path, t, line, row, id_i)? {
             Some((v, _)) => v,
             None => row_no as u64,
         };
-        d.gpu = cell(row, gpu_i).map(str::to_string);
-        d.stream = cell(row, queue_i).map(str::to_string);
+        d.gpu = cell(row, gpu_i).map(Into::into);
+        d.stream = cell(row, queue_i).map(Into::into);
         let grd = int_cell(path, t, line, row, grid_i)?.map(|v| v.0);
         let wgr = int_cell(path, t, line, row, wg_i)?.map(|v| v.0);
         if let (Some(g), Some(w)) = (grd, wgr) {
@@ -586,7 +586,7 @@ mod tests {
                     0,\"k(int, float) [clone .kd]\",4,0,0,1,1,1024,256,0,0,8,16,0,0x0,3,4,16,100,350\n";
         let set = read_str("r.csv", text).unwrap();
         let d = &set.dispatches[0];
-        assert_eq!(d.name, "k(int, float)");
+        assert_eq!(&*d.name, "k(int, float)");
         assert_eq!(d.grid, Some([4, 1, 1]));
         assert_eq!(d.vgprs, Some(8));
         assert_eq!(d.duration_ns, Some(250.0));

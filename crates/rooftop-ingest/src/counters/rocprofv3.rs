@@ -82,9 +82,9 @@ fn trace_dispatches(path: &Path, t: &Table) -> Result<Vec<Dispatch>, CounterErro
         let int = |i| int_cell(path, t, line, row, i).map(|v| v.map(|v| v.0));
         let mut d = Dispatch {
             id: int(id_i)?.unwrap_or(0),
-            name: clean_kernel_name(cell(row, name_i).unwrap_or("")),
-            gpu: cell(row, agent_i).map(str::to_string),
-            stream: cell(row, stream_i).map(str::to_string),
+            name: clean_kernel_name(cell(row, name_i).unwrap_or("")).into(),
+            gpu: cell(row, agent_i).map(Into::into),
+            stream: cell(row, stream_i).map(Into::into),
             start_ns: int(start_i)?,
             end_ns: int(end_i)?,
             shared_bytes: int(lds_i)?,
@@ -153,9 +153,9 @@ fn counter_dispatches(
         if !map.contains_key(&key) {
             let mut d = Dispatch {
                 id,
-                name: name.clone(),
-                gpu: cell(row, agent_i).map(str::to_string),
-                stream: cell(row, queue_i).map(str::to_string),
+                name: name.as_str().into(),
+                gpu: cell(row, agent_i).map(Into::into),
+                stream: cell(row, queue_i).map(Into::into),
                 shared_bytes: int(lds_i)?,
                 scratch_bytes: int(scr_i)?,
                 vgprs: int(vgpr_i)?.map(|v| v as u32),
@@ -177,7 +177,7 @@ fn counter_dispatches(
             map.insert(key.clone(), d);
         }
         let Some(d) = map.get_mut(&key) else { continue };
-        if d.name != name {
+        if *d.name != *name {
             return Err(CounterError::at_field(
                 path,
                 line,
@@ -502,9 +502,10 @@ pub fn read_json_str(name: &str, text: &str) -> Result<CounterSet, CounterError>
                         .or_else(|| jstr(s, &["kernel_name"]))
                 })
                 .unwrap_or_else(|| format!("kernel_id {}", kid.unwrap_or(0))),
-            ),
-            gpu: ju64(info, &["agent_id"]).map(|a| format!("Agent {a}")),
-            stream: ju64(info, &["queue_id"]).map(|q| q.to_string()),
+            )
+            .into(),
+            gpu: ju64(info, &["agent_id"]).map(|a| format!("Agent {a}").into()),
+            stream: ju64(info, &["queue_id"]).map(|q| q.to_string().into()),
             shared_bytes: ju64(info, &["group_segment_size"]),
             scratch_bytes: ju64(info, &["private_segment_size"]),
             vgprs: sym_u32(&["arch_vgpr_count"]),

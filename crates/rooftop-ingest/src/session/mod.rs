@@ -558,7 +558,7 @@ impl Session {
     /// )?;
     /// let set = Session::memory(Tool::Ncu, &dir).read()?;
     /// let d = &set.dispatches[0];
-    /// assert_eq!(d.name, "copy_kernel");
+    /// assert_eq!(&*d.name, "copy_kernel");
     /// assert_eq!(d.duration_ns, Some(40_000.0));
     /// # std::fs::remove_dir_all(&dir)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())

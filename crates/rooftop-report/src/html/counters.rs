@@ -120,7 +120,11 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
         subtitle: vec![
             format!(
                 "{}, {}; files: {}",
-                rooftop_core::diagnose::count(r.dispatches.len() as u64, "dispatch", "dispatches"),
+                rooftop_core::diagnose::count(
+                    r.set.dispatches.len() as u64,
+                    "dispatch",
+                    "dispatches"
+                ),
                 rooftop_core::diagnose::count(r.kernels.len() as u64, "kernel", "kernels"),
                 s.files.join(", ")
             ),

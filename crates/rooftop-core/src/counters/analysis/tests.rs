@@ -22,7 +22,7 @@ fn set(dispatches: Vec<Dispatch>) -> CounterSet {
 fn dispatch(name: &str, id: u64, dur_ns: Option<f64>, counters: &[(&str, f64)]) -> Dispatch {
     Dispatch {
         id,
-        name: name.to_string(),
+        name: name.into(),
         duration_ns: dur_ns,
         counters: counters.iter().map(|(k, v)| ((*k).into(), *v)).collect(),
         ..Dispatch::default()
@@ -279,4 +279,49 @@ fn tail_and_small_grid_findings() {
     assert!(mk(2.1).iter().any(|f| f.id == "counters.tail_effect"));
     assert!(mk(2.9).iter().all(|f| f.id != "counters.tail_effect"));
     assert!(mk(4.0).is_empty());
+}
+
+/// A traced launch (no counters) of 256 threads × 32 registers.
+fn traced(id: u64, blocks: u64, dur_ns: Option<f64>) -> Dispatch {
+    Dispatch {
+        grid: Some([blocks, 1, 1]),
+        block: Some([256, 1, 1]),
+        vgprs: Some(32),
+        shared_bytes: Some(0),
+        wave_size: Some(32),
+        ..dispatch("k", id, dur_ns, &[])
+    }
+}
+
+#[test]
+fn launches_of_one_shape_keep_their_own_durations() {
+    // H100 SXM: 132 SMs, 2048 threads and 64 K registers per SM. 256 threads × 32
+    // registers = 8 K registers per block → 8 resident blocks (2048 threads): 100%
+    // theoretical occupancy; 1056 blocks = 132 × 8 → 1.0 wave, 528 blocks → 0.5.
+    let h100 = dev("h100-sxm");
+    let ds = vec![
+        traced(0, 1056, Some(1000.0)),
+        traced(1, 1056, Some(3000.0)),
+        traced(2, 1056, None),
+        traced(3, 528, Some(2000.0)),
+    ];
+    let all = analyze_records(set(ds.clone()), &[&h100], Records::All);
+    let durations: Vec<Option<f64>> = all.dispatches.iter().map(|r| r.duration_ns).collect();
+    assert_eq!(durations, [Some(1000.0), Some(3000.0), None, Some(2000.0)]);
+    assert!(all.dispatches[2].missing.iter().any(|m| m.quantity == "duration_ns"));
+    assert!(!all.dispatches[1].missing.iter().any(|m| m.quantity == "duration_ns"));
+    let waves: Vec<Option<f64>> = all.dispatches.iter().map(|r| r.derived.grid_waves).collect();
+    assert_eq!(waves, [Some(1.0), Some(1.0), Some(1.0), Some(0.5)]);
+    assert_eq!(all.dispatches[0].derived.theoretical_occupancy_pct, Some(100.0));
+    let k = &all.kernels[0];
+    assert_eq!(k.count, 4);
+    assert_eq!(k.duration_ns, Some(2000.0)); // (1000 + 3000 + 2000) / 3 timed launches
+    assert_eq!(k.derived.grid_waves, Some(0.875)); // (1 + 1 + 1 + 0.5) / 4
+    assert_eq!(k.grid, None); // the grids differ
+    assert_eq!(k.block, Some([256, 1, 1]));
+    // Kernels only: the same kernels, no dispatch records.
+    let kernels = analyze_records(set(ds), &[&h100], Records::Kernels);
+    assert!(kernels.dispatches.is_empty());
+    assert_eq!(kernels.kernels, all.kernels);
+    assert_eq!(kernels.formulas, all.formulas);
 }
