@@ -13,6 +13,7 @@
 use rooftop_bench::backend::{Backend, Launch};
 use rooftop_bench::cpu::CpuBackend;
 use rooftop_bench::harness::{run_case, TimingOptions};
+use rooftop_bench::job::parse_flag;
 use rooftop_bench::{suite, Selection};
 use rooftop_core::units::Precision;
 use std::sync::atomic::AtomicBool;
@@ -39,14 +40,15 @@ fn run() -> Result<(), String> {
     let num = |key: &str| -> Result<Option<u32>, String> {
         opt(key).map(|v| v.parse::<u32>().map_err(|e| format!("{key}={v}: {e}"))).transpose()
     };
+    let err = |e: rooftop_bench::job::JobError| e.to_string();
     let kernel = suite::find(name).map_err(|e| e.to_string())?;
     let sel = Selection {
         single_config: Some(single),
         dtype,
         bits: num("bits")?,
         group_size: num("group")?,
-        wformat: opt("wformat").map(str::to_string),
-        variant: opt("variant").map(str::to_string),
+        wformat: opt("wformat").map(|v| parse_flag(v, "wformat")).transpose().map_err(err)?,
+        variant: opt("variant").map(|v| parse_flag(v, "variant")).transpose().map_err(err)?,
         ..Selection::default()
     };
     let tile = num("tile")?;

@@ -94,6 +94,6 @@ pub use backend::{
     Backend, BackendInfo, BufId, DType, HostBuf, Implementation, KernelCall, Launch, Scalar,
     SourceKernel, SourceLang,
 };
-pub use case::{Case, KernelRef, Selection};
+pub use case::{Case, KernelRef, Selection, Variant, WeightFormatKind};
 pub use error::{BackendError, BenchError, DeviceFileWriteError, SuiteError};
 pub use suite::KernelId;

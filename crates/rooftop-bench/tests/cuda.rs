@@ -10,7 +10,7 @@
 use rooftop_bench::backend::{
     Backend, DType, HostBuf, KernelCall, Launch, SourceKernel, SourceLang,
 };
-use rooftop_bench::case::{Case, Selection};
+use rooftop_bench::case::{Case, Selection, Variant, WeightFormatKind};
 use rooftop_bench::ceilings::{self, CeilingOptions, MatrixProbe};
 use rooftop_bench::cuda::{self, CudaBackend};
 use rooftop_bench::harness::{run_case, TimingOptions};
@@ -92,21 +92,26 @@ fn small_cases() -> Vec<Case> {
         };
         for s in configs {
             for dtype in [None, Some(Precision::Fp64)] {
-                for wf in [None, Some("q4_0"), Some("q8_0"), Some("affine")] {
+                for wf in [
+                    None,
+                    Some(WeightFormatKind::Q4_0),
+                    Some(WeightFormatKind::Q8_0),
+                    Some(WeightFormatKind::Affine),
+                ] {
                     let quant = matches!(k.id().suite(), Some(KernelId::Qmatvec | KernelId::Qgemm));
                     if wf.is_some() != quant || (quant && dtype.is_some()) {
                         continue;
                     }
-                    for variant in [None, Some("zp")] {
-                        if variant.is_some() && wf != Some("affine") {
+                    for variant in [None, Some(Variant::Zp)] {
+                        if variant.is_some() && wf != Some(WeightFormatKind::Affine) {
                             continue;
                         }
                         let s = Selection {
                             dtype,
-                            wformat: wf.map(str::to_string),
-                            bits: (wf == Some("affine")).then_some(4),
-                            group_size: (wf == Some("affine")).then_some(64),
-                            variant: variant.map(str::to_string),
+                            wformat: wf,
+                            bits: (wf == Some(WeightFormatKind::Affine)).then_some(4),
+                            group_size: (wf == Some(WeightFormatKind::Affine)).then_some(64),
+                            variant,
                             ..s.clone()
                         };
                         if let Ok(cs) = k.cases(&s) {

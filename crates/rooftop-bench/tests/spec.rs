@@ -313,6 +313,18 @@ fn bad_specs_name_the_file_line_field_and_expectation() {
             4,
         ),
         (
+            "unknown weight format",
+            one_kernel(&|s| s.replace("k = \"K\" }", "k = \"K\", format = \"q9\" }")),
+            "work.format: unknown weight format `q9` (expected affine, q4_0 or q8_0)",
+            4,
+        ),
+        (
+            "unknown variant",
+            one_kernel(&|s| s.replace("k = \"K\" }", "k = \"K\", variant = \"asym\" }")),
+            "work.variant: unknown variant `asym` (expected vector or scalar",
+            4,
+        ),
+        (
             "missing op parameter",
             one_kernel(&|s| s.replace(", k = \"K\" }", " }")),
             "`k` is missing",

@@ -13,7 +13,7 @@ use rooftop_bench::backend::{Backend, KernelCall, Launch, Scalar, SourceKernel, 
 use rooftop_bench::harness::{run_case, CaseResult, TimingOptions};
 use rooftop_bench::suite;
 use rooftop_bench::wgpu::WgpuBackend;
-use rooftop_bench::{BackendError, Case, HostBuf, Selection};
+use rooftop_bench::{BackendError, Case, HostBuf, Selection, Variant, WeightFormatKind};
 use rooftop_core::units::Precision;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -93,22 +93,19 @@ fn small_cases(kernel: &str) -> Vec<Case> {
         "qmatvec" | "qgemm" => {
             let shape: &[u64] = if kernel == "qgemm" { &[3, 37, 256] } else { &[37, 256] };
             let mut v = Vec::new();
-            for wformat in ["q4_0", "q8_0"] {
-                v.extend(cases(
-                    kernel,
-                    &Selection { wformat: Some(wformat.into()), ..config(shape) },
-                ));
+            for wformat in [WeightFormatKind::Q4_0, WeightFormatKind::Q8_0] {
+                v.extend(cases(kernel, &Selection { wformat: Some(wformat), ..config(shape) }));
             }
             for bits in [4, 8] {
                 for group in [32, 64, 128] {
-                    for variant in ["sym", "zp"] {
+                    for variant in [Variant::Sym, Variant::Zp] {
                         v.extend(cases(
                             kernel,
                             &Selection {
-                                wformat: Some("affine".into()),
+                                wformat: Some(WeightFormatKind::Affine),
                                 bits: Some(bits),
                                 group_size: Some(group),
-                                variant: Some(variant.into()),
+                                variant: Some(variant),
                                 ..config(shape)
                             },
                         ));
@@ -117,11 +114,9 @@ fn small_cases(kernel: &str) -> Vec<Case> {
             }
             v
         }
-        "fma" => ["vector", "scalar"]
-            .iter()
-            .flat_map(|v| {
-                cases(kernel, &Selection { variant: Some((*v).into()), ..config(&[300]) })
-            })
+        "fma" => [Variant::Vector, Variant::Scalar]
+            .into_iter()
+            .flat_map(|v| cases(kernel, &Selection { variant: Some(v), ..config(&[300]) }))
             .collect(),
         other => panic!("no small cases for `{other}`: add them to this test"),
     }

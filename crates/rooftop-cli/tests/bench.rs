@@ -117,7 +117,11 @@ fn bad_flags_are_input_errors() {
         (vec!["--sweep", "warps=1,2"], "unknown parameter `warps`"),
         (vec!["--sweep", "threads=0"], "not a positive integer"),
         (vec!["--sizes", "12Q"], "unknown suffix"),
-        (vec!["--dtype", "fp13"], "unknown precision"),
+        (vec!["--dtype", "fp13"], "--dtype: unknown precision `fp13`: expected one of fp64"),
+        (vec!["--wformat", "q9"], "--wformat: unknown weight format `q9` (expected affine, q4_0"),
+        // Refused even where no selected kernel reads the flag.
+        (vec!["--kernel", "triad", "--variant", "nope"], "--variant: unknown variant `nope`"),
+        (vec!["--kernel", "fma", "--variant", "zp"], "variant `zp` is not one of fma's"),
         (vec!["--min-runs", "0"], "min-runs"),
         (vec!["--kernel", "triad", "--single-config", "1,2"], "takes 1 value"),
     ] {

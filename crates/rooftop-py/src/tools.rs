@@ -399,17 +399,20 @@ fn bench_request(kw: BenchKw, device_files: &[PathBuf]) -> Result<BenchRequest> 
     let d = TimingOptions::default();
     let (kernels, spec_kernels) =
         job::parse_kernels(&kw.kernel, kw.spec.is_some()).map_err(job_error)?;
+    let sizes = |v: Option<Vec<String>>, flag| {
+        v.map(|s| job::parse_sizes(&s, flag)).transpose().map_err(job_error)
+    };
     Ok(BenchRequest {
         kernels,
         spec_kernels,
         all_kernels: kw.all_kernels,
-        single_config: kw.single_config,
-        sizes: kw.sizes,
-        dtype: kw.dtype,
+        single_config: sizes(kw.single_config, "--single-config")?,
+        sizes: sizes(kw.sizes, "--sizes")?,
+        dtype: flag(kw.dtype.as_deref(), "--dtype")?,
         bits: kw.bits,
         group_size: kw.group_size,
-        wformat: kw.wformat,
-        variant: kw.variant,
+        wformat: flag(kw.wformat.as_deref(), "--wformat")?,
+        variant: flag(kw.variant.as_deref(), "--variant")?,
         threads: kw.threads,
         tile: kw.tile,
         sweep: kw.sweep,
@@ -430,6 +433,16 @@ fn bench_request(kw: BenchKw, device_files: &[PathBuf]) -> Result<BenchRequest> 
         compare: kw.compare,
         device,
     })
+}
+
+/// An optional keyword's value parsed by [`job::parse_flag`] (errors name the flag, as
+/// `rooftop bench`'s do).
+fn flag<T>(text: Option<&str>, flag: &str) -> Result<Option<T>>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    text.map(|t| job::parse_flag(t, flag)).transpose().map_err(job_error)
 }
 
 fn job_error(e: JobError) -> Error {

@@ -104,11 +104,10 @@ impl RankSource for Reader<'_> {
     }
 }
 
-/// One trace's report and the device its roofline numbers use.
+/// One trace's report (which carries the device its roofline numbers use).
 #[derive(Debug)]
 pub(crate) struct TraceContent {
     report: TraceReport,
-    device: Option<DeviceSpec>,
 }
 
 fn section(o: &TextOptions) -> Result<Section> {
@@ -121,7 +120,7 @@ impl TraceContent {
     pub(crate) fn render(&self, fmt: Format, o: &TextOptions) -> Result<String> {
         let ro = RenderOptions { top: o.top.unwrap_or(10), section: section(o)? };
         Ok(match fmt {
-            Format::Html => rooftop_report::html::trace(&self.report, self.device.as_ref()),
+            Format::Html => rooftop_report::html::trace(&self.report),
             Format::Markdown => render::markdown(&self.report, &ro),
             Format::Table => render::table(&self.report, &ro),
             _ => render::json(&self.report),
@@ -176,22 +175,19 @@ fn trace_file(
         rooftop_core::trace::gaps::critical_path::window(&model, &options.critical_path)
             .map_err(|e| Error::input(format!("cp_window: {e} in {}", path.display())))?;
     }
-    let spec = reader.device(&model).cloned();
-    let report = analyze(&model, spec.as_ref(), &options);
+    let report = analyze(&model, reader.device(&model), &options);
     // A large trace's model is a million small allocations: free them on another thread
     // so that the call returns as soon as the report is ready (the CLI leaves them to
     // the OS at exit, which a long-lived Python process cannot do).
     std::thread::spawn(move || drop(model));
     let notes = reader.take_notes();
-    Ok(Report::new(Content::Trace(Box::new(TraceContent { report, device: spec })), notes))
+    Ok(Report::new(Content::Trace(Box::new(TraceContent { report })), notes))
 }
 
 /// A multi-rank run and what its renderers need.
 #[derive(Debug)]
 pub(crate) struct RanksContent {
     run: RankRun,
-    /// The device the roofline numbers use: `device=`, else the links' GPU.
-    device: Option<DeviceSpec>,
     /// Whether the run read traces (so per-rank reports exist), not rank tables.
     from_traces: bool,
 }
@@ -207,7 +203,7 @@ impl RanksContent {
                     .iter()
                     .filter_map(|r| r.report.clone().map(|rep| (r.label(), rep)))
                     .collect();
-                rooftop_report::html::trace_ranks(&named, &self.run.cross, self.device.as_ref())
+                rooftop_report::html::trace_ranks(&named, &self.run.cross)
             }
             Format::Table | Format::Markdown => {
                 render::ranks_text(&self.run, &ro, fmt == Format::Markdown, self.from_traces)
@@ -308,25 +304,17 @@ fn ranks_dir(
             )))
         }
     };
-    ranks_report(run, from_traces, device, &catalog, notes)
+    ranks_report(run, from_traces, notes)
 }
 
 /// The report of a run; the ranks that could not be read are an error when no rank was
 /// read, else a note (the CLI prints the report, then fails).
-fn ranks_report(
-    run: RankRun,
-    from_traces: bool,
-    device: Option<DeviceSpec>,
-    catalog: &Catalog,
-    mut notes: Vec<String>,
-) -> Result<Report> {
+fn ranks_report(run: RankRun, from_traces: bool, mut notes: Vec<String>) -> Result<Report> {
     if let Some(failure) = run.failure_message() {
         if run.ranks.is_empty() {
             return Err(Error::Input(failure));
         }
         notes.push(failure);
     }
-    let links = &run.cross.comm.collectives.links;
-    let device = device.or_else(|| catalog.lookup(links.device.as_deref()?).ok().cloned());
-    Ok(Report::new(Content::Ranks(Box::new(RanksContent { run, device, from_traces })), notes))
+    Ok(Report::new(Content::Ranks(Box::new(RanksContent { run, from_traces })), notes))
 }

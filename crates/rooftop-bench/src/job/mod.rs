@@ -5,8 +5,9 @@
 //!
 //! The steps:
 //! 1. a [`BenchRequest`] says what to run in the terms of `rooftop bench`'s flags (plain
-//!    data, [`Default`] = the flags' defaults); [`BenchRequest::settings`] validates the
-//!    sizes, the timing and the sweep before any backend opens;
+//!    typed data, [`Default`] = the flags' defaults, parsed from the flags' text by
+//!    [`parse_kernels`], [`parse_sizes`] and [`parse_flag`]); [`BenchRequest::settings`]
+//!    validates the timing and the sweep before any backend opens;
 //! 2. [`BenchPlan::new`] turns it into cases for one backend ([`AnyBackend`](crate::any::AnyBackend)): the suite's
 //!    kernels (or those of a spec file) at every size, with every implementation the
 //!    backend has, built-in baselines included unless told otherwise;
@@ -30,7 +31,7 @@
 //! // Triad at 64 Ki elements on the simulated backend, with a short timing budget.
 //! let request = BenchRequest {
 //!     kernels: vec![KernelId::Triad],
-//!     sizes: Some(vec!["64K".into()]),
+//!     sizes: Some(job::parse_sizes(&["64K".into()], "--sizes")?),
 //!     no_ceilings: true,
 //!     timing: TimingOptions { warmup_runs: 1, warmup_time_s: 0.0, min_runs: 3, min_time_s: 0.0, ..TimingOptions::default() },
 //!     ..BenchRequest::default()
@@ -57,7 +58,8 @@ mod run;
 
 pub use exports::{write_atomic, Exports, Renderer};
 pub use plan::{
-    parse_kernels, parse_size, parse_sweep, BenchPlan, BenchRequest, BenchSettings, PlannedCase,
+    parse_flag, parse_kernels, parse_size, parse_sizes, parse_sweep, BenchPlan, BenchRequest,
+    BenchSettings, PlannedCase,
 };
 pub use run::{compare_results, run, BenchOutcome, JobEvent, Stage};
 

@@ -7,14 +7,18 @@ use crate::backend::{Backend, Implementation, Launch};
 use crate::harness::TimingOptions;
 use crate::spec::{self, SpecKernel, SpecSet};
 use crate::suite::{self, Kernel, KernelId};
-use crate::{Case, Selection};
+use crate::{Case, Selection, Variant, WeightFormatKind};
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::units::Precision;
+use std::fmt;
 use std::path::PathBuf;
+use std::str::FromStr;
 
 /// What to bench, field for field the flags of `rooftop bench` (its `--help` says what
-/// each does); sizes are unparsed text (`4096`, `16M`). [`Default`] is the flags' defaults:
-/// the default suite on every size, quick ceilings first, [`TimingOptions::default`].
+/// each does), parsed: front ends turn the flags' text into these types with
+/// [`parse_kernels`], [`parse_sizes`] and [`parse_flag`], which name the flag in their
+/// errors. [`Default`] is the flags' defaults: the default suite on every size, quick
+/// ceilings first, [`TimingOptions::default`].
 #[derive(Debug, Clone, Default)]
 #[allow(clippy::struct_excessive_bools)]
 pub struct BenchRequest {
@@ -26,19 +30,19 @@ pub struct BenchRequest {
     /// `--all-kernels`: every kernel, probes included.
     pub all_kernels: bool,
     /// `--single-config`: one value per size parameter.
-    pub single_config: Option<Vec<String>>,
+    pub single_config: Option<Vec<u64>>,
     /// `--sizes`: problem sizes in elements.
-    pub sizes: Option<Vec<String>>,
+    pub sizes: Option<Vec<u64>>,
     /// `--dtype`: element type.
-    pub dtype: Option<String>,
+    pub dtype: Option<Precision>,
     /// `--bits`: quantized weight bits.
     pub bits: Option<u32>,
     /// `--group-size`: weights per scale.
     pub group_size: Option<u32>,
     /// `--wformat`: quantized weight format.
-    pub wformat: Option<String>,
+    pub wformat: Option<WeightFormatKind>,
     /// `--variant`: kernel variant.
-    pub variant: Option<String>,
+    pub variant: Option<Variant>,
     /// `--threads`: worker threads (CPU).
     pub threads: Option<u32>,
     /// `--tile`: tile / chunk parameter (CPU).
@@ -90,32 +94,19 @@ pub fn parse_kernels(
 }
 
 impl BenchRequest {
-    /// Parses the sizes and the sweep and checks the timing.
+    /// Parses the sweep and checks the timing.
     ///
     /// # Errors
-    /// A size, precision, sweep or timing that does not parse or is out of range.
+    /// A sweep or timing that does not parse or is out of range.
     pub fn settings(&self) -> Result<BenchSettings, JobError> {
-        let parse_list = |v: &Option<Vec<String>>, flag: &str| -> Result<_, JobError> {
-            v.as_ref()
-                .map(|items| items.iter().map(|s| parse_size(s, flag)).collect::<Result<_, _>>())
-                .transpose()
-        };
-        let dtype = self
-            .dtype
-            .as_deref()
-            .map(|s| {
-                s.parse::<Precision>()
-                    .map_err(|_| JobError::Input(format!("--dtype: unknown precision `{s}`")))
-            })
-            .transpose()?;
         let selection = Selection {
-            single_config: parse_list(&self.single_config, "--single-config")?,
-            sizes: parse_list(&self.sizes, "--sizes")?,
-            dtype,
+            single_config: self.single_config.clone(),
+            sizes: self.sizes.clone(),
+            dtype: self.dtype,
             bits: self.bits,
             group_size: self.group_size,
-            wformat: self.wformat.clone(),
-            variant: self.variant.clone(),
+            wformat: self.wformat,
+            variant: self.variant,
         };
         let t = &self.timing;
         for (v, flag) in [
@@ -210,6 +201,37 @@ impl BenchRequest {
         }
         Ok(ks)
     }
+}
+
+/// A flag's value parsed by its type's [`FromStr`] (`--dtype` into a [`Precision`],
+/// `--wformat` into a [`WeightFormatKind`], `--variant` into a [`Variant`]); errors start
+/// with `flag` and list the accepted values.
+///
+/// ```
+/// use rooftop_bench::job::parse_flag;
+/// use rooftop_bench::Variant;
+/// assert_eq!(parse_flag::<Variant>("Scalar", "--variant")?, Variant::Scalar);
+/// let e = parse_flag::<Variant>("nope", "--variant").unwrap_err().to_string();
+/// assert!(e.starts_with("--variant: unknown variant `nope` (expected vector or scalar"));
+/// # Ok::<(), rooftop_bench::job::JobError>(())
+/// ```
+///
+/// # Errors
+/// The text is not one of the type's values.
+pub fn parse_flag<T>(text: &str, flag: &str) -> Result<T, JobError>
+where
+    T: FromStr,
+    T::Err: fmt::Display,
+{
+    text.parse().map_err(|e| JobError::Input(format!("{flag}: {e}")))
+}
+
+/// The values of a size list (`--sizes`, `--single-config`), each by [`parse_size`].
+///
+/// # Errors
+/// The first item that is not a size.
+pub fn parse_sizes(items: &[String], flag: &str) -> Result<Vec<u64>, JobError> {
+    items.iter().map(|s| parse_size(s, flag)).collect()
 }
 
 /// Parses `1M`, `4096`, `2Gi`, `16k` (binary multiples); errors start with `flag`.

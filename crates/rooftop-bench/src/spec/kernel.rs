@@ -518,8 +518,8 @@ impl SpecKernel {
             dtype: *dtype,
             bits: *bits,
             group_size: *group,
-            wformat: format.clone(),
-            variant: variant.clone(),
+            wformat: *format,
+            variant: *variant,
         };
         let mut cases =
             k.cases(&sel).map_err(|e| SpecError::field(self.name, "work", e.to_string()))?;

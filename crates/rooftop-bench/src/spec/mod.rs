@@ -40,6 +40,7 @@ pub use reference::{CommandRef, PathTemplate};
 pub use run::SpecBackend;
 
 use crate::backend::{Backend, DType, SourceLang};
+use crate::case::{Variant, WeightFormatKind};
 use crate::rng::Init;
 use crate::suite::{KernelId, Tolerance};
 use rooftop_core::ops::OpClass;
@@ -213,8 +214,8 @@ pub enum WorkDecl {
         /// `variant` (`zp`, `sym`).
         bits: Option<u32>,
         group: Option<u32>,
-        format: Option<String>,
-        variant: Option<String>,
+        format: Option<WeightFormatKind>,
+        variant: Option<Variant>,
     },
     /// FLOPs and bytes given directly.
     Custom {

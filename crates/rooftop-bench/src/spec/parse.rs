@@ -216,6 +216,15 @@ fn str_of<'a>(v: &'a Spanned<Value>, field: &str) -> R<&'a str> {
     }
 }
 
+/// A string naming one value of a closed set (a weight format, a variant).
+fn named_of<T>(v: &Spanned<Value>, field: &str) -> R<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    str_of(v, field)?.parse::<T>().or_else(|e| at(v.span(), field, e.to_string()))
+}
+
 fn dtype_of(s: &Spanned<String>, field: &str) -> R<DType> {
     Ok(match s.get_ref().to_ascii_lowercase().as_str() {
         "f32" => DType::F32,
@@ -702,17 +711,14 @@ fn work_of(w: &Spanned<Ordered<Spanned<Value>>>, name: &str, spans: &mut Spans) 
         let u32_of = |k: &str| {
             get(k).map(|v| int_of(v, &format!("work.{k}"), 1 << 20).map(|x| x as u32)).transpose()
         };
-        let str_opt = |k: &str| {
-            get(k).map(|v| str_of(v, &format!("work.{k}")).map(str::to_string)).transpose()
-        };
         return Ok(WorkDecl::Op {
             op,
             params,
             dtype: get("dtype").map(|v| precision_of(v, "work.dtype")).transpose()?,
             bits: u32_of("bits")?,
             group: u32_of("group")?,
-            format: str_opt("format")?,
-            variant: str_opt("variant")?,
+            format: get("format").map(|v| named_of(v, "work.format")).transpose()?,
+            variant: get("variant").map(|v| named_of(v, "work.variant")).transpose()?,
         });
     }
     if let Some((extra, v)) = entries.iter().find(|(k, _)| {

@@ -25,7 +25,7 @@
 
 use super::{bad, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, KernelRef, Selection};
+use crate::case::{Case, KernelRef, Selection, Variant};
 use crate::error::SuiteError;
 use crate::rng::Init;
 use crate::suite::KernelId;
@@ -89,13 +89,13 @@ impl Kernel for Fma {
                 ))
             }
         };
-        let variant = match sel.variant.as_deref() {
-            None | Some("vector") => "vector",
-            Some("scalar") => "scalar",
+        let variant = match sel.variant {
+            None | Some(Variant::Vector) => Variant::Vector.name(),
+            Some(Variant::Scalar) => Variant::Scalar.name(),
             Some(v) => {
                 return Err(bad(
                     KernelId::Fma.name(),
-                    format!("unknown variant `{v}` (expected vector or scalar)"),
+                    format!("variant `{v}` is not one of fma's (expected vector or scalar)"),
                 ))
             }
         };
@@ -305,11 +305,11 @@ mod tests {
         let d = Fma.cases(&Selection::default()).unwrap();
         assert_eq!(d[0].sizes, vec![("iters", DEFAULT_ITERS_VECTOR)]);
         let s = Fma
-            .cases(&Selection { variant: Some("scalar".into()), ..Selection::default() })
+            .cases(&Selection { variant: Some(Variant::Scalar), ..Selection::default() })
             .unwrap();
         assert_eq!(s[0].variant, Some("scalar"));
         for sel in [
-            Selection { variant: Some("matrix".into()), ..Selection::default() },
+            Selection { variant: Some(Variant::Zp), ..Selection::default() },
             Selection { dtype: Some(Precision::Bf16), ..Selection::default() },
             Selection { single_config: Some(vec![0]), ..Selection::default() },
             Selection { single_config: Some(vec![MAX_ITERS + 1]), ..Selection::default() },

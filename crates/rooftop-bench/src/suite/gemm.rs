@@ -341,6 +341,7 @@ fn dot2(terms: impl Iterator<Item = (f64, f64)>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::Variant;
     use crate::suite::compare;
 
     fn case(m: u64, n: u64, k: u64, dtype: Precision) -> Case {
@@ -416,7 +417,7 @@ mod tests {
             Selection { single_config: Some(vec![1, 2]), ..Selection::default() },
             Selection { single_config: Some(vec![0, 2, 3]), ..Selection::default() },
             Selection { dtype: Some(Precision::Fp16), ..Selection::default() },
-            Selection { variant: Some("x".into()), ..Selection::default() },
+            Selection { variant: Some(Variant::Scalar), ..Selection::default() },
         ] {
             assert!(Gemm.cases(&sel).is_err(), "{sel:?}");
         }

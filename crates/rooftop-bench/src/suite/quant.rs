@@ -43,7 +43,7 @@
 use super::stream::{sum_tolerance, unit_roundoff};
 use super::{bad, model_err, BufferSpec, Kernel, Tolerance};
 use crate::backend::{DType, HostBuf};
-use crate::case::{Case, KernelRef, Selection};
+use crate::case::{Case, KernelRef, Selection, Variant, WeightFormatKind};
 use crate::error::SuiteError;
 use crate::rng::Init;
 use crate::suite::KernelId;
@@ -185,10 +185,9 @@ fn affine(bits: u32, group: u64, zero_point: bool) -> WeightFormat {
 
 /// The weight formats of a selection.
 fn formats(kernel: &str, sel: &Selection) -> Result<Vec<WeightFormat>, SuiteError> {
-    let wformat = sel.wformat.as_deref().map(str::to_ascii_lowercase);
-    let zero_point = match sel.variant.as_deref() {
-        None | Some("sym") => false,
-        Some("zp") => true,
+    let zero_point = match sel.variant {
+        None | Some(Variant::Sym) => false,
+        Some(Variant::Zp) => true,
         Some(v) => {
             return Err(bad(
                 kernel,
@@ -214,11 +213,11 @@ fn formats(kernel: &str, sel: &Selection) -> Result<Vec<WeightFormat>, SuiteErro
         }
         Ok(vec![fmt])
     };
-    match wformat.as_deref() {
-        Some("q4_0") => ggml("Q4_0", WeightFormat::Q4_0, 4),
-        Some("q8_0") => ggml("Q8_0", WeightFormat::Q8_0, 8),
-        Some("affine") | None => {
-            if wformat.is_none()
+    match sel.wformat {
+        Some(WeightFormatKind::Q4_0) => ggml("Q4_0", WeightFormat::Q4_0, 4),
+        Some(WeightFormatKind::Q8_0) => ggml("Q8_0", WeightFormat::Q8_0, 8),
+        Some(WeightFormatKind::Affine) | None => {
+            if sel.wformat.is_none()
                 && sel.bits.is_none()
                 && sel.group_size.is_none()
                 && sel.variant.is_none()
@@ -240,9 +239,6 @@ fn formats(kernel: &str, sel: &Selection) -> Result<Vec<WeightFormat>, SuiteErro
                 ));
             }
             Ok(vec![affine(bits, u64::from(group), zero_point)])
-        }
-        Some(other) => {
-            Err(bad(kernel, format!("--wformat takes q4_0, q8_0 or affine, got `{other}`")))
         }
     }
 }
@@ -745,13 +741,13 @@ mod tests {
             single_config: Some(vec![100, 256]),
             bits: Some(8),
             group_size: Some(64),
-            variant: Some("zp".into()),
+            variant: Some(Variant::Zp),
             ..Selection::default()
         };
         let cs = k.cases(&sel).unwrap();
         assert_eq!(cs.len(), 1);
         assert_eq!(cs[0].weights, Some(affine(8, 64, true)));
-        let sel = Selection { wformat: Some("Q8_0".into()), ..Selection::default() };
+        let sel = Selection { wformat: Some(WeightFormatKind::Q8_0), ..Selection::default() };
         assert!(k.cases(&sel).unwrap().iter().all(|c| c.weights == Some(WeightFormat::Q8_0)));
         let g = KernelId::Qgemm.def();
         // 7 x 4096 activation elements → m = 7; fewer than one row → m = 1.
@@ -762,20 +758,23 @@ mod tests {
         assert!(cs.iter().any(|c| c.sizes == vec![("m", 1), ("n", 4096), ("k", 4096)]));
         let bad_sels = [
             Selection { bits: Some(3), ..Selection::default() },
-            Selection { wformat: Some("q4_0".into()), bits: Some(8), ..Selection::default() },
             Selection {
-                wformat: Some("q4_0".into()),
+                wformat: Some(WeightFormatKind::Q4_0),
+                bits: Some(8),
+                ..Selection::default()
+            },
+            Selection {
+                wformat: Some(WeightFormatKind::Q4_0),
                 group_size: Some(64),
                 ..Selection::default()
             },
             Selection {
-                wformat: Some("q4_0".into()),
-                variant: Some("zp".into()),
+                wformat: Some(WeightFormatKind::Q4_0),
+                variant: Some(Variant::Zp),
                 ..Selection::default()
             },
-            Selection { wformat: Some("q5_k".into()), ..Selection::default() },
             Selection { group_size: Some(48), ..Selection::default() },
-            Selection { variant: Some("asym".into()), ..Selection::default() },
+            Selection { variant: Some(Variant::Scalar), ..Selection::default() },
             Selection { single_config: Some(vec![64, 100]), ..Selection::default() },
             Selection { single_config: Some(vec![0, 64]), ..Selection::default() },
             Selection { single_config: Some(vec![1, 64, 64]), ..Selection::default() },

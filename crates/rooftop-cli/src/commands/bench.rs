@@ -186,17 +186,20 @@ fn request(catalog: &Catalog, a: &BenchArgs) -> Result<BenchRequest> {
         a.device.as_deref().map(|d| super::find_device(catalog, d).cloned()).transpose()?;
     let (kernels, spec_kernels) =
         job::parse_kernels(&a.kernel, a.spec.is_some()).map_err(job_error)?;
+    let sizes = |v: &Option<Vec<String>>, flag| {
+        v.as_deref().map(|s| job::parse_sizes(s, flag)).transpose().map_err(job_error)
+    };
     Ok(BenchRequest {
         kernels,
         spec_kernels,
         all_kernels: a.all_kernels,
-        single_config: a.single_config.clone(),
-        sizes: a.sizes.clone(),
-        dtype: a.dtype.clone(),
+        single_config: sizes(&a.single_config, "--single-config")?,
+        sizes: sizes(&a.sizes, "--sizes")?,
+        dtype: flag(a.dtype.as_deref(), "--dtype")?,
         bits: a.bits,
         group_size: a.group_size,
-        wformat: a.wformat.clone(),
-        variant: a.variant.clone(),
+        wformat: flag(a.wformat.as_deref(), "--wformat")?,
+        variant: flag(a.variant.as_deref(), "--variant")?,
         threads: a.threads,
         tile: a.tile,
         sweep: a.sweep.clone(),
@@ -217,6 +220,15 @@ fn request(catalog: &Catalog, a: &BenchArgs) -> Result<BenchRequest> {
         compare: a.compare.clone(),
         device,
     })
+}
+
+/// An optional flag's value parsed by [`job::parse_flag`].
+fn flag<T>(text: Option<&str>, flag: &str) -> Result<Option<T>>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    text.map(|t| job::parse_flag(t, flag)).transpose().map_err(job_error)
 }
 
 fn kernel_list() -> String {

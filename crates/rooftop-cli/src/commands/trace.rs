@@ -230,7 +230,7 @@ pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
         check_what_if(&model, &report).map_err(CliError::input)?;
     }
     // The Perfetto export needs the model's events; every other format only the report.
-    let done = emit_one(&report, &model, device, ro, cli);
+    let done = emit_one(&report, &model, ro, cli);
     // A large trace's model is a million small allocations: the process ends soon, so
     // let the OS take them back instead of freeing them one by one.
     std::mem::forget(model);
@@ -252,16 +252,10 @@ fn check_what_if_shown(args: &TraceArgs, cli: &Cli) -> Result<()> {
 }
 
 /// Renders one report to standard output or `-o`.
-fn emit_one(
-    report: &TraceReport,
-    model: &TraceModel,
-    device: Option<&DeviceSpec>,
-    ro: RenderOptions,
-    cli: &Cli,
-) -> Result<()> {
+fn emit_one(report: &TraceReport, model: &TraceModel, ro: RenderOptions, cli: &Cli) -> Result<()> {
     let out = cli.output.as_deref();
     match cli.format {
-        OutputFormat::Html => output::emit(&rooftop_report::html::trace(report, device), out),
+        OutputFormat::Html => output::emit(&rooftop_report::html::trace(report), out),
         OutputFormat::Perfetto => {
             output::emit(&rooftop_report::perfetto::trace(model, report), out)
         }

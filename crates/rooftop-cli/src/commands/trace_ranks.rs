@@ -10,7 +10,6 @@ use crate::error::{CliError, Result};
 use crate::output;
 use crate::progress;
 use clap::Args;
-use rooftop_core::device::{Catalog, DeviceSpec};
 use rooftop_core::trace::comm::reduce::{builtin_link, ReduceOptions};
 use rooftop_core::trace::run::RankRun;
 use rooftop_ingest::kineto::{ReadOptions, TraceError};
@@ -114,7 +113,7 @@ pub(super) fn run(reader: &Reader<'_>, cli: &Cli, ro: RenderOptions) -> Result<(
             pb.finish_and_clear();
             if !run.ranks.is_empty() {
                 refuse_if_not_one_job(&args.path, &run)?;
-                emit(Catalog::builtin(), None, cli, ro, &run, false)?;
+                emit(cli, ro, &run, false)?;
             }
             run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
         }
@@ -172,7 +171,7 @@ fn from_traces(
         }
     } else if !run.ranks.is_empty() {
         refuse_if_not_one_job(&reader.args.path, &run)?;
-        emit(reader.catalog, reader.device, cli, ro, &run, true)?;
+        emit(cli, ro, &run, true)?;
     }
     run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
 }
@@ -193,26 +192,17 @@ fn refuse_if_not_one_job(dir: &Path, run: &RankRun) -> Result<()> {
 }
 
 /// Renders the multi-rank report (`from_traces`: whether per-rank reports can exist).
-fn emit(
-    catalog: &Catalog,
-    device: Option<&DeviceSpec>,
-    cli: &Cli,
-    ro: RenderOptions,
-    run: &RankRun,
-    from_traces: bool,
-) -> Result<()> {
+fn emit(cli: &Cli, ro: RenderOptions, run: &RankRun, from_traces: bool) -> Result<()> {
     {
         let out = cli.output.as_deref();
         match cli.format {
             OutputFormat::Html => {
-                let links = &run.cross.comm.collectives.links;
-                let device = device.or_else(|| catalog.lookup(links.device.as_deref()?).ok());
                 let named: Vec<(String, _)> = run
                     .ranks
                     .iter()
                     .filter_map(|r| r.report.clone().map(|rep| (r.label(), rep)))
                     .collect();
-                output::emit(&rooftop_report::html::trace_ranks(&named, &run.cross, device), out)?;
+                output::emit(&rooftop_report::html::trace_ranks(&named, &run.cross), out)?;
             }
             OutputFormat::Table | OutputFormat::Md => {
                 let md = cli.format == OutputFormat::Md;

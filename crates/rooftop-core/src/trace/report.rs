@@ -93,6 +93,11 @@ pub struct TraceDevice {
     pub catalog_name: Option<String>,
     /// Its DRAM bandwidth, GB/s.
     pub peak_bw_gbs: Option<f64>,
+    /// The whole entry the roofline numbers used (roofs, spec, sources), so renderers
+    /// draw its roofs without resolving the device again. Not in the JSON, which names
+    /// it by `catalog_id`.
+    #[serde(skip)]
+    pub spec: Option<DeviceSpec>,
 }
 
 /// The report of one trace.
@@ -305,6 +310,7 @@ pub fn analyze(
             catalog_id: device.map(|d| d.id.clone()),
             catalog_name: device.map(|d| d.name.clone()),
             peak_bw_gbs: device.map(|d| d.peak_bw_gbs),
+            spec: device.cloned(),
         },
         window,
         timeline,

@@ -245,10 +245,14 @@ fn trace_report_has_a_mark_per_modelled_row() {
         .filter(|row| row.unmodelled.is_none() && row.flops.is_some_and(|f| f > 0.0))
         .count();
     assert!(modelled >= 2, "{:?}", r.categories.keys().collect::<Vec<_>>());
-    let html = super::trace(&r, Some(dev));
+    let html = super::trace(&r);
     self_contained(&html);
     let els = parse_svg(charts(&html)[0]);
     assert_eq!(count_class(&els, "mark"), modelled);
+    // The roofs and spec are those of the device the report was analysed with: the
+    // renderer is not told the device again.
+    assert!(count_class(&els, "roof") > 0);
+    assert!(html.contains(&format!("Roofs and device spec: {}", dev.name)));
     // Kernel names with markup are escaped, and every section of the terminal is there.
     assert!(html.contains("gemm_&lt;T&gt;&amp;"));
     for s in [
@@ -264,10 +268,11 @@ fn trace_report_has_a_mark_per_modelled_row() {
     }
     // Without a device: marks, no roofs.
     let r = analyze_trace(&m, None, &TraceOptions::default());
-    let html = super::trace(&r, None);
+    let html = super::trace(&r);
     let els = parse_svg(charts(&html)[0]);
     assert_eq!(count_class(&els, "roof"), 0);
     assert!(html.contains("No device"));
+    assert!(!html.contains("Roofs and device spec"));
 }
 
 #[test]

@@ -174,14 +174,11 @@ fn header(r: &TraceReport) -> Vec<String> {
     ]
 }
 
-/// The sections of one report; `prefix` keeps ids unique across ranks.
+/// The sections of one report; `prefix` keeps ids unique across ranks. The roofs and the
+/// device spec are those of the device the report's numbers used.
 #[allow(clippy::many_single_char_names)]
-fn sections(
-    r: &TraceReport,
-    device: Option<&DeviceSpec>,
-    prefix: &str,
-    label: &str,
-) -> Vec<Section> {
+fn sections(r: &TraceReport, prefix: &str, label: &str) -> Vec<Section> {
+    let device = r.device.spec.as_ref();
     let id = |s: &str| format!("{prefix}{s}");
     let title = |s: &str| if label.is_empty() { s.to_string() } else { format!("{label}: {s}") };
     let entries: Vec<RoofEntry> =
@@ -550,9 +547,9 @@ fn end_sections(
     out
 }
 
-/// The report of one trace. `device` is the catalog entry the roofline numbers used
-/// (`report.device.catalog_id`), for its roofs and spec.
-pub fn trace(r: &TraceReport, device: Option<&DeviceSpec>) -> String {
+/// The report of one trace, with the roofs and spec of the device its roofline numbers
+/// used (`report.device.spec`).
+pub fn trace(r: &TraceReport) -> String {
     let d = &r.device;
     Page {
         title: format!(
@@ -563,17 +560,14 @@ pub fn trace(r: &TraceReport, device: Option<&DeviceSpec>) -> String {
                 .unwrap_or_else(|| "trace".to_string())
         ),
         subtitle: Vec::new(),
-        sections: sections(r, device, "", ""),
+        sections: sections(r, "", ""),
     }
     .render()
 }
 
-/// The report of a directory of per-rank traces: the cross-rank table, then each rank.
-pub fn trace_ranks(
-    ranks: &[(String, TraceReport)],
-    cross: &CrossRank,
-    device: Option<&DeviceSpec>,
-) -> String {
+/// The report of a directory of per-rank traces: the cross-rank table, then each rank
+/// with the roofs of the device its own numbers used.
+pub fn trace_ranks(ranks: &[(String, TraceReport)], cross: &CrossRank) -> String {
     let mut page = Page {
         title: format!("rooftop trace: {} ranks", cross.ranks.len()),
         subtitle: Vec::new(),
@@ -618,7 +612,7 @@ pub fn trace_ranks(
     page.sections.extend(super::collectives::sections(cross));
     for (i, (name, r)) in ranks.iter().enumerate() {
         // The navigation bar lists each rank once (its chart), not its every section.
-        for (j, mut s) in sections(r, device, &format!("rank{i}-"), name).into_iter().enumerate() {
+        for (j, mut s) in sections(r, &format!("rank{i}-"), name).into_iter().enumerate() {
             s.nav = j == 0;
             if j == 0 {
                 s.title.clone_from(name);
