@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         eprintln!("rooftop: error: {bad}");
         return ExitCode::from(2);
     }
+    commands::warm_catalog(&cli);
     match commands::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -12,7 +12,7 @@ use crate::output;
 use crate::progress;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::device::DeviceSpec;
 use rooftop_core::model::ModelConfig;
 use rooftop_core::trace::gaps::critical_path::{CpOptions, WhatIfSpec};
 use rooftop_core::trace::report::{analyze, TraceOptions, TraceReport};
@@ -102,7 +102,7 @@ fn parse_what_if(s: &str) -> std::result::Result<WhatIfSpec, String> {
 /// else the trace's own GPU (with its note or warning on stderr), the critical-path
 /// flags.
 pub(super) struct Reader<'a> {
-    pub(super) catalog: &'a Catalog,
+    pub(super) catalog: super::CatalogRef<'a>,
     pub(super) device: Option<&'a DeviceSpec>,
     pub(super) read: ReadOptions,
     pub(super) args: &'a TraceArgs,
@@ -126,7 +126,7 @@ impl RankSource for Reader<'_> {
         if self.device.is_some() {
             return self.device;
         }
-        match device_for(self.catalog, model) {
+        match device_for(self.catalog.get(), model) {
             DeviceLookup::Unnamed => None,
             DeviceLookup::Found { spec, note } => {
                 if let Some(why) = note {
@@ -182,9 +182,9 @@ pub(super) fn bytes_bar(what: &str) -> ProgressBar {
     pb
 }
 
-pub fn run(catalog: &Catalog, args: &TraceArgs, cli: &Cli) -> Result<()> {
+pub fn run(catalog: super::CatalogRef<'_>, args: &TraceArgs, cli: &Cli) -> Result<()> {
     let device = match &args.device {
-        Some(name) => Some(super::find_device(catalog, name)?),
+        Some(name) => Some(super::find_device(catalog.get(), name)?),
         None => None,
     };
     let model_config = match &args.model_config {

@@ -19,8 +19,8 @@
 
 use super::collect::{keep_named, skippable, Partial};
 use super::event::{
-    comm_arg, micros_to_ns, ArgKey, Args, Dim3, Event, EventKey, Id, Lenient, Phase, PhaseValue,
-    Str, CONCRETE, DIMS, STRIDES, TYPES,
+    comm_arg, decimal_us_to_ns, micros_to_ns, ArgKey, Args, Dim3, Event, EventKey, Id, Lenient,
+    Phase, PhaseValue, Str, CONCRETE, DIMS, STRIDES, TYPES,
 };
 use serde::de::{Deserialize, IgnoredAny};
 use std::borrow::Cow;
@@ -51,6 +51,19 @@ fn specials(w: u64) -> u64 {
     let bs = w ^ (ONES * u64::from(b'\\'));
     let backslash = bs.wrapping_sub(ONES) & !bs;
     (ctrl | quote | backslash) & HIGH
+}
+
+/// Bytes of `w` that are not ASCII digits, as their high bits (exact for every byte:
+/// no carry crosses a byte). A digit is `0x30..=0x39`: after `^ 0x30` its high nibble is
+/// 0 and its low nibble at most 9, which adding 6 does not carry out of.
+#[inline]
+fn non_digits(w: u64) -> u64 {
+    let x = w ^ (ONES * 0x30);
+    let high_nibble = x & (ONES * 0xf0);
+    let over_nine = ((x & (ONES * 0x0f)) + ONES * 0x06) & (ONES * 0xf0);
+    // Either test sets some bit of the byte's high nibble; move one to its top bit.
+    let m = high_nibble | over_nine;
+    (m | (m << 1) | (m << 2) | (m << 3)) & HIGH
 }
 
 /// What a scanned string held.
@@ -182,8 +195,18 @@ impl<'a> Scan<'a> {
         (!self.peek().is_some_and(|c| c.is_ascii_digit())).then_some(())
     }
 
+    /// Skips a run of ASCII digits, eight bytes at a time while there are eight.
     #[inline]
     fn digits(&mut self) {
+        while let Some(chunk) = self.b.get(self.p..self.p + 8) {
+            let Ok(bytes) = <[u8; 8]>::try_from(chunk) else { break };
+            let m = non_digits(u64::from_le_bytes(bytes));
+            if m != 0 {
+                self.p += (m.trailing_zeros() / 8) as usize;
+                return;
+            }
+            self.p += 8;
+        }
         while self.peek().is_some_and(|c| c.is_ascii_digit()) {
             self.p += 1;
         }
@@ -263,6 +286,17 @@ impl<'a> Scan<'a> {
                 depth -= 1;
             }
         }
+    }
+
+    /// `ts` / `dur` in nanoseconds: a JSON number read in place, anything else through
+    /// its raw text ([`micros_to_ns`], which gives the same for a number's text).
+    fn micros(&mut self) -> Option<Result<i64, ()>> {
+        if matches!(self.peek()?, b'-' | b'0'..=b'9') {
+            let at = self.p;
+            self.number()?;
+            return Some(decimal_us_to_ns(&self.b[at..self.p]));
+        }
+        Some(micros_to_ns(self.raw()?))
     }
 
     /// A value's raw JSON text (serde's `&RawValue`: valid UTF-8).
@@ -396,8 +430,8 @@ impl<'a> Scan<'a> {
                 }
                 EventKey::Pid => ev.pid = self.id()?,
                 EventKey::Tid => ev.tid = self.id()?,
-                EventKey::Ts => ev.ts_ns = Some(micros_to_ns(self.raw()?)),
-                EventKey::Dur => ev.dur_ns = Some(micros_to_ns(self.raw()?)),
+                EventKey::Ts => ev.ts_ns = Some(self.micros()?),
+                EventKey::Dur => ev.dur_ns = Some(self.micros()?),
                 EventKey::Id => ev.id = self.id()?,
                 EventKey::Args => {
                     if let Some(a) = self.args()? {
@@ -702,6 +736,19 @@ mod tests {
             }
         }
         assert!(checked > 10_000 && gave_up < checked, "{checked} cases, {gave_up} left to serde");
+    }
+
+    #[test]
+    fn non_digits_marks_exactly_the_bytes_that_are_not_digits() {
+        for b in 0..=255u8 {
+            for pos in 0..8 {
+                let mut bytes = *b"01234567";
+                bytes[pos] = b;
+                let m = non_digits(u64::from_le_bytes(bytes));
+                let want = if b.is_ascii_digit() { 0 } else { 0x80u64 << (8 * pos) };
+                assert_eq!(m, want, "byte {b:#x} at {pos}");
+            }
+        }
     }
 
     #[test]

@@ -25,8 +25,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const PROGRESS_STEP: usize = 4 << 20;
 /// Bytes parsed between two releases of the parsed pages of a mapped file.
 const RELEASE_STEP: usize = 64 << 20;
-/// Stretches shorter than this are not worth a thread.
-const MIN_STRETCH: usize = 8 << 20;
+/// Stretches shorter than this are not worth a task (each has its own argument-list
+/// pool and is appended to the result once).
+const MIN_STRETCH: usize = 1 << 20;
+/// Stretches per thread: more, smaller stretches than threads, so that a thread that
+/// drew a quick stretch (Python frames are skipped, ops are read) takes another one.
+const STRETCHES_PER_THREAD: usize = 4;
 
 /// What the top level of the file holds besides the events.
 #[derive(Debug, Default)]
@@ -375,7 +379,8 @@ pub(super) fn indent_before(buf: &[u8], start: usize) -> Option<&[u8]> {
     Some(&buf[line_start..start]).filter(|s| s.iter().all(|&b| b == b' ' || b == b'\t'))
 }
 
-/// Guesses up to `threads - 1` element starts after `start`, evenly spread: lines that
+/// Guesses up to `threads` × [`STRETCHES_PER_THREAD`] − 1 element starts after `start`
+/// (none for one thread), evenly spread: lines that
 /// start with `indent` and `{` (the first element's indentation), or `},{` when the
 /// file has no line breaks (`indent` is `None`).
 pub(super) fn split_points(
@@ -389,7 +394,7 @@ pub(super) fn split_points(
     if threads < 2 || len < 2 * min_stretch.max(1) {
         return Vec::new();
     }
-    let pieces = threads.min(len / min_stretch.max(1)).max(1);
+    let pieces = (threads * STRETCHES_PER_THREAD).min(len / min_stretch.max(1)).max(1);
     let mut out = Vec::new();
     let mut from = start;
     for k in 1..pieces {
