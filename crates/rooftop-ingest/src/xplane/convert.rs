@@ -23,7 +23,8 @@
 
 use super::hlo;
 use super::proto::{
-    line_events, x_event, x_stat, DecodeFailure, XEvent, XLineHead, XPlaneLazy, XSpaceLazy, XStat,
+    decode_event, line_event_bytes, x_event, DecodeFailure, EventHead, StatRef, StatValue, XEvent,
+    XLineHead, XPlaneLazy, XSpaceLazy, XStat,
 };
 use prost::Message;
 use rooftop_core::trace::model::{
@@ -77,67 +78,175 @@ impl<'a> Val<'a> {
     }
 }
 
-/// A plane with its stat names indexed; its lines are decoded one at a time.
+/// A map keyed by metadata id: a vector where the ids are dense (as the profiler writes
+/// them, 1, 2, 3, ...), a hash map for the rest.
+struct IdMap<T> {
+    dense: Vec<Option<T>>,
+    sparse: HashMap<i64, T, foldhash::fast::RandomState>,
+}
+
+impl<T> IdMap<T> {
+    fn new(items: impl ExactSizeIterator<Item = (i64, T)>) -> IdMap<T> {
+        let limit = items.len().saturating_mul(2).saturating_add(64);
+        let mut m = IdMap { dense: Vec::new(), sparse: HashMap::default() };
+        for (id, v) in items {
+            match usize::try_from(id).ok().filter(|&i| i < limit) {
+                Some(i) => {
+                    if m.dense.len() <= i {
+                        m.dense.resize_with(i + 1, || None);
+                    }
+                    m.dense[i] = Some(v);
+                }
+                None => {
+                    m.sparse.insert(id, v);
+                }
+            }
+        }
+        m
+    }
+
+    #[inline]
+    fn get(&self, id: i64) -> Option<&T> {
+        match usize::try_from(id) {
+            Ok(i) if i < self.dense.len() => self.dense[i].as_ref(),
+            _ => self.sparse.get(&id),
+        }
+    }
+}
+
+/// The stats the analysis reads, by the name of their stat metadata.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum StatKind {
+    HloOp,
+    HloModule,
+    ProgramId,
+    CorrelationId,
+    KernelDetails,
+    Name,
+    TfOp,
+    RunId,
+    MemcpyDetails,
+    MemsetDetails,
+    Flops,
+    BytesAccessed,
+    StepNum,
+    ModuleName,
+    Other,
+}
+
+impl StatKind {
+    fn of(name: &str) -> StatKind {
+        match name {
+            "hlo_op" => StatKind::HloOp,
+            "hlo_module" => StatKind::HloModule,
+            "program_id" => StatKind::ProgramId,
+            "correlation_id" => StatKind::CorrelationId,
+            "kernel_details" => StatKind::KernelDetails,
+            "name" | "long_name" => StatKind::Name,
+            "tf_op" => StatKind::TfOp,
+            "run_id" => StatKind::RunId,
+            "memcpy_details" => StatKind::MemcpyDetails,
+            "Memset_details" | "memset_details" => StatKind::MemsetDetails,
+            "flops" | "model_flops" => StatKind::Flops,
+            "bytes_accessed" => StatKind::BytesAccessed,
+            "step_num" | "iter_num" => StatKind::StepNum,
+            "module_name" => StatKind::ModuleName,
+            _ => StatKind::Other,
+        }
+    }
+}
+
+/// An event metadata resolved once per plane: the event name and the stats it carries.
+struct EvMeta<'a> {
+    name: &'a str,
+    stats: EvStats<'a>,
+}
+
+/// A plane with its metadata indexed once (stat names and kinds, event names and their
+/// metadata's stats); its lines are decoded one at a time.
 struct Plane<'a> {
     p: &'a XPlaneLazy,
-    stat_names: HashMap<i64, &'a str>,
+    /// Stat metadata id → (name, kind).
+    stat_meta: IdMap<(&'a str, StatKind)>,
+    events: IdMap<EvMeta<'a>>,
+    /// Told the bytes of each stretch of a line whose events have been read.
+    release: &'a dyn Fn(&[u8]),
 }
 
 impl<'a> Plane<'a> {
-    fn new(p: &'a XPlaneLazy) -> Plane<'a> {
-        let stat_names = p.stat_metadata.iter().map(|(&id, m)| (id, m.name.as_str())).collect();
-        Plane { p, stat_names }
+    fn new(p: &'a XPlaneLazy, release: &'a dyn Fn(&[u8])) -> Plane<'a> {
+        let stat_meta = IdMap::new(
+            p.stat_metadata.iter().map(|(&id, m)| (id, (m.name.as_str(), StatKind::of(&m.name)))),
+        );
+        let mut pl = Plane { p, stat_meta, events: IdMap::new(std::iter::empty()), release };
+        let events = IdMap::new(p.event_metadata.iter().map(|(&id, m)| {
+            let mut stats = EvStats::default();
+            for st in &m.stats {
+                if let Some(v) = st.value.as_ref() {
+                    if let Some((kind, v)) = pl.resolve(st.metadata_id, StatValue::of(v)) {
+                        stats.set(kind, v, true);
+                    }
+                }
+            }
+            let name = if m.display_name.is_empty() { m.name.as_str() } else { &m.display_name };
+            (id, EvMeta { name, stats })
+        }));
+        pl.events = events;
+        pl
     }
 
     /// Each line's head (events skipped) with its encoded bytes, in turn.
     fn lines(
         &self,
-    ) -> impl Iterator<Item = Result<(XLineHead, &bytes::Bytes), DecodeFailure>> + '_ {
+    ) -> impl Iterator<Item = Result<(XLineHead, &'a bytes::Bytes), DecodeFailure>> + 'a {
         self.p
             .lines
             .iter()
             .map(|b| XLineHead::decode(b.clone()).map(|h| (h, b)).map_err(DecodeFailure::from))
     }
 
-    fn stat<'b>(&'b self, s: &'b XStat) -> Option<(&'b str, Val<'b>)> {
-        let name = *self.stat_names.get(&s.metadata_id)?;
-        let v = match s.value.as_ref()? {
-            x_stat::Value::DoubleValue(f) => Val::Float(*f),
-            x_stat::Value::Uint64Value(u) => Val::Uint(*u),
-            x_stat::Value::Int64Value(i) => Val::Int(*i),
-            x_stat::Value::StrValue(s) => Val::Str(s.as_str()),
-            x_stat::Value::BytesValue(b) => Val::Bytes(b.as_slice()),
-            x_stat::Value::RefValue(r) => {
-                Val::Str(self.stat_names.get(&i64::try_from(*r).ok()?).copied()?)
-            }
+    /// The kind and value of a stat; `None` when its metadata is unknown or a reference
+    /// does not resolve.
+    #[inline]
+    fn resolve<'b>(&self, metadata_id: i64, v: StatValue<'b>) -> Option<(StatKind, Val<'b>)>
+    where
+        'a: 'b,
+    {
+        let &(_, kind) = self.stat_meta.get(metadata_id)?;
+        let v = match v {
+            StatValue::Double(f) => Val::Float(f),
+            StatValue::Uint64(u) => Val::Uint(u),
+            StatValue::Int64(i) => Val::Int(i),
+            StatValue::Str(s) => Val::Str(s),
+            StatValue::Bytes(b) => Val::Bytes(b),
+            StatValue::Ref(r) => Val::Str(self.stat_meta.get(i64::try_from(r).ok()?)?.0),
         };
+        Some((kind, v))
+    }
+
+    /// The name and value of a decoded stat (plane and metadata stats).
+    fn stat<'b>(&'b self, s: &'b XStat) -> Option<(&'b str, Val<'b>)> {
+        let &(name, _) = self.stat_meta.get(s.metadata_id)?;
+        let (_, v) = self.resolve(s.metadata_id, StatValue::of(s.value.as_ref()?))?;
         Some((name, v))
     }
 
-    /// Stats of an event: its metadata's, then its own (which win).
-    fn event_stats<'b>(&'b self, e: &'b XEvent) -> EvStats<'b> {
-        let mut s = EvStats::default();
-        if let Some(m) = self.p.event_metadata.get(&e.metadata_id) {
-            for st in &m.stats {
-                if let Some((n, v)) = self.stat(st) {
-                    s.set(n, v, true);
-                }
+    /// Name and stats of an event: its metadata's, then its own (which win).
+    #[inline]
+    fn event<'b>(&self, metadata_id: i64, stats: &[StatRef<'b>]) -> (&'a str, EvStats<'b>)
+    where
+        'a: 'b,
+    {
+        let (name, mut s) = match self.events.get(metadata_id) {
+            Some(m) => (m.name, m.stats),
+            None => ("", EvStats::default()),
+        };
+        for st in stats {
+            if let Some((kind, v)) = st.value.and_then(|v| self.resolve(st.metadata_id, v)) {
+                s.set(kind, v, false);
             }
         }
-        for st in &e.stats {
-            if let Some((n, v)) = self.stat(st) {
-                s.set(n, v, false);
-            }
-        }
-        s
-    }
-
-    fn event_name(&self, e: &XEvent) -> &'a str {
-        match self.p.event_metadata.get(&e.metadata_id) {
-            Some(m) if !m.display_name.is_empty() => m.display_name.as_str(),
-            Some(m) => m.name.as_str(),
-            None => "",
-        }
+        (name, s)
     }
 
     fn plane_stats(&self) -> HashMap<&str, Val<'_>> {
@@ -145,8 +254,52 @@ impl<'a> Plane<'a> {
     }
 }
 
+/// The events of one encoded line, decoded in turn without allocating: the fast path of
+/// [`decode_event`], and `prost` for what it leaves (which also gives the error). Every
+/// 16 MiB read, and at the end, the bytes read are handed to the plane's `release`.
+struct LineEvents<'a> {
+    line: &'a [u8],
+    release: &'a dyn Fn(&[u8]),
+}
+
+impl<'a> LineEvents<'a> {
+    fn new(pl: &Plane<'a>, line: &'a [u8]) -> LineEvents<'a> {
+        LineEvents { line, release: pl.release }
+    }
+
+    /// Calls `f` with the head and stats of every event, in order; stops at the first
+    /// error of either.
+    fn each(
+        self,
+        mut f: impl FnMut(&EventHead, &[StatRef<'_>]) -> Result<(), DecodeFailure>,
+    ) -> Result<(), DecodeFailure> {
+        const STRETCH: usize = 16 << 20;
+        let mut stats: Vec<StatRef<'a>> = Vec::new();
+        let base = self.line.as_ptr() as usize;
+        let mut released = 0usize;
+        for bytes in line_event_bytes(self.line) {
+            let bytes = bytes?;
+            let done = (bytes.as_ptr() as usize - base).min(self.line.len());
+            if done - released >= STRETCH {
+                (self.release)(&self.line[released..done]);
+                released = done;
+            }
+            if let Some(head) = decode_event(bytes, &mut stats) {
+                f(&head, &stats)?;
+            } else {
+                let owned = XEvent::decode(bytes)?;
+                let mut owned_stats = Vec::new();
+                let head = EventHead::of(&owned, &mut owned_stats);
+                f(&head, &owned_stats)?;
+            }
+        }
+        (self.release)(&self.line[released..]);
+        Ok(())
+    }
+}
+
 /// The stats the analysis reads.
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone, Copy)]
 struct EvStats<'a> {
     hlo_op: Option<&'a str>,
     hlo_module: Option<&'a str>,
@@ -167,28 +320,27 @@ struct EvStats<'a> {
 }
 
 impl<'a> EvStats<'a> {
-    fn set(&mut self, name: &str, v: Val<'a>, from_metadata: bool) {
-        match name {
-            "hlo_op" => {
+    #[inline]
+    fn set(&mut self, kind: StatKind, v: Val<'a>, from_metadata: bool) {
+        match kind {
+            StatKind::HloOp => {
                 self.hlo_op = v.str().or(self.hlo_op);
                 self.hlo_op_on_metadata = from_metadata;
             }
-            "hlo_module" => self.hlo_module = v.str().or(self.hlo_module),
-            "program_id" => self.program_id = v.int().or(self.program_id),
-            "correlation_id" => self.correlation_id = v.int().or(self.correlation_id),
-            "kernel_details" => self.kernel_details = v.str().or(self.kernel_details),
-            "name" | "long_name" => self.name = v.str().or(self.name),
-            "tf_op" => self.tf_op = v.str().or(self.tf_op),
-            "run_id" => self.run_id = v.int().or(self.run_id),
-            "memcpy_details" => self.memcpy_details = v.str().or(self.memcpy_details),
-            "Memset_details" | "memset_details" => {
-                self.memset_details = v.str().or(self.memset_details);
-            }
-            "flops" | "model_flops" => self.flops = v.float().or(self.flops),
-            "bytes_accessed" => self.bytes_accessed = v.float().or(self.bytes_accessed),
-            "step_num" | "iter_num" => self.step_num = v.int().or(self.step_num),
-            "module_name" => self.module_name = v.str().or(self.module_name),
-            _ => {}
+            StatKind::HloModule => self.hlo_module = v.str().or(self.hlo_module),
+            StatKind::ProgramId => self.program_id = v.int().or(self.program_id),
+            StatKind::CorrelationId => self.correlation_id = v.int().or(self.correlation_id),
+            StatKind::KernelDetails => self.kernel_details = v.str().or(self.kernel_details),
+            StatKind::Name => self.name = v.str().or(self.name),
+            StatKind::TfOp => self.tf_op = v.str().or(self.tf_op),
+            StatKind::RunId => self.run_id = v.int().or(self.run_id),
+            StatKind::MemcpyDetails => self.memcpy_details = v.str().or(self.memcpy_details),
+            StatKind::MemsetDetails => self.memset_details = v.str().or(self.memset_details),
+            StatKind::Flops => self.flops = v.float().or(self.flops),
+            StatKind::BytesAccessed => self.bytes_accessed = v.float().or(self.bytes_accessed),
+            StatKind::StepNum => self.step_num = v.int().or(self.step_num),
+            StatKind::ModuleName => self.module_name = v.str().or(self.module_name),
+            StatKind::Other => {}
         }
     }
 }
@@ -248,7 +400,7 @@ fn is_derived_line(name: &str) -> bool {
 
 /// Start and duration in ns of an event on a line starting at `line_ns`; `None` for
 /// aggregated events or times out of range.
-fn times(line_ns: i64, e: &XEvent) -> Option<(i64, i64)> {
+fn times(line_ns: i64, e: &EventHead) -> Option<(i64, i64)> {
     let Some(x_event::Data::OffsetPs(off)) = e.data else { return None };
     let start_ps = i128::from(line_ns) * 1000 + i128::from(off);
     let end_ps = start_ps + i128::from(e.duration_ps.max(0));
@@ -311,50 +463,76 @@ fn split_program_id(name: &str) -> (&str, Option<i64>) {
 /// One device activity before sorting and grouping.
 struct Raw {
     gpu: GpuEvent,
-    hlo_op: Option<String>,
+    /// In `Strings`.
+    hlo_op: Option<u32>,
     /// Index in `modules`.
     module: Option<u32>,
     run_id: Option<i64>,
-    framework_op: Option<String>,
+    /// In `Strings`.
+    framework_op: Option<u32>,
     flops: Option<f64>,
     bytes: Option<f64>,
 }
 
-/// Everything read from the host planes.
+/// Interned op names: one copy of each, looked up by content.
 #[derive(Default)]
-struct Host {
+struct Strings {
+    index: FastMap<Box<str>, u32>,
+    list: Vec<Box<str>>,
+}
+
+impl Strings {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.list.push(s.into());
+        self.index.insert(s.into(), i);
+        i
+    }
+
+    fn get(&self, i: u32) -> &str {
+        self.list.get(i as usize).map_or("", |s| s)
+    }
+}
+
+/// A hash map with a fast, keyed hash (`foldhash`).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// Everything read from the host planes (names borrowed from the planes' metadata).
+#[derive(Default)]
+struct Host<'a> {
     /// correlation id → (runtime call name, start ns).
-    launches: HashMap<i64, (String, i64)>,
+    launches: FastMap<i64, (&'a str, i64)>,
     /// module name → sorted (start, end) of its host-side executions.
-    module_spans: HashMap<String, Vec<(i64, i64)>>,
+    module_spans: FastMap<&'a str, Vec<(i64, i64)>>,
     threads: Vec<HostThread>,
     markers: Vec<StepMarker>,
 }
 
-fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, DecodeFailure> {
+fn read_host<'a>(planes: &[&Plane<'a>], warn: &mut Warn) -> Result<Host<'a>, DecodeFailure> {
     let mut h = Host::default();
     for pl in planes {
         for line in pl.lines() {
             let (head, bytes) = line?;
-            let mut iv: Vec<(i64, i64, &str)> = Vec::new();
-            for e in line_events(bytes) {
-                let e = e?;
-                let Some((ts, dur)) = times(head.timestamp_ns, &e) else {
+            // Events usually come in (start, longest first) order: the summary is then
+            // swept as they come; otherwise the line is read again, sorted (below).
+            let mut sweep = Sweep::default();
+            let mut sorted = true;
+            LineEvents::new(pl, bytes).each(|e, stats| {
+                let Some((ts, dur)) = times(head.timestamp_ns, e) else {
                     warn.add("aggregated_or_bad_time", || {
                         format!("an event on {} / {} has no start time", pl.p.name, head.label())
                     });
-                    continue;
+                    return Ok(());
                 };
-                let name = pl.event_name(&e);
-                let st = pl.event_stats(&e);
+                let (name, st) = pl.event(e.metadata_id, stats);
                 if let Some(c) = st.correlation_id {
-                    h.launches.entry(c).or_insert_with(|| (name.to_string(), ts));
+                    h.launches.entry(c).or_insert((name, ts));
                 }
                 if let Some(m) = name.strip_suffix(":XLA GPU module") {
-                    h.module_spans
-                        .entry(m.to_string())
-                        .or_default()
-                        .push((ts, ts.saturating_add(dur)));
+                    h.module_spans.entry(m).or_default().push((ts, ts.saturating_add(dur)));
                 }
                 if let Some(step) = st.step_num {
                     h.markers.push(StepMarker {
@@ -364,12 +542,16 @@ fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, DecodeFailu
                         dur_ns: dur,
                     });
                 }
-                iv.push((ts, ts.saturating_add(dur), name));
+                sorted = sorted && sweep.push(ts, ts.saturating_add(dur), name);
+                Ok(())
+            })?;
+            if !sorted {
+                sweep = sorted_sweep(pl, &head, bytes)?;
             }
-            if iv.is_empty() {
+            if sweep.events == 0 {
                 continue;
             }
-            h.threads.push(thread_summary(&pl.p.name, head.label(), &mut iv));
+            h.threads.push(sweep.finish(&pl.p.name, head.label()));
         }
     }
     for v in h.module_spans.values_mut() {
@@ -379,44 +561,92 @@ fn read_host(planes: &[&Plane<'_>], warn: &mut Warn) -> Result<Host, DecodeFailu
     Ok(h)
 }
 
-/// Events, busy time and the outermost events' names of one host line.
-fn thread_summary(plane: &str, name: &str, iv: &mut [(i64, i64, &str)]) -> HostThread {
+/// The summary of a line whose events are out of order: its timed events again, sorted
+/// by start, longest first (stable), then swept.
+fn sorted_sweep<'a>(
+    pl: &Plane<'a>,
+    head: &XLineHead,
+    bytes: &'a [u8],
+) -> Result<Sweep<'a>, DecodeFailure> {
+    let mut iv: Vec<(i64, i64, &'a str)> = Vec::new();
+    LineEvents::new(pl, bytes).each(|e, _| {
+        if let Some((ts, dur)) = times(head.timestamp_ns, e) {
+            let name: &'a str = pl.events.get(e.metadata_id).map_or("", |m| m.name);
+            iv.push((ts, ts.saturating_add(dur), name));
+        }
+        Ok(())
+    })?;
     iv.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-    let mut busy = 0i64;
-    let mut cur_end = i64::MIN;
-    let mut top: HashMap<&str, (u64, i64)> = HashMap::new();
-    for &(s, e, n) in iv.iter() {
+    let mut sweep = Sweep::default();
+    for &(s, e, n) in &iv {
+        sweep.push(s, e, n);
+    }
+    Ok(sweep)
+}
+
+/// Events, busy time and the outermost events' names of one host line, from its events
+/// in (start, longest first) order.
+#[derive(Default)]
+struct Sweep<'a> {
+    events: u64,
+    busy: i64,
+    cur_end: Option<i64>,
+    start: i64,
+    end: Option<i64>,
+    last: Option<(i64, i64)>,
+    top: FastMap<&'a str, (u64, i64)>,
+}
+
+impl<'a> Sweep<'a> {
+    /// Takes the next event; `false` (and nothing taken) when it comes before the last.
+    fn push(&mut self, s: i64, e: i64, n: &'a str) -> bool {
+        if let Some((ls, le)) = self.last {
+            if s < ls || (s == ls && e > le) {
+                return false;
+            }
+        } else {
+            self.start = s;
+        }
+        self.last = Some((s, e));
+        self.events += 1;
+        self.end = Some(self.end.map_or(e, |x| x.max(e)));
+        let cur_end = self.cur_end.unwrap_or(i64::MIN);
         if s >= cur_end {
             // An outermost event.
-            busy = busy.saturating_add(e.saturating_sub(s));
-            let t = top.entry(n).or_default();
+            self.busy = self.busy.saturating_add(e.saturating_sub(s));
+            let t = self.top.entry(n).or_default();
             t.0 += 1;
             t.1 = t.1.saturating_add(e.saturating_sub(s));
-            cur_end = e;
+            self.cur_end = Some(e);
         } else if e > cur_end {
-            busy = busy.saturating_add(e.saturating_sub(cur_end));
-            cur_end = e;
+            self.busy = self.busy.saturating_add(e.saturating_sub(cur_end));
+            self.cur_end = Some(e);
         }
+        true
     }
-    let mut top: Vec<(String, u64, i64)> =
-        top.into_iter().map(|(n, (c, t))| (n.to_string(), c, t)).collect();
-    top.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
-    top.truncate(5);
-    HostThread {
-        plane: plane.to_string(),
-        name: name.to_string(),
-        events: iv.len() as u64,
-        busy_ns: busy,
-        start_ns: iv.first().map_or(0, |x| x.0),
-        end_ns: iv.iter().map(|x| x.1).max().unwrap_or(0),
-        top,
+
+    fn finish(self, plane: &str, name: &str) -> HostThread {
+        let mut top: Vec<(String, u64, i64)> =
+            self.top.into_iter().map(|(n, (c, t))| (n.to_string(), c, t)).collect();
+        top.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+        top.truncate(5);
+        HostThread {
+            plane: plane.to_string(),
+            name: name.to_string(),
+            events: self.events,
+            busy_ns: self.busy,
+            start_ns: self.start,
+            end_ns: self.end.unwrap_or(0),
+            top,
+        }
     }
 }
 
 /// One execution of an XLA op before it becomes a `CpuOp`: (run, module, `hlo_op`), where
 /// it ran, and its activities.
 struct Inst {
-    key: (u32, Option<u32>, String),
+    /// (run, module, `hlo_op` in `Strings`).
+    key: (u32, Option<u32>, u32),
     device: i64,
     stream: i64,
     events: Vec<u32>,
@@ -424,7 +654,7 @@ struct Inst {
 
 /// An op's instruction (when the module's HLO has it) and its interned arguments, by
 /// (module, `hlo_op`).
-type InstrCache = HashMap<(Option<u32>, String), (Option<Arc<HloInstr>>, Arc<OpArgs>)>;
+type InstrCache = HashMap<(Option<u32>, u32), (Option<Arc<HloInstr>>, Arc<OpArgs>)>;
 
 /// Module interning: (name, program id) → index.
 #[derive(Default)]
@@ -447,17 +677,25 @@ impl Modules {
     }
 }
 
-/// The activities of device plane `pl` (device `index`) into `raws`: the line heads
+/// What the device planes give: modules, interned op names and the activities.
+#[derive(Default)]
+struct DeviceOut {
+    modules: Modules,
+    strings: Strings,
+    raws: Vec<Raw>,
+}
+
+/// The activities of device plane `pl` (device `index`) into `out.raws`: the line heads
 /// first (events skipped), then each chosen line's events in turn. Returns the plane's
 /// layout when it had events, and the LLVM target its kernel names show.
 fn read_device_events(
     pl: &Plane<'_>,
     index: i64,
-    host: &Host,
-    modules: &mut Modules,
-    raws: &mut Vec<Raw>,
+    host: &Host<'_>,
+    out: &mut DeviceOut,
     warn: &mut Warn,
 ) -> Result<(Option<XplaneLayout>, Option<String>), DecodeFailure> {
+    let DeviceOut { modules, strings, raws } = out;
     // Line heads first (events skipped), then each chosen line's events in turn.
     let heads: Vec<(XLineHead, &bytes::Bytes)> = pl.lines().collect::<Result<_, _>>()?;
     let stream_lines: Vec<&(XLineHead, &bytes::Bytes)> =
@@ -477,18 +715,22 @@ fn read_device_events(
             .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|d| d.parse().ok())
             .unwrap_or(head.id);
-        for (ei, e) in line_events(bytes).enumerate() {
-            let e = e?;
-            let e = &e;
+        let mut ei = 0usize;
+        LineEvents::new(pl, bytes).each(|e, stats| {
+            ei += 1;
             let Some((ts, dur)) = times(head.timestamp_ns, e) else {
                 warn.add("aggregated_or_bad_time", || {
-                    format!("event {ei} on {} / {} has no start time", pl.p.name, head.label())
+                    format!(
+                        "event {} on {} / {} has no start time",
+                        ei - 1,
+                        pl.p.name,
+                        head.label()
+                    )
                 });
-                continue;
+                return Ok(());
             };
             n_events += 1;
-            let name = pl.event_name(e);
-            let st = pl.event_stats(e);
+            let (name, st) = pl.event(e.metadata_id, stats);
             on_metadata |= st.hlo_op_on_metadata && st.hlo_op.is_some();
             if target.is_none() {
                 target = llvm_target(name);
@@ -519,7 +761,7 @@ fn read_device_events(
             }
             g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
             if let Some(c) = st.correlation_id {
-                g.launcher = host.launches.get(&c).map(|l| l.0.clone());
+                g.launcher = host.launches.get(&c).map(|l| l.0.to_string());
             }
             let hlo_op = match layout {
                 XplaneLayout::XlaOpsLine => st.hlo_op.or(Some(name)),
@@ -531,18 +773,18 @@ fn read_device_events(
             let framework_op = st
                 .name
                 .filter(|n| !n.is_empty())
-                .or(st.tf_op.filter(|t| !t.is_empty() && !t.ends_with(':')))
-                .map(str::to_string);
+                .or(st.tf_op.filter(|t| !t.is_empty() && !t.ends_with(':')));
             raws.push(Raw {
                 gpu: g,
-                hlo_op: hlo_op.map(str::to_string),
+                hlo_op: hlo_op.map(|s| strings.id(s)),
                 module,
                 run_id: st.run_id,
-                framework_op,
+                framework_op: framework_op.map(|s| strings.id(s)),
                 flops: st.flops,
                 bytes: st.bytes_accessed,
             });
-        }
+            Ok(())
+        })?;
     }
     let layout = if layout == XplaneLayout::EventStats && on_metadata {
         XplaneLayout::MetadataStats
@@ -641,10 +883,14 @@ fn hlo_of_modules(
 
 /// Gives the kernels XLA recorded under a command buffer's thunk back to the instruction
 /// each is named after (see `build`); returns the kernel time recorded under thunks, ns.
-fn back_to_fusions(raws: &mut [Raw], hlo_modules: &HashMap<u32, hlo::Module>) -> i64 {
+fn back_to_fusions(
+    raws: &mut [Raw],
+    hlo_modules: &HashMap<u32, hlo::Module>,
+    strings: &mut Strings,
+) -> i64 {
     let mut command_buffer_kernel_ns = 0i64;
     for r in raws.iter_mut() {
-        if !r.hlo_op.as_deref().is_some_and(|o| o.starts_with("command_buffer")) {
+        if !r.hlo_op.is_some_and(|o| strings.get(o).starts_with("command_buffer")) {
             continue;
         }
         if r.gpu.kind == GpuKind::Kernel {
@@ -653,7 +899,7 @@ fn back_to_fusions(raws: &mut [Raw], hlo_modules: &HashMap<u32, hlo::Module>) ->
         if let Some(n) =
             r.module.and_then(|m| hlo_modules.get(&m)).and_then(|h| h.instr_of_kernel(&r.gpu.name))
         {
-            r.hlo_op = Some(n.to_string());
+            r.hlo_op = Some(strings.id(n));
         }
     }
     command_buffer_kernel_ns
@@ -665,8 +911,8 @@ fn group_executions(raws: &[Raw], runs: &[u32]) -> Vec<Inst> {
     let mut insts: Vec<Inst> = Vec::new();
     let mut current: HashMap<(i64, i64), usize> = HashMap::new();
     for (k, r) in raws.iter().enumerate() {
-        let Some(op) = &r.hlo_op else { continue };
-        let key = (runs[k], r.module, op.clone());
+        let Some(op) = r.hlo_op else { continue };
+        let key = (runs[k], r.module, op);
         let Ok(ev) = u32::try_from(k) else { break };
         let slot = (r.gpu.device, r.gpu.stream);
         match current.get(&slot) {
@@ -722,7 +968,7 @@ fn share_targets(devices: &mut [(TraceDevice, XlaDevice)]) {
 ///
 /// # Errors
 /// A plane or line that does not decode (the caller locates the bad bytes).
-pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
+pub fn build(space: &XSpaceLazy, release: &dyn Fn(&[u8])) -> Result<TraceModel, DecodeFailure> {
     let mut warn = Warn::default();
     for e in &space.errors {
         warn.add("xspace_error", || format!("the profiler reported: {e}"));
@@ -732,26 +978,25 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
     }
     let decoded: Vec<XPlaneLazy> =
         space.planes.iter().map(|b| XPlaneLazy::decode(b.clone())).collect::<Result<_, _>>()?;
-    let planes: Vec<Plane<'_>> = decoded.iter().map(Plane::new).collect();
+    let planes: Vec<Plane<'_>> = decoded.iter().map(|p| Plane::new(p, release)).collect();
     let host_planes: Vec<&Plane<'_>> = planes
         .iter()
         .filter(|p| p.p.name.starts_with("/host:") && p.p.name != "/host:metadata")
         .collect();
     let host = read_host(&host_planes, &mut warn)?;
 
-    let mut modules = Modules::default();
-    let mut raws: Vec<Raw> = Vec::new();
+    let mut out = DeviceOut::default();
     let mut devices: Vec<(TraceDevice, XlaDevice)> = Vec::new();
     let mut layouts: Vec<XplaneLayout> = Vec::new();
     for pl in &planes {
         let Some(index) = device_index(&pl.p.name) else { continue };
-        let (layout, target) =
-            read_device_events(pl, index, &host, &mut modules, &mut raws, &mut warn)?;
+        let (layout, target) = read_device_events(pl, index, &host, &mut out, &mut warn)?;
         layouts.extend(layout);
         devices.push(plane_device(pl, index, target.as_deref()));
     }
     devices.sort_by_key(|d| d.0.index);
     share_targets(&mut devices);
+    let DeviceOut { mut modules, mut strings, mut raws } = out;
 
     // HLO of the modules the device events name.
     let hlo_modules = hlo_of_modules(&planes, &modules, &mut warn);
@@ -769,7 +1014,7 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
     // kernel under the buffer's thunk (`command_buffer_N`). A kernel XLA generated is
     // named after its instruction (a fusion): it goes back to that instruction, with its
     // shapes. Library kernels (cuBLAS, cuDNN) have no such name and stay under the thunk.
-    let command_buffer_kernel_ns = back_to_fusions(&mut raws, &hlo_modules);
+    let command_buffer_kernel_ns = back_to_fusions(&mut raws, &hlo_modules, &mut strings);
 
     // Group into op executions.
     let insts = group_executions(&raws, &runs);
@@ -777,7 +1022,7 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
     // Names used by more than one module are qualified with the module.
     let mut owners: HashMap<&str, Vec<Option<u32>>> = HashMap::new();
     for i in &insts {
-        let o = owners.entry(i.key.2.as_str()).or_default();
+        let o = owners.entry(strings.get(i.key.2)).or_default();
         if !o.contains(&i.key.1) {
             o.push(i.key.1);
         }
@@ -790,8 +1035,9 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
     let mut xops: Vec<XlaOp> = Vec::with_capacity(insts.len());
     let mut gpu_op: Vec<Option<u32>> = vec![None; raws.len()];
     for inst in &insts {
-        let (run, module, name) = (&inst.key.0, inst.key.1, &inst.key.2);
-        let entry = instr_cache.entry((module, name.clone())).or_insert_with(|| {
+        let (run, module, name_id) = (&inst.key.0, inst.key.1, inst.key.2);
+        let name = strings.get(name_id);
+        let entry = instr_cache.entry((module, name_id)).or_insert_with(|| {
             let instr =
                 module.and_then(|m| hlo_modules.get(&m)).and_then(|h| h.instr(name)).map(Arc::new);
             let args = instr.as_ref().map_or_else(OpArgs::default, |i| OpArgs {
@@ -823,11 +1069,11 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
         for &e in &inst.events {
             gpu_op[e as usize] = Some(op_index);
         }
-        let display = match (qualified.get(name.as_str()), module) {
+        let display = match (qualified.get(name), module) {
             (Some(true), Some(m)) => {
                 format!("{}/{name}", modules.list.get(m as usize).map_or("?", |x| x.name.as_str()))
             }
-            _ => name.clone(),
+            _ => name.to_string(),
         };
         ops.push(CpuOp {
             name: display,
@@ -842,11 +1088,11 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
         xops.push(XlaOp {
             module,
             run: *run,
-            hlo_op: name.clone(),
+            hlo_op: name.to_string(),
             instr: entry.0.clone(),
             framework_op: first
                 .framework_op
-                .clone()
+                .map(|f| strings.get(f).to_string())
                 .or_else(|| entry.0.as_ref().map(|i| i.op_name.clone()).filter(|s| !s.is_empty())),
             profile_flops: first.flops,
             profile_bytes: first.bytes,
@@ -907,7 +1153,7 @@ pub fn build(space: &XSpaceLazy) -> Result<TraceModel, DecodeFailure> {
 }
 
 /// The module execution of every activity (module docs), numbered per (device, module).
-fn assign_runs(raws: &[Raw], host: &Host, modules: &Modules) -> Vec<u32> {
+fn assign_runs(raws: &[Raw], host: &Host<'_>, modules: &Modules) -> Vec<u32> {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     enum Key {
         RunId(i64),
@@ -916,7 +1162,7 @@ fn assign_runs(raws: &[Raw], host: &Host, modules: &Modules) -> Vec<u32> {
     }
     let mut keys: Vec<Option<Key>> = Vec::with_capacity(raws.len());
     // Fallback state per (device, module): first op, whether another op was seen, count.
-    let mut seq: HashMap<(i64, u32), (String, bool, u32)> = HashMap::new();
+    let mut seq: HashMap<(i64, u32), (Option<u32>, bool, u32)> = HashMap::new();
     for r in raws {
         let Some(m) = r.module else {
             keys.push(None);
@@ -935,8 +1181,8 @@ fn assign_runs(raws: &[Raw], host: &Host, modules: &Modules) -> Vec<u32> {
                 continue;
             }
         }
-        let op = r.hlo_op.clone().unwrap_or_default();
-        let s = seq.entry((r.gpu.device, m)).or_insert_with(|| (op.clone(), false, 0));
+        let op = r.hlo_op;
+        let s = seq.entry((r.gpu.device, m)).or_insert((op, false, 0));
         if op == s.0 {
             if s.1 {
                 s.2 += 1;

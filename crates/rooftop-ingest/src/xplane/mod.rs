@@ -45,20 +45,47 @@ pub fn is_profile_name(path: &Path) -> bool {
         .is_some_and(|n| n.ends_with(".xplane.pb"))
 }
 
-/// Reads one profile.
+/// Reads one profile. The file is mapped, not copied: each line's pages leave the
+/// resident set once its events are read (`crate::mmap`), so memory holds the model and
+/// the line at hand; a file that cannot be mapped is read into memory.
 pub fn read_path(path: &Path) -> Result<TraceModel, XplaneError> {
-    let bytes = std::fs::read(path)
-        .map_err(|source| XplaneError::Io { path: path.to_path_buf(), source })?;
-    read_owned(&bytes::Bytes::from(bytes), path)
+    let io = |source| XplaneError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let Ok(map) = crate::mmap::map(&file) else {
+        let bytes = std::fs::read(path).map_err(io)?;
+        return read_owned(&bytes::Bytes::from(bytes), path, &|_| {});
+    };
+    let map = std::sync::Arc::new(map);
+    let bytes = bytes::Bytes::from_owner(SharedMap(std::sync::Arc::clone(&map)));
+    let base = bytes.as_ptr() as usize;
+    let release = |done: &[u8]| {
+        let from = (done.as_ptr() as usize).wrapping_sub(base);
+        crate::mmap::release(&map, from, from.saturating_add(done.len()));
+    };
+    read_owned(&bytes, path, &release)
+}
+
+/// A shared mapping as the owner of `Bytes`.
+struct SharedMap(std::sync::Arc<crate::mmap::Map>);
+
+impl AsRef<[u8]> for SharedMap {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// Reads a profile held in memory. `name` is used in messages only.
 pub fn read_bytes(bytes: &[u8], name: &Path) -> Result<TraceModel, XplaneError> {
-    read_owned(&bytes::Bytes::copy_from_slice(bytes), name)
+    read_owned(&bytes::Bytes::copy_from_slice(bytes), name, &|_| {})
 }
 
-/// The planes and lines are decoded one at a time from slices of `bytes` (module docs).
-fn read_owned(bytes: &bytes::Bytes, name: &Path) -> Result<TraceModel, XplaneError> {
+/// The planes and lines are decoded one at a time from slices of `bytes` (module docs);
+/// `release` is told each line whose events have been read.
+fn read_owned(
+    bytes: &bytes::Bytes,
+    name: &Path,
+    release: &dyn Fn(&[u8]),
+) -> Result<TraceModel, XplaneError> {
     let located = |e: &dyn std::fmt::Display| {
         let (offset, field, message) = match wire::locate(bytes) {
             Some(l) => (l.offset as u64, l.field, l.message),
@@ -78,7 +105,7 @@ fn read_owned(bytes: &bytes::Bytes, name: &Path) -> Result<TraceModel, XplaneErr
     if profiler_planes == 0 {
         return Err(XplaneError::NotAProfile { path: name.to_path_buf(), planes: names.len() });
     }
-    convert::build(&space).map_err(|e| located(&e))
+    convert::build(&space, release).map_err(|e| located(&e))
 }
 
 /// The profiles of a directory: `*.xplane.pb` directly in it, else in the newest run of

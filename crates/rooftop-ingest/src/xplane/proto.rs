@@ -17,7 +17,6 @@
 
 #![allow(missing_docs)]
 
-use prost::Message;
 use std::collections::HashMap;
 
 /// Why encoded bytes did not decode (the reader then finds where with its wire walk).
@@ -245,12 +244,9 @@ fn varint_at(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
     None
 }
 
-/// The `events` (field 4) of an encoded `XLine`, each decoded when reached (zero-copy
-/// slices of `line`). Other fields are skipped; malformed bytes end the iteration with an
-/// error.
-pub fn line_events(
-    line: &bytes::Bytes,
-) -> impl Iterator<Item = Result<XEvent, DecodeFailure>> + '_ {
+/// The encoded `events` (field 4) of an encoded `XLine`, in order, as slices of `line`.
+/// Other fields are skipped; malformed bytes end the iteration with an error.
+pub fn line_event_bytes(line: &[u8]) -> impl Iterator<Item = Result<&[u8], DecodeFailure>> + '_ {
     let mut pos = 0usize;
     std::iter::from_fn(move || {
         while pos < line.len() {
@@ -275,11 +271,185 @@ pub fn line_events(
             };
             pos = stop;
             if field == 4 && wire == 2 {
-                return Some(XEvent::decode(line.slice(body..stop)).map_err(DecodeFailure::from));
+                return Some(Ok(&line[body..stop]));
             }
         }
         None
     })
+}
+
+/// A stat value borrowed from the encoded bytes (`XStat.value`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StatValue<'a> {
+    Double(f64),
+    Uint64(u64),
+    Int64(i64),
+    Str(&'a str),
+    Bytes(&'a [u8]),
+    Ref(u64),
+}
+
+impl<'a> StatValue<'a> {
+    /// The borrowed form of a decoded value.
+    pub fn of(v: &'a x_stat::Value) -> StatValue<'a> {
+        match v {
+            x_stat::Value::DoubleValue(f) => StatValue::Double(*f),
+            x_stat::Value::Uint64Value(u) => StatValue::Uint64(*u),
+            x_stat::Value::Int64Value(i) => StatValue::Int64(*i),
+            x_stat::Value::StrValue(s) => StatValue::Str(s),
+            x_stat::Value::BytesValue(b) => StatValue::Bytes(b),
+            x_stat::Value::RefValue(r) => StatValue::Ref(*r),
+        }
+    }
+}
+
+/// An `XStat` borrowed from the encoded bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StatRef<'a> {
+    pub metadata_id: i64,
+    pub value: Option<StatValue<'a>>,
+}
+
+/// The scalar fields of an `XEvent`; its stats go to a buffer the caller reuses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EventHead {
+    pub metadata_id: i64,
+    pub data: Option<x_event::Data>,
+    pub duration_ps: i64,
+}
+
+impl EventHead {
+    /// The head and stats of a decoded event (the decoder's answer for events the fast
+    /// path leaves to it).
+    pub fn of<'a>(e: &'a XEvent, stats: &mut Vec<StatRef<'a>>) -> EventHead {
+        stats.clear();
+        stats.extend(e.stats.iter().map(|s| StatRef {
+            metadata_id: s.metadata_id,
+            value: s.value.as_ref().map(StatValue::of),
+        }));
+        EventHead { metadata_id: e.metadata_id, data: e.data, duration_ps: e.duration_ps }
+    }
+}
+
+/// Decodes an encoded `XEvent` without allocating: the scalars, and the stats into
+/// `stats` (cleared first), strings borrowed from `buf`. `None` when the bytes hold
+/// anything this path does not take (a malformed field, a wrong wire type, a group, a
+/// nesting deeper than the limit); the caller then hands the bytes to `prost`, which
+/// decides. Every event this accepts decodes to the same values under `prost`: it checks
+/// what `prost` checks (varint overflow, keys within `u32`, field number 0, wire types of
+/// known fields, lengths, UTF-8), and takes the last value of a repeated scalar or oneof.
+pub fn decode_event<'a>(buf: &'a [u8], stats: &mut Vec<StatRef<'a>>) -> Option<EventHead> {
+    stats.clear();
+    let mut head = EventHead { metadata_id: 0, data: None, duration_ps: 0 };
+    let mut r = Reader { buf, pos: 0 };
+    while r.pos < buf.len() {
+        let (field, wire) = r.key()?;
+        match (field, wire) {
+            (1, 0) => head.metadata_id = r.varint()?.cast_signed(),
+            (2, 0) => head.data = Some(x_event::Data::OffsetPs(r.varint()?.cast_signed())),
+            (5, 0) => head.data = Some(x_event::Data::NumOccurrences(r.varint()?.cast_signed())),
+            (3, 0) => head.duration_ps = r.varint()?.cast_signed(),
+            (4, 2) => stats.push(decode_stat(r.bytes()?)?),
+            (1..=5, _) => return None,
+            _ => r.skip(wire)?,
+        }
+    }
+    Some(head)
+}
+
+fn decode_stat(buf: &[u8]) -> Option<StatRef<'_>> {
+    let mut s = StatRef { metadata_id: 0, value: None };
+    let mut r = Reader { buf, pos: 0 };
+    while r.pos < buf.len() {
+        let (field, wire) = r.key()?;
+        s.value = match (field, wire) {
+            (1, 0) => {
+                s.metadata_id = r.varint()?.cast_signed();
+                continue;
+            }
+            (2, 1) => Some(StatValue::Double(f64::from_le_bytes(r.fixed()?))),
+            (3, 0) => Some(StatValue::Uint64(r.varint()?)),
+            (4, 0) => Some(StatValue::Int64(r.varint()?.cast_signed())),
+            (5, 2) => Some(StatValue::Str(std::str::from_utf8(r.bytes()?).ok()?)),
+            (6, 2) => Some(StatValue::Bytes(r.bytes()?)),
+            (7, 0) => Some(StatValue::Ref(r.varint()?)),
+            (1..=7, _) => return None,
+            _ => {
+                r.skip(wire)?;
+                continue;
+            }
+        };
+    }
+    Some(s)
+}
+
+/// A cursor over one encoded message; every read is bounds-checked.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A varint as `prost` reads it: at most 10 bytes, the 10th at most 1.
+    fn varint(&mut self) -> Option<u64> {
+        let b = *self.buf.get(self.pos)?;
+        if b < 0x80 {
+            self.pos += 1;
+            return Some(u64::from(b));
+        }
+        let mut v: u64 = 0;
+        for i in 0..10 {
+            let b = *self.buf.get(self.pos + i)?;
+            if i == 9 && b > 1 {
+                return None;
+            }
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                self.pos += i + 1;
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// A field key: (field number, wire type); `None` for what `prost` refuses.
+    fn key(&mut self) -> Option<(u32, u8)> {
+        let k = u32::try_from(self.varint()?).ok()?;
+        let (field, wire) = (k >> 3, (k & 7) as u8);
+        (field != 0 && wire <= 5).then_some((field, wire))
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let len = usize::try_from(self.varint()?).ok()?;
+        let end = self.pos.checked_add(len).filter(|&e| e <= self.buf.len())?;
+        let b = &self.buf[self.pos..end];
+        self.pos = end;
+        Some(b)
+    }
+
+    fn fixed(&mut self) -> Option<[u8; 8]> {
+        let b: [u8; 8] = self.buf.get(self.pos..self.pos + 8)?.try_into().ok()?;
+        self.pos += 8;
+        Some(b)
+    }
+
+    /// Skips an unknown field's value. Groups are left to `prost`.
+    fn skip(&mut self, wire: u8) -> Option<()> {
+        match wire {
+            0 => {
+                self.varint()?;
+            }
+            1 | 5 => {
+                let w = if wire == 1 { 8 } else { 4 };
+                self.pos = self.pos.checked_add(w).filter(|&e| e <= self.buf.len())?;
+            }
+            2 => {
+                self.bytes()?;
+            }
+            _ => return None,
+        }
+        Some(())
+    }
 }
 
 // ----- hlo.proto / xla_data.proto (subset) ----------------------------------------------
@@ -504,5 +674,84 @@ pub fn primitive_type_name(t: i32) -> &'static str {
         32 => "f4e2m1fn",
         33 => "f8e8m0fnu",
         _ => "unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    /// The fast path's answer, compared with `prost`'s decoding of the same bytes.
+    fn agrees(bytes: &[u8]) -> bool {
+        let mut stats = Vec::new();
+        let fast = decode_event(bytes, &mut stats);
+        let slow = XEvent::decode(bytes);
+        match (fast, slow) {
+            (Some(h), Ok(e)) => {
+                let mut want = Vec::new();
+                EventHead::of(&e, &mut want) == h && want == stats
+            }
+            // The fast path may leave an event to `prost`, never accept one it refuses.
+            (None, _) => true,
+            (Some(_), Err(_)) => false,
+        }
+    }
+
+    #[test]
+    fn fast_event_decoding_agrees_with_prost() {
+        let e = XEvent {
+            metadata_id: 7,
+            data: Some(x_event::Data::OffsetPs(-5)),
+            duration_ps: 1 << 40,
+            stats: vec![
+                XStat { metadata_id: 1, value: Some(x_stat::Value::StrValue("fusion.3".into())) },
+                XStat { metadata_id: 2, value: Some(x_stat::Value::Int64Value(-1)) },
+                XStat { metadata_id: 3, value: Some(x_stat::Value::DoubleValue(2.5)) },
+                XStat { metadata_id: 4, value: Some(x_stat::Value::Uint64Value(u64::MAX)) },
+                XStat { metadata_id: 5, value: Some(x_stat::Value::BytesValue(vec![0xff, 0])) },
+                XStat { metadata_id: 6, value: Some(x_stat::Value::RefValue(9)) },
+                XStat { metadata_id: 8, value: None },
+            ],
+        };
+        let good = e.encode_to_vec();
+        let mut stats = Vec::new();
+        let h = decode_event(&good, &mut stats).unwrap();
+        assert_eq!(
+            (h.metadata_id, h.data, h.duration_ps),
+            (7, Some(x_event::Data::OffsetPs(-5)), 1 << 40)
+        );
+        assert_eq!(stats[0].value, Some(StatValue::Str("fusion.3")));
+        assert_eq!(stats[1].value, Some(StatValue::Int64(-1)));
+        assert_eq!(stats[6], StatRef { metadata_id: 8, value: None });
+        assert!(agrees(&good));
+        // Every truncation, and every byte changed to a few telling values: the fast path
+        // never accepts what `prost` refuses and reads the same values when both accept.
+        for cut in 0..good.len() {
+            assert!(agrees(&good[..cut]), "cut at {cut}");
+        }
+        for i in 0..good.len() {
+            for v in [0x00, 0x01, 0x02, 0x07, 0x0b, 0x0c, 0x7f, 0x80, 0xff] {
+                let mut m = good.clone();
+                m[i] = v;
+                assert!(agrees(&m), "byte {i} = {v:#x}");
+            }
+        }
+        // An unknown field of each wire type is skipped; a group is left to `prost`.
+        let mut extra = good.clone();
+        extra.extend_from_slice(&[0x48, 0x05, 0x51, 0, 0, 0, 0, 0, 0, 0, 0, 0x5d, 0, 0, 0, 0]);
+        extra.extend_from_slice(&[0x62, 0x01, 0x00]);
+        assert!(decode_event(&extra, &mut stats).is_some() && agrees(&extra));
+        let group = [0x08, 0x01, 0x6b, 0x08, 0x01, 0x6c];
+        assert!(decode_event(&group, &mut stats).is_none());
+        assert!(XEvent::decode(group.as_slice()).is_ok());
+        // A string that is not UTF-8, a key beyond 32 bits, a varint of 11 bytes.
+        assert!(decode_event(&[0x22, 0x03, 0x2a, 0x01, 0xff], &mut stats).is_none());
+        assert!(decode_event(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00], &mut stats).is_none());
+        assert!(decode_event(
+            &[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02],
+            &mut stats
+        )
+        .is_none());
     }
 }
