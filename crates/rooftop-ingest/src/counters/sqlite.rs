@@ -246,6 +246,17 @@ impl RowRef<'_, '_> {
     pub fn text(&self, i: usize, column: &str) -> Result<Option<String>, CounterError> {
         self.cell(i, column)?.text()
     }
+
+    /// The cell as SQLite's `ORDER BY` ranks it, when that is an integer's rank: `Some(None)`
+    /// for NULL (first), `Some(Some(v))` for an integer; `None` for a real, text or blob
+    /// (whose rank among integers this does not model) or a cell that cannot be read.
+    pub fn int_order_key(&self, i: usize) -> Option<Option<i64>> {
+        match self.row.get_ref(i).ok()? {
+            ValueRef::Null => Some(None),
+            ValueRef::Integer(v) => Some(Some(v)),
+            _ => None,
+        }
+    }
 }
 
 /// The most rows a query should ask SQLite for: one past the row limit, so that
