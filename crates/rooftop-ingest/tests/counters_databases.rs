@@ -331,8 +331,8 @@ fn nsys_kernels_in_start_order_with_ties() {
         let c = rusqlite::Connection::open(p).unwrap();
         let mut st =
             c.prepare("SELECT gridX FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start").unwrap();
-        let v: Vec<u64> = st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
-        v
+        let v: Vec<i64> = st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        v.into_iter().map(|x| u64::try_from(x).unwrap()).collect::<Vec<u64>>()
     };
     let read_order = |p: &Path| -> Vec<u64> {
         let set = nsys_sqlite::read(p).unwrap_or_else(|e| panic!("{e}"));
