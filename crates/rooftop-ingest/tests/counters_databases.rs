@@ -359,9 +359,9 @@ fn nsys_kernels_in_start_order_with_ties() {
                          gridX = ?2 WHERE rowid = last_insert_rowid()",
                     )
                     .unwrap();
-                for i in 0..100_000u64 {
+                for i in 0..100_000i64 {
                     ins.execute([]).unwrap();
-                    upd.execute([((i * 7919) % 997) as i64 + 1_000, i as i64]).unwrap();
+                    upd.execute([(i * 7919) % 997 + 1_000, i]).unwrap();
                 }
             }
             if real_start {

@@ -410,9 +410,12 @@ fn launches(ctx: &Ctx<'_>) -> Result<Launches, CounterError> {
 #[derive(Default)]
 struct KernelRows {
     dispatches: Vec<Dispatch>,
-    links: Vec<Option<((i64, i64), f64)>>,
+    links: Vec<Link>,
     used: BTreeSet<i64>,
 }
+
+/// A kernel's `((pid, correlationId), duration ns)`, when it has both.
+type Link = Option<((i64, i64), f64)>;
 
 /// The GPU of a (process, CUDA device) pair, as (gpu id, warp size), and its label.
 type Label = (Option<(i64, Option<u32>)>, Arc<str>);
@@ -469,7 +472,7 @@ fn kernels_in_table_order(ctx: &Ctx<'_>, gpus: &Gpus) -> Result<Option<KernelRow
     let sql = ctx.select(KERNEL_TABLE, &KERNEL_COLS, "")?;
     let mut k = KernelReader::new(ctx, gpus);
     let mut rows = KernelRows::default();
-    let mut keys: Vec<(Option<i64>, u32)> = Vec::new();
+    let mut keys: Vec<((bool, i64), u32)> = Vec::new();
     let mut sortable = true;
     let read = for_each_row(ctx.path, ctx.conn, KERNEL_TABLE, &sql, |r| {
         let (Some(key), Ok(i)) = (r.int_order_key(0), u32::try_from(keys.len())) else {
@@ -544,10 +547,7 @@ impl<'c, 'a> KernelReader<'c, 'a> {
 
     /// One row of [`KERNEL_COLS`]: the dispatch, and its `((pid, correlationId),
     /// duration)` when it has both.
-    fn row(
-        &mut self,
-        r: &RowRef<'_, '_>,
-    ) -> Result<(Dispatch, Option<((i64, i64), f64)>), CounterError> {
+    fn row(&mut self, r: &RowRef<'_, '_>) -> Result<(Dispatch, Link), CounterError> {
         let ctx = self.ctx;
         let start = r.int(0, "start")?;
         let end = r.int(1, "end")?;
