@@ -319,3 +319,65 @@ fn databases_rooftop_cannot_read_say_why() {
     let e = rocpd::read(&p).unwrap_err().to_string();
     assert!(e.contains("cut.db") && e.contains("SQLite"), "{e}");
 }
+
+/// The kernels come in SQLite's `ORDER BY "start"` order, ties in table order, whether
+/// the reader sorts them itself (integer starts) or lets SQLite sort them (a start of
+/// another type). Oracle: the same `ORDER BY` run by SQLite on the file. 100,000 rows
+/// with 997 distinct starts, inserted out of order: more than SQLite's sorter keeps in
+/// memory, so its merge of sorted runs is what is matched.
+#[test]
+fn nsys_kernels_in_start_order_with_ties() {
+    let order_of = |p: &Path| -> Vec<u64> {
+        let c = rusqlite::Connection::open(p).unwrap();
+        let mut st =
+            c.prepare("SELECT gridX FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start").unwrap();
+        let v: Vec<i64> = st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        v.into_iter().map(|x| u64::try_from(x).unwrap()).collect::<Vec<u64>>()
+    };
+    let read_order = |p: &Path| -> Vec<u64> {
+        let set = nsys_sqlite::read(p).unwrap_or_else(|e| panic!("{e}"));
+        set.dispatches.iter().map(|d| d.grid.unwrap()[0]).collect()
+    };
+    for real_start in [false, true] {
+        let p = temp_dir().join(format!("ties_{real_start}.sqlite"));
+        std::fs::copy(nsys("h100_train_step.sqlite"), &p).unwrap();
+        {
+            let mut c = rusqlite::Connection::open(&p).unwrap();
+            let t = c.transaction().unwrap();
+            // gridX numbers the rows: the fixture's own kernels have gridX < 100,000.
+            t.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 100000 + rowid", []).unwrap();
+            {
+                let mut ins = t
+                    .prepare(
+                        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM \
+                         CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1",
+                    )
+                    .unwrap();
+                let mut upd = t
+                    .prepare(
+                        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = ?1, end = ?1 + 1000, \
+                         gridX = ?2 WHERE rowid = last_insert_rowid()",
+                    )
+                    .unwrap();
+                for i in 0..100_000i64 {
+                    ins.execute([]).unwrap();
+                    upd.execute([(i * 7919) % 997 + 1_000, i]).unwrap();
+                }
+            }
+            if real_start {
+                t.execute(
+                    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 1500.0 WHERE gridX = 5",
+                    [],
+                )
+                .unwrap();
+            }
+            t.commit().unwrap();
+        }
+        let want = order_of(&p);
+        assert_eq!(want.len(), 100_000 + 7, "the fixture's 7 kernels and the added ones");
+        let got = read_order(&p);
+        assert!(got == want, "real start: {real_start}; first difference at {:?}", {
+            got.iter().zip(&want).position(|(a, b)| a != b)
+        });
+    }
+}

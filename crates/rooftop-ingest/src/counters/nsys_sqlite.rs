@@ -27,11 +27,11 @@
 //! An `.nsys-rep` / `.qdrep` report is a binary this reader cannot open: the error gives
 //! the export command.
 
-use super::sqlite::{self, col_or_null, for_each_row};
+use super::sqlite::{self, col_or_null, for_each_row, RowRef};
 use super::CounterError;
 use foldhash::HashMap;
 use rooftop_core::counters::activity::{
-    attribute, summarize_copies, Activity, ApiTally, KernelLaunch, RangeSpan,
+    attribute, summarize_copies, Activity, ApiTally, CopySummary, KernelLaunch, RangeSpan,
 };
 use rooftop_core::counters::{CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch};
 use rusqlite::Connection;
@@ -94,9 +94,9 @@ pub fn read(path: &Path) -> Result<CounterSet, CounterError> {
 struct Ctx<'a> {
     path: &'a Path,
     conn: &'a Connection,
-    tables: BTreeSet<String>,
+    tables: &'a BTreeSet<String>,
     /// `StringIds`, each string shared by every row that names it.
-    strings: HashMap<i64, Arc<str>>,
+    strings: &'a HashMap<i64, Arc<str>>,
 }
 
 impl Ctx<'_> {
@@ -126,6 +126,60 @@ impl Ctx<'_> {
     }
 }
 
+/// What the second connection reads: the CUDA API calls, then the copies and the NVTX
+/// ranges (each only when the one before it was read).
+struct Side {
+    launches: Result<Launches, CounterError>,
+    copies: Result<Vec<CopySummary>, CounterError>,
+    ranges: Result<Vec<RangeSpan>, CounterError>,
+}
+
+fn side(ctx: &Ctx<'_>) -> Side {
+    let launches = launches(ctx);
+    let copies = match &launches {
+        Ok(_) => copies(ctx),
+        Err(_) => Ok(Vec::new()),
+    };
+    let ranges = match &copies {
+        Ok(_) if launches.is_ok() => nvtx(ctx),
+        _ => Ok(Vec::new()),
+    };
+    Side { launches, copies, ranges }
+}
+
+/// Reads the kernels on `ctx`'s connection and, when a second core is free and the file
+/// is a plain database (a gzipped one lives in this connection's memory only), the rest
+/// on a second read-only connection at the same time. Errors come in the order a
+/// one-thread read meets them: API calls, kernels, copies, NVTX.
+fn kernels_and_side(ctx: &Ctx<'_>, gpus: &Gpus) -> (Result<KernelRows, CounterError>, Side) {
+    let big = ctx.has("CUPTI_ACTIVITY_KIND_KERNEL")
+        && (ctx.has("CUPTI_ACTIVITY_KIND_RUNTIME") || ctx.has("CUPTI_ACTIVITY_KIND_DRIVER"));
+    if big && rayon::current_num_threads() > 1 && !crate::compressed::is_gzip_file(ctx.path) {
+        let (path, tables, strings) = (ctx.path, ctx.tables, ctx.strings);
+        let out = std::thread::scope(|s| {
+            let other = s.spawn(move || {
+                let conn = sqlite::open(path).ok()?;
+                Some(side(&Ctx { path, conn: &conn, tables, strings }))
+            });
+            let k = kernels(ctx, gpus);
+            (k, other.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        });
+        if let (k, Some(side)) = out {
+            return (k, side);
+        }
+    }
+    let launches = launches(ctx);
+    let k = if launches.is_ok() { kernels(ctx, gpus) } else { Ok(KernelRows::default()) };
+    let mut s = Side { launches, copies: Ok(Vec::new()), ranges: Ok(Vec::new()) };
+    if s.launches.is_ok() && k.is_ok() {
+        s.copies = copies(ctx);
+        if s.copies.is_ok() {
+            s.ranges = nvtx(ctx);
+        }
+    }
+    (k, s)
+}
+
 fn read_conn(path: &Path, conn: &Connection) -> Result<CounterSet, CounterError> {
     let tables = sqlite::tables(path, conn)?;
     if !is_nsys(&tables) {
@@ -136,24 +190,36 @@ fn read_conn(path: &Path, conn: &Connection) -> Result<CounterSet, CounterError>
              --type sqlite` writes)",
         ));
     }
-    let mut ctx = Ctx { path, conn, tables, strings: HashMap::default() };
-    if ctx.has("StringIds") {
+    let mut strings = HashMap::default();
+    if tables.contains("StringIds") {
+        let ctx = Ctx { path, conn, tables: &tables, strings: &strings };
         let sql = ctx.select("StringIds", &["id", "value"], "")?;
-        let mut strings = HashMap::default();
+        let mut read = HashMap::default();
         for_each_row(path, conn, "StringIds", &sql, |r| {
             if let (Some(id), Some(v)) = (r.int(0, "id")?, r.text(1, "value")?) {
-                strings.insert(id, Arc::from(v));
+                read.insert(id, Arc::from(v));
             }
             Ok(())
         })?;
-        ctx.strings = strings;
+        strings = read;
     }
+    let ctx = Ctx { path, conn, tables: &tables, strings: &strings };
     let mut notes = Vec::new();
     let gpus = gpus(&ctx)?;
-    let launches = launches(&ctx)?;
-    let (mut dispatches, kernel_launches, devices_used) = kernels(&ctx, &gpus, &launches.by_corr)?;
-    let copies = copies(&ctx)?;
-    let ranges = nvtx(&ctx)?;
+    let (kernel_rows, side) = kernels_and_side(&ctx, &gpus);
+    let launches = side.launches?;
+    let KernelRows { mut dispatches, links, used: devices_used } = kernel_rows?;
+    let copies = side.copies?;
+    let ranges = side.ranges?;
+    // In the kernels' order, as `attribute` and the summary have always seen them.
+    let kernel_launches: Vec<KernelLaunch> = links
+        .iter()
+        .filter_map(|l| {
+            let &(key, kernel_ns) = l.as_ref()?;
+            let &(thread, launch_ns) = launches.by_corr.get(&key)?;
+            Some(KernelLaunch { thread, launch_ns, kernel_ns })
+        })
+        .collect();
 
     let kernel_ns: f64 = dispatches.iter().filter_map(|d| d.duration_ns).sum();
     let with_launch = kernel_launches.len() as u64;
@@ -339,49 +405,150 @@ fn launches(ctx: &Ctx<'_>) -> Result<Launches, CounterError> {
     Ok(Launches { calls, by_corr })
 }
 
-type KernelRows = (Vec<Dispatch>, Vec<KernelLaunch>, BTreeSet<i64>);
+/// The kernels in start order, each one's `((pid, correlationId), duration)` for finding
+/// its launching API call, and the GPUs they ran on.
+#[derive(Default)]
+struct KernelRows {
+    dispatches: Vec<Dispatch>,
+    links: Vec<Link>,
+    used: BTreeSet<i64>,
+}
+
+/// A kernel's `((pid, correlationId), duration ns)`, when it has both.
+type Link = Option<((i64, i64), f64)>;
 
 /// The GPU of a (process, CUDA device) pair, as (gpu id, warp size), and its label.
 type Label = (Option<(i64, Option<u32>)>, Arc<str>);
 
-fn kernels(
-    ctx: &Ctx<'_>,
-    gpus: &Gpus,
-    by_corr: &HashMap<(i64, i64), (u64, i64)>,
-) -> Result<KernelRows, CounterError> {
-    let table = "CUPTI_ACTIVITY_KIND_KERNEL";
-    let mut out = Vec::new();
-    let mut launched = Vec::new();
-    let mut used = BTreeSet::new();
-    if !ctx.has(table) {
-        return Ok((out, launched, used));
+const KERNEL_TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+const KERNEL_COLS: [&str; 18] = [
+    "start",
+    "end",
+    "deviceId",
+    "streamId",
+    "correlationId",
+    "globalPid",
+    "demangledName",
+    "shortName",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory",
+    "localMemoryPerThread",
+];
+
+/// The kernels in `ORDER BY "start"` order. They are read in the table's order and
+/// sorted here (a stable sort by the start, NULL first, as SQLite's sorter orders them)
+/// when every start is an integer or NULL and every row reads; otherwise (a start of
+/// another type, or any error) they are read again through SQLite's `ORDER BY`, so that
+/// the result, and an error's row number, are those of the sorted query.
+fn kernels(ctx: &Ctx<'_>, gpus: &Gpus) -> Result<KernelRows, CounterError> {
+    if !ctx.has(KERNEL_TABLE) {
+        return Ok(KernelRows::default());
     }
-    let cols = [
-        "start",
-        "end",
-        "deviceId",
-        "streamId",
-        "correlationId",
-        "globalPid",
-        "demangledName",
-        "shortName",
-        "gridX",
-        "gridY",
-        "gridZ",
-        "blockX",
-        "blockY",
-        "blockZ",
-        "registersPerThread",
-        "staticSharedMemory",
-        "dynamicSharedMemory",
-        "localMemoryPerThread",
-    ];
-    let sql = ctx.select(table, &cols, "ORDER BY \"start\"")?;
-    let unnamed: Arc<str> = Arc::from("(unnamed kernel)");
-    // Labels and stream names, one string each for every kernel that shares them.
-    let mut labels: HashMap<(i64, i64), Label> = HashMap::default();
-    let mut streams: HashMap<i64, Arc<str>> = HashMap::default();
-    for_each_row(ctx.path, ctx.conn, table, &sql, |r| {
+    if let Some(rows) = kernels_in_table_order(ctx, gpus)? {
+        return Ok(rows);
+    }
+    let sql = ctx.select(KERNEL_TABLE, &KERNEL_COLS, "ORDER BY \"start\"")?;
+    let mut k = KernelReader::new(ctx, gpus);
+    let mut rows = KernelRows::default();
+    for_each_row(ctx.path, ctx.conn, KERNEL_TABLE, &sql, |r| {
+        let (d, link) = k.row(r)?;
+        rows.dispatches.push(d);
+        rows.links.push(link);
+        Ok(())
+    })?;
+    rows.used = k.used;
+    Ok(rows)
+}
+
+/// [`kernels`] without SQLite's sort: `None` when it must be read through `ORDER BY`.
+fn kernels_in_table_order(ctx: &Ctx<'_>, gpus: &Gpus) -> Result<Option<KernelRows>, CounterError> {
+    let sql = ctx.select(KERNEL_TABLE, &KERNEL_COLS, "")?;
+    let mut k = KernelReader::new(ctx, gpus);
+    let mut rows = KernelRows::default();
+    let mut keys: Vec<((bool, i64), u32)> = Vec::new();
+    let mut sortable = true;
+    let read = for_each_row(ctx.path, ctx.conn, KERNEL_TABLE, &sql, |r| {
+        let (Some(key), Ok(i)) = (r.int_order_key(0), u32::try_from(keys.len())) else {
+            sortable = false;
+            // Stops the read; the sorted query reads the table instead.
+            return Err(CounterError::new(ctx.path, "a start that is not an integer"));
+        };
+        let (d, link) = k.row(r)?;
+        keys.push((key, i));
+        rows.dispatches.push(d);
+        rows.links.push(link);
+        Ok(())
+    });
+    if read.is_err() || !sortable {
+        return Ok(None);
+    }
+    if !keys.is_sorted() {
+        // (start, row) pairs are distinct: an unstable sort of them is a stable sort of
+        // the starts.
+        keys.sort_unstable();
+        let order: Vec<usize> = keys.iter().map(|&(_, i)| i as usize).collect();
+        permute(&mut rows.dispatches, &order);
+        permute(&mut rows.links, &order);
+    }
+    rows.used = k.used;
+    Ok(Some(rows))
+}
+
+/// Reorders `v` in place so that `v[j]` becomes the old `v[order[j]]` (`order` is a
+/// permutation of `0..v.len()`), one cycle at a time: no second copy of `v`.
+fn permute<T>(v: &mut [T], order: &[usize]) {
+    let mut done = vec![false; order.len()];
+    for i in 0..order.len() {
+        if done[i] {
+            continue;
+        }
+        let mut j = i;
+        loop {
+            done[j] = true;
+            let k = order[j];
+            if k == i {
+                break;
+            }
+            v.swap(j, k);
+            j = k;
+        }
+    }
+}
+
+/// Turns kernel rows into dispatches, sharing one label per (process, device) and one
+/// name per stream.
+struct KernelReader<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    gpus: &'c Gpus,
+    unnamed: Arc<str>,
+    labels: HashMap<(i64, i64), Label>,
+    streams: HashMap<i64, Arc<str>>,
+    used: BTreeSet<i64>,
+}
+
+impl<'c, 'a> KernelReader<'c, 'a> {
+    fn new(ctx: &'c Ctx<'a>, gpus: &'c Gpus) -> Self {
+        KernelReader {
+            ctx,
+            gpus,
+            unnamed: Arc::from("(unnamed kernel)"),
+            labels: HashMap::default(),
+            streams: HashMap::default(),
+            used: BTreeSet::new(),
+        }
+    }
+
+    /// One row of [`KERNEL_COLS`]: the dispatch, and its `((pid, correlationId),
+    /// duration)` when it has both.
+    fn row(&mut self, r: &RowRef<'_, '_>) -> Result<(Dispatch, Link), CounterError> {
+        let ctx = self.ctx;
         let start = r.int(0, "start")?;
         let end = r.int(1, "end")?;
         let device = r.int(2, "deviceId")?.unwrap_or(0);
@@ -390,14 +557,16 @@ fn kernels(
         let name = ctx
             .string(r.int(6, "demangledName")?)
             .or_else(|| ctx.string(short))
-            .unwrap_or_else(|| unnamed.clone());
+            .unwrap_or_else(|| self.unnamed.clone());
         let dim = |a: usize, b: usize, c: usize, n: [&str; 3]| -> Result<_, CounterError> {
             Ok(match (r.uint(a, n[0])?, r.uint(b, n[1])?, r.uint(c, n[2])?) {
                 (Some(x), Some(y), Some(z)) => Some([x, y, z]),
                 _ => None,
             })
         };
-        let (gpu, label) = labels
+        let gpus = self.gpus;
+        let (gpu, label) = self
+            .labels
             .entry((pid, device))
             .or_insert_with(|| {
                 let gpu = gpus.of(pid, device);
@@ -408,7 +577,7 @@ fn kernels(
             })
             .clone();
         if let Some((id, _)) = gpu {
-            used.insert(id);
+            self.used.insert(id);
         }
         let duration_ns = match (start, end) {
             (Some(s), Some(e)) if e >= s => Some((e - s) as f64),
@@ -420,7 +589,7 @@ fn kernels(
         };
         let stream = r
             .int(3, "streamId")?
-            .map(|s| streams.entry(s).or_insert_with(|| Arc::from(s.to_string())).clone());
+            .map(|s| self.streams.entry(s).or_insert_with(|| Arc::from(s.to_string())).clone());
         let d = Dispatch {
             id: 0,
             name,
@@ -437,20 +606,15 @@ fn kernels(
             wave_size: gpu.and_then(|(_, warp)| warp),
             ..Dispatch::default()
         };
-        if let (Some(c), Some(ns)) = (r.int(4, "correlationId")?, duration_ns) {
-            if let Some(&(thread, launch_ns)) = by_corr.get(&(pid, c)) {
-                launched.push(KernelLaunch { thread, launch_ns, kernel_ns: ns });
-            }
-        }
-        out.push(d);
-        Ok(())
-    })?;
-    Ok((out, launched, used))
+        let link = match (r.int(4, "correlationId")?, duration_ns) {
+            (Some(c), Some(ns)) => Some(((pid, c), ns)),
+            _ => None,
+        };
+        Ok((d, link))
+    }
 }
 
-fn copies(
-    ctx: &Ctx<'_>,
-) -> Result<Vec<rooftop_core::counters::activity::CopySummary>, CounterError> {
+fn copies(ctx: &Ctx<'_>) -> Result<Vec<CopySummary>, CounterError> {
     let mut labels: HashMap<i64, String> = HashMap::default();
     if ctx.has("ENUM_CUDA_MEMCPY_OPER") {
         let sql = ctx.select("ENUM_CUDA_MEMCPY_OPER", &["id", "label", "name"], "")?;
@@ -578,6 +742,18 @@ mod tests {
         assert_eq!(api_name("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
         assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
         assert_eq!(api_name("odd_v"), "odd_v");
+    }
+
+    #[test]
+    fn permute_follows_cycles() {
+        // order[j] = where the new j-th element comes from: two cycles (0 2 4) (1 3)
+        // and a fixed point 5.
+        let mut v = vec!['a', 'b', 'c', 'd', 'e', 'f'];
+        permute(&mut v, &[2, 3, 4, 1, 0, 5]);
+        assert_eq!(v, vec!['c', 'd', 'e', 'b', 'a', 'f']);
+        let mut e: Vec<u8> = Vec::new();
+        permute(&mut e, &[]);
+        assert!(e.is_empty());
     }
 
     #[test]

@@ -246,6 +246,18 @@ impl RowRef<'_, '_> {
     pub fn text(&self, i: usize, column: &str) -> Result<Option<String>, CounterError> {
         self.cell(i, column)?.text()
     }
+
+    /// The cell as SQLite's `ORDER BY` ranks it, when that is an integer's rank:
+    /// `(false, 0)` for NULL (first), `(true, v)` for the integer `v`; `None` for a real,
+    /// text or blob (whose rank among integers this does not model) or a cell that
+    /// cannot be read.
+    pub fn int_order_key(&self, i: usize) -> Option<(bool, i64)> {
+        match self.row.get_ref(i).ok()? {
+            ValueRef::Null => Some((false, 0)),
+            ValueRef::Integer(v) => Some((true, v)),
+            _ => None,
+        }
+    }
 }
 
 /// The most rows a query should ask SQLite for: one past the row limit, so that
