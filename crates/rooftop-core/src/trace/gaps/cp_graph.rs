@@ -39,7 +39,7 @@
 
 use super::super::model::{GpuKind, SyncKind, TraceModel};
 use super::Span;
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// An event of the trace that has nodes or receives an edge's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -292,7 +292,7 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
     let mut g = CpGraph::default();
 
     // Clipped events.
-    let mut threads: HashMap<(i64, i64), Vec<StackEv>> = HashMap::new();
+    let mut threads: HashMap<(i64, i64), Vec<StackEv>> = HashMap::default();
     let mut node_evs: Vec<(i64, i64, EvRef)> = Vec::new();
     for (i, o) in model.ops.iter().enumerate() {
         if in_window(o.ts_ns, o.dur_ns) {
@@ -388,7 +388,7 @@ fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
         })
     });
     // Tree: children per node (ROOT is the root).
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
     let mut parent = vec![ROOT; evs.len()];
     let mut stack: Vec<usize> = Vec::new();
     for &(_, kind, _, _, i) in &pts {
@@ -477,11 +477,11 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
         let r = ge.runtime?;
         is_hta_launch(&model.runtime.get(r as usize)?.name).then_some(r)
     };
-    let mut q_runtime: HashMap<u32, i64> = HashMap::new();
-    let mut q_kernel: HashMap<u32, i64> = HashMap::new();
+    let mut q_runtime: HashMap<u32, i64> = HashMap::default();
+    let mut q_kernel: HashMap<u32, i64> = HashMap::default();
     {
         // Changes per stream with the event they belong to.
-        let mut per: QueueChanges = HashMap::new();
+        let mut per: QueueChanges = HashMap::default();
         for (i, ge) in model.gpu.iter().enumerate() {
             if let Some(r) = hta_model_launch(i) {
                 let v = per.entry((ge.device, ge.stream)).or_default();
@@ -513,9 +513,12 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
     // traces with `cuda_sync` events need them.
     let has_syncs = !model.syncs.is_empty();
     let launches_by_stream =
-        if has_syncs { launches_by_stream(model, &hta_model_launch) } else { Launches::new() };
-    let record_src =
-        if has_syncs { event_record_sources(model, &launches_by_stream) } else { HashMap::new() };
+        if has_syncs { launches_by_stream(model, &hta_model_launch) } else { Launches::default() };
+    let record_src = if has_syncs {
+        event_record_sources(model, &launches_by_stream)
+    } else {
+        HashMap::default()
+    };
     let runtime_by_corr: HashMap<i64, u32> = if has_syncs {
         model
             .runtime
@@ -524,7 +527,7 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
             .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
             .collect()
     } else {
-        HashMap::new()
+        HashMap::default()
     };
 
     // Items: kernels in the window (by start) and syncs (by end).
@@ -542,8 +545,8 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
     }
     items.sort_unstable_by_key(|&(t, k, i, _)| (t, k, i));
 
-    let mut last: HashMap<(i64, i64), u32> = HashMap::new();
-    let mut kernel_sync: HashMap<u32, u32> = HashMap::new();
+    let mut last: HashMap<(i64, i64), u32> = HashMap::default();
+    let mut kernel_sync: HashMap<u32, u32> = HashMap::default();
     for &(_, _, _, item) in &items {
         match item {
             Item::Sync(si) => {
@@ -646,7 +649,7 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
 type Launches = HashMap<(i64, i64), Vec<(i64, u32, i64, i64, u32)>>;
 
 fn launches_by_stream(model: &TraceModel, hta_launch: &dyn Fn(usize) -> Option<u32>) -> Launches {
-    let mut out: Launches = HashMap::new();
+    let mut out: Launches = HashMap::default();
     for (i, ge) in model.gpu.iter().enumerate() {
         if ge.kind == GpuKind::Kernel || ge.kind == GpuKind::Memcpy || ge.kind == GpuKind::Memset {
             if let Some(r) = hta_launch(i) {
@@ -673,7 +676,7 @@ fn event_record_sources(model: &TraceModel, launches: &Launches) -> HashMap<u32,
         .filter(|(_, r)| r.name == "cudaEventRecord" || r.name == "hipEventRecord")
         .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
         .collect();
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for s in &model.syncs {
         let (Some(c), Some(stream)) = (s.wait_on_record_correlation, s.wait_on_stream) else {
             continue;
