@@ -188,12 +188,11 @@ impl CpGraph {
     pub fn longest_path(&self, weight: &dyn Fn(usize, &Edge) -> i64) -> Option<(Vec<u32>, i64)> {
         let n = self.nodes.len();
         let mut indeg = vec![0u32; n];
-        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, e) in self.edges.iter().enumerate() {
+        // Incoming edges and successors of every node in edge order, as two flat
+        // (compressed-row) tables rather than two vectors per node.
+        let (preds, succs) = self.adjacency();
+        for e in &self.edges {
             indeg[e.to as usize] += 1;
-            preds[e.to as usize].push(i as u32);
-            succs[e.from as usize].push(e.to);
         }
         // Kahn's algorithm, smallest node id first among the ready ones.
         let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<u32>> =
@@ -201,7 +200,7 @@ impl CpGraph {
         let mut order = Vec::with_capacity(n);
         while let Some(std::cmp::Reverse(v)) = ready.pop() {
             order.push(v);
-            for &s in &succs[v as usize] {
+            for &s in succs.row(v) {
                 indeg[s as usize] -= 1;
                 if indeg[s as usize] == 0 {
                     ready.push(std::cmp::Reverse(s));
@@ -216,7 +215,7 @@ impl CpGraph {
         let mut dist: Vec<(i64, u32)> = (0..n as u32).map(|v| (0, v)).collect();
         for &v in &order {
             let mut best: Option<(i64, u32)> = None;
-            for &ei in &preds[v as usize] {
+            for &ei in preds.row(v) {
                 let e = &self.edges[ei as usize];
                 let d = dist[e.from as usize].0 + weight(ei as usize, e);
                 if best.is_none_or(|(b, _)| d > b) {
@@ -245,6 +244,19 @@ impl CpGraph {
         Some((path, len))
     }
 
+    /// Per node, the indices of its incoming edges and the nodes its outgoing edges
+    /// reach, each in edge order.
+    fn adjacency(&self) -> (Csr, Csr) {
+        let n = self.nodes.len();
+        let mut preds = Csr::with_counts(n, self.edges.iter().map(|e| e.to));
+        let mut succs = Csr::with_counts(n, self.edges.iter().map(|e| e.from));
+        for (i, e) in self.edges.iter().enumerate() {
+            preds.push(e.to, i as u32);
+            succs.push(e.from, e.to);
+        }
+        (preds, succs)
+    }
+
     /// The edge from `a` to `b`.
     pub fn edge_between(&self, a: u32, b: u32) -> Option<&Edge> {
         self.edge_index(a, b).map(|i| &self.edges[i])
@@ -253,6 +265,41 @@ impl CpGraph {
     /// The index of the edge from `a` to `b`.
     pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
         self.by_pair.get(&(a, b)).map(|&i| i as usize)
+    }
+}
+
+/// Rows of `u32` for nodes `0..n` in one vector (compressed sparse rows), filled in
+/// push order.
+struct Csr {
+    /// Row `v` is `items[start[v]..start[v + 1]]`.
+    start: Vec<u32>,
+    /// Next free slot of each row while filling.
+    fill: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Csr {
+    /// Rows sized by how often each node appears in `keys`.
+    fn with_counts(n: usize, keys: impl Iterator<Item = u32>) -> Csr {
+        let mut start = vec![0u32; n + 1];
+        for k in keys {
+            start[k as usize + 1] += 1;
+        }
+        for v in 0..n {
+            start[v + 1] += start[v];
+        }
+        let fill = start[..n].to_vec();
+        Csr { items: vec![0; start[n] as usize], start, fill }
+    }
+
+    fn push(&mut self, row: u32, item: u32) {
+        let slot = &mut self.fill[row as usize];
+        self.items[*slot as usize] = item;
+        *slot += 1;
+    }
+
+    fn row(&self, v: u32) -> &[u32] {
+        &self.items[self.start[v as usize] as usize..self.start[v as usize + 1] as usize]
     }
 }
 
