@@ -540,14 +540,14 @@ pub fn short_kernels(
     total_window_us: f64,
 ) -> ShortKernels {
     type Key = (Option<String>, Option<String>, Option<String>, Option<String>, String);
+    // (op name and argument record, kernel name) → group.
+    type Memo<'a> = (Option<(&'a str, *const OpArgs)>, &'a str);
     // Groups in first-seen order, found by their written key. The key is written once
     // per distinct (op name, argument record, kernel name): the reader shares one
     // argument record between ops with equal arguments, so this is per distinct shape,
     // not per kernel; records with equal contents still meet in `index`.
     let mut groups: Vec<(Key, (u64, f64))> = Vec::new();
     let mut index: HashMap<Key, usize> = HashMap::default();
-    // (op name and argument record, kernel name) → group.
-    type Memo<'a> = (Option<(&'a str, *const OpArgs)>, &'a str);
     let mut seen: HashMap<Memo<'_>, usize> = HashMap::default();
     let (mut kernel_count, mut kernel_time, mut short) = (0u64, 0.0, Vec::new());
     for ev in model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel) {
