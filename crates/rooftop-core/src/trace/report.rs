@@ -23,7 +23,7 @@ use super::ops;
 use super::summary::{
     kernel_summary, ops_summary, short_kernels, KernelRow, OpsSummary, ShortKernels,
 };
-use super::tables::{category_tables_in, OpRow};
+use super::tables::{category_tables_memo, OpRow};
 use super::timeline::{timeline, Timeline, Window};
 use crate::device::DeviceSpec;
 use crate::diagnose::{rank, Finding};
@@ -200,8 +200,11 @@ pub fn analyze(
     let short_kernels =
         short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
     let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
-    let tables = category_tables_in(model, device, &ctx);
-    let model_coverage = ops::model_coverage(model, &ctx);
+    // One model per distinct (op, arguments), shared by the tables and the coverage.
+    let mut memo = ops::ModelMemo::new(model, &ctx);
+    let tables = category_tables_memo(&mut memo, device);
+    let model_coverage = ops::model_coverage_memo(&mut memo);
+    drop(memo);
     let findings = findings(&FindingsInput {
         model,
         timeline: &timeline,

@@ -28,10 +28,13 @@
 //!
 //! Percent-of-total figures use the GPU timeline's window (`timeline.total`).
 
-use super::model::{Dims, GpuEvent, GpuKind, TraceModel};
+use super::model::{Dims, GpuEvent, GpuKind, OpArgs, TraceModel};
 use super::timeline::union_ns;
+use foldhash::HashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// One row of the ops summary: all instances of one op name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -231,17 +234,25 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
     }
     // 2. Subtree GPU events of launcher ops: every linked GPU event, NCCL included,
     //    counted at each launcher among its op's ancestors.
-    let mut subtree: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut is_launcher = vec![false; model.ops.len()];
+    for l in direct.keys() {
+        if let Launcher::Op(op) = *l {
+            if let Some(x) = is_launcher.get_mut(op as usize) {
+                *x = true;
+            }
+        }
+    }
+    let mut subtree: HashMap<u32, Vec<usize>> = HashMap::default();
     for (i, ev) in model.gpu.iter().enumerate() {
         let Some(op) = ev.op else { continue };
         for a in ancestors(model, op) {
-            if direct.contains_key(&Launcher::Op(a)) {
+            if is_launcher.get(a as usize).copied().unwrap_or(false) {
                 subtree.entry(a).or_default().push(i);
             }
         }
     }
     // 3. Aggregate per name.
-    let mut by_name: BTreeMap<String, OpAcc> = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, OpAcc> = BTreeMap::new();
     let mut by_cat: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     for (l, evs) in &direct {
         let direct_ns = union_ns(evs.iter().map(|&i| interval(&model.gpu[i])));
@@ -251,7 +262,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
                 let sub = subtree
                     .get(&op)
                     .map_or(direct_ns, |v| union_ns(v.iter().map(|&i| interval(&model.gpu[i]))));
-                (o.name.clone(), category(op), sub)
+                (o.name.as_str(), category(op), sub)
             }
             // A runtime call is not an op: its kernels launched outside every op are
             // `(no op)`, by the category of the kernel.
@@ -262,7 +273,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
                     _ => super::ops::categorize_kernel(&ev.name)
                         .map_or_else(|| "runtime".to_string(), |c| c.as_str().to_string()),
                 };
-                (NO_OP.to_string(), cat, direct_ns)
+                (NO_OP, cat, direct_ns)
             }
         };
         let acc = by_name.entry(name).or_insert_with(|| OpAcc {
@@ -285,15 +296,15 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
     }
     let total_ns: i64 = by_name.values().map(|a| a.direct_ns).sum();
     let pct = |ns: i64| if total_ns > 0 { ns as f64 / total_ns as f64 * 100.0 } else { 0.0 };
-    let mut ops: Vec<(String, OpAcc)> = by_name.into_iter().collect();
-    ops.sort_by(|a, b| b.1.direct_ns.cmp(&a.1.direct_ns).then_with(|| a.0.cmp(&b.0)));
+    let mut ops: Vec<(&str, OpAcc)> = by_name.into_iter().collect();
+    ops.sort_by(|a, b| b.1.direct_ns.cmp(&a.1.direct_ns).then_with(|| a.0.cmp(b.0)));
     let mut cum = 0.0;
     let ops = ops
         .into_iter()
         .map(|(name, a)| {
             cum += pct(a.direct_ns);
             OpSummaryRow {
-                name,
+                name: name.to_string(),
                 category: a.categories.join("/"),
                 count: a.count,
                 kernel_count: a.kernels,
@@ -326,8 +337,10 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
 /// TraceLens's category for launches without an op: `graph` for graph launches,
 /// `runtime` otherwise.
 fn runtime_category(launcher: Option<&str>) -> &'static str {
-    let l = launcher.unwrap_or("").to_ascii_lowercase();
-    if l.contains("cudagraph") || l.contains("graphlaunch") {
+    let l = launcher.unwrap_or("").as_bytes();
+    // Case-insensitive `contains` without lower-casing a copy (called per kernel).
+    let has = |pat: &[u8]| l.windows(pat.len()).any(|w| w.eq_ignore_ascii_case(pat));
+    if has(b"cudagraph") || has(b"graphlaunch") {
         "graph"
     } else {
         "runtime"
@@ -345,26 +358,40 @@ pub fn kernel_summary(
     category: &dyn Fn(u32) -> String,
     total_window_us: f64,
 ) -> Vec<KernelRow> {
-    type Key = (String, Option<String>, String, i64);
-    let mut groups: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
+    // Keys borrow from the model and from one category per op, computed once per op
+    // rather than per kernel.
+    type Key<'a> = (&'a str, Option<&'a str>, &'a str, i64);
+    let mut cats: Vec<Option<String>> = vec![None; model.ops.len()];
+    for ev in model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel) {
+        if let Some(c) = ev.op.and_then(|o| cats.get_mut(o as usize)) {
+            if c.is_none() {
+                *c = ev.op.map(category);
+            }
+        }
+    }
+    let mut groups: BTreeMap<Key<'_>, Vec<usize>> = BTreeMap::new();
     let mut all_us = 0.0;
     for (i, ev) in model.gpu.iter().enumerate() {
         if ev.kind != GpuKind::Kernel {
             continue;
         }
         all_us += dur_us(ev);
-        let (parent, cat) = match ev.op.and_then(|o| Some((o, model.ops.get(o as usize)?))) {
-            Some((i, op)) => (Some(op.name.clone()), category(i)),
+        let linked =
+            ev.op.and_then(|o| Some((model.ops.get(o as usize)?, cats[o as usize].as_deref()?)));
+        let (parent, cat) = match linked {
+            Some((op, cat)) => (Some(op.name.as_str()), cat),
             None => match &ev.launcher {
-                Some(l) => (Some(l.clone()), runtime_category(Some(l)).to_string()),
-                None => (None, "unlinked".to_string()),
+                Some(l) => (Some(l.as_str()), runtime_category(Some(l))),
+                None => (None, "unlinked"),
             },
         };
-        groups.entry((cat, parent, ev.name.clone(), ev.stream)).or_default().push(i);
+        groups.entry((cat, parent, ev.name.as_str(), ev.stream)).or_default().push(i);
     }
     let mut rows: Vec<KernelRow> = groups
         .into_iter()
         .map(|((category, parent_op, name, stream), idx)| {
+            let (category, parent_op, name) =
+                (category.to_string(), parent_op.map(str::to_string), name.to_string());
             let mut d: Vec<f64> = idx.iter().map(|&i| dur_us(&model.gpu[i])).collect();
             let total: f64 = d.iter().sum();
             d.sort_by(f64::total_cmp);
@@ -427,33 +454,49 @@ pub fn kernel_summary(
 
 /// Writes dims as Python writes the tuple TraceLens groups by: `((512,), (141, 512), ())`.
 pub fn py_dims(dims: &[Dims]) -> String {
-    fn tuple(items: &[String]) -> String {
-        match items {
-            [one] => format!("({one},)"),
-            _ => format!("({})", items.join(", ")),
+    // Python's tuple: `(a,)` for one item, `(a, b)` otherwise; written in place.
+    fn tuple<T>(out: &mut String, items: &[T], item: impl Fn(&mut String, &T)) {
+        out.push('(');
+        for (k, x) in items.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            item(out, x);
         }
+        if items.len() == 1 {
+            out.push(',');
+        }
+        out.push(')');
     }
-    let items: Vec<String> = dims
-        .iter()
-        .map(|d| match d {
-            Dims::Tensor(v) => tuple(&v.iter().map(i64::to_string).collect::<Vec<_>>()),
-            Dims::List(vs) => tuple(
-                &vs.iter()
-                    .map(|v| tuple(&v.iter().map(i64::to_string).collect::<Vec<_>>()))
-                    .collect::<Vec<_>>(),
-            ),
-        })
-        .collect();
-    tuple(&items)
+    fn ints(out: &mut String, v: &[i64]) {
+        tuple(out, v, |o, n| {
+            let _ = write!(o, "{n}");
+        });
+    }
+    let mut out = String::new();
+    tuple(&mut out, dims, |o, d| match d {
+        Dims::Tensor(v) => ints(o, v),
+        Dims::List(vs) => tuple(o, vs, |o, v| ints(o, v)),
+    });
+    out
 }
 
 /// Writes concrete inputs as a Python tuple of strings: `('', '1')`.
 pub fn py_strings(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
-    match quoted.as_slice() {
-        [one] => format!("({one},)"),
-        _ => format!("({})", quoted.join(", ")),
+    let mut out = String::from("(");
+    for (k, s) in items.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        out.push('\'');
+        out.push_str(s);
+        out.push('\'');
     }
+    if items.len() == 1 {
+        out.push(',');
+    }
+    out.push(')');
+    out
 }
 
 /// numpy's `histogram(values, bins)`: `bins` equal bins over [min, max] (a unit range
@@ -497,7 +540,15 @@ pub fn short_kernels(
     total_window_us: f64,
 ) -> ShortKernels {
     type Key = (Option<String>, Option<String>, Option<String>, Option<String>, String);
-    let mut groups: HashMap<Key, (u64, f64)> = HashMap::new();
+    // (op name and argument record, kernel name) → group.
+    type Memo<'a> = (Option<(&'a str, *const OpArgs)>, &'a str);
+    // Groups in first-seen order, found by their written key. The key is written once
+    // per distinct (op name, argument record, kernel name): the reader shares one
+    // argument record between ops with equal arguments, so this is per distinct shape,
+    // not per kernel; records with equal contents still meet in `index`.
+    let mut groups: Vec<(Key, (u64, f64))> = Vec::new();
+    let mut index: HashMap<Key, usize> = HashMap::default();
+    let mut seen: HashMap<Memo<'_>, usize> = HashMap::default();
     let (mut kernel_count, mut kernel_time, mut short) = (0u64, 0.0, Vec::new());
     for ev in model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel) {
         let d = dur_us(ev);
@@ -508,14 +559,21 @@ pub fn short_kernels(
         }
         short.push(d);
         let op = ev.op.and_then(|o| model.ops.get(o as usize));
-        let key = (
-            op.map(|o| o.name.clone()),
-            op.map(|o| py_dims(&o.args.input_dims)),
-            op.map(|o| py_dims(&o.args.input_strides)),
-            op.map(|o| py_strings(&o.args.concrete_inputs)),
-            ev.name.clone(),
-        );
-        let g = groups.entry(key).or_default();
+        let memo = (op.map(|o| (o.name.as_str(), Arc::as_ptr(&o.args))), ev.name.as_str());
+        let g = *seen.entry(memo).or_insert_with(|| {
+            let key = (
+                op.map(|o| o.name.clone()),
+                op.map(|o| py_dims(&o.args.input_dims)),
+                op.map(|o| py_dims(&o.args.input_strides)),
+                op.map(|o| py_strings(&o.args.concrete_inputs)),
+                ev.name.clone(),
+            );
+            *index.entry(key.clone()).or_insert_with(|| {
+                groups.push((key, (0, 0.0)));
+                groups.len() - 1
+            })
+        });
+        let g = &mut groups[g].1;
         g.0 += 1;
         g.1 += d;
     }

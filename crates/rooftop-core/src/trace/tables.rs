@@ -25,15 +25,15 @@
 use super::attrib::{busy_ns, subtree_events};
 use super::model::{Dims, OpArgs, TraceModel};
 use super::ops::{
-    categorize_in, op_table, op_table_in, Category, OpModel, OpModelError, ParamValue, Params,
-    Table,
+    categorize_in, op_table, op_table_in, Category, ModelMemo, OpModel, OpModelError, ParamValue,
+    Params, Table,
 };
 use crate::analysis::{analyze, KernelRequest};
 use crate::device::DeviceSpec;
 use crate::diagnose::Finding;
 use crate::roofline::Bound;
+use foldhash::HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Statistics of one quantity across the calls of a row (`rooftop_core::stats`).
@@ -126,27 +126,39 @@ pub fn category_tables_in(
     device: Option<&DeviceSpec>,
     inference: &super::inference::Context,
 ) -> Vec<CategoryTable> {
+    category_tables_memo(&mut ModelMemo::new(model, inference), device)
+}
+
+/// [`category_tables_in`] with the models of `memo`, which keeps them for the coverage
+/// ([`super::ops::model_coverage_memo`]).
+pub fn category_tables_memo(
+    memo: &mut ModelMemo<'_>,
+    device: Option<&DeviceSpec>,
+) -> Vec<CategoryTable> {
+    let model = memo.model();
     // Groups in first-call order; `index` maps (table or None for unmodelled, grouping
     // key) to a group. Calls sharing an argument record (the reader interns them) are
     // modelled once: `seen` maps (name, address of the args) to the group.
     let mut groups: Vec<((Option<Table>, String), Group)> = Vec::new();
-    let mut index: HashMap<(Option<Table>, String), usize> = HashMap::new();
-    let mut seen: HashMap<(&str, *const OpArgs), usize> = HashMap::new();
+    let mut index: HashMap<(Option<Table>, String), usize> = HashMap::default();
+    let mut seen: HashMap<(&str, *const OpArgs), usize> = HashMap::default();
     for (i, op) in model.ops.iter().enumerate() {
         let modelled = op_table_in(model, i).is_some();
         if !modelled && (op.launched.is_empty() || covered_by_ancestor(model, i)) {
             continue;
         }
-        let memo = (op.name.as_str(), Arc::as_ptr(&op.args));
+        let shared = (op.name.as_str(), Arc::as_ptr(&op.args));
         let in_context = super::ops::context_dependent(&op.name);
-        if let Some(&g) = seen.get(&memo).filter(|_| !in_context) {
+        if let Some(&g) = seen.get(&shared).filter(|_| !in_context) {
             groups[g].1.calls.push(i);
             continue;
         }
         let (table, key, model_or_reason) = if modelled {
-            match super::ops::model_in_context(model, i, inference) {
-                Ok(m) => (Some(m.table), format!("{}|{}", op.name, m.params.group_key()), Ok(m)),
-                Err(e) => (None, unmodelled_key(op), Err(reason(&e))),
+            match &*memo.get(i) {
+                Ok(m) => {
+                    (Some(m.table), format!("{}|{}", op.name, m.params.group_key()), Ok(m.clone()))
+                }
+                Err(e) => (None, unmodelled_key(op), Err(reason(e))),
             }
         } else {
             (None, unmodelled_key(op), Err(format!("no work model for `{}`", op.name)))
@@ -156,7 +168,7 @@ pub fn category_tables_in(
             groups.push((k, Group { model: model_or_reason, calls: Vec::new() }));
             groups.len() - 1
         });
-        seen.insert(memo, g);
+        seen.insert(shared, g);
         groups[g].1.calls.push(i);
     }
 

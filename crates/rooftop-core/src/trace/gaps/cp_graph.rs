@@ -39,7 +39,7 @@
 
 use super::super::model::{GpuKind, SyncKind, TraceModel};
 use super::Span;
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// An event of the trace that has nodes or receives an edge's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -188,12 +188,11 @@ impl CpGraph {
     pub fn longest_path(&self, weight: &dyn Fn(usize, &Edge) -> i64) -> Option<(Vec<u32>, i64)> {
         let n = self.nodes.len();
         let mut indeg = vec![0u32; n];
-        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, e) in self.edges.iter().enumerate() {
+        // Incoming edges and successors of every node in edge order, as two flat
+        // (compressed-row) tables rather than two vectors per node.
+        let (preds, succs) = self.adjacency();
+        for e in &self.edges {
             indeg[e.to as usize] += 1;
-            preds[e.to as usize].push(i as u32);
-            succs[e.from as usize].push(e.to);
         }
         // Kahn's algorithm, smallest node id first among the ready ones.
         let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<u32>> =
@@ -201,7 +200,7 @@ impl CpGraph {
         let mut order = Vec::with_capacity(n);
         while let Some(std::cmp::Reverse(v)) = ready.pop() {
             order.push(v);
-            for &s in &succs[v as usize] {
+            for &s in succs.row(v) {
                 indeg[s as usize] -= 1;
                 if indeg[s as usize] == 0 {
                     ready.push(std::cmp::Reverse(s));
@@ -216,7 +215,7 @@ impl CpGraph {
         let mut dist: Vec<(i64, u32)> = (0..n as u32).map(|v| (0, v)).collect();
         for &v in &order {
             let mut best: Option<(i64, u32)> = None;
-            for &ei in &preds[v as usize] {
+            for &ei in preds.row(v) {
                 let e = &self.edges[ei as usize];
                 let d = dist[e.from as usize].0 + weight(ei as usize, e);
                 if best.is_none_or(|(b, _)| d > b) {
@@ -245,6 +244,19 @@ impl CpGraph {
         Some((path, len))
     }
 
+    /// Per node, the indices of its incoming edges and the nodes its outgoing edges
+    /// reach, each in edge order.
+    fn adjacency(&self) -> (Csr, Csr) {
+        let n = self.nodes.len();
+        let mut preds = Csr::with_counts(n, self.edges.iter().map(|e| e.to));
+        let mut succs = Csr::with_counts(n, self.edges.iter().map(|e| e.from));
+        for (i, e) in self.edges.iter().enumerate() {
+            preds.push(e.to, i as u32);
+            succs.push(e.from, e.to);
+        }
+        (preds, succs)
+    }
+
     /// The edge from `a` to `b`.
     pub fn edge_between(&self, a: u32, b: u32) -> Option<&Edge> {
         self.edge_index(a, b).map(|i| &self.edges[i])
@@ -253,6 +265,41 @@ impl CpGraph {
     /// The index of the edge from `a` to `b`.
     pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
         self.by_pair.get(&(a, b)).map(|&i| i as usize)
+    }
+}
+
+/// Rows of `u32` for nodes `0..n` in one vector (compressed sparse rows), filled in
+/// push order.
+struct Csr {
+    /// Row `v` is `items[start[v]..start[v + 1]]`.
+    start: Vec<u32>,
+    /// Next free slot of each row while filling.
+    fill: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Csr {
+    /// Rows sized by how often each node appears in `keys`.
+    fn with_counts(n: usize, keys: impl Iterator<Item = u32>) -> Csr {
+        let mut start = vec![0u32; n + 1];
+        for k in keys {
+            start[k as usize + 1] += 1;
+        }
+        for v in 0..n {
+            start[v + 1] += start[v];
+        }
+        let fill = start[..n].to_vec();
+        Csr { items: vec![0; start[n] as usize], start, fill }
+    }
+
+    fn push(&mut self, row: u32, item: u32) {
+        let slot = &mut self.fill[row as usize];
+        self.items[*slot as usize] = item;
+        *slot += 1;
+    }
+
+    fn row(&self, v: u32) -> &[u32] {
+        &self.items[self.start[v as usize] as usize..self.start[v as usize + 1] as usize]
     }
 }
 
@@ -292,7 +339,7 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
     let mut g = CpGraph::default();
 
     // Clipped events.
-    let mut threads: HashMap<(i64, i64), Vec<StackEv>> = HashMap::new();
+    let mut threads: HashMap<(i64, i64), Vec<StackEv>> = HashMap::default();
     let mut node_evs: Vec<(i64, i64, EvRef)> = Vec::new();
     for (i, o) in model.ops.iter().enumerate() {
         if in_window(o.ts_ns, o.dur_ns) {
@@ -388,7 +435,7 @@ fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
         })
     });
     // Tree: children per node (ROOT is the root).
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
     let mut parent = vec![ROOT; evs.len()];
     let mut stack: Vec<usize> = Vec::new();
     for &(_, kind, _, _, i) in &pts {
@@ -477,11 +524,11 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
         let r = ge.runtime?;
         is_hta_launch(&model.runtime.get(r as usize)?.name).then_some(r)
     };
-    let mut q_runtime: HashMap<u32, i64> = HashMap::new();
-    let mut q_kernel: HashMap<u32, i64> = HashMap::new();
+    let mut q_runtime: HashMap<u32, i64> = HashMap::default();
+    let mut q_kernel: HashMap<u32, i64> = HashMap::default();
     {
         // Changes per stream with the event they belong to.
-        let mut per: QueueChanges = HashMap::new();
+        let mut per: QueueChanges = HashMap::default();
         for (i, ge) in model.gpu.iter().enumerate() {
             if let Some(r) = hta_model_launch(i) {
                 let v = per.entry((ge.device, ge.stream)).or_default();
@@ -513,9 +560,12 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
     // traces with `cuda_sync` events need them.
     let has_syncs = !model.syncs.is_empty();
     let launches_by_stream =
-        if has_syncs { launches_by_stream(model, &hta_model_launch) } else { Launches::new() };
-    let record_src =
-        if has_syncs { event_record_sources(model, &launches_by_stream) } else { HashMap::new() };
+        if has_syncs { launches_by_stream(model, &hta_model_launch) } else { Launches::default() };
+    let record_src = if has_syncs {
+        event_record_sources(model, &launches_by_stream)
+    } else {
+        HashMap::default()
+    };
     let runtime_by_corr: HashMap<i64, u32> = if has_syncs {
         model
             .runtime
@@ -524,7 +574,7 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
             .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
             .collect()
     } else {
-        HashMap::new()
+        HashMap::default()
     };
 
     // Items: kernels in the window (by start) and syncs (by end).
@@ -542,8 +592,8 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
     }
     items.sort_unstable_by_key(|&(t, k, i, _)| (t, k, i));
 
-    let mut last: HashMap<(i64, i64), u32> = HashMap::new();
-    let mut kernel_sync: HashMap<u32, u32> = HashMap::new();
+    let mut last: HashMap<(i64, i64), u32> = HashMap::default();
+    let mut kernel_sync: HashMap<u32, u32> = HashMap::default();
     for &(_, _, _, item) in &items {
         match item {
             Item::Sync(si) => {
@@ -646,7 +696,7 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
 type Launches = HashMap<(i64, i64), Vec<(i64, u32, i64, i64, u32)>>;
 
 fn launches_by_stream(model: &TraceModel, hta_launch: &dyn Fn(usize) -> Option<u32>) -> Launches {
-    let mut out: Launches = HashMap::new();
+    let mut out: Launches = HashMap::default();
     for (i, ge) in model.gpu.iter().enumerate() {
         if ge.kind == GpuKind::Kernel || ge.kind == GpuKind::Memcpy || ge.kind == GpuKind::Memset {
             if let Some(r) = hta_launch(i) {
@@ -673,7 +723,7 @@ fn event_record_sources(model: &TraceModel, launches: &Launches) -> HashMap<u32,
         .filter(|(_, r)| r.name == "cudaEventRecord" || r.name == "hipEventRecord")
         .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
         .collect();
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for s in &model.syncs {
         let (Some(c), Some(stream)) = (s.wait_on_record_correlation, s.wait_on_stream) else {
             continue;

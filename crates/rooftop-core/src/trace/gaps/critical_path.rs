@@ -31,6 +31,7 @@ use super::super::ops::is_comm_kernel;
 use super::cp_graph::{build, CpGraph, Edge, EdgeKind, EvRef};
 use super::step_timeline::{self, StepTimeline};
 use super::Span;
+use foldhash::HashMap as FastMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
@@ -315,7 +316,12 @@ fn gpu_op(model: &TraceModel, captured: &HashMap<u32, u32>, i: u32) -> Option<u3
 }
 
 /// The op an edge's time is credited to in [`CriticalPath::by_op`].
-fn credited_op(model: &TraceModel, captured: &HashMap<u32, u32>, g: &CpGraph, e: &Edge) -> String {
+fn credited_op<'a>(
+    model: &'a TraceModel,
+    captured: &HashMap<u32, u32>,
+    g: &CpGraph,
+    e: &Edge,
+) -> &'a str {
     let gpu_op = |i: u32| gpu_op(model, captured, i);
     let op = match e.kind {
         EdgeKind::LaunchDelay | EdgeKind::KernelKernel => match g.nodes[e.to as usize].ev {
@@ -327,20 +333,19 @@ fn credited_op(model: &TraceModel, captured: &HashMap<u32, u32>, g: &CpGraph, e:
             Some(EvRef::Runtime(r)) => model.runtime.get(r as usize).and_then(|x| x.op),
             Some(EvRef::Gpu(i)) => gpu_op(i),
             Some(EvRef::Annotation(i)) => {
-                return model.annotations.get(i as usize).map_or(String::new(), |a| a.name.clone())
+                return model.annotations.get(i as usize).map_or("", |a| a.name.as_str())
             }
             None => None,
         },
     };
-    op.and_then(|o| model.ops.get(o as usize))
-        .map_or_else(|| "(no op)".to_string(), |o| o.name.clone())
+    op.and_then(|o| model.ops.get(o as usize)).map_or("(no op)", |o| o.name.as_str())
 }
 
-fn rank(map: HashMap<String, (i64, u64)>, total: i64) -> Vec<CpRank> {
+fn rank(map: FastMap<&str, (i64, u64)>, total: i64) -> Vec<CpRank> {
     let mut v: Vec<CpRank> = map
         .into_iter()
         .map(|(name, (ns, n))| CpRank {
-            name,
+            name: name.to_string(),
             us: ns as f64 / 1e3,
             percent: if total > 0 { ns as f64 / total as f64 * 100.0 } else { 0.0 },
             entries: n,
@@ -401,8 +406,9 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
     let mut bound: BTreeMap<&'static str, i64> = BTreeMap::new();
     let mut events: Vec<CpEvent> = Vec::new();
     let mut last_ev: Option<EvRef> = None;
-    let mut by_name: HashMap<String, (i64, u64)> = HashMap::new();
-    let mut by_op: HashMap<String, (i64, u64)> = HashMap::new();
+    // Keyed by names borrowed from the model: one string per row, not per edge.
+    let mut by_name: FastMap<&str, (i64, u64)> = FastMap::default();
+    let mut by_op: FastMap<&str, (i64, u64)> = FastMap::default();
     for e in &edges {
         if let Some(b) = bound_by(model, e) {
             *bound.entry(b).or_default() += e.weight;
@@ -437,10 +443,10 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
                         path_start_us: g.nodes[e.from as usize].ts as f64 / 1e3,
                         path_end_us: to_us,
                     });
-                    let n = by_name.entry(ev_name(model, ev).to_string()).or_default();
+                    let n = by_name.entry(ev_name(model, ev)).or_default();
                     n.1 += 1;
                 }
-                let n = by_name.entry(ev_name(model, ev).to_string()).or_default();
+                let n = by_name.entry(ev_name(model, ev)).or_default();
                 n.0 += e.weight;
                 last_ev = Some(ev);
             }
@@ -467,7 +473,7 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
                 } else {
                     "(kernel-kernel gap)"
                 };
-                let n = by_name.entry(label.to_string()).or_default();
+                let n = by_name.entry(label).or_default();
                 n.0 += e.weight;
                 n.1 += 1;
                 last_ev = None;
@@ -582,7 +588,7 @@ fn what_if(
     let scaled_path = g.longest_path(&|i, e| (e.weight as f64 * factors[i]).round() as i64);
     let (len, new_top_op) = match scaled_path {
         Some((path, len)) => {
-            let mut ops: HashMap<String, i64> = HashMap::new();
+            let mut ops: FastMap<&str, i64> = FastMap::default();
             for p in path.windows(2) {
                 if let Some(i) = g.edge_index(p[0], p[1]) {
                     let e = &g.edges[i];
@@ -590,7 +596,10 @@ fn what_if(
                         (e.weight as f64 * factors[i]).round() as i64;
                 }
             }
-            let top = ops.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map(|x| x.0);
+            let top = ops
+                .into_iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+                .map(|x| x.0.to_string());
             (len, top)
         }
         None => (base, None),

@@ -16,11 +16,11 @@
 //! not recorded, ...), else the op that launched it (`no work model for …`), else
 //! `(no op)` with why it has none.
 
-use super::{model_in_context, op_table_in, OpModelError};
+use super::{op_table_in, ModelMemo, OpModelError};
 use crate::trace::inference::Context;
 use crate::trace::model::{GpuKind, TraceModel};
+use foldhash::HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// Kernel time outside every work model, for one op name and reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,28 +66,57 @@ type Verdict = Option<Result<(), String>>;
 
 /// The coverage of `model`'s kernel time by the work models `ctx` gives.
 pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
+    model_coverage_memo(&mut ModelMemo::new(model, ctx))
+}
+
+/// What a kernel's op chain gives: covered, or the uncovered row it counts in.
+#[derive(Clone, Copy)]
+enum Outcome {
+    Covered,
+    Row(usize),
+}
+
+/// The uncovered rows in first-seen order, found by (op, reason).
+#[derive(Default)]
+struct Rows {
+    rows: Vec<((String, String), (u64, i64))>,
+    index: HashMap<(String, String), usize>,
+}
+
+impl Rows {
+    fn id(&mut self, key: (String, String)) -> usize {
+        let rows = &mut self.rows;
+        *self.index.entry(key).or_insert_with_key(|k| {
+            rows.push((k.clone(), (0, 0)));
+            rows.len() - 1
+        })
+    }
+}
+
+/// [`model_coverage`] with the models `memo` built already (the tables' ones).
+pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
+    let (model, ctx) = (memo.model(), memo.context());
     let captured = crate::trace::gaps::graphs::capture_map(model);
     let shapes = shapes_recorded(model);
     // Per (op, step of a graph replay): Ok(()) when modelled, Err(reason) when its name
     // has a model that does not fit, None when its name has none.
-    let mut memo: HashMap<(usize, Option<usize>), Verdict> = HashMap::new();
-    let mut verdict = |i: usize, replay_ts: Option<i64>| -> Option<Result<(), String>> {
+    let mut verdicts: HashMap<(usize, Option<usize>), Verdict> = HashMap::default();
+    let mut verdict = |i: usize, replay_ts: Option<i64>| -> Verdict {
         let step = replay_ts.and_then(|t| ctx.step_index_at(t));
-        memo.entry((i, step))
+        verdicts
+            .entry((i, step))
             .or_insert_with(|| {
                 op_table_in(model, i)?;
-                let m = match replay_ts {
-                    Some(t) => {
-                        ctx.model_at(model, i, t).unwrap_or_else(|| model_in_context(model, i, ctx))
-                    }
-                    None => model_in_context(model, i, ctx),
+                let m = match replay_ts.and_then(|t| ctx.model_at(model, i, t)) {
+                    Some(m) => std::rc::Rc::new(m),
+                    None => memo.get(i),
                 };
-                Some(match m {
+                Some(match &*m {
                     Ok(_) => Ok(()),
                     Err(_) if shapes == Some(false) => {
                         Err("the trace records no shapes (record_shapes=True)".to_string())
                     }
-                    Err(OpModelError::BadArgs { reason, .. }) => Err(reason),
+                    Err(OpModelError::BadArgs { reason, .. }) => Err(reason.clone()),
                     Err(e) => Err(e.to_string()),
                 })
             })
@@ -95,7 +124,11 @@ pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
     };
     let mut total_ns = 0i64;
     let mut covered_ns = 0i64;
-    let mut rows: HashMap<(String, String), (u64, i64)> = HashMap::new();
+    let mut rows = Rows::default();
+    // Kernels of one op (and replay step) share their outcome; kernels outside every op
+    // share their row per launching call name.
+    let mut outcomes: HashMap<(u32, Option<usize>), Outcome> = HashMap::default();
+    let mut no_op: HashMap<Option<&str>, usize> = HashMap::default();
     for (gi, ev) in model.gpu.iter().enumerate() {
         if ev.kind != GpuKind::Kernel || super::is_comm_kernel(&ev.name) {
             continue;
@@ -106,58 +139,34 @@ pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
         // A replayed kernel runs in the step of its replay, not of its capture.
         let replay_ts =
             replay.and(ev.runtime).and_then(|r| model.runtime.get(r as usize)).map(|r| r.ts_ns);
-        let op = replay.or(ev.op);
-        let Some(first) = op else {
-            let why = match (&ev.launcher, model.xla.is_some()) {
-                (_, true) => "no XLA op names this kernel".to_string(),
-                (Some(l), _) if crate::trace::gaps::is_graph_launch(l) => format!(
-                    "replayed by `{l}` outside any CPU op, and the graph's capture is not in \
-                     the trace"
-                ),
-                (Some(l), _) => format!("launched by `{l}` outside any CPU op"),
-                (None, _) => "no runtime call or op is linked to the kernel".to_string(),
-            };
-            let r = rows.entry(("(no op)".to_string(), why)).or_default();
-            r.0 += 1;
-            r.1 += dur;
-            continue;
+        let outcome = match replay.or(ev.op) {
+            None => {
+                let r = *no_op.entry(ev.launcher.as_deref()).or_insert_with(|| {
+                    rows.id(("(no op)".to_string(), no_op_reason(model, ev.launcher.as_deref())))
+                });
+                Outcome::Row(r)
+            }
+            Some(first) => {
+                let step = replay_ts.and_then(|t| ctx.step_index_at(t));
+                *outcomes.entry((first, step)).or_insert_with(|| {
+                    chain_outcome(model, first, replay_ts, &mut verdict, &mut rows)
+                })
+            }
         };
-        let mut cur = Some(first);
-        let mut bad: Option<(String, String)> = None;
-        let mut ok = false;
-        let mut guard = model.ops.len() + 1;
-        while let Some(i) = cur {
-            guard = guard.saturating_sub(1);
-            if guard == 0 {
-                break;
+        match outcome {
+            Outcome::Covered => covered_ns += dur,
+            Outcome::Row(r) => {
+                let r = &mut rows.rows[r].1;
+                r.0 += 1;
+                r.1 += dur;
             }
-            match verdict(i as usize, replay_ts) {
-                Some(Ok(())) => {
-                    ok = true;
-                    break;
-                }
-                Some(Err(reason)) if bad.is_none() => {
-                    bad = Some((model.ops[i as usize].name.clone(), reason));
-                }
-                _ => {}
-            }
-            cur = model.ops.get(i as usize).and_then(|o| o.parent);
         }
-        if ok {
-            covered_ns += dur;
-            continue;
-        }
-        let key = bad.unwrap_or_else(|| {
-            let name = model.ops.get(first as usize).map_or("(no op)", |o| o.name.as_str());
-            (name.to_string(), format!("no work model for `{name}`"))
-        });
-        let r = rows.entry(key).or_default();
-        r.0 += 1;
-        r.1 += dur;
     }
     let pct = |ns: i64| if total_ns > 0 { ns as f64 / total_ns as f64 * 100.0 } else { 0.0 };
     let mut uncovered: Vec<UncoveredRow> = rows
+        .rows
         .into_iter()
+        .filter(|(_, (kernels, _))| *kernels > 0)
         .map(|((op, reason), (kernels, ns))| UncoveredRow {
             op,
             reason,
@@ -174,4 +183,49 @@ pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
         shapes_recorded: shapes_recorded(model),
         uncovered,
     }
+}
+
+/// Why a kernel launched by `launcher` outside every CPU op has no op.
+fn no_op_reason(model: &TraceModel, launcher: Option<&str>) -> String {
+    match (launcher, model.xla.is_some()) {
+        (_, true) => "no XLA op names this kernel".to_string(),
+        (Some(l), _) if crate::trace::gaps::is_graph_launch(l) => format!(
+            "replayed by `{l}` outside any CPU op, and the graph's capture is not in the trace"
+        ),
+        (Some(l), _) => format!("launched by `{l}` outside any CPU op"),
+        (None, _) => "no runtime call or op is linked to the kernel".to_string(),
+    }
+}
+
+/// The outcome of the kernels of op `first`: covered when it or an ancestor is
+/// modelled, else the row of the innermost op whose model does not fit (or of `first`).
+fn chain_outcome(
+    model: &TraceModel,
+    first: u32,
+    replay_ts: Option<i64>,
+    verdict: &mut impl FnMut(usize, Option<i64>) -> Verdict,
+    rows: &mut Rows,
+) -> Outcome {
+    let mut cur = Some(first);
+    let mut bad: Option<(String, String)> = None;
+    let mut guard = model.ops.len() + 1;
+    while let Some(i) = cur {
+        guard = guard.saturating_sub(1);
+        if guard == 0 {
+            break;
+        }
+        match verdict(i as usize, replay_ts) {
+            Some(Ok(())) => return Outcome::Covered,
+            Some(Err(reason)) if bad.is_none() => {
+                bad = Some((model.ops[i as usize].name.clone(), reason));
+            }
+            _ => {}
+        }
+        cur = model.ops.get(i as usize).and_then(|o| o.parent);
+    }
+    let key = bad.unwrap_or_else(|| {
+        let name = model.ops.get(first as usize).map_or("(no op)", |o| o.name.as_str());
+        (name.to_string(), format!("no work model for `{name}`"))
+    });
+    Outcome::Row(rows.id(key))
 }

@@ -75,7 +75,9 @@ pub use category::{
     categorize, categorize_in, categorize_kernel, categorize_op, is_comm_kernel,
     tracelens_category, Category, Table,
 };
-pub use coverage::{model_coverage, shapes_recorded, ModelCoverage, UncoveredRow};
+pub use coverage::{
+    model_coverage, model_coverage_memo, shapes_recorded, ModelCoverage, UncoveredRow,
+};
 pub use params::{ParamValue, Params};
 
 /// Which model an op name selects.
@@ -357,6 +359,52 @@ pub fn model_in_context(
     ctx: &super::inference::Context,
 ) -> Result<OpModel, OpModelError> {
     ctx.model(model, i).unwrap_or_else(|| model_op_in(model, i))
+}
+
+/// The work models of one trace's ops, each built once per distinct (op name, argument
+/// record) and shared by the tables and the coverage: the reader shares one
+/// [`OpArgs`] between ops with equal arguments, so a training step's thousands of calls
+/// of a few shapes build a few models. Ops whose model depends on the trace around them
+/// ([`context_dependent`]) and XLA ops (modelled from their HLO instruction) are
+/// modelled per call, as [`model_in_context`] does.
+#[derive(Debug)]
+pub struct ModelMemo<'m> {
+    model: &'m TraceModel,
+    ctx: &'m super::inference::Context,
+    by_args: foldhash::HashMap<(&'m str, *const OpArgs), std::rc::Rc<OpModelResult>>,
+}
+
+/// A model or why there is none.
+pub type OpModelResult = Result<OpModel, OpModelError>;
+
+impl<'m> ModelMemo<'m> {
+    /// An empty memo for `model`'s ops, with `ctx` for the models that need it.
+    pub fn new(model: &'m TraceModel, ctx: &'m super::inference::Context) -> ModelMemo<'m> {
+        ModelMemo { model, ctx, by_args: foldhash::HashMap::default() }
+    }
+
+    /// The trace the memo models.
+    pub fn model(&self) -> &'m TraceModel {
+        self.model
+    }
+
+    /// The models' context.
+    pub fn context(&self) -> &'m super::inference::Context {
+        self.ctx
+    }
+
+    /// [`model_in_context`] of op `i`.
+    pub fn get(&mut self, i: usize) -> std::rc::Rc<OpModelResult> {
+        let (model, ctx) = (self.model, self.ctx);
+        match model.ops.get(i) {
+            Some(o) if model.xla.is_none() && !context_dependent(&o.name) => self
+                .by_args
+                .entry((o.name.as_str(), std::sync::Arc::as_ptr(&o.args)))
+                .or_insert_with(|| std::rc::Rc::new(model_in_context(model, i, ctx)))
+                .clone(),
+            _ => std::rc::Rc::new(model_in_context(model, i, ctx)),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
