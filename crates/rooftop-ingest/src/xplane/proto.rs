@@ -206,7 +206,7 @@ pub struct XStatMetadata {
     pub description: String,
 }
 
-/// An `XLine` without its events (skipped while decoding); [`line_events`] decodes them
+/// An `XLine` without its events (skipped while decoding); [`line_event_bytes`] decodes them
 /// one at a time, so a line of millions of host events never sits in memory at once.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct XLineHead {
