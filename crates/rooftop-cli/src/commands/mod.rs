@@ -40,14 +40,10 @@ pub fn run(cli: &Cli) -> Result<()> {
             );
         output::check_writable(p, "-o", dir_ok)?;
     }
-    if let Command::Trace(a) = &cli.command {
+    if let (Command::Trace(a), true) = (&cli.command, cli.device_files.is_empty()) {
         // Without device files the trace is read while the embedded catalog is parsed
         // (`warm_catalog`), and the catalog is needed only once the trace names its GPU.
-        if cli.device_files.is_empty() {
-            return trace::run(CatalogRef::Builtin, a, cli);
-        }
-        let catalog = load_catalog(cli)?;
-        return trace::run(CatalogRef::Loaded(&catalog), a, cli);
+        return trace::run(CatalogRef::Builtin, a, cli);
     }
     let catalog = load_catalog(cli)?;
     let fmt = output::format(cli.format);
@@ -58,7 +54,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         // on Ctrl-C).
         Command::Bench(a) => return bench::run(&catalog, a, cli),
         Command::Ceilings(a) => return ceilings::run(&catalog, a, cli),
-        Command::Trace(_) => unreachable!("handled above"),
+        Command::Trace(a) => return trace::run(CatalogRef::Loaded(&catalog), a, cli),
         Command::Model(a) => return model::run(&catalog, a, cli),
         Command::Diff(a) => return diff::run(a, cli),
         Command::Counters(a) => return counters::run(&catalog, a, cli),

@@ -999,6 +999,7 @@ pub(crate) fn micros_to_ns(raw: &str) -> Result<i64, ()> {
     decimal_us_to_ns(t)
 }
 
+/// [`micros_to_ns`] of a number's bytes, already trimmed and unquoted.
 pub(crate) fn decimal_us_to_ns(t: &[u8]) -> Result<i64, ()> {
     let (neg, body) = match t.first() {
         Some(b'-') => (true, &t[1..]),
