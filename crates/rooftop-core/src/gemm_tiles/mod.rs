@@ -303,8 +303,8 @@ pub fn parse_kernel_name(name: &str) -> Option<GemmKernelInfo> {
     // A trace names the same few kernels hundreds of thousands of times: remember the
     // answers (per thread, bounded), which took a third of a trace's analysis time.
     thread_local! {
-        static SEEN: std::cell::RefCell<std::collections::HashMap<Box<str>, Option<GemmKernelInfo>>> =
-            std::cell::RefCell::new(std::collections::HashMap::new());
+        static SEEN: std::cell::RefCell<foldhash::HashMap<Box<str>, Option<GemmKernelInfo>>> =
+            std::cell::RefCell::new(foldhash::HashMap::default());
     }
     if let Some(hit) = SEEN.with(|m| m.borrow().get(name).cloned()) {
         return hit;

@@ -171,6 +171,37 @@ impl Partial {
         a
     }
 
+    /// Room for the events of `parts`, appended next: each is then copied once, into
+    /// vectors allocated once, rather than into vectors that grow by doubling.
+    pub fn reserve_for<'p>(&mut self, parts: impl IntoIterator<Item = &'p Partial>) {
+        let mut n = [0usize; 9];
+        for p in parts {
+            let lens = [
+                p.ops.len(),
+                p.runtimes.len(),
+                p.gpu.len(),
+                p.flow_starts.len(),
+                p.flow_ends.len(),
+                p.annotations.len(),
+                p.syncs.len(),
+                p.modules.len(),
+                p.memory.len(),
+            ];
+            for (total, len) in n.iter_mut().zip(lens) {
+                *total += len;
+            }
+        }
+        self.ops.reserve(n[0]);
+        self.runtimes.reserve(n[1]);
+        self.gpu.reserve(n[2]);
+        self.flow_starts.reserve(n[3]);
+        self.flow_ends.reserve(n[4]);
+        self.annotations.reserve(n[5]);
+        self.syncs.reserve(n[6]);
+        self.modules.reserve(n[7]);
+        self.memory.reserve(n[8]);
+    }
+
     /// Appends `other` (the stretch after this one).
     pub fn append(&mut self, mut other: Partial) {
         self.ops.append(&mut other.ops);

@@ -28,11 +28,80 @@ use std::borrow::Cow;
 /// Parses the event whose first byte is `buf[start]` into `sink` (`offset`: where it
 /// is in the file, for warnings); the position after it, or `None` (nothing pushed)
 /// when serde must parse it.
-pub(crate) fn event(buf: &[u8], start: usize, offset: usize, sink: &mut Partial) -> Option<usize> {
-    let mut s = Scan { b: buf, p: start };
+pub(crate) fn event<'a>(
+    buf: &'a [u8],
+    start: usize,
+    offset: usize,
+    valid: Valid<'a>,
+    sink: &mut Partial,
+) -> Option<usize> {
+    let mut s = Scan { b: buf, p: start, valid };
     let ev = s.event()?;
     sink.push(ev, offset);
     Some(s.p)
+}
+
+/// A stretch of the buffer checked to be UTF-8 in one pass: text kept from inside it is
+/// sliced from it (constant time) instead of being validated string by string.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Valid<'a> {
+    text: &'a str,
+    /// Where `text` starts in the buffer.
+    start: usize,
+    /// From where on the next stretch should be checked ([`Valid::due`]).
+    recheck: usize,
+}
+
+/// Bytes checked at once by [`Valid::ahead`]: small enough to be read again from the
+/// cache by the scanner.
+const VALID_WINDOW: usize = 1 << 20;
+/// The next window starts at the first event that begins within this many bytes of the
+/// end of the last (an event longer than that validates its strings one by one).
+const VALID_MARGIN: usize = 64 << 10;
+
+impl<'a> Valid<'a> {
+    /// The longest valid UTF-8 text of `buf[from..to]` (`to` capped at the end) from its
+    /// start.
+    pub(crate) fn over(buf: &'a [u8], from: usize, to: usize) -> Self {
+        let to = to.min(buf.len());
+        let bytes = buf.get(from..to).unwrap_or_default();
+        match std::str::from_utf8(bytes) {
+            Ok(text) => {
+                let recheck =
+                    if to == buf.len() { usize::MAX } else { to - VALID_MARGIN.min(to - from) };
+                Valid { text, start: from, recheck }
+            }
+            Err(e) => {
+                let ok = e.valid_up_to();
+                let text = std::str::from_utf8(&bytes[..ok]).unwrap_or_default();
+                // Not again before the scanner is past the bad byte: checking the same
+                // bytes for every event before it would be quadratic.
+                Valid { text, start: from, recheck: from + ok + 1 }
+            }
+        }
+    }
+
+    /// The window the scanner uses from `from` on.
+    pub(crate) fn ahead(buf: &'a [u8], from: usize) -> Self {
+        Valid::over(buf, from, from.saturating_add(VALID_WINDOW))
+    }
+
+    /// Whether an event at `p` should have a new window ([`Valid::ahead`]).
+    pub(crate) fn due(&self, p: usize) -> bool {
+        p >= self.recheck
+    }
+
+    /// `buf[from..to]` as text: sliced when inside the checked stretch, validated here
+    /// otherwise.
+    #[inline]
+    fn str(&self, buf: &'a [u8], from: usize, to: usize) -> Option<&'a str> {
+        if from >= self.start {
+            if let Some(t) = self.text.get(from - self.start..to - self.start) {
+                return Some(t);
+            }
+        }
+        std::str::from_utf8(buf.get(from..to)?).ok()
+    }
 }
 
 /// `0x0101…01`.
@@ -81,6 +150,7 @@ struct StrSpan {
 struct Scan<'a> {
     b: &'a [u8],
     p: usize,
+    valid: Valid<'a>,
 }
 
 // The outer `Option` of every reader is "give up, serde parses the event"; the inner one
@@ -303,7 +373,7 @@ impl<'a> Scan<'a> {
     fn raw(&mut self) -> Option<&'a str> {
         let start = self.p;
         self.skip_value()?;
-        std::str::from_utf8(&self.b[start..self.p]).ok()
+        self.valid.str(self.b, start, self.p)
     }
 
     /// The value at `p` through serde (the lenient visitors' rules for anything the
@@ -321,9 +391,7 @@ impl<'a> Scan<'a> {
             let at = self.p;
             let s = self.string()?;
             if !s.escaped && !s.non_ascii {
-                return Some(Some(Cow::Borrowed(
-                    std::str::from_utf8(&self.b[s.start..s.end]).ok()?,
-                )));
+                return Some(Some(Cow::Borrowed(self.valid.str(self.b, s.start, s.end)?)));
             }
             self.p = at;
         }
@@ -372,6 +440,49 @@ impl<'a> Scan<'a> {
         Some((&self.b[s.start..s.end], s.non_ascii))
     }
 
+    /// An event key at `p` (after whitespace) up to the whitespace after its `:`: the
+    /// keys Kineto writes matched quotes included in one 8-byte load, any other through
+    /// [`Scan::key`].
+    #[inline]
+    fn event_key(&mut self) -> Option<EventKey> {
+        /// `s` as the little-endian `u64` of its bytes.
+        const fn word(s: &[u8]) -> u64 {
+            let mut w = 0u64;
+            let mut i = 0;
+            while i < s.len() {
+                w |= (s[i] as u64) << (8 * i);
+                i += 1;
+            }
+            w
+        }
+        const LOW: [u64; 3] = [(1 << 32) - 1, (1 << 40) - 1, (1 << 48) - 1];
+        const KEYS: [(u64, usize, EventKey); 9] = [
+            (word(b"\"ph\""), 4, EventKey::Ph),
+            (word(b"\"ts\""), 4, EventKey::Ts),
+            (word(b"\"id\""), 4, EventKey::Id),
+            (word(b"\"cat\""), 5, EventKey::Cat),
+            (word(b"\"pid\""), 5, EventKey::Pid),
+            (word(b"\"tid\""), 5, EventKey::Tid),
+            (word(b"\"dur\""), 5, EventKey::Dur),
+            (word(b"\"name\""), 6, EventKey::Name),
+            (word(b"\"args\""), 6, EventKey::Args),
+        ];
+        if let Some(chunk) = self.b.get(self.p..self.p + 8) {
+            let w = u64::from_le_bytes(chunk.try_into().ok()?);
+            // A whole quoted key: nothing shorter or longer matches both quotes.
+            for (pattern, len, key) in KEYS {
+                if w & LOW[len - 4] == pattern {
+                    self.p += len;
+                    self.expect(b':')?;
+                    self.ws();
+                    return Some(key);
+                }
+            }
+        }
+        let (key, _) = self.key()?;
+        Some(EventKey::of(key))
+    }
+
     /// After a member: `,` (then whitespace) → `true`, `}` → `false`.
     #[inline]
     fn next_member(&mut self) -> Option<bool> {
@@ -404,8 +515,7 @@ impl<'a> Scan<'a> {
         }
         let mut by_name = false;
         loop {
-            let (key, _) = self.key()?;
-            match EventKey::of(key) {
+            match self.event_key()? {
                 EventKey::Ph => ev.ph = self.phase()?,
                 EventKey::Cat => {
                     ev.cat = self.text()?;
@@ -580,10 +690,20 @@ mod tests {
             &mut de,
         )
         .unwrap();
+        let b = json.as_bytes();
         let mut fast = Partial::default();
-        let end = event(json.as_bytes(), 0, 0, &mut fast);
+        let end = event(b, 0, 0, Valid::over(b, 0, b.len()), &mut fast);
         if let Some(end) = end {
             assert_eq!(end, json.len(), "{json}");
+        }
+        // Without a checked stretch (every string validated on its own), and with one
+        // that ends inside the event: the same.
+        for valid in [Valid::default(), Valid::over(b, 0, b.len() / 2)] {
+            let mut other = Partial::default();
+            assert_eq!(event(b, 0, 0, valid, &mut other), end, "{json}");
+            if end.is_some() {
+                assert_eq!(format!("{fast:?}"), format!("{other:?}"), "{json}");
+            }
         }
         (slow, end.map(|_| fast))
     }
@@ -669,7 +789,8 @@ mod tests {
             r#"{"ph": "X", "args": {"a": [1, 2}}"#,
         ] {
             let mut sink = Partial::default();
-            assert_eq!(event(bad.as_bytes(), 0, 0, &mut sink), None, "{bad}");
+            let b = bad.as_bytes();
+            assert_eq!(event(b, 0, 0, Valid::over(b, 0, b.len()), &mut sink), None, "{bad}");
             assert_eq!(sink.events, 0);
             let mut de = serde_json::Deserializer::from_str(bad);
             let r = serde::de::DeserializeSeed::deserialize(
@@ -685,7 +806,8 @@ mod tests {
             b"{\"args\": {\"Input Dims\": [\"\xe2\x82\"]}}",
         ] {
             let mut sink = Partial::default();
-            assert_eq!(event(bad, 0, 0, &mut sink), None);
+            assert_eq!(event(bad, 0, 0, Valid::over(bad, 0, bad.len()), &mut sink), None);
+            assert_eq!(event(bad, 0, 0, Valid::default(), &mut sink), None);
         }
     }
 
@@ -723,7 +845,7 @@ mod tests {
                     .ok()
                     .map(|()| de.into_iter::<IgnoredAny>().byte_offset());
                     let mut fast = Partial::default();
-                    match event(&m, 0, 0, &mut fast) {
+                    match event(&m, 0, 0, Valid::over(&m, 0, m.len()), &mut fast) {
                         None => gave_up += 1,
                         Some(end) => {
                             let text = String::from_utf8_lossy(&m);
@@ -756,7 +878,8 @@ mod tests {
         let full = r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 12.5, "dur": 3, "args": {"grid": [1, 2, 3]}}"#;
         for cut in 0..full.len() {
             let mut sink = Partial::default();
-            assert_eq!(event(&full.as_bytes()[..cut], 0, 0, &mut sink), None, "{}", &full[..cut]);
+            let b = &full.as_bytes()[..cut];
+            assert_eq!(event(b, 0, 0, Valid::over(b, 0, cut), &mut sink), None, "{}", &full[..cut]);
         }
     }
 }

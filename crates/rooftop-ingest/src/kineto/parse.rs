@@ -13,6 +13,7 @@
 use super::collect::Partial;
 use super::error::PosError;
 use super::event::EventSeed;
+use super::fast::Valid;
 use rooftop_core::limits::Limit;
 use rooftop_core::trace::TraceDevice;
 use serde::de::{
@@ -219,6 +220,7 @@ pub(super) fn run(
     let mut p = from;
     let mut reported = from;
     let mut released = from;
+    let mut valid = Valid::default();
     let (max_events, max_bytes) = (Limit::Events.value(), Limit::ValueBytes.usize());
     loop {
         if buf.get(p) == Some(&b']') {
@@ -226,7 +228,10 @@ pub(super) fn run(
         }
         let start = p;
         // The hand-written scanner first; serde for what it leaves (`fast` docs).
-        if let Some(end) = super::fast::event(buf, p, base + p, sink) {
+        if valid.due(p) {
+            valid = Valid::ahead(buf, p);
+        }
+        if let Some(end) = super::fast::event(buf, p, base + p, valid, sink) {
             p = end;
         } else {
             p = serde_event(buf, base, p, sink)?;
@@ -255,11 +260,15 @@ pub(super) fn run(
                 }
                 if p >= stop {
                     tick(p - reported);
+                    // The stretch's tail too: with several stretches a thread, tails
+                    // left mapped add up to most of a stretch each.
+                    release(released, p);
                     return Ok(End::Next(p));
                 }
             }
             Some(b']') => {
                 tick(p + 1 - reported);
+                release(released, p);
                 return Ok(End::Closed(p + 1));
             }
             _ => return Err(expected(buf, p, "`,` or `]` after an event")),
@@ -339,6 +348,7 @@ fn events_array(
         });
     }
 
+    sink.reserve_for(results.iter().flatten().map(|(part, _)| part));
     // Chain the stretches: stretch i + 1 counts only if stretch i ended at its start.
     for (i, slot) in results.into_iter().enumerate() {
         let Some((part, end)) = slot else { break };

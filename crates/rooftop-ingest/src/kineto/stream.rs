@@ -399,7 +399,9 @@ fn events(
         // first, serde for what it leaves (`super::fast` docs).
         let start = w.base + *p;
         loop {
-            if let Some(end) = super::fast::event(&w.buf, *p, w.base + *p, sink) {
+            // The window moves and refills: its strings are validated one by one.
+            let valid = super::fast::Valid::default();
+            if let Some(end) = super::fast::event(&w.buf, *p, w.base + *p, valid, sink) {
                 *p = end;
                 break;
             }

@@ -3,7 +3,6 @@
 
 use super::*;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 // ---------------------------------------------------------------------------------------
 // Categories
@@ -217,8 +216,8 @@ pub fn categorize_kernel(name: &str) -> Option<Category> {
     /// Names kept per thread before the memo starts over.
     const MEMO_NAMES: usize = 1 << 16;
     thread_local! {
-        static MEMO: RefCell<HashMap<Box<str>, Option<Category>>> =
-            RefCell::new(HashMap::new());
+        static MEMO: RefCell<foldhash::HashMap<Box<str>, Option<Category>>> =
+            RefCell::new(foldhash::HashMap::default());
     }
     MEMO.with(|memo| {
         if let Some(&c) = memo.borrow().get(name) {
