@@ -104,7 +104,8 @@ pub struct RoofRates {
 pub struct Placement {
     /// FLOP/byte; infinite for FLOPs with no bytes, 0 for bytes with no FLOPs.
     pub intensity: f64,
-    /// Compute roof ÷ memory roof, FLOP/byte (`None` without a compute roof).
+    /// Compute roof ÷ memory roof, FLOP/byte (`None` without a compute roof or without a
+    /// memory roof).
     pub ridge: Option<f64>,
     /// `min(compute roof, intensity × memory roof)`; 0 for work with no FLOPs.
     pub attainable_flops_per_s: f64,
@@ -126,7 +127,8 @@ pub struct Placement {
 /// # Errors
 /// [`RooflineError::BadWork`] for FLOPs or bytes that are negative or not finite,
 /// [`RooflineError::ZeroTime`] for a time that is not a positive finite number,
-/// [`RooflineError::BadRoof`] for a roof that is not,
+/// [`RooflineError::BadRoof`] for a roof that is not (an infinite memory roof is no
+/// memory roof: allowed for work with FLOPs, which is then compute-bound),
 /// [`RooflineError::MissingComputeRoof`] for FLOPs with no compute roof, and [`RooflineError::Unclassified`] for work that can
 /// have no bound (no FLOPs and no bytes).
 pub fn place(
@@ -142,7 +144,13 @@ pub fn place(
         return Err(RooflineError::ZeroTime);
     }
     let good = |r: f64| r.is_finite() && r > 0.0;
-    if !good(roofs.bytes_per_s) || roofs.flops_per_s.is_some_and(|r| !good(r)) {
+    // An infinite memory roof is none at all (a compute-only run on a CPU whose memory
+    // bandwidth was not measured): the floor is the compute floor, and only work with
+    // FLOPs can be placed.
+    let no_memory_roof = roofs.bytes_per_s == f64::INFINITY;
+    if !(good(roofs.bytes_per_s) || no_memory_roof && flops > 0.0)
+        || roofs.flops_per_s.is_some_and(|r| !good(r))
+    {
         return Err(RooflineError::BadRoof);
     }
     let peak = match roofs.flops_per_s {
@@ -158,10 +166,13 @@ pub fn place(
     } else {
         f64::NAN
     };
-    let ridge = roofs.flops_per_s.map(|p| p / bw);
+    let ridge = roofs.flops_per_s.map(|p| p / bw).filter(|_| !no_memory_roof);
     let bound = if flops == 0.0 && bytes > 0.0 {
         // No FLOPs: only the memory roof applies, whatever the ridge.
         Bound::Memory
+    } else if no_memory_roof {
+        // FLOPs and no memory roof: only the compute roof applies.
+        Bound::Compute
     } else {
         Bound::classify(intensity, ridge.unwrap_or(f64::NAN))?
     };
@@ -452,6 +463,18 @@ mod tests {
         // A roof that is not a number is refused before any classification.
         let nan_roof = RoofRates { flops_per_s: Some(f64::NAN), bytes_per_s: 1e9 };
         assert_eq!(place(1.0, 1.0, None, nan_roof), Err(RooflineError::BadRoof));
+        // No memory roof (infinite): 2 GFLOP at 1 TFLOP/s is 2 ms of compute, bound by
+        // compute whatever the bytes; work without FLOPs cannot be placed.
+        let no_bw = RoofRates { flops_per_s: Some(1e12), bytes_per_s: f64::INFINITY };
+        let p = place(2e9, 4e9, Some(4e-3), no_bw).unwrap();
+        assert_eq!(
+            (p.bound, p.ridge, p.floor_s, p.memory_floor_s),
+            (Bound::Compute, None, 2e-3, 0.0)
+        );
+        assert_eq!(p.attainment_pct, Some(50.0));
+        assert_eq!(place(0.0, 4e9, None, no_bw), Err(RooflineError::BadRoof));
+        let neither = RoofRates { flops_per_s: None, bytes_per_s: f64::INFINITY };
+        assert_eq!(place(2e9, 4e9, None, neither), Err(RooflineError::MissingComputeRoof));
         assert_eq!(place(f64::NAN, 1.0, None, roofs), Err(RooflineError::BadWork));
         assert_eq!(place(1.0, 1.0, Some(f64::NAN), roofs), Err(RooflineError::ZeroTime));
         assert_eq!(

@@ -387,15 +387,17 @@ fn compute_utilisation(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     }
     let util = a.compute_utilization_pct;
     let evidence = format!(
-        "achieved {} of the {} {} {} peak ({}); intensity {} FLOP/B is above the ridge point \
-         {}",
+        "achieved {} of the {} {} {} peak ({}); intensity {} FLOP/B {}",
         si(a.achieved_tflops * 1e12, "FLOP/s"),
         si(roof.tflops * 1e12, "FLOP/s"),
         roof.precision,
         roof.unit,
         pct(util),
         sig3(r.arithmetic_intensity),
-        r.ridge_point.map(sig3).unwrap_or_default()
+        r.ridge_point.map_or_else(
+            || "(no memory roof: the bandwidth was not measured)".to_string(),
+            |x| format!("is above the ridge point {}", sig3(x))
+        )
     );
     let target = |p: f64| a.time_us * util / p;
     let f = if util >= NEAR_PEAK_PCT {
