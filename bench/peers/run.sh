@@ -13,7 +13,9 @@
 #       /tmp/htaenv/bin/pip install HolisticTraceAnalysis==0.5.0 "pandas<3"
 # - TraceLens (AMD-AGI/TraceLens): run when TRACELENS_PY names a Python with TraceLens
 #   importable (`TreePerfAnalyzer.from_file` + its perf-report tables); PyPI's
-#   `tracelens` is an unrelated project, so there is no package to install.
+#   `tracelens` is an unrelated project, so there is no package to install: put a copy
+#   of its source on the path, e.g. `PYTHONPATH=/tmp/tracelens-src
+#   TRACELENS_PY=/tmp/htaenv/bin/python` (its dependencies are HTA's, above).
 #
 # RUNS (default 3). Prints a Markdown table, and each peer's time over rooftop's.
 set -uo pipefail
