@@ -183,8 +183,14 @@ pub fn analyze(
         let first = replayed.entry(op).or_insert(ev);
         *first = (*first).min(ev);
     }
+    // Each op's category once (the summaries and the findings ask for it per launch).
+    let by_op: Vec<std::cell::OnceCell<ops::Category>> = vec![Default::default(); model.ops.len()];
+    let categorize = |i: u32| match by_op.get(i as usize) {
+        Some(c) => *c.get_or_init(|| ops::categorize_in(model, i as usize)),
+        None => ops::categorize_in(model, i as usize),
+    };
     let category_name = |i: u32| {
-        let by_op = ops::categorize_in(model, i as usize);
+        let by_op = categorize(i);
         let kernel = replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
         match (by_op, kernel, model.ops.get(i as usize)) {
             (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
@@ -193,8 +199,7 @@ pub fn analyze(
             _ => by_op.as_str().to_string(),
         }
     };
-    let is_elementwise =
-        |i: u32| ops::categorize_in(model, i as usize) == ops::Category::Elementwise;
+    let is_elementwise = |i: u32| categorize(i) == ops::Category::Elementwise;
     let ops_summary = ops_summary(model, &category_name);
     let kernels = kernel_summary(model, &category_name, total_us);
     let short_kernels =

@@ -215,8 +215,9 @@ fn has_launch(ev: &GpuEvent) -> bool {
 /// The ops summary. `category` names the category of the op at an index of
 /// `model.ops` (e.g. [`super::ops::categorize_in`]).
 pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsSummary {
-    // 1. Direct GPU events per launcher instance.
-    let mut direct: BTreeMap<Launcher, Vec<usize>> = BTreeMap::new();
+    // 1. Direct GPU events per launcher instance: (launcher, event) sorted by launcher,
+    //    each launcher's events in trace order (one vector, not one per launcher).
+    let mut direct: Vec<(Launcher, usize)> = Vec::new();
     // A graph-replayed kernel whose capture is in the trace belongs to the op that
     // launched its position during the capture.
     let captured = super::gaps::graphs::capture_map(model);
@@ -230,44 +231,53 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
             Some(op) => Launcher::Op(op),
             None => ev.correlation.map_or(Launcher::Event(i), Launcher::Runtime),
         };
-        direct.entry(l).or_default().push(i);
+        direct.push((l, i));
     }
+    direct.sort_by_key(|&(l, _)| l);
+    let direct: Vec<(Launcher, &[(Launcher, usize)])> =
+        direct.chunk_by(|a, b| a.0 == b.0).map(|g| (g[0].0, g)).collect();
     // 2. Subtree GPU events of launcher ops: every linked GPU event, NCCL included,
     //    counted at each launcher among its op's ancestors.
     let mut is_launcher = vec![false; model.ops.len()];
-    for l in direct.keys() {
+    for (l, _) in &direct {
         if let Launcher::Op(op) = *l {
             if let Some(x) = is_launcher.get_mut(op as usize) {
                 *x = true;
             }
         }
     }
-    let mut subtree: HashMap<u32, Vec<usize>> = HashMap::default();
+    let mut subtree: Vec<(u32, usize)> = Vec::new();
     for (i, ev) in model.gpu.iter().enumerate() {
         let Some(op) = ev.op else { continue };
         for a in ancestors(model, op) {
             if is_launcher.get(a as usize).copied().unwrap_or(false) {
-                subtree.entry(a).or_default().push(i);
+                subtree.push((a, i));
             }
         }
     }
+    subtree.sort_by_key(|&(a, _)| a);
+    let subtree_of = |op: u32| {
+        let from = subtree.partition_point(|&(a, _)| a < op);
+        let to = subtree.partition_point(|&(a, _)| a <= op);
+        subtree.get(from..to).filter(|s| !s.is_empty())
+    };
     // 3. Aggregate per name.
     let mut by_name: BTreeMap<&str, OpAcc> = BTreeMap::new();
     let mut by_cat: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     for (l, evs) in &direct {
-        let direct_ns = union_ns(evs.iter().map(|&i| interval(&model.gpu[i])));
+        let direct_ns = union_ns(evs.iter().map(|&(_, i)| interval(&model.gpu[i])));
         let (name, cat, subtree_ns) = match *l {
             Launcher::Op(op) => {
                 let o = &model.ops[op as usize];
-                let sub = subtree
-                    .get(&op)
-                    .map_or(direct_ns, |v| union_ns(v.iter().map(|&i| interval(&model.gpu[i]))));
+                let sub = subtree_of(op).map_or(direct_ns, |v| {
+                    union_ns(v.iter().map(|&(_, i)| interval(&model.gpu[i])))
+                });
                 (o.name.as_str(), category(op), sub)
             }
             // A runtime call is not an op: its kernels launched outside every op are
             // `(no op)`, by the category of the kernel.
             Launcher::Runtime(_) | Launcher::Event(_) => {
-                let ev = &model.gpu[evs[0]];
+                let ev = &model.gpu[evs[0].1];
                 let cat = match runtime_category(ev.launcher.as_deref()) {
                     "graph" => "graph".to_string(),
                     _ => super::ops::categorize_kernel(&ev.name)
