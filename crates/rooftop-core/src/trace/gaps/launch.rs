@@ -25,7 +25,7 @@
 use super::super::model::{GpuEvent, TraceModel};
 use super::{is_graph_launch, op_name, DecadeHistogram, Dist};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// HTA's `runtime_cutoff`: launch calls longer than this are outliers, ns.
 pub const RUNTIME_CUTOFF_NS: i64 = 50_000;
@@ -179,7 +179,8 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
     let mut cpu = Vec::new();
     let (mut runtime_outliers, mut delay_outliers, mut bound, mut bound_ns) = (0, 0, 0, 0i64);
     // (op index or none) → (launches, total delay, max delay, total cpu, launch-bound)
-    let mut per_op: HashMap<Option<u32>, (u64, i64, i64, i64, u64)> = HashMap::new();
+    let mut per_op: foldhash::HashMap<Option<u32>, (u64, i64, i64, i64, u64)> =
+        foldhash::HashMap::default();
     let mut top: Vec<(i64, usize)> = Vec::new();
     for (i, g) in model.gpu.iter().enumerate() {
         let Some(r) = counted(model, g) else { continue };
@@ -201,7 +202,13 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
         e.4 += u64::from(is_bound);
         top.push((delay, i));
     }
-    top.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // The longest delays first (ties in trace order): only the first TOP are kept.
+    let longest = |a: &(i64, usize), b: &(i64, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+    if top.len() > TOP {
+        top.select_nth_unstable_by(TOP, longest);
+        top.truncate(TOP);
+    }
+    top.sort_unstable_by(longest);
     let rows = launch_rows_for(model, top.iter().take(TOP).map(|&(_, i)| i));
     // Ops by name.
     let mut by_name: BTreeMap<&str, (u64, i64, i64, i64, u64)> = BTreeMap::new();
