@@ -184,7 +184,8 @@ pub fn analyze(
         *first = (*first).min(ev);
     }
     // Each op's category once (the summaries and the findings ask for it per launch).
-    let by_op: Vec<std::cell::OnceCell<ops::Category>> = vec![Default::default(); model.ops.len()];
+    let by_op: Vec<std::cell::OnceCell<ops::Category>> =
+        vec![std::cell::OnceCell::new(); model.ops.len()];
     let categorize = |i: u32| match by_op.get(i as usize) {
         Some(c) => *c.get_or_init(|| ops::categorize_in(model, i as usize)),
         None => ops::categorize_in(model, i as usize),
