@@ -291,6 +291,17 @@ pub(crate) fn quick_llc(
     if simulated || !run.has(KernelId::Read, notes) {
         return Ok(None);
     }
+    // Half a cache larger than the run's largest working set (a software adapter's
+    // binding limit under a host cache of hundreds of MiB) is not measured: no roof.
+    if let Some(max) = opts.max_working_set.filter(|&m| llc / 2 > m) {
+        notes.push(format!(
+            "quick: no last-level cache roof: half the {} cache is more than this run's \
+             largest working set ({})",
+            bytes_label(llc),
+            bytes_label(max)
+        ));
+        return Ok(None);
+    }
     let p = run.point(Pattern::Read, llc / 2, notes)?;
     if let Some(p) = &p {
         notes.push(format!(

@@ -22,7 +22,8 @@
 //! write, one and one, read-only, write-only) at the suite's own 1-D size (32 Mi elements) or at 4x the last cache
 //! if that is larger (256 MiB when no cache is known, 16 MiB on a simulated backend),
 //! capped by `max_working_set`; and, when the last-level cache is known, `read` at half
-//! its capacity for the cache's own roof (the roof of kernels whose buffers fit in it).
+//! its capacity for the cache's own roof (the roof of kernels whose buffers fit in it;
+//! none when that is more than `max_working_set`).
 //!
 //! **Compute.** The `fma` kernel in fp32 and fp64, `vector` (and `scalar` in full mode);
 //! GFLOP/s = 2 x FMAs / median time, beside the theoretical figures the options carry
