@@ -204,6 +204,24 @@ impl Partial {
 
     /// Appends `other` (the stretch after this one).
     pub fn append(&mut self, mut other: Partial) {
+        self.take_counts(&mut other);
+        self.append_events(other);
+    }
+
+    /// Takes `other`'s warnings and counts (the stretch after this one), leaving its
+    /// events: the streaming reader needs the counts and warnings at once, and appends
+    /// the events later ([`Partial::append_events`]), while the next batch is parsed.
+    pub fn take_counts(&mut self, other: &mut Partial) {
+        self.warnings.merge(std::mem::take(&mut other.warnings));
+        self.legacy_events += std::mem::take(&mut other.legacy_events);
+        self.current_events += std::mem::take(&mut other.current_events);
+        self.events += std::mem::take(&mut other.events);
+    }
+
+    /// Appends `other`'s events; its warnings and counts must have been taken
+    /// ([`Partial::take_counts`]).
+    pub fn append_events(&mut self, mut other: Partial) {
+        debug_assert_eq!(other.events, 0, "counts taken first");
         self.ops.append(&mut other.ops);
         self.runtimes.append(&mut other.runtimes);
         self.gpu.append(&mut other.gpu);
@@ -213,10 +231,6 @@ impl Partial {
         self.syncs.append(&mut other.syncs);
         self.modules.append(&mut other.modules);
         self.memory.append(&mut other.memory);
-        self.warnings.merge(other.warnings);
-        self.legacy_events += other.legacy_events;
-        self.current_events += other.current_events;
-        self.events += other.events;
         // Later stretches keep sharing within themselves; merging pools is not needed.
         other.args_pool.clear();
     }

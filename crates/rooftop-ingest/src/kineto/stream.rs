@@ -1,10 +1,13 @@
-//! Streaming reader for gzip traces: one thread inflates 16 MiB chunks, this thread
-//! parses them as they come, keeping only a window of the inflated bytes (the event
-//! being parsed and what follows it). Memory stays near the model's size instead of the
-//! inflated file's.
+//! Streaming reader for gzip traces: the stream is inflated 16 MiB at a time into a
+//! window of the inflated bytes (the event being parsed and what follows it). Memory
+//! stays near the model's size instead of the inflated file's.
 //!
 //! The event array is parsed in batches of about two chunks, each split into stretches
-//! parsed on several threads, as [`super::parse`] splits a whole file: split points are
+//! parsed on several threads, as [`super::parse`] splits a whole file. While a batch is
+//! parsed, one task of the same thread pool inflates the next two chunks (after a copy
+//! of the window's last bytes, where the next batch starts) and appends the previous
+//! batch's events to the model: inflating is serial, and a thread of its own beside the
+//! pool's left the cores idle at every batch's end. Split points are
 //! guessed, and a batch counts only if every stretch ended exactly where the next one
 //! began. A batch that fails in any way (an error, a wrong guess, an event cut by the
 //! window's end) is dropped whole and its bytes are parsed event by event, which is
@@ -34,10 +37,112 @@ use serde::Deserialize;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
 
 /// Inflated bytes per chunk.
 const CHUNK: u64 = 16 << 20;
+
+/// Inflated bytes counted for newlines at a time, while they are still in the cache:
+/// the window needs line numbers, and counting each batch's bytes again after the batch
+/// (out of the cache, on one thread) held up every batch.
+const COUNT_STEP: u64 = 256 << 10;
+
+/// The newlines in `bytes`, counted in 8-bit lanes 32 bytes at a time, which the
+/// compiler turns into vector compares and adds (`filter().count()` widens every byte
+/// to a 64-bit lane).
+fn newlines(bytes: &[u8]) -> u64 {
+    const LANES: usize = 32;
+    // A lane counts at most one newline per row: 255 rows cannot overflow it.
+    const ROWS: usize = 255;
+    let mut total = 0u64;
+    let mut blocks = bytes.chunks_exact(LANES * ROWS);
+    for block in &mut blocks {
+        let mut acc = [0u8; LANES];
+        for row in block.chunks_exact(LANES) {
+            for (a, &b) in acc.iter_mut().zip(row) {
+                *a += u8::from(b == b'\n');
+            }
+        }
+        total += acc.iter().map(|&a| u64::from(a)).sum::<u64>();
+    }
+    #[allow(clippy::naive_bytecount)] // fewer than 8,160 bytes
+    let rest = blocks.remainder().iter().filter(|&&b| b == b'\n').count() as u64;
+    total + rest
+}
+
+/// Inflates up to `limit` bytes onto `out`, counting their newlines as it goes: the
+/// bytes inflated and their newlines.
+fn inflate_into(dec: &mut impl Read, limit: u64, out: &mut Vec<u8>) -> std::io::Result<(u64, u64)> {
+    let (mut n, mut lines) = (0u64, 0u64);
+    while n < limit {
+        let before = out.len();
+        let got = dec.take((limit - n).min(COUNT_STEP)).read_to_end(out)?;
+        lines += newlines(&out[before..]);
+        if got == 0 {
+            break;
+        }
+        n += got as u64;
+    }
+    Ok((n, lines))
+}
+
+/// The gzip stream, inflated a chunk at a time.
+struct Source<'a> {
+    dec: MultiGzDecoder<Counting<'a>>,
+    path: &'a Path,
+    chunk: u64,
+    /// Bytes inflated so far.
+    inflated: u64,
+    /// Compressed bytes used so far (the progress bar's).
+    consumed: &'a AtomicU64,
+    /// An error met while inflating ahead, given when those bytes are asked for.
+    failed: Option<TraceError>,
+}
+
+impl Source<'_> {
+    /// Appends the next chunk to `out`: its length (0 at the end of the stream) and its
+    /// newlines. A chunk that fails (a gzip error, or inflating too far) appends
+    /// nothing: chunks are cut at the same inflated offsets whoever asks for them, so
+    /// the bytes given before an error never depend on the batches.
+    fn fill(&mut self, out: &mut Vec<u8>) -> Result<(u64, u64), TraceError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let before = out.len();
+        let r = inflate_into(&mut self.dec, self.chunk, out);
+        let read = self.dec.get_ref().position() as u64;
+        self.consumed.store(read, Ordering::Relaxed);
+        let (n, lines) = match r {
+            Ok(v) => v,
+            Err(e) => {
+                let got = (out.len() - before) as u64;
+                out.truncate(before);
+                return Err(TraceError::Gzip {
+                    path: self.path.to_path_buf(),
+                    compressed_offset: read,
+                    inflated: self.inflated + got,
+                    reason: super::source::gzip_reason(&e),
+                });
+            }
+        };
+        self.inflated += n;
+        if self.inflated > Limit::InflateFloor.value()
+            && self.inflated / read.max(1) > Limit::InflateRatio.value()
+        {
+            out.truncate(before);
+            let found = format!(
+                "{} bytes inflated from the first {read} compressed bytes ({}x)",
+                self.inflated,
+                self.inflated / read.max(1)
+            );
+            let message = Limit::InflateRatio.exceeded_here(&found);
+            return Err(TraceError::Limit {
+                path: self.path.to_path_buf(),
+                message: format!("the gzip stream inflates too far: {message}"),
+            });
+        }
+        Ok((n, lines))
+    }
+}
 
 /// Why the stream stopped.
 enum Fail {
@@ -46,16 +151,31 @@ enum Fail {
 }
 
 /// The inflated bytes from `base` on that the parser still needs.
-struct Window<'r> {
+struct Window<'a> {
     buf: Vec<u8>,
     /// Offset of `buf[0]` in the inflated stream.
     base: usize,
     /// Newlines before `base`.
     lines: u64,
+    /// Newlines before the end of `buf` (`base + buf.len()`).
+    lines_end: u64,
     /// Offset where the line containing `base` starts.
     line_start: usize,
-    rx: &'r Receiver<Result<Vec<u8>, TraceError>>,
+    source: Source<'a>,
     done: bool,
+    /// The buffer the window held before the last batch, for the next bytes inflated
+    /// ahead (its pages are mapped already).
+    spare: Vec<u8>,
+}
+
+/// The bytes a task inflated while a batch was parsed.
+struct Ahead {
+    /// The window's bytes from this offset on were copied to the start of `bytes`.
+    from: usize,
+    /// Those bytes, then the inflated ones.
+    bytes: Vec<u8>,
+    /// The newlines in the inflated bytes.
+    newlines: u64,
 }
 
 impl Window<'_> {
@@ -64,27 +184,51 @@ impl Window<'_> {
         if self.done {
             return Ok(false);
         }
-        let gone = &self.buf[..keep];
-        // Counted this way the loop vectorizes; the last newline is searched from the end.
-        #[allow(clippy::naive_bytecount)]
-        let n = gone.iter().filter(|&&b| b == b'\n').count() as u64;
+        let (gone, kept) = self.buf.split_at(keep);
+        // The newlines of the shorter side are counted: a batch drops most of the
+        // window and keeps its last few events.
+        if gone.len() <= kept.len() {
+            self.lines += newlines(gone);
+        } else {
+            self.lines = self.lines_end - newlines(kept);
+        }
         if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
-            self.lines += n;
             self.line_start = self.base + i + 1;
         }
         self.buf.drain(..keep);
         self.base += keep;
-        match self.rx.recv() {
-            Ok(Ok(chunk)) => {
-                self.buf.extend_from_slice(&chunk);
-                Ok(true)
-            }
-            Ok(Err(e)) => Err(Fail::Gzip(e)),
-            Err(_) => {
+        match self.source.fill(&mut self.buf) {
+            Ok((0, _)) => {
                 self.done = true;
                 Ok(false)
             }
+            Ok((_, newlines)) => {
+                self.lines_end += newlines;
+                Ok(true)
+            }
+            Err(e) => Err(Fail::Gzip(e)),
         }
+    }
+
+    /// Takes the bytes inflated ahead. When the parser has reached `from` (it is at
+    /// `*p`), the window becomes those bytes, without copying them; otherwise they are
+    /// appended.
+    fn take_ahead(&mut self, ahead: Ahead, p: &mut usize) {
+        if *p < ahead.from {
+            let copied = self.buf.len() - ahead.from;
+            self.buf.extend_from_slice(&ahead.bytes[copied..]);
+            self.lines_end += ahead.newlines;
+            return;
+        }
+        let (gone, kept) = self.buf.split_at(ahead.from);
+        self.lines = self.lines_end - newlines(kept);
+        if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
+            self.line_start = self.base + i + 1;
+        }
+        self.lines_end += ahead.newlines;
+        self.base += ahead.from;
+        *p -= ahead.from;
+        self.spare = std::mem::replace(&mut self.buf, ahead.bytes);
     }
 
     /// 1-based line and column of the absolute offset `abs` (at or after `base`).
@@ -217,70 +361,37 @@ fn parse_gz_chunked(
 ) -> Result<Parsed, TraceError> {
     let consumed = AtomicU64::new(0);
     let total = gz.len() as u64;
-    let (tx, rx) = sync_channel::<Result<Vec<u8>, TraceError>>(2);
-    std::thread::scope(|s| {
-        let consumed = &consumed;
-        s.spawn(move || {
-            let mut dec = MultiGzDecoder::new(Counting::new(gz));
-            let mut inflated = 0u64;
-            loop {
-                let mut chunk = Vec::with_capacity(chunk_bytes as usize);
-                let r = (&mut dec).take(chunk_bytes).read_to_end(&mut chunk);
-                consumed.store(dec.get_ref().position() as u64, Ordering::Relaxed);
-                let msg = match r {
-                    Ok(0) => return,
-                    Ok(n) => {
-                        inflated += n as u64;
-                        let read = dec.get_ref().position() as u64;
-                        if inflated > Limit::InflateFloor.value()
-                            && inflated / read.max(1) > Limit::InflateRatio.value()
-                        {
-                            let found = format!(
-                                "{inflated} bytes inflated from the first {read} compressed \
-                                 bytes ({}x)",
-                                inflated / read.max(1)
-                            );
-                            let message = Limit::InflateRatio.exceeded_here(&found);
-                            let _ = tx.send(Err(TraceError::Limit {
-                                path: path.to_path_buf(),
-                                message: format!("the gzip stream inflates too far: {message}"),
-                            }));
-                            return;
-                        }
-                        Ok(chunk)
-                    }
-                    Err(e) => Err(TraceError::Gzip {
-                        path: path.to_path_buf(),
-                        compressed_offset: dec.get_ref().position() as u64,
-                        inflated: inflated + chunk.len() as u64,
-                        reason: super::source::gzip_reason(&e),
-                    }),
-                };
-                let failed = msg.is_err();
-                // The parser stopped (an error): nothing more to do.
-                if tx.send(msg).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        let mut w =
-            Window { buf: Vec::new(), base: 0, lines: 0, line_start: 0, rx: &rx, done: false };
-        let mut out = Parsed::default();
-        let batching = Batching::of(chunk_bytes, threads);
-        let r = walk(&mut w, &mut out, batching, &mut |_| {
-            progress(consumed.load(Ordering::Relaxed), total);
-        });
-        // Unblock the inflater if we stopped early.
-        drop(rx);
-        match r {
-            Ok(()) => {
-                progress(total, total);
-                Ok(out)
-            }
-            Err(Fail::Gzip(e)) => Err(e),
-            Err(Fail::Json(e)) => Err(e.into_trace_error(path.to_path_buf(), &[])),
+    let source = Source {
+        dec: MultiGzDecoder::new(Counting::new(gz)),
+        path,
+        chunk: chunk_bytes,
+        inflated: 0,
+        consumed: &consumed,
+        failed: None,
+    };
+    let mut w = Window {
+        buf: Vec::new(),
+        base: 0,
+        lines: 0,
+        lines_end: 0,
+        line_start: 0,
+        source,
+        done: false,
+        spare: Vec::new(),
+    };
+    let mut out = Parsed::default();
+    let batching = Batching::of(chunk_bytes, threads);
+    let r = walk(&mut w, &mut out, batching, &mut |_| {
+        progress(consumed.load(Ordering::Relaxed), total);
+    });
+    match r {
+        Ok(()) => {
+            progress(total, total);
+            Ok(out)
         }
-    })
+        Err(Fail::Gzip(e)) => Err(e),
+        Err(Fail::Json(e)) => Err(e.into_trace_error(path.to_path_buf(), &[])),
+    }
 }
 
 /// The top level: an object with `traceEvents`, or a bare array of events.
@@ -382,6 +493,8 @@ fn events(
     // bytes are parsed event by event first).
     let mut batch_from = if batching.threads > 1 { 0 } else { usize::MAX };
     let (max_events, max_bytes) = (Limit::Events.value(), Limit::ValueBytes.usize());
+    // The last kept batch's events, appended to `sink` while the next batch is parsed.
+    let mut pending = Vec::new();
     loop {
         match w.peek(p)? {
             Some(b']') => return Err(w.expected(*p, "an event after `,`")),
@@ -389,12 +502,17 @@ fn events(
             Some(_) => {}
         }
         if w.base + *p >= batch_from {
-            match batch(w, p, sink, batching, indent.as_deref(), tick)? {
+            match batch(w, p, sink, &mut pending, batching, indent.as_deref(), tick)? {
                 Batch::Parsed => continue,
-                Batch::Closed => return Ok(()),
+                Batch::Closed => {
+                    append_all(sink, &mut pending);
+                    return Ok(());
+                }
                 Batch::Dropped { until } => batch_from = until,
             }
         }
+        // Events parsed one by one go after the batches' events.
+        append_all(sink, &mut pending);
         // One event, parsed again from its start if the window cut it: the fast scanner
         // first, serde for what it leaves (`super::fast` docs).
         let start = w.base + *p;
@@ -463,14 +581,25 @@ enum Batch {
     Dropped { until: usize },
 }
 
+/// Appends the events of `parts` (whose counts `sink` has taken) to `sink`.
+fn append_all(sink: &mut Partial, parts: &mut Vec<Partial>) {
+    sink.reserve_for(parts.iter());
+    for part in parts.drain(..) {
+        sink.append_events(part);
+    }
+}
+
 /// Fills the window and parses it from `*p` (an element's start) in stretches on several
 /// threads, up to the first element starting `margin` before the window's end (to the
 /// array's end once the input is complete). All or nothing: any failure (module docs)
-/// drops the batch before anything is pushed.
+/// drops the batch before anything is pushed. A kept batch's counts and warnings go to
+/// `sink` at once, its events to `pending`; the events of the batch before are appended
+/// to `sink` while this one is parsed.
 fn batch(
     w: &mut Window,
     p: &mut usize,
     sink: &mut Partial,
+    pending: &mut Vec<Partial>,
     cut: Batching,
     indent: Option<&[u8]>,
     tick: &mut dyn FnMut(usize),
@@ -500,52 +629,97 @@ fn batch(
     }
     let mut bounds = vec![*p];
     bounds.extend(&splits);
-    let (buf, base) = (&w.buf[..], w.base);
-    let results: Vec<(Partial, Result<End, PosError>)> = bounds
-        .par_iter()
-        .enumerate()
-        .map(|(i, &from)| {
-            let mut part = Partial::default();
-            let to = bounds.get(i + 1).copied().unwrap_or(stop);
-            let end = run(buf, base, from, to, &mut part, &|_, _| {}, &mut |_| {});
-            (part, end)
-        })
-        .collect();
+    let (buf, base, done) = (&w.buf[..], w.base, w.done);
+    let source = &mut w.source;
+    let spare = std::mem::take(&mut w.spare);
+    let (results, ahead): (Vec<(Partial, Result<End, PosError>)>, _) = rayon::join(
+        || {
+            bounds
+                .par_iter()
+                .enumerate()
+                .map(|(i, &from)| {
+                    let mut part = Partial::default();
+                    let to = bounds.get(i + 1).copied().unwrap_or(stop);
+                    let end = run(buf, base, from, to, &mut part, &|_, _| {}, &mut |_| {});
+                    (part, end)
+                })
+                .collect()
+        },
+        || {
+            append_all(sink, pending);
+            (!done).then(|| inflate_ahead(source, spare, &buf[region_end..], region_end))
+        },
+    );
+    let kept = keep(w, p, sink, pending, &bounds, results);
+    if let Some(ahead) = ahead {
+        w.take_ahead(ahead, p);
+    }
+    Ok(kept.unwrap_or(dropped))
+}
+
+/// The next two chunks, after a copy of `tail` (the window's bytes from `from` on, where
+/// the next batch starts). An error is kept in `source` for when the bytes are needed.
+fn inflate_ahead(source: &mut Source, mut bytes: Vec<u8>, tail: &[u8], from: usize) -> Ahead {
+    bytes.clear();
+    bytes.reserve(tail.len() + 2 * source.chunk as usize);
+    bytes.extend_from_slice(tail);
+    let mut newlines = 0;
+    for _ in 0..2 {
+        match source.fill(&mut bytes) {
+            Ok((0, _)) => break,
+            Ok((_, n)) => newlines += n,
+            Err(e) => {
+                source.failed = Some(e);
+                break;
+            }
+        }
+    }
+    Ahead { from, bytes, newlines }
+}
+
+/// Keeps a batch whose stretches all ended where the next began (`None`: drop it): its
+/// counts and warnings go to `sink`, its events to `pending`, and `*p` after it.
+fn keep(
+    w: &Window,
+    p: &mut usize,
+    sink: &mut Partial,
+    pending: &mut Vec<Partial>,
+    bounds: &[usize],
+    results: Vec<(Partial, Result<End, PosError>)>,
+) -> Option<Batch> {
     // Stretch i + 1 counts only if stretch i ended at its start; only the last may end
     // anywhere else.
-    let n = results.len();
     let mut last = None;
     for (i, (_, end)) in results.iter().enumerate() {
         match (end, bounds.get(i + 1)) {
             (Ok(End::Next(q)), Some(next)) if q == next => {}
             (Ok(end), None) => last = Some(end),
-            _ => return Ok(dropped),
+            _ => return None,
         }
     }
     let events: u64 = results.iter().map(|(part, _)| part.events).sum();
     if sink.events + events > Limit::Events.value() {
-        return Ok(dropped);
+        return None;
     }
-    let closed = match last {
-        Some(End::Next(q)) => {
+    let closed = match last? {
+        End::Next(q) => {
             *p = *q;
             false
         }
-        Some(End::Closed(after)) => {
+        End::Closed(after) => {
             *p = *after;
             true
         }
-        None => return Ok(dropped),
     };
-    debug_assert_eq!(n, bounds.len());
-    for (part, _) in results {
-        sink.append(part);
+    debug_assert_eq!(results.len(), bounds.len());
+    for (mut part, _) in results {
+        sink.take_counts(&mut part);
+        pending.push(part);
     }
-    let win = &*w;
-    sink.warnings.resolve(&|abs| win.locate(abs));
+    sink.warnings.resolve(&|abs| w.locate(abs));
     #[cfg(test)]
     tests::BATCHES.fetch_add(1, Ordering::Relaxed);
-    Ok(if closed { Batch::Closed } else { Batch::Parsed })
+    Some(if closed { Batch::Closed } else { Batch::Parsed })
 }
 
 #[cfg(test)]
@@ -553,6 +727,7 @@ mod tests {
     use super::*;
     use crate::kineto::link::build;
     use crate::kineto::parse::parse;
+    use std::fmt::Write as _;
     use std::io::Write;
     use std::sync::atomic::AtomicUsize;
 
@@ -665,6 +840,92 @@ mod tests {
                 assert_eq!(streamed(&case, chunk), want, "{chunk}-byte chunks");
             }
         }
+    }
+
+    /// A batch that closes the event array before the window's end, with members after
+    /// the array: the bytes inflated ahead are appended to the window, not put in its
+    /// place, and the members after the array are read.
+    #[test]
+    fn members_after_the_event_array_are_read_after_a_batch() {
+        let mut text = String::from("{\"traceEvents\": [\n");
+        for i in 0..3000 {
+            let sep = if i == 2999 { "" } else { "," };
+            let _ = writeln!(
+                text,
+                "  {{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"pid\": 0, \
+                 \"tid\": 7, \"ts\": {}, \"dur\": 1}}{sep}",
+                i % 13,
+                10 * i
+            );
+        }
+        text.push_str(
+            "], \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n",
+        );
+        text.push_str("\"pad\": \"");
+        text.push_str(&"x".repeat(5000));
+        text.push_str("\", \"distributedInfo\": {\"rank\": 3}}");
+        let want = in_memory(text.as_bytes()).unwrap();
+        assert_eq!(want.gpu.len(), 3000);
+        assert_eq!(want.rank, Some(3));
+        let before = BATCHES.load(Ordering::Relaxed);
+        for chunk in [2048, 4096, 1 << 14, 60_000] {
+            for threads in [2, 3] {
+                let got = streamed_on(text.as_bytes(), chunk, threads).unwrap();
+                assert_eq!(got, want, "{chunk}-byte chunks, {threads} threads");
+            }
+        }
+        assert!(BATCHES.load(Ordering::Relaxed) > before, "no batch was kept");
+    }
+
+    /// A gzip stream cut short: the same error (the compressed offset and the bytes
+    /// inflated before it) whatever the chunks, the threads and the batches kept before it.
+    #[test]
+    fn a_truncated_stream_fails_the_same_after_batches() {
+        let mut plain = Vec::new();
+        let gz = fixture("h200/graph.trace.json.gz");
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut plain).unwrap();
+        let whole = gzip(&plain);
+        let cut = &whole[..whole.len() * 3 / 5];
+        let run = |chunk, threads| {
+            parse_gz_chunked(cut, Path::new("t.json.gz"), chunk, threads, &mut |_, _| {})
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let want = run(1 << 30, 1);
+        let msg = want.clone().unwrap_err();
+        assert!(msg.contains("gzip stream is truncated or corrupt"), "{msg}");
+        for chunk in [4096, 1 << 14, 1 << 16] {
+            for threads in [1, 2, 3] {
+                assert_eq!(run(chunk, threads), want, "{chunk}-byte chunks, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn newlines_are_counted_in_every_length_and_alignment() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let bytes: Vec<u8> = (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // About one byte in eight a newline; the others odd (never 0x0a).
+                if x.is_multiple_of(8) {
+                    b'\n'
+                } else {
+                    (x >> 8) as u8 | 1
+                }
+            })
+            .collect();
+        for (from, len) in [(0, 0), (0, 1), (3, 31), (5, 8160), (1, 8161), (7, 19_990), (0, 20_000)]
+        {
+            let s = &bytes[from..from + len];
+            #[allow(clippy::naive_bytecount)]
+            let want = s.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(newlines(s), want, "{from}..+{len}");
+        }
+        // A block of nothing but newlines: every lane at its limit.
+        assert_eq!(newlines(&vec![b'\n'; 3 * 8160 + 5]), 3 * 8160 + 5);
     }
 
     #[test]
