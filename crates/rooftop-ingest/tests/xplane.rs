@@ -115,6 +115,28 @@ fn ops_modules_and_runs() {
     );
 }
 
+/// The memo of the tables and the coverage: one model per HLO instruction, shared by
+/// its five executions, equal to the model built for each execution on its own.
+#[test]
+fn work_models_are_built_once_per_instruction() {
+    use rooftop_core::trace::inference::Context;
+    use rooftop_core::trace::ops::{model_in_context, ModelMemo};
+    let m = model();
+    let ctx = Context::new(&m);
+    let mut memo = ModelMemo::new(&m, &ctx);
+    let mut first: HashMap<String, std::rc::Rc<_>> = HashMap::new();
+    let mut modelled = 0;
+    for (i, o) in m.ops.iter().enumerate() {
+        let got = memo.get(i);
+        assert_eq!(*got, model_in_context(&m, i, &ctx), "op {i} ({})", o.name);
+        modelled += usize::from(got.is_ok());
+        let shared = first.entry(o.name.clone()).or_insert_with(|| got.clone());
+        assert!(std::rc::Rc::ptr_eq(shared, &got), "op {i} ({}) modelled again", o.name);
+    }
+    assert_eq!(first.len(), 20);
+    assert!(modelled > 0);
+}
+
 #[test]
 fn hlo_instructions_from_the_profile() {
     let m = model();

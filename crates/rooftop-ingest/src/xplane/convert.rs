@@ -402,6 +402,16 @@ fn is_derived_line(name: &str) -> bool {
 /// aggregated events or times out of range.
 fn times(line_ns: i64, e: &EventHead) -> Option<(i64, i64)> {
     let Some(x_event::Data::OffsetPs(off)) = e.data else { return None };
+    // In 64 bits when nothing overflows (a 128-bit division per event was 3% of a
+    // profile's read); the same values as the 128-bit sums below, which take the rest.
+    let dur = e.duration_ps.max(0);
+    let narrow = line_ns
+        .checked_mul(1000)
+        .and_then(|l| l.checked_add(off))
+        .and_then(|start| Some((start.div_euclid(1000), start.checked_add(dur)?.div_euclid(1000))));
+    if let Some((ts, end)) = narrow {
+        return Some((ts, end.checked_sub(ts)?));
+    }
     let start_ps = i128::from(line_ns) * 1000 + i128::from(off);
     let end_ps = start_ps + i128::from(e.duration_ps.max(0));
     let ts = i64::try_from(start_ps.div_euclid(1000)).ok()?;
@@ -1211,6 +1221,47 @@ fn assign_runs(raws: &[Raw], host: &Host<'_>, modules: &Modules) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 64-bit arithmetic of `times` against the 128-bit one it stands in for, at
+    /// the edges of every operand (negative offsets, picoseconds that round towards
+    /// minus infinity, sums past `i64`).
+    #[test]
+    fn event_times_agree_with_128_bit_arithmetic() {
+        let wide = |line_ns: i64, off: i64, dur: i64| -> Option<(i64, i64)> {
+            let start = i128::from(line_ns) * 1000 + i128::from(off);
+            let end = start + i128::from(dur.max(0));
+            let ts = i64::try_from(start.div_euclid(1000)).ok()?;
+            let end = i64::try_from(end.div_euclid(1000)).ok()?;
+            Some((ts, end.checked_sub(ts)?))
+        };
+        let edges = [i64::MIN, i64::MIN + 999, -1_000_001, -1001, -999, -1, 0, 1, 999, 1000, 1001];
+        let values: Vec<i64> = edges
+            .iter()
+            .flat_map(|&v| [v, v.wrapping_neg(), v / 1000, v / 1000 + 1])
+            .chain([i64::MAX, i64::MAX - 999, i64::MAX / 1000, 1_751_410_836_000_000_000])
+            .collect();
+        let mut checked = 0;
+        for &line_ns in &values {
+            for &off in &values {
+                for &dur in &values {
+                    let head = EventHead {
+                        metadata_id: 1,
+                        data: Some(x_event::Data::OffsetPs(off)),
+                        duration_ps: dur,
+                    };
+                    assert_eq!(
+                        times(line_ns, &head),
+                        wide(line_ns, off, dur),
+                        "{line_ns} {off} {dur}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 50_000);
+        let aggregated = EventHead { metadata_id: 1, data: None, duration_ps: 5 };
+        assert_eq!(times(0, &aggregated), None);
+    }
 
     #[test]
     fn kernel_details_of_both_vendors() {

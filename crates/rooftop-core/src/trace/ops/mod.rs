@@ -364,14 +364,16 @@ pub fn model_in_context(
 /// The work models of one trace's ops, each built once per distinct (op name, argument
 /// record) and shared by the tables and the coverage: the reader shares one
 /// [`OpArgs`] between ops with equal arguments, so a training step's thousands of calls
-/// of a few shapes build a few models. Ops whose model depends on the trace around them
-/// ([`context_dependent`]) and XLA ops (modelled from their HLO instruction) are
-/// modelled per call, as [`model_in_context`] does.
+/// of a few shapes build a few models. An XLA op's model is its HLO instruction's, built
+/// once per instruction (every execution of a module shares its instructions). Ops whose
+/// model depends on the trace around them ([`context_dependent`]) are modelled per call,
+/// as [`model_in_context`] does.
 #[derive(Debug)]
 pub struct ModelMemo<'m> {
     model: &'m TraceModel,
     ctx: &'m super::inference::Context,
     by_args: foldhash::HashMap<(&'m str, *const OpArgs), std::rc::Rc<OpModelResult>>,
+    by_instr: foldhash::HashMap<*const super::xla::hlo::HloInstr, std::rc::Rc<OpModelResult>>,
 }
 
 /// A model or why there is none.
@@ -380,7 +382,12 @@ pub type OpModelResult = Result<OpModel, OpModelError>;
 impl<'m> ModelMemo<'m> {
     /// An empty memo for `model`'s ops, with `ctx` for the models that need it.
     pub fn new(model: &'m TraceModel, ctx: &'m super::inference::Context) -> ModelMemo<'m> {
-        ModelMemo { model, ctx, by_args: foldhash::HashMap::default() }
+        ModelMemo {
+            model,
+            ctx,
+            by_args: foldhash::HashMap::default(),
+            by_instr: foldhash::HashMap::default(),
+        }
     }
 
     /// The trace the memo models.
@@ -396,13 +403,25 @@ impl<'m> ModelMemo<'m> {
     /// [`model_in_context`] of op `i`.
     pub fn get(&mut self, i: usize) -> std::rc::Rc<OpModelResult> {
         let (model, ctx) = (self.model, self.ctx);
+        let build = || std::rc::Rc::new(model_in_context(model, i, ctx));
         match model.ops.get(i) {
-            Some(o) if model.xla.is_none() && !context_dependent(&o.name) => self
-                .by_args
-                .entry((o.name.as_str(), std::sync::Arc::as_ptr(&o.args)))
-                .or_insert_with(|| std::rc::Rc::new(model_in_context(model, i, ctx)))
-                .clone(),
-            _ => std::rc::Rc::new(model_in_context(model, i, ctx)),
+            Some(o) if !context_dependent(&o.name) => match model.xla.as_deref() {
+                // The model of an XLA op is its instruction's alone (`xla::model_op`).
+                Some(x) => match x.instr_of(i) {
+                    Some(instr) => self
+                        .by_instr
+                        .entry(std::sync::Arc::as_ptr(instr))
+                        .or_insert_with(build)
+                        .clone(),
+                    None => build(),
+                },
+                None => self
+                    .by_args
+                    .entry((o.name.as_str(), std::sync::Arc::as_ptr(&o.args)))
+                    .or_insert_with(build)
+                    .clone(),
+            },
+            _ => build(),
         }
     }
 }

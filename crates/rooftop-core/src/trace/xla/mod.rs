@@ -157,6 +157,11 @@ impl XlaInfo {
     fn op(&self, i: usize) -> Option<&XlaOp> {
         self.ops.get(i)
     }
+
+    /// The HLO instruction of op `i`, shared by every execution of it.
+    pub(crate) fn instr_of(&self, i: usize) -> Option<&Arc<HloInstr>> {
+        self.op(i)?.instr.as_ref()
+    }
 }
 
 /// The roofline table of op `i` of an XLA model (`None`: no work model for its
