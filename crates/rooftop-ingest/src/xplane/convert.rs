@@ -170,11 +170,11 @@ struct Plane<'a> {
     stat_meta: IdMap<(&'a str, StatKind)>,
     events: IdMap<EvMeta<'a>>,
     /// Told the bytes of each stretch of a line whose events have been read.
-    release: &'a dyn Fn(&[u8]),
+    release: &'a (dyn Fn(&[u8]) + Sync),
 }
 
 impl<'a> Plane<'a> {
-    fn new(p: &'a XPlaneLazy, release: &'a dyn Fn(&[u8])) -> Plane<'a> {
+    fn new(p: &'a XPlaneLazy, release: &'a (dyn Fn(&[u8]) + Sync)) -> Plane<'a> {
         let stat_meta = IdMap::new(
             p.stat_metadata.iter().map(|(&id, m)| (id, (m.name.as_str(), StatKind::of(&m.name)))),
         );
@@ -259,7 +259,7 @@ impl<'a> Plane<'a> {
 /// 16 MiB read, and at the end, the bytes read are handed to the plane's `release`.
 struct LineEvents<'a> {
     line: &'a [u8],
-    release: &'a dyn Fn(&[u8]),
+    release: &'a (dyn Fn(&[u8]) + Sync),
 }
 
 impl<'a> LineEvents<'a> {
@@ -358,6 +358,17 @@ impl Warn {
             e.1 = example();
         }
         e.0 += 1;
+    }
+
+    /// Adds `later`'s counts; an example of `self` (read first) wins.
+    fn append(&mut self, later: Warn) {
+        for (kind, (count, example)) in later.map {
+            let e = self.map.entry(kind).or_insert_with(|| (0, String::new()));
+            if e.0 == 0 {
+                e.1 = example;
+            }
+            e.0 += count;
+        }
     }
 
     fn finish(self) -> Vec<TraceWarning> {
@@ -695,13 +706,28 @@ struct DeviceOut {
     raws: Vec<Raw>,
 }
 
+/// Every device plane's events, the devices in plane order and their line layouts.
+type Devices = (DeviceOut, Vec<(TraceDevice, XlaDevice)>, Vec<XplaneLayout>);
+
+fn read_devices(planes: &[Plane<'_>], warn: &mut Warn) -> Result<Devices, DecodeFailure> {
+    let mut out = DeviceOut::default();
+    let mut devices: Vec<(TraceDevice, XlaDevice)> = Vec::new();
+    let mut layouts: Vec<XplaneLayout> = Vec::new();
+    for pl in planes {
+        let Some(index) = device_index(&pl.p.name) else { continue };
+        let (layout, target) = read_device_events(pl, index, &mut out, warn)?;
+        layouts.extend(layout);
+        devices.push(plane_device(pl, index, target.as_deref()));
+    }
+    Ok((out, devices, layouts))
+}
+
 /// The activities of device plane `pl` (device `index`) into `out.raws`: the line heads
 /// first (events skipped), then each chosen line's events in turn. Returns the plane's
 /// layout when it had events, and the LLVM target its kernel names show.
 fn read_device_events(
     pl: &Plane<'_>,
     index: i64,
-    host: &Host<'_>,
     out: &mut DeviceOut,
     warn: &mut Warn,
 ) -> Result<(Option<XplaneLayout>, Option<String>), DecodeFailure> {
@@ -770,9 +796,6 @@ fn read_device_events(
                 kernel_details(k, &mut g);
             }
             g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
-            if let Some(c) = st.correlation_id {
-                g.launcher = host.launches.get(&c).map(|l| l.0.to_string());
-            }
             let hlo_op = match layout {
                 XplaneLayout::XlaOpsLine => st.hlo_op.or(Some(name)),
                 _ => st.hlo_op,
@@ -978,7 +1001,10 @@ fn share_targets(devices: &mut [(TraceDevice, XlaDevice)]) {
 ///
 /// # Errors
 /// A plane or line that does not decode (the caller locates the bad bytes).
-pub fn build(space: &XSpaceLazy, release: &dyn Fn(&[u8])) -> Result<TraceModel, DecodeFailure> {
+pub fn build(
+    space: &XSpaceLazy,
+    release: &(dyn Fn(&[u8]) + Sync),
+) -> Result<TraceModel, DecodeFailure> {
     let mut warn = Warn::default();
     for e in &space.errors {
         warn.add("xspace_error", || format!("the profiler reported: {e}"));
@@ -993,16 +1019,21 @@ pub fn build(space: &XSpaceLazy, release: &dyn Fn(&[u8])) -> Result<TraceModel, 
         .iter()
         .filter(|p| p.p.name.starts_with("/host:") && p.p.name != "/host:metadata")
         .collect();
-    let host = read_host(&host_planes, &mut warn)?;
-
-    let mut out = DeviceOut::default();
-    let mut devices: Vec<(TraceDevice, XlaDevice)> = Vec::new();
-    let mut layouts: Vec<XplaneLayout> = Vec::new();
-    for pl in &planes {
-        let Some(index) = device_index(&pl.p.name) else { continue };
-        let (layout, target) = read_device_events(pl, index, &host, &mut out, &mut warn)?;
-        layouts.extend(layout);
-        devices.push(plane_device(pl, index, target.as_deref()));
+    // The host planes and the device planes are read at once (neither needs the
+    // other's events); the device warnings count after the host's, as when read in turn.
+    let mut device_warn = Warn::default();
+    let (host, device) = rayon::join(
+        || read_host(&host_planes, &mut warn),
+        || read_devices(&planes, &mut device_warn),
+    );
+    let host = host?;
+    let (mut out, mut devices, layouts) = device?;
+    warn.append(device_warn);
+    // Each kernel's launching call, by its correlation id.
+    for r in &mut out.raws {
+        if let Some(c) = r.gpu.correlation {
+            r.gpu.launcher = host.launches.get(&c).map(|l| l.0.to_string());
+        }
     }
     devices.sort_by_key(|d| d.0.index);
     share_targets(&mut devices);

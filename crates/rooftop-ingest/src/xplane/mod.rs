@@ -84,7 +84,7 @@ pub fn read_bytes(bytes: &[u8], name: &Path) -> Result<TraceModel, XplaneError> 
 fn read_owned(
     bytes: &bytes::Bytes,
     name: &Path,
-    release: &dyn Fn(&[u8]),
+    release: &(dyn Fn(&[u8]) + Sync),
 ) -> Result<TraceModel, XplaneError> {
     let located = |e: &dyn std::fmt::Display| {
         let (offset, field, message) = match wire::locate(bytes) {
