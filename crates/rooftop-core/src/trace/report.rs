@@ -23,7 +23,7 @@ use super::ops;
 use super::summary::{
     kernel_summary, ops_summary, short_kernels, KernelRow, OpsSummary, ShortKernels,
 };
-use super::tables::{category_tables_memo, OpRow};
+use super::tables::{category_tables_memo, CategoryTable, OpRow};
 use super::timeline::{timeline, Timeline, Window};
 use crate::device::DeviceSpec;
 use crate::diagnose::{rank, Finding};
@@ -176,53 +176,21 @@ pub fn analyze(
 ) -> TraceReport {
     let (timeline, window) = timeline(model, opts.include_unlinked);
     let total_us = timeline.all.total.time_ms * 1e3;
-    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel;
-    // for an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
-    let mut replayed: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
-    for (ev, op) in super::gaps::graphs::capture_map(model) {
-        let first = replayed.entry(op).or_insert(ev);
-        *first = (*first).min(ev);
-    }
-    // Each op's category once (the summaries and the findings ask for it per launch).
-    let by_op: Vec<std::cell::OnceCell<ops::Category>> =
-        vec![std::cell::OnceCell::new(); model.ops.len()];
-    let categorize = |i: u32| match by_op.get(i as usize) {
-        Some(c) => *c.get_or_init(|| ops::categorize_in(model, i as usize)),
-        None => ops::categorize_in(model, i as usize),
-    };
-    let category_name = |i: u32| {
-        let by_op = categorize(i);
-        let kernel = replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
-        match (by_op, kernel, model.ops.get(i as usize)) {
-            (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
-                ops::categorize_op(&o.name, Some(&k.name)).as_str().to_string()
-            }
-            _ => by_op.as_str().to_string(),
-        }
-    };
-    let is_elementwise = |i: u32| categorize(i) == ops::Category::Elementwise;
-    let ops_summary = ops_summary(model, &category_name);
-    let kernels = kernel_summary(model, &category_name, total_us);
-    let short_kernels =
-        short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
-    let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
-    // One model per distinct (op, arguments), shared by the tables and the coverage.
-    let mut memo = ops::ModelMemo::new(model, &ctx);
-    let tables = category_tables_memo(&mut memo, device);
-    let model_coverage = ops::model_coverage_memo(&mut memo);
-    drop(memo);
-    let findings = findings(&FindingsInput {
-        model,
-        timeline: &timeline,
-        short: &short_kernels,
-        tables: &tables,
-        is_elementwise: &is_elementwise,
-    });
+    let window_start_ns = (window.start_us * 1e3).round() as i64;
+    // The critical path and the XLA report need the model alone: they are built on
+    // threads of their own while this one builds the rest (a panic in either is raised
+    // here, as if it had run here).
+    let ((ops_summary, kernels, short_kernels, tables, model_coverage, findings), cp, xla) =
+        std::thread::scope(|s| {
+            let cp = s.spawn(|| critical_path(model, &opts.critical_path));
+            let xla = s.spawn(|| super::xla::report::xla_report(model, device, window_start_ns));
+            let parts = per_op_parts(model, device, opts, &timeline, total_us);
+            (parts, joined(cp.join()), joined(xla.join()))
+        });
     let idle = idle_breakdown(model, opts.idle_threshold_ns);
     let launch = launch_stats(model);
     let syncs = syncs(model);
     let graphs = graphs(model);
-    let cp = critical_path(model, &opts.critical_path);
     let modules = modules(model);
     let memory = memory(model);
     let inference = inference(model);
@@ -308,7 +276,6 @@ pub fn analyze(
         });
     }
     let first = model.devices.first();
-    let window_start_ns = (window.start_us * 1e3).round() as i64;
     TraceReport {
         schema_version: SCHEMA_VERSION,
         device: TraceDevice {
@@ -330,7 +297,7 @@ pub fn analyze(
         short_kernels,
         findings,
         warnings,
-        xla: super::xla::report::xla_report(model, device, window_start_ns),
+        xla,
         idle,
         launch,
         syncs,
@@ -340,6 +307,66 @@ pub fn analyze(
         memory,
         inference,
     }
+}
+
+/// The value of a scoped thread, or its panic raised on this thread.
+fn joined<T>(r: std::thread::Result<T>) -> T {
+    r.unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// The summaries, the tables, the coverage and the findings of the ops and kernels.
+#[allow(clippy::type_complexity)]
+fn per_op_parts(
+    model: &TraceModel,
+    device: Option<&DeviceSpec>,
+    opts: &TraceOptions,
+    timeline: &Timeline,
+    total_us: f64,
+) -> (OpsSummary, Vec<KernelRow>, ShortKernels, Vec<CategoryTable>, ops::ModelCoverage, Vec<Finding>)
+{
+    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel;
+    // for an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
+    let mut replayed: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for (ev, op) in super::gaps::graphs::capture_map(model) {
+        let first = replayed.entry(op).or_insert(ev);
+        *first = (*first).min(ev);
+    }
+    // Each op's category once (the summaries and the findings ask for it per launch).
+    let by_op: Vec<std::cell::OnceCell<ops::Category>> =
+        vec![std::cell::OnceCell::new(); model.ops.len()];
+    let categorize = |i: u32| match by_op.get(i as usize) {
+        Some(c) => *c.get_or_init(|| ops::categorize_in(model, i as usize)),
+        None => ops::categorize_in(model, i as usize),
+    };
+    let category_name = |i: u32| {
+        let by_op = categorize(i);
+        let kernel = replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
+        match (by_op, kernel, model.ops.get(i as usize)) {
+            (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
+                ops::categorize_op(&o.name, Some(&k.name)).as_str().to_string()
+            }
+            _ => by_op.as_str().to_string(),
+        }
+    };
+    let is_elementwise = |i: u32| categorize(i) == ops::Category::Elementwise;
+    let ops_summary = ops_summary(model, &category_name);
+    let kernels = kernel_summary(model, &category_name, total_us);
+    let short_kernels =
+        short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
+    let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
+    // One model per distinct (op, arguments), shared by the tables and the coverage.
+    let mut memo = ops::ModelMemo::new(model, &ctx);
+    let tables = category_tables_memo(&mut memo, device);
+    let model_coverage = ops::model_coverage_memo(&mut memo);
+    drop(memo);
+    let findings = findings(&FindingsInput {
+        model,
+        timeline,
+        short: &short_kernels,
+        tables: &tables,
+        is_elementwise: &is_elementwise,
+    });
+    (ops_summary, kernels, short_kernels, tables, model_coverage, findings)
 }
 
 /// A finding's advice in JAX's terms: the findings are written for PyTorch, whose
