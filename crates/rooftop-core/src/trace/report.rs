@@ -175,18 +175,17 @@ pub fn analyze(
     opts: &TraceOptions,
 ) -> TraceReport {
     let (timeline, window) = timeline(model, opts.include_unlinked);
-    let total_us = timeline.all.total.time_ms * 1e3;
     let window_start_ns = (window.start_us * 1e3).round() as i64;
     // The critical path and the XLA report need the model alone: they are built on
     // threads of their own while this one builds the rest (a panic in either is raised
     // here, as if it had run here).
-    let ((ops_summary, kernels, short_kernels, tables, model_coverage, findings), cp, xla) =
-        std::thread::scope(|s| {
-            let cp = s.spawn(|| critical_path(model, &opts.critical_path));
-            let xla = s.spawn(|| super::xla::report::xla_report(model, device, window_start_ns));
-            let parts = per_op_parts(model, device, opts, &timeline, total_us);
-            (parts, joined(cp.join()), joined(xla.join()))
-        });
+    let (per_op, cp, xla) = std::thread::scope(|s| {
+        let cp = s.spawn(|| critical_path(model, &opts.critical_path));
+        let xla = s.spawn(|| super::xla::report::xla_report(model, device, window_start_ns));
+        let per_op = per_op(model, device, opts, &timeline);
+        (per_op, joined(cp.join()), joined(xla.join()))
+    });
+    let PerOp { ops_summary, kernels, short_kernels, tables, model_coverage, findings } = per_op;
     let idle = idle_breakdown(model, opts.idle_threshold_ns);
     let launch = launch_stats(model);
     let syncs = syncs(model);
@@ -315,15 +314,22 @@ fn joined<T>(r: std::thread::Result<T>) -> T {
 }
 
 /// The summaries, the tables, the coverage and the findings of the ops and kernels.
-#[allow(clippy::type_complexity)]
-fn per_op_parts(
+struct PerOp {
+    ops_summary: OpsSummary,
+    kernels: Vec<KernelRow>,
+    short_kernels: ShortKernels,
+    tables: Vec<CategoryTable>,
+    model_coverage: ops::ModelCoverage,
+    findings: Vec<Finding>,
+}
+
+fn per_op(
     model: &TraceModel,
     device: Option<&DeviceSpec>,
     opts: &TraceOptions,
     timeline: &Timeline,
-    total_us: f64,
-) -> (OpsSummary, Vec<KernelRow>, ShortKernels, Vec<CategoryTable>, ops::ModelCoverage, Vec<Finding>)
-{
+) -> PerOp {
+    let total_us = timeline.all.total.time_ms * 1e3;
     // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel;
     // for an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
     let mut replayed: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
@@ -366,7 +372,7 @@ fn per_op_parts(
         tables: &tables,
         is_elementwise: &is_elementwise,
     });
-    (ops_summary, kernels, short_kernels, tables, model_coverage, findings)
+    PerOp { ops_summary, kernels, short_kernels, tables, model_coverage, findings }
 }
 
 /// A finding's advice in JAX's terms: the findings are written for PyTorch, whose

@@ -184,17 +184,7 @@ impl Window<'_> {
         if self.done {
             return Ok(false);
         }
-        let (gone, kept) = self.buf.split_at(keep);
-        // The newlines of the shorter side are counted: a batch drops most of the
-        // window and keeps its last few events.
-        if gone.len() <= kept.len() {
-            self.lines += newlines(gone);
-        } else {
-            self.lines = self.lines_end - newlines(kept);
-        }
-        if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
-            self.line_start = self.base + i + 1;
-        }
+        self.count_lines_before(keep);
         self.buf.drain(..keep);
         self.base += keep;
         match self.source.fill(&mut self.buf) {
@@ -210,6 +200,21 @@ impl Window<'_> {
         }
     }
 
+    /// Moves `lines` and `line_start` to `buf[at]`, about to become the window's start.
+    /// The newlines of the shorter side are counted: a batch drops most of the window
+    /// and keeps its last few events.
+    fn count_lines_before(&mut self, at: usize) {
+        let (gone, kept) = self.buf.split_at(at);
+        if gone.len() <= kept.len() {
+            self.lines += newlines(gone);
+        } else {
+            self.lines = self.lines_end - newlines(kept);
+        }
+        if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
+            self.line_start = self.base + i + 1;
+        }
+    }
+
     /// Takes the bytes inflated ahead. When the parser has reached `from` (it is at
     /// `*p`), the window becomes those bytes, without copying them; otherwise they are
     /// appended.
@@ -220,11 +225,7 @@ impl Window<'_> {
             self.lines_end += ahead.newlines;
             return;
         }
-        let (gone, kept) = self.buf.split_at(ahead.from);
-        self.lines = self.lines_end - newlines(kept);
-        if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
-            self.line_start = self.base + i + 1;
-        }
+        self.count_lines_before(ahead.from);
         self.lines_end += ahead.newlines;
         self.base += ahead.from;
         *p -= ahead.from;

@@ -353,21 +353,22 @@ struct Warn {
 
 impl Warn {
     fn add(&mut self, kind: &'static str, example: impl FnOnce() -> String) {
+        self.add_n(kind, 1, example);
+    }
+
+    /// `n` warnings of `kind`; the first example of a kind is kept.
+    fn add_n(&mut self, kind: &'static str, n: u64, example: impl FnOnce() -> String) {
         let e = self.map.entry(kind).or_insert_with(|| (0, String::new()));
         if e.0 == 0 {
             e.1 = example();
         }
-        e.0 += 1;
+        e.0 += n;
     }
 
     /// Adds `later`'s counts; an example of `self` (read first) wins.
     fn append(&mut self, later: Warn) {
         for (kind, (count, example)) in later.map {
-            let e = self.map.entry(kind).or_insert_with(|| (0, String::new()));
-            if e.0 == 0 {
-                e.1 = example;
-            }
-            e.0 += count;
+            self.add_n(kind, count, || example);
         }
     }
 
