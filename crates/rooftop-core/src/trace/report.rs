@@ -176,23 +176,18 @@ pub fn analyze(
 ) -> TraceReport {
     let (timeline, window) = timeline(model, opts.include_unlinked);
     let window_start_ns = (window.start_us * 1e3).round() as i64;
-    // The critical path and the XLA report need the model alone: they are built on
-    // threads of their own while this one builds the rest (a panic in either is raised
-    // here, as if it had run here).
-    let (per_op, cp, xla) = std::thread::scope(|s| {
+    // The critical path, the gap analyses and the XLA report need the model alone:
+    // they are built on threads of their own while this one builds the per-op part, the
+    // longest (a panic in any is raised here, as if it had run here).
+    let (per_op, cp, gaps, xla) = std::thread::scope(|s| {
         let cp = s.spawn(|| critical_path(model, &opts.critical_path));
+        let gaps = s.spawn(|| Gaps::of(model, opts));
         let xla = s.spawn(|| super::xla::report::xla_report(model, device, window_start_ns));
         let per_op = per_op(model, device, opts, &timeline);
-        (per_op, joined(cp.join()), joined(xla.join()))
+        (per_op, joined(cp.join()), joined(gaps.join()), joined(xla.join()))
     });
     let PerOp { ops_summary, kernels, short_kernels, tables, model_coverage, findings } = per_op;
-    let idle = idle_breakdown(model, opts.idle_threshold_ns);
-    let launch = launch_stats(model);
-    let syncs = syncs(model);
-    let graphs = graphs(model);
-    let modules = modules(model);
-    let memory = memory(model);
-    let inference = inference(model);
+    let Gaps { idle, launch, syncs, graphs, modules, memory, inference } = gaps;
     let mut findings = findings;
     // The gap findings' `trace.gpu_idle` states the idle time with its causes.
     findings.retain(|f| f.id != "trace.gpu_idle");
@@ -311,6 +306,32 @@ pub fn analyze(
 /// The value of a scoped thread, or its panic raised on this thread.
 fn joined<T>(r: std::thread::Result<T>) -> T {
     r.unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// The analyses of the time between and around the kernels, and of the allocator and
+/// the serving engine: each reads the model alone.
+struct Gaps {
+    idle: IdleBreakdown,
+    launch: LaunchStats,
+    syncs: Syncs,
+    graphs: Graphs,
+    modules: Modules,
+    memory: Memory,
+    inference: Inference,
+}
+
+impl Gaps {
+    fn of(model: &TraceModel, opts: &TraceOptions) -> Gaps {
+        Gaps {
+            idle: idle_breakdown(model, opts.idle_threshold_ns),
+            launch: launch_stats(model),
+            syncs: syncs(model),
+            graphs: graphs(model),
+            modules: modules(model),
+            memory: memory(model),
+            inference: inference(model),
+        }
+    }
 }
 
 /// The summaries, the tables, the coverage and the findings of the ops and kernels.
