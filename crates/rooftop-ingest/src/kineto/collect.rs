@@ -154,6 +154,16 @@ pub(crate) struct Partial {
     key: Vec<u8>,
 }
 
+/// Moves `from`'s elements to the end of `into`: without a copy when `into` is empty
+/// and has no more room than `from` (the first stretch appended to a new sink).
+fn join<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
+    if into.is_empty() && into.capacity() <= from.capacity() {
+        std::mem::swap(into, from);
+    } else {
+        into.append(from);
+    }
+}
+
 impl Partial {
     /// One shared copy of each distinct argument list, parsed once.
     fn intern(&mut self, shapes: &[Option<&str>; 4]) -> Arc<OpArgs> {
@@ -174,6 +184,12 @@ impl Partial {
     /// Room for the events of `parts`, appended next: each is then copied once, into
     /// vectors allocated once, rather than into vectors that grow by doubling.
     pub fn reserve_for<'p>(&mut self, parts: impl IntoIterator<Item = &'p Partial>) {
+        self.reserve_scaled(parts, 1.0);
+    }
+
+    /// [`Partial::reserve_for`] `scale` times the events of `parts` (an estimate of
+    /// what is still to come from a sample of it).
+    pub fn reserve_scaled<'p>(&mut self, parts: impl IntoIterator<Item = &'p Partial>, scale: f64) {
         let mut n = [0usize; 9];
         for p in parts {
             let lens = [
@@ -191,6 +207,8 @@ impl Partial {
                 *total += len;
             }
         }
+        // Rounded up; an estimate that is too small only means the vectors grow.
+        let n = n.map(|k| (k as f64 * scale).ceil() as usize);
         self.ops.reserve(n[0]);
         self.runtimes.reserve(n[1]);
         self.gpu.reserve(n[2]);
@@ -222,15 +240,15 @@ impl Partial {
     /// ([`Partial::take_counts`]).
     pub fn append_events(&mut self, mut other: Partial) {
         debug_assert_eq!(other.events, 0, "counts taken first");
-        self.ops.append(&mut other.ops);
-        self.runtimes.append(&mut other.runtimes);
-        self.gpu.append(&mut other.gpu);
-        self.flow_starts.append(&mut other.flow_starts);
-        self.flow_ends.append(&mut other.flow_ends);
-        self.annotations.append(&mut other.annotations);
-        self.syncs.append(&mut other.syncs);
-        self.modules.append(&mut other.modules);
-        self.memory.append(&mut other.memory);
+        join(&mut self.ops, &mut other.ops);
+        join(&mut self.runtimes, &mut other.runtimes);
+        join(&mut self.gpu, &mut other.gpu);
+        join(&mut self.flow_starts, &mut other.flow_starts);
+        join(&mut self.flow_ends, &mut other.flow_ends);
+        join(&mut self.annotations, &mut other.annotations);
+        join(&mut self.syncs, &mut other.syncs);
+        join(&mut self.modules, &mut other.modules);
+        join(&mut self.memory, &mut other.memory);
         // Later stretches keep sharing within themselves; merging pools is not needed.
         other.args_pool.clear();
     }

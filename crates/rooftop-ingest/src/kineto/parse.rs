@@ -21,6 +21,7 @@ use serde::de::{
 };
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Bytes parsed between two progress reports.
 const PROGRESS_STEP: usize = 4 << 20;
@@ -321,21 +322,32 @@ fn events_array(
     let mut bounds = vec![start];
     bounds.extend(&splits);
     let n = bounds.len();
-    let mut results: Vec<Option<(Partial, Result<End, PosError>)>> = (0..n).map(|_| None).collect();
+    let slots: Vec<Mutex<Option<Stretch>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let scale = match bounds.get(1) {
+        Some(&second) => (buf.len() - start) as f64 / (second - start) as f64 * 1.05,
+        None => 1.0,
+    };
+    let merge = Mutex::new(Merge { sink, next: 0, outcome: None, scale });
     {
-        let (first, rest) = results.split_at_mut(1);
-        let bounds = &bounds;
-        let done = &done;
+        let (bounds, slots, merge, done) = (&bounds, &slots, &merge, &done);
+        // A finished stretch is appended as soon as every stretch before it is, by the
+        // thread that finished it or the one after (while the others still parse): only
+        // the last stretches are appended once all are parsed.
+        let finish = move |i: usize, stretch: Stretch| {
+            *lock(&slots[i]) = Some(stretch);
+            if let Ok(mut m) = merge.try_lock() {
+                m.advance(slots, bounds);
+            }
+        };
         rayon::in_place_scope(|s| {
-            for (k, slot) in rest.iter_mut().enumerate() {
-                let i = k + 1;
+            for i in 1..n {
                 s.spawn(move |_| {
                     let mut part = Partial::default();
                     let stop = bounds.get(i + 1).copied().unwrap_or(usize::MAX);
                     let end = run(buf, 0, bounds[i], stop, &mut part, release, &mut |d| {
                         done.fetch_add(d as u64, Ordering::Relaxed);
                     });
-                    *slot = Some((part, end));
+                    finish(i, (part, end));
                 });
             }
             let mut part = Partial::default();
@@ -344,42 +356,91 @@ fn events_array(
                 let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
                 progress(now.min(total), total);
             });
-            first[0] = Some((part, end));
+            finish(0, (part, end));
         });
     }
-
-    sink.reserve_for(results.iter().flatten().map(|(part, _)| part));
-    // Chain the stretches: stretch i + 1 counts only if stretch i ended at its start.
-    for (i, slot) in results.into_iter().enumerate() {
-        let Some((part, end)) = slot else { break };
-        sink.append(part);
-        if sink.events > Limit::Events.value() {
-            // Each stretch checks its own count; the sum is checked here.
-            return Err(too_many_events(bounds[i]));
-        }
-        match end? {
-            End::Closed(after) => return Ok(after),
-            End::Next(p) if i + 1 < n && p == bounds[i + 1] => {}
-            End::Next(p) => {
-                // A wrong guess (or the last stretch ran past its stop, which it never
-                // does): go on sequentially from the known-good position.
-                let mut rest = Partial::default();
-                let end = run(buf, 0, p, usize::MAX, &mut rest, release, &mut |d| {
-                    let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
-                    progress(now.min(total), total);
-                })?;
-                sink.append(rest);
-                if sink.events > Limit::Events.value() {
-                    return Err(too_many_events(p));
-                }
-                return match end {
-                    End::Closed(after) => Ok(after),
-                    End::Next(p) => Err(expected(buf, p, "`]`")),
-                };
+    // Every stretch is parsed: append what the threads left.
+    let mut m = merge.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    m.advance(&slots, &bounds);
+    match m.outcome {
+        Some(Outcome::Done(r)) => r,
+        None => Err(expected(buf, buf.len(), "`]` closing `traceEvents`")),
+        Some(Outcome::Resume(p)) => {
+            // A wrong guess (or the last stretch ran past its stop, which it never
+            // does): go on sequentially from the known-good position.
+            let mut rest = Partial::default();
+            let end = run(buf, 0, p, usize::MAX, &mut rest, release, &mut |d| {
+                let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
+                progress(now.min(total), total);
+            })?;
+            m.sink.append(rest);
+            if m.sink.events > Limit::Events.value() {
+                return Err(too_many_events(p));
+            }
+            match end {
+                End::Closed(after) => Ok(after),
+                End::Next(p) => Err(expected(buf, p, "`]`")),
             }
         }
     }
-    Err(expected(buf, buf.len(), "`]` closing `traceEvents`"))
+}
+
+/// One stretch's events and how it ended.
+type Stretch = (Partial, Result<End, PosError>);
+
+/// The stretches appended so far, in order, to the caller's sink.
+struct Merge<'s> {
+    sink: &'s mut Partial,
+    /// The next stretch to append.
+    next: usize,
+    /// Set when the chain of stretches ends (no stretch after it is appended).
+    outcome: Option<Outcome>,
+    /// The events of all stretches over those of the first, estimated from their
+    /// lengths.
+    scale: f64,
+}
+
+/// How the chain of stretches ended.
+enum Outcome {
+    /// The array's end (the position after its `]`) or the first error.
+    Done(Result<usize, PosError>),
+    /// A stretch did not end where the next one starts: parse sequentially from here.
+    Resume(usize),
+}
+
+impl Merge<'_> {
+    /// Appends the parsed stretches that follow the ones appended, in order, up to the
+    /// first still being parsed; stretch i + 1 counts only if stretch i ended at its
+    /// start.
+    fn advance(&mut self, slots: &[Mutex<Option<Stretch>>], bounds: &[usize]) {
+        while self.outcome.is_none() {
+            let i = self.next;
+            let Some((part, end)) = slots.get(i).and_then(|s| lock(s).take()) else { return };
+            self.next += 1;
+            if i == 0 && bounds.len() > 1 {
+                // Room for all the stretches, estimated from the first (they are of
+                // about the same length) with a margin: each is then copied once.
+                self.sink.reserve_scaled([&part], self.scale);
+            }
+            self.sink.append(part);
+            self.outcome = if self.sink.events > Limit::Events.value() {
+                // Each stretch checks its own count; the sum is checked here.
+                Some(Outcome::Done(Err(too_many_events(bounds[i]))))
+            } else {
+                match end {
+                    Err(e) => Some(Outcome::Done(Err(e))),
+                    Ok(End::Closed(after)) => Some(Outcome::Done(Ok(after))),
+                    Ok(End::Next(p)) if bounds.get(i + 1) == Some(&p) => None,
+                    Ok(End::Next(p)) => Some(Outcome::Resume(p)),
+                }
+            };
+        }
+    }
+}
+
+/// The value behind `m`, also after a panic elsewhere (which the scope re-raises).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The indentation of the element starting at `start` (the blanks between the line's
