@@ -31,16 +31,16 @@ use super::{regex, set_tile, GemmKernelInfo, KernelFamily, Transpose};
 static DEMANGLED_CLASS: LazyLock<Regex> =
     LazyLock::new(|| regex(r"ck::(?:[A-Za-z_][A-Za-z0-9_]*::)*(?P<cls>Gridwise[A-Za-z0-9_]*)<"));
 static CK_KERNEL: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"ck::(?:[A-Za-z_()\s]+::)*(?P<k>kernel_[A-Za-z0-9_]*)<"));
+    LazyLock::new(|| regex(r"ck::(?:(?:[A-Za-z_()]|(?-u:\s))+::)*(?P<k>kernel_[A-Za-z0-9_]*)<"));
 static MANGLED_CLASS: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"(?P<len>\d+)(?P<cls>Gridwise[A-Za-z0-9_]*)"));
+    LazyLock::new(|| regex(r"(?P<len>[0-9]+)(?P<cls>Gridwise[A-Za-z0-9_]*)"));
 static MANGLED_SPEC: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"GemmSpecializationE\d+E(?P<ints>(?:L[ij]\d+E)+)"));
-static MANGLED_RUN: LazyLock<Regex> = LazyLock::new(|| regex(r"(?:L[ij]\d+E){10,}"));
-static MANGLED_INT: LazyLock<Regex> = LazyLock::new(|| regex(r"L[ij](?P<v>\d+)E"));
+    LazyLock::new(|| regex(r"GemmSpecializationE[0-9]+E(?P<ints>(?:L[ij][0-9]+E)+)"));
+static MANGLED_RUN: LazyLock<Regex> = LazyLock::new(|| regex(r"(?:L[ij][0-9]+E){10,}"));
+static MANGLED_INT: LazyLock<Regex> = LazyLock::new(|| regex(r"L[ij](?P<v>[0-9]+)E"));
 static CK_TILE_SHAPE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"TileGemmShape<\s*(?:ck_tile::)?sequence<\s*(?P<m>\d+)\s*,\s*(?P<n>\d+)\s*,\s*(?P<k>\d+)\s*>",
+        r"TileGemmShape<(?-u:\s)*(?:ck_tile::)?sequence<(?-u:\s)*(?P<m>[0-9]+)(?-u:\s)*,(?-u:\s)*(?P<n>[0-9]+)(?-u:\s)*,(?-u:\s)*(?P<k>[0-9]+)(?-u:\s)*>",
     )
 });
 

@@ -15,7 +15,7 @@ use super::{cap_u32, layout_from_letters, regex, set_tile, GemmKernelInfo, Kerne
 
 static LEGACY: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"^(?P<arch>maxwell|pascal|volta|turing|ampere|ada|hopper|sm\d+)_(?:(?P<pre>[a-z0-9]+)_)?(?P<core>[a-z]{0,3}\d*gemm)(?:_(?P<out>fp16|bf16|fp32|tf32|int8|i8))?_(?P<m>\d+)x(?P<n>\d+)(?P<mods>(?:_[a-z0-9]+)*?)(?:_stages_(?P<k>\d+)x(?P<st>\d+))?_(?P<lay>[nt]{2})(?:_v\d+)?$",
+        r"^(?P<arch>maxwell|pascal|volta|turing|ampere|ada|hopper|sm[0-9]+)_(?:(?P<pre>[a-z0-9]+)_)?(?P<core>[a-z]{0,3}[0-9]*gemm)(?:_(?P<out>fp16|bf16|fp32|tf32|int8|i8))?_(?P<m>[0-9]+)x(?P<n>[0-9]+)(?P<mods>(?:_[a-z0-9]+)*?)(?:_stages_(?P<k>[0-9]+)x(?P<st>[0-9]+))?_(?P<lay>[nt]{2})(?:_v[0-9]+)?$",
     )
 });
 

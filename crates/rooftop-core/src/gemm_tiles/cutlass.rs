@@ -25,12 +25,12 @@ use super::{cap_u32, layout_from_letters, regex, set_tile, GemmKernelInfo, Kerne
 
 static CUTLASS3: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"cutlass3x_sm(?P<arch>\d+)_(?P<op>[a-z]+)_(?P<ex>\w+?)_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)_(?:(?P<cm>\d+)x(?P<cn>\d+)x(?P<ck>\d+)_)?(?P<st>\d+)_(?P<lay>[nt]{3})_align(?P<al>\d+)(?P<rest>\w*)",
+        r"cutlass3x_sm(?P<arch>[0-9]+)_(?P<op>[a-z]+)_(?P<ex>[0-9A-Za-z_]+?)_(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)_(?:(?P<cm>[0-9]+)x(?P<cn>[0-9]+)x(?P<ck>[0-9]+)_)?(?P<st>[0-9]+)_(?P<lay>[nt]{3})_align(?P<al>[0-9]+)(?P<rest>[0-9A-Za-z_]*)",
     )
 });
 static CUTLASS2: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"cutlass_(?:(?P<cc>\d+)_)?(?P<op>tensorop|simt|wmma_tensorop)_(?P<ex>\w*?(?:gemm|fprop|dgrad|wgrad)\w*?)_(?P<m>\d+)x(?P<n>\d+)(?:_(?P<k>\d+)x(?P<st>\d+))?_(?P<lay>[nt]{2}|[a-z0-9]*hw[a-z0-9]*)_align(?P<al>\d+)",
+        r"cutlass_(?:(?P<cc>[0-9]+)_)?(?P<op>tensorop|simt|wmma_tensorop)_(?P<ex>[0-9A-Za-z_]*?(?:gemm|fprop|dgrad|wgrad)[0-9A-Za-z_]*?)_(?P<m>[0-9]+)x(?P<n>[0-9]+)(?:_(?P<k>[0-9]+)x(?P<st>[0-9]+))?_(?P<lay>[nt]{2}|[a-z0-9]*hw[a-z0-9]*)_align(?P<al>[0-9]+)",
     )
 });
 

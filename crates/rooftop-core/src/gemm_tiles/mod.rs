@@ -335,6 +335,11 @@ fn parse_uncached(name: &str) -> Option<GemmKernelInfo> {
 
 /// Compiles a regex that is a literal in this module; a bad literal is a bug caught by every
 /// test run.
+///
+/// The literals spell their classes in ASCII (`[0-9]`, `[0-9A-Za-z_]`, `(?-u:\s)`): kernel
+/// names are ASCII, and Unicode's `\d`, `\w` and `\s` cost every process some 20 M
+/// instructions of lazy-DFA construction on its first names (half a small trace's
+/// fixed cost).
 pub(crate) fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| panic!("gemm_tiles regex {pattern:?}: {e}"))
 }
@@ -387,7 +392,40 @@ pub(crate) fn layout_from_letters(s: &str) -> Option<(Transpose, Transpose)> {
 
 /// Matches `{a}x{b}x{c}` and gives the three numbers.
 pub(crate) fn triple(s: &str) -> Option<[u32; 3]> {
-    static TRIPLE: LazyLock<Regex> = LazyLock::new(|| regex(r"^(\d+)x(\d+)x(\d+)$"));
+    static TRIPLE: LazyLock<Regex> = LazyLock::new(|| regex(r"^([0-9]+)x([0-9]+)x([0-9]+)$"));
     let caps = TRIPLE.captures(s)?;
     Some([caps[1].parse().ok()?, caps[2].parse().ok()?, caps[3].parse().ok()?])
+}
+
+#[cfg(test)]
+mod ascii_classes {
+    /// Every pattern literal of the module spells its classes in ASCII ([`super::regex`]).
+    #[test]
+    fn no_pattern_uses_a_unicode_perl_class() {
+        let sources = [
+            include_str!("ck.rs"),
+            include_str!("cublas.rs"),
+            include_str!("cutlass.rs"),
+            include_str!("igemm.rs"),
+            include_str!("mod.rs"),
+            include_str!("nvjet.rs"),
+            include_str!("scan.rs"),
+            include_str!("tensile.rs"),
+            include_str!("triton.rs"),
+            include_str!("xmma.rs"),
+        ];
+        let mut literals = 0;
+        for src in sources {
+            // Every raw string literal (the patterns are the module's only ones).
+            for lit in src.split("r\"").skip(1) {
+                let pattern = lit.split('"').next().unwrap_or_default();
+                literals += 1;
+                for class in ["\\d", "\\w", "\\s", "\\D", "\\W", "\\S", "\\b"] {
+                    let bare = pattern.replace(&format!("(?-u:{class})"), "");
+                    assert!(!bare.contains(class), "{class} in {pattern}");
+                }
+            }
+        }
+        assert!(literals >= 40, "only {literals} pattern literals found");
+    }
 }

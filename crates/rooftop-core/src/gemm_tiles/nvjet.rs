@@ -15,13 +15,13 @@ use super::{cap_u32, layout_from_letters, regex, set_tile, GemmKernelInfo, Kerne
 
 static FULL: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"^nvjet_(?:sm(?P<arch>\d+)_)?(?P<types>[a-z][a-z0-9]*)_(?P<m>\d+)x(?P<n>\d+)_(?P<k>\d+)x(?P<st>\d+)_(?P<cm>\d+)x(?P<cn>\d+)(?P<flags>(?:_[A-Za-z0-9]+)*?)_(?P<lay>[NT]{2,3})$",
+        r"^nvjet_(?:sm(?P<arch>[0-9]+)_)?(?P<types>[a-z][a-z0-9]*)_(?P<m>[0-9]+)x(?P<n>[0-9]+)_(?P<k>[0-9]+)x(?P<st>[0-9]+)_(?P<cm>[0-9]+)x(?P<cn>[0-9]+)(?P<flags>(?:_[A-Za-z0-9]+)*?)_(?P<lay>[NT]{2,3})$",
     )
 });
 /// The leading groups only, for names whose tail does not follow the expected form.
 static HEAD: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"^nvjet_(?:sm(?P<arch>\d+)_)?[a-z][a-z0-9]*_(?P<m>\d+)x(?P<n>\d+)_(?P<k>\d+)x(?P<st>\d+)(?:_|$)",
+        r"^nvjet_(?:sm(?P<arch>[0-9]+)_)?[a-z][a-z0-9]*_(?P<m>[0-9]+)x(?P<n>[0-9]+)_(?P<k>[0-9]+)x(?P<st>[0-9]+)(?:_|$)",
     )
 });
 

@@ -206,16 +206,16 @@ mod tests {
 
     #[test]
     fn matchers_agree_with_their_regexes_on_mutated_names() {
-        let mt = regex(r"_MT(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)(?:_|$)");
-        let gsu = regex(r"_GSU(?P<v>n?\d+)(?:_|$)");
-        let sk = regex(r"_SK(?P<v>\d+)(?:_|$)");
-        let wg = regex(r"_WG(?P<x>\d+)_(?P<y>\d+)_(?P<z>\d+)(?:_|$)");
-        let isa = regex(r"_ISA(?P<v>\d{2,4}[a-z]?)(?:_|$)");
+        let mt = regex(r"_MT(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)");
+        let gsu = regex(r"_GSU(?P<v>n?[0-9]+)(?:_|$)");
+        let sk = regex(r"_SK(?P<v>[0-9]+)(?:_|$)");
+        let wg = regex(r"_WG(?P<x>[0-9]+)_(?P<y>[0-9]+)_(?P<z>[0-9]+)(?:_|$)");
+        let isa = regex(r"_ISA(?P<v>[0-9]{2,4}[a-z]?)(?:_|$)");
         let prefix = regex(
             r"(?:^|[^A-Za-z0-9])C(?P<c>[a-z]{2,4})_A(?P<a>[a-zA-Z]{2,5})_B(?P<b>[a-zA-Z]{2,5})_",
         );
         let ig =
-            regex(r"^igemm_(?P<dir>fwd|bwd|wrw)_\w*?_bt(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)(?:_|$)");
+            regex(r"^igemm_(?P<dir>fwd|bwd|wrw)_[0-9A-Za-z_]*?_bt(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)");
         let all = mutants();
         assert!(all.len() > 10_000, "{} mutants", all.len());
         let (mut hits, mut misses) = (0, 0);

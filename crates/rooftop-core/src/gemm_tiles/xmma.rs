@@ -16,12 +16,12 @@ use super::{cap_u32, layout_from_letters, regex, set_tile, triple, GemmKernelInf
 
 static XMMA: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"(?:^|[^A-Za-z0-9])sm(?P<arch>\d+)_xmma_(?P<op>gemm|fprop_implicit_gemm|dgrad_implicit_gemm|wgrad_implicit_gemm)_(?P<mid>\w*?)_?tilesize(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)(?P<rest>\w*)",
+        r"(?:^|[^A-Za-z0-9])sm(?P<arch>[0-9]+)_xmma_(?P<op>gemm|fprop_implicit_gemm|dgrad_implicit_gemm|wgrad_implicit_gemm)_(?P<mid>[0-9A-Za-z_]*?)_?tilesize(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?P<rest>[0-9A-Za-z_]*)",
     )
 });
 static GEMM_LAYOUT: LazyLock<Regex> = LazyLock::new(|| regex(r"(?:^|_)(?P<ab>[nt]{2})_[nt]$"));
-static STAGE: LazyLock<Regex> = LazyLock::new(|| regex(r"_stage(?P<v>\d+)(?:_|$)"));
-static WARPGROUP: LazyLock<Regex> = LazyLock::new(|| regex(r"_warpgroupsize(?P<v>\d+x\d+x\d+)"));
+static STAGE: LazyLock<Regex> = LazyLock::new(|| regex(r"_stage(?P<v>[0-9]+)(?:_|$)"));
+static WARPGROUP: LazyLock<Regex> = LazyLock::new(|| regex(r"_warpgroupsize(?P<v>[0-9]+x[0-9]+x[0-9]+)"));
 static SEGMENT_K: LazyLock<Regex> = LazyLock::new(|| regex(r"_execute_segment_k_(?P<v>on|off)"));
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
