@@ -10,7 +10,9 @@ use regex::Regex;
 use super::{regex, scan, set_tile_from, GemmKernelInfo, KernelFamily};
 
 static IGEMM: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"^igemm_(?P<dir>fwd|bwd|wrw)_[0-9A-Za-z_]*?_bt(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)")
+    regex(
+        r"^igemm_(?P<dir>fwd|bwd|wrw)_[0-9A-Za-z_]*?_bt(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)",
+    )
 });
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {

@@ -214,8 +214,9 @@ mod tests {
         let prefix = regex(
             r"(?:^|[^A-Za-z0-9])C(?P<c>[a-z]{2,4})_A(?P<a>[a-zA-Z]{2,5})_B(?P<b>[a-zA-Z]{2,5})_",
         );
-        let ig =
-            regex(r"^igemm_(?P<dir>fwd|bwd|wrw)_[0-9A-Za-z_]*?_bt(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)");
+        let ig = regex(
+            r"^igemm_(?P<dir>fwd|bwd|wrw)_[0-9A-Za-z_]*?_bt(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)",
+        );
         let all = mutants();
         assert!(all.len() > 10_000, "{} mutants", all.len());
         let (mut hits, mut misses) = (0, 0);

@@ -20,14 +20,17 @@ use super::{cap_u32, regex, scan, set_tile_from, GemmKernelInfo, KernelFamily, T
 static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?:^|[^A-Za-z0-9])C(?P<c>[a-z]{2,4})_A(?P<a>[a-zA-Z]{2,5})_B(?P<b>[a-zA-Z]{2,5})_")
 });
-static MT: LazyLock<Regex> = LazyLock::new(|| regex(r"_MT(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)"));
+static MT: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"_MT(?P<m>[0-9]+)x(?P<n>[0-9]+)x(?P<k>[0-9]+)(?:_|$)"));
 static GSU: LazyLock<Regex> = LazyLock::new(|| regex(r"_GSU(?P<v>n?[0-9]+)(?:_|$)"));
 static SK: LazyLock<Regex> = LazyLock::new(|| regex(r"_SK(?P<v>[0-9]+)(?:_|$)"));
-static WG: LazyLock<Regex> = LazyLock::new(|| regex(r"_WG(?P<x>[0-9]+)_(?P<y>[0-9]+)_(?P<z>[0-9]+)(?:_|$)"));
+static WG: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"_WG(?P<x>[0-9]+)_(?P<y>[0-9]+)_(?P<z>[0-9]+)(?:_|$)"));
 static ISA: LazyLock<Regex> = LazyLock::new(|| regex(r"_ISA(?P<v>[0-9]{2,4}[a-z]?)(?:_|$)"));
 /// `Cijk_..._PostGSU{n}` and `Cijk_B_PostGSU{n}` (the `Cijk_` may carry a prefix).
-static POST_GSU: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"(?:^|[^A-Za-z0-9])C[a-z]{2,4}_(?:[0-9A-Za-z_]*?_)?PostGSU(?P<v>[0-9]+)"));
+static POST_GSU: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?:^|[^A-Za-z0-9])C[a-z]{2,4}_(?:[0-9A-Za-z_]*?_)?PostGSU(?P<v>[0-9]+)")
+});
 
 /// Parses a Tensile GEMM name (not a PostGSU reduction).
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {

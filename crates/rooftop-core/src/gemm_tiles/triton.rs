@@ -23,8 +23,9 @@ static BLOCK_K: LazyLock<Regex> = LazyLock::new(|| regex(r"BLOCK_SIZE_K_(?P<v>[0
 static NUM_KSPLIT: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?:^|_)(?:NUM_KSPLIT|SPLIT_K)_(?P<v>[0-9]+)(?:_|$)"));
 static GRID_MN: LazyLock<Regex> = LazyLock::new(|| regex(r"(?:^|_)GRID_MN_(?P<v>[0-9]+)(?:_|$)"));
-static INDUCTOR: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^triton_(?P<kind>tem|poi|red|per)_fused_(?P<ops>[0-9A-Za-z_]+?)_(?P<idx>[0-9]+)$"));
+static INDUCTOR: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"^triton_(?P<kind>tem|poi|red|per)_fused_(?P<ops>[0-9A-Za-z_]+?)_(?P<idx>[0-9]+)$")
+});
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
     // Literals every match contains: most names fail them, before a regex is compiled.

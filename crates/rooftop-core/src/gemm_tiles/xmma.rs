@@ -21,7 +21,8 @@ static XMMA: LazyLock<Regex> = LazyLock::new(|| {
 });
 static GEMM_LAYOUT: LazyLock<Regex> = LazyLock::new(|| regex(r"(?:^|_)(?P<ab>[nt]{2})_[nt]$"));
 static STAGE: LazyLock<Regex> = LazyLock::new(|| regex(r"_stage(?P<v>[0-9]+)(?:_|$)"));
-static WARPGROUP: LazyLock<Regex> = LazyLock::new(|| regex(r"_warpgroupsize(?P<v>[0-9]+x[0-9]+x[0-9]+)"));
+static WARPGROUP: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"_warpgroupsize(?P<v>[0-9]+x[0-9]+x[0-9]+)"));
 static SEGMENT_K: LazyLock<Regex> = LazyLock::new(|| regex(r"_execute_segment_k_(?P<v>on|off)"));
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
