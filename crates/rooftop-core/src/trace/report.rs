@@ -359,8 +359,8 @@ fn per_op(
         *first = (*first).min(ev);
     }
     // Each op's category once (the summaries and the findings ask for it per launch).
-    let by_op: Vec<std::cell::OnceCell<ops::Category>> =
-        vec![std::cell::OnceCell::new(); model.ops.len()];
+    let by_op: Vec<std::sync::OnceLock<ops::Category>> =
+        vec![std::sync::OnceLock::new(); model.ops.len()];
     let categorize = |i: u32| match by_op.get(i as usize) {
         Some(c) => *c.get_or_init(|| ops::categorize_in(model, i as usize)),
         None => ops::categorize_in(model, i as usize),
@@ -376,16 +376,29 @@ fn per_op(
         }
     };
     let is_elementwise = |i: u32| categorize(i) == ops::Category::Elementwise;
-    let ops_summary = ops_summary(model, &category_name);
-    let kernels = kernel_summary(model, &category_name, total_us);
-    let short_kernels =
-        short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
-    let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
-    // One model per distinct (op, arguments), shared by the tables and the coverage.
-    let mut memo = ops::ModelMemo::new(model, &ctx);
-    let tables = category_tables_memo(&mut memo, device);
-    let model_coverage = ops::model_coverage_memo(&mut memo);
-    drop(memo);
+    // The summaries on a thread of their own while this one builds the tables and the
+    // coverage (about the same time on a large trace).
+    let ((ops_summary, kernels, short_kernels), (tables, model_coverage)) =
+        std::thread::scope(|s| {
+            let summaries = s.spawn(|| {
+                let ops_summary = ops_summary(model, &category_name);
+                let kernels = kernel_summary(model, &category_name, total_us);
+                let short = short_kernels(
+                    model,
+                    opts.short_kernel_threshold_us,
+                    opts.histogram_bins,
+                    total_us,
+                );
+                (ops_summary, kernels, short)
+            });
+            let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
+            // One model per distinct (op, arguments), shared by the tables and the coverage.
+            let mut memo = ops::ModelMemo::new(model, &ctx);
+            let tables = category_tables_memo(&mut memo, device);
+            let model_coverage = ops::model_coverage_memo(&mut memo);
+            drop(memo);
+            (joined(summaries.join()), (tables, model_coverage))
+        });
     let findings = findings(&FindingsInput {
         model,
         timeline,
