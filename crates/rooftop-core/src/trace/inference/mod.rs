@@ -20,7 +20,7 @@ pub mod quant;
 pub mod steps;
 
 use super::gaps::{is_graph_launch, Dist};
-use super::model::{OpArgs, TraceModel};
+use super::model::{GpuEvent, OpArgs, TraceModel};
 use super::ops::{OpModel, OpModelError};
 use super::timeline::{length, merge};
 use crate::model::ModelConfig;
@@ -253,7 +253,12 @@ pub fn inference(model: &TraceModel) -> Inference {
         _ => Some("SGLang".to_string()),
     };
     let mut comm: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
-    for g in model.gpu.iter().filter(|g| comm::is_custom_allreduce(&g.name)) {
+    // A custom all-reduce is a communication kernel: the per-name memo of the
+    // categories rejects the others without scanning each launch's name.
+    let custom = |g: &&GpuEvent| {
+        crate::trace::ops::is_comm_kernel(&g.name) && comm::is_custom_allreduce(&g.name)
+    };
+    for g in model.gpu.iter().filter(custom) {
         let e = comm.entry(g.name.as_str()).or_default();
         e.0 += 1;
         e.1 += g.dur_ns;
