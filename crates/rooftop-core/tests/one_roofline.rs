@@ -87,7 +87,7 @@ fn mm_trace(n: i64, time_ns: i64) -> TraceModel {
     };
     let kernel = GpuEvent {
         kind: GpuKind::Kernel,
-        name: "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64".to_string(),
+        name: "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64".into(),
         ts_ns: 5_000,
         dur_ns: time_ns,
         stream: 7,

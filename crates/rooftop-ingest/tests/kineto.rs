@@ -364,7 +364,7 @@ fn handmade_nesting_graph_launch_and_fallbacks() {
     assert_eq!(m.ops[2].args.input_dims[1], Dims::Tensor(vec![32, 128]));
     assert_eq!(m.ops[2].args.input_strides[2], Dims::Tensor(vec![1, 128]));
 
-    let gpu: Vec<&str> = m.gpu.iter().map(|g| g.name.as_str()).collect();
+    let gpu: Vec<&str> = m.gpu.iter().map(|g| g.name.as_ref()).collect();
     assert_eq!(
         gpu,
         [

@@ -61,7 +61,7 @@ fn close(ours: f64, theirs: f64, rel: f64) -> bool {
 fn tl_category(m: &TraceModel) -> impl Fn(u32) -> String + '_ {
     move |i| {
         let op = &m.ops[i as usize];
-        let first = op.launched.first().map(|&e| m.gpu[e as usize].name.as_str());
+        let first = op.launched.first().map(|&e| m.gpu[e as usize].name.as_ref());
         tracelens_category(&op.name, first).to_string()
     }
 }

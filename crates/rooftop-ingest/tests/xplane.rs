@@ -61,7 +61,7 @@ fn planes_lines_and_events_as_the_wire_format_says() {
     // The first kernel: `wrapped_convert.kd` at offset 660484000 ps on a line starting at
     // 9715872534 ns, 2960000 ps long, grid 1,1,1 block 2,1,1.
     let g = &m.gpu[0];
-    assert_eq!(g.name, "wrapped_convert.kd");
+    assert_eq!(&*g.name, "wrapped_convert.kd");
     assert_eq!((g.ts_ns, g.dur_ns), (9_715_872_534 + 660_484, 2_960));
     assert_eq!((g.grid, g.block, g.correlation), (Some([1, 1, 1]), Some([2, 1, 1]), Some(2)));
     // Eight device planes; GPU:0 states its capabilities and runs gfx950 kernels.
@@ -241,7 +241,7 @@ fn launch_grids_match_xprof_kernel_stats() {
             [v[0], v[1], v[2]]
         };
         let (grid, block) = (parse(&r["grid_dim"]), parse(&r["block_dim"]));
-        let ours: Vec<_> = m.gpu.iter().filter(|g| g.name == name).collect();
+        let ours: Vec<_> = m.gpu.iter().filter(|g| &*g.name == name).collect();
         let total: i64 = ours.iter().map(|g| g.dur_ns).sum();
         assert_eq!(ours.len() as f64, r["occurrences"].parse::<f64>().unwrap(), "{name}");
         assert!((total as f64 / 1e3 - r["total_duration_us"].parse::<f64>().unwrap()).abs() < 1e-6);

@@ -293,7 +293,7 @@ fn older_gpu_layout() {
     let copies: Vec<_> = m.gpu.iter().filter(|g| g.kind == GpuKind::Memcpy).collect();
     assert_eq!(copies.len(), 2);
     assert!(copies.iter().all(|c| c.bytes == Some(4096) && c.op.is_none()));
-    let k = m.gpu.iter().find(|g| g.name == "triton_gemm_fusion_1").unwrap();
+    let k = m.gpu.iter().find(|g| &*g.name == "triton_gemm_fusion_1").unwrap();
     assert_eq!(
         (k.registers_per_thread, k.shared_memory_bytes, k.grid),
         (Some(128), Some(98_304), Some([32, 16, 1]))

@@ -248,7 +248,7 @@ mod tests {
             ..CpuOp::default()
         };
         let k = |name: &str, ts: i64, stream: i64, op: u32| GpuEvent {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts,
             dur_ns: 10_000,
             stream,

@@ -19,7 +19,7 @@ fn tempdir(tag: &str) -> PathBuf {
 
 fn model() -> TraceModel {
     let k = |name: &str, ts: i64, dur: i64, stream: i64, comm: Option<CommArgs>| GpuEvent {
-        name: name.to_string(),
+        name: name.into(),
         ts_ns: ts,
         dur_ns: dur,
         stream,

@@ -132,7 +132,7 @@ pub(crate) mod tests {
     pub(crate) fn kernel(name: &str, ts: i64, dur: i64, stream: i64, op: u32) -> GpuEvent {
         GpuEvent {
             kind: GpuKind::Kernel,
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts,
             dur_ns: dur,
             device: 0,

@@ -476,7 +476,7 @@ mod tests {
 
     fn k(name: &str, ts_us: i64, dur_us: i64, op: u32) -> GpuEvent {
         GpuEvent {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             stream: 7,

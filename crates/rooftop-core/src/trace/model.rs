@@ -120,7 +120,7 @@ pub enum GpuKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct GpuEvent {
     pub kind: GpuKind,
-    pub name: String,
+    pub name: Arc<str>,
     pub ts_ns: i64,
     pub dur_ns: i64,
     /// `pid` of a GPU track is the device index.

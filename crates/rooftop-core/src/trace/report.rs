@@ -479,7 +479,7 @@ pub(crate) mod tests {
     /// One GEMM and two all-reduces on their own stream (shared with the rank tests).
     pub(crate) fn model(gemm_us: i64, nccl_us: i64) -> TraceModel {
         let k = |name: &str, ts: i64, dur: i64, stream: i64| GpuEvent {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts * 1000,
             dur_ns: dur * 1000,
             stream,
@@ -503,7 +503,7 @@ pub(crate) mod tests {
     #[test]
     fn findings_of_several_devices_stay_within_their_window() {
         let k = |dev: i64, ts: i64| GpuEvent {
-            name: "k".to_string(),
+            name: "k".into(),
             ts_ns: ts * 1000,
             dur_ns: 10_000,
             device: dev,
@@ -538,7 +538,7 @@ pub(crate) mod tests {
         }];
         let gpu = (0..40)
             .map(|i| GpuEvent {
-                name: format!("k{}", i % 4),
+                name: format!("k{}", i % 4).into(),
                 ts_ns: 10_000 + i * 3_000,
                 dur_ns: 2_000,
                 device: 0,

@@ -395,7 +395,7 @@ pub fn kernel_summary(
                 None => (None, "unlinked"),
             },
         };
-        groups.entry((cat, parent, ev.name.as_str(), ev.stream)).or_default().push(i);
+        groups.entry((cat, parent, ev.name.as_ref(), ev.stream)).or_default().push(i);
     }
     let mut rows: Vec<KernelRow> = groups
         .into_iter()
@@ -569,14 +569,14 @@ pub fn short_kernels(
         }
         short.push(d);
         let op = ev.op.and_then(|o| model.ops.get(o as usize));
-        let memo = (op.map(|o| (o.name.as_str(), Arc::as_ptr(&o.args))), ev.name.as_str());
+        let memo = (op.map(|o| (o.name.as_str(), Arc::as_ptr(&o.args))), ev.name.as_ref());
         let g = *seen.entry(memo).or_insert_with(|| {
             let key = (
                 op.map(|o| o.name.clone()),
                 op.map(|o| py_dims(&o.args.input_dims)),
                 op.map(|o| py_dims(&o.args.input_strides)),
                 op.map(|o| py_strings(&o.args.concrete_inputs)),
-                ev.name.clone(),
+                ev.name.to_string(),
             );
             *index.entry(key.clone()).or_insert_with(|| {
                 groups.push((key, (0, 0.0)));
@@ -646,7 +646,7 @@ mod tests {
     fn k(name: &str, ts_us: i64, dur_us: i64, op: Option<u32>, stream: i64) -> GpuEvent {
         GpuEvent {
             kind: GpuKind::Kernel,
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             stream,

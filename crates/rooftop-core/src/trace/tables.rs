@@ -376,7 +376,7 @@ fn kernel_details(model: &TraceModel, per_call: &[Vec<u32>]) -> Vec<KernelDetail
             let g = model.gpu.get(e as usize)?;
             let s = Stats::of(&d)?;
             Some(KernelDetail {
-                name: g.name.clone(),
+                name: g.name.to_string(),
                 stream: g.stream,
                 count: d.len() as u64,
                 total_us: d.iter().sum(),

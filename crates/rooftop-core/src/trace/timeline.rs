@@ -288,7 +288,7 @@ mod tests {
     pub(crate) fn ev(kind: GpuKind, name: &str, ts_us: f64, dur_us: f64, stream: i64) -> GpuEvent {
         GpuEvent {
             kind,
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: (ts_us * 1e3).round() as i64,
             dur_ns: (dur_us * 1e3).round() as i64,
             stream,

@@ -5,7 +5,7 @@
 
 use super::error::Warnings;
 use super::event::{op_args, Event, Phase};
-use super::hash::FxMap;
+use super::hash::{FxMap, FxSet};
 use rooftop_core::trace::{
     Annotation, CpuOp, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs, SyncEvent, SyncKind,
 };
@@ -150,6 +150,9 @@ pub(crate) struct Partial {
     /// Distinct op argument lists seen in this stretch, by their raw JSON text (ops
     /// share them).
     args_pool: FxMap<Box<[u8]>, Arc<OpArgs>>,
+    /// One shared copy of each GPU activity name in this stretch (a trace launches the
+    /// same few hundred kernels, with names of hundreds of bytes, over and over).
+    gpu_names: FxSet<Arc<str>>,
     /// The lookup key being built (reused to avoid an allocation per op).
     key: Vec<u8>,
 }
@@ -165,6 +168,16 @@ fn join<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
 }
 
 impl Partial {
+    /// The shared copy of a GPU activity's name.
+    fn gpu_name(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.gpu_names.get(name) {
+            return Arc::clone(n);
+        }
+        let n: Arc<str> = name.into();
+        self.gpu_names.insert(Arc::clone(&n));
+        n
+    }
+
     /// One shared copy of each distinct argument list, parsed once.
     fn intern(&mut self, shapes: &[Option<&str>; 4]) -> Arc<OpArgs> {
         self.key.clear();
@@ -251,6 +264,7 @@ impl Partial {
         join(&mut self.memory, &mut other.memory);
         // Later stretches keep sharing within themselves; merging pools is not needed.
         other.args_pool.clear();
+        other.gpu_names.clear();
     }
 
     /// Counts an element of `traceEvents` that is not an object.
@@ -439,9 +453,10 @@ impl Partial {
                     });
                     return;
                 };
+                let name = self.gpu_name(ev.name.as_deref().unwrap_or_default());
                 self.gpu.push(GpuEvent {
                     kind,
-                    name: into_string(ev.name),
+                    name,
                     ts_ns,
                     dur_ns,
                     device,

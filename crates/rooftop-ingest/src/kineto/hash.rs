@@ -68,3 +68,5 @@ impl Hasher for Fx {
 
 /// A `HashMap` with [`Fx`].
 pub(crate) type FxMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<Fx>>;
+/// A `HashSet` with [`Fx`].
+pub(crate) type FxSet<K> = std::collections::HashSet<K, BuildHasherDefault<Fx>>;

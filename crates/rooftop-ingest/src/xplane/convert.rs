@@ -745,6 +745,9 @@ fn read_device_events(
     let mut on_metadata = false;
     let mut target: Option<String> = None;
     let mut n_events = 0usize;
+    // One shared copy of each activity name (a profile runs the same few dozen kernels,
+    // with names of hundreds of bytes, thousands of times).
+    let mut names: FastMap<&str, Arc<str>> = FastMap::default();
     for (head, bytes) in lines {
         let stream = head
             .label()
@@ -783,9 +786,10 @@ fn read_device_events(
             } else {
                 GpuKind::Kernel
             };
+            let name_arc = Arc::clone(names.entry(name).or_insert_with(|| name.into()));
             let mut g = GpuEvent {
                 kind,
-                name: name.to_string(),
+                name: name_arc,
                 ts_ns: ts,
                 dur_ns: dur,
                 device: index,

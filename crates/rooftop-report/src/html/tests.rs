@@ -213,7 +213,7 @@ fn trace_model() -> TraceModel {
     };
     let add = vec![Dims::Tensor(vec![1, 141, 512]), Dims::Tensor(vec![1, 141, 512])];
     let k = |name: &str, ts: i64, dur: i64, op: u32| GpuEvent {
-        name: name.to_string(),
+        name: name.into(),
         ts_ns: ts * 1000,
         dur_ns: dur * 1000,
         stream: 7,

@@ -21,7 +21,7 @@
 //!     ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
 //!     gpu: vec![GpuEvent {
 //!         kind: GpuKind::Kernel,
-//!         name: "sgemm_64x16".to_string(),
+//!         name: "sgemm_64x16".into(),
 //!         ts_ns: 0,
 //!         dur_ns: 30_000,
 //!         launcher: Some("cudaLaunchKernel".to_string()),

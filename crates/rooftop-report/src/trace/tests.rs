@@ -27,7 +27,7 @@ fn model() -> TraceModel {
     let add = || vec![Dims::Tensor(vec![1, 141, 512]), Dims::Tensor(vec![1, 141, 512])];
     let k = |kind: GpuKind, name: &str, ts: i64, dur: i64, op: u32| GpuEvent {
         kind,
-        name: name.to_string(),
+        name: name.into(),
         ts_ns: ts * 1000,
         dur_ns: dur * 1000,
         stream: 7,

@@ -124,12 +124,12 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
         let compute_before = longest.and_then(|(_, j)| {
             let k = model.gpu.get(j)?;
             let op = k.op.and_then(|o| model.ops.get(o as usize)).map(|o| o.name.clone());
-            Some(op.unwrap_or_else(|| k.name.clone()))
+            Some(op.unwrap_or_else(|| k.name.to_string()))
         });
         groups.insert(args.pg_name.clone(), (compute_ns, None));
         out.push(CollectiveRecord {
             index: out.len() as u32,
-            kernel: ev.name.clone(),
+            kernel: ev.name.to_string(),
             device: ev.device,
             stream: ev.stream,
             ts_ns: ev.ts_ns,
@@ -181,7 +181,7 @@ mod tests {
 
     fn kernel(name: &str, ts_us: i64, dur_us: i64, op: Option<u32>) -> GpuEvent {
         GpuEvent {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             op,

@@ -265,7 +265,7 @@ fn ev_name(model: &TraceModel, ev: EvRef) -> &str {
         EvRef::Op(i) => model.ops.get(i as usize).map_or("", |o| o.name.as_str()),
         EvRef::Runtime(i) => model.runtime.get(i as usize).map_or("", |r| r.name.as_str()),
         EvRef::Annotation(i) => model.annotations.get(i as usize).map_or("", |a| a.name.as_str()),
-        EvRef::Gpu(i) => model.gpu.get(i as usize).map_or("", |g| g.name.as_str()),
+        EvRef::Gpu(i) => model.gpu.get(i as usize).map_or("", |g| g.name.as_ref()),
     }
 }
 
@@ -642,7 +642,7 @@ mod tests {
             ..RuntimeCall::default()
         };
         let k = |name: &str, ts: i64, dur: i64, r: u32, op: u32| GpuEvent {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: us(ts),
             dur_ns: us(dur),
             stream: 7,

@@ -267,7 +267,7 @@ pub fn graphs(model: &TraceModel) -> Graphs {
             let mut top: Vec<GraphKernel> = (0..n)
                 .map(|p| GraphKernel {
                     position: p as u32,
-                    name: model.gpu[first.events[p] as usize].name.clone(),
+                    name: model.gpu[first.events[p] as usize].name.to_string(),
                     mean_us: pos_total[p] as f64 / pos_count[p].max(1) as f64 / 1e3,
                     total_us: pos_total[p] as f64 / 1e3,
                     captured_by: capture.and_then(|c| op_name(model, c[p])).map(str::to_string),
@@ -401,7 +401,7 @@ mod tests {
 
     fn k(name: &str, ts_us: i64, dur_us: i64, r: u32) -> GpuEvent {
         GpuEvent {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             runtime: Some(r),

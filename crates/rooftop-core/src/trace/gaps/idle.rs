@@ -255,7 +255,7 @@ mod tests {
 
     fn k(ts_us: i64, dur_us: i64, stream: i64, runtime: Option<u32>) -> GpuEvent {
         GpuEvent {
-            name: "k".to_string(),
+            name: "k".into(),
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             stream,

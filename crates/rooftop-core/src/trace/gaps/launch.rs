@@ -161,7 +161,7 @@ pub fn launch_rows(model: &TraceModel) -> Vec<LaunchRow> {
             let delay = (g.ts_ns - (r.ts_ns + r.dur_ns)).max(0);
             Some(LaunchRow {
                 correlation: r.correlation,
-                kernel: g.name.clone(),
+                kernel: g.name.to_string(),
                 launcher: r.name.clone(),
                 op: op_name(model, r.op).map(str::to_string),
                 ts_us: g.ts_ns as f64 / 1e3,
@@ -259,7 +259,7 @@ fn launch_rows_for(model: &TraceModel, idx: impl Iterator<Item = usize>) -> Vec<
         let r = counted(model, g)?;
         Some(LaunchRow {
             correlation: r.correlation,
-            kernel: g.name.clone(),
+            kernel: g.name.to_string(),
             launcher: r.name.clone(),
             op: op_name(model, r.op).map(str::to_string),
             ts_us: g.ts_ns as f64 / 1e3,
@@ -359,7 +359,7 @@ mod tests {
 
     fn k(ts_us: i64, dur_us: i64, runtime: u32) -> GpuEvent {
         GpuEvent {
-            name: "k".to_string(),
+            name: "k".into(),
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             stream: 7,

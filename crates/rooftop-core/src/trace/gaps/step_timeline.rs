@@ -94,7 +94,7 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
             key,
             TimelineItem {
                 lane: 0,
-                name: ge.name.clone(),
+                name: ge.name.to_string(),
                 start_us: ge.ts_ns as f64 / 1e3,
                 dur_us: ge.dur_ns as f64 / 1e3,
                 on_path: on.contains(&n.ev),
@@ -119,7 +119,7 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
             key,
             TimelineItem {
                 lane: 0,
-                name: ge.name.clone(),
+                name: ge.name.to_string(),
                 start_us: g.nodes[e.from as usize].ts as f64 / 1e3,
                 dur_us: e.weight as f64 / 1e3,
                 on_path: true,

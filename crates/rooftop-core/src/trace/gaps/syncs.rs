@@ -176,8 +176,8 @@ pub fn syncs(model: &TraceModel) -> Syncs {
 
     let mut pageable: BTreeMap<&str, PageableRow> = BTreeMap::new();
     for g in model.gpu.iter().filter(|g| g.kind == GpuKind::Memcpy && is_pageable(&g.name)) {
-        let p = pageable.entry(g.name.as_str()).or_insert_with(|| PageableRow {
-            name: g.name.clone(),
+        let p = pageable.entry(g.name.as_ref()).or_insert_with(|| PageableRow {
+            name: g.name.to_string(),
             count: 0,
             bytes: 0,
             gpu_us: 0.0,
@@ -220,7 +220,7 @@ mod tests {
         };
         let copy = |name: &str, r: u32| GpuEvent {
             kind: GpuKind::Memcpy,
-            name: name.to_string(),
+            name: name.into(),
             dur_ns: 2_000,
             bytes: Some(4),
             runtime: Some(r),

@@ -259,7 +259,7 @@ pub fn inference(model: &TraceModel) -> Inference {
         crate::trace::ops::is_comm_kernel(&g.name) && comm::is_custom_allreduce(&g.name)
     };
     for g in model.gpu.iter().filter(custom) {
-        let e = comm.entry(g.name.as_str()).or_default();
+        let e = comm.entry(g.name.as_ref()).or_default();
         e.0 += 1;
         e.1 += g.dur_ns;
     }

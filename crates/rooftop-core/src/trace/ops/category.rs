@@ -358,7 +358,7 @@ pub fn categorize_in(model: &TraceModel, op: usize) -> Category {
     }
     let Some(o) = model.ops.get(op) else { return Category::Other };
     let first =
-        o.launched.first().and_then(|&e| model.gpu.get(e as usize)).map(|g| g.name.as_str());
+        o.launched.first().and_then(|&e| model.gpu.get(e as usize)).map(|g| g.name.as_ref());
     categorize_op(&o.name, first)
 }
 

@@ -94,7 +94,7 @@ fn one_op(name: &str, a: OpArgs, kernel: &str) -> TraceModel {
         }],
         gpu: vec![GpuEvent {
             kind: GpuKind::Kernel,
-            name: kernel.to_string(),
+            name: kernel.into(),
             dur_ns: 1000,
             op: Some(0),
             launcher: Some("cudaLaunchKernel".to_string()),
@@ -433,7 +433,7 @@ fn coverage_by_hand() {
     let mm = args(vec![t(&[64, 64]), t(&[64, 64])], &[BF, BF], &[]);
     let k = |name: &str, dur: i64, op: Option<u32>| GpuEvent {
         kind: GpuKind::Kernel,
-        name: name.to_string(),
+        name: name.into(),
         dur_ns: dur * 1000,
         op,
         launcher: Some("cudaLaunchKernel".to_string()),

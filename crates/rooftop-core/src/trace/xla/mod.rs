@@ -195,7 +195,7 @@ pub fn category(model: &TraceModel, i: usize) -> Category {
         .get(i)
         .and_then(|o| o.launched.first())
         .and_then(|&e| model.gpu.get(e as usize))
-        .map(|g| g.name.as_str());
+        .map(|g| g.name.as_ref());
     match x.op(i) {
         Some(op) => classify::classify(op.instr.as_deref(), &op.hlo_op, first_kernel).category,
         None => Category::Other,

@@ -356,7 +356,7 @@ fn op_row(
         .launched
         .first()
         .and_then(|&e| model.gpu.get(e as usize))
-        .map(|e| e.name.as_str());
+        .map(|e| e.name.as_ref());
     let class = classify(instr, &op.hlo_op, first_kernel);
     let (total_us, mean_us, min_us, max_us) = stats(&g.times_ns);
     let (w, model_label, unmodelled) = work_of(instr, op);
