@@ -73,31 +73,35 @@ pub(crate) fn build(
     // Unstable sorts do not allocate a copy of the vector (a stable parallel sort
     // would); file order breaks ties, carried in `parent` / `op` until linking sets
     // them.
-    let mut ops = events.ops;
-    for (i, o) in ops.iter_mut().enumerate() {
-        o.parent = Some(i as u32);
-    }
-    ops.par_sort_unstable_by_key(|o| {
-        (o.pid, o.tid, o.ts_ns, std::cmp::Reverse(o.dur_ns), o.parent)
-    });
-    for o in &mut ops {
-        o.parent = None;
-    }
-    nest(&mut ops);
-
-    let mut runtimes = events.runtimes;
-    runtimes.par_sort_by_key(|r| (r.pid, r.tid, r.ts_ns));
+    // The ops (sorted, then nested: one thread) and the runtime calls and GPU
+    // activities (sorted, streams checked) need nothing of each other until linking.
+    let (mut ops, mut runtimes, mut gpu) = (events.ops, events.runtimes, events.gpu);
+    rayon::join(
+        || {
+            for (i, o) in ops.iter_mut().enumerate() {
+                o.parent = Some(i as u32);
+            }
+            ops.par_sort_unstable_by_key(|o| {
+                (o.pid, o.tid, o.ts_ns, std::cmp::Reverse(o.dur_ns), o.parent)
+            });
+            for o in &mut ops {
+                o.parent = None;
+            }
+            nest(&mut ops);
+        },
+        || {
+            runtimes.par_sort_by_key(|r| (r.pid, r.tid, r.ts_ns));
+            for (i, g) in gpu.iter_mut().enumerate() {
+                g.op = Some(i as u32);
+            }
+            gpu.par_sort_unstable_by_key(|g| (g.ts_ns, g.device, g.stream, g.op));
+            for g in &mut gpu {
+                g.op = None;
+            }
+            check_streams(&mut gpu, &mut warnings);
+        },
+    );
     let runtime_op = attribute(&ops, &runtimes);
-
-    let mut gpu = events.gpu;
-    for (i, g) in gpu.iter_mut().enumerate() {
-        g.op = Some(i as u32);
-    }
-    gpu.par_sort_unstable_by_key(|g| (g.ts_ns, g.device, g.stream, g.op));
-    for g in &mut gpu {
-        g.op = None;
-    }
-    check_streams(&mut gpu, &mut warnings);
     let launches = link_gpu(&gpu, &runtimes, &ops, &events.flow_starts, &events.flow_ends);
 
     let mut no_launch = 0u64;
