@@ -114,7 +114,7 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
         if let Some(name) = op.and_then(|o| model.ops.get(o)).map(|o| o.name.clone()) {
             args.insert("launched_by".into(), Value::from(name));
         } else if let Some(l) = &ev.launcher {
-            args.insert("launched_by".into(), Value::from(l.clone()));
+            args.insert("launched_by".into(), Value::from(l.to_string()));
         }
         if let Some((table, row)) = op.and_then(|o| rows.of(o)) {
             {

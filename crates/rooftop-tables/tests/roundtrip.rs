@@ -23,7 +23,7 @@ fn model() -> TraceModel {
         ts_ns: ts,
         dur_ns: dur,
         stream,
-        launcher: Some("cudaLaunchKernel".to_string()),
+        launcher: Some("cudaLaunchKernel".into()),
         op: Some(0),
         grid: Some([128, 1, 1]),
         comm: comm.map(Box::new),

@@ -480,7 +480,7 @@ mod tests {
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             stream: 7,
-            launcher: Some("cudaLaunchKernel".to_string()),
+            launcher: Some("cudaLaunchKernel".into()),
             op: Some(op),
             ..GpuEvent::default()
         }

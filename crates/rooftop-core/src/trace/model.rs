@@ -141,7 +141,7 @@ pub struct GpuEvent {
     pub bytes: Option<u64>,
     /// The runtime call that launched it (`cudaLaunchKernel`, `hipGraphLaunch`, ...),
     /// found by `correlation` or a launch flow; `None` when no runtime call matches.
-    pub launcher: Option<String>,
+    pub launcher: Option<Arc<str>>,
     /// The innermost CPU op enclosing that runtime call; without one, the op with the
     /// activity's `External id`.
     pub op: Option<u32>,
@@ -202,7 +202,7 @@ pub struct Annotation {
 /// launches, copies, synchronisations, event records, allocations.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct RuntimeCall {
-    pub name: String,
+    pub name: Arc<str>,
     pub ts_ns: i64,
     pub dur_ns: i64,
     pub pid: i64,

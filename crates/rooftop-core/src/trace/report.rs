@@ -483,7 +483,7 @@ pub(crate) mod tests {
             ts_ns: ts * 1000,
             dur_ns: dur * 1000,
             stream,
-            launcher: Some("cudaLaunchKernel".to_string()),
+            launcher: Some("cudaLaunchKernel".into()),
             op: Some(0),
             ..GpuEvent::default()
         };
@@ -508,7 +508,7 @@ pub(crate) mod tests {
             dur_ns: 10_000,
             device: dev,
             stream: 7,
-            launcher: Some("cudaLaunchKernel".to_string()),
+            launcher: Some("cudaLaunchKernel".into()),
             op: Some(0),
             ..GpuEvent::default()
         };
@@ -531,7 +531,7 @@ pub(crate) mod tests {
     #[test]
     fn short_kernels_of_a_graph_replay_are_not_told_to_capture_a_graph() {
         let runtime = vec![RuntimeCall {
-            name: "cudaGraphLaunch".to_string(),
+            name: "cudaGraphLaunch".into(),
             ts_ns: 0,
             dur_ns: 5_000,
             ..RuntimeCall::default()
@@ -544,7 +544,7 @@ pub(crate) mod tests {
                 device: 0,
                 stream: 7,
                 runtime: Some(0),
-                launcher: Some("cudaGraphLaunch".to_string()),
+                launcher: Some("cudaGraphLaunch".into()),
                 ..GpuEvent::default()
             })
             .collect();

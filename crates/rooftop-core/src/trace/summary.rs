@@ -391,7 +391,7 @@ pub fn kernel_summary(
         let (parent, cat) = match linked {
             Some((op, cat)) => (Some(op.name.as_str()), cat),
             None => match &ev.launcher {
-                Some(l) => (Some(l.as_str()), runtime_category(Some(l))),
+                Some(l) => (Some(l.as_ref()), runtime_category(Some(l))),
                 None => (None, "unlinked"),
             },
         };
@@ -652,7 +652,7 @@ mod tests {
             stream,
             grid: Some([4, 1, 1]),
             block: Some([128, 1, 1]),
-            launcher: Some("cudaLaunchKernel".to_string()),
+            launcher: Some("cudaLaunchKernel".into()),
             op,
             ..GpuEvent::default()
         }
@@ -678,7 +678,7 @@ mod tests {
         let mut mc = k("Memcpy DtoD", 60, 2, Some(4), 7);
         mc.kind = GpuKind::Memcpy;
         let mut graph = k("graph_kernel", 80, 5, None, 7);
-        graph.launcher = Some("cudaGraphLaunch".to_string());
+        graph.launcher = Some("cudaGraphLaunch".into());
         graph.correlation = Some(99);
         let mut unlinked = k("orphan", 90, 1, None, 7);
         unlinked.launcher = None;

@@ -292,7 +292,7 @@ mod tests {
             ts_ns: (ts_us * 1e3).round() as i64,
             dur_ns: (dur_us * 1e3).round() as i64,
             stream,
-            launcher: Some("cudaLaunchKernel".to_string()),
+            launcher: Some("cudaLaunchKernel".into()),
             ..GpuEvent::default()
         }
     }

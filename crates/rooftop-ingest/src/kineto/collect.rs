@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// A CUDA/HIP runtime or driver call (`cuda_runtime`, `cuda_driver`, legacy `Runtime`).
 #[derive(Debug, Clone)]
 pub(crate) struct Runtime {
-    pub name: String,
+    pub name: Arc<str>,
     pub pid: i64,
     pub tid: i64,
     pub ts_ns: i64,
@@ -150,8 +150,9 @@ pub(crate) struct Partial {
     /// Distinct op argument lists seen in this stretch, by their raw JSON text (ops
     /// share them).
     args_pool: FxMap<Box<[u8]>, Arc<OpArgs>>,
-    /// One shared copy of each GPU activity name in this stretch (a trace launches the
-    /// same few hundred kernels, with names of hundreds of bytes, over and over).
+    /// One shared copy of each GPU activity and runtime call name in this stretch (a
+    /// trace launches the same few hundred kernels, with names of hundreds of bytes,
+    /// through a few runtime calls, over and over).
     gpu_names: FxSet<Arc<str>>,
     /// The lookup key being built (reused to avoid an allocation per op).
     key: Vec<u8>,
@@ -168,7 +169,7 @@ fn join<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
 }
 
 impl Partial {
-    /// The shared copy of a GPU activity's name.
+    /// The shared copy of a GPU activity's or runtime call's name.
     fn gpu_name(&mut self, name: &str) -> Arc<str> {
         if let Some(n) = self.gpu_names.get(name) {
             return Arc::clone(n);
@@ -431,8 +432,9 @@ impl Partial {
                     self.missing_thread(name, cat, offset);
                     return;
                 };
+                let name = self.gpu_name(ev.name.as_deref().unwrap_or_default());
                 self.runtimes.push(Runtime {
-                    name: into_string(ev.name),
+                    name,
                     pid,
                     tid,
                     ts_ns,

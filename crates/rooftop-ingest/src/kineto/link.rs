@@ -397,7 +397,7 @@ fn link_gpu(
 /// Copies what the launch knows and the activity lacks.
 fn apply_launch(g: &mut GpuEvent, r: &Runtime) {
     g.launcher = Some(r.name.clone());
-    if r.name == "hipExtModuleLaunchKernel" {
+    if &*r.name == "hipExtModuleLaunchKernel" {
         if let (Some(grid), Some(block)) = (r.grid, r.block) {
             if g.grid.is_none() || g.grid == Some(grid) {
                 let mut blocks = grid;

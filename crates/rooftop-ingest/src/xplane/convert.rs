@@ -1034,10 +1034,15 @@ pub fn build(
     let host = host?;
     let (mut out, mut devices, layouts) = device?;
     warn.append(device_warn);
-    // Each kernel's launching call, by its correlation id.
+    // Each kernel's launching call, by its correlation id (one shared copy of each
+    // call's name).
+    let mut calls: FastMap<&str, Arc<str>> = FastMap::default();
     for r in &mut out.raws {
         if let Some(c) = r.gpu.correlation {
-            r.gpu.launcher = host.launches.get(&c).map(|l| l.0.to_string());
+            r.gpu.launcher = host
+                .launches
+                .get(&c)
+                .map(|l| Arc::clone(calls.entry(l.0).or_insert_with(|| l.0.into())));
         }
     }
     devices.sort_by_key(|d| d.0.index);

@@ -24,7 +24,7 @@
 //!         name: "sgemm_64x16".into(),
 //!         ts_ns: 0,
 //!         dur_ns: 30_000,
-//!         launcher: Some("cudaLaunchKernel".to_string()),
+//!         launcher: Some("cudaLaunchKernel".into()),
 //!         op: Some(0),
 //!         ..GpuEvent::default()
 //!     }],

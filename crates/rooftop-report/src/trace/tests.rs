@@ -33,7 +33,7 @@ fn model() -> TraceModel {
         stream: 7,
         grid: Some([8, 4, 1]),
         block: Some([128, 1, 1]),
-        launcher: Some("cudaLaunchKernel".to_string()),
+        launcher: Some("cudaLaunchKernel".into()),
         op: Some(op),
         ..GpuEvent::default()
     };

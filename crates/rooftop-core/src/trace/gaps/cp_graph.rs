@@ -720,7 +720,7 @@ fn event_record_sources(model: &TraceModel, launches: &Launches) -> HashMap<u32,
         .runtime
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.name == "cudaEventRecord" || r.name == "hipEventRecord")
+        .filter(|(_, r)| &*r.name == "cudaEventRecord" || &*r.name == "hipEventRecord")
         .filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32)))
         .collect();
     let mut out = HashMap::default();

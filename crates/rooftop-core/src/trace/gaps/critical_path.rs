@@ -263,7 +263,7 @@ fn window_or_why(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow
 fn ev_name(model: &TraceModel, ev: EvRef) -> &str {
     match ev {
         EvRef::Op(i) => model.ops.get(i as usize).map_or("", |o| o.name.as_str()),
-        EvRef::Runtime(i) => model.runtime.get(i as usize).map_or("", |r| r.name.as_str()),
+        EvRef::Runtime(i) => model.runtime.get(i as usize).map_or("", |r| r.name.as_ref()),
         EvRef::Annotation(i) => model.annotations.get(i as usize).map_or("", |a| a.name.as_str()),
         EvRef::Gpu(i) => model.gpu.get(i as usize).map_or("", |g| g.name.as_ref()),
     }
@@ -634,7 +634,7 @@ mod tests {
             ..CpuOp::default()
         };
         let rt = |name: &str, ts: i64, dur: i64, corr: i64, op: u32| RuntimeCall {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: us(ts),
             dur_ns: us(dur),
             correlation: Some(corr),

@@ -391,7 +391,7 @@ mod tests {
 
     fn rt(name: &str, ts_us: i64, op: Option<u32>) -> RuntimeCall {
         RuntimeCall {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts_us * 1000,
             dur_ns: 2000,
             op,

@@ -246,7 +246,7 @@ mod tests {
 
     fn rt(name: &str, ts_us: i64) -> RuntimeCall {
         RuntimeCall {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts_us * 1000,
             dur_ns: 1000,
             ..RuntimeCall::default()

@@ -162,7 +162,7 @@ pub fn launch_rows(model: &TraceModel) -> Vec<LaunchRow> {
             Some(LaunchRow {
                 correlation: r.correlation,
                 kernel: g.name.to_string(),
-                launcher: r.name.clone(),
+                launcher: r.name.to_string(),
                 op: op_name(model, r.op).map(str::to_string),
                 ts_us: g.ts_ns as f64 / 1e3,
                 cpu_duration_us: r.dur_ns as f64 / 1e3,
@@ -260,7 +260,7 @@ fn launch_rows_for(model: &TraceModel, idx: impl Iterator<Item = usize>) -> Vec<
         Some(LaunchRow {
             correlation: r.correlation,
             kernel: g.name.to_string(),
-            launcher: r.name.clone(),
+            launcher: r.name.to_string(),
             op: op_name(model, r.op).map(str::to_string),
             ts_us: g.ts_ns as f64 / 1e3,
             cpu_duration_us: r.dur_ns as f64 / 1e3,
@@ -348,7 +348,7 @@ mod tests {
 
     fn rt(name: &str, ts_us: i64, dur_us: i64, op: Option<u32>) -> RuntimeCall {
         RuntimeCall {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             correlation: Some(ts_us),

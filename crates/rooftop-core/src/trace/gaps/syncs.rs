@@ -140,8 +140,8 @@ pub fn syncs(model: &TraceModel) -> Syncs {
         calls += 1;
         blocked += r.dur_ns;
         let top = r.op.map(|o| top_op(model, o));
-        let row = rows.entry((r.name.clone(), kind, r.op, top)).or_insert_with(|| SyncRow {
-            call: r.name.clone(),
+        let row = rows.entry((r.name.to_string(), kind, r.op, top)).or_insert_with(|| SyncRow {
+            call: r.name.to_string(),
             kind,
             op: op_name(model, r.op).map(str::to_string),
             top_op: op_name(model, top).map(str::to_string),
@@ -212,7 +212,7 @@ mod tests {
             ..CpuOp::default()
         };
         let rt = |name: &str, ts: i64, dur: i64, op: Option<u32>| RuntimeCall {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts,
             dur_ns: dur,
             op,

@@ -97,7 +97,7 @@ fn one_op(name: &str, a: OpArgs, kernel: &str) -> TraceModel {
             name: kernel.into(),
             dur_ns: 1000,
             op: Some(0),
-            launcher: Some("cudaLaunchKernel".to_string()),
+            launcher: Some("cudaLaunchKernel".into()),
             ..GpuEvent::default()
         }],
         ..TraceModel::default()
@@ -436,7 +436,7 @@ fn coverage_by_hand() {
         name: name.into(),
         dur_ns: dur * 1000,
         op,
-        launcher: Some("cudaLaunchKernel".to_string()),
+        launcher: Some("cudaLaunchKernel".into()),
         ..GpuEvent::default()
     };
     let model = TraceModel {
