@@ -120,6 +120,8 @@ pub enum GpuKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct GpuEvent {
     pub kind: GpuKind,
+    /// Shared: the readers keep one copy of each distinct name (a trace runs the same
+    /// kernels, with names of hundreds of bytes, thousands of times).
     pub name: Arc<str>,
     pub ts_ns: i64,
     pub dur_ns: i64,
@@ -141,6 +143,7 @@ pub struct GpuEvent {
     pub bytes: Option<u64>,
     /// The runtime call that launched it (`cudaLaunchKernel`, `hipGraphLaunch`, ...),
     /// found by `correlation` or a launch flow; `None` when no runtime call matches.
+    /// Shared, like [`GpuEvent::name`].
     pub launcher: Option<Arc<str>>,
     /// The innermost CPU op enclosing that runtime call; without one, the op with the
     /// activity's `External id`.
@@ -202,6 +205,7 @@ pub struct Annotation {
 /// launches, copies, synchronisations, event records, allocations.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct RuntimeCall {
+    /// Shared, like [`GpuEvent::name`].
     pub name: Arc<str>,
     pub ts_ns: i64,
     pub dur_ns: i64,

@@ -221,17 +221,18 @@ impl Partial {
                 *total += len;
             }
         }
-        // Rounded up; an estimate that is too small only means the vectors grow.
+        // Rounded up. An estimate is only a hint: one too small means the vectors grow,
+        // and room that cannot be had (an estimate far too large) is not reserved.
         let n = n.map(|k| (k as f64 * scale).ceil() as usize);
-        self.ops.reserve(n[0]);
-        self.runtimes.reserve(n[1]);
-        self.gpu.reserve(n[2]);
-        self.flow_starts.reserve(n[3]);
-        self.flow_ends.reserve(n[4]);
-        self.annotations.reserve(n[5]);
-        self.syncs.reserve(n[6]);
-        self.modules.reserve(n[7]);
-        self.memory.reserve(n[8]);
+        let _ = self.ops.try_reserve(n[0]);
+        let _ = self.runtimes.try_reserve(n[1]);
+        let _ = self.gpu.try_reserve(n[2]);
+        let _ = self.flow_starts.try_reserve(n[3]);
+        let _ = self.flow_ends.try_reserve(n[4]);
+        let _ = self.annotations.try_reserve(n[5]);
+        let _ = self.syncs.try_reserve(n[6]);
+        let _ = self.modules.try_reserve(n[7]);
+        let _ = self.memory.try_reserve(n[8]);
     }
 
     /// Appends `other` (the stretch after this one).
