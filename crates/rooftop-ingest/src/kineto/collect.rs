@@ -153,7 +153,7 @@ pub(crate) struct Partial {
     /// One shared copy of each GPU activity and runtime call name in this stretch (a
     /// trace launches the same few hundred kernels, with names of hundreds of bytes,
     /// through a few runtime calls, over and over).
-    gpu_names: FxSet<Arc<str>>,
+    names: FxSet<Arc<str>>,
     /// The lookup key being built (reused to avoid an allocation per op).
     key: Vec<u8>,
 }
@@ -170,12 +170,12 @@ fn join<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
 
 impl Partial {
     /// The shared copy of a GPU activity's or runtime call's name.
-    fn gpu_name(&mut self, name: &str) -> Arc<str> {
-        if let Some(n) = self.gpu_names.get(name) {
+    fn shared_name(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.names.get(name) {
             return Arc::clone(n);
         }
         let n: Arc<str> = name.into();
-        self.gpu_names.insert(Arc::clone(&n));
+        self.names.insert(Arc::clone(&n));
         n
     }
 
@@ -266,7 +266,7 @@ impl Partial {
         join(&mut self.memory, &mut other.memory);
         // Later stretches keep sharing within themselves; merging pools is not needed.
         other.args_pool.clear();
-        other.gpu_names.clear();
+        other.names.clear();
     }
 
     /// Counts an element of `traceEvents` that is not an object.
@@ -433,7 +433,7 @@ impl Partial {
                     self.missing_thread(name, cat, offset);
                     return;
                 };
-                let name = self.gpu_name(ev.name.as_deref().unwrap_or_default());
+                let name = self.shared_name(ev.name.as_deref().unwrap_or_default());
                 self.runtimes.push(Runtime {
                     name,
                     pid,
@@ -456,7 +456,7 @@ impl Partial {
                     });
                     return;
                 };
-                let name = self.gpu_name(ev.name.as_deref().unwrap_or_default());
+                let name = self.shared_name(ev.name.as_deref().unwrap_or_default());
                 self.gpu.push(GpuEvent {
                     kind,
                     name,

@@ -18,6 +18,10 @@ use super::super::model::{GpuKind, TraceModel};
 use super::{op_name, top_op};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// A sync table row's key: the call, its kind, its op and that op's top-level op.
+type RowKey = (Arc<str>, SyncCallKind, Option<u32>, Option<u32>);
 
 /// What a blocking call waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -126,8 +130,7 @@ pub fn syncs(model: &TraceModel) -> Syncs {
             gpu_of.entry(r).or_insert(i);
         }
     }
-    let mut rows: BTreeMap<(String, SyncCallKind, Option<u32>, Option<u32>), SyncRow> =
-        BTreeMap::new();
+    let mut rows: BTreeMap<RowKey, SyncRow> = BTreeMap::new();
     let (mut calls, mut blocked) = (0u64, 0i64);
     for (ri, r) in model.runtime.iter().enumerate() {
         let copy = gpu_of.get(&(ri as u32)).map(|&g| &model.gpu[g]);
@@ -140,7 +143,7 @@ pub fn syncs(model: &TraceModel) -> Syncs {
         calls += 1;
         blocked += r.dur_ns;
         let top = r.op.map(|o| top_op(model, o));
-        let row = rows.entry((r.name.to_string(), kind, r.op, top)).or_insert_with(|| SyncRow {
+        let row = rows.entry((Arc::clone(&r.name), kind, r.op, top)).or_insert_with(|| SyncRow {
             call: r.name.to_string(),
             kind,
             op: op_name(model, r.op).map(str::to_string),
