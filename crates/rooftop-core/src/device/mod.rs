@@ -38,11 +38,11 @@ pub use resolve::{
 // `resolve` (used by `rooftop counters`).
 
 use crate::units::{Confidence, ExecUnit, Precision, Provenance};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The vendor of a device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Vendor {
     Nvidia,
@@ -85,7 +85,7 @@ impl Vendor {
 
 /// The architecture family, which selects the occupancy rules
 /// (docs/reference/occupancy.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ArchFamily {
     /// NVIDIA, by compute capability (major, minor).
@@ -113,7 +113,7 @@ pub enum ArchFamily {
 }
 
 /// Source, confidence and provenance of one figure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct FigureMeta {
     /// What was read to get the number (a public document with its address, as the
     /// catalog's `source` fields give it, or "measured by rooftop ceilings on `<date>`").
@@ -123,7 +123,7 @@ pub struct FigureMeta {
 }
 
 /// One compute roof: a dense peak rate for one precision on one unit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeakRate {
     pub precision: Precision,
     pub unit: ExecUnit,
@@ -163,7 +163,7 @@ impl MemLevel {
 }
 
 /// One bandwidth roof.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BandwidthRoof {
     pub level: MemLevel,
     /// Decimal GB/s (1e9 B/s).
@@ -173,7 +173,7 @@ pub struct BandwidthRoof {
 
 /// Per-SM/CU/core resource limits used by the occupancy calculators. Absent means "not
 /// published" (the calculator then says which input it lacked).
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ResourceLimits {
     pub smem_bytes_per_cu: Option<u64>,
     /// RDNA: LDS per WGP in WGP mode.
@@ -201,7 +201,7 @@ pub struct ResourceLimits {
 }
 
 /// Everything rooftop knows about one device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceSpec {
     /// Short, stable id (`h100-sxm`, `mi300x`, `m4-max`).
     pub id: String,
