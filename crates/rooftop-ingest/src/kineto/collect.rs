@@ -278,15 +278,15 @@ impl Partial {
     }
 
     /// Sorts one event into its vector. `offset` is where its `{` is.
-    pub fn push(&mut self, ev: Event<'_>, offset: usize) {
+    pub fn push(&mut self, ev: &mut Event<'_>, offset: usize) {
         self.events += 1;
         match ev.ph {
             Phase::Complete => self.complete(ev, offset),
-            Phase::FlowStart | Phase::FlowEnd | Phase::FlowStep => self.flow(&ev, offset),
+            Phase::FlowStart | Phase::FlowEnd | Phase::FlowStep => self.flow(ev, offset),
             Phase::BeginEnd => self.warnings.add("unsupported_phase", Some(offset), || {
                 "a `B`/`E` event (Kineto writes complete `X` events): skipped".to_string()
             }),
-            Phase::Instant => self.instant(&ev),
+            Phase::Instant => self.instant(ev),
             Phase::Other => {}
             Phase::Missing => self.warnings.add("missing_field", Some(offset), || {
                 "an event without `ph`: skipped".to_string()
@@ -339,7 +339,7 @@ impl Partial {
         });
     }
 
-    fn complete(&mut self, ev: Event<'_>, offset: usize) {
+    fn complete(&mut self, ev: &mut Event<'_>, offset: usize) {
         let Some(cat) = ev.cat.as_deref() else {
             self.warnings.add("unknown_category", Some(offset), || {
                 "an `X` event without `cat`: skipped".to_string()
@@ -393,7 +393,7 @@ impl Partial {
             });
             return;
         }
-        let args = ev.args;
+        let args = &mut ev.args;
         match class {
             Class::Op { legacy } => {
                 let (Some(pid), Some(tid)) = (ev.pid, ev.tid) else {
@@ -413,7 +413,7 @@ impl Partial {
                 }
                 let op_args = self.intern(&args.shapes);
                 self.ops.push(CpuOp {
-                    name: into_string(ev.name),
+                    name: into_string(ev.name.take()),
                     ts_ns,
                     dur_ns,
                     pid,
@@ -425,7 +425,7 @@ impl Partial {
                     parent: None,
                     children: Vec::new(),
                     launched: Vec::new(),
-                    comm: args.comm,
+                    comm: args.comm.take(),
                 });
             }
             Class::Runtime { .. } => {
@@ -474,11 +474,11 @@ impl Partial {
                     launcher: None,
                     op: None,
                     runtime: None,
-                    comm: args.comm,
+                    comm: args.comm.take(),
                 });
             }
             Class::Annotation { on_gpu } => self.annotations.push(Annotation {
-                name: into_string(ev.name),
+                name: into_string(ev.name.take()),
                 ts_ns,
                 dur_ns,
                 on_gpu,

@@ -380,8 +380,8 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
     }
 
     fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<(), M::Error> {
-        let ev = read_event(map)?;
-        self.sink.push(ev, self.offset);
+        let mut ev = read_event(map)?;
+        self.sink.push(&mut ev, self.offset);
         Ok(())
     }
 
