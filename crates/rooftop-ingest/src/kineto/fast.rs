@@ -364,12 +364,61 @@ impl<'a> Scan<'a> {
     /// `ts` / `dur` in nanoseconds: a JSON number read in place, anything else through
     /// its raw text ([`micros_to_ns`], which gives the same for a number's text).
     fn micros(&mut self) -> Option<Result<i64, ()>> {
+        let at = self.p;
+        if let Some(ns) = self.plain_micros() {
+            return Some(Ok(ns));
+        }
+        self.p = at;
         if matches!(self.peek()?, b'-' | b'0'..=b'9') {
             let at = self.p;
             self.number()?;
             return Some(decimal_us_to_ns(&self.b[at..self.p]));
         }
         Some(micros_to_ns(self.raw()?))
+    }
+
+    /// The usual `ts` / `dur`, read in one pass: up to 15 integer digits (no leading
+    /// zero but a lone one) and up to 3 decimals, followed by none of `0-9 . e E`: its
+    /// nanoseconds, exactly what [`decimal_us_to_ns`] gives for the text. `None` for
+    /// anything else (a sign, a 4th decimal, an exponent), `p` then being anywhere.
+    #[inline]
+    fn plain_micros(&mut self) -> Option<i64> {
+        let first = self.p;
+        let mut int: i64 = 0;
+        while let Some(c) = self.peek().filter(u8::is_ascii_digit) {
+            if self.p - first == 15 {
+                return None;
+            }
+            int = int * 10 + i64::from(c - b'0');
+            self.p += 1;
+        }
+        let n = self.p - first;
+        if n == 0 || (n > 1 && self.b[first] == b'0') {
+            return None;
+        }
+        let mut frac: i64 = 0;
+        if self.peek() == Some(b'.') {
+            self.p += 1;
+            let decimals = self.p;
+            while let Some(c) = self.peek().filter(u8::is_ascii_digit) {
+                if self.p - decimals == 3 {
+                    return None;
+                }
+                frac = frac * 10 + i64::from(c - b'0');
+                self.p += 1;
+            }
+            match self.p - decimals {
+                0 => return None,
+                1 => frac *= 100,
+                2 => frac *= 10,
+                _ => {}
+            }
+        }
+        if matches!(self.peek(), Some(b'0'..=b'9' | b'.' | b'e' | b'E')) {
+            return None;
+        }
+        // At most 15 digits: `int * 1000` stays far inside `i64`.
+        Some(int * 1000 + frac)
     }
 
     /// A value's raw JSON text (serde's `&RawValue`: valid UTF-8).
@@ -867,6 +916,63 @@ mod tests {
             }
         }
         assert!(checked > 10_000 && gave_up < checked, "{checked} cases, {gave_up} left to serde");
+    }
+
+    /// The one-pass `ts` reader against the general one, on the text it reads and on
+    /// what it leaves (with the byte after the number).
+    #[test]
+    fn plain_micros_is_decimal_us_to_ns_or_nothing() {
+        let mut cases: Vec<String> = [
+            "0",
+            "0.5",
+            "0.0",
+            "01",
+            "1.",
+            "1.2",
+            "1.23",
+            "1.234",
+            "1.2345",
+            "999999999999999",
+            "999999999999999.999",
+            "1000000000000000",
+            "1e3",
+            "1.5E2",
+            "-1",
+            "-0.5",
+            ".5",
+            "00.1",
+            "1414456661888.361",
+            "2199280223503.288",
+            "7.1",
+            "12.50",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+        // Every digit count up to 17 with 0 to 4 decimals.
+        for int in 1..=17 {
+            for dec in 0..=4 {
+                let mut t = "9".repeat(int);
+                if dec > 0 {
+                    t = format!("{t}.{}", "8".repeat(dec));
+                }
+                cases.push(t);
+            }
+        }
+        let mut read = 0;
+        for case in &cases {
+            for after in [",", "}", " ", "e", "."] {
+                let text = format!("{case}{after}");
+                let mut s = Scan { b: text.as_bytes(), p: 0, valid: Valid::default() };
+                if let Some(ns) = s.plain_micros() {
+                    read += 1;
+                    assert_eq!(s.p, case.len(), "{text}");
+                    assert_eq!(Ok(ns), decimal_us_to_ns(case.as_bytes()), "{text}");
+                    assert!(!matches!(after, "e" | "."), "{text}");
+                }
+            }
+        }
+        assert!(read > 100, "{read}");
     }
 
     #[test]
