@@ -46,27 +46,12 @@ const CHUNK: u64 = 16 << 20;
 /// (out of the cache, on one thread) held up every batch.
 const COUNT_STEP: u64 = 256 << 10;
 
-/// The newlines in `bytes`, counted in 8-bit lanes 32 bytes at a time, which the
-/// compiler turns into vector compares and adds (`filter().count()` widens every byte
-/// to a 64-bit lane).
+/// The newlines in `bytes`: memchr's counter, which picks SSE2 or AVX2 at run time
+/// (25–29 GB/s on pretty-printed traces here, where 32 byte lanes the compiler could
+/// only vectorise for the x86-64 baseline counted 2.2–2.5 GB/s: 11% of a gzipped 1 GB
+/// trace's CPU time).
 fn newlines(bytes: &[u8]) -> u64 {
-    const LANES: usize = 32;
-    // A lane counts at most one newline per row: 255 rows cannot overflow it.
-    const ROWS: usize = 255;
-    let mut total = 0u64;
-    let mut blocks = bytes.chunks_exact(LANES * ROWS);
-    for block in &mut blocks {
-        let mut acc = [0u8; LANES];
-        for row in block.chunks_exact(LANES) {
-            for (a, &b) in acc.iter_mut().zip(row) {
-                *a += u8::from(b == b'\n');
-            }
-        }
-        total += acc.iter().map(|&a| u64::from(a)).sum::<u64>();
-    }
-    #[allow(clippy::naive_bytecount)] // fewer than 8,160 bytes
-    let rest = blocks.remainder().iter().filter(|&&b| b == b'\n').count() as u64;
-    total + rest
+    memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
 /// Inflates up to `limit` bytes onto `out`, counting their newlines as it goes: the
@@ -210,7 +195,7 @@ impl Window<'_> {
         } else {
             self.lines = self.lines_end - newlines(kept);
         }
-        if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
+        if let Some(i) = memchr::memrchr(b'\n', gone) {
             self.line_start = self.base + i + 1;
         }
     }
