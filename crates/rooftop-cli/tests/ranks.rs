@@ -421,3 +421,37 @@ fn older_traces_give_what_they_can_and_say_what_is_unknown() {
     // point-to-point to rooftop, with no recorded peer, and left out with a warning.
     assert!(kinds.contains(&"point_to_point_without_peer"), "{kinds:?}");
 }
+
+/// The float literals of a JSON text, each as printed.
+fn float_literals(text: &str) -> std::collections::HashMap<String, usize> {
+    let mut out = std::collections::HashMap::new();
+    let number = |c: char| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+');
+    // (A number inside a string counts too; it is in both texts alike.)
+    for tok in text.split(|c: char| !number(c)) {
+        if tok.contains(['.', 'e', 'E']) && tok.parse::<f64>().is_ok() {
+            *out.entry(tok.to_string()).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// Each rank's report in the multi-rank JSON prints its floats as the single-trace JSON
+/// of that rank does: they are the same structs' values (the multi-rank document used to
+/// be printed, read back with serde_json's fast float parser and printed again, which
+/// moved some floats by one unit in the last place: 9522.083999999999 became 9522.084).
+#[test]
+fn each_rank_report_prints_the_floats_its_single_trace_report_prints() {
+    let dir = fixture("ranks");
+    let run = |arg: &Path| {
+        let out = rooftop().arg("trace").arg(arg).args(["--format", "json"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let multi = float_literals(&run(&dir));
+    let single = float_literals(&run(&dir.join("rank0.json")));
+    assert!(single.len() > 20, "{} distinct floats", single.len());
+    for (lit, n) in &single {
+        let m = multi.get(lit).copied().unwrap_or(0);
+        assert!(m >= *n, "{lit}: {n} in rank0's report, {m} in the multi-rank report");
+    }
+}

@@ -176,14 +176,19 @@ pub fn ranks_text(
 /// The report of a multi-rank run as JSON: `{"ranks": [{name, rank, report?}],
 /// "cross_rank": ...}`.
 pub fn ranks_json(run: &RankRun) -> String {
-    let parse = |s: String| serde_json::from_str::<serde_json::Value>(&s).unwrap_or_default();
+    // Values straight from the structs (not printed and read back): the same document,
+    // its object keys sorted as `serde_json::Value` keeps them. Serialising our own
+    // structs cannot fail; the error form is `pretty`'s.
+    let value = |v: Result<serde_json::Value, serde_json::Error>| {
+        v.unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+    };
     let ranks_json: Vec<serde_json::Value> = run
         .ranks
         .iter()
         .map(|r| {
             let mut v = serde_json::json!({ "name": r.file, "rank": r.rank });
             if let (Some(rep), Some(obj)) = (&r.report, v.as_object_mut()) {
-                obj.insert("report".to_string(), parse(super::json(rep)));
+                obj.insert("report".to_string(), value(serde_json::to_value(rep)));
             }
             v
         })
@@ -191,7 +196,7 @@ pub fn ranks_json(run: &RankRun) -> String {
     let v = serde_json::json!({
         "schema_version": rooftop_core::trace::report::SCHEMA_VERSION,
         "ranks": ranks_json,
-        "cross_rank": parse(cross_rank_json(&run.cross)),
+        "cross_rank": value(serde_json::to_value(&run.cross)),
     });
     let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
     text.push('\n');
