@@ -94,7 +94,7 @@ pub fn parse_device_file(text: &str, origin: &str) -> Result<Vec<DeviceSpec>, De
 }
 
 impl Catalog {
-    /// The embedded catalog (99 devices: 38 from the hardware reference, 61 from
+    /// The embedded catalog (103 devices: 38 from the hardware reference, 65 from
     /// vendor datasheets).
     ///
     /// Read once per process (from its resolved form, [`BUILTIN_JSON`]) and shared: a

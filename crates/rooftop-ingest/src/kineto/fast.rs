@@ -370,7 +370,6 @@ impl<'a> Scan<'a> {
         }
         self.p = at;
         if matches!(self.peek()?, b'-' | b'0'..=b'9') {
-            let at = self.p;
             self.number()?;
             return Some(decimal_us_to_ns(&self.b[at..self.p]));
         }
