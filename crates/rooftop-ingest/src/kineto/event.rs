@@ -568,38 +568,44 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
 /// arrays or the strings PyTorch writes (`"[0, 1]"`) and are kept as text.
 pub(crate) fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &str) {
     let text = raw_text(raw);
-    let count = |t: &Option<String>| {
-        let t = t.as_deref()?.trim();
+    let count = |t: Option<Cow<'_, str>>| {
+        let t = t?;
+        let t = t.trim();
         t.parse::<u64>().ok().or_else(|| {
             let f = t.parse::<f64>().ok()?;
             (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
         })
     };
-    let signed = |t: &Option<String>| t.as_deref()?.trim().parse::<i64>().ok();
+    let signed = |t: Option<Cow<'_, str>>| t?.trim().parse::<i64>().ok();
+    let owned = |t: Option<Cow<'_, str>>| t.map(Cow::into_owned);
     match key {
-        CommKey::Collective => c.collective = text,
-        CommKey::InNelems => c.in_nelems = count(&text),
-        CommKey::OutNelems => c.out_nelems = count(&text),
-        CommKey::GroupSize => c.group_size = count(&text).and_then(|v| u32::try_from(v).ok()),
-        CommKey::Dtype => c.dtype = text,
-        CommKey::PgName => c.pg_name = text,
-        CommKey::PgDesc => c.pg_desc = text,
-        CommKey::PgRanks => c.pg_ranks = text,
-        CommKey::InSplit => c.in_split = text,
-        CommKey::OutSplit => c.out_split = text,
-        CommKey::Seq => c.seq = signed(&text),
-        CommKey::SrcRank => c.src_rank = signed(&text),
-        CommKey::DstRank => c.dst_rank = signed(&text),
+        CommKey::Collective => c.collective = owned(text),
+        CommKey::InNelems => c.in_nelems = count(text),
+        CommKey::OutNelems => c.out_nelems = count(text),
+        CommKey::GroupSize => c.group_size = count(text).and_then(|v| u32::try_from(v).ok()),
+        CommKey::Dtype => c.dtype = owned(text),
+        CommKey::PgName => c.pg_name = owned(text),
+        CommKey::PgDesc => c.pg_desc = owned(text),
+        CommKey::PgRanks => c.pg_ranks = owned(text),
+        CommKey::InSplit => c.in_split = owned(text),
+        CommKey::OutSplit => c.out_split = owned(text),
+        CommKey::Seq => c.seq = signed(text),
+        CommKey::SrcRank => c.src_rank = signed(text),
+        CommKey::DstRank => c.dst_rank = signed(text),
     }
 }
 
 /// A JSON value as text: a string's content, a number's or an array's JSON text;
-/// `None` for `null`, booleans and objects.
-fn raw_text(raw: &str) -> Option<String> {
+/// `None` for `null`, booleans and objects. `raw` is valid JSON, so a string without a
+/// backslash is its content between the quotes (borrowed: numbers are parsed, not kept).
+fn raw_text(raw: &str) -> Option<Cow<'_, str>> {
     let t = raw.trim();
     match t.as_bytes().first()? {
-        b'"' => serde_json::from_str::<String>(t).ok(),
-        b'-' | b'0'..=b'9' | b'[' => Some(t.to_string()),
+        b'"' => match t.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+            Some(content) if !content.contains('\\') => Some(Cow::Borrowed(content)),
+            _ => serde_json::from_str::<String>(t).ok().map(Cow::Owned),
+        },
+        b'-' | b'0'..=b'9' | b'[' => Some(Cow::Borrowed(t)),
         _ => None,
     }
 }
@@ -1058,6 +1064,38 @@ pub(crate) fn decimal_us_to_ns(t: &[u8]) -> Result<i64, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A raw value's text: borrowed between the quotes when a string has no escape,
+    /// as serde reads it otherwise; the same text serde's `String` gives for every string.
+    #[test]
+    fn raw_text_is_what_serde_reads() {
+        for raw in [
+            r#""allreduce""#,
+            r#" "default_pg" "#,
+            r#""""#,
+            r#""a\"b""#,
+            r#""caf\u00e9""#,
+            r#""tab\tx""#,
+            r#""[0, 1, 2]""#,
+            r#""naïve""#,
+        ] {
+            let want: String = serde_json::from_str(raw.trim()).unwrap();
+            assert_eq!(raw_text(raw).as_deref(), Some(want.as_str()), "{raw}");
+        }
+        assert_eq!(raw_text(" 4096 ").as_deref(), Some("4096"));
+        assert_eq!(raw_text("[1, 2]").as_deref(), Some("[1, 2]"));
+        assert_eq!(raw_text("-3").as_deref(), Some("-3"));
+        for none in ["null", "true", "{}", ""] {
+            assert_eq!(raw_text(none), None, "{none}");
+        }
+        let mut c = CommArgs::default();
+        comm_arg(&mut c, CommKey::InNelems, r#""4096""#);
+        comm_arg(&mut c, CommKey::OutNelems, "2048.0");
+        comm_arg(&mut c, CommKey::Seq, r#"" 7 ""#);
+        comm_arg(&mut c, CommKey::PgDesc, r#""mesh\u005ftp""#);
+        assert_eq!((c.in_nelems, c.out_nelems, c.seq), (Some(4096), Some(2048), Some(7)));
+        assert_eq!(c.pg_desc.as_deref(), Some("mesh_tp"));
+    }
 
     fn ns(s: &str) -> Result<i64, ()> {
         decimal_us_to_ns(s.as_bytes())
