@@ -97,10 +97,10 @@ impl Catalog {
     /// The embedded catalog (103 devices: 38 from the hardware reference, 65 from
     /// vendor datasheets).
     ///
-    /// Read once per process (from its resolved form, [`BUILTIN_JSON`]) and shared: a
-    /// lookup borrows from it, and a caller that adds user devices clones it first
-    /// (`Catalog::builtin().clone()`). The unit tests guarantee the embedded data is valid
-    /// and equal to the catalog's TOML.
+    /// Read once per process (from its resolved form, `data/catalog.resolved.json`) and
+    /// shared: a lookup borrows from it, and a caller that adds user devices clones it
+    /// first (`Catalog::builtin().clone()`). The unit tests guarantee the embedded data is
+    /// valid and equal to the catalog's TOML.
     pub fn builtin() -> &'static Catalog {
         static BUILTIN: OnceLock<Catalog> = OnceLock::new();
         BUILTIN.get_or_init(|| match serde_json::from_str(BUILTIN_JSON) {
