@@ -676,13 +676,13 @@ struct Inst {
 
 /// An op's instruction (when the module's HLO has it) and its interned arguments, by
 /// (module, `hlo_op`).
-type InstrCache = HashMap<(Option<u32>, u32), (Option<Arc<HloInstr>>, Arc<OpArgs>)>;
+type InstrCache = FastMap<(Option<u32>, u32), (Option<Arc<HloInstr>>, Arc<OpArgs>)>;
 
 /// Module interning: (name, program id) → index.
 #[derive(Default)]
 struct Modules {
     list: Vec<XlaModule>,
-    index: HashMap<(String, Option<i64>), u32>,
+    index: FastMap<(String, Option<i64>), u32>,
 }
 
 impl Modules {
@@ -947,7 +947,7 @@ fn back_to_fusions(
 /// module, `hlo_op`) as one op execution each, ordered by (device, stream, start).
 fn group_executions(raws: &[Raw], runs: &[u32]) -> Vec<Inst> {
     let mut insts: Vec<Inst> = Vec::new();
-    let mut current: HashMap<(i64, i64), usize> = HashMap::new();
+    let mut current: FastMap<(i64, i64), usize> = FastMap::default();
     for (k, r) in raws.iter().enumerate() {
         let Some(op) = r.hlo_op else { continue };
         let key = (runs[k], r.module, op);
@@ -1071,17 +1071,17 @@ pub fn build(
     let insts = group_executions(&raws, &runs);
 
     // Names used by more than one module are qualified with the module.
-    let mut owners: HashMap<&str, Vec<Option<u32>>> = HashMap::new();
+    let mut owners: FastMap<&str, Vec<Option<u32>>> = FastMap::default();
     for i in &insts {
         let o = owners.entry(strings.get(i.key.2)).or_default();
         if !o.contains(&i.key.1) {
             o.push(i.key.1);
         }
     }
-    let qualified: HashMap<String, bool> =
+    let qualified: FastMap<String, bool> =
         owners.iter().map(|(n, o)| ((*n).to_string(), o.len() > 1)).collect();
 
-    let mut instr_cache: InstrCache = HashMap::new();
+    let mut instr_cache: InstrCache = FastMap::default();
     let mut ops: Vec<CpuOp> = Vec::with_capacity(insts.len());
     let mut xops: Vec<XlaOp> = Vec::with_capacity(insts.len());
     let mut gpu_op: Vec<Option<u32>> = vec![None; raws.len()];
@@ -1213,7 +1213,7 @@ fn assign_runs(raws: &[Raw], host: &Host<'_>, modules: &Modules) -> Vec<u32> {
     }
     let mut keys: Vec<Option<Key>> = Vec::with_capacity(raws.len());
     // Fallback state per (device, module): first op, whether another op was seen, count.
-    let mut seq: HashMap<(i64, u32), (Option<u32>, bool, u32)> = HashMap::new();
+    let mut seq: FastMap<(i64, u32), (Option<u32>, bool, u32)> = FastMap::default();
     for r in raws {
         let Some(m) = r.module else {
             keys.push(None);
@@ -1244,8 +1244,8 @@ fn assign_runs(raws: &[Raw], host: &Host<'_>, modules: &Modules) -> Vec<u32> {
         }
         keys.push(Some(Key::Seq(s.2)));
     }
-    let mut dense: HashMap<(i64, u32, Key), u32> = HashMap::new();
-    let mut next: HashMap<(i64, u32), u32> = HashMap::new();
+    let mut dense: FastMap<(i64, u32, Key), u32> = FastMap::default();
+    let mut next: FastMap<(i64, u32), u32> = FastMap::default();
     raws.iter()
         .zip(keys)
         .map(|(r, k)| match (r.module, k) {

@@ -16,8 +16,9 @@
 
 use super::super::attrib::subtree_events;
 use super::super::model::TraceModel;
+use foldhash::HashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// One module path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,7 +107,7 @@ fn calls(model: &TraceModel) -> (String, Vec<Call>, Vec<(String, u32)>) {
     let mut stack: Vec<usize> = Vec::new();
     let mut paths: Vec<(String, u32)> = Vec::new();
     // (parent path id or MAX, name) → path id: repeated paths cost no allocation.
-    let mut path_id: HashMap<(usize, String), usize> = HashMap::new();
+    let mut path_id: HashMap<(usize, String), usize> = HashMap::default();
     for i in 0..calls.len() {
         if i > 0 && calls[i].thread != calls[i - 1].thread {
             stack.clear();
@@ -185,7 +186,7 @@ pub fn modules(model: &TraceModel) -> Modules {
     }
     // Backward: sequence number → forward op → its module path (only when the trace has
     // a backward pass).
-    let mut fwd_op_of_seq: HashMap<i64, usize> = HashMap::new();
+    let mut fwd_op_of_seq: HashMap<i64, usize> = HashMap::default();
     let is_bwd_root = |name: &str| name.starts_with("autograd::engine::evaluate_function");
     let has_bwd = model.ops.iter().any(|o| is_bwd_root(&o.name));
     let mut in_bwd = vec![false; if has_bwd { model.ops.len() } else { 0 }];

@@ -9,8 +9,9 @@
 use super::super::model::{GpuKind, TraceModel};
 use super::cp_graph::{CpGraph, Edge, EdgeKind, EvRef};
 use super::Span;
+use foldhash::HashSet;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Items kept at most.
 pub const MAX_ITEMS: usize = 6000;

@@ -32,8 +32,9 @@ use crate::roofline::{roofline, Bound};
 use crate::trace::attrib::busy_ns;
 use crate::trace::model::TraceModel;
 use crate::units::{ExecUnit, Precision};
+use foldhash::HashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// The output tile of a Triton GEMM fusion and what it gives on the device.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -234,7 +235,7 @@ pub fn xla_report(
 
     // Group op instances by (module, name), in first-seen order.
     let mut groups: Vec<Group> = Vec::new();
-    let mut index: HashMap<(Option<u32>, &str), usize> = HashMap::new();
+    let mut index: HashMap<(Option<u32>, &str), usize> = HashMap::default();
     for (i, op) in info.ops.iter().enumerate().take(model.ops.len()) {
         let g = *index.entry((op.module, op.hlo_op.as_str())).or_insert_with(|| {
             groups.push(Group { first: i, ..Group::default() });
