@@ -206,21 +206,30 @@ impl Partial {
     pub fn reserve_scaled<'p>(&mut self, parts: impl IntoIterator<Item = &'p Partial>, scale: f64) {
         let mut n = [0usize; 9];
         for p in parts {
-            let lens = [
-                p.ops.len(),
-                p.runtimes.len(),
-                p.gpu.len(),
-                p.flow_starts.len(),
-                p.flow_ends.len(),
-                p.annotations.len(),
-                p.syncs.len(),
-                p.modules.len(),
-                p.memory.len(),
-            ];
-            for (total, len) in n.iter_mut().zip(lens) {
+            for (total, len) in n.iter_mut().zip(p.lens()) {
                 *total += len;
             }
         }
+        self.reserve_counts(n, scale);
+    }
+
+    /// The number of events of each kind, in [`Partial::reserve_counts`]'s order.
+    pub fn lens(&self) -> [usize; 9] {
+        [
+            self.ops.len(),
+            self.runtimes.len(),
+            self.gpu.len(),
+            self.flow_starts.len(),
+            self.flow_ends.len(),
+            self.annotations.len(),
+            self.syncs.len(),
+            self.modules.len(),
+            self.memory.len(),
+        ]
+    }
+
+    /// Room for `scale` times `n` more events of each kind ([`Partial::lens`]' order).
+    pub fn reserve_counts(&mut self, n: [usize; 9], scale: f64) {
         // Rounded up. An estimate is only a hint: one too small means the vectors grow,
         // and room that cannot be had (an estimate far too large) is not reserved.
         let n = n.map(|k| (k as f64 * scale).ceil() as usize);

@@ -331,8 +331,27 @@ fn events_array(
         None => 1.0,
     };
     let merge = Mutex::new(Merge { sink, next: 0, outcome: None, scale });
+    // The events of each kind in the first stretch parsed, and its length: later
+    // stretches reserve room for as many per byte, so that their vectors are allocated
+    // once rather than grown by doubling (each growth a copy into fresh pages).
+    let sample: Mutex<Option<([usize; 9], usize)>> = Mutex::new(None);
     {
-        let (bounds, slots, merge, done) = (&bounds, &slots, &merge, &done);
+        let (bounds, slots, merge, done, sample) = (&bounds, &slots, &merge, &done, &sample);
+        let stretch = move |i: usize| -> Partial {
+            let mut part = Partial::default();
+            let len = bounds.get(i + 1).unwrap_or(&buf.len()) - bounds[i];
+            if let Some((counts, bytes)) = *lock(sample) {
+                part.reserve_counts(counts, len as f64 / bytes as f64 * 1.05);
+            }
+            part
+        };
+        let sampled = move |part: &Partial, i: usize| {
+            let mut s = lock(sample);
+            if s.is_none() {
+                let len = bounds.get(i + 1).unwrap_or(&buf.len()) - bounds[i];
+                *s = Some((part.lens(), len.max(1)));
+            }
+        };
         // A finished stretch is appended as soon as every stretch before it is, by the
         // thread that finished it or the one after (while the others still parse): only
         // the last stretches are appended once all are parsed.
@@ -345,20 +364,22 @@ fn events_array(
         rayon::in_place_scope(|s| {
             for i in 1..n {
                 s.spawn(move |_| {
-                    let mut part = Partial::default();
+                    let mut part = stretch(i);
                     let stop = bounds.get(i + 1).copied().unwrap_or(usize::MAX);
                     let end = run(buf, 0, bounds[i], stop, &mut part, release, &mut |d| {
                         done.fetch_add(d as u64, Ordering::Relaxed);
                     });
+                    sampled(&part, i);
                     finish(i, (part, end));
                 });
             }
-            let mut part = Partial::default();
+            let mut part = stretch(0);
             let stop = bounds.get(1).copied().unwrap_or(usize::MAX);
             let end = run(buf, 0, bounds[0], stop, &mut part, release, &mut |d| {
                 let now = done.fetch_add(d as u64, Ordering::Relaxed) + d as u64;
                 progress(now.min(total), total);
             });
+            sampled(&part, 0);
             finish(0, (part, end));
         });
     }

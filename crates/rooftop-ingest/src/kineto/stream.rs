@@ -616,6 +616,15 @@ fn batch(
     let mut bounds = vec![*p];
     bounds.extend(&splits);
     let (buf, base, done) = (&w.buf[..], w.base, w.done);
+    // The events of each kind so far and the bytes they came from: each stretch reserves
+    // room for as many per byte (none for the first batch).
+    let mut counts = sink.lens();
+    for part in pending.iter() {
+        for (n, len) in counts.iter_mut().zip(part.lens()) {
+            *n += len;
+        }
+    }
+    let so_far = base + *p;
     let source = &mut w.source;
     let spare = std::mem::take(&mut w.spare);
     let (results, ahead): (Vec<(Partial, Result<End, PosError>)>, _) = rayon::join(
@@ -625,6 +634,10 @@ fn batch(
                 .enumerate()
                 .map(|(i, &from)| {
                     let mut part = Partial::default();
+                    if so_far > 0 {
+                        let len = bounds.get(i + 1).unwrap_or(&region_end) - from;
+                        part.reserve_counts(counts, len as f64 / so_far as f64 * 1.05);
+                    }
                     let to = bounds.get(i + 1).copied().unwrap_or(stop);
                     let end = run(buf, base, from, to, &mut part, &|_, _| {}, &mut |_| {});
                     (part, end)
