@@ -526,3 +526,43 @@ fn undecodable_hlo_is_a_warning_not_an_error() {
         .any(|w| w.kind == "hlo_undecodable" && w.example.contains("jit_train_step")));
     assert!(m.xla.as_deref().unwrap().ops.iter().all(|o| o.instr.is_none()));
 }
+
+/// Host lines are read at once and merged: a correlation id launched on several lines
+/// (as on a profile that records a call on two threads) takes its first launch in
+/// plane and line order, whichever line holds the most launches.
+#[test]
+fn the_first_launch_of_a_correlation_id_wins_in_line_order() {
+    let mut space = XSpace::decode(new_layout().as_slice()).unwrap();
+    let mut h = Pb::new("/host:CPU");
+    let line = |h: &mut Pb, thread: &str, call: &str, ids: &[i64]| {
+        let m = h.meta(call, vec![]);
+        let evs = ids
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| {
+                let st = vec![h.i("correlation_id", c)];
+                ev(m, i64::try_from(k).unwrap() * 100, 5, st)
+            })
+            .collect();
+        h.line(thread, 2_000_000, evs);
+    };
+    // The middle line holds the most launches; the first line's 100 and the middle
+    // line's 101 come first.
+    line(&mut h, "Host Threads/1", "launch_a", &[100]);
+    line(&mut h, "python", "launch_b", &[100, 101, 102, 103]);
+    line(&mut h, "Host Threads/2", "launch_c", &[101, 104]);
+    space.planes[2] = h.plane;
+    let m = read_bytes(&space.encode_to_vec(), Path::new("lines.xplane.pb")).unwrap();
+    let launcher = |c: i64| {
+        let g = m.gpu.iter().find(|g| g.correlation == Some(c)).unwrap();
+        g.launcher.as_deref().unwrap().to_string()
+    };
+    assert_eq!(
+        [100, 101, 102, 103].map(launcher),
+        ["launch_a", "launch_b", "launch_b", "launch_b"].map(String::from)
+    );
+    let x = m.xla.as_deref().unwrap();
+    let threads: Vec<(&str, u64)> =
+        x.host_threads.iter().map(|t| (t.name.as_str(), t.events)).collect();
+    assert_eq!(threads, vec![("Host Threads/1", 1), ("python", 4), ("Host Threads/2", 2)]);
+}

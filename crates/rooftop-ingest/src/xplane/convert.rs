@@ -27,6 +27,7 @@ use super::proto::{
     XLineHead, XPlaneLazy, XSpaceLazy, XStat,
 };
 use prost::Message;
+use rayon::prelude::*;
 use rooftop_core::trace::model::{
     Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, TraceDevice, TraceModel, TraceWarning,
 };
@@ -494,6 +495,8 @@ struct Raw {
     framework_op: Option<u32>,
     flops: Option<f64>,
     bytes: Option<f64>,
+    /// Start of the launching host call (by correlation id), when the host planes have it.
+    launch_ns: Option<i64>,
 }
 
 /// Interned op names: one copy of each, looked up by content.
@@ -534,52 +537,103 @@ struct Host<'a> {
 }
 
 fn read_host<'a>(planes: &[&Plane<'a>], warn: &mut Warn) -> Result<Host<'a>, DecodeFailure> {
+    // Lines are read on every thread (a host plane has a few lines of very different
+    // lengths), then merged in plane and line order.
+    // The first failure in that order is the one returned.
+    let lines: Vec<(&Plane<'a>, &'a bytes::Bytes)> =
+        planes.iter().flat_map(|pl| pl.p.lines.iter().map(move |b| (*pl, b))).collect();
+    let read: Vec<Result<HostLine<'a>, DecodeFailure>> =
+        lines.par_iter().map(|&(pl, bytes)| read_host_line(pl, bytes)).collect();
+    let read: Vec<HostLine<'a>> = read.into_iter().collect::<Result<_, _>>()?;
+    // The first launch of a correlation id wins. The largest table is kept; the lines
+    // before it overwrite it, latest first, and the lines after it only add.
+    let largest = read.iter().enumerate().max_by_key(|(i, l)| (l.launches.len(), usize::MAX - i));
+    let largest = largest.map_or(0, |(i, _)| i);
     let mut h = Host::default();
-    for pl in planes {
-        for line in pl.lines() {
-            let (head, bytes) = line?;
-            // Events usually come in (start, longest first) order: the summary is then
-            // swept as they come; otherwise the line is read again, sorted (below).
-            let mut sweep = Sweep::default();
-            let mut sorted = true;
-            LineEvents::new(pl, bytes).each(|e, stats| {
-                let Some((ts, dur)) = times(head.timestamp_ns, e) else {
-                    warn.add("aggregated_or_bad_time", || {
-                        format!("an event on {} / {} has no start time", pl.p.name, head.label())
-                    });
-                    return Ok(());
-                };
-                let (name, st) = pl.event(e.metadata_id, stats);
-                if let Some(c) = st.correlation_id {
-                    h.launches.entry(c).or_insert((name, ts));
-                }
-                if let Some(m) = name.strip_suffix(":XLA GPU module") {
-                    h.module_spans.entry(m).or_default().push((ts, ts.saturating_add(dur)));
-                }
-                if let Some(step) = st.step_num {
-                    h.markers.push(StepMarker {
-                        name: name.to_string(),
-                        step: Some(step),
-                        ts_ns: ts,
-                        dur_ns: dur,
-                    });
-                }
-                sorted = sorted && sweep.push(ts, ts.saturating_add(dur), name);
-                Ok(())
-            })?;
-            if !sorted {
-                sweep = sorted_sweep(pl, &head, bytes)?;
+    let mut tables: Vec<FastMap<i64, (&'a str, i64)>> = Vec::with_capacity(read.len());
+    for line in read {
+        warn.append(line.warn);
+        for (m, spans) in line.module_spans {
+            h.module_spans.entry(m).or_default().extend(spans);
+        }
+        h.markers.extend(line.markers);
+        h.threads.extend(line.thread);
+        tables.push(line.launches);
+    }
+    if !tables.is_empty() {
+        h.launches = std::mem::take(&mut tables[largest]);
+        for t in tables[..largest].iter_mut().rev() {
+            h.launches.extend(t.drain());
+        }
+        for t in &mut tables[largest + 1..] {
+            for (c, l) in t.drain() {
+                h.launches.entry(c).or_insert(l);
             }
-            if sweep.events == 0 {
-                continue;
-            }
-            h.threads.push(sweep.finish(&pl.p.name, head.label()));
         }
     }
     for v in h.module_spans.values_mut() {
         v.sort_unstable();
     }
     h.markers.sort_by_key(|m| m.ts_ns);
+    Ok(h)
+}
+
+/// What one host line adds to [`Host`].
+struct HostLine<'a> {
+    launches: FastMap<i64, (&'a str, i64)>,
+    module_spans: FastMap<&'a str, Vec<(i64, i64)>>,
+    markers: Vec<StepMarker>,
+    thread: Option<HostThread>,
+    warn: Warn,
+}
+
+fn read_host_line<'a>(
+    pl: &Plane<'a>,
+    bytes: &'a bytes::Bytes,
+) -> Result<HostLine<'a>, DecodeFailure> {
+    let head = &XLineHead::decode(bytes.clone())?;
+    let mut h = HostLine {
+        launches: FastMap::default(),
+        module_spans: FastMap::default(),
+        markers: Vec::new(),
+        thread: None,
+        warn: Warn::default(),
+    };
+    // Events usually come in (start, longest first) order: the summary is then swept as
+    // they come; otherwise the line is read again, sorted (below).
+    let mut sweep = Sweep::default();
+    let mut sorted = true;
+    LineEvents::new(pl, bytes).each(|e, stats| {
+        let Some((ts, dur)) = times(head.timestamp_ns, e) else {
+            h.warn.add("aggregated_or_bad_time", || {
+                format!("an event on {} / {} has no start time", pl.p.name, head.label())
+            });
+            return Ok(());
+        };
+        let (name, st) = pl.event(e.metadata_id, stats);
+        if let Some(c) = st.correlation_id {
+            h.launches.entry(c).or_insert((name, ts));
+        }
+        if let Some(m) = name.strip_suffix(":XLA GPU module") {
+            h.module_spans.entry(m).or_default().push((ts, ts.saturating_add(dur)));
+        }
+        if let Some(step) = st.step_num {
+            h.markers.push(StepMarker {
+                name: name.to_string(),
+                step: Some(step),
+                ts_ns: ts,
+                dur_ns: dur,
+            });
+        }
+        sorted = sorted && sweep.push(ts, ts.saturating_add(dur), name);
+        Ok(())
+    })?;
+    if !sorted {
+        sweep = sorted_sweep(pl, head, bytes)?;
+    }
+    if sweep.events > 0 {
+        h.thread = Some(sweep.finish(&pl.p.name, head.label()));
+    }
     Ok(h)
 }
 
@@ -820,6 +874,7 @@ fn read_device_events(
                 framework_op: framework_op.map(|s| strings.id(s)),
                 flops: st.flops,
                 bytes: st.bytes_accessed,
+                launch_ns: None,
             });
             Ok(())
         })?;
@@ -1035,14 +1090,18 @@ pub fn build(
     let (mut out, mut devices, layouts) = device?;
     warn.append(device_warn);
     // Each kernel's launching call, by its correlation id (one shared copy of each
-    // call's name).
+    // call's name). The table is large and each lookup a cache miss: they are made once,
+    // on every thread.
+    let found: Vec<Option<(&str, i64)>> = out
+        .raws
+        .par_iter()
+        .map(|r| r.gpu.correlation.and_then(|c| host.launches.get(&c).copied()))
+        .collect();
     let mut calls: FastMap<&str, Arc<str>> = FastMap::default();
-    for r in &mut out.raws {
-        if let Some(c) = r.gpu.correlation {
-            r.gpu.launcher = host
-                .launches
-                .get(&c)
-                .map(|l| Arc::clone(calls.entry(l.0).or_insert_with(|| l.0.into())));
+    for (r, l) in out.raws.iter_mut().zip(found) {
+        if r.gpu.correlation.is_some() {
+            r.gpu.launcher = l.map(|l| Arc::clone(calls.entry(l.0).or_insert_with(|| l.0.into())));
+            r.launch_ns = l.map(|l| l.1);
         }
     }
     devices.sort_by_key(|d| d.0.index);
@@ -1085,7 +1144,7 @@ pub fn build(
     let mut ops: Vec<CpuOp> = Vec::with_capacity(insts.len());
     let mut xops: Vec<XlaOp> = Vec::with_capacity(insts.len());
     let mut gpu_op: Vec<Option<u32>> = vec![None; raws.len()];
-    for inst in &insts {
+    for inst in insts {
         let (run, module, name_id) = (&inst.key.0, inst.key.1, inst.key.2);
         let name = strings.get(name_id);
         let entry = instr_cache.entry((module, name_id)).or_insert_with(|| {
@@ -1133,7 +1192,7 @@ pub fn build(
             pid: inst.device,
             tid: inst.stream,
             args: Arc::clone(&entry.1),
-            launched: inst.events.clone(),
+            launched: inst.events,
             ..CpuOp::default()
         });
         xops.push(XlaOp {
@@ -1224,8 +1283,7 @@ fn assign_runs(raws: &[Raw], host: &Host<'_>, modules: &Modules) -> Vec<u32> {
             continue;
         }
         let name = modules.list.get(m as usize).map_or("", |x| x.name.as_str());
-        let launch = r.gpu.correlation.and_then(|c| host.launches.get(&c)).map(|l| l.1);
-        if let (Some(t), Some(spans)) = (launch, host.module_spans.get(name)) {
+        if let (Some(t), Some(spans)) = (r.launch_ns, host.module_spans.get(name)) {
             let i = spans.partition_point(|s| s.0 <= t);
             if i > 0 && t <= spans[i - 1].1 {
                 keys.push(Some(Key::Span(i - 1)));
