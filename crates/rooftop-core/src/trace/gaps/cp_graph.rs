@@ -91,11 +91,56 @@ pub struct Edge {
 pub struct CpGraph {
     pub nodes: Vec<Node>,
     pub edges: Vec<Edge>,
-    start_of: HashMap<EvRef, u32>,
-    end_of: HashMap<EvRef, u32>,
-    /// (src, dst) → edge index: a second edge between two nodes replaces the first, as in
-    /// a networkx `DiGraph`.
-    by_pair: HashMap<(u32, u32), u32>,
+    start_of: NodeIds,
+    end_of: NodeIds,
+    /// Per node, its latest outgoing edge (`NONE` if none); per edge, the one added
+    /// before it from the same node: a second edge between two nodes replaces the first,
+    /// as in a networkx `DiGraph`, and a node has only a few outgoing edges to look at.
+    last_out: Vec<u32>,
+    prev_out: Vec<u32>,
+}
+
+/// No node or no edge.
+const NONE: u32 = u32::MAX;
+
+/// A node id per event, in one table per kind of event, indexed as the model is
+/// (dense: a graph has nodes for most events of its window).
+#[derive(Debug, Clone, Default)]
+struct NodeIds {
+    op: Vec<u32>,
+    runtime: Vec<u32>,
+    annotation: Vec<u32>,
+    gpu: Vec<u32>,
+}
+
+impl NodeIds {
+    fn table(&self, ev: EvRef) -> (&[u32], u32) {
+        match ev {
+            EvRef::Op(i) => (&self.op, i),
+            EvRef::Runtime(i) => (&self.runtime, i),
+            EvRef::Annotation(i) => (&self.annotation, i),
+            EvRef::Gpu(i) => (&self.gpu, i),
+        }
+    }
+
+    fn get(&self, ev: EvRef) -> Option<u32> {
+        let (t, i) = self.table(ev);
+        t.get(i as usize).copied().filter(|&id| id != NONE)
+    }
+
+    fn set(&mut self, ev: EvRef, id: u32) {
+        let (t, i) = match ev {
+            EvRef::Op(i) => (&mut self.op, i),
+            EvRef::Runtime(i) => (&mut self.runtime, i),
+            EvRef::Annotation(i) => (&mut self.annotation, i),
+            EvRef::Gpu(i) => (&mut self.gpu, i),
+        };
+        let i = i as usize;
+        if t.len() <= i {
+            t.resize(i + 1, NONE);
+        }
+        t[i] = id;
+    }
 }
 
 /// Runtime calls HTA treats as blocking the CPU.
@@ -146,19 +191,20 @@ impl CpGraph {
         for (ts, start, ev) in pts {
             let id = self.node(ts, ev, start);
             if start {
-                self.start_of.insert(ev, id);
+                self.start_of.set(ev, id);
             } else {
-                self.end_of.insert(ev, id);
+                self.end_of.set(ev, id);
             }
         }
+        self.last_out.resize(self.nodes.len(), NONE);
     }
 
     pub fn start(&self, ev: EvRef) -> Option<u32> {
-        self.start_of.get(&ev).copied()
+        self.start_of.get(ev)
     }
 
     pub fn end(&self, ev: EvRef) -> Option<u32> {
-        self.end_of.get(&ev).copied()
+        self.end_of.get(ev)
     }
 
     /// Adds an edge; its weight is the time between the nodes unless it is a dependency
@@ -175,10 +221,14 @@ impl CpGraph {
         // HTA (non-strict): weights of -1 µs or less are set to 0.
         let weight = if w <= -1000 { 0 } else { w };
         let e = Edge { from, to, weight, kind, attributed };
-        if let Some(&i) = self.by_pair.get(&(from, to)) {
-            self.edges[i as usize] = e;
+        if let Some(i) = self.edge_index(from, to) {
+            self.edges[i] = e;
         } else {
-            self.by_pair.insert((from, to), self.edges.len() as u32);
+            if self.last_out.len() <= from as usize {
+                self.last_out.resize(from as usize + 1, NONE);
+            }
+            self.prev_out.push(self.last_out[from as usize]);
+            self.last_out[from as usize] = self.edges.len() as u32;
             self.edges.push(e);
         }
     }
@@ -264,7 +314,14 @@ impl CpGraph {
 
     /// The index of the edge from `a` to `b`.
     pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
-        self.by_pair.get(&(a, b)).map(|&i| i as usize)
+        let mut i = self.last_out.get(a as usize).copied().unwrap_or(NONE);
+        while i != NONE {
+            if self.edges[i as usize].to == b {
+                return Some(i as usize);
+            }
+            i = self.prev_out[i as usize];
+        }
+        None
     }
 }
 
