@@ -1208,8 +1208,11 @@ pub fn build(
             profile_bytes: first.bytes,
         });
     }
-    let gpu: Vec<GpuEvent> =
+    let mut gpu: Vec<GpuEvent> =
         raws.into_iter().zip(gpu_op).map(|(r, op)| GpuEvent { op, ..r.gpu }).collect();
+    // Collected in place, into the activities' larger allocation (grown by doubling):
+    // the bytes past the events, some of them written, go back.
+    gpu.shrink_to_fit();
     if gpu.is_empty() {
         warn.add("no_gpu_events", || {
             "the profile has no device activity (no events on a device plane's stream lines)"
