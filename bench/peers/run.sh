@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rooftop against its peers on the same Kineto trace: wall time, CPU time (user + sys)
-# and peak RSS of the whole process (/usr/bin/time), best and median of RUNS runs each,
+# and peak RSS of the whole process (bench/peers/time1.py: what /usr/bin/time reports,
+# with the wall time to the microsecond), best and median of RUNS runs each,
 # alternating the tools so that machine load affects them alike.
 #
 #   bench/peers/run.sh TRACE [ROOFTOP_BIN]
@@ -44,7 +45,7 @@ cat "$TRACE" >/dev/null
 for _ in $(seq "$RUNS"); do
   for t in "${tools[@]}"; do
     # shellcheck disable=SC2046
-    /usr/bin/time -f "%e %U %S %M" -o "$TMP/t" $(cmd_of "$t") >/dev/null 2>"$TMP/err" \
+    python3 bench/peers/time1.py "$TMP/t" $(cmd_of "$t") 2>"$TMP/err" \
       || { echo "$t failed:"; tail -3 "$TMP/err"; continue; }
     echo "$(tail -1 "$TMP/t")" >>"$TMP/$t"
   done
