@@ -93,12 +93,21 @@ pub struct CpGraph {
     pub edges: Vec<Edge>,
     start_of: NodeIds,
     end_of: NodeIds,
-    /// Per node, its latest outgoing edge (`NONE` if none); per edge, the one added
-    /// before it from the same node: a second edge between two nodes replaces the first,
-    /// as in a networkx `DiGraph`, and a node has only a few outgoing edges to look at.
+    /// Per node, its latest outgoing edge (`NONE` if none) and how many it has; per
+    /// edge, the one added before it from the same node. A second edge between two
+    /// nodes replaces the first, as in a networkx `DiGraph`: most nodes have a few
+    /// outgoing edges, looked through; the edges of a node with more
+    /// ([`LIST_MAX`], a kernel that many syncs wait for) are also kept by pair.
     last_out: Vec<u32>,
+    out_count: Vec<u32>,
     prev_out: Vec<u32>,
+    /// (src, dst) → edge index, for the edges of nodes with more than [`LIST_MAX`].
+    busy_pairs: HashMap<(u32, u32), u32>,
 }
+
+/// Outgoing edges of a node looked through for an earlier edge to the same node; the
+/// edges of a node with more are found by pair (so that adding an edge stays O(1)).
+const LIST_MAX: u32 = 8;
 
 /// No node or no edge.
 const NONE: u32 = u32::MAX;
@@ -197,6 +206,7 @@ impl CpGraph {
             }
         }
         self.last_out.resize(self.nodes.len(), NONE);
+        self.out_count.resize(self.nodes.len(), 0);
     }
 
     pub fn start(&self, ev: EvRef) -> Option<u32> {
@@ -223,13 +233,28 @@ impl CpGraph {
         let e = Edge { from, to, weight, kind, attributed };
         if let Some(i) = self.edge_index(from, to) {
             self.edges[i] = e;
-        } else {
-            if self.last_out.len() <= from as usize {
-                self.last_out.resize(from as usize + 1, NONE);
+            return;
+        }
+        let f = from as usize;
+        if self.last_out.len() <= f {
+            self.last_out.resize(f + 1, NONE);
+            self.out_count.resize(f + 1, 0);
+        }
+        let index = self.edges.len() as u32;
+        self.prev_out.push(self.last_out[f]);
+        self.last_out[f] = index;
+        self.edges.push(e);
+        self.out_count[f] += 1;
+        if self.out_count[f] > LIST_MAX {
+            if self.out_count[f] == LIST_MAX + 1 {
+                // The node's earlier edges join the map.
+                let mut i = self.prev_out[index as usize];
+                while i != NONE {
+                    self.busy_pairs.insert((from, self.edges[i as usize].to), i);
+                    i = self.prev_out[i as usize];
+                }
             }
-            self.prev_out.push(self.last_out[from as usize]);
-            self.last_out[from as usize] = self.edges.len() as u32;
-            self.edges.push(e);
+            self.busy_pairs.insert((from, to), index);
         }
     }
 
@@ -314,6 +339,9 @@ impl CpGraph {
 
     /// The index of the edge from `a` to `b`.
     pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
+        if self.out_count.get(a as usize).is_some_and(|&n| n > LIST_MAX) {
+            return self.busy_pairs.get(&(a, b)).map(|&i| i as usize);
+        }
         let mut i = self.last_out.get(a as usize).copied().unwrap_or(NONE);
         while i != NONE {
             if self.edges[i as usize].to == b {
@@ -811,4 +839,44 @@ fn next_launch(
     let v = launches.get(&stream)?;
     let k = v.partition_point(|l| l.0 < w.ts_ns);
     v[k..].iter().find(|l| l.2 == w.pid && l.3 == w.tid).map(|l| l.4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second edge between two nodes replaces the first in place, for nodes with a
+    /// few outgoing edges (looked through) and with many (found by pair), across the
+    /// change from one to the other.
+    #[test]
+    fn a_second_edge_between_two_nodes_replaces_the_first() {
+        let mut g = CpGraph::default();
+        let mut evs: Vec<(i64, i64, EvRef)> =
+            (0..30).map(|i| (i64::from(i) * 10, 5, EvRef::Op(i))).collect();
+        g.add_events(&mut evs);
+        let n = g.nodes.len() as u32;
+        // Node 0 reaches every other node (many edges); node 1 reaches three.
+        for to in 1..n {
+            g.edge(0, to, EdgeKind::Operator, false, None);
+        }
+        for to in [2, 3, 4] {
+            g.edge(1, to, EdgeKind::Operator, false, None);
+        }
+        let before = g.edges.len();
+        for (from, to) in [(0, 1), (0, 5), (0, n - 1), (1, 3)] {
+            let i = g.edge_index(from, to).unwrap();
+            g.edge(from, to, EdgeKind::Sync, false, None);
+            assert_eq!(g.edges.len(), before, "{from} -> {to}");
+            assert_eq!(g.edge_index(from, to), Some(i));
+            assert_eq!((g.edges[i].from, g.edges[i].to), (from, to));
+            assert_eq!(g.edges[i].kind, EdgeKind::Sync);
+        }
+        // Every edge is found where it is, and no other pair is.
+        for (i, e) in g.edges.iter().enumerate() {
+            assert_eq!(g.edge_index(e.from, e.to), Some(i));
+        }
+        assert_eq!(g.edge_index(1, 5), None);
+        assert_eq!(g.edge_index(2, 0), None);
+        assert_eq!(g.edge_index(n + 5, 0), None);
+    }
 }
