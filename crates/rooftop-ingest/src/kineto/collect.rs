@@ -204,13 +204,18 @@ impl Partial {
     /// [`Partial::reserve_for`] `scale` times the events of `parts` (an estimate of
     /// what is still to come from a sample of it).
     pub fn reserve_scaled<'p>(&mut self, parts: impl IntoIterator<Item = &'p Partial>, scale: f64) {
+        self.reserve_counts(Partial::lens_of(parts), scale);
+    }
+
+    /// The events of each kind in all of `parts` ([`Partial::lens`]' order).
+    pub fn lens_of<'p>(parts: impl IntoIterator<Item = &'p Partial>) -> [usize; 9] {
         let mut n = [0usize; 9];
         for p in parts {
             for (total, len) in n.iter_mut().zip(p.lens()) {
                 *total += len;
             }
         }
-        self.reserve_counts(n, scale);
+        n
     }
 
     /// The number of events of each kind, in [`Partial::reserve_counts`]'s order.

@@ -337,20 +337,16 @@ fn events_array(
     let sample: Mutex<Option<([usize; 9], usize)>> = Mutex::new(None);
     {
         let (bounds, slots, merge, done, sample) = (&bounds, &slots, &merge, &done, &sample);
+        let len = move |i: usize| bounds.get(i + 1).unwrap_or(&buf.len()) - bounds[i];
         let stretch = move |i: usize| -> Partial {
             let mut part = Partial::default();
-            let len = bounds.get(i + 1).unwrap_or(&buf.len()) - bounds[i];
             if let Some((counts, bytes)) = *lock(sample) {
-                part.reserve_counts(counts, len as f64 / bytes as f64 * 1.05);
+                part.reserve_counts(counts, len(i) as f64 / bytes as f64 * 1.05);
             }
             part
         };
         let sampled = move |part: &Partial, i: usize| {
-            let mut s = lock(sample);
-            if s.is_none() {
-                let len = bounds.get(i + 1).unwrap_or(&buf.len()) - bounds[i];
-                *s = Some((part.lens(), len.max(1)));
-            }
+            lock(sample).get_or_insert_with(|| (part.lens(), len(i).max(1)));
         };
         // A finished stretch is appended as soon as every stretch before it is, by the
         // thread that finished it or the one after (while the others still parse): only

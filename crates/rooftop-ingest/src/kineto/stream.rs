@@ -618,12 +618,7 @@ fn batch(
     let (buf, base, done) = (&w.buf[..], w.base, w.done);
     // The events of each kind so far and the bytes they came from: each stretch reserves
     // room for as many per byte (none for the first batch).
-    let mut counts = sink.lens();
-    for part in pending.iter() {
-        for (n, len) in counts.iter_mut().zip(part.lens()) {
-            *n += len;
-        }
-    }
+    let counts = Partial::lens_of(std::iter::once(&*sink).chain(pending.iter()));
     let so_far = base + *p;
     let source = &mut w.source;
     let spare = std::mem::take(&mut w.spare);

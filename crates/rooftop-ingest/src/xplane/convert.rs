@@ -538,8 +538,8 @@ struct Host<'a> {
 
 fn read_host<'a>(planes: &[&Plane<'a>], warn: &mut Warn) -> Result<Host<'a>, DecodeFailure> {
     // Lines are read on every thread (a host plane has a few lines of very different
-    // lengths), then merged in plane and line order.
-    // The first failure in that order is the one returned.
+    // lengths), then merged in plane and line order; the first failure in that order is
+    // the one returned.
     let lines: Vec<(&Plane<'a>, &'a bytes::Bytes)> =
         planes.iter().flat_map(|pl| pl.p.lines.iter().map(move |b| (*pl, b))).collect();
     let read: Vec<Result<HostLine<'a>, DecodeFailure>> =
