@@ -6,7 +6,10 @@
 //!    with a poison pattern), refusing sizes the backend cannot hold;
 //! 2. runs the kernel once and compares its outputs with the reference implementation
 //!    (a failed check means no timing is reported);
-//! 3. warms up (`warmup_runs` runs, and at least `warmup_time_s` seconds);
+//! 3. warms up (`warmup_runs` runs, and at least `warmup_time_s` seconds, counted on the
+//!    wall clock or in the backend's reported kernel time, whichever reaches it first: a
+//!    tiny kernel whose call costs more than its run warms up for that long, not for
+//!    10⁵ calls);
 //! 4. takes samples until it has at least `min_runs` and `min_time_s` of kernel time
 //!    (at most `max_runs`). A sample runs the kernel `iters` times back to back and
 //!    records the mean per-run time; `iters` is chosen so that a sample lasts at least
@@ -31,7 +34,8 @@ use std::time::Instant;
 pub struct TimingOptions {
     /// Runs before sampling (default 3).
     pub warmup_runs: u32,
-    /// Minimum seconds of warm-up (default 0.05).
+    /// Minimum seconds of warm-up, wall clock or reported kernel time, whichever is
+    /// reached first (default 0.05).
     pub warmup_time_s: f64,
     /// Minimum samples (default 10).
     pub min_runs: u32,
@@ -339,9 +343,9 @@ pub(crate) enum Phase {
 }
 
 /// Steps 3 and 4 of the module doc after a first (checked) run that took `first_s`:
-/// warm-up (`warmup_runs` runs, at least `warmup_time_s`), then samples until
-/// `min_runs` and `min_time_s` (at most `max_runs`), each of enough runs to last
-/// `min_sample_s` (one with `flush_cache`). `timer(phase, iters)` runs the call `iters`
+/// warm-up (`warmup_runs` runs, at least `warmup_time_s` of wall or kernel time), then
+/// samples until `min_runs` and `min_time_s` (at most `max_runs`), each of enough runs
+/// to last `min_sample_s` (one with `flush_cache`). `timer(phase, iters)` runs the call `iters`
 /// times and returns the seconds they took: the backend-specific part (the harness's
 /// evicts the caches before a sample and refuses a time that is not finite and
 /// positive; the matrix probes' turn such a time into a note). `stop` is polled before
@@ -358,7 +362,12 @@ pub(crate) fn warm_up_and_sample<E>(
     let mut warm_runs = 1u32; // the checked run
     let mut warm_s = first_s;
     let t = Instant::now();
-    while warm_runs < opts.warmup_runs.max(1) || warm_s < opts.warmup_time_s {
+    // The warm-up lasts `warmup_time_s` by the wall clock (a 4 KiB copy reports ~0.5 µs a
+    // run but costs ~20 µs a call: by its own time alone it took 10⁵ calls and seconds of
+    // wall time) or by the kernel time the timer reports (a mock's are not spent).
+    let warm_enough =
+        |warm_s: f64| warm_s.max(first_s + t.elapsed().as_secs_f64()) >= opts.warmup_time_s;
+    while warm_runs < opts.warmup_runs.max(1) || !warm_enough(warm_s) {
         if stop.load(Ordering::Relaxed) {
             time.warmup_s += t.elapsed().as_secs_f64();
             let per_run_s = warm_s / f64::from(warm_runs);
@@ -484,4 +493,49 @@ pub(crate) fn sweep(
 
 fn median_of(r: &CaseResult) -> f64 {
     r.timing.as_ref().map_or(f64::INFINITY, |t| t.stats.median_s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(warmup_time_s: f64) -> TimingOptions {
+        TimingOptions {
+            warmup_runs: 3,
+            warmup_time_s,
+            min_runs: 2,
+            min_time_s: 0.0,
+            ..TimingOptions::default()
+        }
+    }
+
+    /// A call that costs 2 ms of wall time but reports 1 µs of kernel time: 20 ms of
+    /// warm-up is at most 11 calls by the wall clock (it was 20,000 by the kernel time).
+    #[test]
+    fn a_cheap_kernel_with_a_costly_call_warms_up_by_the_wall_clock() {
+        let mut calls = 0u32;
+        let timer = |phase: Phase, _iters: u32| -> Result<f64, ()> {
+            if phase == Phase::WarmUp {
+                calls += 1;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Ok(1e-6)
+        };
+        let stop = AtomicBool::new(false);
+        let mut time = CaseTime::default();
+        let s = warm_up_and_sample(timer, 1e-6, &opts(0.02), &stop, |_, _| {}, &mut time).unwrap();
+        assert!((3..=11).contains(&s.warm_runs), "{} warm-up runs", s.warm_runs);
+        assert!(time.warmup_s >= 0.02 - 2e-3, "{} s of warm-up", time.warmup_s);
+    }
+
+    /// A timer that reports more kernel time than it spends (a mock's): the reported
+    /// time ends the warm-up, 10 ms a run for 50 ms.
+    #[test]
+    fn reported_kernel_time_ends_the_warm_up_when_it_comes_first() {
+        let timer = |_: Phase, _: u32| -> Result<f64, ()> { Ok(0.01) };
+        let stop = AtomicBool::new(false);
+        let mut time = CaseTime::default();
+        let s = warm_up_and_sample(timer, 0.01, &opts(0.05), &stop, |_, _| {}, &mut time).unwrap();
+        assert_eq!(s.warm_runs, 5);
+    }
 }

@@ -119,7 +119,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     pub warmup: u32,
 
-    /// Minimum seconds of warm-up.
+    /// Minimum seconds of warm-up: wall clock, or the kernel time the backend reports if
+    /// that reaches it first.
     #[arg(long = "warmup-time", default_value_t = 0.05)]
     pub warmup_time: f64,
 
