@@ -142,10 +142,20 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
             "trace.blocking_sync",
             "The CPU blocks on the GPU",
             format!(
-                "{} held the CPU for {} ({} of the window){}",
+                "{} held the CPU for {} ({}){}",
                 crate::diagnose::count(i.syncs.calls, "blocking call", "blocking calls"),
                 us(blocked),
-                pct(share(blocked)),
+                // Summed over calls, which may lie outside the GPU window or overlap on
+                // several threads: a share above 100% would read as nonsense.
+                if blocked <= window_us {
+                    format!("{} of the window", pct(share(blocked)))
+                } else {
+                    format!(
+                        "more than the {} window: calls outside it or on several threads \
+                         at once",
+                        us(window_us)
+                    )
+                },
                 top.map_or(String::new(), |t| format!(
                     "; most in {} ×{} inside {} ({})",
                     t.call,
@@ -309,5 +319,41 @@ mod tests {
         );
         let serve = late_replays(true);
         assert!(serve.recommendation.contains("requests per replay"), "{}", serve.recommendation);
+    }
+
+    /// The blocking-sync finding of `blocked_us` of syncs in a 1 ms trace window.
+    fn blocking(blocked_us: f64) -> Finding {
+        let mut timeline = Timeline::default();
+        timeline.all.total.time_ms = 1.0;
+        let syncs = Syncs { calls: 4, blocked_us, ..Syncs::default() };
+        let (idle, launch, graphs) =
+            (IdleBreakdown::default(), LaunchStats::default(), Graphs::default());
+        let out = gap_findings(&GapInput {
+            timeline: &timeline,
+            idle: &idle,
+            launch: &launch,
+            syncs: &syncs,
+            graphs: &graphs,
+            framework: Framework::PyTorch,
+            serving: false,
+        });
+        out.into_iter().find(|f| f.id == "trace.blocking_sync").expect("the sync finding")
+    }
+
+    /// Blocked time beyond the window (syncs after the last kernel, or on several threads)
+    /// is said so, not printed as a share above 100%.
+    #[test]
+    fn blocked_time_longer_than_the_window_is_not_a_share_above_100_percent() {
+        let inside = blocking(250.0);
+        assert!(inside.evidence.contains("250 µs (25.0% of the window)"), "{}", inside.evidence);
+        let beyond = blocking(40_000.0);
+        assert!(!beyond.evidence.contains('%'), "{}", beyond.evidence);
+        assert!(
+            beyond.evidence.contains("40.0 ms (more than the 1.00 ms window"),
+            "{}",
+            beyond.evidence
+        );
+        // The stake stays within the window.
+        assert_eq!(beyond.time_at_stake_us(), Some(1000.0));
     }
 }
