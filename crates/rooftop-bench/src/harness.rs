@@ -345,11 +345,11 @@ pub(crate) enum Phase {
 /// Steps 3 and 4 of the module doc after a first (checked) run that took `first_s`:
 /// warm-up (`warmup_runs` runs, at least `warmup_time_s` of wall or kernel time), then
 /// samples until `min_runs` and `min_time_s` (at most `max_runs`), each of enough runs
-/// to last `min_sample_s` (one with `flush_cache`). `timer(phase, iters)` runs the call `iters`
-/// times and returns the seconds they took: the backend-specific part (the harness's
-/// evicts the caches before a sample and refuses a time that is not finite and
-/// positive; the matrix probes' turn such a time into a note). `stop` is polled before
-/// every run; `on_sample(total_s, samples)` follows every sample.
+/// to last `min_sample_s` (one with `flush_cache`). `timer(phase, iters)` runs the call
+/// `iters` times and returns the seconds they took: the backend-specific part (the
+/// harness's evicts the caches before a sample and refuses a time that is not finite
+/// and positive; the matrix probes' turn such a time into a note). `stop` is polled
+/// before every run; `on_sample(total_s, samples)` follows every sample.
 /// The one timing loop of the crate (the harness's cases and the ceilings' matrix probes).
 pub(crate) fn warm_up_and_sample<E>(
     mut timer: impl FnMut(Phase, u32) -> Result<f64, E>,
@@ -525,6 +525,8 @@ mod tests {
         let mut time = CaseTime::default();
         let s = warm_up_and_sample(timer, 1e-6, &opts(0.02), &stop, |_, _| {}, &mut time).unwrap();
         assert!((3..=11).contains(&s.warm_runs), "{} warm-up runs", s.warm_runs);
+        // The checked run counts as the first.
+        assert_eq!(calls + 1, s.warm_runs);
         assert!(time.warmup_s >= 0.02 - 2e-3, "{} s of warm-up", time.warmup_s);
     }
 

@@ -321,10 +321,11 @@ mod tests {
         assert!(serve.recommendation.contains("requests per replay"), "{}", serve.recommendation);
     }
 
-    /// The blocking-sync finding of `blocked_us` of syncs in a 1 ms trace window.
-    fn blocking(blocked_us: f64) -> Finding {
+    /// The blocking-sync finding of `blocked_us` of syncs in a trace window of
+    /// `window_ms`.
+    fn blocking(window_ms: f64, blocked_us: f64) -> Option<Finding> {
         let mut timeline = Timeline::default();
-        timeline.all.total.time_ms = 1.0;
+        timeline.all.total.time_ms = window_ms;
         let syncs = Syncs { calls: 4, blocked_us, ..Syncs::default() };
         let (idle, launch, graphs) =
             (IdleBreakdown::default(), LaunchStats::default(), Graphs::default());
@@ -337,16 +338,16 @@ mod tests {
             framework: Framework::PyTorch,
             serving: false,
         });
-        out.into_iter().find(|f| f.id == "trace.blocking_sync").expect("the sync finding")
+        out.into_iter().find(|f| f.id == "trace.blocking_sync")
     }
 
     /// Blocked time beyond the window (syncs after the last kernel, or on several threads)
     /// is said so, not printed as a share above 100%.
     #[test]
     fn blocked_time_longer_than_the_window_is_not_a_share_above_100_percent() {
-        let inside = blocking(250.0);
+        let inside = blocking(1.0, 250.0).expect("the sync finding");
         assert!(inside.evidence.contains("250 µs (25.0% of the window)"), "{}", inside.evidence);
-        let beyond = blocking(40_000.0);
+        let beyond = blocking(1.0, 40_000.0).expect("the sync finding");
         assert!(!beyond.evidence.contains('%'), "{}", beyond.evidence);
         assert!(
             beyond.evidence.contains("40.0 ms (more than the 1.00 ms window"),
@@ -355,5 +356,7 @@ mod tests {
         );
         // The stake stays within the window.
         assert_eq!(beyond.time_at_stake_us(), Some(1000.0));
+        // No GPU window (no GPU activity): nothing to weigh the time against, no finding.
+        assert!(blocking(0.0, 250.0).is_none());
     }
 }
