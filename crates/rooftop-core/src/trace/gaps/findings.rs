@@ -267,10 +267,31 @@ mod tests {
     use super::*;
     use crate::trace::gaps::graphs::ReplayWindow;
 
+    /// The finding `id` of a trace window of `window_ms` with these syncs and graphs.
+    fn finding_of(
+        id: &str,
+        window_ms: f64,
+        syncs: &Syncs,
+        graphs: &Graphs,
+        serving: bool,
+    ) -> Option<Finding> {
+        let mut timeline = Timeline::default();
+        timeline.all.total.time_ms = window_ms;
+        let (idle, launch) = (IdleBreakdown::default(), LaunchStats::default());
+        let out = gap_findings(&GapInput {
+            timeline: &timeline,
+            idle: &idle,
+            launch: &launch,
+            syncs,
+            graphs,
+            framework: Framework::PyTorch,
+            serving,
+        });
+        out.into_iter().find(|f| f.id == id)
+    }
+
     /// One graph replayed 10 times in a 1 ms window, 4 replays late, 300 µs idle.
     fn late_replays(serving: bool) -> Finding {
-        let mut timeline = Timeline::default();
-        timeline.all.total.time_ms = 1.0;
         let graphs = Graphs {
             windows: vec![ReplayWindow {
                 graph: 0,
@@ -289,19 +310,7 @@ mod tests {
             }],
             ..Graphs::default()
         };
-        let (idle, launch, syncs) =
-            (IdleBreakdown::default(), LaunchStats::default(), Syncs::default());
-        let out = gap_findings(&GapInput {
-            timeline: &timeline,
-            idle: &idle,
-            launch: &launch,
-            syncs: &syncs,
-            graphs: &graphs,
-            framework: Framework::PyTorch,
-            serving,
-        });
-        out.into_iter()
-            .find(|f| f.id == "trace.graph_replay_late")
+        finding_of("trace.graph_replay_late", 1.0, &Syncs::default(), &graphs, serving)
             .expect("the late-replay finding")
     }
 
@@ -324,21 +333,8 @@ mod tests {
     /// The blocking-sync finding of `blocked_us` of syncs in a trace window of
     /// `window_ms`.
     fn blocking(window_ms: f64, blocked_us: f64) -> Option<Finding> {
-        let mut timeline = Timeline::default();
-        timeline.all.total.time_ms = window_ms;
         let syncs = Syncs { calls: 4, blocked_us, ..Syncs::default() };
-        let (idle, launch, graphs) =
-            (IdleBreakdown::default(), LaunchStats::default(), Graphs::default());
-        let out = gap_findings(&GapInput {
-            timeline: &timeline,
-            idle: &idle,
-            launch: &launch,
-            syncs: &syncs,
-            graphs: &graphs,
-            framework: Framework::PyTorch,
-            serving: false,
-        });
-        out.into_iter().find(|f| f.id == "trace.blocking_sync")
+        finding_of("trace.blocking_sync", window_ms, &syncs, &Graphs::default(), false)
     }
 
     /// Blocked time beyond the window (syncs after the last kernel, or on several threads)
