@@ -130,14 +130,19 @@ pub fn is_linked(ev: &GpuEvent) -> bool {
 /// Sorts `iv` and merges overlapping or touching intervals in place.
 pub fn merge(iv: &mut Vec<(i64, i64)>) {
     iv.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
-    for &(s, e) in iv.iter() {
-        match out.last_mut() {
+    // In place: `kept` intervals are final, the next one is read after them.
+    let mut kept = 0usize;
+    for i in 0..iv.len() {
+        let (s, e) = iv[i];
+        match kept.checked_sub(1).map(|k| &mut iv[k]) {
             Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
+            _ => {
+                iv[kept] = (s, e);
+                kept += 1;
+            }
         }
     }
-    *iv = out;
+    iv.truncate(kept);
 }
 
 /// Total length of merged (sorted, disjoint) intervals.
@@ -147,7 +152,11 @@ pub fn length(iv: &[(i64, i64)]) -> i64 {
 
 /// Length of the union of `iv` (any order, overlaps allowed).
 pub fn union_ns(iv: impl IntoIterator<Item = (i64, i64)>) -> i64 {
-    let mut v: Vec<(i64, i64)> = iv.into_iter().collect();
+    // One interval (most ops launch one kernel) is its own union: no vector.
+    let mut iv = iv.into_iter();
+    let Some(first) = iv.next() else { return 0 };
+    let Some(second) = iv.next() else { return first.1 - first.0 };
+    let mut v: Vec<(i64, i64)> = [first, second].into_iter().chain(iv).collect();
     merge(&mut v);
     length(&v)
 }
@@ -307,6 +316,15 @@ mod tests {
         assert_eq!(subtract(&[(1, 2), (4, 6)], &[(0, 5), (7, 8)]), vec![(0, 1), (2, 4), (7, 8)]);
         assert_eq!(subtract(&[], &[(0, 5)]), vec![(0, 5)]);
         assert_eq!(subtract(&[(0, 10)], &[(2, 5)]), Vec::<(i64, i64)>::new());
+        // Touching intervals merge; one inside another disappears into it.
+        let mut v = vec![(4, 6), (0, 4), (1, 2), (6, 6), (10, 12)];
+        merge(&mut v);
+        assert_eq!(v, vec![(0, 6), (10, 12)]);
+        // Unions of none, one and several intervals.
+        assert_eq!(union_ns(std::iter::empty()), 0);
+        assert_eq!(union_ns([(3, 10)]), 7);
+        assert_eq!(union_ns([(5, 8), (0, 2), (1, 3), (8, 9)]), 7);
+        assert_eq!(union_ns([(0, 2), (0, 2)]), 2);
     }
 
     #[test]
