@@ -361,9 +361,10 @@ fn per_op(
     // Each op's category once (the summaries and the findings ask for it per launch).
     let by_op: Vec<std::sync::OnceLock<ops::Category>> =
         vec![std::sync::OnceLock::new(); model.ops.len()];
+    let memo = ops::CategoryMemo::default();
     let categorize = |i: u32| match by_op.get(i as usize) {
-        Some(c) => *c.get_or_init(|| ops::categorize_in(model, i as usize)),
-        None => ops::categorize_in(model, i as usize),
+        Some(c) => *c.get_or_init(|| memo.categorize(model, i as usize)),
+        None => memo.categorize(model, i as usize),
     };
     let category_name = |i: u32| {
         let by_op = categorize(i);

@@ -356,10 +356,42 @@ pub fn categorize_in(model: &TraceModel, op: usize) -> Category {
     if model.xla.is_some() {
         return crate::trace::xla::category(model, op);
     }
-    let Some(o) = model.ops.get(op) else { return Category::Other };
+    let Some((name, first)) = names_of(model, op) else { return Category::Other };
+    categorize_op(name, first)
+}
+
+/// What a PyTorch op's category depends on: its name and its first kernel's.
+fn names_of(model: &TraceModel, op: usize) -> Option<(&str, Option<&str>)> {
+    let o = model.ops.get(op)?;
     let first =
         o.launched.first().and_then(|&e| model.gpu.get(e as usize)).map(|g| g.name.as_ref());
-    categorize_op(&o.name, first)
+    Some((o.name.as_str(), first))
+}
+
+/// [`categorize_in`] for many ops of one model, from any thread. A PyTorch op's category
+/// depends on its name and its first kernel's name only, so each such pair is
+/// categorized once (a step runs the same few hundred ops thousands of times).
+#[derive(Debug, Default)]
+pub struct CategoryMemo<'m> {
+    by_names: std::sync::Mutex<foldhash::HashMap<(&'m str, Option<&'m str>), Category>>,
+}
+
+impl<'m> CategoryMemo<'m> {
+    /// The category of op `op` of `model` (the same `model` every call), as
+    /// [`categorize_in`] gives it.
+    pub fn categorize(&self, model: &'m TraceModel, op: usize) -> Category {
+        if model.xla.is_some() {
+            return categorize_in(model, op);
+        }
+        let Some(key) = names_of(model, op) else { return Category::Other };
+        let lock = || self.by_names.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&c) = lock().get(&key) {
+            return c;
+        }
+        let c = categorize_op(key.0, key.1);
+        lock().insert(key, c);
+        c
+    }
 }
 
 /// TraceLens's category label of a kernel-launching op, as in its `ops_summary.csv`
@@ -449,4 +481,32 @@ pub fn tracelens_category(name: &str, first_kernel: Option<&str>) -> &'static st
         }
     }
     "other"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::model::{CpuOp, GpuEvent};
+
+    /// An op not known by name takes its first kernel's category: the memo keys on both
+    /// names, so the same op name with other kernels is categorized again.
+    #[test]
+    fn the_memo_keys_on_the_op_and_its_first_kernel() {
+        let op =
+            |launched: Vec<u32>| CpuOp { name: "my::custom".into(), launched, ..CpuOp::default() };
+        let kernel = |name: &str| GpuEvent { name: name.into(), ..GpuEvent::default() };
+        let model = TraceModel {
+            ops: vec![op(vec![0]), op(vec![1]), op(vec![]), op(vec![2]), op(vec![0])],
+            gpu: vec![kernel("my_softmax_kernel"), kernel("flash_fwd_kernel"), kernel("k")],
+            ..TraceModel::default()
+        };
+        let memo = CategoryMemo::default();
+        let got: Vec<Category> = (0..6).map(|i| memo.categorize(&model, i)).collect();
+        use Category::{Other, Sdpa, Softmax};
+        // The sixth op does not exist.
+        assert_eq!(got, vec![Softmax, Sdpa, Other, Other, Softmax, Other]);
+        for (i, c) in got.iter().enumerate() {
+            assert_eq!(*c, categorize_in(&model, i), "op {i}");
+        }
+    }
 }

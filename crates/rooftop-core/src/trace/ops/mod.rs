@@ -73,7 +73,7 @@ use reduction::reduce;
 
 pub use category::{
     categorize, categorize_in, categorize_kernel, categorize_op, is_comm_kernel,
-    tracelens_category, Category, Table,
+    tracelens_category, Category, CategoryMemo, Table,
 };
 pub use coverage::{
     model_coverage, model_coverage_memo, shapes_recorded, ModelCoverage, UncoveredRow,
