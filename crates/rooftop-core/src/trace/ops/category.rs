@@ -487,6 +487,7 @@ pub fn tracelens_category(name: &str, first_kernel: Option<&str>) -> &'static st
 mod tests {
     use super::*;
     use crate::trace::model::{CpuOp, GpuEvent};
+    use Category::{Other, Sdpa, Softmax};
 
     /// An op not known by name takes its first kernel's category: the memo keys on both
     /// names, so the same op name with other kernels is categorized again.
@@ -502,7 +503,6 @@ mod tests {
         };
         let memo = CategoryMemo::default();
         let got: Vec<Category> = (0..6).map(|i| memo.categorize(&model, i)).collect();
-        use Category::{Other, Sdpa, Softmax};
         // The sixth op does not exist.
         assert_eq!(got, vec![Softmax, Sdpa, Other, Other, Softmax, Other]);
         for (i, c) in got.iter().enumerate() {
