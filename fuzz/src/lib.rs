@@ -260,21 +260,24 @@ pub fn seeds(t: &Target, root: &Path) -> Vec<(String, Vec<u8>)> {
 // ---------------------------------------------------------------------------------------
 // Scratch files
 
-/// A scratch folder for this process and thread (the replay test runs targets on several
-/// threads; AFL++ runs one process per target).
-fn scratch_dir() -> PathBuf {
-    let base = std::env::var_os("ROOFTOP_FUZZ_TMP").map_or_else(std::env::temp_dir, PathBuf::from);
-    let thread = format!("{:?}", std::thread::current().id());
-    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
-    let dir = base.join(format!("rooftop-fuzz-{}-{thread}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    dir
+/// A scratch folder for this thread (the replay test runs targets on several threads;
+/// AFL++ runs one process per target), under `$ROOFTOP_FUZZ_TMP` or the system's
+/// temporary folder; removed when the thread ends. `None` when it cannot be made.
+fn scratch_dir() -> Option<PathBuf> {
+    thread_local! {
+        static SCRATCH: Option<tempfile::TempDir> = {
+            let base = std::env::var_os("ROOFTOP_FUZZ_TMP")
+                .map_or_else(std::env::temp_dir, PathBuf::from);
+            tempfile::Builder::new().prefix("rooftop-fuzz-").tempdir_in(base).ok()
+        };
+    }
+    SCRATCH.with(|d| d.as_ref().map(|d| d.path().to_path_buf()))
 }
 
 /// `bytes` written to the scratch file `name`; `None` when it cannot be written (the
 /// input is then skipped: a full disk is not a finding).
 fn scratch_file(name: &str, bytes: &[u8]) -> Option<PathBuf> {
-    let path = scratch_dir().join(name);
+    let path = scratch_dir()?.join(name);
     std::fs::write(&path, bytes).ok().map(|()| path)
 }
 
@@ -439,7 +442,7 @@ pub fn unpack_parts(mut data: &[u8]) -> Vec<&[u8]> {
 /// A rank-table folder from packed parts (meta, collectives, warnings), read by the
 /// reduce the CLI runs on a folder of rank tables, then its warnings table.
 pub fn rank_tables(data: &[u8]) {
-    let dir = scratch_dir().join("rank");
+    let Some(dir) = scratch_dir().map(|d| d.join("rank")) else { return };
     let _ = std::fs::remove_dir_all(&dir);
     if std::fs::create_dir_all(&dir).is_err() {
         return;
@@ -471,7 +474,7 @@ fn rank_table_seeds(root: &Path) -> Vec<Vec<u8>> {
             source_bytes: None,
             include_unlinked: false,
         };
-        let dir = scratch_dir().join(format!("seed-{rank}"));
+        let Some(dir) = scratch_dir().map(|d| d.join(format!("seed-{rank}"))) else { continue };
         if rooftop_tables::write_rank(&dir, &input).is_err() {
             continue;
         }
@@ -550,6 +553,6 @@ pub fn model_config(data: &[u8]) {
 /// folder.
 pub fn kernel_spec(data: &[u8]) {
     let Some(t) = text(data) else { return };
-    let base = scratch_dir();
+    let Some(base) = scratch_dir() else { return };
     let _ = rooftop_bench::spec::parse::parse_str(t, &base.join("fuzz.toml"), &base);
 }

@@ -108,9 +108,8 @@ fn made_and_kept_seeds_are_accepted_by_their_reader() {
     // Rank tables of the fixture job's ranks 0 and 1 (rank0.json, rank1.json).
     let mut ranks = Vec::new();
     for (name, data) in get("rank_tables") {
-        let dir = std::env::temp_dir().join(format!("rooftop-fuzz-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new().prefix("rooftop-fuzz-test-").tempdir().unwrap();
+        let dir = tmp.path();
         let files = [
             rooftop_tables::tables::META,
             rooftop_tables::tables::COLLECTIVES,
@@ -121,10 +120,9 @@ fn made_and_kept_seeds_are_accepted_by_their_reader() {
         for (f, p) in files.iter().zip(parts) {
             std::fs::write(dir.join(f), p).unwrap();
         }
-        let (meta, _) = rooftop_tables::read_rank(&dir).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (meta, _) = rooftop_tables::read_rank(dir).unwrap_or_else(|e| panic!("{name}: {e}"));
         ranks.push(meta.rank);
-        rooftop_tables::read_warnings(&dir).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        rooftop_tables::read_warnings(dir).unwrap();
     }
     assert_eq!(ranks, vec![Some(0), Some(1)]);
 

@@ -36,14 +36,16 @@ fn mock_for(set: &SpecSet) -> MockBackend {
     m
 }
 
-/// A scratch directory with `files` written into it.
-fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rooftop-spec-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// A fresh scratch directory with `files` written into it, and its path. The directory
+/// is removed when the guard drops, at the end of the test whether it passed or failed:
+/// bind the guard to a name (`_x_guard`), not `_`, which would drop it at once.
+fn scratch(name: &str, files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::Builder::new().prefix(&format!("rooftop-spec-{name}-")).tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
     for (f, text) in files {
         std::fs::write(dir.join(f), text).unwrap();
     }
-    dir
+    (tmp, dir)
 }
 
 #[test]
@@ -362,7 +364,7 @@ fn bad_specs_name_the_file_line_field_and_expectation() {
         ),
     ];
     for (what, text, want, line) in cases {
-        let dir = scratch("bad", &[("k.cu", "// empty"), ("kernels.toml", &text)]);
+        let (_dir_guard, dir) = scratch("bad", &[("k.cu", "// empty"), ("kernels.toml", &text)]);
         let e = parse::load(&dir.join("kernels.toml")).unwrap_err();
         let msg = e.to_string();
         assert!(msg.starts_with(&dir.join("kernels.toml").display().to_string()), "{what}: {msg}");
@@ -379,7 +381,7 @@ fn custom_work_needs_a_kernel_reference_and_a_tolerance() {
             "work    = { flops = \"2*M*N*K\", bytes = \"4*(M*K + K*N + M*N)\", class = \"gemm\" }",
         )
     });
-    let dir = scratch("custom", &[("k.cu", "//"), ("kernels.toml", &text)]);
+    let (_dir_guard, dir) = scratch("custom", &[("k.cu", "//"), ("kernels.toml", &text)]);
     let e = parse::load(&dir.join("kernels.toml")).unwrap_err();
     assert!(e.to_string().contains("\"builtin\" needs a built-in op"), "{e}");
     let two =

@@ -131,7 +131,7 @@ fn bad_flags_are_input_errors() {
 
 #[test]
 fn exports_are_written_and_agree() {
-    let dir = tempdir();
+    let (_dir_guard, dir) = tempdir();
     let j = dir.join("r.json");
     let c = dir.join("r.csv");
     let m = dir.join("r.md");
@@ -186,14 +186,13 @@ fn list_shows_kernels() {
         .stdout(predicate::str::contains("triad").and(predicate::str::contains("gemm")));
 }
 
-fn tempdir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "rooftop-test-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::Builder::new().prefix("rooftop-test-").tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 /// User + system CPU seconds of a process, from /proc (Linux); `None` elsewhere.
@@ -213,7 +212,7 @@ fn cpu_seconds(pid: u32) -> Option<f64> {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_keeps_results_so_far() {
-    let dir = tempdir();
+    let (_dir_guard, dir) = tempdir();
     let j = dir.join("r.json");
     // A CPU device file with a DRAM figure, so that --no-ceilings needs no measurement.
     let dev = dir.join("cpu.toml");
@@ -279,7 +278,7 @@ fn ctrl_c_keeps_results_so_far() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_during_start_up_is_recorded_as_interrupted() {
-    let dir = tempdir();
+    let (_dir_guard, dir) = tempdir();
     let j = dir.join("early.json");
     // A stale export of an earlier run must not survive as this run's answer.
     std::fs::write(&j, r#"{"interrupted": false, "results": [1, 2, 3]}"#).unwrap();
@@ -337,7 +336,7 @@ fn calibrated_mock_file(dir: &std::path::Path) -> std::path::PathBuf {
 /// (memory-bound) and 1000 / 500 = 2 for the gemm (compute-bound), whatever the times.
 #[test]
 fn calibrated_device_file_roofs_are_used() {
-    let dir = tempdir();
+    let (_dir_guard, dir) = tempdir();
     let dev = calibrated_mock_file(&dir);
     for extra in [&[][..], &["--no-ceilings"][..]] {
         let out = rooftop()

@@ -324,8 +324,8 @@ fn huge_dimensions_do_not_panic() {
 
 #[test]
 fn user_device_file_extends_a_catalog_device() {
-    let dir = std::env::temp_dir().join(format!("rooftop-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new().prefix("rooftop-test-").tempdir().unwrap();
+    let dir = tmp.path();
     let file = dir.join("mine.toml");
     std::fs::write(
         &file,
@@ -351,7 +351,6 @@ fn user_device_file_extends_a_catalog_device() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("mine.toml:3:"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -418,7 +417,8 @@ fn table_output_fits_100_columns() {
 
 #[test]
 fn output_file() {
-    let path = std::env::temp_dir().join(format!("rooftop-out-{}.json", std::process::id()));
+    let tmp = tempfile::Builder::new().prefix("rooftop-out-").tempdir().unwrap();
+    let path = tmp.path().join("out.json");
     rooftop()
         .args(["devices", "--format", "json", "-o", path.to_str().unwrap()])
         .assert()
@@ -426,7 +426,6 @@ fn output_file() {
         .stdout("");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(v.as_array().map(Vec::len), Some(103));
-    let _ = std::fs::remove_file(&path);
 }
 
 /// 2*M*N*K at M = 2^64-1 is past any count (1.8e19 FLOPs is over every GPU's hour of

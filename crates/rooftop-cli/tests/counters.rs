@@ -21,11 +21,14 @@ fn fixture(rel: &str) -> String {
         .to_string()
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-cli-counters-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d =
+        tempfile::Builder::new().prefix(&format!("rooftop-cli-counters-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 const FIXTURES: &[&str] = &[
@@ -157,7 +160,7 @@ fn dispatch_rows_and_kernel_filter() {
 
 #[test]
 fn bad_input_is_one_sentence_and_exit_2() {
-    let d = tempdir("bad");
+    let (_d_guard, d) = tempdir("bad");
     let empty = d.join("empty.csv");
     std::fs::write(&empty, "").unwrap();
     rooftop()
@@ -253,7 +256,7 @@ fn profile_runs_the_tool_then_reads_its_output() {
     // A stand-in `ncu` that writes a raw-page CSV where `--log-file` says and fails when
     // the program is missing, as ncu does. The CSV is hand-written in the documented
     // raw-page layout: 64 MiB read and 64 MiB written in 40 µs.
-    let d = tempdir("fake-ncu");
+    let (_d_guard, d) = tempdir("fake-ncu");
     let csv = concat!(
         "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",",
         "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"dram__bytes_read.sum\",",
@@ -353,7 +356,7 @@ fn an_unknown_device_gets_no_roofs_and_a_note() {
 
 #[test]
 fn binary_reports_get_the_export_command() {
-    let dir = tempdir("binary-report");
+    let (_dir_guard, dir) = tempdir("binary-report");
     let rep = dir.join("profile.nsys-rep");
     std::fs::write(&rep, b"\x00binary").unwrap();
     let out = rooftop().args(["counters", rep.to_str().unwrap()]).output().unwrap();
@@ -408,7 +411,7 @@ fn kernels_that_share_a_prefix_stay_distinguishable() {
             out.push(l.replacen("\"0\"", &format!("\"{i}\""), 1).replace(old, n));
         }
     }
-    let dir = tempdir("prefix");
+    let (_dir_guard, dir) = tempdir("prefix");
     let p = dir.join("micro.csv");
     std::fs::write(&p, out.join("\n")).unwrap();
     let out = rooftop().args(["counters", p.to_str().unwrap()]).output().unwrap();

@@ -12,11 +12,13 @@ fn rooftop() -> Command {
     Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-cli-diff-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new().prefix(&format!("rooftop-cli-diff-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn p(path: &Path) -> String {
@@ -69,19 +71,18 @@ fn diff(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn identical_mock_runs_do_not_regress() {
-    let d = tempdir("same");
+    let (_d_guard, d) = tempdir("same");
     let a = bench_export(&d, "a.json");
     let b = bench_export(&d, "b.json");
     let out = diff(&[&p(&a), &p(&b), "--fail-above", "1%"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1 row unchanged") && text.contains("OK: nothing regressed"), "{text}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn a_slower_run_fails_the_gate_above_its_threshold_only() {
-    let d = tempdir("slow");
+    let (_d_guard, d) = tempdir("slow");
     let a = bench_export(&d, "a.json");
     let slow = d.join("slow.json");
     scaled(&a, &slow, 1.2);
@@ -118,12 +119,11 @@ fn a_slower_run_fails_the_gate_above_its_threshold_only() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("**FAIL:"));
     let out = diff(&[&p(&a), &p(&slow), "--format", "csv"]);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("section,name,shape,status"));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn trace_exports_compare_by_op_and_kernel() {
-    let dir = tempdir("trace");
+    let (_dir_guard, dir) = tempdir("trace");
     let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
         "../../tests/fixtures/kineto/tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz",
     );
@@ -150,12 +150,11 @@ fn trace_exports_compare_by_op_and_kernel() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Added (") && text.contains("Removed ("), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn bad_input_exits_2_with_the_reason() {
-    let d = tempdir("bad");
+    let (_d_guard, d) = tempdir("bad");
     let junk = d.join("junk.json");
     std::fs::write(&junk, "{\n \"a\": [1, 2,\n").unwrap();
     let other = d.join("other.json");
@@ -204,12 +203,11 @@ fn bad_input_exits_2_with_the_reason() {
     // Analyze exports compare too (no spread: the change alone decides).
     let out = diff(&[&p(&analyze), &p(&analyze), "--fail-above", "1%"]);
     assert_eq!(out.status.code(), Some(0));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn counters_exports_compare_by_kernel() {
-    let d = tempdir("counters");
+    let (_d_guard, d) = tempdir("counters");
     let base = d.join("base.json");
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/fixtures/rocprof/rocprof_compute_vcopy_MI200");
@@ -247,7 +245,7 @@ fn counters_exports_compare_by_kernel() {
 
 #[test]
 fn an_export_with_a_field_removed_exits_2_naming_the_field() {
-    let d = tempdir("field");
+    let (_d_guard, d) = tempdir("field");
     let a = bench_export(&d, "a.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
     // Without `check.passed` the result is neither passed nor failed: not a 0, not "passed".
@@ -272,7 +270,6 @@ fn an_export_with_a_field_removed_exits_2_naming_the_field() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("field `results[0].median_s` is not valid: invalid type"), "{err}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// Exports judged on different devices (here the mock's own and one whose `device.id` is
@@ -280,7 +277,7 @@ fn an_export_with_a_field_removed_exits_2_naming_the_field() {
 /// well as code: `diff` warns, naming both devices; the same device gives no warning.
 #[test]
 fn exports_of_different_devices_warn() {
-    let dir = tempdir("devices");
+    let (_dir_guard, dir) = tempdir("devices");
     let a = bench_export(&dir, "a.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
     assert_eq!(v["device"]["id"], "mock");

@@ -13,11 +13,13 @@ fn rooftop() -> Command {
     Command::cargo_bin("rooftop").expect("the rooftop binary is built by cargo test")
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-gzip-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new().prefix(&format!("rooftop-gzip-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn fixture(rel: &str) -> PathBuf {
@@ -54,7 +56,7 @@ fp32_vector = 0.5
 
 #[test]
 fn device_files_model_configs_and_diff_exports_may_be_gzipped() {
-    let d = tempdir("inputs");
+    let (_d_guard, d) = tempdir("inputs");
     // Device file, gzipped with and without the suffix.
     let plain = d.join("box.toml");
     std::fs::write(&plain, DEVICE_FILE).unwrap();
@@ -101,7 +103,7 @@ fn device_files_model_configs_and_diff_exports_may_be_gzipped() {
 
 #[test]
 fn a_damaged_gzip_stream_is_one_sentence_and_exit_2() {
-    let d = tempdir("damaged");
+    let (_d_guard, d) = tempdir("damaged");
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let text: String = (0u64..3000).map(|i| (i * 7919 % 10007).to_string() + ",").collect();
     e.write_all(text.as_bytes()).unwrap();

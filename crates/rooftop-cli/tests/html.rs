@@ -299,8 +299,8 @@ fn bench_and_ceilings_html_from_the_mock_backend() {
 
 #[test]
 fn ceilings_html_with_o_writes_the_report_not_a_device_file() {
-    let dir = std::env::temp_dir().join(format!("rooftop-html-ceil-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new().prefix("rooftop-html-ceil-").tempdir().unwrap();
+    let dir = tmp.path();
     let out = dir.join("ceilings.html");
     let o = out.display().to_string();
     stdout_of(&[
@@ -317,7 +317,6 @@ fn ceilings_html_with_o_writes_the_report_not_a_device_file() {
     ]);
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -11,11 +11,14 @@ use serde_json::{json, Value};
 use std::io::Write as _;
 use std::path::PathBuf;
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-cli-limits-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d =
+        tempfile::Builder::new().prefix(&format!("rooftop-cli-limits-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -49,7 +52,7 @@ fn kernels(n: usize) -> Vec<u8> {
 
 #[test]
 fn more_events_than_the_limit_is_refused_plain_and_gzip() {
-    let d = tempdir("events");
+    let (_d_guard, d) = tempdir("events");
     let plain = d.join("many.json");
     let gz = d.join("many.json.gz");
     std::fs::write(&plain, kernels(2000)).unwrap();
@@ -72,7 +75,7 @@ fn more_events_than_the_limit_is_refused_plain_and_gzip() {
 
 #[test]
 fn one_huge_event_name_is_refused_plain_and_gzip() {
-    let d = tempdir("name");
+    let (_d_guard, d) = tempdir("name");
     let ev = json!({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "x".repeat(100_000),
         "pid": 0, "tid": 7, "ts": 1, "dur": 5, "args": {"device": 0, "stream": 7}}]});
     let text = serde_json::to_vec(&ev).unwrap();
@@ -91,7 +94,7 @@ fn one_huge_event_name_is_refused_plain_and_gzip() {
 
 #[test]
 fn a_gzip_bomb_stops_at_the_inflate_limit() {
-    let d = tempdir("bomb");
+    let (_d_guard, d) = tempdir("bomb");
     // 8 MiB of spaces before a valid trace: deflate packs them ~1000:1.
     let mut text = vec![b' '; 8 << 20];
     text.extend_from_slice(&kernels(1));
@@ -115,7 +118,7 @@ fn a_limit_variable_that_is_not_a_number_is_refused() {
 
 #[test]
 fn an_empty_device_file_is_refused() {
-    let d = tempdir("devfile");
+    let (_d_guard, d) = tempdir("devfile");
     let p = d.join("none.toml");
     std::fs::write(&p, "# no devices yet\n").unwrap();
     let e = fails(&[], &["devices", "--device-file", p.to_str().unwrap()]);
@@ -138,7 +141,8 @@ fn two_identical_nccl_kernels_give_no_negative_idle() {
         nccl, nccl,
         {"ph": "X", "cat": "kernel", "name": "next", "pid": 0, "tid": 7, "ts": 2000, "dur": 10,
          "args": {"device": 0, "stream": 7, "correlation": 6}}]});
-    let path = tempdir("dup").join("dup.json");
+    let (_dir_guard, dir) = tempdir("dup");
+    let path = dir.join("dup.json");
     std::fs::write(&path, serde_json::to_vec(&trace).unwrap()).unwrap();
     let out = Command::cargo_bin("rooftop")
         .unwrap()
@@ -164,7 +168,7 @@ fn two_identical_nccl_kernels_give_no_negative_idle() {
 /// the variable, instead of reading forever.
 #[test]
 fn a_database_view_without_end_stops_at_the_row_limit() {
-    let dir = tempdir("endless-view");
+    let (_dir_guard, dir) = tempdir("endless-view");
     let db = dir.join("endless.sqlite");
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch(

@@ -145,11 +145,11 @@ fn issue_examples_run() {
 }
 
 /// A config of Llama-2-70B's shape (the public config.json: hidden 8192, intermediate
-/// 28672, 80 layers, 64 heads, 8 KV heads, vocabulary 32000).
-fn llama_70b_config() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("rooftop-model-cfg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("l70.json");
+/// 28672, 80 layers, 64 heads, 8 KV heads, vocabulary 32000), and the scratch directory
+/// that holds it: removed when that guard drops, so bind it to a name, not `_`.
+fn llama_70b_config() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::Builder::new().prefix("rooftop-model-cfg-").tempdir().unwrap();
+    let path = dir.path().join("l70.json");
     std::fs::write(
         &path,
         r#"{"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
@@ -157,7 +157,7 @@ fn llama_70b_config() -> std::path::PathBuf {
             "vocab_size": 32000, "tie_word_embeddings": false}"#,
     )
     .unwrap();
-    path
+    (dir, path)
 }
 
 /// Parameters by hand: per layer q 8192x8192 + k,v 2 x 8192x1024 + o 8192x8192 +
@@ -168,7 +168,7 @@ fn llama_70b_config() -> std::path::PathBuf {
 /// with tensor parallelism, and no tokens/s.
 #[test]
 fn a_70b_model_does_not_fit_one_h100() {
-    let cfg = llama_70b_config();
+    let (_cfg_guard, cfg) = llama_70b_config();
     let out = rooftop()
         .args(["model", "--config", cfg.to_str().unwrap(), "--device", "h100-sxm"])
         .output()
@@ -186,7 +186,7 @@ fn a_70b_model_does_not_fit_one_h100() {
 /// H100s. At 2^64-1 positions the KV cache's element count overflows 64 bits: refused.
 #[test]
 fn huge_contexts_are_refused_or_sized() {
-    let cfg = llama_70b_config();
+    let (_cfg_guard, cfg) = llama_70b_config();
     let run = |ctx: &str| {
         rooftop()
             .args(["model", "--config", cfg.to_str().unwrap(), "--device", "h100-sxm"])
@@ -209,7 +209,7 @@ fn huge_contexts_are_refused_or_sized() {
 /// The title names a config file once: "l70.json", not "l70.json (l70.json)".
 #[test]
 fn a_config_file_is_named_once_in_the_title() {
-    let cfg = llama_70b_config();
+    let (_cfg_guard, cfg) = llama_70b_config();
     let out = rooftop()
         .args(["model", "--config", cfg.to_str().unwrap(), "--device", "h200-sxm"])
         .args(["--context", "1"])

@@ -19,11 +19,14 @@ fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kineto").join(rel)
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-cli-ranks-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d =
+        tempfile::Builder::new().prefix(&format!("rooftop-cli-ranks-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn cross(dir: &Path, extra: &[&str]) -> Value {
@@ -160,7 +163,7 @@ fn planted_straggler_and_bandwidth_by_hand_whatever_the_clock_bases() {
 
 #[test]
 fn parquet_tables_reduce_to_the_report_of_the_traces() {
-    let tables = tempdir("tables");
+    let (_tables_guard, tables) = tempdir("tables");
     rooftop()
         .args(["trace"])
         .arg(fixture("ranks"))
@@ -177,7 +180,7 @@ fn parquet_tables_reduce_to_the_report_of_the_traces() {
     let b = cross(&tables, &["--gpus-per-node", "4"]);
     assert_eq!(a, b);
     // One rank's map, as a Slurm array task runs it.
-    let one = tempdir("one");
+    let (_one_guard, one) = tempdir("one");
     rooftop()
         .arg("trace")
         .arg(fixture("ranks/rank3.json"))
@@ -191,7 +194,7 @@ fn parquet_tables_reduce_to_the_report_of_the_traces() {
         predicate::str::contains("rank 2 (rank2.json) is the straggler")
             .and(predicate::str::contains("rank tables hold no per-rank report")),
     );
-    let csv = tempdir("csv");
+    let (_csv_guard, csv) = tempdir("csv");
     rooftop()
         .arg("trace")
         .arg(&tables)
@@ -216,7 +219,7 @@ fn parquet_tables_reduce_to_the_report_of_the_traces() {
 #[test]
 fn bad_rank_sets_are_warnings_naming_the_ranks() {
     let src = fixture("ranks");
-    let dir = tempdir("bad");
+    let (_dir_guard, dir) = tempdir("bad");
     for r in [0, 1, 2] {
         std::fs::copy(src.join(format!("rank{r}.json")), dir.join(format!("rank{r}.json")))
             .unwrap();
@@ -256,7 +259,7 @@ fn bad_rank_sets_are_warnings_naming_the_ranks() {
             .and(predicate::str::contains("missing_ranks")),
     );
     // A damaged table: exit 2 naming the file; the other ranks still reported.
-    let tables = tempdir("bad-tables");
+    let (_tables_guard, tables) = tempdir("bad-tables");
     rooftop()
         .arg("trace")
         .arg(fixture("ranks"))
@@ -322,7 +325,7 @@ fn flags_are_checked() {
 #[test]
 fn slurm_dry_run_prints_the_scripts_and_submission_uses_sbatch() {
     let ranks = fixture("ranks");
-    let work = tempdir("slurm");
+    let (_work_guard, work) = tempdir("slurm");
     rooftop()
         .arg("trace")
         .arg(&ranks)

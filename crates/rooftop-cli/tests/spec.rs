@@ -71,8 +71,8 @@ fn every_example_kernel_at_every_size_is_checked_and_timed() {
 
 #[test]
 fn single_config_autotune_and_export() {
-    let dir = std::env::temp_dir().join(format!("rooftop-cli-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new().prefix("rooftop-cli-spec-").tempdir().unwrap();
+    let dir = tmp.path();
     let json = dir.join("q4.json");
     let out = mock(&[
         "--kernel",
@@ -141,8 +141,8 @@ fn out_of_bounds_writes_and_wrong_results_fail_and_are_not_timed() {
 
 #[test]
 fn bad_specs_and_flags_are_one_clear_error() {
-    let dir = std::env::temp_dir().join(format!("rooftop-cli-bad-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new().prefix("rooftop-cli-bad-spec-").tempdir().unwrap();
+    let dir = tmp.path();
     std::fs::write(dir.join("k.cu"), "// empty").unwrap();
     let spec = dir.join("kernels.toml");
     std::fs::write(

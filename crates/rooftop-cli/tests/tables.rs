@@ -27,10 +27,13 @@ fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-tables-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new().prefix(&format!("rooftop-tables-{name}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 /// No line wider than 100 columns; every token of `tokens` whole, or a prefix of it
@@ -79,7 +82,7 @@ fn bench_tables_with_long_kernel_and_launch_names() {
     let out = stdout_of(&["bench", "--backend", "mock", "--kernel", "softmax-online,gemm,qmatvec"]);
     check("bench --backend mock", &out, &["softmax-online", "block=256x1x1"]);
     // A spec'd kernel with a long name, and the CPU suite's built-in GEMM.
-    let dir = scratch("spec");
+    let (_dir_guard, dir) = scratch("spec");
     let base = repo().join("examples/kernels");
     let text = std::fs::read_to_string(base.join("kernels.toml"))
         .unwrap()
@@ -113,9 +116,10 @@ fn bench_tables_with_long_kernel_and_launch_names() {
     check("ceilings", &out, &[]);
 }
 
-/// Two ranks of a handmade trace whose op and kernel have long names.
-fn ranks_dir() -> PathBuf {
-    let dir = scratch("ranks");
+/// Two ranks of a handmade trace whose op and kernel have long names, in a scratch
+/// directory removed when the returned guard drops (bind it to a name, not `_`).
+fn ranks_dir() -> (tempfile::TempDir, PathBuf) {
+    let (guard, dir) = scratch("ranks");
     let text =
         std::fs::read_to_string(repo().join("tests/fixtures/kineto/handmade/nesting_graph.json"))
             .unwrap()
@@ -128,12 +132,12 @@ fn ranks_dir() -> PathBuf {
         let t = text.replace("\"rank\": 3", &format!("\"rank\": {r}"));
         std::fs::write(dir.join(format!("rank{r}_trace.json")), t).unwrap();
     }
-    dir
+    (guard, dir)
 }
 
 #[test]
 fn trace_tables_with_long_op_kernel_and_rank_names() {
-    let dir = ranks_dir();
+    let (_dir_guard, dir) = ranks_dir();
     let one = dir.join("rank0_trace.json");
     for section in ["summary", "all"] {
         let out = stdout_of(&["trace", one.to_str().unwrap(), "--section", section]);
@@ -181,7 +185,7 @@ fn other_commands_tables() {
     let out = stdout_of(&["devices", "h100-sxm"]);
     check("devices ID", &out, &[]);
     // A diff of two mock exports.
-    let dir = scratch("diff");
+    let (_dir_guard, dir) = scratch("diff");
     let (a, b) = (dir.join("a.json"), dir.join("b.json"));
     for p in [&a, &b] {
         stdout_of(&[

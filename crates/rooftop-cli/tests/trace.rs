@@ -20,11 +20,14 @@ fn fixture(rel: &str) -> String {
         .to_string()
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-cli-trace-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d =
+        tempfile::Builder::new().prefix(&format!("rooftop-cli-trace-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 const FIXTURES: &[&str] = &[
@@ -113,7 +116,7 @@ fn table_summary_and_sections() {
 #[test]
 fn csv_writes_one_file_per_table() {
     let h100 = fixture("tracelens_h100/Falconsai_nsfw_image_detection__1016002.json.gz");
-    let dir = tempdir("csv");
+    let (_dir_guard, dir) = tempdir("csv");
     let out = dir.join("report");
     rooftop()
         .args(["trace", &h100, "--format", "csv", "-o", out.to_str().unwrap()])
@@ -140,7 +143,7 @@ fn csv_writes_one_file_per_table() {
 
 #[test]
 fn a_directory_gives_one_report_per_rank_and_a_cross_rank_table() {
-    let dir = tempdir("ranks");
+    let (_dir_guard, dir) = tempdir("ranks");
     std::fs::copy(fixture("hta_tiny_plain.json"), dir.join("worker0.json")).unwrap();
     std::fs::copy(
         fixture("tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz"),
@@ -175,7 +178,7 @@ fn a_directory_gives_one_report_per_rank_and_a_cross_rank_table() {
             "worker2.json: invalid trace JSON at byte 25 (line 1, column 26)",
         ));
 
-    let empty = tempdir("empty");
+    let (_empty_guard, empty) = tempdir("empty");
     rooftop()
         .args(["trace", empty.to_str().unwrap()])
         .assert()
@@ -185,7 +188,7 @@ fn a_directory_gives_one_report_per_rank_and_a_cross_rank_table() {
 
 #[test]
 fn bad_input_exits_2_with_the_position() {
-    let dir = tempdir("bad");
+    let (_dir_guard, dir) = tempdir("bad");
     let write = |name: &str, bytes: &[u8]| {
         let p = dir.join(name);
         std::fs::write(&p, bytes).unwrap();

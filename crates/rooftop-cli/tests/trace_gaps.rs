@@ -87,11 +87,11 @@ fn sections_in_every_format() {
                 .success()
                 .stdout(predicate::str::is_empty().not());
         }
+        let tmp =
+            tempfile::Builder::new().prefix(&format!("rooftop-gaps-{section}-")).tempdir().unwrap();
         let out = rooftop()
             .args(["trace", &p, "--section", section, "--format", "csv", "-o"])
-            .arg(
-                std::env::temp_dir().join(format!("rooftop-gaps-{section}-{}", std::process::id())),
-            )
+            .arg(tmp.path().join("csv"))
             .output()
             .unwrap();
         assert!(out.status.success(), "{section}: {}", String::from_utf8_lossy(&out.stderr));

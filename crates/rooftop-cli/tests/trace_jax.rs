@@ -23,11 +23,13 @@ fn profile() -> String {
     jax("amd_gfx950_te_fused_attn.xplane.pb").display().to_string()
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-cli-jax-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new().prefix(&format!("rooftop-cli-jax-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn json(args: &[&str]) -> Value {
@@ -91,7 +93,7 @@ fn every_format_and_section() {
     let html = rooftop().args(["trace", &p, "--format", "html"]).output().unwrap();
     let h = String::from_utf8(html.stdout).unwrap();
     assert!(h.contains("id=\"xla-ops\"") && h.contains("id=\"xla-tiles\""));
-    let dir = tempdir("csv");
+    let (_dir_guard, dir) = tempdir("csv");
     rooftop().args(["trace", &p, "--format", "csv", "-o"]).arg(&dir).assert().success();
     for f in ["xla_ops.csv", "xla_modules.csv", "xla_steps.csv", "xla_categories.csv", "GEMM.csv"] {
         assert!(dir.join(f).is_file(), "{f}");
@@ -107,7 +109,7 @@ fn every_format_and_section() {
 
 #[test]
 fn per_host_directories() {
-    let dir = tempdir("hosts");
+    let (_dir_guard, dir) = tempdir("hosts");
     for host in ["host-a", "host-b"] {
         std::fs::copy(profile(), dir.join(format!("{host}.xplane.pb"))).unwrap();
     }
@@ -117,7 +119,7 @@ fn per_host_directories() {
     assert_eq!(ranks[0]["name"], "host-a.xplane.pb");
     assert_eq!(v["cross_rank"]["ranks"].as_array().unwrap().len(), 2);
     // A TensorBoard log directory: the newest run under plugins/profile/.
-    let logdir = tempdir("logdir");
+    let (_logdir_guard, logdir) = tempdir("logdir");
     for run in ["2025_01_01_00_00_00", "2025_02_01_00_00_00"] {
         let d = logdir.join("plugins/profile").join(run);
         std::fs::create_dir_all(&d).unwrap();
@@ -141,7 +143,7 @@ fn tensorboard_trace_json_is_refused_with_a_pointer() {
 
 #[test]
 fn bad_protobufs_exit_2_with_the_byte() {
-    let dir = tempdir("bad");
+    let (_dir_guard, dir) = tempdir("bad");
     let bytes = std::fs::read(profile()).unwrap();
     let cut = dir.join("cut.xplane.pb");
     std::fs::write(&cut, &bytes[..100_000]).unwrap();
@@ -172,7 +174,7 @@ fn bad_protobufs_exit_2_with_the_byte() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("without profiler planes"));
     // An empty directory: names both kinds of input.
-    let empty = tempdir("empty");
+    let (_empty_guard, empty) = tempdir("empty");
     let out = rooftop().arg("trace").arg(&empty).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("xplane.pb"));

@@ -23,11 +23,14 @@ fn fixture(rel: &str) -> String {
         .to_string()
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-cli-models-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d =
+        tempfile::Builder::new().prefix(&format!("rooftop-cli-models-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn json_of(args: &[&str]) -> Value {
@@ -172,7 +175,7 @@ fn runtime_calls_are_never_ops_and_communication_is_in_the_ops_table() {
 
 #[test]
 fn bad_input_and_flags_exit_2() {
-    let d = tempdir("bad");
+    let (_d_guard, d) = tempdir("bad");
     let arr = d.join("array.json");
     std::fs::write(&arr, "[1, 2, 3]").unwrap();
     let empty = d.join("empty.json");
@@ -198,7 +201,7 @@ fn bad_input_and_flags_exit_2() {
 
 #[test]
 fn a_directory_of_unrelated_traces_is_refused() {
-    let d = tempdir("mixed");
+    let (_d_guard, d) = tempdir("mixed");
     std::fs::copy(fixture(WITH_SHAPES[0]), d.join("a.json.gz")).unwrap();
     std::fs::copy(fixture(WITH_SHAPES[3]), d.join("b.json.gz")).unwrap();
     let e = fails(&[d.to_str().unwrap()]);
@@ -247,7 +250,7 @@ fn p2p_rank(rank: i64, late_us: f64) -> Value {
 
 #[test]
 fn point_to_point_transfers_are_matched_across_ranks() {
-    let d = tempdir("p2p");
+    let (_d_guard, d) = tempdir("p2p");
     for (r, late) in [(0, 0.0), (1, 40.0)] {
         std::fs::write(d.join(format!("rank{r}.json")), p2p_rank(r, late).to_string()).unwrap();
     }
@@ -295,7 +298,7 @@ fn moe_layers_without_their_experts_op_take_the_sizes_from_the_model_config() {
     // (as when the experts run as Triton kernels launched from Python): the layer's
     // kernels are then only under `vllm::moe_forward`, whose arguments hold the tokens
     // and the router logits, not the weights.
-    let d = tempdir("moecfg");
+    let (_d_guard, d) = tempdir("moecfg");
     let text = std::fs::read_to_string(fixture("handmade/vllm_moe_b200.json")).unwrap();
     let trace = d.join("moe.json");
     std::fs::write(&trace, text.replace("vllm::outplace_fused_experts", "my::experts")).unwrap();

@@ -210,21 +210,22 @@ mod tests {
         e.finish().unwrap_or_default()
     }
 
-    fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("rooftop-compressed-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let p = dir.join(name);
+    /// `bytes` in the file `name` of a fresh scratch directory, and the directory's guard:
+    /// it is removed when the guard drops (bind it to a name, not `_`).
+    fn temp(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::Builder::new().prefix("rooftop-compressed-").tempdir().unwrap();
+        let p = dir.path().join(name);
         let _ = std::fs::write(&p, bytes);
-        p
+        (dir, p)
     }
 
     #[test]
     fn plain_and_gzip_read_alike() {
         let text = "\u{feff}a,b\n1,2\n";
-        let plain = temp("plain.csv", text.as_bytes());
-        let zipped = temp("zipped.csv.gz", &gz(text.as_bytes()));
+        let (_plain_guard, plain) = temp("plain.csv", text.as_bytes());
+        let (_zipped_guard, zipped) = temp("zipped.csv.gz", &gz(text.as_bytes()));
         // Gzipped without the suffix: detected by content.
-        let hidden = temp("hidden.csv", &gz(text.as_bytes()));
+        let (_hidden_guard, hidden) = temp("hidden.csv", &gz(text.as_bytes()));
         for p in [&plain, &zipped, &hidden] {
             assert_eq!(read_text(p).ok().as_deref(), Some("a,b\n1,2\n"), "{}", p.display());
         }
@@ -235,7 +236,7 @@ mod tests {
     fn concatenated_members_are_one_stream() {
         let mut both = gz(b"first\n");
         both.extend(gz(b"second\n"));
-        let p = temp("two.gz", &both);
+        let (_p_guard, p) = temp("two.gz", &both);
         assert_eq!(read_text(&p).ok().as_deref(), Some("first\nsecond\n"));
     }
 
@@ -244,7 +245,7 @@ mod tests {
         // Text that does not compress to nothing, so half the stream holds output.
         let text: String = (0u64..4000).map(|i| (i * 7919 % 10007).to_string() + ",").collect();
         let full = gz(text.as_bytes());
-        let p = temp("cut.gz", &full[..full.len() / 2]);
+        let (_p_guard, p) = temp("cut.gz", &full[..full.len() / 2]);
         let e = read_text(&p).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("cut.gz") && e.contains("compressed byte"), "{e}");
         assert!(e.contains("ends before"), "{e}");
@@ -254,10 +255,10 @@ mod tests {
 
     #[test]
     fn not_utf8_names_the_offset() {
-        let p = temp("bad.gz", &gz(b"ok\xff"));
+        let (_p_guard, p) = temp("bad.gz", &gz(b"ok\xff"));
         let e = read_text(&p).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("offset 2 of the decompressed text"), "{e}");
-        let p = temp("bad.txt", b"ok\xff");
+        let (_p_guard, p) = temp("bad.txt", b"ok\xff");
         let e = read_text(&p).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("offset 2)"), "{e}");
     }
@@ -276,10 +277,9 @@ mod tests {
                 data[flip] ^= 1 << bit;
             }
             data.truncate(cut.max(2));
-            let p = temp(&format!("prop-{cut}-{flip}-{bit}.gz"), &data);
+            let (_p_guard, p) = temp(&format!("prop-{cut}-{flip}-{bit}.gz"), &data);
             let _ = read_text(&p);
             let _ = read_head(&p, 64);
-            let _ = std::fs::remove_file(&p);
         }
     }
 }

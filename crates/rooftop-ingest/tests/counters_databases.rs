@@ -28,16 +28,19 @@ fn rocpd_db() -> PathBuf {
     fixtures().join("rocprof/rocpd/mi300x_5151_results.db")
 }
 
-fn temp_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-db-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new().prefix("rooftop-db-tests-").tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
-fn gzip_copy(src: &Path, name: &str) -> PathBuf {
+fn gzip_copy(src: &Path, dir: &Path, name: &str) -> PathBuf {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(&std::fs::read(src).unwrap()).unwrap();
-    let p = temp_dir().join(name);
+    let p = dir.join(name);
     std::fs::write(&p, e.finish().unwrap()).unwrap();
     p
 }
@@ -252,13 +255,14 @@ fn rocpd_activity() {
 
 #[test]
 fn gzipped_databases_read_like_the_plain_ones() {
+    let (_dir_guard, dir) = tempdir();
     for (src, name) in [
         (nsys("h100_train_step.sqlite"), "report.sqlite.gz"),
         (rocpd_db(), "results.db.gz"),
         (nsys("h100_train_step.sqlite"), "gzipped_without_suffix.sqlite"),
     ] {
         let plain = read_path(&src).unwrap();
-        let z = read_path(&gzip_copy(&src, name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let z = read_path(&gzip_copy(&src, &dir, name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(z.dispatches, plain.dispatches, "{name}");
         assert_eq!(z.activity, plain.activity, "{name}");
     }
@@ -266,7 +270,8 @@ fn gzipped_databases_read_like_the_plain_ones() {
 
 #[test]
 fn a_rocprofv3_output_folder_with_its_database() {
-    let dir = temp_dir().join("rocprofv3_out");
+    let (_dir_guard, tmp) = tempdir();
+    let dir = tmp.join("rocprofv3_out");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(rocpd_db(), dir.join("5151_results.db")).unwrap();
     assert_eq!(guess(&dir).unwrap(), CounterFormat::Rocpd);
@@ -275,9 +280,9 @@ fn a_rocprofv3_output_folder_with_its_database() {
 
 #[test]
 fn databases_rooftop_cannot_read_say_why() {
+    let (_dir_guard, dir) = tempdir();
     // A database of another program: its tables are named.
-    let p = temp_dir().join("other.sqlite");
-    let _ = std::fs::remove_file(&p);
+    let p = dir.join("other.sqlite");
     {
         let c = rusqlite::Connection::open(&p).unwrap();
         c.execute_batch(
@@ -288,16 +293,16 @@ fn databases_rooftop_cannot_read_say_why() {
     let e = guess(&p).unwrap_err().to_string();
     assert!(e.contains("other.sqlite") && e.contains("orders") && e.contains("nsys export"), "{e}");
     // The binary reports: the export command.
-    let rep = temp_dir().join("run.nsys-rep");
+    let rep = dir.join("run.nsys-rep");
     std::fs::write(&rep, b"binary").unwrap();
     let e = guess(&rep).unwrap_err().to_string();
     assert!(e.contains("nsys export --type sqlite") && e.contains("run.nsys-rep"), "{e}");
-    let rep = temp_dir().join("run.ncu-rep");
+    let rep = dir.join("run.ncu-rep");
     std::fs::write(&rep, b"binary").unwrap();
     let e = guess(&rep).unwrap_err().to_string();
     assert!(e.contains("ncu --import") && e.contains("--page details"), "{e}");
     // A value of the wrong type names the table, row and column.
-    let p = temp_dir().join("bad_start.sqlite");
+    let p = dir.join("bad_start.sqlite");
     std::fs::copy(nsys("h100_train_step.sqlite"), &p).unwrap();
     {
         let c = rusqlite::Connection::open(&p).unwrap();
@@ -313,7 +318,7 @@ fn databases_rooftop_cannot_read_say_why() {
         "{e}"
     );
     // A truncated database: SQLite's own words, not a panic.
-    let p = temp_dir().join("cut.db");
+    let p = dir.join("cut.db");
     let bytes = std::fs::read(rocpd_db()).unwrap();
     std::fs::write(&p, &bytes[..bytes.len() / 3]).unwrap();
     let e = rocpd::read(&p).unwrap_err().to_string();
@@ -327,6 +332,7 @@ fn databases_rooftop_cannot_read_say_why() {
 /// memory, so its merge of sorted runs is what is matched.
 #[test]
 fn nsys_kernels_in_start_order_with_ties() {
+    let (_dir_guard, dir) = tempdir();
     let order_of = |p: &Path| -> Vec<u64> {
         let c = rusqlite::Connection::open(p).unwrap();
         let mut st =
@@ -339,7 +345,7 @@ fn nsys_kernels_in_start_order_with_ties() {
         set.dispatches.iter().map(|d| d.grid.unwrap()[0]).collect()
     };
     for real_start in [false, true] {
-        let p = temp_dir().join(format!("ties_{real_start}.sqlite"));
+        let p = dir.join(format!("ties_{real_start}.sqlite"));
         std::fs::copy(nsys("h100_train_step.sqlite"), &p).unwrap();
         {
             let mut c = rusqlite::Connection::open(&p).unwrap();

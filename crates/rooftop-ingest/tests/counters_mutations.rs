@@ -109,9 +109,8 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 /// Writes `bytes` to a file of its own and runs detection and every reader on it.
 fn all_file_readers(tag: &str, bytes: &[u8]) {
-    let dir = std::env::temp_dir().join(format!("rooftop-mutations-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{tag}.db"));
+    let dir = tempfile::Builder::new().prefix("rooftop-mutations-").tempdir().unwrap();
+    let p = dir.path().join(format!("{tag}.db"));
     std::fs::write(&p, bytes).unwrap();
     let _ = guess(&p);
     for set in [
@@ -125,7 +124,6 @@ fn all_file_readers(tag: &str, bytes: &[u8]) {
     {
         let _ = analyze(set, None);
     }
-    let _ = std::fs::remove_file(&p);
 }
 
 proptest! {

@@ -16,7 +16,7 @@ use rooftop_core::diagnose::Severity;
 use rooftop_core::occupancy::{occupancy, KernelResources};
 use rooftop_ingest::counters::{ncu, read_path};
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -156,10 +156,8 @@ fn nsight_compute_findings_rank_beside_rooftops() {
     assert!(k.findings.iter().all(|f| f.id.starts_with("counters.")));
 }
 
-/// Writes `text` to a temporary file (gzipped when asked) and returns its path.
-fn temp(name: &str, text: &[u8], gzip: bool) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rooftop-ncu-rules-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes `text` to the file `name` in `dir` (gzipped when asked) and returns its path.
+fn temp(dir: &Path, name: &str, text: &[u8], gzip: bool) -> PathBuf {
     let p = dir.join(name);
     let bytes = if gzip {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -176,8 +174,9 @@ fn temp(name: &str, text: &[u8], gzip: bool) -> PathBuf {
 fn gzipped_export_reads_like_the_plain_one() {
     let text = std::fs::read(fixture()).unwrap();
     let plain = read();
+    let dir = tempfile::Builder::new().prefix("rooftop-ncu-rules-").tempdir().unwrap();
     for name in ["details.csv.gz", "details_without_suffix.csv"] {
-        let p = temp(name, &text, true);
+        let p = temp(dir.path(), name, &text, true);
         let z = read_path(&p).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(z.dispatches, plain.dispatches, "{name}");
     }

@@ -493,18 +493,20 @@ fn gzip_and_plain_give_the_same_model() {
     let b = read_bytes(&gz, name, &ReadOptions::default(), &mut |_, _| {}).unwrap();
     assert_eq!(a, b);
     // A gzip file named .json is still gzip (detected by magic bytes).
-    let dir = tempdir("gzname");
+    let (_dir_guard, dir) = tempdir("gzname");
     let p = dir.join("trace.json");
     std::fs::write(&p, &gz).unwrap();
     let c = read_path(&p, &ReadOptions::default(), &mut |_, _| {}).unwrap();
     assert_eq!(a, c);
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-ingest-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new().prefix(&format!("rooftop-ingest-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn err_of(bytes: &[u8]) -> TraceError {
@@ -625,7 +627,7 @@ fn a_bare_array_of_events_is_a_trace() {
 
 #[test]
 fn directories() {
-    let dir = tempdir("ranks");
+    let (_dir_guard, dir) = tempdir("ranks");
     std::fs::copy(fixtures().join("hta_tiny_plain.json"), dir.join("rank0.json")).unwrap();
     std::fs::copy(fixtures().join("hta_a100_alexnet.json.gz"), dir.join("rank1.json.gz")).unwrap();
     std::fs::write(dir.join("rank2.json"), b"{\"traceEvents\": [").unwrap();
@@ -639,7 +641,7 @@ fn directories() {
     let e = out[2].1.as_ref().unwrap_err().to_string();
     assert!(e.contains("rank2.json") && e.contains("ends"), "{e}");
 
-    let empty = tempdir("empty");
+    let (_empty_guard, empty) = tempdir("empty");
     std::fs::write(empty.join("notes.txt"), b"x").unwrap();
     let e = read_dir(&empty, &ReadOptions::default(), &|_, _| {}).unwrap_err();
     assert!(matches!(e, TraceError::NoTraces { .. }), "{e}");

@@ -305,8 +305,9 @@ mod tests {
 
     #[test]
     fn write_lays_out_the_work_dir_and_a_missing_sbatch_is_one_sentence() {
-        let dir = std::env::temp_dir().join(format!("rooftop-jobs-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        // A work dir that does not exist yet, inside a scratch directory removed at the end.
+        let tmp = tempfile::Builder::new().prefix("rooftop-jobs-").tempdir().unwrap();
+        let dir = tmp.path().join("work");
         let p = SlurmPlan { work_dir: dir.clone(), ..plan() };
         let e = p.submit("/nonexistent/sbatch").unwrap_err().to_string();
         assert!(e.contains("cannot run `/nonexistent/sbatch`") && e.contains("--dry-run"), "{e}");
@@ -314,6 +315,5 @@ mod tests {
         assert_eq!(manifest, "/data/run 1/rank0.json.gz\n/data/run 1/rank1.json\n");
         assert!(dir.join("tables").is_dir() && dir.join("logs").is_dir());
         assert!(matches!(SlurmPlan::default().write(), Err(JobError::Empty)));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -10,11 +10,14 @@ use rooftop_core::trace::ranks::RankMeta;
 use rooftop_tables::{read_rank, write_rank, RankInput, TableError};
 use std::path::{Path, PathBuf};
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-tables-lim-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d =
+        tempfile::Builder::new().prefix(&format!("rooftop-tables-lim-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn write(dir: &Path, meta: &RankMeta, recs: &[CollectiveRecord]) {
@@ -36,7 +39,7 @@ fn negative_durations_and_inflating_strings_are_refused() {
     let base = RankMeta::of("r.json", &TraceModel::default(), None, false);
 
     // `computation_ms = -1`: refused, never printed as "-1.00 ms".
-    let dir = tempdir("negative");
+    let (_dir_guard, dir) = tempdir("negative");
     let meta = RankMeta { computation_ms: -1.0, ..base.clone() };
     write(&dir, &meta, &[]);
     let e = read_rank(&dir).unwrap_err();
@@ -46,7 +49,7 @@ fn negative_durations_and_inflating_strings_are_refused() {
     assert!(e.contains("duration -1 ms"), "{e}");
 
     // A negative kernel duration in the collectives table.
-    let dir = tempdir("negative-dur");
+    let (_dir_guard, dir) = tempdir("negative-dur");
     let rec = CollectiveRecord { dur_ns: -5, ..CollectiveRecord::default() };
     write(&dir, &base, &[rec]);
     let e = read_rank(&dir).unwrap_err().to_string();
@@ -54,7 +57,7 @@ fn negative_durations_and_inflating_strings_are_refused() {
 
     // 2000 rows of one 4 KiB kernel name: ~8 MB decoded (the file holds it once, in its
     // dictionary), over the 1 MB set above.
-    let dir = tempdir("dictionary");
+    let (_dir_guard, dir) = tempdir("dictionary");
     let name = "k".repeat(4096);
     let recs: Vec<CollectiveRecord> = (0..2000)
         .map(|i| CollectiveRecord { index: i, kernel: name.clone(), ..CollectiveRecord::default() })
@@ -69,7 +72,7 @@ fn negative_durations_and_inflating_strings_are_refused() {
     assert!(e.contains("ROOFTOP_LIMIT_PARQUET_BYTES=N"), "{e}");
 
     // Under the limit: read back.
-    let dir = tempdir("small");
+    let (_dir_guard, dir) = tempdir("small");
     write(&dir, &base, &recs[..10]);
     assert_eq!(read_rank(&dir).unwrap().1.len(), 10);
 }

@@ -10,11 +10,13 @@ use rooftop_core::trace::report::{analyze, TraceOptions};
 use rooftop_tables::{read_rank, read_warnings, write_rank, RankInput, TableError};
 use std::path::PathBuf;
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rooftop-tables-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty scratch directory and its path. The directory is removed when the
+/// guard drops, at the end of the test whether it passed or failed: bind the guard to
+/// a name (`_x_guard`), not `_`, which would drop it at once.
+fn tempdir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new().prefix(&format!("rooftop-tables-{tag}-")).tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn model() -> TraceModel {
@@ -84,7 +86,7 @@ fn meta_and_collectives_round_trip_exactly() {
         compute_before_ns: 7,
         ..CollectiveRecord::default()
     });
-    let dir = tempdir("roundtrip");
+    let (_dir_guard, dir) = tempdir("roundtrip");
     let w = write_rank(
         &dir,
         &RankInput {
@@ -107,7 +109,7 @@ fn meta_and_collectives_round_trip_exactly() {
 fn foreign_and_damaged_files_are_errors_with_the_file_and_column() {
     let m = model();
     let meta = RankMeta::of("r.json", &m, None, false);
-    let dir = tempdir("bad");
+    let (_dir_guard, dir) = tempdir("bad");
     write_rank(
         &dir,
         &RankInput {
@@ -129,7 +131,8 @@ fn foreign_and_damaged_files_are_errors_with_the_file_and_column() {
     assert!(matches!(e, TableError::Parquet { .. }), "{e}");
     assert!(e.to_string().contains("meta.parquet: not a readable Parquet file"), "{e}");
     // A folder without tables.
-    let e = read_rank(&tempdir("empty")).unwrap_err().to_string();
+    let (_empty_guard, empty) = tempdir("empty");
+    let e = read_rank(&empty).unwrap_err().to_string();
     assert!(e.contains("no rank tables here"), "{e}");
 }
 
@@ -140,7 +143,7 @@ proptest! {
     fn mutated_tables_never_panic(pos in 0usize..100_000, byte in any::<u8>(), which in 0usize..2) {
         let m = model();
         let meta = RankMeta::of("r.json", &m, None, false);
-        let dir = tempdir(&format!("mut-{pos}-{byte}-{which}"));
+        let (_dir_guard, dir) = tempdir(&format!("mut-{pos}-{byte}-{which}"));
         write_rank(&dir, &RankInput { meta: &meta, model: &m, collectives: &collectives(&m), source_bytes: None, include_unlinked: false }).unwrap();
         let file = dir.join(if which == 0 { "meta.parquet" } else { "collectives.parquet" });
         let mut bytes = std::fs::read(&file).unwrap();
@@ -148,7 +151,6 @@ proptest! {
         bytes[i] = byte;
         std::fs::write(&file, &bytes).unwrap();
         let _ = read_rank(&dir);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 

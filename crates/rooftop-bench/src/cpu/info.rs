@@ -814,11 +814,12 @@ mod tests {
         std::fs::write(p, text).unwrap();
     }
 
-    /// A fixture machine: a 2-vCPU Zen 4 VM as this project's CI runs on (no cpufreq).
-    fn fixture(name: &str) -> std::path::PathBuf {
-        let root =
-            std::env::temp_dir().join(format!("rooftop-cpuinfo-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+    /// A fixture machine: a 2-vCPU Zen 4 VM as this project's CI runs on (no cpufreq), in a
+    /// scratch directory removed when the returned guard drops (bind it to a name, not `_`).
+    fn fixture(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let tmp =
+            tempfile::Builder::new().prefix(&format!("rooftop-cpuinfo-{name}-")).tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
         let cpu = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n\
                    model name\t: AMD EPYC 9R14\ncpu MHz\t\t: 2596.152\n\n\
                    processor\t: 1\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n";
@@ -844,12 +845,12 @@ mod tests {
                 write(&root, &format!("{d}/cache/index{i}/shared_cpu_list"), &shared);
             }
         }
-        root
+        (tmp, root)
     }
 
     #[test]
     fn reads_a_zen4_vm_from_files() {
-        let root = fixture("zen4");
+        let (_root_guard, root) = fixture("zen4");
         let info = CpuInfo::from_files(&root);
         assert_eq!(info.model_name, "AMD EPYC 9R14");
         assert_eq!(info.vendor, "AuthenticAMD");
@@ -876,9 +877,9 @@ mod tests {
     /// roof (2 cores x 3.7 GHz x 16 lanes x 2 = 236.8 GFLOP/s fp32, as below).
     #[test]
     fn compute_only_spec_has_the_peaks_and_no_memory_roof() {
-        let root = fixture("compute-only");
+        let (root_guard, root) = fixture("compute-only");
         let mut info = CpuInfo::from_files(&root);
-        let _ = std::fs::remove_dir_all(&root);
+        drop(root_guard);
         assert!(info.compute_only_spec().is_none(), "no clock: no peak, no spec");
         info.measured_mhz = Some(3700.0);
         let d = info.compute_only_spec().unwrap();
@@ -892,9 +893,9 @@ mod tests {
 
     #[test]
     fn theoretical_peak_by_hand() {
-        let root = fixture("peak");
+        let (root_guard, root) = fixture("peak");
         let mut info = CpuInfo::from_files(&root);
-        let _ = std::fs::remove_dir_all(&root);
+        drop(root_guard);
         assert!(info.theoretical_peak(Precision::Fp32, false).is_none(), "no clock yet");
         info.measured_mhz = Some(3700.0);
         // 2 cores x 3.7 GHz x (2 x 256/32 = 16 lanes) x 2 = 236.8 GFLOP/s.
@@ -951,9 +952,9 @@ mod tests {
 
     #[test]
     fn missing_files_give_unknowns_not_panics() {
-        let root =
-            std::env::temp_dir().join(format!("rooftop-cpuinfo-empty-{}", std::process::id()));
-        let info = CpuInfo::from_files(&root);
+        // A root that does not exist: a name inside an empty scratch directory.
+        let tmp = tempfile::Builder::new().prefix("rooftop-cpuinfo-empty-").tempdir().unwrap();
+        let info = CpuInfo::from_files(&tmp.path().join("none"));
         assert_eq!(info.model_name, "unknown CPU");
         assert_eq!(info.logical_cpus, 1);
         assert!(info.fma_units.is_none() && info.l3_bytes.is_none());
@@ -982,9 +983,9 @@ mod tests {
 
     #[test]
     fn device_spec_needs_dram_and_uses_the_formula() {
-        let root = fixture("spec");
+        let (root_guard, root) = fixture("spec");
         let mut info = CpuInfo::from_files(&root);
-        let _ = std::fs::remove_dir_all(&root);
+        drop(root_guard);
         info.measured_mhz = Some(3700.0);
         assert_eq!(info.device_spec(None), Err(CpuSpecError::NoDramBandwidth));
         let d = info.device_spec(Some(&ceilings_with_dram(41.5))).unwrap();

@@ -218,11 +218,10 @@ mod tests {
     #[test]
     fn bash_script_parses() {
         // `bash -n` parses without running: the script must be valid bash.
-        let path =
-            std::env::temp_dir().join(format!("rooftop-completion-{}.bash", std::process::id()));
+        let tmp = tempfile::Builder::new().prefix("rooftop-completion-").tempdir().unwrap();
+        let path = tmp.path().join("rooftop.bash");
         std::fs::write(&path, script(Shell::Bash)).expect("write the script");
         let status = std::process::Command::new("bash").arg("-n").arg(&path).status();
-        let _ = std::fs::remove_file(&path);
         assert!(status.expect("bash runs").success());
     }
 }
