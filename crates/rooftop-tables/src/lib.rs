@@ -120,7 +120,7 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
                 .i32(g.op.and_then(|o| i32::try_from(o).ok()))
                 .str(op.map(|o| o.name.as_str()))
                 .str(
-                    rooftop_core::trace::ops::categorize_kernel(&g.name)
+                    rooftop_core::trace::ops::categorize_kernel_shared(&g.name)
                         .map(rooftop_core::trace::ops::Category::as_str),
                 )
                 .bool(Some(is_comm(g)))

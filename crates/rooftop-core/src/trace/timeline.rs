@@ -114,7 +114,7 @@ pub struct Timeline {
 /// kernel (TraceLens tests `'nccl' in name`; RCCL kernels are also `nccl*`-named, the
 /// `rccl`/`msccl` tests are for safety).
 pub fn is_comm(ev: &GpuEvent) -> bool {
-    ev.kind != GpuKind::Memcpy && is_comm_name(&ev.name)
+    ev.kind != GpuKind::Memcpy && super::ops::is_comm_kernel_shared(&ev.name)
 }
 
 /// Whether a kernel name is an NCCL/RCCL/MSCCL kernel ([`super::ops::is_comm_kernel`]).

@@ -27,7 +27,7 @@
 //!   kernel starts before its launch; delays and gaps keep their measured lengths.
 
 use super::super::model::TraceModel;
-use super::super::ops::is_comm_kernel;
+use super::super::ops::is_comm_kernel_shared;
 use super::cp_graph::{build, CpGraph, Edge, EdgeKind, EvRef};
 use super::step_timeline::{self, StepTimeline};
 use super::Span;
@@ -300,7 +300,9 @@ fn bound_by(model: &TraceModel, e: &Edge) -> Option<&'static str> {
         EdgeKind::LaunchDelay => Some("gpu_kernel_launch_overhead"),
         EdgeKind::Dependency | EdgeKind::Sync => None,
         EdgeKind::Operator => match e.attributed? {
-            EvRef::Gpu(i) if model.gpu.get(i as usize).is_some_and(|g| is_comm_kernel(&g.name)) => {
+            EvRef::Gpu(i)
+                if model.gpu.get(i as usize).is_some_and(|g| is_comm_kernel_shared(&g.name)) =>
+            {
                 Some("gpu_communication_bound")
             }
             EvRef::Gpu(_) => Some("gpu_compute_bound"),

@@ -256,7 +256,7 @@ pub fn inference(model: &TraceModel) -> Inference {
     // A custom all-reduce is a communication kernel: the per-name memo of the
     // categories rejects the others without scanning each launch's name.
     let custom = |g: &&GpuEvent| {
-        crate::trace::ops::is_comm_kernel(&g.name) && comm::is_custom_allreduce(&g.name)
+        crate::trace::ops::is_comm_kernel_shared(&g.name) && comm::is_custom_allreduce(&g.name)
     };
     for g in model.gpu.iter().filter(custom) {
         let e = comm.entry(g.name.as_ref()).or_default();

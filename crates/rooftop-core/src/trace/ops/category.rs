@@ -3,6 +3,7 @@
 
 use super::*;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 // ---------------------------------------------------------------------------------------
 // Categories
@@ -191,6 +192,40 @@ impl Table {
 /// Kernel names of NCCL/RCCL collectives (and their ROCm MSCCL variants).
 pub fn is_comm_kernel(name: &str) -> bool {
     categorize_kernel(name) == Some(Category::Comm)
+}
+
+/// [`is_comm_kernel`] of a model's shared name ([`categorize_kernel_shared`]).
+pub fn is_comm_kernel_shared(name: &Arc<str>) -> bool {
+    categorize_kernel_shared(name) == Some(Category::Comm)
+}
+
+/// [`categorize_kernel`] of a name as the model holds it: one shared copy per distinct
+/// name ([`crate::trace::GpuEvent::name`]). The analyses ask for every launch, and the
+/// names of generated kernels run to hundreds of bytes: the memo here is keyed by the
+/// copy's address, not its text, so a launch costs no hashing or comparison of the name.
+/// Each entry holds a clone of the `Arc`: while it is in the memo, its address cannot
+/// be given to another string.
+pub fn categorize_kernel_shared(name: &Arc<str>) -> Option<Category> {
+    /// Names kept per thread before the memo starts over.
+    const MEMO_NAMES: usize = 1 << 14;
+    /// By address: the name kept alive, and its category.
+    type ByAddress = foldhash::HashMap<usize, (Arc<str>, Option<Category>)>;
+    thread_local! {
+        static MEMO: RefCell<ByAddress> = RefCell::new(ByAddress::default());
+    }
+    let address = name.as_ptr() as usize;
+    MEMO.with(|memo| {
+        if let Some(&(_, c)) = memo.borrow().get(&address) {
+            return c;
+        }
+        let c = categorize_kernel(name);
+        let mut memo = memo.borrow_mut();
+        if memo.len() >= MEMO_NAMES {
+            memo.clear();
+        }
+        memo.insert(address, (Arc::clone(name), c));
+        c
+    })
 }
 
 /// [`is_comm_kernel`], computed.

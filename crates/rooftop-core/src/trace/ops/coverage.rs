@@ -130,7 +130,7 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
     let mut outcomes: HashMap<(u32, Option<usize>), Outcome> = HashMap::default();
     let mut no_op: HashMap<Option<&str>, usize> = HashMap::default();
     for (gi, ev) in model.gpu.iter().enumerate() {
-        if ev.kind != GpuKind::Kernel || super::is_comm_kernel(&ev.name) {
+        if ev.kind != GpuKind::Kernel || super::is_comm_kernel_shared(&ev.name) {
             continue;
         }
         let dur = ev.dur_ns.max(0);

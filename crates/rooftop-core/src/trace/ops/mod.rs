@@ -72,8 +72,8 @@ use norm::{norm, norm_bwd, rms_norm};
 use reduction::reduce;
 
 pub use category::{
-    categorize, categorize_in, categorize_kernel, categorize_op, is_comm_kernel,
-    tracelens_category, Category, CategoryMemo, Table,
+    categorize, categorize_in, categorize_kernel, categorize_kernel_shared, categorize_op,
+    is_comm_kernel, is_comm_kernel_shared, tracelens_category, Category, CategoryMemo, Table,
 };
 pub use coverage::{
     model_coverage, model_coverage_memo, shapes_recorded, ModelCoverage, UncoveredRow,

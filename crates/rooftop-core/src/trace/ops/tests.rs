@@ -391,3 +391,32 @@ fn categories() {
         Some(Category::Conv)
     );
 }
+
+/// The memo by address answers as the memo by text, for each shared copy; a copy freed
+/// and a new name of the same length made after it (the allocator's first choice for
+/// its address) gets its own answer.
+#[test]
+fn kernel_categories_by_shared_name_agree_with_the_text() {
+    use std::sync::Arc;
+    let names = [
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)",
+        "void at::native::vectorized_elementwise_kernel<4, float>",
+        "Memcpy DtoH (Device -> Pageable)",
+        "flash_fwd_kernel",
+        "loop_add_fusion",
+    ];
+    for n in names {
+        let a: Arc<str> = Arc::from(n);
+        let b: Arc<str> = Arc::from(n);
+        assert_eq!(categorize_kernel_shared(&a), categorize_kernel(n), "{n}");
+        assert_eq!(categorize_kernel_shared(&b), categorize_kernel(n), "{n}");
+        assert_eq!(is_comm_kernel_shared(&a), is_comm_kernel(n), "{n}");
+    }
+    for _ in 0..100 {
+        let comm: Arc<str> = Arc::from("ncclKernel_x");
+        assert_eq!(categorize_kernel_shared(&comm), Some(Category::Comm));
+        drop(comm);
+        let copy: Arc<str> = Arc::from("Memcpy HtoD ");
+        assert_eq!(categorize_kernel_shared(&copy), Some(Category::Memcpy));
+    }
+}
