@@ -434,7 +434,9 @@ fn times(line_ns: i64, e: &EventHead) -> Option<(i64, i64)> {
 
 /// `grid:32,16,2 block:256,1,1 group_mem:30240 regs:64 static_shared:0 dynamic_shared:0`
 /// (CUPTI `regs:.. static_shared:.. dynamic_shared:.. grid:x,y,z block:x,y,z occ_pct:..`,
-/// ROCm `grid:.. block:.. private_mem:.. group_mem:.. occ_pct:..`).
+/// ROCm `grid:.. block:.. private_mem:.. group_mem:.. occ_pct:..`). Sets the grid, the
+/// block, the registers and the shared memory only (the per-text memo of
+/// `read_device_events` copies those four).
 fn kernel_details(s: &str, ev: &mut GpuEvent) {
     let mut shared: Option<u64> = None;
     for tok in s.split_whitespace() {
@@ -802,6 +804,9 @@ fn read_device_events(
     // One shared copy of each activity name (a profile runs the same few dozen kernels,
     // with names of hundreds of bytes, thousands of times).
     let mut names: FastMap<&str, Arc<str>> = FastMap::default();
+    // The launch configuration of each distinct `kernel_details` text: a kernel runs
+    // with the same few configurations thousands of times.
+    let mut configs: FastMap<Box<str>, GpuEvent> = FastMap::default();
     for (head, bytes) in lines {
         let stream = head
             .label()
@@ -826,9 +831,6 @@ fn read_device_events(
             n_events += 1;
             let (name, st) = pl.event(e.metadata_id, stats);
             on_metadata |= st.hlo_op_on_metadata && st.hlo_op.is_some();
-            if target.is_none() {
-                target = llvm_target(name);
-            }
             let starts = |p: &str| name.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
             let kind = if st.memset_details.is_some() || starts("memset") {
                 GpuKind::Memset
@@ -840,7 +842,13 @@ fn read_device_events(
             } else {
                 GpuKind::Kernel
             };
-            let name_arc = Arc::clone(names.entry(name).or_insert_with(|| name.into()));
+            let name_arc = Arc::clone(names.entry(name).or_insert_with(|| {
+                // A name seen before had its target looked for then.
+                if target.is_none() {
+                    target = llvm_target(name);
+                }
+                name.into()
+            }));
             let mut g = GpuEvent {
                 kind,
                 name: name_arc,
@@ -852,7 +860,16 @@ fn read_device_events(
                 ..GpuEvent::default()
             };
             if let Some(k) = st.kernel_details {
-                kernel_details(k, &mut g);
+                let c = if let Some(c) = configs.get(k) {
+                    c
+                } else {
+                    let mut c = GpuEvent::default();
+                    kernel_details(k, &mut c);
+                    configs.entry(k.into()).or_insert(c)
+                };
+                (g.grid, g.block) = (c.grid, c.block);
+                g.registers_per_thread = c.registers_per_thread;
+                g.shared_memory_bytes = c.shared_memory_bytes;
             }
             g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
             let hlo_op = match layout {
