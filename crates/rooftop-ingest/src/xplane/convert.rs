@@ -203,7 +203,7 @@ impl<'a> Plane<'a> {
         self.p
             .lines
             .iter()
-            .map(|b| XLineHead::decode(b.clone()).map(|h| (h, b)).map_err(DecodeFailure::from))
+            .map(|b| XLineHead::decode_line(b).map(|h| (h, b)).map_err(DecodeFailure::from))
     }
 
     /// The kind and value of a stat; `None` when its metadata is unknown or a reference
@@ -593,7 +593,7 @@ fn read_host_line<'a>(
     pl: &Plane<'a>,
     bytes: &'a bytes::Bytes,
 ) -> Result<HostLine<'a>, DecodeFailure> {
-    let head = &XLineHead::decode(bytes.clone())?;
+    let head = &XLineHead::decode_line(bytes)?;
     let mut h = HostLine {
         launches: FastMap::default(),
         module_spans: FastMap::default(),
