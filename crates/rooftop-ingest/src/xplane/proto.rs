@@ -221,7 +221,7 @@ pub struct XLineHead {
 }
 
 impl XLineHead {
-    /// [`XLineHead::decode`] of an encoded `XLine`, without handing each of its events to
+    /// `prost`'s `decode` of an encoded `XLine`, without handing each of its events to
     /// `prost`'s field skipper: the line is walked once with the fast reader, its fields
     /// other than the events (4) are gathered in order, and `prost` decodes those, so a
     /// head field decodes or fails as it would. A line the walk cannot follow (a bad key,
