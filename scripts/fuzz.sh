@@ -69,6 +69,12 @@ fi
 # CPU-governor checks (they need the machine's settings changed), quick calibration.
 export AFL_NO_UI=1 AFL_NO_AFFINITY=1 AFL_SKIP_CPUFREQ=1 AFL_FAST_CAL=1
 export AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_SUPPRESS_ERROR_MESSAGES=1
+# The harness's scratch files (one folder per process: AFL++ ends the processes, so
+# they cannot remove their own) go under $out/tmp, removed when the run ends.
+mkdir -p "$out/tmp"
+ROOFTOP_FUZZ_TMP="$(cd "$out/tmp" && pwd)"
+export ROOFTOP_FUZZ_TMP
+trap 'rm -rf "$ROOFTOP_FUZZ_TMP"' EXIT
 
 # One target: seeds into $out/corpus/T, AFL++ output in $out/out/T, log in $out/log/T.
 run_target() {
