@@ -76,7 +76,7 @@ fn mm_trace(n: i64, time_ns: i64) -> TraceModel {
         concrete_inputs: vec![String::new(), String::new()],
     };
     let op = CpuOp {
-        name: "aten::mm".to_string(),
+        name: "aten::mm".into(),
         ts_ns: 0,
         dur_ns: time_ns + 10_000,
         pid: 1,

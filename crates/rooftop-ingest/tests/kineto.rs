@@ -42,7 +42,7 @@ fn kernels_per_op(m: &TraceModel) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for g in m.gpu.iter().filter(|g| g.kind == GpuKind::Kernel) {
         if let Some(op) = g.op {
-            *out.entry(m.ops[op as usize].name.clone()).or_default() += 1;
+            *out.entry(m.ops[op as usize].name.to_string()).or_default() += 1;
         }
     }
     out
@@ -325,7 +325,7 @@ fn cuda_kernel_fields_and_exact_timestamps() {
     // Input Dims [[1, 512], [], [], [], []], types ["long int", "Scalar", ...].
     let m = read("tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz");
     let op = m.ops.iter().find(|o| o.ts_ns == 1_419_247_333_291_708).unwrap();
-    assert_eq!(op.name, "aten::slice");
+    assert_eq!(&*op.name, "aten::slice");
     assert_eq!(op.dur_ns, 22_510);
     assert_eq!(op.args.input_dims[0], Dims::Tensor(vec![1, 512]));
     assert_eq!(op.args.input_dims.len(), 5);
@@ -339,7 +339,7 @@ fn cuda_kernel_fields_and_exact_timestamps() {
 #[test]
 fn handmade_nesting_graph_launch_and_fallbacks() {
     let m = read("handmade/nesting_graph.json");
-    let names: Vec<&str> = m.ops.iter().map(|o| o.name.as_str()).collect();
+    let names: Vec<&str> = m.ops.iter().map(|o| o.name.as_ref()).collect();
     // Sorted by (pid, tid, ts, longer first); the negative-duration op is dropped.
     assert_eq!(
         names,
@@ -448,7 +448,7 @@ fn handmade_nesting_graph_launch_and_fallbacks() {
 fn legacy_schema() {
     let m = read("handmade/legacy_2021.json");
     assert_eq!(m.schema, Schema::Legacy);
-    let names: Vec<&str> = m.ops.iter().map(|o| o.name.as_str()).collect();
+    let names: Vec<&str> = m.ops.iter().map(|o| o.name.as_ref()).collect();
     assert_eq!(
         names,
         [

@@ -105,7 +105,7 @@ fn ops_modules_and_runs() {
     // te_fused_attn_backward_ffi.12 launches 5 kernels per execution (two fills, the
     // dO·O dot, the dQ/dK/dV kernel, the dQ conversion).
     let bwd: Vec<&rooftop_core::trace::CpuOp> =
-        m.ops.iter().filter(|o| o.name == "te_fused_attn_backward_ffi.12").collect();
+        m.ops.iter().filter(|o| &*o.name == "te_fused_attn_backward_ffi.12").collect();
     assert_eq!(bwd.len(), 5);
     assert!(bwd.iter().all(|o| o.launched.len() == 5));
     assert!(x.ops.iter().all(|o| o.instr.is_some()));
@@ -130,7 +130,7 @@ fn work_models_are_built_once_per_instruction() {
         let got = memo.get(i);
         assert_eq!(*got, model_in_context(&m, i, &ctx), "op {i} ({})", o.name);
         modelled += usize::from(got.is_ok());
-        let shared = first.entry(o.name.clone()).or_insert_with(|| got.clone());
+        let shared = first.entry(o.name.to_string()).or_insert_with(|| got.clone());
         assert!(std::rc::Rc::ptr_eq(shared, &got), "op {i} ({}) modelled again", o.name);
     }
     assert_eq!(first.len(), 20);

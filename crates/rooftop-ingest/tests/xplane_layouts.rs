@@ -499,7 +499,7 @@ fn xla_ops_line_layout() {
     assert_eq!(x.layout, XplaneLayout::XlaOpsLine);
     assert_eq!(m.gpu.len(), 2);
     assert_eq!(
-        m.ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
+        m.ops.iter().map(|o| o.name.as_ref()).collect::<Vec<_>>(),
         vec!["fusion.3", "convolution.1"]
     );
     assert!(!x.modules[0].has_hlo);

@@ -111,7 +111,7 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
         tracks.insert((ev.device, ev.stream));
         let mut args = Map::new();
         let op = ev.op.map(|o| o as usize);
-        if let Some(name) = op.and_then(|o| model.ops.get(o)).map(|o| o.name.clone()) {
+        if let Some(name) = op.and_then(|o| model.ops.get(o)).map(|o| o.name.to_string()) {
             args.insert("launched_by".into(), Value::from(name));
         } else if let Some(l) = &ev.launcher {
             args.insert("launched_by".into(), Value::from(l.to_string()));
@@ -235,7 +235,7 @@ mod tests {
             Dims::Tensor(vec![512, 512]),
         ];
         let op = |name: &str, dims: Vec<Dims>, ts: i64| CpuOp {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts,
             dur_ns: 1000,
             args: OpArgs {

@@ -118,7 +118,7 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
                 .i64(g.correlation)
                 .i64(g.external_id)
                 .i32(g.op.and_then(|o| i32::try_from(o).ok()))
-                .str(op.map(|o| o.name.as_str()))
+                .str(op.map(|o| o.name.as_ref()))
                 .str(
                     rooftop_core::trace::ops::categorize_kernel_shared(&g.name)
                         .map(rooftop_core::trace::ops::Category::as_str),
@@ -413,16 +413,16 @@ fn read_collectives(path: &Path) -> Result<Vec<CollectiveRecord>, TableError> {
             kind,
             args_from,
             args: CommArgs {
-                collective: strc(9, row),
+                collective: strc(9, row).map(Into::into),
                 in_nelems: unsigned(10)?,
                 out_nelems: unsigned(11)?,
                 group_size,
-                dtype: strc(13, row),
-                pg_name: strc(15, row),
-                pg_desc: strc(16, row),
-                pg_ranks: strc(17, row),
-                in_split: strc(18, row),
-                out_split: strc(19, row),
+                dtype: strc(13, row).map(Into::into),
+                pg_name: strc(15, row).map(Into::into),
+                pg_desc: strc(16, row).map(Into::into),
+                pg_ranks: strc(17, row).map(Into::into),
+                in_split: strc(18, row).map(Into::into),
+                out_split: strc(19, row).map(Into::into),
                 seq: i64c(20, row),
                 src_rank: i64c(21, row),
                 dst_rank: i64c(22, row),

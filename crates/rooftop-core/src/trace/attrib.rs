@@ -113,7 +113,7 @@ pub(crate) mod tests {
 
     pub(crate) fn op(name: &str, ts: i64, dur: i64, parent: Option<u32>) -> CpuOp {
         CpuOp {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: ts,
             dur_ns: dur,
             pid: 1,

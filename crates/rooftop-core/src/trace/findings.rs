@@ -368,7 +368,7 @@ fn nested_in(model: &TraceModel, op: u32, names: &[&str]) -> bool {
     while let (Some(p), Some(g)) = (cur, guard.checked_sub(1)) {
         guard = g;
         let Some(o) = model.ops.get(p as usize) else { return false };
-        if names.contains(&o.name.as_str()) {
+        if names.contains(&o.name.as_ref()) {
             return true;
         }
         cur = o.parent;
@@ -487,7 +487,7 @@ mod tests {
     }
 
     fn model() -> TraceModel {
-        let op = |n: &str| CpuOp { name: n.to_string(), ..CpuOp::default() };
+        let op = |n: &str| CpuOp { name: n.into(), ..CpuOp::default() };
         // 0..100 µs window: gemm 0-40, three adds 40-43, 43-46, 46-49 (a chain), a mul
         // 49-52 (chain of 4), idle 52-90, gemm 90-100. Busy 62, idle 38.
         TraceModel {

@@ -72,7 +72,9 @@ pub struct OpArgs {
 /// A CPU op (`cpu_op`, legacy `Operator`) with its place in the per-thread call tree.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CpuOp {
-    pub name: String,
+    /// Shared between the ops of one name (a step runs the same few hundred ops
+    /// thousands of times): one allocation per name, not per op.
+    pub name: Arc<str>,
     pub ts_ns: i64,
     pub dur_ns: i64,
     pub pid: i64,
@@ -159,12 +161,13 @@ pub struct GpuEvent {
 /// The collective arguments PyTorch records on `record_param_comms` and libkineto
 /// copies onto the collective's GPU kernel (`output_json.cpp`, `appendCollectiveArgs`).
 /// Every field is optional: older traces write fewer of them, and a field of an
-/// unexpected type reads as absent.
+/// unexpected type reads as absent. The texts are shared: a trace repeats the same few
+/// groups, types and collectives on every collective, and a record copies them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct CommArgs {
     /// `Collective name` (`allreduce`, `_allgather_base`, `reduce_scatter_tensor_coalesced`,
     /// `all_to_allv`, `send`, ...).
-    pub collective: Option<String>,
+    pub collective: Option<Arc<str>>,
     /// `In msg nelems`: elements in the input (all input tensors).
     pub in_nelems: Option<u64>,
     /// `Out msg nelems`.
@@ -172,19 +175,19 @@ pub struct CommArgs {
     /// `Group size`: ranks in the process group.
     pub group_size: Option<u32>,
     /// `dtype` as c10 names it (`Float`, `BFloat16`, `Half`, `Long`, ...).
-    pub dtype: Option<String>,
+    pub dtype: Option<Arc<str>>,
     /// `Process Group Name`: the group's id, the same on every member (`"0"` is the
     /// default group).
-    pub pg_name: Option<String>,
+    pub pg_name: Option<Arc<str>>,
     /// `Process Group Description` (`default_pg`, `mesh_tp`, ...).
-    pub pg_desc: Option<String>,
+    pub pg_desc: Option<Arc<str>>,
     /// `Process Group Ranks` as written: `"[0, 1, 2, 3]"`; PyTorch truncates lists of
     /// more than 30 ranks to `"[0, 1, ..., 28, 63]"`.
-    pub pg_ranks: Option<String>,
+    pub pg_ranks: Option<Arc<str>>,
     /// `In split size` (all-to-all-v sends per destination, in elements), as written.
-    pub in_split: Option<String>,
+    pub in_split: Option<Arc<str>>,
     /// `Out split size`, as written.
-    pub out_split: Option<String>,
+    pub out_split: Option<Arc<str>>,
     /// `Seq`: the collective's sequence number in its group (newer PyTorch).
     pub seq: Option<i64>,
     /// `Src Rank` / `Dst Rank` of point-to-point ops.

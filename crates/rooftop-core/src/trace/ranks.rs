@@ -369,14 +369,14 @@ mod tests {
             dur_ns: dur_us * 1000,
             kind,
             args: CommArgs {
-                collective: Some(name.to_string()),
+                collective: Some(name.into()),
                 in_nelems: Some(nelems),
                 out_nelems: Some(nelems),
                 group_size: Some(ranks.split(',').count() as u32),
-                dtype: Some(dtype.to_string()),
-                pg_name: Some(pg.to_string()),
-                pg_desc: Some(format!("pg{pg}")),
-                pg_ranks: Some(ranks.to_string()),
+                dtype: Some(dtype.into()),
+                pg_name: Some(pg.into()),
+                pg_desc: Some(format!("pg{pg}").into()),
+                pg_ranks: Some(ranks.into()),
                 seq,
                 ..CommArgs::default()
             },
@@ -599,7 +599,7 @@ mod tests {
         let mut mr = MultiRank::new(ReduceOptions::default());
         for r in 0..4 {
             let mut x = rec("2", g, Some(7), "all_to_allv", totals[r], "Float", 50, 10 + r as i64);
-            x.args.in_split = Some(splits[r].to_string());
+            x.args.in_split = Some(splits[r].into());
             mr.add(meta(r as i64, 4, None), &[x]);
         }
         let c = mr.finish();

@@ -489,7 +489,7 @@ pub(crate) mod tests {
             ..GpuEvent::default()
         };
         TraceModel {
-            ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+            ops: vec![CpuOp { name: "aten::mm".into(), ..CpuOp::default() }],
             gpu: vec![
                 k("gemm", 0, gemm_us, 7),
                 k("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 0, nccl_us, 20),
@@ -514,7 +514,7 @@ pub(crate) mod tests {
             ..GpuEvent::default()
         };
         let m = TraceModel {
-            ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+            ops: vec![CpuOp { name: "aten::mm".into(), ..CpuOp::default() }],
             gpu: vec![k(0, 0), k(1, 0), k(0, 90), k(1, 90)],
             ..TraceModel::default()
         };

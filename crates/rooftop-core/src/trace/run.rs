@@ -239,7 +239,7 @@ pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), cra
     let Some(cp) = &report.critical_path else {
         return Ok(());
     };
-    let mut names: Vec<&str> = model.ops.iter().map(|o| o.name.as_str()).collect();
+    let mut names: Vec<&str> = model.ops.iter().map(|o| o.name.as_ref()).collect();
     names.sort_unstable();
     names.dedup();
     let bad: Vec<String> = cp

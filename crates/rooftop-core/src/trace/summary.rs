@@ -32,7 +32,6 @@ use super::model::{Dims, GpuEvent, GpuKind, OpArgs, TraceModel};
 use super::timeline::union_ns;
 use foldhash::HashMap;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -185,7 +184,7 @@ pub fn launcher_op(model: &TraceModel, ev: &GpuEvent) -> Option<u32> {
     let mut cur = ev.op?;
     loop {
         let op = model.ops.get(cur as usize)?;
-        if op.name != "execute" {
+        if &*op.name != "execute" {
             return Some(cur);
         }
         cur = op.parent?;
@@ -262,8 +261,9 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
         subtree.get(from..to).filter(|s| !s.is_empty())
     };
     // 3. Aggregate per name.
-    let mut by_name: BTreeMap<&str, OpAcc> = BTreeMap::new();
-    let mut by_cat: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    // Hash maps: both lists are sorted below, names breaking ties.
+    let mut by_name: foldhash::HashMap<&str, OpAcc> = foldhash::HashMap::default();
+    let mut by_cat: foldhash::HashMap<String, (u64, i64)> = foldhash::HashMap::default();
     for (l, evs) in &direct {
         let direct_ns = union_ns(evs.iter().map(|&(_, i)| interval(&model.gpu[i])));
         let (name, cat, subtree_ns) = match *l {
@@ -272,7 +272,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
                 let sub = subtree_of(op).map_or(direct_ns, |v| {
                     union_ns(v.iter().map(|&(_, i)| interval(&model.gpu[i])))
                 });
-                (o.name.as_str(), category(op), sub)
+                (o.name.as_ref(), category(op), sub)
             }
             // A runtime call is not an op: its kernels launched outside every op are
             // `(no op)`, by the category of the kernel.
@@ -379,7 +379,7 @@ pub fn kernel_summary(
             }
         }
     }
-    let mut groups: BTreeMap<Key<'_>, Vec<usize>> = BTreeMap::new();
+    let mut groups: foldhash::HashMap<Key<'_>, Vec<usize>> = foldhash::HashMap::default();
     let mut all_us = 0.0;
     for (i, ev) in model.gpu.iter().enumerate() {
         if ev.kind != GpuKind::Kernel {
@@ -389,7 +389,7 @@ pub fn kernel_summary(
         let linked =
             ev.op.and_then(|o| Some((model.ops.get(o as usize)?, cats[o as usize].as_deref()?)));
         let (parent, cat) = match linked {
-            Some((op, cat)) => (Some(op.name.as_str()), cat),
+            Some((op, cat)) => (Some(op.name.as_ref()), cat),
             None => match &ev.launcher {
                 Some(l) => (Some(l.as_ref()), runtime_category(Some(l))),
                 None => (None, "unlinked"),
@@ -397,6 +397,9 @@ pub fn kernel_summary(
         };
         groups.entry((cat, parent, ev.name.as_ref(), ev.stream)).or_default().push(i);
     }
+    // In key order, as the rows' sort below keeps equal totals.
+    let mut groups: Vec<(Key<'_>, Vec<usize>)> = groups.into_iter().collect();
+    groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut rows: Vec<KernelRow> = groups
         .into_iter()
         .map(|((category, parent_op, name, stream), idx)| {
@@ -569,10 +572,10 @@ pub fn short_kernels(
         }
         short.push(d);
         let op = ev.op.and_then(|o| model.ops.get(o as usize));
-        let memo = (op.map(|o| (o.name.as_str(), Arc::as_ptr(&o.args))), ev.name.as_ref());
+        let memo = (op.map(|o| (o.name.as_ref(), Arc::as_ptr(&o.args))), ev.name.as_ref());
         let g = *seen.entry(memo).or_insert_with(|| {
             let key = (
-                op.map(|o| o.name.clone()),
+                op.map(|o| o.name.to_string()),
                 op.map(|o| py_dims(&o.args.input_dims)),
                 op.map(|o| py_dims(&o.args.input_strides)),
                 op.map(|o| py_strings(&o.args.concrete_inputs)),
@@ -640,7 +643,7 @@ mod tests {
     use crate::trace::model::CpuOp;
 
     fn op(name: &str, parent: Option<u32>) -> CpuOp {
-        CpuOp { name: name.to_string(), dur_ns: 1_000_000, parent, ..CpuOp::default() }
+        CpuOp { name: name.into(), dur_ns: 1_000_000, parent, ..CpuOp::default() }
     }
 
     fn k(name: &str, ts_us: i64, dur_us: i64, op: Option<u32>, stream: i64) -> GpuEvent {

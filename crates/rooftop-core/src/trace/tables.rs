@@ -147,7 +147,7 @@ pub fn category_tables_memo(
         if !modelled && (op.launched.is_empty() || covered_by_ancestor(model, i)) {
             continue;
         }
-        let shared = (op.name.as_str(), Arc::as_ptr(&op.args));
+        let shared = (op.name.as_ref(), Arc::as_ptr(&op.args));
         let in_context = super::ops::context_dependent(&op.name);
         if let Some(&g) = seen.get(&shared).filter(|_| !in_context) {
             groups[g].1.calls.push(i);
@@ -295,7 +295,7 @@ fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRo
     };
 
     let mut row = OpRow {
-        name: op0.name.clone(),
+        name: op0.name.to_string(),
         category,
         params,
         flops,

@@ -426,8 +426,9 @@ impl Partial {
                     return;
                 }
                 let op_args = self.intern(&args.shapes);
+                let name = self.shared_name(name);
                 self.ops.push(CpuOp {
-                    name: into_string(ev.name.take()),
+                    name,
                     ts_ns,
                     dur_ns,
                     pid,

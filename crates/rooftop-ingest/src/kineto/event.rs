@@ -11,13 +11,16 @@
 //! docs/reference/input-formats.md#pytorch-profiler-kineto-trace-json.
 
 use super::collect::{keep_named, skippable, Partial};
+use super::hash::FxSet;
 use rooftop_core::trace::{CommArgs, Dims, OpArgs};
 use serde::de::{
     self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
+use std::sync::Arc;
 
 /// The `ph` (phase) of an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -151,6 +154,7 @@ impl EventKey {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ArgKey {
     ExternalId,
     Correlation,
@@ -182,7 +186,7 @@ pub(crate) enum ArgKey {
 
 /// The collective arguments of `record_param_comms` and NCCL kernels (libkineto
 /// `output_json.cpp`).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CommKey {
     Collective,
     InNelems,
@@ -577,7 +581,7 @@ pub(crate) fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &str) {
         })
     };
     let signed = |t: Option<Cow<'_, str>>| t?.trim().parse::<i64>().ok();
-    let owned = |t: Option<Cow<'_, str>>| t.map(Cow::into_owned);
+    let owned = |t: Option<Cow<'_, str>>| t.map(|t| shared_text(&t));
     match key {
         CommKey::Collective => c.collective = owned(text),
         CommKey::InNelems => c.in_nelems = count(text),
@@ -593,6 +597,30 @@ pub(crate) fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &str) {
         CommKey::SrcRank => c.src_rank = signed(text),
         CommKey::DstRank => c.dst_rank = signed(text),
     }
+}
+
+/// Distinct collective argument texts kept per thread before the pool starts over
+/// (all-to-all split lists can all differ; groups, types and names repeat).
+const SHARED_TEXTS: usize = 4096;
+
+/// `t` as a shared text: the copy this thread made last time, when it made one. A
+/// trace writes the same groups, types and collective names on every collective, and
+/// each collective's record copies them.
+fn shared_text(t: &str) -> Arc<str> {
+    thread_local! {
+        static POOL: RefCell<FxSet<Arc<str>>> = RefCell::new(FxSet::default());
+    }
+    POOL.with_borrow_mut(|pool| {
+        if let Some(s) = pool.get(t) {
+            return Arc::clone(s);
+        }
+        if pool.len() >= SHARED_TEXTS {
+            pool.clear();
+        }
+        let s: Arc<str> = t.into();
+        pool.insert(Arc::clone(&s));
+        s
+    })
 }
 
 /// A JSON value as text: a string's content, a number's or an array's JSON text;

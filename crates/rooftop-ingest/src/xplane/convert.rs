@@ -1203,7 +1203,7 @@ pub fn build(
             _ => name.to_string(),
         };
         ops.push(CpuOp {
-            name: display,
+            name: display.into(),
             ts_ns: ts,
             dur_ns: end.saturating_sub(ts),
             pid: inst.device,

@@ -199,7 +199,7 @@ fn device_pages_parse() {
 /// Two GEMM shapes and one add: three modelled rows, three marks.
 fn trace_model() -> TraceModel {
     let op = |name: &str, dims: Vec<Dims>| CpuOp {
-        name: name.to_string(),
+        name: name.into(),
         args: OpArgs {
             input_dims: dims,
             input_types: vec!["c10::BFloat16".into(); 3],

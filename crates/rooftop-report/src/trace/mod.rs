@@ -18,7 +18,7 @@
 //! // One `aten::mm` whose kernel ran 30 µs (a reader builds this from a trace file:
 //! // `rooftop_ingest::source::read_one`).
 //! let model = TraceModel {
-//!     ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+//!     ops: vec![CpuOp { name: "aten::mm".into(), ..CpuOp::default() }],
 //!     gpu: vec![GpuEvent {
 //!         kind: GpuKind::Kernel,
 //!         name: "sgemm_64x16".into(),

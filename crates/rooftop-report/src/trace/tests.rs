@@ -19,7 +19,7 @@ const ADD_KERNEL: &str = "void at::native::vectorized_elementwise_kernel<4, \
 /// 100 µs.
 fn model() -> TraceModel {
     let op = |name: &str, dims: Vec<Dims>| CpuOp {
-        name: name.to_string(),
+        name: name.into(),
         args: OpArgs { input_dims: dims, ..OpArgs::default() }.into(),
         ..CpuOp::default()
     };

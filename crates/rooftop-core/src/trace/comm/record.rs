@@ -92,7 +92,7 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
     // total of compute time, its value at each group's previous collective, and per
     // group the longest kernel since then.
     let mut compute_ns: i64 = 0;
-    let mut groups: HashMap<Option<String>, Window> = HashMap::new();
+    let mut groups: HashMap<Option<std::sync::Arc<str>>, Window> = HashMap::new();
     for (i, ev) in model.gpu.iter().enumerate() {
         if !is_comm(ev) {
             if ev.kind == GpuKind::Kernel {
@@ -123,7 +123,7 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
         };
         let compute_before = longest.and_then(|(_, j)| {
             let k = model.gpu.get(j)?;
-            let op = k.op.and_then(|o| model.ops.get(o as usize)).map(|o| o.name.clone());
+            let op = k.op.and_then(|o| model.ops.get(o as usize)).map(|o| o.name.to_string());
             Some(op.unwrap_or_else(|| k.name.to_string()))
         });
         groups.insert(args.pg_name.clone(), (compute_ns, None));
@@ -165,7 +165,7 @@ fn enclosing_comm_op(model: &TraceModel, op: Option<u32>) -> Option<&CommArgs> {
     for _ in 0..256 {
         let o = model.ops.get(cur? as usize)?;
         if let Some(c) = &o.comm {
-            if o.name == PARAM_COMMS_OP || c.collective.is_some() {
+            if &*o.name == PARAM_COMMS_OP || c.collective.is_some() {
                 return Some(c);
             }
         }

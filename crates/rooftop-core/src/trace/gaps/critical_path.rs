@@ -262,7 +262,7 @@ fn window_or_why(model: &TraceModel, opts: &CpOptions) -> Result<(Span, CpWindow
 
 fn ev_name(model: &TraceModel, ev: EvRef) -> &str {
     match ev {
-        EvRef::Op(i) => model.ops.get(i as usize).map_or("", |o| o.name.as_str()),
+        EvRef::Op(i) => model.ops.get(i as usize).map_or("", |o| o.name.as_ref()),
         EvRef::Runtime(i) => model.runtime.get(i as usize).map_or("", |r| r.name.as_ref()),
         EvRef::Annotation(i) => model.annotations.get(i as usize).map_or("", |a| a.name.as_str()),
         EvRef::Gpu(i) => model.gpu.get(i as usize).map_or("", |g| g.name.as_ref()),
@@ -340,7 +340,7 @@ fn credited_op<'a>(
             None => None,
         },
     };
-    op.and_then(|o| model.ops.get(o as usize)).map_or("(no op)", |o| o.name.as_str())
+    op.and_then(|o| model.ops.get(o as usize)).map_or("(no op)", |o| o.name.as_ref())
 }
 
 fn rank(map: FastMap<&str, (i64, u64)>, total: i64) -> Vec<CpRank> {
@@ -629,7 +629,7 @@ mod tests {
     fn model() -> TraceModel {
         let us = |x: i64| x * 1000;
         let op = |name: &str, ts: i64, dur: i64, launched: Vec<u32>| CpuOp {
-            name: name.to_string(),
+            name: name.into(),
             ts_ns: us(ts),
             dur_ns: us(dur),
             launched,

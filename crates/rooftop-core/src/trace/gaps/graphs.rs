@@ -413,7 +413,7 @@ mod tests {
     fn replays_capture_and_window() {
         let ops = ["aten::mm", "aten::relu"]
             .iter()
-            .map(|n| CpuOp { name: (*n).to_string(), ..CpuOp::default() })
+            .map(|n| CpuOp { name: (*n).into(), ..CpuOp::default() })
             .collect();
         // A capture of two launches (mm, relu), then three replays of [gemm, relu] at
         // 100, 200 and 320 µs, each replay's kernels 10 µs + 5 µs with a 1 µs gap; an

@@ -210,8 +210,9 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
     }
     top.sort_unstable_by(longest);
     let rows = launch_rows_for(model, top.iter().take(TOP).map(|&(_, i)| i));
-    // Ops by name.
-    let mut by_name: BTreeMap<&str, (u64, i64, i64, i64, u64)> = BTreeMap::new();
+    // Ops by name (a hash map: the rows are sorted below, names breaking ties).
+    let mut by_name: foldhash::HashMap<&str, (u64, i64, i64, i64, u64)> =
+        foldhash::HashMap::default();
     for (op, v) in per_op {
         let name = op_name(model, op).unwrap_or("(no op)");
         let e = by_name.entry(name).or_default();
@@ -374,7 +375,7 @@ mod tests {
         // launch-bound (1 < 2 µs); launch C [40,100) (an outlier call, 60 µs) runs
         // [300,310): delay 200, an outlier; a graph launch is left out.
         let m = TraceModel {
-            ops: vec![CpuOp { name: "aten::mm".to_string(), ..CpuOp::default() }],
+            ops: vec![CpuOp { name: "aten::mm".into(), ..CpuOp::default() }],
             runtime: vec![
                 rt("cudaLaunchKernel", 0, 5, Some(0)),
                 rt("cudaLaunchKernel", 6, 2, Some(0)),

@@ -177,7 +177,7 @@ pub fn memory(model: &TraceModel) -> Memory {
             for (bytes, op, ts) in live.values() {
                 let name = op
                     .and_then(|o| model.ops.get(o as usize))
-                    .map_or_else(|| "(outside ops)".to_string(), |o| o.name.clone());
+                    .map_or_else(|| "(outside ops)".to_string(), |o| o.name.to_string());
                 let e = by_op.entry(name).or_default();
                 e.0 = e.0.saturating_add(*bytes);
                 e.1 += 1;

@@ -116,7 +116,7 @@ impl Span {
 
 /// Name of op `i` of `model` (empty when out of range).
 pub(crate) fn op_name(model: &TraceModel, i: Option<u32>) -> Option<&str> {
-    i.and_then(|i| model.ops.get(i as usize)).map(|o| o.name.as_str())
+    i.and_then(|i| model.ops.get(i as usize)).map(|o| o.name.as_ref())
 }
 
 /// The outermost enclosing op of op `i` (itself when it has no parent).

@@ -167,7 +167,7 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
             TimelineItem {
                 lane: lanes[&c.key],
                 name: match c.name {
-                    NameOf::Op(i) => model.ops[i as usize].name.clone(),
+                    NameOf::Op(i) => model.ops[i as usize].name.to_string(),
                     NameOf::Gpu(i) => model.gpu[i as usize].name.to_string(),
                 },
                 start_us: c.start_us,
@@ -224,7 +224,7 @@ mod tests {
         let n: i64 = 7000;
         let ops: Vec<CpuOp> = (0..n)
             .map(|i| CpuOp {
-                name: format!("op{i}"),
+                name: format!("op{i}").into(),
                 ts_ns: i * 10_000,
                 dur_ns: (1 + i % 3) * 1000,
                 pid: 1,

@@ -210,7 +210,7 @@ mod tests {
         // blocked); a cudaDeviceSynchronize of 100 µs outside any op; a pinned copy is
         // not blocking.
         let op = |name: &str, parent: Option<u32>| CpuOp {
-            name: name.to_string(),
+            name: name.into(),
             parent,
             ..CpuOp::default()
         };

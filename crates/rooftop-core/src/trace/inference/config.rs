@@ -83,7 +83,7 @@ pub(crate) fn moe(
     let moe = cfg.moe.as_ref().ok_or_else(|| {
         format!("the model config ({}) describes no mixture of experts", cfg.source)
     })?;
-    if o.name == "vllm::moe_forward_shared" && moe.shared_expert_intermediate_size.is_some() {
+    if &*o.name == "vllm::moe_forward_shared" && moe.shared_expert_intermediate_size.is_some() {
         return Err("shared experts are not modelled from the config".to_string());
     }
     let x = tensor(&o.args, 0).ok_or("argument 0 (hidden_states) has no recorded shape")?;
@@ -195,7 +195,7 @@ mod tests {
 
     fn op(name: &str, dims: &[&[i64]]) -> CpuOp {
         CpuOp {
-            name: name.to_string(),
+            name: name.into(),
             args: OpArgs {
                 input_dims: dims.iter().map(|d| Dims::Tensor(d.to_vec())).collect(),
                 input_types: vec!["c10::BFloat16".to_string(); dims.len()],

@@ -158,7 +158,7 @@ impl Context {
         if !engine_prefix(&o.name) {
             return None;
         }
-        let bad = |reason: String| OpModelError::BadArgs { op: o.name.clone(), reason };
+        let bad = |reason: String| OpModelError::BadArgs { op: o.name.to_string(), reason };
         if moe::is_moe_layer(&o.name) {
             let r = match (moe::layer_shape(model, op), &self.config) {
                 (Ok(s), _) => Ok(moe::moe_model(&s)),

@@ -400,7 +400,7 @@ fn names_of(model: &TraceModel, op: usize) -> Option<(&str, Option<&str>)> {
     let o = model.ops.get(op)?;
     let first =
         o.launched.first().and_then(|&e| model.gpu.get(e as usize)).map(|g| g.name.as_ref());
-    Some((o.name.as_str(), first))
+    Some((o.name.as_ref(), first))
 }
 
 /// [`categorize_in`] for many ops of one model, from any thread. A PyTorch op's category

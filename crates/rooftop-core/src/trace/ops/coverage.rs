@@ -217,14 +217,14 @@ fn chain_outcome(
         match verdict(i as usize, replay_ts) {
             Some(Ok(())) => return Outcome::Covered,
             Some(Err(reason)) if bad.is_none() => {
-                bad = Some((model.ops[i as usize].name.clone(), reason));
+                bad = Some((model.ops[i as usize].name.to_string(), reason));
             }
             _ => {}
         }
         cur = model.ops.get(i as usize).and_then(|o| o.parent);
     }
     let key = bad.unwrap_or_else(|| {
-        let name = model.ops.get(first as usize).map_or("(no op)", |o| o.name.as_str());
+        let name = model.ops.get(first as usize).map_or("(no op)", |o| o.name.as_ref());
         (name.to_string(), format!("no work model for `{name}`"))
     });
     Outcome::Row(rows.id(key))

@@ -337,7 +337,7 @@ pub(super) fn listed_model(
             Some(Kind::Other(misc::Misc::Foreach(per))) => misc::foreach(&a, per, bpe),
             _ => embedding::cat(&a, bpe),
         };
-        return res.map_err(|reason| OpModelError::BadArgs { op: o.name.clone(), reason });
+        return res.map_err(|reason| OpModelError::BadArgs { op: o.name.to_string(), reason });
     }
     model_op(&o.name, args)
 }
@@ -417,7 +417,7 @@ impl<'m> ModelMemo<'m> {
                 },
                 None => self
                     .by_args
-                    .entry((o.name.as_str(), std::sync::Arc::as_ptr(&o.args)))
+                    .entry((o.name.as_ref(), std::sync::Arc::as_ptr(&o.args)))
                     .or_insert_with(build)
                     .clone(),
             },

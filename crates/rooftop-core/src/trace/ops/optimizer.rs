@@ -52,7 +52,7 @@ impl GradRuns {
             if super::misc::is_foreach(&o.name) {
                 foreach.push(o.ts_ns);
                 needed |= lists_missing(&o.args);
-            } else if o.name == ACCUMULATE_GRAD {
+            } else if &*o.name == ACCUMULATE_GRAD {
                 if let Some(Dims::Tensor(s)) = o.args.input_dims.first() {
                     grads.push((o.ts_ns, s));
                 }
@@ -126,7 +126,7 @@ pub fn recovered(
     if blocks == 0 {
         return None;
     }
-    let bad = |reason: String| OpModelError::BadArgs { op: o.name.clone(), reason };
+    let bad = |reason: String| OpModelError::BadArgs { op: o.name.to_string(), reason };
     let Some(run) = runs.before(o.ts_ns) else {
         return Some(Err(bad(
             "the trace records the tensor lists without their shapes (`Input Dims` `[]`) \

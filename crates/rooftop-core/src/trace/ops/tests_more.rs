@@ -87,7 +87,7 @@ fn softmax_backward_by_hand() {
 fn one_op(name: &str, a: OpArgs, kernel: &str) -> TraceModel {
     TraceModel {
         ops: vec![CpuOp {
-            name: name.to_string(),
+            name: name.into(),
             args: a.into(),
             launched: vec![0],
             ..CpuOp::default()
@@ -361,7 +361,7 @@ fn foreach_without_recorded_lists_has_no_model_and_says_why() {
 fn optimizer_lists_are_recovered_only_when_the_blocks_agree() {
     fn step(blocks: u32) -> TraceModel {
         let grad = |ts: i64, s: &[i64]| CpuOp {
-            name: "torch::autograd::AccumulateGrad".to_string(),
+            name: "torch::autograd::AccumulateGrad".into(),
             ts_ns: ts,
             args: OpArgs {
                 input_dims: vec![t(s)],
@@ -441,8 +441,8 @@ fn coverage_by_hand() {
     };
     let model = TraceModel {
         ops: vec![
-            CpuOp { name: "aten::mm".to_string(), args: mm.into(), ..CpuOp::default() },
-            CpuOp { name: "aten::unique".to_string(), ..CpuOp::default() },
+            CpuOp { name: "aten::mm".into(), args: mm.into(), ..CpuOp::default() },
+            CpuOp { name: "aten::unique".into(), ..CpuOp::default() },
         ],
         gpu: vec![
             k("gemm", 60, Some(0)),

@@ -174,7 +174,7 @@ pub fn op_table(model: &TraceModel, i: usize) -> Option<Table> {
 
 /// The work model of op `i` of an XLA model, the hook `ops::model_op_in` calls.
 pub fn model_op(model: &TraceModel, i: usize) -> Result<OpModel, OpModelError> {
-    let name = model.ops.get(i).map_or("?", |o| o.name.as_str());
+    let name = model.ops.get(i).map_or("?", |o| o.name.as_ref());
     let Some(op) = model.xla.as_deref().and_then(|x| x.op(i)) else {
         return Err(OpModelError::Unmodelled(name.to_string()));
     };
