@@ -534,6 +534,25 @@ impl<'a> Scan<'a> {
         Some(EventKey::of(key))
     }
 
+    /// An argument key at `p` (after whitespace) up to the whitespace after its `:`.
+    /// The keys Kineto writes are recognized from their bytes and the closing quote
+    /// right after them, without scanning the string: a name of plain ASCII letters,
+    /// digits, blanks and punctuation other than `"` and `\`, followed by `"`, is the
+    /// whole string. Any other key goes through [`Scan::key`] and [`ArgKey::of`].
+    #[inline]
+    fn arg_key(&mut self) -> Option<ArgKey> {
+        if self.peek()? == b'"' {
+            if let Some((n, key)) = self.b.get(self.p + 1..).and_then(known_arg_key) {
+                self.p += n + 2;
+                self.expect(b':')?;
+                self.ws();
+                return Some(key);
+            }
+        }
+        let (key, _) = self.key()?;
+        Some(ArgKey::of(key))
+    }
+
     /// After a member: `,` (then whitespace) → `true`, `}` → `false`.
     #[inline]
     fn next_member(&mut self) -> Option<bool> {
@@ -654,8 +673,7 @@ impl<'a> Scan<'a> {
             return Some(());
         }
         loop {
-            let (key, _) = self.key()?;
-            match ArgKey::of(key) {
+            match self.arg_key()? {
                 ArgKey::ExternalId => a.external_id = self.id()?,
                 ArgKey::Correlation => a.correlation = self.id()?,
                 ArgKey::EvIdx => a.ev_idx = self.id()?,
@@ -734,6 +752,91 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// Whether `rest` starts with `name` and a closing quote (`N` fixed: the comparison is
+/// a few word loads).
+#[inline(always)]
+fn quoted<const N: usize>(rest: &[u8], name: &[u8; N]) -> bool {
+    rest.first_chunk::<N>() == Some(name) && rest.get(N) == Some(&b'"')
+}
+
+/// The argument key [`Scan::arg_key`] recognizes without a scan at the start of `rest`
+/// (just after the opening quote), with its length: those [`ArgKey::of`] knows, as it
+/// maps them, and the other keys libkineto and PyTorch write on most events, as
+/// [`ArgKey::Other`]. Each is plain ASCII without `"` or `\`.
+#[inline]
+fn known_arg_key(rest: &[u8]) -> Option<(usize, ArgKey)> {
+    use super::event::CommKey;
+    macro_rules! first_of {
+        ($($name:literal => $key:expr),+ $(,)?) => {{
+            $(if quoted(rest, $name) {
+                return Some(($name.len(), $key));
+            })+
+            None
+        }};
+    }
+    match *rest.first()? {
+        b'E' => first_of!(b"External id" => ArgKey::ExternalId, b"Ev Idx" => ArgKey::EvIdx),
+        b'R' => first_of!(b"Record function id" => ArgKey::RecordFunctionId),
+        b'S' => first_of!(
+            b"Sequence number" => ArgKey::SequenceNumber,
+            b"Seq" => ArgKey::Comm(CommKey::Seq),
+            b"Src Rank" => ArgKey::Comm(CommKey::SrcRank),
+        ),
+        b'I' => first_of!(
+            b"Input Dims" => ArgKey::InputDims,
+            b"Input type" => ArgKey::InputType,
+            b"Input Strides" => ArgKey::InputStrides,
+            b"In msg nelems" => ArgKey::Comm(CommKey::InNelems),
+        ),
+        b'C' => first_of!(
+            b"Concrete Inputs" => ArgKey::ConcreteInputs,
+            b"Collective name" => ArgKey::Comm(CommKey::Collective),
+        ),
+        b'c' => first_of!(
+            b"correlation" => ArgKey::Correlation,
+            b"cid" => ArgKey::Other,
+            b"cbid" => ArgKey::Other,
+            b"context" => ArgKey::Other,
+        ),
+        b'd' => first_of!(b"device" => ArgKey::Device, b"dtype" => ArgKey::Comm(CommKey::Dtype)),
+        b's' => first_of!(b"stream" => ArgKey::Stream, b"shared memory" => ArgKey::SharedMemory),
+        b'g' => first_of!(b"grid" => ArgKey::Grid),
+        b'b' => first_of!(
+            b"block" => ArgKey::Block,
+            b"bytes" => ArgKey::Bytes,
+            b"blocks per SM" => ArgKey::Other,
+        ),
+        b'r' => first_of!(b"registers per thread" => ArgKey::Registers),
+        b'T' => first_of!(
+            b"Total Allocated" => ArgKey::TotalAllocated,
+            b"Total Reserved" => ArgKey::TotalReserved,
+        ),
+        b'B' => first_of!(b"Bytes" => ArgKey::MemBytes),
+        b'A' => first_of!(b"Addr" => ArgKey::Addr),
+        b'D' => first_of!(
+            b"Device Type" => ArgKey::DeviceType,
+            b"Device Id" => ArgKey::DeviceId,
+            b"Dst Rank" => ArgKey::Comm(CommKey::DstRank),
+        ),
+        b'P' => first_of!(
+            b"Process Group Name" => ArgKey::Comm(CommKey::PgName),
+            b"Process Group Description" => ArgKey::Comm(CommKey::PgDesc),
+            b"Process Group Ranks" => ArgKey::Comm(CommKey::PgRanks),
+            b"Python id" => ArgKey::Other,
+            b"Python parent id" => ArgKey::Other,
+            b"Python module id" => ArgKey::Other,
+        ),
+        b'G' => first_of!(b"Group size" => ArgKey::Comm(CommKey::GroupSize)),
+        b'O' => first_of!(b"Out msg nelems" => ArgKey::Comm(CommKey::OutNelems)),
+        b'F' => first_of!(b"Fwd thread id" => ArgKey::Other),
+        b'f' => first_of!(b"finished" => ArgKey::Other),
+        b'k' => first_of!(b"kind" => ArgKey::Other, b"kernel" => ArgKey::Other),
+        b'q' => first_of!(b"queued" => ArgKey::Other),
+        b'w' => first_of!(b"warps per SM" => ArgKey::Other),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -805,6 +908,102 @@ mod tests {
             r#"{"ph":"X","cat":"record_param_comms","name":"record_param_comms","args":{"Collective name":"allreduce","In msg nelems":4096,"dtype":"Float","Process Group Ranks":"[0, 1]"}}"#,
         );
         same("{}");
+    }
+
+    #[test]
+    fn argument_keys_known_by_their_bytes_map_as_their_text_does() {
+        // Every key `ArgKey::of` knows, and the common others.
+        let keys = [
+            "External id",
+            "external id",
+            "correlation",
+            "Ev Idx",
+            "Profiler Event Index",
+            "Record function id",
+            "Sequence number",
+            "device",
+            "stream",
+            "grid",
+            "block",
+            "shared memory",
+            "registers per thread",
+            "bytes",
+            "size",
+            "Input Dims",
+            "Input dims",
+            "Input type",
+            "Input Strides",
+            "Concrete Inputs",
+            "wait_on_stream",
+            "wait_on_cuda_event_record_corr_id",
+            "Bytes",
+            "Addr",
+            "Total Allocated",
+            "Total Reserved",
+            "Device Type",
+            "Device Id",
+            "Collective name",
+            "In msg nelems",
+            "Out msg nelems",
+            "Group size",
+            "dtype",
+            "Process Group Name",
+            "Process Group Description",
+            "Process Group Ranks",
+            "In split size",
+            "Out split size",
+            "Seq",
+            "Src Rank",
+            "Dst Rank",
+            "cid",
+            "cbid",
+            "context",
+            "blocks per SM",
+            "warps per SM",
+            "Python id",
+            "Python parent id",
+            "Python module id",
+            "Fwd thread id",
+            "finished",
+            "kind",
+            "kernel",
+            "queued",
+        ];
+        let mut recognized = 0;
+        for k in keys {
+            let quoted = format!("{k}\": 1");
+            if let Some((n, key)) = known_arg_key(quoted.as_bytes()) {
+                recognized += 1;
+                assert_eq!((n, key), (k.len(), ArgKey::of(k.as_bytes())), "{k}");
+            }
+            // A longer or shorter key is not this one.
+            for near in [format!("{k}x\""), format!("{}\"", &k[..k.len() - 1])] {
+                if let Some((n, key)) = known_arg_key(near.as_bytes()) {
+                    assert_eq!((n, key), (near.len() - 1, ArgKey::of(&near.as_bytes()[..n])));
+                }
+            }
+        }
+        assert_eq!(recognized, 46);
+        // Near misses (a longer or shorter key, a blank) read as serde reads them.
+        same(
+            r#"{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,
+              "args":{"External idx":5,"External i":6,"Ev Id":3,"device":4,
+              "stream ":2,"grid":[1,2,3],"gri":[9],"correlation":11,"correlationx":12,
+              "cid":1,"cidx":{"a":[1]},"Seq":"7","Se":1,"Input Dims ":[[2]]}}"#,
+        );
+        // A key with an escape is serde's, also when it spells a known key.
+        for key in [r"devic\u0065", r"Input Dims\n", r"External id\\"] {
+            let json = format!(r#"{{"ph":"X","cat":"kernel","name":"k","args":{{"{key}":4}}}}"#);
+            let (_, fast) = both(&json);
+            assert!(fast.is_none(), "{json}");
+        }
+        same(
+            r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":2,
+              "args":{"Input Dims":[[2,3],[3,4]],"Input type":["float","float"],
+              "Input Strides":[[3,1],[4,1]],"Concrete Inputs":["",""],"Python id":3,
+              "Python parent id":2,"finished":true,"Fwd thread id":0,"Sequence number":9,
+              "Record function id":4,"Ev Idx":5,"External id":6}}"#,
+        );
     }
 
     #[test]
