@@ -732,7 +732,8 @@ struct Inst {
 
 /// An op's instruction (when the module's HLO has it) and its interned arguments, by
 /// (module, `hlo_op`).
-type InstrCache = FastMap<(Option<u32>, u32), (Option<Arc<HloInstr>>, Arc<OpArgs>)>;
+/// Per (module, instruction name): the instruction, its arguments and the op's name.
+type InstrCache = FastMap<(Option<u32>, u32), (Option<Arc<HloInstr>>, Arc<OpArgs>, Arc<str>)>;
 
 /// Module interning: (name, program id) → index.
 #[derive(Default)]
@@ -1172,7 +1173,15 @@ pub fn build(
                 input_types: i.operands.iter().map(|s| s.dtype.clone()).collect(),
                 ..OpArgs::default()
             });
-            (instr, Arc::new(args))
+            let display: Arc<str> = match (qualified.get(name), module) {
+                (Some(true), Some(m)) => format!(
+                    "{}/{name}",
+                    modules.list.get(m as usize).map_or("?", |x| x.name.as_str())
+                )
+                .into(),
+                _ => name.into(),
+            };
+            (instr, Arc::new(args), display)
         });
         // XLA records the kernels it replays from a command buffer under the buffer's thunk
         // (`command_buffer_N`), which is not an HLO instruction.
@@ -1196,14 +1205,8 @@ pub fn build(
         for &e in &inst.events {
             gpu_op[e as usize] = Some(op_index);
         }
-        let display = match (qualified.get(name), module) {
-            (Some(true), Some(m)) => {
-                format!("{}/{name}", modules.list.get(m as usize).map_or("?", |x| x.name.as_str()))
-            }
-            _ => name.to_string(),
-        };
         ops.push(CpuOp {
-            name: display.into(),
+            name: Arc::clone(&entry.2),
             ts_ns: ts,
             dur_ns: end.saturating_sub(ts),
             pid: inst.device,
