@@ -486,8 +486,7 @@ impl<'a> Scan<'a> {
         if s.escaped {
             return None;
         }
-        self.expect(b':')?;
-        self.ws();
+        self.colon()?;
         Some((&self.b[s.start..s.end], s.non_ascii))
     }
 
@@ -524,8 +523,7 @@ impl<'a> Scan<'a> {
             for (pattern, len, key) in KEYS {
                 if w & LOW[len - 4] == pattern {
                     self.p += len;
-                    self.expect(b':')?;
-                    self.ws();
+                    self.colon()?;
                     return Some(key);
                 }
             }
@@ -544,8 +542,7 @@ impl<'a> Scan<'a> {
         if self.peek()? == b'"' {
             if let Some((n, key)) = self.b.get(self.p + 1..).and_then(known_arg_key) {
                 self.p += n + 2;
-                self.expect(b':')?;
-                self.ws();
+                self.colon()?;
                 return Some(key);
             }
         }
@@ -553,9 +550,28 @@ impl<'a> Scan<'a> {
         Some(ArgKey::of(key))
     }
 
+    /// `:` and the whitespace around it, with `p` after a key: Kineto's `": "` in one
+    /// two-byte compare.
+    #[inline]
+    fn colon(&mut self) -> Option<()> {
+        if self.b.get(self.p..self.p + 2) == Some(b": ") {
+            self.p += 2;
+        } else {
+            self.expect(b':')?;
+        }
+        self.ws();
+        Some(())
+    }
+
     /// After a member: `,` (then whitespace) → `true`, `}` → `false`.
     #[inline]
     fn next_member(&mut self) -> Option<bool> {
+        if self.b.get(self.p..self.p + 2) == Some(b", ") {
+            // Kineto's separator, in one two-byte compare.
+            self.p += 2;
+            self.ws();
+            return Some(true);
+        }
         self.ws();
         match self.peek()? {
             b',' => {
