@@ -344,7 +344,8 @@ impl<'a> Scan<'a> {
                 let object = stack & 1 == 1;
                 match self.peek()? {
                     b',' => {
-                        self.p += 1;
+                        // With the blank Kineto writes after it, if any.
+                        self.p += 1 + usize::from(self.b.get(self.p + 1) == Some(&b' '));
                         if object {
                             self.key_colon()?;
                         }
@@ -770,7 +771,7 @@ impl<'a> Scan<'a> {
 
 /// Whether `rest` starts with `name` and a closing quote (`N` fixed: the comparison is
 /// a few word loads).
-#[inline(always)]
+#[inline]
 fn quoted<const N: usize>(rest: &[u8], name: &[u8; N]) -> bool {
     rest.first_chunk::<N>() == Some(name) && rest.get(N) == Some(&b'"')
 }
