@@ -150,6 +150,9 @@ pub(crate) struct Partial {
     /// Distinct op argument lists seen in this stretch, by their raw JSON text (ops
     /// share them).
     args_pool: FxMap<Box<[u8]>, Arc<OpArgs>>,
+    /// The argument lists of every stretch of the file, consulted when this stretch's
+    /// pool has no copy: each list is parsed once per file, not once per stretch.
+    shared_args: Option<Arc<SharedArgs>>,
     /// One shared copy of each GPU activity and runtime call name in this stretch (a
     /// trace launches the same few hundred kernels, with names of hundreds of bytes,
     /// through a few runtime calls, over and over).
@@ -157,6 +160,12 @@ pub(crate) struct Partial {
     /// The lookup key being built (reused to avoid an allocation per op).
     key: Vec<u8>,
 }
+
+/// Op argument lists parsed by any stretch of one file, by their raw JSON text.
+pub(crate) type SharedArgs = std::sync::Mutex<FxMap<Box<[u8]>, Arc<OpArgs>>>;
+
+/// The most argument lists [`SharedArgs`] holds (a step repeats tens to hundreds).
+const SHARED_ARGS: usize = 1 << 14;
 
 /// Moves `from`'s elements to the end of `into`: without a copy when `into` is empty
 /// and has no more room than `from` (the first stretch appended to a new sink).
@@ -190,9 +199,31 @@ impl Partial {
         if let Some(a) = self.args_pool.get(&self.key[..]) {
             return Arc::clone(a);
         }
-        let a = Arc::new(op_args(shapes));
+        let a = match &self.shared_args {
+            Some(shared) => {
+                let mut shared = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if let Some(a) = shared.get(&self.key[..]) {
+                    Arc::clone(a)
+                } else {
+                    let a = Arc::new(op_args(shapes));
+                    // Bounded: a trace whose every op has new shapes keeps its lists
+                    // per stretch only, as before.
+                    if shared.len() < SHARED_ARGS {
+                        shared.insert(self.key.clone().into_boxed_slice(), Arc::clone(&a));
+                    }
+                    a
+                }
+            }
+            None => Arc::new(op_args(shapes)),
+        };
         self.args_pool.insert(self.key.clone().into_boxed_slice(), Arc::clone(&a));
         a
+    }
+
+    /// A stretch's empty partial whose op argument lists are shared with the other
+    /// stretches' through `shared`.
+    pub fn sharing_args(shared: &Arc<SharedArgs>) -> Partial {
+        Partial { shared_args: Some(Arc::clone(shared)), ..Partial::default() }
     }
 
     /// Room for the events of `parts`, appended next: each is then copied once, into

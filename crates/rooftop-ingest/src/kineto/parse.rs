@@ -10,7 +10,7 @@
 //! it does not, the later stretches are dropped and parsing continues sequentially from
 //! where the good stretch stopped, so the result never depends on the guesses.
 
-use super::collect::Partial;
+use super::collect::{Partial, SharedArgs};
 use super::error::PosError;
 use super::event::EventSeed;
 use super::fast::Valid;
@@ -21,7 +21,7 @@ use serde::de::{
 };
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Bytes parsed between two progress reports.
 const PROGRESS_STEP: usize = 4 << 20;
@@ -335,11 +335,13 @@ fn events_array(
     // stretches reserve room for as many per byte, so that their vectors are allocated
     // once rather than grown by doubling (each growth a copy into fresh pages).
     let sample: Mutex<Option<([usize; 9], usize)>> = Mutex::new(None);
+    let shared_args = Arc::new(SharedArgs::default());
     {
         let (bounds, slots, merge, done, sample) = (&bounds, &slots, &merge, &done, &sample);
+        let shared_args = &shared_args;
         let len = move |i: usize| bounds.get(i + 1).unwrap_or(&buf.len()) - bounds[i];
         let stretch = move |i: usize| -> Partial {
-            let mut part = Partial::default();
+            let mut part = Partial::sharing_args(shared_args);
             if let Some((counts, bytes)) = *lock(sample) {
                 part.reserve_counts(counts, len(i) as f64 / bytes as f64 * 1.05);
             }
@@ -787,6 +789,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn stretches_share_one_copy_of_each_argument_list() {
+        // 300 ops with 5 distinct argument lists, in stretches of ≥ 1 kB: ops with the
+        // same list hold the same copy, whichever stretch read them.
+        let text = synthetic(300, 1);
+        let buf = text.as_bytes();
+        let open = text.find("\"traceEvents\": [").unwrap() + 16;
+        assert!(split_points(buf, skip_ws(buf, open + 1), 4, 1000, None).len() > 2);
+        let m = model(buf, 4, 1000).unwrap();
+        let mut copies: Vec<*const rooftop_core::trace::OpArgs> =
+            m.ops.iter().map(|o| Arc::as_ptr(&o.args)).collect();
+        copies.sort_unstable();
+        copies.dedup();
+        assert_eq!(copies.len(), 5);
     }
 
     #[test]
