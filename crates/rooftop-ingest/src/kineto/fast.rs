@@ -22,6 +22,7 @@ use super::event::{
     comm_arg, decimal_us_to_ns, micros_to_ns, ArgKey, Args, Dim3, Event, EventKey, Id, Lenient,
     Phase, PhaseValue, Str, CONCRETE, DIMS, STRIDES, TYPES,
 };
+use super::hash::FxMap;
 use serde::de::{Deserialize, IgnoredAny};
 use std::borrow::Cow;
 
@@ -35,7 +36,19 @@ pub(crate) fn event<'a>(
     valid: Valid<'a>,
     sink: &mut Partial,
 ) -> Option<usize> {
-    let mut s = Scan { b: buf, p: start, valid };
+    event_with(buf, start, offset, valid, &mut ShapeMemo::default(), sink)
+}
+
+/// [`event`], with the shapes of earlier events of the same stretch at hand (`memo`).
+pub(crate) fn event_with<'a>(
+    buf: &'a [u8],
+    start: usize,
+    offset: usize,
+    valid: Valid<'a>,
+    memo: &mut ShapeMemo<'a>,
+    sink: &mut Partial,
+) -> Option<usize> {
+    let mut s = Scan { b: buf, p: start, valid, memo };
     // Built in place: an event is ~0.5 KB, and moving it through every reader's return
     // value cost more than filling it.
     let mut ev = Event::default();
@@ -150,16 +163,56 @@ struct StrSpan {
     non_ascii: bool,
 }
 
-struct Scan<'a> {
+struct Scan<'a, 'm> {
     b: &'a [u8],
     p: usize,
     valid: Valid<'a>,
+    memo: &'m mut ShapeMemo<'a>,
+}
+
+/// Shape lists recently read, by op name: an op's `Input Dims` (and its types, strides
+/// and concrete inputs) are most often, byte for byte, what one of its last few calls
+/// had (88% of them in a 27.9 MB training trace, against 68% for the last call only).
+///
+/// A value that starts with `[`, `{` or `"` and whose bytes equal those of a value the
+/// scanner accepted is that value: brackets and quotes close where they closed, so it
+/// ends at the same byte, and it is as valid (grammar and UTF-8). Such a value is then
+/// compared instead of scanned. The texts borrow the buffer of one run of events;
+/// [`ShapeMemo::clear`] forgets them before the bytes they lie in are released.
+#[derive(Default)]
+pub(crate) struct ShapeMemo<'a> {
+    /// Op name → index into `recent`.
+    by_name: FxMap<&'a str, u32>,
+    /// Per name, per shape list (`DIMS`, `TYPES`, `STRIDES`, `CONCRETE`), the last
+    /// `RECENT` distinct texts, the next to replace first.
+    recent: Vec<[([&'a str; RECENT], u8); 4]>,
+}
+
+/// Distinct texts remembered per op name and shape list.
+const RECENT: usize = 4;
+
+impl<'a> ShapeMemo<'a> {
+    /// Forgets every text (their bytes are about to be released).
+    pub(crate) fn clear(&mut self) {
+        self.by_name.clear();
+        self.recent.clear();
+    }
+
+    /// The index of `name`'s texts, made when new.
+    fn index(&mut self, name: &'a str) -> usize {
+        let next = self.recent.len();
+        let i = *self.by_name.entry(name).or_insert_with(|| u32::try_from(next).unwrap_or(0));
+        if i as usize == next {
+            self.recent.push([([""; RECENT], 0); 4]);
+        }
+        i as usize
+    }
 }
 
 // The outer `Option` of every reader is "give up, serde parses the event"; the inner one
 // of `text`, `id`, `args` and `dim3` is the lenient visitors' absent value.
 #[allow(clippy::option_option)]
-impl<'a> Scan<'a> {
+impl<'a> Scan<'a, '_> {
     #[inline]
     fn ws(&mut self) {
         while let Some(&c) = self.b.get(self.p) {
@@ -632,7 +685,11 @@ impl<'a> Scan<'a> {
                 EventKey::Dur => ev.dur_ns = Some(self.micros()?),
                 EventKey::Id => ev.id = self.id()?,
                 EventKey::Args => {
-                    self.args(&mut ev.args, args_seen)?;
+                    let name = match &ev.name {
+                        Some(Cow::Borrowed(n)) => Some(*n),
+                        _ => None,
+                    };
+                    self.args(&mut ev.args, args_seen, name)?;
                     args_seen = true;
                 }
                 EventKey::Other => self.skip_value()?,
@@ -673,7 +730,9 @@ impl<'a> Scan<'a> {
     /// `args` into `a`: an object here (replacing what an earlier `args` member set,
     /// when `seen`), anything else through serde (not an object: the event keeps the
     /// args it had).
-    fn args(&mut self, a: &mut Args<'a>, seen: bool) -> Option<()> {
+    /// `name`: the event's name, when read before `args` and borrowed from the buffer
+    /// (for [`ShapeMemo`]).
+    fn args(&mut self, a: &mut Args<'a>, seen: bool, name: Option<&'a str>) -> Option<()> {
         if self.peek()? != b'{' {
             if let Some(new) = self.serde::<Lenient<Args<'a>>>()?.0 {
                 *a = new;
@@ -689,6 +748,8 @@ impl<'a> Scan<'a> {
             self.p += 1;
             return Some(());
         }
+        // The index of `name`'s texts in the memo, looked up at the first shape list.
+        let mut texts = None;
         loop {
             match self.arg_key()? {
                 ArgKey::ExternalId => a.external_id = self.id()?,
@@ -707,10 +768,14 @@ impl<'a> Scan<'a> {
                     a.registers_per_thread = self.id()?.and_then(|v| u32::try_from(v).ok());
                 }
                 ArgKey::Bytes => a.bytes = self.id()?.and_then(|v| u64::try_from(v).ok()),
-                ArgKey::InputDims => a.shapes[DIMS] = Some(self.raw()?),
-                ArgKey::InputType => a.shapes[TYPES] = Some(self.raw()?),
-                ArgKey::InputStrides => a.shapes[STRIDES] = Some(self.raw()?),
-                ArgKey::ConcreteInputs => a.shapes[CONCRETE] = Some(self.raw()?),
+                ArgKey::InputDims => a.shapes[DIMS] = Some(self.shape(DIMS, name, &mut texts)?),
+                ArgKey::InputType => a.shapes[TYPES] = Some(self.shape(TYPES, name, &mut texts)?),
+                ArgKey::InputStrides => {
+                    a.shapes[STRIDES] = Some(self.shape(STRIDES, name, &mut texts)?);
+                }
+                ArgKey::ConcreteInputs => {
+                    a.shapes[CONCRETE] = Some(self.shape(CONCRETE, name, &mut texts)?);
+                }
                 ArgKey::WaitOnStream => a.wait_on_stream = self.id()?,
                 ArgKey::WaitOnRecord => a.wait_on_record = self.id()?,
                 ArgKey::MemBytes => a.mem_bytes = self.id()?,
@@ -729,6 +794,32 @@ impl<'a> Scan<'a> {
                 return Some(());
             }
         }
+    }
+
+    /// Shape list `slot` of an op named `name` as raw text ([`Scan::raw`]): one of the
+    /// name's recent texts when the bytes at `p` repeat it ([`ShapeMemo`]), else read
+    /// and remembered. `texts` caches the name's index across the lists of one event.
+    fn shape(
+        &mut self,
+        slot: usize,
+        name: Option<&'a str>,
+        texts: &mut Option<usize>,
+    ) -> Option<&'a str> {
+        let Some(name) = name else { return self.raw() };
+        let i = *texts.get_or_insert_with(|| self.memo.index(name));
+        let rest = self.b.get(self.p..)?;
+        let seen = self.memo.recent[i][slot].0.iter();
+        if let Some(&t) = seen.filter(|t| !t.is_empty()).find(|t| rest.starts_with(t.as_bytes())) {
+            self.p += t.len();
+            return Some(t);
+        }
+        let t = self.raw()?;
+        if matches!(t.as_bytes().first(), Some(b'[' | b'{' | b'"')) {
+            let (recent, next) = &mut self.memo.recent[i][slot];
+            recent[usize::from(*next)] = t;
+            *next = (*next + 1) % RECENT as u8;
+        }
+        Some(t)
     }
 
     /// `grid` / `block`: `[x, y, z]` of plain integers here, anything else through serde
@@ -925,6 +1016,57 @@ mod tests {
             r#"{"ph":"X","cat":"record_param_comms","name":"record_param_comms","args":{"Collective name":"allreduce","In msg nelems":4096,"dtype":"Float","Process Group Ranks":"[0, 1]"}}"#,
         );
         same("{}");
+    }
+
+    #[test]
+    fn repeated_shapes_read_from_the_memo_as_serde_reads_them() {
+        // Ops whose shape lists repeat, nearly repeat (a prefix, one more element, a
+        // number that extends an earlier one) or change, one after another in one
+        // buffer: read with one memo, each event is what serde reads.
+        let dims = [
+            "[[1, 2], [2]]",
+            "[[1, 2], [2], []]",
+            "[[1, 2]]",
+            "[[1, 2], [2]]",
+            "[]",
+            "7",
+            "71",
+            "\"[1]\"",
+            "\"[1]x\"",
+            "\"a\\u0062\"",
+            "{\"k\": [1]}",
+            "[[1, 2], [2]]",
+        ];
+        // Five names against twelve lists: every list follows every other under each.
+        let names = ["aten::mm", "aten::mm", "aten::v\\u0069ew", "aten::add", "aten::mm"];
+        let mut events = Vec::new();
+        for (i, d) in dims.iter().cycle().take(60).enumerate() {
+            let name = names[i % names.len()];
+            let types = if i % 3 == 0 { "[\"float\", \"float\"]" } else { "[\"float\"]" };
+            events.push(format!(
+                r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": {i}, "dur": 1, "args": {{"Input Dims": {d}, "Input type": {types}, "Concrete Inputs": {d}}}}}"#
+            ));
+        }
+        let text = events.join(",\n");
+        let b = text.as_bytes();
+        let (mut memo, mut fast) = (ShapeMemo::default(), Partial::default());
+        let mut slow = Partial::default();
+        let mut p = 0;
+        for e in &events {
+            let end = event_with(b, p, p, Valid::over(b, 0, b.len()), &mut memo, &mut fast);
+            assert_eq!(end, Some(p + e.len()), "{e}");
+            let mut de = serde_json::Deserializer::from_str(e);
+            serde::de::DeserializeSeed::deserialize(
+                super::super::event::EventSeed { sink: &mut slow, offset: p },
+                &mut de,
+            )
+            .unwrap();
+            p += e.len() + 2;
+        }
+        assert_eq!(fast.ops.len(), 60);
+        assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
+        // The memo was used: a bare name's lists are remembered, an escaped name's not.
+        assert_eq!(memo.by_name.len(), 2);
     }
 
     #[test]
@@ -1178,7 +1320,9 @@ mod tests {
         for case in &cases {
             for after in [",", "}", " ", "e", "."] {
                 let text = format!("{case}{after}");
-                let mut s = Scan { b: text.as_bytes(), p: 0, valid: Valid::default() };
+                let mut memo = ShapeMemo::default();
+                let mut s =
+                    Scan { b: text.as_bytes(), p: 0, valid: Valid::default(), memo: &mut memo };
                 if let Some(ns) = s.plain_micros() {
                     read += 1;
                     assert_eq!(s.p, case.len(), "{text}");

@@ -13,7 +13,7 @@
 use super::collect::{Partial, SharedArgs};
 use super::error::PosError;
 use super::event::EventSeed;
-use super::fast::Valid;
+use super::fast::{ShapeMemo, Valid};
 use rooftop_core::limits::Limit;
 use rooftop_core::trace::TraceDevice;
 use serde::de::{
@@ -225,6 +225,8 @@ pub(super) fn run(
     let mut reported = from;
     let mut released = from;
     let mut valid = Valid::default();
+    // Cleared before each release: its texts lie in the bytes released.
+    let mut memo = ShapeMemo::default();
     let (max_events, max_bytes) = (Limit::Events.value(), Limit::ValueBytes.usize());
     loop {
         if buf.get(p) == Some(&b']') {
@@ -235,7 +237,7 @@ pub(super) fn run(
         if valid.due(p) {
             valid = Valid::ahead(buf, p);
         }
-        if let Some(end) = super::fast::event(buf, p, base + p, valid, sink) {
+        if let Some(end) = super::fast::event_with(buf, p, base + p, valid, &mut memo, sink) {
             p = end;
         } else {
             p = serde_event(buf, base, p, sink)?;
@@ -258,6 +260,7 @@ pub(super) fn run(
                     tick(p - reported);
                     reported = p;
                     if p - released >= RELEASE_STEP {
+                        memo.clear();
                         release(released, p);
                         released = p;
                     }
