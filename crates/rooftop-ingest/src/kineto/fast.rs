@@ -549,6 +549,17 @@ impl<'a> Scan<'a, '_> {
     /// [`Scan::key`].
     #[inline]
     fn event_key(&mut self) -> Option<EventKey> {
+        if let Some(key) = self.known_event_key()? {
+            return Some(key);
+        }
+        let (key, _) = self.key()?;
+        Some(EventKey::of(key))
+    }
+
+    /// One of the keys Kineto writes, matched quotes included in one 8-byte load, up to
+    /// the whitespace after its `:`; `Some(None)` with nothing read for any other key.
+    #[inline]
+    fn known_event_key(&mut self) -> Option<Option<EventKey>> {
         /// `s` as the little-endian `u64` of its bytes.
         const fn word(s: &[u8]) -> u64 {
             let mut w = 0u64;
@@ -578,12 +589,11 @@ impl<'a> Scan<'a, '_> {
                 if w & LOW[len - 4] == pattern {
                     self.p += len;
                     self.colon()?;
-                    return Some(key);
+                    return Some(Some(key));
                 }
             }
         }
-        let (key, _) = self.key()?;
-        Some(EventKey::of(key))
+        Some(None)
     }
 
     /// An argument key at `p` (after whitespace) up to the whitespace after its `:`.
@@ -715,16 +725,48 @@ impl<'a> Scan<'a, '_> {
 
     /// The members after one the event is skipped at (`event::skip_rest`): keys are read
     /// as text there, so theirs must be UTF-8.
+    /// The keys Kineto writes are recognized by their bytes (plain ASCII), `args`
+    /// members' too ([`Scan::skip_args`]).
     fn skip_rest(&mut self, ev: &mut Event<'a>) -> Option<()> {
         while self.next_member()? {
-            let (key, non_ascii) = self.key()?;
-            if non_ascii {
-                std::str::from_utf8(key).ok()?;
+            match self.known_event_key()? {
+                Some(EventKey::Args) if self.peek() == Some(b'{') => self.skip_args()?,
+                Some(_) => self.skip_value()?,
+                None => {
+                    let (key, non_ascii) = self.key()?;
+                    if non_ascii {
+                        std::str::from_utf8(key).ok()?;
+                    }
+                    self.skip_value()?;
+                }
             }
-            self.skip_value()?;
         }
         ev.ph = Phase::Other;
         Some(())
+    }
+
+    /// Skips the `args` object at `p` (its `{`) as [`Scan::skip_value`] does, the keys
+    /// [`known_arg_key`] knows recognized by their bytes.
+    fn skip_args(&mut self) -> Option<()> {
+        self.p += 1;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.p += 1;
+            return Some(());
+        }
+        loop {
+            match self.b.get(self.p + 1..).and_then(known_arg_key) {
+                Some((n, _)) if self.peek() == Some(b'"') => {
+                    self.p += n + 2;
+                    self.colon()?;
+                }
+                _ => self.key_colon()?,
+            }
+            self.skip_value()?;
+            if !self.next_member()? {
+                return Some(());
+            }
+        }
     }
 
     /// `args` into `a`: an object here (replacing what an earlier `args` member set,
@@ -1067,6 +1109,45 @@ mod tests {
         assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
         // The memo was used: a bare name's lists are remembered, an escaped name's not.
         assert_eq!(memo.by_name.len(), 2);
+    }
+
+    #[test]
+    fn skipped_events_are_validated_as_serde_validates_them() {
+        // Python frames that are not modules are skipped after their name: the rest is
+        // still checked, `args` keys recognized by their bytes or scanned.
+        let head =
+            r#"{"ph": "X", "cat": "python_function", "name": "f.py(1): g", "pid": 1, "tid": 1"#;
+        for rest in [
+            r#", "ts": 1, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3}}"#,
+            r#", "args": {}, "ts": 1}"#,
+            r#", "args": {"Python id": [1, {"x": "y"}], "Other\u0020key": "v", "z": -1.5e3}}"#,
+            r#", "args": 5, "dur": 1}"#,
+            r#", "ärgs": {"Python id": 1}}"#,
+        ] {
+            same(&format!("{head}{rest}"));
+        }
+        for bad in [
+            r#", "args": {"Python id": 1,}}"#,
+            r#", "args": {"Python id" 1}}"#,
+            r#", "args": {"Python id": 01}}"#,
+            r#", "args": {Python id: 1}}"#,
+            r#", "args": {"Python id": 1}"#,
+            r#", "args": {"Python id": "a\x"}}"#,
+        ] {
+            let json = format!("{head}{bad}");
+            let mut de = serde_json::Deserializer::from_str(&json);
+            let mut slow = Partial::default();
+            let parsed = serde::de::DeserializeSeed::deserialize(
+                super::super::event::EventSeed { sink: &mut slow, offset: 0 },
+                &mut de,
+            )
+            .and_then(|()| de.end());
+            assert!(parsed.is_err(), "{json}");
+            let b = json.as_bytes();
+            let mut fast = Partial::default();
+            let end = event(b, 0, 0, Valid::over(b, 0, b.len()), &mut fast);
+            assert_eq!(end, None, "{json}");
+        }
     }
 
     #[test]
