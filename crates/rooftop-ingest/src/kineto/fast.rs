@@ -190,6 +190,8 @@ pub(crate) struct ShapeMemo<'a> {
 
 /// Distinct texts remembered per op name and shape list.
 const RECENT: usize = 4;
+/// Op names remembered at most (about 300 bytes each).
+const MEMO_NAMES: usize = 1 << 14;
 
 impl<'a> ShapeMemo<'a> {
     /// Forgets every text (their bytes are about to be released).
@@ -198,8 +200,12 @@ impl<'a> ShapeMemo<'a> {
         self.recent.clear();
     }
 
-    /// The index of `name`'s texts, made when new.
+    /// The index of `name`'s texts, made when new (the memo starts over at
+    /// `MEMO_NAMES` names: a trace whose ops all have new names gains nothing from it).
     fn index(&mut self, name: &'a str) -> usize {
+        if self.recent.len() >= MEMO_NAMES && !self.by_name.contains_key(name) {
+            self.clear();
+        }
         let next = self.recent.len();
         let i = *self.by_name.entry(name).or_insert_with(|| u32::try_from(next).unwrap_or(0));
         if i as usize == next {
@@ -1109,6 +1115,19 @@ mod tests {
         assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
         // The memo was used: a bare name's lists are remembered, an escaped name's not.
         assert_eq!(memo.by_name.len(), 2);
+    }
+
+    #[test]
+    fn the_shape_memo_starts_over_when_full() {
+        let names: Vec<String> = (0..=MEMO_NAMES).map(|i| format!("op{i}")).collect();
+        let mut memo = ShapeMemo::default();
+        for (i, n) in names[..MEMO_NAMES].iter().enumerate() {
+            assert_eq!(memo.index(n), i);
+        }
+        // A known name keeps its texts; a new one while full starts the memo over.
+        assert_eq!(memo.index(&names[7]), 7);
+        assert_eq!(memo.index(&names[MEMO_NAMES]), 0);
+        assert_eq!((memo.by_name.len(), memo.recent.len()), (1, 1));
     }
 
     #[test]
