@@ -203,48 +203,105 @@ pub(crate) enum CommKey {
     DstRank,
 }
 
-impl ArgKey {
-    pub(crate) fn of(s: &[u8]) -> ArgKey {
-        match s {
-            b"External id" | b"external id" => ArgKey::ExternalId,
-            b"correlation" => ArgKey::Correlation,
-            b"Ev Idx" | b"Profiler Event Index" => ArgKey::EvIdx,
-            b"Record function id" => ArgKey::RecordFunctionId,
-            b"Sequence number" => ArgKey::SequenceNumber,
-            b"device" => ArgKey::Device,
-            b"stream" => ArgKey::Stream,
-            b"grid" => ArgKey::Grid,
-            b"block" => ArgKey::Block,
-            b"shared memory" => ArgKey::SharedMemory,
-            b"registers per thread" => ArgKey::Registers,
-            b"bytes" | b"size" => ArgKey::Bytes,
-            b"Input Dims" | b"Input dims" => ArgKey::InputDims,
-            b"Input type" => ArgKey::InputType,
-            b"Input Strides" => ArgKey::InputStrides,
-            b"Concrete Inputs" => ArgKey::ConcreteInputs,
-            b"wait_on_stream" => ArgKey::WaitOnStream,
-            b"wait_on_cuda_event_record_corr_id" => ArgKey::WaitOnRecord,
-            b"Bytes" => ArgKey::MemBytes,
-            b"Addr" => ArgKey::Addr,
-            b"Total Allocated" => ArgKey::TotalAllocated,
-            b"Total Reserved" => ArgKey::TotalReserved,
-            b"Device Type" => ArgKey::DeviceType,
-            b"Device Id" => ArgKey::DeviceId,
-            b"Collective name" => ArgKey::Comm(CommKey::Collective),
-            b"In msg nelems" => ArgKey::Comm(CommKey::InNelems),
-            b"Out msg nelems" => ArgKey::Comm(CommKey::OutNelems),
-            b"Group size" => ArgKey::Comm(CommKey::GroupSize),
-            b"dtype" => ArgKey::Comm(CommKey::Dtype),
-            b"Process Group Name" => ArgKey::Comm(CommKey::PgName),
-            b"Process Group Description" => ArgKey::Comm(CommKey::PgDesc),
-            b"Process Group Ranks" => ArgKey::Comm(CommKey::PgRanks),
-            b"In split size" => ArgKey::Comm(CommKey::InSplit),
-            b"Out split size" => ArgKey::Comm(CommKey::OutSplit),
-            b"Seq" => ArgKey::Comm(CommKey::Seq),
-            b"Src Rank" => ArgKey::Comm(CommKey::SrcRank),
-            b"Dst Rank" => ArgKey::Comm(CommKey::DstRank),
+/// Every argument key the reader names, by first byte, as `$callback! { first =>
+/// [name => key, ...], ... }`: the one list behind [`ArgKey::of`] and the scanner's
+/// byte-wise recognition (`fast::known_arg_key`). The keys libkineto and PyTorch write
+/// on most events whose values the model ignores are listed as [`ArgKey::Other`], so
+/// that the scanner recognizes them too. Each name is plain ASCII without `"` or `\`.
+macro_rules! arg_keys {
+    ($callback:ident) => {
+        $callback! {
+            b'E' => [b"External id" => ArgKey::ExternalId, b"Ev Idx" => ArgKey::EvIdx],
+            b'e' => [b"external id" => ArgKey::ExternalId],
+            b'R' => [b"Record function id" => ArgKey::RecordFunctionId],
+            b'S' => [
+                b"Sequence number" => ArgKey::SequenceNumber,
+                b"Seq" => ArgKey::Comm(CommKey::Seq),
+                b"Src Rank" => ArgKey::Comm(CommKey::SrcRank),
+            ],
+            b'I' => [
+                b"Input Dims" => ArgKey::InputDims,
+                b"Input type" => ArgKey::InputType,
+                b"Input Strides" => ArgKey::InputStrides,
+                b"Input dims" => ArgKey::InputDims,
+                b"In msg nelems" => ArgKey::Comm(CommKey::InNelems),
+                b"In split size" => ArgKey::Comm(CommKey::InSplit),
+            ],
+            b'C' => [
+                b"Concrete Inputs" => ArgKey::ConcreteInputs,
+                b"Collective name" => ArgKey::Comm(CommKey::Collective),
+            ],
+            b'c' => [
+                b"correlation" => ArgKey::Correlation,
+                b"cid" => ArgKey::Other,
+                b"cbid" => ArgKey::Other,
+                b"context" => ArgKey::Other,
+            ],
+            b'd' => [b"device" => ArgKey::Device, b"dtype" => ArgKey::Comm(CommKey::Dtype)],
+            b's' => [
+                b"stream" => ArgKey::Stream,
+                b"shared memory" => ArgKey::SharedMemory,
+                b"size" => ArgKey::Bytes,
+            ],
+            b'g' => [b"grid" => ArgKey::Grid],
+            b'b' => [
+                b"block" => ArgKey::Block,
+                b"bytes" => ArgKey::Bytes,
+                b"blocks per SM" => ArgKey::Other,
+            ],
+            b'r' => [b"registers per thread" => ArgKey::Registers],
+            b'T' => [
+                b"Total Allocated" => ArgKey::TotalAllocated,
+                b"Total Reserved" => ArgKey::TotalReserved,
+            ],
+            b'B' => [b"Bytes" => ArgKey::MemBytes],
+            b'A' => [b"Addr" => ArgKey::Addr],
+            b'D' => [
+                b"Device Type" => ArgKey::DeviceType,
+                b"Device Id" => ArgKey::DeviceId,
+                b"Dst Rank" => ArgKey::Comm(CommKey::DstRank),
+            ],
+            b'P' => [
+                b"Process Group Name" => ArgKey::Comm(CommKey::PgName),
+                b"Process Group Description" => ArgKey::Comm(CommKey::PgDesc),
+                b"Process Group Ranks" => ArgKey::Comm(CommKey::PgRanks),
+                b"Python id" => ArgKey::Other,
+                b"Python parent id" => ArgKey::Other,
+                b"Python module id" => ArgKey::Other,
+                b"Profiler Event Index" => ArgKey::EvIdx,
+            ],
+            b'G' => [b"Group size" => ArgKey::Comm(CommKey::GroupSize)],
+            b'O' => [
+                b"Out msg nelems" => ArgKey::Comm(CommKey::OutNelems),
+                b"Out split size" => ArgKey::Comm(CommKey::OutSplit),
+            ],
+            b'F' => [b"Fwd thread id" => ArgKey::Other],
+            b'f' => [b"finished" => ArgKey::Other],
+            b'k' => [b"kind" => ArgKey::Other, b"kernel" => ArgKey::Other],
+            b'q' => [b"queued" => ArgKey::Other],
+            b'w' => [
+                b"warps per SM" => ArgKey::Other,
+                b"wait_on_stream" => ArgKey::WaitOnStream,
+                b"wait_on_cuda_event_record_corr_id" => ArgKey::WaitOnRecord,
+            ],
+        }
+    };
+}
+pub(crate) use arg_keys;
+
+/// [`ArgKey::of`]'s body: a match of the key's bytes against every name.
+macro_rules! match_arg_key {
+    ($($first:literal => [$($name:literal => $key:expr),+ $(,)?]),+ $(,)?) => {
+        |s: &[u8]| match s {
+            $($($name => $key,)+)+
             _ => ArgKey::Other,
         }
+    };
+}
+
+impl ArgKey {
+    pub(crate) fn of(s: &[u8]) -> ArgKey {
+        (arg_keys!(match_arg_key))(s)
     }
 }
 
