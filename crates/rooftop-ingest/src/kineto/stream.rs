@@ -626,6 +626,10 @@ fn batch(
         || {
             bounds
                 .par_iter()
+                // One task per stretch: rayon otherwise runs halves of the list as one
+                // task each, and the thread that inflated found none left to take while
+                // the other parsed four stretches in a row (a quarter of a core idle).
+                .with_max_len(1)
                 .enumerate()
                 .map(|(i, &from)| {
                     let mut part = Partial::default();
