@@ -977,6 +977,36 @@ mod tests {
     }
 
     #[test]
+    fn reused_bytes_hold_only_what_was_written_since_they_were_cleared() {
+        let mut b = Bytes::default();
+        b.extend_from_slice(b"0123456789");
+        b.drop_front(4);
+        assert_eq!(&*b, b"456789");
+        b.truncate(3);
+        assert_eq!(&*b, b"456");
+        // Memory already written is reused: the old bytes past the end are not shown.
+        b.clear();
+        assert!(b.is_empty());
+        b.room(4).copy_from_slice(b"abcd");
+        b.grow(2);
+        assert_eq!(&*b, b"ab");
+        b.extend_from_slice(b"XY");
+        assert_eq!(&*b, b"abXY");
+        // Inflating onto it: what was there before stays, the stream's bytes follow.
+        let text = b"line one\nline two\n".repeat(1000);
+        let gz = gzip(&text);
+        let mut dec = MultiGzDecoder::new(Counting::new(&gz));
+        let (n, lines) = inflate_into(&mut dec, 5000, &mut b).unwrap();
+        // 277 whole copies of 18 bytes (554 newlines), then "line one\nline ".
+        assert_eq!((n, lines), (5000, 555));
+        assert_eq!(&b[..4], b"abXY");
+        assert_eq!(&b[4..], &text[..5000]);
+        let (n, _) = inflate_into(&mut dec, u64::MAX, &mut b).unwrap();
+        assert_eq!(n as usize, text.len() - 5000);
+        assert_eq!(&b[4..], &text[..]);
+    }
+
+    #[test]
     fn newlines_are_counted_in_every_length_and_alignment() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let bytes: Vec<u8> = (0..20_000)

@@ -178,9 +178,10 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
     let mut delays = Vec::new();
     let mut cpu = Vec::new();
     let (mut runtime_outliers, mut delay_outliers, mut bound, mut bound_ns) = (0, 0, 0, 0i64);
-    // (op index or none) → (launches, total delay, max delay, total cpu, launch-bound)
-    let mut per_op: foldhash::HashMap<Option<u32>, (u64, i64, i64, i64, u64)> =
-        foldhash::HashMap::default();
+    // The op's name (its shared text: a few per name, where op indices were one per
+    // launch, looked up in random order after the loop) → (the name, launches, total
+    // delay, max delay, total cpu, launch-bound).
+    let mut per_op: foldhash::HashMap<*const u8, (&str, Stats)> = foldhash::HashMap::default();
     let mut top: Vec<(i64, usize)> = Vec::new();
     for (i, g) in model.gpu.iter().enumerate() {
         let Some(r) = counted(model, g) else { continue };
@@ -194,7 +195,8 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
             bound += 1;
             bound_ns += g.dur_ns;
         }
-        let e = per_op.entry(r.op).or_default();
+        let name = op_name(model, r.op).unwrap_or("(no op)");
+        let (_, e) = per_op.entry(name.as_ptr()).or_insert((name, Stats::default()));
         e.0 += 1;
         e.1 += delay;
         e.2 = e.2.max(delay);
@@ -211,10 +213,8 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
     top.sort_unstable_by(longest);
     let rows = launch_rows_for(model, top.iter().take(TOP).map(|&(_, i)| i));
     // Ops by name (a hash map: the rows are sorted below, names breaking ties).
-    let mut by_name: foldhash::HashMap<&str, (u64, i64, i64, i64, u64)> =
-        foldhash::HashMap::default();
-    for (op, v) in per_op {
-        let name = op_name(model, op).unwrap_or("(no op)");
+    let mut by_name: foldhash::HashMap<&str, Stats> = foldhash::HashMap::default();
+    for (name, v) in per_op.into_values() {
         let e = by_name.entry(name).or_default();
         e.0 += v.0;
         e.1 += v.1;
@@ -253,6 +253,10 @@ pub fn launch_stats(model: &TraceModel) -> LaunchStats {
         queues: queue_stats(model),
     }
 }
+
+/// One op name's launches: (count, total delay, max delay, total CPU time, launch-bound
+/// count), times in ns.
+type Stats = (u64, i64, i64, i64, u64);
 
 fn launch_rows_for(model: &TraceModel, idx: impl Iterator<Item = usize>) -> Vec<LaunchRow> {
     idx.filter_map(|i| {

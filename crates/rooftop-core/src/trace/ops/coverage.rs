@@ -129,6 +129,8 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
     // share their row per launching call name.
     let mut outcomes: HashMap<(u32, Option<usize>), Outcome> = HashMap::default();
     let mut no_op: HashMap<Option<&str>, usize> = HashMap::default();
+    // The last op's outcome: an op's kernels mostly follow one another.
+    let mut last: Option<((u32, Option<usize>), Outcome)> = None;
     for (gi, ev) in model.gpu.iter().enumerate() {
         if ev.kind != GpuKind::Kernel || super::is_comm_kernel_shared(&ev.name) {
             continue;
@@ -147,10 +149,17 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
                 Outcome::Row(r)
             }
             Some(first) => {
-                let step = replay_ts.and_then(|t| ctx.step_index_at(t));
-                *outcomes.entry((first, step)).or_insert_with(|| {
-                    chain_outcome(model, first, replay_ts, &mut verdict, &mut rows)
-                })
+                let key = (first, replay_ts.and_then(|t| ctx.step_index_at(t)));
+                match last {
+                    Some((k, o)) if k == key => o,
+                    _ => {
+                        let o = *outcomes.entry(key).or_insert_with(|| {
+                            chain_outcome(model, first, replay_ts, &mut verdict, &mut rows)
+                        });
+                        last = Some((key, o));
+                        o
+                    }
+                }
             }
         };
         match outcome {
