@@ -17,7 +17,7 @@
 use super::super::model::{GpuKind, TraceModel};
 use super::{op_name, top_op};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A sync table row's key: the call, its kind, its op and that op's top-level op.
@@ -123,17 +123,18 @@ pub fn is_pageable(name: &str) -> bool {
 
 /// The synchronisation section of `model`.
 pub fn syncs(model: &TraceModel) -> Syncs {
-    // The first GPU event of each runtime call.
-    let mut gpu_of: HashMap<u32, usize> = HashMap::new();
+    // The first GPU event of each runtime call, by the call's index (a vector: a map
+    // held an entry per launch).
+    let mut gpu_of: Vec<Option<usize>> = vec![None; model.runtime.len()];
     for (i, g) in model.gpu.iter().enumerate() {
-        if let Some(r) = g.runtime {
-            gpu_of.entry(r).or_insert(i);
+        if let Some(first) = g.runtime.and_then(|r| gpu_of.get_mut(r as usize)) {
+            first.get_or_insert(i);
         }
     }
     let mut rows: BTreeMap<RowKey, SyncRow> = BTreeMap::new();
     let (mut calls, mut blocked) = (0u64, 0i64);
     for (ri, r) in model.runtime.iter().enumerate() {
-        let copy = gpu_of.get(&(ri as u32)).map(|&g| &model.gpu[g]);
+        let copy = gpu_of[ri].map(|g| &model.gpu[g]);
         let kind = blocking_kind(&r.name).or_else(|| {
             let g = copy?;
             (g.kind == GpuKind::Memcpy && is_pageable(&g.name))
