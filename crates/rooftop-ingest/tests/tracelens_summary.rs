@@ -58,11 +58,11 @@ fn close(ours: f64, theirs: f64, rel: f64) -> bool {
 
 /// TraceLens's category of op `i`: its label from the op name, else from the first GPU
 /// event the op launched.
-fn tl_category(m: &TraceModel) -> impl Fn(u32) -> String + '_ {
+fn tl_category(m: &TraceModel) -> impl Fn(u32) -> &'static str + '_ {
     move |i| {
         let op = &m.ops[i as usize];
         let first = op.launched.first().map(|&e| m.gpu[e as usize].name.as_ref());
-        tracelens_category(&op.name, first).to_string()
+        tracelens_category(&op.name, first)
     }
 }
 

@@ -39,8 +39,10 @@ pub fn direct_events(model: &TraceModel, op: usize) -> &[u32] {
 /// launch order).
 pub fn subtree_events(model: &TraceModel, op: usize) -> Vec<u32> {
     let mut out = Vec::new();
-    let mut stack = vec![op];
-    while let Some(i) = stack.pop() {
+    // Allocated only when the op has children (most ops asked about have none).
+    let mut stack = Vec::new();
+    let mut next = Some(op);
+    while let Some(i) = next.take().or_else(|| stack.pop()) {
         let Some(o) = model.ops.get(i) else { continue };
         out.extend(o.launched.iter().copied().filter(|&e| (e as usize) < model.gpu.len()));
         for &c in o.children.iter().rev() {

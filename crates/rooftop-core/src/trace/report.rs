@@ -371,9 +371,9 @@ fn per_op(
         let kernel = replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
         match (by_op, kernel, model.ops.get(i as usize)) {
             (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
-                ops::categorize_op(&o.name, Some(&k.name)).as_str().to_string()
+                ops::categorize_op(&o.name, Some(&k.name)).as_str()
             }
-            _ => by_op.as_str().to_string(),
+            _ => by_op.as_str(),
         }
     };
     let is_elementwise = |i: u32| categorize(i) == ops::Category::Elementwise;

@@ -171,7 +171,7 @@ enum Launcher {
 
 /// Per-name accumulator of the ops summary.
 struct OpAcc {
-    categories: Vec<String>,
+    categories: Vec<&'static str>,
     count: u64,
     kernels: u64,
     direct_ns: i64,
@@ -213,7 +213,7 @@ fn has_launch(ev: &GpuEvent) -> bool {
 
 /// The ops summary. `category` names the category of the op at an index of
 /// `model.ops` (e.g. [`super::ops::categorize_in`]).
-pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsSummary {
+pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -> OpsSummary {
     // 1. Direct GPU events per launcher instance: (launcher, event) sorted by launcher,
     //    each launcher's events in trace order (one vector, not one per launcher).
     let mut direct: Vec<(Launcher, usize)> = Vec::new();
@@ -263,7 +263,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
     // 3. Aggregate per name.
     // Hash maps: both lists are sorted below, names breaking ties.
     let mut by_name: foldhash::HashMap<&str, OpAcc> = foldhash::HashMap::default();
-    let mut by_cat: foldhash::HashMap<String, (u64, i64)> = foldhash::HashMap::default();
+    let mut by_cat: foldhash::HashMap<&'static str, (u64, i64)> = foldhash::HashMap::default();
     for (l, evs) in &direct {
         let direct_ns = union_ns(evs.iter().map(|&(_, i)| interval(&model.gpu[i])));
         let (name, cat, subtree_ns) = match *l {
@@ -279,9 +279,8 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
             Launcher::Runtime(_) | Launcher::Event(_) => {
                 let ev = &model.gpu[evs[0].1];
                 let cat = match runtime_category(ev.launcher.as_deref()) {
-                    "graph" => "graph".to_string(),
-                    _ => super::ops::categorize_kernel(&ev.name)
-                        .map_or_else(|| "runtime".to_string(), |c| c.as_str().to_string()),
+                    "graph" => "graph",
+                    _ => super::ops::categorize_kernel(&ev.name).map_or("runtime", |c| c.as_str()),
                 };
                 (NO_OP, cat, direct_ns)
             }
@@ -294,7 +293,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
             subtree_ns: 0,
         });
         if !acc.categories.contains(&cat) {
-            acc.categories.push(cat.clone());
+            acc.categories.push(cat);
         }
         acc.count += 1;
         acc.kernels += evs.len() as u64;
@@ -325,15 +324,15 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> String) -> OpsS
             }
         })
         .collect();
-    let mut cats: Vec<(String, (u64, i64))> = by_cat.into_iter().collect();
-    cats.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then_with(|| a.0.cmp(&b.0)));
+    let mut cats: Vec<(&str, (u64, i64))> = by_cat.into_iter().collect();
+    cats.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then_with(|| a.0.cmp(b.0)));
     let mut cum = 0.0;
     let by_category = cats
         .into_iter()
         .map(|(category, (count, ns))| {
             cum += pct(ns);
             CategoryRow {
-                category,
+                category: category.to_string(),
                 count,
                 direct_kernel_time_ms: ns as f64 / 1e6,
                 percent: pct(ns),
@@ -365,13 +364,13 @@ fn dur_us(ev: &GpuEvent) -> f64 {
 /// at an index of `model.ops`; `total_window_us` is the timeline's window.
 pub fn kernel_summary(
     model: &TraceModel,
-    category: &dyn Fn(u32) -> String,
+    category: &dyn Fn(u32) -> &'static str,
     total_window_us: f64,
 ) -> Vec<KernelRow> {
     // Keys borrow from the model and from one category per op, computed once per op
     // rather than per kernel.
     type Key<'a> = (&'a str, Option<&'a str>, &'a str, i64);
-    let mut cats: Vec<Option<String>> = vec![None; model.ops.len()];
+    let mut cats: Vec<Option<&'static str>> = vec![None; model.ops.len()];
     for ev in model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel) {
         if let Some(c) = ev.op.and_then(|o| cats.get_mut(o as usize)) {
             if c.is_none() {
@@ -386,8 +385,7 @@ pub fn kernel_summary(
             continue;
         }
         all_us += dur_us(ev);
-        let linked =
-            ev.op.and_then(|o| Some((model.ops.get(o as usize)?, cats[o as usize].as_deref()?)));
+        let linked = ev.op.and_then(|o| Some((model.ops.get(o as usize)?, cats[o as usize]?)));
         let (parent, cat) = match linked {
             Some((op, cat)) => (Some(op.name.as_ref()), cat),
             None => match &ev.launcher {
@@ -661,8 +659,12 @@ mod tests {
         }
     }
 
-    fn cat(i: u32) -> String {
-        if [1, 2].contains(&i) { "GEMM" } else { "other" }.to_string()
+    fn cat(i: u32) -> &'static str {
+        if [1, 2].contains(&i) {
+            "GEMM"
+        } else {
+            "other"
+        }
     }
 
     /// ops: 0 linear (root) → 1 addmm → 2 execute → kernel; 3 add (root) twice-called
