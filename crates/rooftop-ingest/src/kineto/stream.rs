@@ -455,7 +455,27 @@ fn parse_gz_chunked(
             Ok(out)
         }
         Err(Fail::Gzip(e)) => Err(e),
-        Err(Fail::Json(e)) => Err(e.into_trace_error(path.to_path_buf(), &[])),
+        Err(Fail::Json(e)) => Err(damaged_stream(&mut w.source)
+            .unwrap_or_else(|| e.into_trace_error(path.to_path_buf(), &[]))),
+    }
+}
+
+/// After bytes that are not JSON: the gzip error in the rest of the stream, if any.
+/// Bytes that are not JSON may be what a damaged stream inflated to, which only its
+/// checksum at the member's end tells. The rest is inflated (on this error path only),
+/// so that a damaged stream is reported as such whichever chunk, batch or thread count
+/// met the bad bytes first.
+fn damaged_stream(source: &mut Source) -> Option<TraceError> {
+    let mut rest = Bytes::default();
+    loop {
+        rest.clear();
+        match source.fill(&mut rest) {
+            Ok((0, _)) => return None,
+            Ok(_) => {}
+            Err(e @ TraceError::Gzip { .. }) => return Some(e),
+            // A limit (inflating too far) is not damage: the JSON error stands.
+            Err(_) => return None,
+        }
     }
 }
 
@@ -974,6 +994,34 @@ mod tests {
         for chunk in [4096, 1 << 14, 1 << 16] {
             for threads in [1, 2, 3] {
                 assert_eq!(run(chunk, threads), want, "{chunk}-byte chunks, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn a_damaged_stream_is_reported_as_such_whatever_met_its_bytes_first() {
+        // Stored blocks: the trace's bytes appear as they are, so one can be changed
+        // without breaking the deflate structure. The JSON breaks there, and only the
+        // checksum at the end tells that the stream is damaged.
+        let mut plain = Vec::new();
+        let gz = fixture("h200/graph.trace.json.gz");
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut plain).unwrap();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+        enc.write_all(&plain).unwrap();
+        let mut bad = enc.finish().unwrap();
+        let at = bad.len() / 3 + bad[bad.len() / 3..].windows(2).position(|w| w == b"\":").unwrap();
+        bad[at + 1] = b'x';
+        for chunk in [4096, 1 << 14, 1 << 30] {
+            for threads in [1, 2, 3] {
+                let e =
+                    parse_gz_chunked(&bad, Path::new("t.json.gz"), chunk, threads, &mut |_, _| {})
+                        .map(|_| ())
+                        .unwrap_err()
+                        .to_string();
+                assert!(
+                    e.contains("the gzip stream is truncated or corrupt") && e.contains("checksum"),
+                    "{chunk}-byte chunks, {threads} threads: {e}"
+                );
             }
         }
     }
