@@ -688,12 +688,11 @@ fn batch(
     indent: Option<&[u8]>,
     tick: &mut dyn FnMut(usize),
 ) -> Result<Batch, Fail> {
-    // The first batch starts once the window holds one chunk: until then, only one
-    // core works (it inflates), and two chunks kept the other waiting twice as long.
-    let first = w.base == 0;
-    while !w.done
-        && (if first { w.buf.len() < cut.batch / 2 } else { w.buf.len() - *p < cut.batch })
-    {
+    // The first batch starts once the window holds one chunk past the margin (the
+    // bytes before the event array are few): until then, only one core works (it
+    // inflates), and two chunks kept the other waiting twice as long.
+    let want = if w.base == 0 { (cut.batch / 2).saturating_sub(cut.margin) } else { cut.batch };
+    while !w.done && w.buf.len() - *p < want {
         let base = w.base;
         if !w.more(p)? {
             break;
