@@ -12,7 +12,9 @@
 //! began. A batch that fails in any way (an error, a wrong guess, an event cut by the
 //! window's end) is dropped whole and its bytes are parsed event by event, which is
 //! also what reports errors, so results and error positions never depend on the
-//! batches.
+//! batches. Bytes that are not JSON may be what a damaged stream inflated to: before
+//! such an error is reported, the rest of the stream is inflated, and a gzip error
+//! there (its checksum, at the member's end) is reported instead.
 //!
 //! The grammar walked is the one of [`super::parse`]: the top-level object by hand,
 //! every value and event with serde over the window. A value cut by the window's end
@@ -54,25 +56,25 @@ fn newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
-/// Bytes whose memory stays initialized once it has grown: the bytes are
+/// Inflated bytes in memory that stays initialized once it has grown: the bytes are
 /// `data[..len]`, and what lies beyond is old bytes that the next inflate overwrites in
 /// place. A `Vec` emptied and refilled through `read_to_end` was zeroed again for every
 /// chunk (2% of a gzipped trace's CPU time), and inflated in reads of 8 KiB and up, each
 /// also copying the decoder's 32 KiB history.
 #[derive(Default)]
-struct Bytes {
+struct Reused {
     data: Vec<u8>,
     len: usize,
 }
 
-impl std::ops::Deref for Bytes {
+impl std::ops::Deref for Reused {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         &self.data[..self.len]
     }
 }
 
-impl Bytes {
+impl Reused {
     /// The `n` bytes after the end, to be written and then taken with [`Self::grow`].
     fn room(&mut self, n: usize) -> &mut [u8] {
         let end = self.len + n;
@@ -125,7 +127,7 @@ fn read_full(dec: &mut impl Read, out: &mut [u8]) -> (usize, Option<std::io::Err
 /// Inflates up to `limit` bytes onto `out`, counting their newlines as it goes: the
 /// bytes inflated and their newlines. On an error, the bytes inflated before it stay
 /// on `out`.
-fn inflate_into(dec: &mut impl Read, limit: u64, out: &mut Bytes) -> std::io::Result<(u64, u64)> {
+fn inflate_into(dec: &mut impl Read, limit: u64, out: &mut Reused) -> std::io::Result<(u64, u64)> {
     let (mut n, mut lines) = (0u64, 0u64);
     while n < limit {
         // At most COUNT_STEP, so a `usize`.
@@ -163,7 +165,7 @@ impl Source<'_> {
     /// newlines. A chunk that fails (a gzip error, or inflating too far) appends
     /// nothing: chunks are cut at the same inflated offsets whoever asks for them, so
     /// the bytes given before an error never depend on the batches.
-    fn fill(&mut self, out: &mut Bytes) -> Result<(u64, u64), TraceError> {
+    fn fill(&mut self, out: &mut Reused) -> Result<(u64, u64), TraceError> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
@@ -212,7 +214,7 @@ enum Fail {
 
 /// The inflated bytes from `base` on that the parser still needs.
 struct Window<'a> {
-    buf: Bytes,
+    buf: Reused,
     /// Offset of `buf[0]` in the inflated stream.
     base: usize,
     /// Newlines before `base`.
@@ -225,7 +227,7 @@ struct Window<'a> {
     done: bool,
     /// The buffer the window held before the last batch, for the next bytes inflated
     /// ahead (its pages are mapped already).
-    spare: Bytes,
+    spare: Reused,
 }
 
 /// The bytes a task inflated while a batch was parsed.
@@ -233,7 +235,7 @@ struct Ahead {
     /// The window's bytes from this offset on were copied to the start of `bytes`.
     from: usize,
     /// Those bytes, then the inflated ones.
-    bytes: Bytes,
+    bytes: Reused,
     /// The newlines in the inflated bytes.
     newlines: u64,
 }
@@ -435,14 +437,14 @@ fn parse_gz_chunked(
         failed: None,
     };
     let mut w = Window {
-        buf: Bytes::default(),
+        buf: Reused::default(),
         base: 0,
         lines: 0,
         lines_end: 0,
         line_start: 0,
         source,
         done: false,
-        spare: Bytes::default(),
+        spare: Reused::default(),
     };
     let mut out = Parsed::default();
     let batching = Batching::of(chunk_bytes, threads);
@@ -466,7 +468,7 @@ fn parse_gz_chunked(
 /// so that a damaged stream is reported as such whichever chunk, batch or thread count
 /// met the bad bytes first.
 fn damaged_stream(source: &mut Source) -> Option<TraceError> {
-    let mut rest = Bytes::default();
+    let mut rest = Reused::default();
     loop {
         rest.clear();
         match source.fill(&mut rest) {
@@ -756,7 +758,7 @@ fn batch(
 
 /// The next two chunks, after a copy of `tail` (the window's bytes from `from` on, where
 /// the next batch starts). An error is kept in `source` for when the bytes are needed.
-fn inflate_ahead(source: &mut Source, mut bytes: Bytes, tail: &[u8], from: usize) -> Ahead {
+fn inflate_ahead(source: &mut Source, mut bytes: Reused, tail: &[u8], from: usize) -> Ahead {
     bytes.clear();
     bytes.extend_from_slice(tail);
     let mut newlines = 0;
@@ -1027,7 +1029,7 @@ mod tests {
 
     #[test]
     fn reused_bytes_hold_only_what_was_written_since_they_were_cleared() {
-        let mut b = Bytes::default();
+        let mut b = Reused::default();
         b.extend_from_slice(b"0123456789");
         b.drop_front(4);
         assert_eq!(&*b, b"456789");
