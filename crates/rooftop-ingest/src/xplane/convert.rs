@@ -250,6 +250,11 @@ impl<'a> Plane<'a> {
         (name, s)
     }
 
+    /// The name of an event's metadata (empty when unknown), as [`Plane::event`] gives it.
+    fn event_name(&self, metadata_id: i64) -> &'a str {
+        self.events.get(metadata_id).map_or("", |m| m.name)
+    }
+
     fn plane_stats(&self) -> HashMap<&str, Val<'_>> {
         self.p.stats.iter().filter_map(|s| self.stat(s)).collect()
     }
@@ -531,48 +536,141 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 #[derive(Default)]
 struct Host<'a> {
     /// correlation id → (runtime call name, start ns).
-    launches: FastMap<i64, (&'a str, i64)>,
+    launches: Launches<'a>,
     /// module name → sorted (start, end) of its host-side executions.
     module_spans: FastMap<&'a str, Vec<(i64, i64)>>,
     threads: Vec<HostThread>,
     markers: Vec<StepMarker>,
 }
 
-fn read_host<'a>(planes: &[&Plane<'a>], warn: &mut Warn) -> Result<Host<'a>, DecodeFailure> {
-    // Lines are read on every thread (a host plane has a few lines of very different
-    // lengths), then merged in plane and line order; the first failure in that order is
-    // the one returned.
+/// Host lines are read in pieces of about this many bytes, on every thread: one line of
+/// a JAX profile (the Python thread's) often holds most of the file.
+const HOST_PIECE: usize = 4 << 20;
+
+/// A launching call: (correlation id, runtime call name, start ns).
+type Launch<'a> = (i64, &'a str, i64);
+
+/// The launching calls by correlation id, the first of each id.
+enum Launches<'a> {
+    /// Ids `base..base + slots.len()`: profilers number them densely, so most profiles
+    /// take this form, a lookup being an index.
+    Dense {
+        base: i64,
+        slots: Vec<Option<(&'a str, i64)>>,
+    },
+    Map(FastMap<i64, (&'a str, i64)>),
+}
+
+impl Default for Launches<'_> {
+    fn default() -> Self {
+        Launches::Map(FastMap::default())
+    }
+}
+
+impl<'a> Launches<'a> {
+    /// From lists in reading order (the first launch of an id wins).
+    fn of(lists: &[Vec<Launch<'a>>]) -> Launches<'a> {
+        let all = || lists.iter().flatten();
+        let n = all().count();
+        let (Some(lo), Some(hi)) = (all().map(|l| l.0).min(), all().map(|l| l.0).max()) else {
+            return Launches::default();
+        };
+        let span = i128::from(hi) - i128::from(lo) + 1;
+        if let Some(len) = usize::try_from(span).ok().filter(|&s| s <= 2 * n + 4096) {
+            let mut slots = vec![None; len];
+            for &(c, name, ts) in all() {
+                // `c - lo` is in `0..len`: `lo` and `hi` bound every id.
+                if let Some(slot) = slots.get_mut(c.abs_diff(lo) as usize) {
+                    slot.get_or_insert((name, ts));
+                }
+            }
+            return Launches::Dense { base: lo, slots };
+        }
+        let mut map = FastMap::default();
+        map.reserve(n);
+        for &(c, name, ts) in all() {
+            map.entry(c).or_insert((name, ts));
+        }
+        Launches::Map(map)
+    }
+
+    fn get(&self, c: i64) -> Option<(&'a str, i64)> {
+        match self {
+            Launches::Dense { base, slots } => {
+                let i = usize::try_from(i128::from(c) - i128::from(*base)).ok()?;
+                slots.get(i).copied().flatten()
+            }
+            Launches::Map(map) => map.get(&c).copied(),
+        }
+    }
+}
+
+fn read_host<'a>(
+    planes: &[&Plane<'a>],
+    piece: usize,
+    warn: &mut Warn,
+) -> Result<Host<'a>, DecodeFailure> {
+    // Each line's head and the places it may be cut (one walk over its fields); then the
+    // pieces' events, on every thread; then each line from its pieces, in plane and line
+    // order, the first failure in that order being the one returned.
     let lines: Vec<(&Plane<'a>, &'a bytes::Bytes)> =
         planes.iter().flat_map(|pl| pl.p.lines.iter().map(move |b| (*pl, b))).collect();
-    let read: Vec<Result<HostLine<'a>, DecodeFailure>> =
-        lines.par_iter().map(|&(pl, bytes)| read_host_line(pl, bytes)).collect();
-    let read: Vec<HostLine<'a>> = read.into_iter().collect::<Result<_, _>>()?;
-    // The first launch of a correlation id wins. The largest table is kept; the lines
-    // before it overwrite it, latest first, and the lines after it only add.
-    let largest = read.iter().enumerate().max_by_key(|(i, l)| (l.launches.len(), usize::MAX - i));
-    let largest = largest.map_or(0, |(i, _)| i);
+    let heads: Vec<Result<(XLineHead, Vec<usize>), DecodeFailure>> = lines
+        .par_iter()
+        .map(|&(_, b)| XLineHead::decode_line_cut(b, piece).map_err(DecodeFailure::from))
+        .collect();
+    let pieces: Vec<(&Plane<'a>, &XLineHead, &'a [u8])> = lines
+        .iter()
+        .zip(&heads)
+        .filter_map(|(&(pl, b), h)| Some((pl, b, h.as_ref().ok()?)))
+        .flat_map(|(pl, b, (head, cuts))| {
+            let ends = cuts.iter().skip(1).copied().chain([b.len()]);
+            cuts.iter().zip(ends).map(move |(&from, to)| (pl, head, &b[from..to]))
+        })
+        .collect();
+    let read: Vec<Result<HostPiece<'a>, DecodeFailure>> = pieces
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(pl, head, bytes)| read_host_piece(pl, head, bytes))
+        .collect();
+    drop(pieces);
+    let mut read = read.into_iter();
     let mut h = Host::default();
-    let mut tables: Vec<FastMap<i64, (&'a str, i64)>> = Vec::with_capacity(read.len());
-    for line in read {
-        warn.append(line.warn);
-        for (m, spans) in line.module_spans {
-            h.module_spans.entry(m).or_default().extend(spans);
-        }
-        h.markers.extend(line.markers);
-        h.threads.extend(line.thread);
-        tables.push(line.launches);
-    }
-    if !tables.is_empty() {
-        h.launches = std::mem::take(&mut tables[largest]);
-        for t in tables[..largest].iter_mut().rev() {
-            h.launches.extend(t.drain());
-        }
-        for t in &mut tables[largest + 1..] {
-            for (c, l) in t.drain() {
-                h.launches.entry(c).or_insert(l);
+    let mut launches: Vec<Vec<Launch<'a>>> = Vec::new();
+    for (&(pl, bytes), head) in lines.iter().zip(heads) {
+        let (head, cuts) = head?;
+        let mut sweeps = Vec::with_capacity(cuts.len());
+        for p in read.by_ref().take(cuts.len()) {
+            let p = p?;
+            warn.append(p.warn);
+            for (m, spans) in p.module_spans {
+                h.module_spans.entry(m).or_default().extend(spans);
             }
+            h.markers.extend(p.markers);
+            launches.push(p.launches);
+            sweeps.push(p.sweep);
+        }
+        let piece_bytes = |k: usize| {
+            let from = cuts.get(k).copied().unwrap_or(bytes.len());
+            &bytes[from..cuts.get(k + 1).copied().unwrap_or(bytes.len())]
+        };
+        let joined = join_sweeps(sweeps, |k, sweep| {
+            LineEvents::new(pl, piece_bytes(k)).each(|e, _| {
+                if let Some((ts, dur)) = times(head.timestamp_ns, e) {
+                    sweep.push(ts, ts.saturating_add(dur), pl.event_name(e.metadata_id));
+                }
+                Ok(())
+            })
+        })?;
+        let sweep = match joined {
+            Some(s) => s,
+            None => sorted_sweep(pl, &head, bytes)?,
+        };
+        if sweep.events > 0 {
+            h.threads.push(sweep.finish(&pl.p.name, head.label()));
         }
     }
+    h.launches = Launches::of(&launches);
     for v in h.module_spans.values_mut() {
         v.sort_unstable();
     }
@@ -580,31 +678,27 @@ fn read_host<'a>(planes: &[&Plane<'a>], warn: &mut Warn) -> Result<Host<'a>, Dec
     Ok(h)
 }
 
-/// What one host line adds to [`Host`].
-struct HostLine<'a> {
-    launches: FastMap<i64, (&'a str, i64)>,
+/// What one piece of a host line adds to [`Host`].
+struct HostPiece<'a> {
+    launches: Vec<Launch<'a>>,
     module_spans: FastMap<&'a str, Vec<(i64, i64)>>,
     markers: Vec<StepMarker>,
-    thread: Option<HostThread>,
+    sweep: PieceSweep<'a>,
     warn: Warn,
 }
 
-fn read_host_line<'a>(
+fn read_host_piece<'a>(
     pl: &Plane<'a>,
-    bytes: &'a bytes::Bytes,
-) -> Result<HostLine<'a>, DecodeFailure> {
-    let head = &XLineHead::decode_line(bytes)?;
-    let mut h = HostLine {
-        launches: FastMap::default(),
+    head: &XLineHead,
+    bytes: &'a [u8],
+) -> Result<HostPiece<'a>, DecodeFailure> {
+    let mut h = HostPiece {
+        launches: Vec::new(),
         module_spans: FastMap::default(),
         markers: Vec::new(),
-        thread: None,
+        sweep: PieceSweep::new(RAISED),
         warn: Warn::default(),
     };
-    // Events usually come in (start, longest first) order: the summary is then swept as
-    // they come; otherwise the line is read again, sorted (below).
-    let mut sweep = Sweep::default();
-    let mut sorted = true;
     LineEvents::new(pl, bytes).each(|e, stats| {
         let Some((ts, dur)) = times(head.timestamp_ns, e) else {
             h.warn.add("aggregated_or_bad_time", || {
@@ -614,7 +708,7 @@ fn read_host_line<'a>(
         };
         let (name, st) = pl.event(e.metadata_id, stats);
         if let Some(c) = st.correlation_id {
-            h.launches.entry(c).or_insert((name, ts));
+            h.launches.push((c, name, ts));
         }
         if let Some(m) = name.strip_suffix(":XLA GPU module") {
             h.module_spans.entry(m).or_default().push((ts, ts.saturating_add(dur)));
@@ -627,15 +721,9 @@ fn read_host_line<'a>(
                 dur_ns: dur,
             });
         }
-        sorted = sorted && sweep.push(ts, ts.saturating_add(dur), name);
+        h.sweep.push(ts, ts.saturating_add(dur), name);
         Ok(())
     })?;
-    if !sorted {
-        sweep = sorted_sweep(pl, head, bytes)?;
-    }
-    if sweep.events > 0 {
-        h.thread = Some(sweep.finish(&pl.p.name, head.label()));
-    }
     Ok(h)
 }
 
@@ -649,8 +737,7 @@ fn sorted_sweep<'a>(
     let mut iv: Vec<(i64, i64, &'a str)> = Vec::new();
     LineEvents::new(pl, bytes).each(|e, _| {
         if let Some((ts, dur)) = times(head.timestamp_ns, e) {
-            let name: &'a str = pl.events.get(e.metadata_id).map_or("", |m| m.name);
-            iv.push((ts, ts.saturating_add(dur), name));
+            iv.push((ts, ts.saturating_add(dur), pl.event_name(e.metadata_id)));
         }
         Ok(())
     })?;
@@ -663,16 +750,16 @@ fn sorted_sweep<'a>(
 }
 
 /// Events, busy time and the outermost events' names of one host line, from its events
-/// in (start, longest first) order.
+/// in (start, longest first) order. Sums are exact (`i128`) and end at `i64::MAX`.
 #[derive(Default)]
 struct Sweep<'a> {
     events: u64,
-    busy: i64,
+    busy: i128,
     cur_end: Option<i64>,
     start: i64,
     end: Option<i64>,
     last: Option<(i64, i64)>,
-    top: FastMap<&'a str, (u64, i64)>,
+    top: FastMap<&'a str, (u64, i128)>,
 }
 
 impl<'a> Sweep<'a> {
@@ -691,33 +778,166 @@ impl<'a> Sweep<'a> {
         let cur_end = self.cur_end.unwrap_or(i64::MIN);
         if s >= cur_end {
             // An outermost event.
-            self.busy = self.busy.saturating_add(e.saturating_sub(s));
+            let dur = i128::from(e) - i128::from(s);
+            self.busy += dur;
             let t = self.top.entry(n).or_default();
             t.0 += 1;
-            t.1 = t.1.saturating_add(e.saturating_sub(s));
+            t.1 += dur;
             self.cur_end = Some(e);
         } else if e > cur_end {
-            self.busy = self.busy.saturating_add(e.saturating_sub(cur_end));
+            self.busy += i128::from(e) - i128::from(cur_end);
             self.cur_end = Some(e);
         }
         true
     }
 
     fn finish(self, plane: &str, name: &str) -> HostThread {
+        let ns = |v: i128| i64::try_from(v).unwrap_or(i64::MAX);
         let mut top: Vec<(String, u64, i64)> =
-            self.top.into_iter().map(|(n, (c, t))| (n.to_string(), c, t)).collect();
+            self.top.into_iter().map(|(n, (c, t))| (n.to_string(), c, ns(t))).collect();
         top.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
         top.truncate(5);
         HostThread {
             plane: plane.to_string(),
             name: name.to_string(),
             events: self.events,
-            busy_ns: self.busy,
+            busy_ns: ns(self.busy),
             start_ns: self.start,
             end_ns: self.end.unwrap_or(0),
             top,
         }
     }
+}
+
+/// The events that moved a piece's running end are kept up to this many: enough to
+/// join a piece cut inside a long event's nest without reading it again.
+const RAISED: usize = 4096;
+
+/// One piece of a host line swept as if no event came before it, with what joining it
+/// to the pieces before needs ([`join_sweeps`]).
+struct PieceSweep<'a> {
+    sweep: Sweep<'a>,
+    /// An event came before the one ahead of it.
+    unsorted: bool,
+    first: Option<(i64, i64)>,
+    /// The events that were outermost or moved the running end, in order (the first
+    /// [`RAISED`]).
+    raised: Vec<(i64, i64, &'a str)>,
+    /// `raised` left some out.
+    cut_short: bool,
+    /// How many `raised` keeps.
+    keep: usize,
+}
+
+impl<'a> PieceSweep<'a> {
+    fn new(keep: usize) -> PieceSweep<'a> {
+        PieceSweep {
+            sweep: Sweep::default(),
+            unsorted: false,
+            first: None,
+            raised: Vec::new(),
+            cut_short: false,
+            keep,
+        }
+    }
+
+    fn push(&mut self, s: i64, e: i64, n: &'a str) {
+        if self.unsorted {
+            return;
+        }
+        let cur_end = self.sweep.cur_end.unwrap_or(i64::MIN);
+        if !self.sweep.push(s, e, n) {
+            self.unsorted = true;
+            return;
+        }
+        self.first.get_or_insert((s, e));
+        if s >= cur_end || e > cur_end {
+            if self.raised.len() < self.keep {
+                self.raised.push((s, e, n));
+            } else {
+                self.cut_short = true;
+            }
+        }
+    }
+}
+
+/// The sweep of a line from its pieces' sweeps, in order; `None` when its events are
+/// out of order (within a piece or across a cut).
+///
+/// A piece was swept from nothing, but the events before it leave a running end `c`.
+/// The piece's own running end `l` never exceeds the true one, which is `max(c, l)`; so
+/// an event that did nothing in the piece does nothing in the line, and once `l ≥ c`
+/// both sweeps agree. Before that, the events that moved `l` are swept again both ways
+/// and the difference (busy time, outermost names) is applied. When more of them are
+/// needed than were kept, `reread(k, sweep)` pushes piece `k`'s events onto the line's
+/// sweep itself.
+fn join_sweeps<'a>(
+    pieces: Vec<PieceSweep<'a>>,
+    mut reread: impl FnMut(usize, &mut Sweep<'a>) -> Result<(), DecodeFailure>,
+) -> Result<Option<Sweep<'a>>, DecodeFailure> {
+    let mut line = Sweep::default();
+    for (k, p) in pieces.into_iter().enumerate() {
+        if p.unsorted {
+            return Ok(None);
+        }
+        let Some((s0, e0)) = p.first else { continue };
+        let Some((ls, le)) = line.last else {
+            line = p.sweep;
+            continue;
+        };
+        if s0 < ls || (s0 == ls && e0 > le) {
+            return Ok(None);
+        }
+        let carried = line.cur_end.unwrap_or(i64::MIN);
+        // (piece's running end, the line's, busy time: line minus piece, names' changes)
+        let (mut l, mut t, mut busy) = (i64::MIN, carried, 0i128);
+        let mut top: Vec<(&'a str, i64, i128)> = Vec::new();
+        let mut agreed = false;
+        for &(s, e, n) in &p.raised {
+            let (s128, e128) = (i128::from(s), i128::from(e));
+            if s >= l {
+                busy -= e128 - s128;
+                top.push((n, -1, s128 - e128));
+            } else {
+                busy -= e128 - i128::from(l);
+            }
+            l = e;
+            if s >= t {
+                busy += e128 - s128;
+                top.push((n, 1, e128 - s128));
+                t = e;
+            } else if e > t {
+                busy += e128 - i128::from(t);
+                t = e;
+            }
+            if l >= carried {
+                agreed = true;
+                break;
+            }
+        }
+        if !agreed && p.cut_short {
+            reread(k, &mut line)?;
+            continue;
+        }
+        let q = p.sweep;
+        line.events += q.events;
+        line.busy += q.busy + busy;
+        line.end = line.end.max(q.end);
+        line.last = q.last;
+        line.cur_end = Some(carried.max(q.cur_end.unwrap_or(i64::MIN)));
+        for (n, (c, d)) in q.top {
+            let x = line.top.entry(n).or_default();
+            x.0 += c;
+            x.1 += d;
+        }
+        for (n, c, d) in top {
+            let x = line.top.entry(n).or_default();
+            x.0 = x.0.saturating_add_signed(c);
+            x.1 += d;
+        }
+        line.top.retain(|_, x| x.0 > 0);
+    }
+    Ok(Some(line))
 }
 
 /// One execution of an XLA op before it becomes a `CpuOp`: (run, module, `hlo_op`), where
@@ -1083,6 +1303,15 @@ pub fn build(
     space: &XSpaceLazy,
     release: &(dyn Fn(&[u8]) + Sync),
 ) -> Result<TraceModel, DecodeFailure> {
+    build_in_pieces(space, release, HOST_PIECE)
+}
+
+/// [`build`], host lines read in pieces of about `piece` bytes.
+fn build_in_pieces(
+    space: &XSpaceLazy,
+    release: &(dyn Fn(&[u8]) + Sync),
+    piece: usize,
+) -> Result<TraceModel, DecodeFailure> {
     let mut warn = Warn::default();
     for e in &space.errors {
         warn.add("xspace_error", || format!("the profiler reported: {e}"));
@@ -1101,7 +1330,7 @@ pub fn build(
     // other's events); the device warnings count after the host's, as when read in turn.
     let mut device_warn = Warn::default();
     let (host, device) = rayon::join(
-        || read_host(&host_planes, &mut warn),
+        || read_host(&host_planes, piece, &mut warn),
         || read_devices(&planes, &mut device_warn),
     );
     let host = host?;
@@ -1110,11 +1339,8 @@ pub fn build(
     // Each kernel's launching call, by its correlation id (one shared copy of each
     // call's name). The table is large and each lookup a cache miss: they are made once,
     // on every thread.
-    let found: Vec<Option<(&str, i64)>> = out
-        .raws
-        .par_iter()
-        .map(|r| r.gpu.correlation.and_then(|c| host.launches.get(&c).copied()))
-        .collect();
+    let found: Vec<Option<(&str, i64)>> =
+        out.raws.par_iter().map(|r| r.gpu.correlation.and_then(|c| host.launches.get(c))).collect();
     let mut calls: FastMap<&str, Arc<str>> = FastMap::default();
     for (r, l) in out.raws.iter_mut().zip(found) {
         if r.gpu.correlation.is_some() {
@@ -1423,5 +1649,118 @@ mod tests {
         assert_eq!(llvm_target("gfx"), None);
         assert_eq!(detail_bytes("kind_src:device kind_dst:pinned size:8 dest:0 async:1"), Some(8));
         assert_eq!(detail_bytes("kind:device num_bytes:64 async:0"), Some(64));
+    }
+
+    /// A host line's summary as it was computed before lines were read in pieces: one
+    /// sweep in `i64`, every sum saturating.
+    fn swept_at_once(events: &[(i64, i64, &str)]) -> Option<HostThread> {
+        let (mut busy, mut cur_end, mut end) = (0i64, i64::MIN, i64::MIN);
+        let mut top: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
+        for (i, &(s, e, n)) in events.iter().enumerate() {
+            if let Some(&(ls, le, _)) = i.checked_sub(1).and_then(|j| events.get(j)) {
+                if s < ls || (s == ls && e > le) {
+                    return None;
+                }
+            }
+            end = end.max(e);
+            if s >= cur_end {
+                busy = busy.saturating_add(e.saturating_sub(s));
+                let t = top.entry(n).or_default();
+                t.0 += 1;
+                t.1 = t.1.saturating_add(e.saturating_sub(s));
+                cur_end = e;
+            } else if e > cur_end {
+                busy = busy.saturating_add(e.saturating_sub(cur_end));
+                cur_end = e;
+            }
+        }
+        let mut top: Vec<(String, u64, i64)> =
+            top.into_iter().map(|(n, (c, t))| (n.to_string(), c, t)).collect();
+        top.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+        top.truncate(5);
+        Some(HostThread {
+            plane: "p".to_string(),
+            name: "l".to_string(),
+            events: events.len() as u64,
+            busy_ns: busy,
+            start_ns: events.first().map_or(0, |e| e.0),
+            end_ns: if events.is_empty() { 0 } else { end },
+            top,
+        })
+    }
+
+    proptest::proptest! {
+        /// A line cut anywhere, each piece swept from nothing and the pieces joined, sums
+        /// to the line swept at once: nested and overlapping events across the cuts, few
+        /// or no moves of the running end kept (the pieces read again), times at the
+        /// ends of `i64` (sums past it), and lines out of order.
+        #[test]
+        fn pieces_of_a_host_line_join_to_the_line_swept_at_once(
+            raw in proptest::collection::vec((0i64..300, 0usize..4, 0usize..3), 0..80),
+            mut cuts in proptest::collection::vec(0usize..80, 0..6),
+            keep in 0usize..5,
+            base in proptest::sample::select(vec![0, i64::MIN, i64::MAX - 400, -150]),
+            sorted in proptest::bool::weighted(0.9),
+        ) {
+            let names = ["a", "b", "c"];
+            let durs = [0, 7, 90, i64::MAX];
+            let mut ev: Vec<(i64, i64, &str)> = raw
+                .iter()
+                .map(|&(s, d, n)| {
+                    let s = base.saturating_add(s);
+                    (s, s.saturating_add(durs[d]), names[n])
+                })
+                .collect();
+            if sorted {
+                ev.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            }
+            cuts.retain(|&c| c < ev.len());
+            cuts.push(0);
+            cuts.sort_unstable();
+            cuts.dedup();
+            let ranges: Vec<std::ops::Range<usize>> = cuts
+                .iter()
+                .zip(cuts.iter().skip(1).copied().chain([ev.len()]))
+                .map(|(&a, b)| a..b)
+                .collect();
+            let pieces: Vec<PieceSweep<'_>> = ranges
+                .iter()
+                .map(|r| {
+                    let mut p = PieceSweep::new(keep);
+                    for &(s, e, n) in &ev[r.clone()] {
+                        p.push(s, e, n);
+                    }
+                    p
+                })
+                .collect();
+            let joined = join_sweeps(pieces, |k, sweep| {
+                for &(s, e, n) in &ev[ranges[k].clone()] {
+                    assert!(sweep.push(s, e, n));
+                }
+                Ok(())
+            });
+            let joined = joined.ok().flatten().filter(|s| s.events > 0).map(|s| s.finish("p", "l"));
+            let at_once = swept_at_once(&ev).filter(|t| t.events > 0);
+            proptest::prop_assert_eq!(joined, at_once);
+        }
+    }
+
+    /// Host lines read in pieces of one field, of 64 and 1000 bytes, give the model
+    /// read in one piece, on both profiles (an H200 step, an MI355X step).
+    #[test]
+    fn host_lines_read_in_pieces_give_the_model_read_whole() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/jax");
+        for f in ["h200/h200_transformer_step.xplane.pb", "amd_gfx950_te_fused_attn.xplane.pb"] {
+            let bytes = bytes::Bytes::from(std::fs::read(root.join(f)).unwrap());
+            let space = XSpaceLazy::decode(bytes).unwrap();
+            let whole = build_in_pieces(&space, &|_| {}, usize::MAX).unwrap();
+            let threads = whole.xla.as_ref().map_or(0, |x| x.host_threads.len());
+            assert!(threads > 0, "{f}: no host threads");
+            for piece in [1, 64, 1000] {
+                let cut = build_in_pieces(&space, &|_| {}, piece).unwrap();
+                assert!(cut == whole, "{f}, pieces of {piece} bytes");
+            }
+        }
     }
 }

@@ -227,10 +227,26 @@ impl XLineHead {
     /// head field decodes or fails as it would. A line the walk cannot follow (a bad key,
     /// a length past the end, a group) goes to `prost` whole, which gives the error.
     pub fn decode_line(line: &bytes::Bytes) -> Result<XLineHead, prost::DecodeError> {
+        Self::decode_line_cut(line, usize::MAX).map(|(head, _)| head)
+    }
+
+    /// [`XLineHead::decode_line`], and where the line may be cut into pieces whose fields
+    /// can be read apart: 0, then each field start at least `piece` bytes past the last
+    /// cut (found on the same walk). A line the walk cannot follow has the one cut, 0.
+    pub fn decode_line_cut(
+        line: &bytes::Bytes,
+        piece: usize,
+    ) -> Result<(XLineHead, Vec<usize>), prost::DecodeError> {
         let mut r = Reader { buf: line, pos: 0 };
         let mut head = Vec::new();
+        let mut cuts = vec![0];
+        let mut last = 0;
         while r.pos < line.len() {
             let start = r.pos;
+            if start - last >= piece {
+                cuts.push(start);
+                last = start;
+            }
             let Some(()) = r.key().and_then(|(field, wire)| {
                 r.skip(wire)?;
                 if field != 4 {
@@ -238,10 +254,10 @@ impl XLineHead {
                 }
                 Some(())
             }) else {
-                return prost::Message::decode(line.clone());
+                return prost::Message::decode(line.clone()).map(|head| (head, vec![0]));
             };
         }
-        prost::Message::decode(head.as_slice())
+        prost::Message::decode(head.as_slice()).map(|head| (head, cuts))
     }
 
     /// The display name, else the name.
