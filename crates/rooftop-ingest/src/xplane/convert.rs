@@ -250,6 +250,32 @@ impl<'a> Plane<'a> {
         (name, s)
     }
 
+    /// [`Plane::event`] for a host line, which reads only the name, the correlation id
+    /// and the step number: the same values, without resolving the other stats.
+    #[inline]
+    fn host_event(&self, metadata_id: i64, stats: &[StatRef<'_>]) -> HostEvent<'a> {
+        let mut ev = match self.events.get(metadata_id) {
+            Some(m) => HostEvent {
+                name: m.name,
+                correlation_id: m.stats.correlation_id,
+                step_num: m.stats.step_num,
+            },
+            None => HostEvent { name: "", correlation_id: None, step_num: None },
+        };
+        for st in stats {
+            let Some(v) = st.value else { continue };
+            let slot = match self.stat_meta.get(st.metadata_id) {
+                Some(&(_, StatKind::CorrelationId)) => &mut ev.correlation_id,
+                Some(&(_, StatKind::StepNum)) => &mut ev.step_num,
+                _ => continue,
+            };
+            if let Some((_, v)) = self.resolve(st.metadata_id, v) {
+                *slot = v.int().or(*slot);
+            }
+        }
+        ev
+    }
+
     /// The name of an event's metadata (empty when unknown), as [`Plane::event`] gives it.
     fn event_name(&self, metadata_id: i64) -> &'a str {
         self.events.get(metadata_id).map_or("", |m| m.name)
@@ -258,6 +284,13 @@ impl<'a> Plane<'a> {
     fn plane_stats(&self) -> HashMap<&str, Val<'_>> {
         self.p.stats.iter().filter_map(|s| self.stat(s)).collect()
     }
+}
+
+/// What a host line's reading takes from an event ([`Plane::host_event`]).
+struct HostEvent<'a> {
+    name: &'a str,
+    correlation_id: Option<i64>,
+    step_num: Option<i64>,
 }
 
 /// The events of one encoded line, decoded in turn without allocating: the fast path of
@@ -706,14 +739,14 @@ fn read_host_piece<'a>(
             });
             return Ok(());
         };
-        let (name, st) = pl.event(e.metadata_id, stats);
-        if let Some(c) = st.correlation_id {
+        let HostEvent { name, correlation_id, step_num } = pl.host_event(e.metadata_id, stats);
+        if let Some(c) = correlation_id {
             h.launches.push((c, name, ts));
         }
         if let Some(m) = name.strip_suffix(":XLA GPU module") {
             h.module_spans.entry(m).or_default().push((ts, ts.saturating_add(dur)));
         }
-        if let Some(step) = st.step_num {
+        if let Some(step) = step_num {
             h.markers.push(StepMarker {
                 name: name.to_string(),
                 step: Some(step),
@@ -1761,6 +1794,38 @@ mod tests {
                 let cut = build_in_pieces(&space, &|_| {}, piece).unwrap();
                 assert!(cut == whole, "{f}, pieces of {piece} bytes");
             }
+        }
+    }
+
+    /// A host event's name, correlation id and step number read the short way are
+    /// those of the full resolution, on every event of both profiles' host planes.
+    #[test]
+    fn host_events_resolve_as_every_event_does() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/jax");
+        for f in ["h200/h200_transformer_step.xplane.pb", "amd_gfx950_te_fused_attn.xplane.pb"] {
+            let bytes = bytes::Bytes::from(std::fs::read(root.join(f)).unwrap());
+            let space = XSpaceLazy::decode(bytes).unwrap();
+            let (mut events, mut with_ids) = (0, 0);
+            for p in &space.planes {
+                let p = XPlaneLazy::decode(p.clone()).unwrap();
+                let pl = Plane::new(&p, &|_| {});
+                for line in &p.lines {
+                    LineEvents::new(&pl, line)
+                        .each(|e, stats| {
+                            let (name, full) = pl.event(e.metadata_id, stats);
+                            let short = pl.host_event(e.metadata_id, stats);
+                            assert_eq!(short.name, name);
+                            assert_eq!(short.correlation_id, full.correlation_id);
+                            assert_eq!(short.step_num, full.step_num);
+                            events += 1;
+                            with_ids += usize::from(full.correlation_id.is_some());
+                            Ok(())
+                        })
+                        .unwrap();
+                }
+            }
+            assert!(events > 300 && with_ids > 100, "{f}: {events} events, {with_ids} ids");
         }
     }
 }
