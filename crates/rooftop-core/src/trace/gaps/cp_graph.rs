@@ -190,14 +190,15 @@ impl CpGraph {
     }
 
     fn add_events(&mut self, evs: &mut [(i64, i64, EvRef)]) {
-        // Node ids in time order (HTA sorts its node table by time).
-        let mut pts: Vec<(i64, bool, EvRef)> = Vec::with_capacity(evs.len() * 2);
-        for &(ts, dur, ev) in evs.iter() {
-            pts.push((ts, true, ev));
-            pts.push((ts + dur, false, ev));
-        }
-        pts.sort_by_key(|&(ts, start, ev)| (ts, !start, ev));
-        for (ts, start, ev) in pts {
+        // Node ids in time order (HTA sorts its node table by time): by (time, starts
+        // before ends, event). Starts and ends are sorted apart, each nearly in order
+        // already, and merged.
+        let mut starts: Vec<(i64, EvRef)> = evs.iter().map(|&(ts, _, ev)| (ts, ev)).collect();
+        let mut ends: Vec<(i64, EvRef)> = evs.iter().map(|&(ts, dur, ev)| (ts + dur, ev)).collect();
+        starts.sort();
+        ends.sort();
+        for (start, k) in merge_by(&starts, &ends, |s, e| s.0 <= e.0) {
+            let (ts, ev) = if start { starts[k] } else { ends[k] };
             let id = self.node(ts, ev, start);
             if start {
                 self.start_of.set(ev, id);
@@ -500,31 +501,53 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
     g
 }
 
+/// Two sorted lists merged: `(true, i)` for `first[i]`, `(false, j)` for `second[j]`;
+/// `first`'s next item comes ahead when `ahead(first[i], second[j])`.
+fn merge_by<'x, A, B>(
+    first: &'x [A],
+    second: &'x [B],
+    ahead: impl Fn(&A, &B) -> bool + 'x,
+) -> impl Iterator<Item = (bool, usize)> + 'x {
+    let (mut at_first, mut at_second) = (0, 0);
+    std::iter::from_fn(move || {
+        let take_first = match (first.get(at_first), second.get(at_second)) {
+            (Some(x), Some(y)) => ahead(x, y),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        if take_first {
+            at_first += 1;
+            Some((true, at_first - 1))
+        } else {
+            at_second += 1;
+            Some((false, at_second - 1))
+        }
+    })
+}
+
 /// HTA's `_construct_graph_from_call_stack` for one thread.
 fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
     // Start/end points: at equal times ends first; starts longer first; ends shorter
     // first (HTA `compare_events` for events longer than 0).
-    let mut pts: Vec<(i64, u8, i64, EvRef, usize)> = Vec::with_capacity(evs.len() * 2);
-    for (i, e) in evs.iter().enumerate() {
-        pts.push((e.ts, 1, -e.dur, e.ev, i));
-        pts.push((e.ts + e.dur, 0, e.dur, e.ev, i));
-    }
-    pts.sort_unstable_by(|a, b| {
-        (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then_with(|| {
-            // Starts: earlier event first; ends: later event first.
-            if a.1 == 1 {
-                a.3.cmp(&b.3)
-            } else {
-                b.3.cmp(&a.3)
-            }
-        })
-    });
+    // Starts: earlier event first; ends: later event first. Sorted apart and merged.
+    let mut starts: Vec<(i64, i64, EvRef, usize)> =
+        evs.iter().enumerate().map(|(i, e)| (e.ts, -e.dur, e.ev, i)).collect();
+    let mut ends: Vec<(i64, i64, std::cmp::Reverse<EvRef>, usize)> = evs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.ts + e.dur, e.dur, std::cmp::Reverse(e.ev), i))
+        .collect();
+    starts.sort();
+    ends.sort();
+    let pts = merge_by(&starts, &ends, |s, e| s.0 < e.0)
+        .map(|(start, k)| (start, if start { starts[k].3 } else { ends[k].3 }));
     // Tree: children per node (ROOT is the root).
     let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
     let mut parent = vec![ROOT; evs.len()];
     let mut stack: Vec<usize> = Vec::new();
-    for &(_, kind, _, _, i) in &pts {
-        if kind == 1 {
+    for (start, i) in pts {
+        if start {
             let p = stack.last().copied().unwrap_or(ROOT);
             parent[i] = p;
             children.entry(p).or_default().push(i);
