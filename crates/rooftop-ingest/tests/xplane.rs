@@ -93,7 +93,7 @@ fn ops_modules_and_runs() {
     assert_eq!(x.ops.len(), 100);
     let mut runs: HashMap<&str, Vec<u32>> = HashMap::new();
     for o in &x.ops {
-        runs.entry(o.hlo_op.as_str()).or_default().push(o.run);
+        runs.entry(&*o.hlo_op).or_default().push(o.run);
     }
     assert_eq!(runs.len(), 20);
     assert!(runs.values().all(|r| r == &[0, 1, 2, 3, 4]), "{runs:?}");
@@ -110,7 +110,7 @@ fn ops_modules_and_runs() {
     assert!(bwd.iter().all(|o| o.launched.len() == 5));
     assert!(x.ops.iter().all(|o| o.instr.is_some()));
     assert_eq!(
-        x.ops.iter().find(|o| o.hlo_op == "gemm_fusion_dot").unwrap().framework_op.as_deref(),
+        x.ops.iter().find(|o| &*o.hlo_op == "gemm_fusion_dot").unwrap().framework_op.as_deref(),
         Some("jit(loss_fn)/jvp(bsd,de->bse)/dot_general")
     );
 }
@@ -142,7 +142,7 @@ fn hlo_instructions_from_the_profile() {
     let m = model();
     let x = m.xla.as_deref().unwrap();
     let instr =
-        |name: &str| x.ops.iter().find(|o| o.hlo_op == name).unwrap().instr.clone().unwrap();
+        |name: &str| x.ops.iter().find(|o| &*o.hlo_op == name).unwrap().instr.clone().unwrap();
     // gemm_fusion_dot = fusion(bf16[4096,2,1024], bf16[2,1024,6144]) -> f32[2,4096,6144],
     // kind kCustom, calling dot.16 with lhs_contracting {2}, rhs_contracting {1},
     // lhs_batch {1}, rhs_batch {0}; Triton output tile 1x128x128.
@@ -213,7 +213,7 @@ fn per_op_device_time_and_kernels_match_xprof() {
     let x = m.xla.as_deref().unwrap();
     let mut ours: HashMap<&str, (i64, usize)> = HashMap::new();
     for (i, o) in x.ops.iter().enumerate() {
-        let e = ours.entry(o.hlo_op.as_str()).or_default();
+        let e = ours.entry(&*o.hlo_op).or_default();
         for &k in &m.ops[i].launched {
             e.0 += m.gpu[k as usize].dur_ns;
             e.1 += 1;

@@ -302,7 +302,7 @@ fn older_gpu_layout() {
     assert_eq!(m.ops.len(), 8);
     let mut runs: HashMap<&str, Vec<u32>> = HashMap::new();
     for o in &x.ops {
-        runs.entry(o.hlo_op.as_str()).or_default().push(o.run);
+        runs.entry(&*o.hlo_op).or_default().push(o.run);
     }
     assert!(runs.values().all(|r| r == &[0, 1]), "{runs:?}");
 
@@ -450,7 +450,8 @@ fn newer_gpu_layout() {
     assert_eq!(m.devices[0].index, 1);
     assert!(m.gpu.iter().all(|g| g.launcher.as_deref() == Some("cuLaunchKernel")));
     assert!(m.gpu.iter().all(|g| g.grid == Some([4, 128, 64]) && g.stream != 0));
-    let mut runs: Vec<(String, u32)> = x.ops.iter().map(|o| (o.hlo_op.clone(), o.run)).collect();
+    let mut runs: Vec<(String, u32)> =
+        x.ops.iter().map(|o| (o.hlo_op.to_string(), o.run)).collect();
     runs.sort();
     assert_eq!(
         runs,

@@ -539,11 +539,11 @@ struct Raw {
     launch_ns: Option<i64>,
 }
 
-/// Interned op names: one copy of each, looked up by content.
+/// Interned op names: one shared copy of each, looked up by content.
 #[derive(Default)]
 struct Strings {
-    index: FastMap<Box<str>, u32>,
-    list: Vec<Box<str>>,
+    index: FastMap<Arc<str>, u32>,
+    list: Vec<Arc<str>>,
 }
 
 impl Strings {
@@ -552,13 +552,19 @@ impl Strings {
             return i;
         }
         let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
-        self.list.push(s.into());
-        self.index.insert(s.into(), i);
+        let shared: Arc<str> = s.into();
+        self.list.push(Arc::clone(&shared));
+        self.index.insert(shared, i);
         i
     }
 
     fn get(&self, i: u32) -> &str {
         self.list.get(i as usize).map_or("", |s| s)
+    }
+
+    /// The shared copy of string `i`.
+    fn shared(&self, i: u32) -> Arc<str> {
+        self.list.get(i as usize).map_or_else(|| Arc::from(""), Arc::clone)
     }
 }
 
@@ -983,10 +989,20 @@ struct Inst {
     events: Vec<u32>,
 }
 
-/// An op's instruction (when the module's HLO has it) and its interned arguments, by
-/// (module, `hlo_op`).
-/// Per (module, instruction name): the instruction, its arguments and the op's name.
-type InstrCache = FastMap<(Option<u32>, u32), (Option<Arc<HloInstr>>, Arc<OpArgs>, Arc<str>)>;
+/// Per (module, instruction name): what every execution of the op shares.
+type InstrCache = FastMap<(Option<u32>, u32), Shared>;
+
+/// What the executions of one op share.
+struct Shared {
+    /// The instruction, when the module's HLO has it.
+    instr: Option<Arc<HloInstr>>,
+    args: Arc<OpArgs>,
+    /// The op's name in the model (qualified by its module when the name is not unique).
+    display: Arc<str>,
+    hlo_op: Arc<str>,
+    /// The instruction's framework op (its metadata's `op_name`), when stated.
+    framework_op: Option<Arc<str>>,
+}
 
 /// Module interning: (name, program id) → index.
 #[derive(Default)]
@@ -1440,11 +1456,19 @@ fn build_in_pieces(
                 .into(),
                 _ => name.into(),
             };
-            (instr, Arc::new(args), display)
+            let framework_op =
+                instr.as_ref().filter(|i| !i.op_name.is_empty()).map(|i| i.op_name.as_str().into());
+            Shared {
+                instr,
+                args: Arc::new(args),
+                display,
+                hlo_op: strings.shared(name_id),
+                framework_op,
+            }
         });
         // XLA records the kernels it replays from a command buffer under the buffer's thunk
         // (`command_buffer_N`), which is not an HLO instruction.
-        if entry.0.is_none()
+        if entry.instr.is_none()
             && !name.starts_with("command_buffer")
             && module.is_some_and(|m| hlo_modules.contains_key(&m))
         {
@@ -1465,24 +1489,24 @@ fn build_in_pieces(
             gpu_op[e as usize] = Some(op_index);
         }
         ops.push(CpuOp {
-            name: Arc::clone(&entry.2),
+            name: Arc::clone(&entry.display),
             ts_ns: ts,
             dur_ns: end.saturating_sub(ts),
             pid: inst.device,
             tid: inst.stream,
-            args: Arc::clone(&entry.1),
+            args: Arc::clone(&entry.args),
             launched: inst.events,
             ..CpuOp::default()
         });
         xops.push(XlaOp {
             module,
             run: *run,
-            hlo_op: name.to_string(),
-            instr: entry.0.clone(),
+            hlo_op: Arc::clone(&entry.hlo_op),
+            instr: entry.instr.clone(),
             framework_op: first
                 .framework_op
-                .map(|f| strings.get(f).to_string())
-                .or_else(|| entry.0.as_ref().map(|i| i.op_name.clone()).filter(|s| !s.is_empty())),
+                .map(|f| strings.shared(f))
+                .or_else(|| entry.framework_op.clone()),
             profile_flops: first.flops,
             profile_bytes: first.bytes,
         });

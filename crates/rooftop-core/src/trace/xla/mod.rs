@@ -74,14 +74,14 @@ pub struct XlaOp {
     pub module: Option<u32>,
     /// The module execution this op ran in, numbered from 0 per (device, module).
     pub run: u32,
-    /// The `hlo_op` name as the profile states it.
-    pub hlo_op: String,
+    /// The `hlo_op` name as the profile states it (one shared copy per name).
+    pub hlo_op: Arc<str>,
     /// The HLO instruction, when the module's HLO is in the profile (shared by every
     /// execution of the instruction).
     pub instr: Option<Arc<HloInstr>>,
     /// The framework op (`jit(loss_fn)/jvp()/dot_general`): the device event's `name`
     /// stat, else the instruction's metadata.
-    pub framework_op: Option<String>,
+    pub framework_op: Option<Arc<str>>,
     /// XLA's own cost-analysis FLOPs of one execution, when the profile carries them
     /// (`flops` / `model_flops` stats).
     pub profile_flops: Option<f64>,

@@ -237,7 +237,7 @@ pub fn xla_report(
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<(Option<u32>, &str), usize> = HashMap::default();
     for (i, op) in info.ops.iter().enumerate().take(model.ops.len()) {
-        let g = *index.entry((op.module, op.hlo_op.as_str())).or_insert_with(|| {
+        let g = *index.entry((op.module, &*op.hlo_op)).or_insert_with(|| {
             groups.push(Group { first: i, ..Group::default() });
             groups.len() - 1
         });
@@ -322,7 +322,7 @@ fn work_of(
     if let (Some(f), Some(b)) = (op.profile_flops, op.profile_bytes) {
         let w = Work {
             class: OpClass::Elementwise,
-            shape: op.hlo_op.clone(),
+            shape: op.hlo_op.to_string(),
             flops: f,
             precision: Precision::Fp32,
             unit: ExecUnit::Vector,
@@ -365,12 +365,12 @@ fn op_row(
     let mut row = XlaOpRow {
         module: module_name(info, op.module),
         program_id: op.module.and_then(|m| info.modules.get(m as usize)).and_then(|m| m.program_id),
-        name: op.hlo_op.clone(),
+        name: op.hlo_op.to_string(),
         category: class.label.to_string(),
         opcode: instr.map(|i| i.opcode.clone()),
         fusion_kind: instr.and_then(|i| i.fusion_kind.clone()),
         custom_call_target: instr.and_then(|i| i.custom_call_target.clone()),
-        framework_op: op.framework_op.clone(),
+        framework_op: op.framework_op.as_deref().map(str::to_string),
         shape: instr.map(|i| i.shape.text()),
         operands: instr.map(work::operands_text),
         occurrences: g.times_ns.len() as u64,
@@ -544,12 +544,8 @@ fn module_rows(model: &TraceModel, info: &XlaInfo) -> Vec<ModuleRow> {
             let (total_us, mean_us, min_us, max_us) = stats(&times);
             let mut devs: Vec<i64> = mine.iter().map(|(k, _)| k.1).collect();
             devs.dedup();
-            let mut names: Vec<&str> = info
-                .ops
-                .iter()
-                .filter(|o| o.module == Some(mi))
-                .map(|o| o.hlo_op.as_str())
-                .collect();
+            let mut names: Vec<&str> =
+                info.ops.iter().filter(|o| o.module == Some(mi)).map(|o| &*o.hlo_op).collect();
             names.sort_unstable();
             names.dedup();
             ModuleRow {
@@ -654,7 +650,7 @@ fn collective_rows(
         let op = &info.ops[g.first];
         let instr = op.instr.as_deref();
         let Some(row) =
-            ops.iter().find(|r| r.name == op.hlo_op && r.module == module_name(info, op.module))
+            ops.iter().find(|r| *r.name == *op.hlo_op && r.module == module_name(info, op.module))
         else {
             continue;
         };
@@ -678,7 +674,7 @@ fn collective_rows(
         let factor = kind.zip(n).map(|(k, n)| k.bus_factor(n));
         rows.push(XlaCollectiveRow {
             module: row.module.clone(),
-            name: op.hlo_op.clone(),
+            name: op.hlo_op.to_string(),
             kind,
             group_size: n,
             group_size_basis: basis,
