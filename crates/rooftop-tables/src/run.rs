@@ -133,7 +133,11 @@ pub fn map_traces(
         // The full report only where it is shown.
         let report = settings.keep_reports.then(|| analyze(&m, device, &topts));
         let file = file_name(path);
-        let meta = RankMeta::of(&file, &m, device.map(|d| d.id.as_str()), topts.include_unlinked);
+        let catalog_id = device.map(|d| d.id.as_str());
+        let meta = match &report {
+            Some(r) => RankMeta::with_timeline(&file, &m, catalog_id, &r.timeline),
+            None => RankMeta::of(&file, &m, catalog_id, topts.include_unlinked),
+        };
         let records = collectives(&m);
         let written = settings.tables_out.map_or(Ok(()), |dir| {
             let input = RankInput {

@@ -12,7 +12,7 @@ use super::comm::reduce::{RankInfo, ReduceOptions, Reducer};
 use super::comm::{CollectiveRecord, CommReport};
 use super::model::TraceModel;
 use super::report::TraceReport;
-use super::timeline::{is_comm, is_comm_name, timeline};
+use super::timeline::{is_comm, is_comm_name, timeline, Timeline};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -59,6 +59,17 @@ impl RankMeta {
         include_unlinked: bool,
     ) -> RankMeta {
         let (tl, _) = timeline(model, include_unlinked);
+        Self::with_timeline(name, model, catalog_id, &tl)
+    }
+
+    /// [`RankMeta::of`] with the rank's timeline computed already (a full report's,
+    /// analysed with the same `include_unlinked`).
+    pub fn with_timeline(
+        name: &str,
+        model: &TraceModel,
+        catalog_id: Option<&str>,
+        tl: &Timeline,
+    ) -> RankMeta {
         let t = &tl.all;
         let (count, time_ns) = model
             .gpu
@@ -643,6 +654,8 @@ mod tests {
         let r = analyze(&m, None, &opts);
         let meta = RankMeta::of("a.json", &m, None, opts.include_unlinked);
         assert_eq!(meta.collective_kernel_count, 2);
+        // The report's timeline gives the meta computing its own gives.
+        assert_eq!(RankMeta::with_timeline("a.json", &m, None, &r.timeline), meta);
         // The same rank-table numbers as the full report gives.
         let from_report = RankMeta::of_report("a.json", &r);
         assert_eq!(
