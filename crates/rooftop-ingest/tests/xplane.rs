@@ -344,3 +344,23 @@ fn xla_work_matches_xprof_cost_analysis() {
     assert_eq!(x.steps.rows.len(), 5);
     assert!(x.steps.rows.iter().all(|s| s.kernels == 30));
 }
+
+/// The category memo (keyed by where an op's instruction, `hlo_op` and first kernel name
+/// are) answers for every op of both profiles what the op's own categorization does,
+/// asked twice (the second from the memo); the profile's ops share entries.
+#[test]
+fn memoized_xla_categories_are_each_ops_own() {
+    let h200 = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/jax/h200/h200_transformer_step.xplane.pb");
+    for m in [model(), read_path(&h200).unwrap()] {
+        let memo = rooftop_core::trace::ops::CategoryMemo::default();
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..m.ops.len() {
+            let own = rooftop_core::trace::ops::categorize_in(&m, i);
+            assert_eq!(memo.categorize(&m, i), own, "op {i} ({})", m.ops[i].name);
+            assert_eq!(memo.categorize(&m, i), own, "op {i} again");
+            seen.insert(own);
+        }
+        assert!(m.ops.len() > 20 && seen.len() > 2, "{} ops, {seen:?}", m.ops.len());
+    }
+}

@@ -395,6 +395,21 @@ pub fn categorize_in(model: &TraceModel, op: usize) -> Category {
     categorize_op(name, first)
 }
 
+/// Where what XLA op `op`'s category depends on is: its instruction (0 without), its
+/// `hlo_op` and its first kernel's name (address and length; 0 without); `None` when
+/// the op has no XLA record.
+fn xla_key(model: &TraceModel, x: &crate::trace::xla::XlaInfo, op: usize) -> Option<[usize; 5]> {
+    let xop = x.ops.get(op)?;
+    let instr = xop.instr.as_ref().map_or(0, |i| Arc::as_ptr(i) as usize);
+    let first = model
+        .ops
+        .get(op)
+        .and_then(|o| o.launched.first())
+        .and_then(|&e| model.gpu.get(e as usize))
+        .map_or((0, 0), |g| (g.name.as_ptr() as usize, g.name.len()));
+    Some([instr, xop.hlo_op.as_ptr() as usize, xop.hlo_op.len(), first.0, first.1])
+}
+
 /// What a PyTorch op's category depends on: its name and its first kernel's.
 fn names_of(model: &TraceModel, op: usize) -> Option<(&str, Option<&str>)> {
     let o = model.ops.get(op)?;
@@ -409,14 +424,24 @@ fn names_of(model: &TraceModel, op: usize) -> Option<(&str, Option<&str>)> {
 #[derive(Debug, Default)]
 pub struct CategoryMemo<'m> {
     by_names: std::sync::Mutex<foldhash::HashMap<(&'m str, Option<&'m str>), Category>>,
+    /// An XLA op's category depends on its instruction, its `hlo_op` and its first
+    /// kernel's name, each one copy shared in the model: keyed by their addresses.
+    by_xla: std::sync::Mutex<foldhash::HashMap<[usize; 5], Category>>,
 }
 
 impl<'m> CategoryMemo<'m> {
     /// The category of op `op` of `model` (the same `model` every call), as
     /// [`categorize_in`] gives it.
     pub fn categorize(&self, model: &'m TraceModel, op: usize) -> Category {
-        if model.xla.is_some() {
-            return categorize_in(model, op);
+        if let Some(x) = model.xla.as_deref() {
+            let Some(key) = xla_key(model, x, op) else { return categorize_in(model, op) };
+            let lock = || self.by_xla.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(&c) = lock().get(&key) {
+                return c;
+            }
+            let c = categorize_in(model, op);
+            lock().insert(key, c);
+            return c;
         }
         let Some(key) = names_of(model, op) else { return Category::Other };
         let lock = || self.by_names.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

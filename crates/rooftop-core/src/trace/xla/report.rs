@@ -500,14 +500,22 @@ struct Run {
 
 /// Each (module, device, run) with its activities' span and busy time.
 fn runs(model: &TraceModel, info: &XlaInfo) -> BTreeMap<RunKey, Run> {
-    let mut by: BTreeMap<(u32, i64, u32), Vec<u32>> = BTreeMap::new();
-    for (i, op) in info.ops.iter().enumerate().take(model.ops.len()) {
-        let Some(m) = op.module else { continue };
-        let dev = model.ops[i].pid;
-        by.entry((m, dev, op.run)).or_default().extend(&model.ops[i].launched);
-    }
-    by.into_iter()
-        .map(|(k, ev)| {
+    // The ops by (module, device, run), in op order within each: sorted stably by key,
+    // then taken a key at a time.
+    let mut keyed: Vec<((u32, i64, u32), usize)> = info
+        .ops
+        .iter()
+        .zip(&model.ops)
+        .enumerate()
+        .filter_map(|(i, (op, cpu))| Some(((op.module?, cpu.pid, op.run), i)))
+        .collect();
+    keyed.sort_by_key(|&(k, _)| k);
+    keyed
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|group| {
+            let k = group[0].0;
+            let ev: Vec<u32> =
+                group.iter().flat_map(|&(_, i)| model.ops[i].launched.iter().copied()).collect();
             let start = ev
                 .iter()
                 .filter_map(|&e| model.gpu.get(e as usize))
