@@ -1833,15 +1833,24 @@ mod tests {
         }
     }
 
-    /// Host lines read in pieces of one field, of 64 and 1000 bytes, give the model
-    /// read in one piece, on both profiles (an H200 step, an MI355X step).
-    #[test]
-    fn host_lines_read_in_pieces_give_the_model_read_whole() {
+    /// Both JAX profiles of the fixtures (an H200 step, an MI355X step), decoded.
+    fn profiles() -> Vec<(&'static str, XSpaceLazy)> {
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/jax");
-        for f in ["h200/h200_transformer_step.xplane.pb", "amd_gfx950_te_fused_attn.xplane.pb"] {
-            let bytes = bytes::Bytes::from(std::fs::read(root.join(f)).unwrap());
-            let space = XSpaceLazy::decode(bytes).unwrap();
+        ["h200/h200_transformer_step.xplane.pb", "amd_gfx950_te_fused_attn.xplane.pb"]
+            .into_iter()
+            .map(|f| {
+                let bytes = bytes::Bytes::from(std::fs::read(root.join(f)).unwrap());
+                (f, XSpaceLazy::decode(bytes).unwrap())
+            })
+            .collect()
+    }
+
+    /// Host lines read in pieces of one field, of 64 and 1000 bytes, give the model
+    /// read in one piece, on both profiles.
+    #[test]
+    fn host_lines_read_in_pieces_give_the_model_read_whole() {
+        for (f, space) in profiles() {
             let whole = build_in_pieces(&space, &|_| {}, usize::MAX).unwrap();
             let threads = whole.xla.as_ref().map_or(0, |x| x.host_threads.len());
             assert!(threads > 0, "{f}: no host threads");
@@ -1856,11 +1865,7 @@ mod tests {
     /// those of the full resolution, on every event of both profiles' host planes.
     #[test]
     fn host_events_resolve_as_every_event_does() {
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/jax");
-        for f in ["h200/h200_transformer_step.xplane.pb", "amd_gfx950_te_fused_attn.xplane.pb"] {
-            let bytes = bytes::Bytes::from(std::fs::read(root.join(f)).unwrap());
-            let space = XSpaceLazy::decode(bytes).unwrap();
+        for (f, space) in profiles() {
             let (mut events, mut with_ids) = (0, 0);
             for p in &space.planes {
                 let p = XPlaneLazy::decode(p.clone()).unwrap();
