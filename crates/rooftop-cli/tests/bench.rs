@@ -230,7 +230,10 @@ fn ctrl_c_keeps_results_so_far() {
         .arg(&dev)
         .args(["bench", "--device", "test-cpu", "--kernel", "copy,scale"])
         .args(["--single-config", "4096", "--no-ceilings"])
-        .args(["--min-time", "60", "--export-json"])
+        // No run limit in reach: on a loaded machine the warm-up can time a run long, its
+        // samples then come short, and 10,000 of them (the default limit) ended the first
+        // case before Ctrl-C came.
+        .args(["--min-time", "60", "--max-runs", "100000000", "--export-json"])
         .arg(&j)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
