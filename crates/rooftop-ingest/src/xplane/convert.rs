@@ -610,10 +610,11 @@ impl<'a> Launches<'a> {
     /// From lists in reading order (the first launch of an id wins).
     fn of(lists: &[Vec<Launch<'a>>]) -> Launches<'a> {
         let all = || lists.iter().flatten();
-        let n = all().count();
-        let (Some(lo), Some(hi)) = (all().map(|l| l.0).min(), all().map(|l| l.0).max()) else {
+        let (n, lo, hi) =
+            all().fold((0, i64::MAX, i64::MIN), |(n, lo, hi), l| (n + 1, lo.min(l.0), hi.max(l.0)));
+        if n == 0 {
             return Launches::default();
-        };
+        }
         let span = i128::from(hi) - i128::from(lo) + 1;
         if let Some(len) = usize::try_from(span).ok().filter(|&s| s <= 2 * n + 4096) {
             let mut slots = vec![None; len];
@@ -662,10 +663,7 @@ fn read_host<'a>(
         .iter()
         .zip(&heads)
         .filter_map(|(&(pl, b), h)| Some((pl, b, h.as_ref().ok()?)))
-        .flat_map(|(pl, b, (head, cuts))| {
-            let ends = cuts.iter().skip(1).copied().chain([b.len()]);
-            cuts.iter().zip(ends).map(move |(&from, to)| (pl, head, &b[from..to]))
-        })
+        .flat_map(|(pl, b, (head, cuts))| pieces_of(b, cuts).map(move |p| (pl, head, p)))
         .collect();
     let read: Vec<Result<HostPiece<'a>, DecodeFailure>> = pieces
         .par_iter()
@@ -689,12 +687,9 @@ fn read_host<'a>(
             launches.push(p.launches);
             sweeps.push(p.sweep);
         }
-        let piece_bytes = |k: usize| {
-            let from = cuts.get(k).copied().unwrap_or(bytes.len());
-            &bytes[from..cuts.get(k + 1).copied().unwrap_or(bytes.len())]
-        };
         let joined = join_sweeps(sweeps, |k, sweep| {
-            LineEvents::new(pl, piece_bytes(k)).each(|e, _| {
+            let piece = pieces_of(bytes, &cuts).nth(k).unwrap_or_default();
+            LineEvents::new(pl, piece).each(|e, _| {
                 if let Some((ts, dur)) = times(head.timestamp_ns, e) {
                     sweep.push(ts, ts.saturating_add(dur), pl.event_name(e.metadata_id));
                 }
@@ -715,6 +710,15 @@ fn read_host<'a>(
     }
     h.markers.sort_by_key(|m| m.ts_ns);
     Ok(h)
+}
+
+/// The pieces of a line between its cuts (the first cut is 0).
+fn pieces_of<'a, 'c>(line: &'a [u8], cuts: &'c [usize]) -> impl Iterator<Item = &'a [u8]> + 'c
+where
+    'a: 'c,
+{
+    let ends = cuts.iter().skip(1).copied().chain([line.len()]);
+    cuts.iter().zip(ends).map(move |(&from, to)| &line[from..to])
 }
 
 /// What one piece of a host line adds to [`Host`].

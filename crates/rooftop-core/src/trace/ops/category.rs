@@ -434,24 +434,29 @@ impl<'m> CategoryMemo<'m> {
     /// [`categorize_in`] gives it.
     pub fn categorize(&self, model: &'m TraceModel, op: usize) -> Category {
         if let Some(x) = model.xla.as_deref() {
-            let Some(key) = xla_key(model, x, op) else { return categorize_in(model, op) };
-            let lock = || self.by_xla.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(&c) = lock().get(&key) {
-                return c;
-            }
-            let c = categorize_in(model, op);
-            lock().insert(key, c);
-            return c;
+            return match xla_key(model, x, op) {
+                Some(key) => memoized(&self.by_xla, key, || categorize_in(model, op)),
+                None => categorize_in(model, op),
+            };
         }
         let Some(key) = names_of(model, op) else { return Category::Other };
-        let lock = || self.by_names.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&c) = lock().get(&key) {
-            return c;
-        }
-        let c = categorize_op(key.0, key.1);
-        lock().insert(key, c);
-        c
+        memoized(&self.by_names, key, || categorize_op(key.0, key.1))
     }
+}
+
+/// `memo`'s category for `key`, computed by `f` (the lock not held) the first time.
+fn memoized<K: std::hash::Hash + Eq>(
+    memo: &std::sync::Mutex<foldhash::HashMap<K, Category>>,
+    key: K,
+    f: impl FnOnce() -> Category,
+) -> Category {
+    let lock = || memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&c) = lock().get(&key) {
+        return c;
+    }
+    let c = f();
+    lock().insert(key, c);
+    c
 }
 
 /// TraceLens's category label of a kernel-launching op, as in its `ops_summary.csv`
