@@ -3,7 +3,7 @@
 use crate::args::OutputFormat;
 use crate::error::{CliError, Result};
 use rooftop_report::Format;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The renderer format of a CLI format flag.
@@ -55,15 +55,33 @@ pub fn check_writable(path: &Path, flag: &str, dir_ok: bool) -> Result<()> {
 /// Writes `text` to `path`, or to standard output. A closed pipe (`| head`) is not an
 /// error.
 pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
-    if let Some(p) = path {
-        return std::fs::write(p, text).map_err(|e| {
-            CliError::Runtime(format!("cannot write the output to {}: {e}", p.display()))
-        });
-    }
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    emit_with(path, |w| w.write_all(text.as_bytes()))
+}
+
+/// Bytes gathered before each write of [`emit_with`].
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// Streams what `write` writes to `path`, or to standard output, through one buffer
+/// (the text is never held whole). A closed pipe (`| head`) is not an error.
+pub fn emit_with(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut BufWriter<Box<dyn Write + '_>>) -> std::io::Result<()>,
+) -> Result<()> {
+    let inner: Box<dyn Write> = match path {
+        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| cannot_write(Some(p), &e))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut w = BufWriter::with_capacity(WRITE_BUFFER, inner);
+    match write(&mut w).and_then(|()| w.flush()) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(CliError::Runtime(format!("cannot write to standard output: {e}"))),
+        Err(e) if path.is_none() && e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(cannot_write(path, &e)),
+    }
+}
+
+fn cannot_write(path: Option<&Path>, e: &std::io::Error) -> CliError {
+    match path {
+        Some(p) => CliError::Runtime(format!("cannot write the output to {}: {e}", p.display())),
+        None => CliError::Runtime(format!("cannot write to standard output: {e}")),
     }
 }

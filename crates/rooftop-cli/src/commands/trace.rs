@@ -263,7 +263,7 @@ fn emit_one(report: &TraceReport, model: &TraceModel, ro: RenderOptions, cli: &C
         OutputFormat::Parquet => Err(CliError::input("--format parquet needs -o DIR")),
         OutputFormat::Table => output::emit(&render::table(report, &ro), out),
         OutputFormat::Md => output::emit(&render::markdown(report, &ro), out),
-        OutputFormat::Json => output::emit(&render::json(report), out),
+        OutputFormat::Json => output::emit_with(out, |w| render::write_json(report, w)),
         OutputFormat::Csv => {
             let files = render::section_csv_files(report, ro.section)?;
             match (out, files.as_slice()) {

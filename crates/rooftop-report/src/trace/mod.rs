@@ -38,6 +38,7 @@
 //! assert!(md.contains("### Kernels (top 1 of 1)") && md.contains("sgemm_64x16"));
 //! ```
 
+use crate::json::pretty;
 use crate::table::{finding_text, stake_cell, table as new_table, wrap, WIDTH};
 use comfy_table::{ColumnConstraint, Width};
 use rooftop_core::trace::ops::{ParamValue, Table};
@@ -350,16 +351,13 @@ pub fn markdown(r: &TraceReport, opts: &RenderOptions) -> String {
     out
 }
 
-fn pretty<T: serde::Serialize>(v: &T) -> String {
-    // Our structs serialise without error (string map keys; non-finite floats become
-    // null in serde_json).
-    let mut s =
-        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    s.push('\n');
-    s
-}
-
 /// The report as JSON (`docs/json-schema.md`, "Trace report").
 pub fn json(r: &TraceReport) -> String {
     pretty(r)
+}
+
+/// [`json`], written to `w` as it is made (a large trace's report is tens of MB of
+/// text, most of it the critical path's events).
+pub fn write_json<W: std::io::Write>(r: &TraceReport, w: W) -> std::io::Result<()> {
+    crate::json::write_pretty(r, w)
 }

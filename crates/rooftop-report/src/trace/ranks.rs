@@ -198,9 +198,7 @@ pub fn ranks_json(run: &RankRun) -> String {
         "ranks": ranks_json,
         "cross_rank": value(serde_json::to_value(&run.cross)),
     });
-    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
-    text.push('\n');
-    text
+    pretty(&v)
 }
 
 /// CSV files `(file name, contents)` to write into one folder.
