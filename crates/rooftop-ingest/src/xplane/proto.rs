@@ -388,6 +388,99 @@ impl EventHead {
 /// what `prost` checks (varint overflow, keys within `u32`, field number 0, wire types of
 /// known fields, lengths, UTF-8), and takes the last value of a repeated scalar or oneof.
 pub fn decode_event<'a>(buf: &'a [u8], stats: &mut Vec<StatRef<'a>>) -> Option<EventHead> {
+    if buf.len() <= SMALL_EVENT {
+        if let Some(head) = decode_small(buf, stats) {
+            return Some(head);
+        }
+    }
+    decode_any(buf, stats)
+}
+
+/// Events of at most this many bytes (a host event has about 20) are first read by
+/// [`decode_small`].
+const SMALL_EVENT: usize = 64;
+
+/// [`decode_event`] for a small event in the layout profilers write: one-byte keys of
+/// the known fields only, varints of at most eight bytes. The bytes are copied into a
+/// zeroed buffer longer than the event by eight, so that every varint is one 8-byte load
+/// with no bounds to check; a value that runs into the zeros has its end past the event's,
+/// which is refused. `None` for anything else (the general decoder then reads the event,
+/// and decides).
+fn decode_small<'a>(buf: &'a [u8], stats: &mut Vec<StatRef<'a>>) -> Option<EventHead> {
+    let n = buf.len();
+    let mut pad = [0u8; SMALL_EVENT + 16];
+    pad.get_mut(..n)?.copy_from_slice(buf);
+    // `p` is below `n` at every read, so the load stays inside `pad`.
+    let varint = |p: &mut usize| -> Option<u64> {
+        let w = u64::from_le_bytes(pad.get(*p..*p + 8)?.try_into().ok()?);
+        if w & 0x80 == 0 {
+            *p += 1;
+            return Some(w & 0x7f);
+        }
+        let (v, len) = varint8(w)?;
+        *p += len;
+        Some(v)
+    };
+    // A length-delimited value at `p`: its bounds, within `end`.
+    let span = |p: &mut usize, end: usize| -> Option<(usize, usize)> {
+        let len = usize::try_from(varint(p)?).ok()?;
+        let stop = p.checked_add(len).filter(|&s| s <= end)?;
+        Some((std::mem::replace(p, stop), stop))
+    };
+    stats.clear();
+    let mut head = EventHead { metadata_id: 0, data: None, duration_ps: 0 };
+    let mut p = 0;
+    while p < n {
+        let key = pad[p];
+        p += 1;
+        match key {
+            0x08 => head.metadata_id = varint(&mut p)?.cast_signed(),
+            0x10 => head.data = Some(x_event::Data::OffsetPs(varint(&mut p)?.cast_signed())),
+            0x28 => {
+                head.data = Some(x_event::Data::NumOccurrences(varint(&mut p)?.cast_signed()));
+            }
+            0x18 => head.duration_ps = varint(&mut p)?.cast_signed(),
+            0x22 => {
+                let (mut q, end) = span(&mut p, n)?;
+                let mut stat = StatRef { metadata_id: 0, value: None };
+                while q < end {
+                    let key = pad[q];
+                    q += 1;
+                    match key {
+                        0x08 => stat.metadata_id = varint(&mut q)?.cast_signed(),
+                        0x18 => stat.value = Some(StatValue::Uint64(varint(&mut q)?)),
+                        0x20 => stat.value = Some(StatValue::Int64(varint(&mut q)?.cast_signed())),
+                        0x38 => stat.value = Some(StatValue::Ref(varint(&mut q)?)),
+                        0x11 => {
+                            let b = pad.get(q..q + 8)?.try_into().ok()?;
+                            stat.value = Some(StatValue::Double(f64::from_le_bytes(b)));
+                            q += 8;
+                        }
+                        0x2a => {
+                            let (from, to) = span(&mut q, end)?;
+                            stat.value =
+                                Some(StatValue::Str(std::str::from_utf8(&buf[from..to]).ok()?));
+                        }
+                        0x32 => {
+                            let (from, to) = span(&mut q, end)?;
+                            stat.value = Some(StatValue::Bytes(&buf[from..to]));
+                        }
+                        _ => return None,
+                    }
+                }
+                if q != end {
+                    return None;
+                }
+                stats.push(stat);
+            }
+            _ => return None,
+        }
+    }
+    (p == n).then_some(head)
+}
+
+/// [`decode_event`] for any event.
+fn decode_any<'a>(buf: &'a [u8], stats: &mut Vec<StatRef<'a>>) -> Option<EventHead> {
     stats.clear();
     let mut head = EventHead { metadata_id: 0, data: None, duration_ps: 0 };
     let mut r = Reader { buf, pos: 0 };
@@ -856,6 +949,117 @@ mod tests {
                 let mut m = line.clone();
                 m[i] = v;
                 assert!(agrees(&m), "byte {i} = {v:#x}");
+            }
+        }
+    }
+
+    /// A host event as JAX writes them: metadata id, offset, duration, a reference and
+    /// an integer stat (20 bytes).
+    fn host_event() -> XEvent {
+        XEvent {
+            metadata_id: 300,
+            data: Some(x_event::Data::OffsetPs(1_234_567_890)),
+            duration_ps: 2_960_000,
+            stats: vec![
+                XStat { metadata_id: 4, value: Some(x_stat::Value::RefValue(17)) },
+                XStat { metadata_id: 9, value: Some(x_stat::Value::Int64Value(123_456)) },
+            ],
+        }
+    }
+
+    /// The small-event path reads the usual layout itself (it does not leave it to the
+    /// general decoder), gives `prost`'s values, and refuses every truncation and every
+    /// changed byte `prost` refuses.
+    #[test]
+    fn small_events_decode_as_prost_decodes_them() {
+        let good = host_event().encode_to_vec();
+        assert!(good.len() <= SMALL_EVENT);
+        let mut stats = Vec::new();
+        let h = decode_small(&good, &mut stats).expect("the usual layout is read in place");
+        assert_eq!(
+            (h.metadata_id, h.data, h.duration_ps),
+            (300, Some(x_event::Data::OffsetPs(1_234_567_890)), 2_960_000)
+        );
+        assert_eq!(stats[0], StatRef { metadata_id: 4, value: Some(StatValue::Ref(17)) });
+        assert_eq!(stats[1].value, Some(StatValue::Int64(123_456)));
+        let small_agrees = |b: &[u8]| {
+            let mut stats = Vec::new();
+            match (decode_small(b, &mut stats), XEvent::decode(b)) {
+                (Some(h), Ok(e)) => {
+                    let mut want = Vec::new();
+                    EventHead::of(&e, &mut want) == h && want == stats
+                }
+                (None, _) => true,
+                (Some(_), Err(_)) => false,
+            }
+        };
+        for cut in 0..good.len() {
+            assert!(small_agrees(&good[..cut]) && agrees(&good[..cut]), "cut at {cut}");
+        }
+        for i in 0..good.len() {
+            for v in [0x00, 0x01, 0x02, 0x07, 0x0b, 0x0c, 0x11, 0x22, 0x2a, 0x7f, 0x80, 0xff] {
+                let mut m = good.clone();
+                m[i] = v;
+                assert!(small_agrees(&m) && agrees(&m), "byte {i} = {v:#x}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Random small events (every stat kind, values of every varint length, negative
+        /// ones among them) and random corruptions of them: the small-event path reads
+        /// what `prost` reads whenever it answers, and answers for every event whose
+        /// varints fit in eight bytes.
+        #[test]
+        fn random_small_events_decode_as_prost_decodes_them(
+            id in 0i64..(1 << 40),
+            offset in proptest::prop_oneof![0i64..(1 << 45), proptest::prelude::any::<i64>()],
+            occurrences in proptest::prelude::any::<bool>(),
+            duration in 0i64..(1 << 50),
+            raw_stats in proptest::collection::vec((0i64..1000, 0u8..7, proptest::prelude::any::<i64>(), "[a-z.é]{0,6}"), 0..4),
+            flip in proptest::prelude::any::<(usize, u8)>(),
+        ) {
+            let stats: Vec<XStat> = raw_stats
+                .iter()
+                .map(|(m, kind, v, text)| XStat {
+                    metadata_id: *m,
+                    value: match kind {
+                        0 => Some(x_stat::Value::DoubleValue(*v as f64 / 7.0)),
+                        1 => Some(x_stat::Value::Uint64Value(v.unsigned_abs() >> 8)),
+                        2 => Some(x_stat::Value::Int64Value(*v >> 8)),
+                        3 => Some(x_stat::Value::StrValue(text.clone())),
+                        4 => Some(x_stat::Value::BytesValue(text.as_bytes().to_vec())),
+                        5 => Some(x_stat::Value::RefValue(v.unsigned_abs() >> 8)),
+                        _ => None,
+                    },
+                })
+                .collect();
+            let data = if occurrences {
+                x_event::Data::NumOccurrences(offset)
+            } else {
+                x_event::Data::OffsetPs(offset)
+            };
+            let e = XEvent { metadata_id: id, data: Some(data), duration_ps: duration, stats };
+            let bytes = e.encode_to_vec();
+            proptest::prop_assert!(agrees(&bytes));
+            let mut got = Vec::new();
+            // Varints of at most 8 bytes: values below 2^56, none negative.
+            let short = |v: i64| (0..1 << 56).contains(&v);
+            let fits = short(offset)
+                && e.stats.iter().all(|s| match &s.value {
+                    Some(x_stat::Value::Int64Value(v)) => short(*v),
+                    Some(x_stat::Value::Uint64Value(v) | x_stat::Value::RefValue(v)) => *v < 1 << 56,
+                    _ => true,
+                });
+            if bytes.len() <= SMALL_EVENT && fits {
+                proptest::prop_assert!(decode_small(&bytes, &mut got).is_some());
+            }
+            let mut m = bytes.clone();
+            if !m.is_empty() {
+                let i = flip.0 % m.len();
+                m[i] = flip.1;
+                proptest::prop_assert!(agrees(&m));
+                proptest::prop_assert!(agrees(&m[..i]));
             }
         }
     }
