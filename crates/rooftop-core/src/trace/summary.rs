@@ -378,7 +378,19 @@ pub fn kernel_summary(
             }
         }
     }
-    let mut groups: foldhash::HashMap<Key<'_>, Vec<usize>> = foldhash::HashMap::default();
+    // The groups in order of first kernel, found by their key's texts; each kernel first
+    // by the addresses of those texts. The names are shared (one copy per distinct
+    // name), so a kernel is mostly found by hashing seven words instead of hundreds of
+    // bytes of name; texts at the same addresses are the same texts, so the group is the
+    // one the texts give.
+    let mut groups: Vec<(Key<'_>, Vec<usize>)> = Vec::new();
+    let mut by_text: foldhash::HashMap<Key<'_>, usize> = foldhash::HashMap::default();
+    let mut by_address: foldhash::HashMap<[usize; 7], usize> = foldhash::HashMap::default();
+    let text = |t: &str| (t.as_ptr() as usize, t.len());
+    let address = |(cat, parent, name, stream): Key<'_>| {
+        let ((c, cn), (p, pn), (n, nn)) = (text(cat), parent.map_or((0, 0), text), text(name));
+        [c, cn, p, pn, n, nn, stream as usize]
+    };
     let mut all_us = 0.0;
     for (i, ev) in model.gpu.iter().enumerate() {
         if ev.kind != GpuKind::Kernel {
@@ -393,10 +405,16 @@ pub fn kernel_summary(
                 None => (None, "unlinked"),
             },
         };
-        groups.entry((cat, parent, ev.name.as_ref(), ev.stream)).or_default().push(i);
+        let key = (cat, parent, ev.name.as_ref(), ev.stream);
+        let g = *by_address.entry(address(key)).or_insert_with(|| {
+            *by_text.entry(key).or_insert_with(|| {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            })
+        });
+        groups[g].1.push(i);
     }
     // In key order, as the rows' sort below keeps equal totals.
-    let mut groups: Vec<(Key<'_>, Vec<usize>)> = groups.into_iter().collect();
     groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut rows: Vec<KernelRow> = groups
         .into_iter()
