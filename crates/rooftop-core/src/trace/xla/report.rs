@@ -608,7 +608,13 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
     }
     let mut rows = Vec::new();
     let mut overlapping = 0u64;
+    // The spans are sorted by device: a step's index on its device counts the spans since
+    // the device's first.
+    let mut first_of_device = 0usize;
     for (n, &(dev, start, end, kernels)) in spans.iter().enumerate() {
+        if n > 0 && spans[n - 1].0 != dev {
+            first_of_device = n;
+        }
         // Every device activity on this device inside the span counts as busy.
         let (acts, longest) = by_dev.get(&dev).map_or((&[][..], 0), |(v, l)| (v.as_slice(), *l));
         let lo = acts.partition_point(|a| a.0 < start.saturating_sub(longest));
@@ -627,7 +633,7 @@ fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
             g >= 0
         });
         rows.push(StepRow {
-            index: rows.iter().filter(|r: &&StepRow| r.device == dev).count() as u64,
+            index: (n - first_of_device) as u64,
             device: dev,
             start_ms: start.saturating_sub(window_start_ns) as f64 / 1e6,
             span_ms: span as f64 / 1e6,
@@ -736,5 +742,46 @@ mod tests {
         // Spans are the runs' own: 10 ms and 8 ms.
         assert_eq!(s.rows[0].span_ms, 10.0);
         assert_eq!(s.rows[1].span_ms, 8.0);
+    }
+
+    /// Three runs of the step module on device 0 and two on device 1, listed device by
+    /// device: each device's steps are numbered from 0.
+    #[test]
+    fn steps_are_numbered_per_device() {
+        let ms = 1_000_000;
+        let runs = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)];
+        let model = TraceModel {
+            gpu: runs
+                .iter()
+                .map(|&(device, run)| GpuEvent {
+                    device,
+                    ts_ns: i64::from(run) * 10 * ms,
+                    dur_ns: ms,
+                    ..GpuEvent::default()
+                })
+                .collect(),
+            // The op of a device's run has the device's plane as its `pid`.
+            ops: runs
+                .iter()
+                .zip(0..)
+                .map(|(&(device, _), i)| CpuOp {
+                    pid: device,
+                    launched: vec![i],
+                    ..CpuOp::default()
+                })
+                .collect(),
+            ..TraceModel::default()
+        };
+        let info = XlaInfo {
+            modules: vec![XlaModule { name: "jit_step".to_string(), ..XlaModule::default() }],
+            ops: runs
+                .iter()
+                .map(|&(_, run)| XlaOp { module: Some(0), run, ..XlaOp::default() })
+                .collect(),
+            ..XlaInfo::default()
+        };
+        let s = steps(&model, &info, 0);
+        let numbered: Vec<(i64, u64)> = s.rows.iter().map(|r| (r.device, r.index)).collect();
+        assert_eq!(numbered, [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)], "{s:?}");
     }
 }
