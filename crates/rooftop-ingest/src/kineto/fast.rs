@@ -1381,6 +1381,43 @@ mod tests {
         assert!(read > 100, "{read}");
     }
 
+    /// Ids and times of 1 to 17 digits, with and without decimals or an exponent, parse
+    /// as serde parses them (the loops' limits of 15 and 18 digits included).
+    #[test]
+    fn ids_and_times_of_every_length_read_as_serde_reads_them() {
+        for digits in 1..=17usize {
+            let int: String = (1..=digits).map(|i| char::from(b'0' + (i % 10) as u8)).collect();
+            for frac in ["", ".5", ".25", ".125", ".0625", "e3", ".5e1"] {
+                for tail in [",\"x\": 1}", "}"] {
+                    let text = format!("{int}{frac}{tail}");
+                    let value = &text[..text.len() - tail.len()];
+                    let mut s = Scan {
+                        b: text.as_bytes(),
+                        p: 0,
+                        valid: Valid::default(),
+                        memo: &mut ShapeMemo::default(),
+                    };
+                    let got = s.micros().and_then(Result::ok);
+                    let want = decimal_us_to_ns(value.as_bytes()).ok();
+                    assert_eq!(got, want, "micros {value:?} before {tail:?}");
+                    if got.is_some() {
+                        assert_eq!(s.p, value.len(), "micros {value:?} ends");
+                    }
+                    let mut s = Scan {
+                        b: text.as_bytes(),
+                        p: 0,
+                        valid: Valid::default(),
+                        memo: &mut ShapeMemo::default(),
+                    };
+                    let want: Option<i64> = serde_json::from_str::<Lenient<Id>>(value)
+                        .ok()
+                        .and_then(|l| l.0.map(|i| i.0));
+                    assert_eq!(s.id().flatten(), want, "id {value:?} before {tail:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn non_digits_marks_exactly_the_bytes_that_are_not_digits() {
         for b in 0..=255u8 {
