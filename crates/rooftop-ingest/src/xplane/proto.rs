@@ -247,6 +247,10 @@ impl XLineHead {
                 cuts.push(start);
                 last = start;
             }
+            if let Some(stop) = short_event_at(line, start) {
+                r.pos = stop;
+                continue;
+            }
             let Some(()) = r.key().and_then(|(field, wire)| {
                 r.skip(wire)?;
                 if field != 4 {
@@ -267,6 +271,17 @@ impl XLineHead {
         } else {
             &self.display_name
         }
+    }
+}
+
+/// The end of the event at `pos` of an encoded line when it is the usual one: key 0x22
+/// (field 4, length-delimited) and a length below 128 (one byte), within the line; `None`
+/// for any other field, which the general walk reads.
+#[inline]
+fn short_event_at(line: &[u8], pos: usize) -> Option<usize> {
+    match line.get(pos..pos.checked_add(2)?)? {
+        &[0x22, len] if len < 0x80 => Some(pos + 2 + usize::from(len)).filter(|&s| s <= line.len()),
+        _ => None,
     }
 }
 
@@ -299,6 +314,11 @@ pub fn line_event_bytes(line: &[u8]) -> impl Iterator<Item = Result<&[u8], Decod
     let mut pos = 0usize;
     std::iter::from_fn(move || {
         while pos < line.len() {
+            if let Some(stop) = short_event_at(line, pos) {
+                let body = pos + 2;
+                pos = stop;
+                return Some(Ok(&line[body..stop]));
+            }
             let Some((key, next)) = varint_at(line, pos) else {
                 pos = line.len();
                 return Some(Err(DecodeFailure::Malformed("XLine: truncated field key")));
