@@ -859,10 +859,10 @@ impl<'a> Sweep<'a> {
     }
 }
 
-/// A name told apart by where its bytes are, not by what they say: a host line's
-/// names are its plane's event metadata, one copy each, so hashing the address is
-/// enough to count them (names of the same text at two addresses are added up at the
-/// end).
+/// A name told apart by where its bytes are, not by what they say: the names of a
+/// plane's events are its event metadata's, one copy each, so hashing the address finds
+/// them (a host line's counts of the same text at two addresses are added up at the end;
+/// a device line looks a new address up by its text).
 #[derive(Clone, Copy)]
 struct ByAddress<'a>(&'a str);
 
@@ -1105,8 +1105,11 @@ fn read_device_events(
     let mut target: Option<String> = None;
     let mut n_events = 0usize;
     // One shared copy of each activity name (a profile runs the same few dozen kernels,
-    // with names of hundreds of bytes, thousands of times).
+    // with names of hundreds of bytes, thousands of times): found by the address of the
+    // metadata's name first (the same for every event of one metadata), by its text when
+    // that address is new.
     let mut names: FastMap<&str, Arc<str>> = FastMap::default();
+    let mut names_at: FastMap<ByAddress<'_>, Arc<str>> = FastMap::default();
     // The launch configuration of each distinct `kernel_details` text: a kernel runs
     // with the same few configurations thousands of times.
     let mut configs: FastMap<Box<str>, GpuEvent> = FastMap::default();
@@ -1145,12 +1148,14 @@ fn read_device_events(
             } else {
                 GpuKind::Kernel
             };
-            let name_arc = Arc::clone(names.entry(name).or_insert_with(|| {
-                // A name seen before had its target looked for then.
-                if target.is_none() {
-                    target = llvm_target(name);
-                }
-                name.into()
+            let name_arc = Arc::clone(names_at.entry(ByAddress(name)).or_insert_with(|| {
+                Arc::clone(names.entry(name).or_insert_with(|| {
+                    // A name seen before had its target looked for then.
+                    if target.is_none() {
+                        target = llvm_target(name);
+                    }
+                    name.into()
+                }))
             }));
             let mut g = GpuEvent {
                 kind,
@@ -1423,10 +1428,16 @@ fn build_in_pieces(
     // on every thread.
     let found: Vec<Option<(&str, i64)>> =
         out.raws.par_iter().map(|r| r.gpu.correlation.and_then(|c| host.launches.get(c))).collect();
+    // By the address of the host metadata's name first (`ByAddress`), then by its text.
     let mut calls: FastMap<&str, Arc<str>> = FastMap::default();
+    let mut calls_at: FastMap<ByAddress<'_>, Arc<str>> = FastMap::default();
     for (r, l) in out.raws.iter_mut().zip(found) {
         if r.gpu.correlation.is_some() {
-            r.gpu.launcher = l.map(|l| Arc::clone(calls.entry(l.0).or_insert_with(|| l.0.into())));
+            r.gpu.launcher = l.map(|(name, _)| {
+                Arc::clone(calls_at.entry(ByAddress(name)).or_insert_with(|| {
+                    Arc::clone(calls.entry(name).or_insert_with(|| name.into()))
+                }))
+            });
             r.launch_ns = l.map(|l| l.1);
         }
     }
