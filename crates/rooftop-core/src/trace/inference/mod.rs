@@ -20,7 +20,7 @@ pub mod quant;
 pub mod steps;
 
 use super::gaps::{is_graph_launch, Dist};
-use super::model::{GpuEvent, OpArgs, TraceModel};
+use super::model::{OpArgs, TraceModel};
 use super::ops::{OpModel, OpModelError};
 use super::timeline::{length, merge};
 use crate::model::ModelConfig;
@@ -252,16 +252,22 @@ pub fn inference(model: &TraceModel) -> Inference {
         (v, s) if v >= s => Some("vLLM".to_string()),
         _ => Some("SGLang".to_string()),
     };
-    let mut comm: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
     // A custom all-reduce is a communication kernel: the per-name memo of the
-    // categories rejects the others without scanning each launch's name.
-    let custom = |g: &&GpuEvent| {
-        crate::trace::ops::is_comm_kernel_shared(&g.name) && comm::is_custom_allreduce(&g.name)
-    };
-    for g in model.gpu.iter().filter(custom) {
-        let e = comm.entry(g.name.as_ref()).or_default();
-        e.0 += 1;
-        e.1 += g.dur_ns;
+    // categories rejects the others without scanning each launch's name. The
+    // communication kernels are summed per shared copy of their name (by its address:
+    // distinct live copies have distinct addresses), then each distinct name is scanned
+    // once (NCCL's kernel names hold `educe`, which the scan looks for first).
+    let mut per_copy: foldhash::HashMap<usize, (&str, u64, i64)> = foldhash::HashMap::default();
+    for g in model.gpu.iter().filter(|g| crate::trace::ops::is_comm_kernel_shared(&g.name)) {
+        let e = per_copy.entry(g.name.as_ptr() as usize).or_insert((g.name.as_ref(), 0, 0));
+        e.1 += 1;
+        e.2 += g.dur_ns;
+    }
+    let mut comm: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
+    for &(name, n, ns) in per_copy.values().filter(|(name, ..)| comm::is_custom_allreduce(name)) {
+        let e = comm.entry(name).or_default();
+        e.0 += n;
+        e.1 += ns;
     }
     out.custom_allreduce_kernels = comm.values().map(|v| v.0).sum();
     out.custom_allreduce_us = comm.values().map(|v| v.1).sum::<i64>() as f64 / 1e3;
