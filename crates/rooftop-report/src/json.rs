@@ -4,14 +4,13 @@ use crate::devices::DeviceRow;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::schema::analysis::AnalysisRecord;
-
 use serde_json::ser::Formatter;
 use std::io::{self, Write};
 
 /// serde_json's pretty layout (`to_string_pretty`: two-space indent, `": "` after a
 /// key, an empty array or object as `[]` / `{}`), byte for byte, with each line break
-/// and its indent written at once: serde_json's own formatter writes the indent two
-/// spaces at a time, which was a third of the time to write a large report.
+/// and its indent written at once: serde_json's own formatter makes one write for the
+/// line break and one per level of indent, and a large report has millions of lines.
 #[derive(Debug, Default)]
 pub struct Pretty {
     level: usize,
