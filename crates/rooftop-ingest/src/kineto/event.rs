@@ -203,6 +203,11 @@ pub(crate) enum CommKey {
     DstRank,
 }
 
+impl CommKey {
+    /// How many keys there are (`key as usize` is below it).
+    pub(crate) const COUNT: usize = CommKey::DstRank as usize + 1;
+}
+
 /// Every argument key the reader names, by first byte, as `$callback! { first =>
 /// [name => key, ...], ... }`: the one list behind [`ArgKey::of`] and the scanner's
 /// byte-wise recognition (`fast::known_arg_key`). The keys libkineto and PyTorch write
@@ -628,31 +633,66 @@ impl<'de: 'a, 'a> LenientVisit<'de> for Args<'a> {
 /// string where a number is expected is parsed when it holds one; lists may be JSON
 /// arrays or the strings PyTorch writes (`"[0, 1]"`) and are kept as text.
 pub(crate) fn comm_arg(c: &mut CommArgs, key: CommKey, raw: &str) {
+    set_comm(c, key, comm_value(key, raw));
+}
+
+/// A collective argument as read from its raw JSON ([`comm_value`]): a shared text, a
+/// count or a signed number, by key.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum CommValue {
+    Text(Option<Arc<str>>),
+    Count(Option<u64>),
+    Signed(Option<i64>),
+}
+
+/// The value of collective argument `key` in `raw` (a pure function of the two: the
+/// scanner keeps the last value of each key and reuses it for the same raw text).
+pub(crate) fn comm_value(key: CommKey, raw: &str) -> CommValue {
     let text = raw_text(raw);
-    let count = |t: Option<Cow<'_, str>>| {
-        let t = t?;
-        let t = t.trim();
-        t.parse::<u64>().ok().or_else(|| {
-            let f = t.parse::<f64>().ok()?;
-            (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
-        })
-    };
-    let signed = |t: Option<Cow<'_, str>>| t?.trim().parse::<i64>().ok();
-    let owned = |t: Option<Cow<'_, str>>| t.map(|t| shared_text(&t));
     match key {
-        CommKey::Collective => c.collective = owned(text),
-        CommKey::InNelems => c.in_nelems = count(text),
-        CommKey::OutNelems => c.out_nelems = count(text),
-        CommKey::GroupSize => c.group_size = count(text).and_then(|v| u32::try_from(v).ok()),
-        CommKey::Dtype => c.dtype = owned(text),
-        CommKey::PgName => c.pg_name = owned(text),
-        CommKey::PgDesc => c.pg_desc = owned(text),
-        CommKey::PgRanks => c.pg_ranks = owned(text),
-        CommKey::InSplit => c.in_split = owned(text),
-        CommKey::OutSplit => c.out_split = owned(text),
-        CommKey::Seq => c.seq = signed(text),
-        CommKey::SrcRank => c.src_rank = signed(text),
-        CommKey::DstRank => c.dst_rank = signed(text),
+        CommKey::Collective
+        | CommKey::Dtype
+        | CommKey::PgName
+        | CommKey::PgDesc
+        | CommKey::PgRanks
+        | CommKey::InSplit
+        | CommKey::OutSplit => CommValue::Text(text.map(|t| shared_text(&t))),
+        CommKey::InNelems | CommKey::OutNelems | CommKey::GroupSize => {
+            CommValue::Count(text.and_then(|t| {
+                let t = t.trim();
+                t.parse::<u64>().ok().or_else(|| {
+                    let f = t.parse::<f64>().ok()?;
+                    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19)
+                        .then_some(f as u64)
+                })
+            }))
+        }
+        CommKey::Seq | CommKey::SrcRank | CommKey::DstRank => {
+            CommValue::Signed(text.and_then(|t| t.trim().parse::<i64>().ok()))
+        }
+    }
+}
+
+/// Stores `v`, read for `key` by [`comm_value`], in its field.
+pub(crate) fn set_comm(c: &mut CommArgs, key: CommKey, v: CommValue) {
+    match (key, v) {
+        (CommKey::Collective, CommValue::Text(t)) => c.collective = t,
+        (CommKey::Dtype, CommValue::Text(t)) => c.dtype = t,
+        (CommKey::PgName, CommValue::Text(t)) => c.pg_name = t,
+        (CommKey::PgDesc, CommValue::Text(t)) => c.pg_desc = t,
+        (CommKey::PgRanks, CommValue::Text(t)) => c.pg_ranks = t,
+        (CommKey::InSplit, CommValue::Text(t)) => c.in_split = t,
+        (CommKey::OutSplit, CommValue::Text(t)) => c.out_split = t,
+        (CommKey::InNelems, CommValue::Count(n)) => c.in_nelems = n,
+        (CommKey::OutNelems, CommValue::Count(n)) => c.out_nelems = n,
+        (CommKey::GroupSize, CommValue::Count(n)) => {
+            c.group_size = n.and_then(|v| u32::try_from(v).ok());
+        }
+        (CommKey::Seq, CommValue::Signed(n)) => c.seq = n,
+        (CommKey::SrcRank, CommValue::Signed(n)) => c.src_rank = n,
+        (CommKey::DstRank, CommValue::Signed(n)) => c.dst_rank = n,
+        // `comm_value` gives each key its kind of value.
+        _ => {}
     }
 }
 

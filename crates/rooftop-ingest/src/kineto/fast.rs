@@ -19,8 +19,8 @@
 
 use super::collect::{keep_named, skippable, Partial};
 use super::event::{
-    comm_arg, decimal_us_to_ns, micros_to_ns, ArgKey, Args, Dim3, Event, EventKey, Id, Lenient,
-    Phase, PhaseValue, Str, CONCRETE, DIMS, STRIDES, TYPES,
+    comm_value, decimal_us_to_ns, micros_to_ns, set_comm, ArgKey, Args, CommKey, CommValue, Dim3,
+    Event, EventKey, Id, Lenient, Phase, PhaseValue, Str, CONCRETE, DIMS, STRIDES, TYPES,
 };
 use super::hash::FxMap;
 use serde::de::{Deserialize, IgnoredAny};
@@ -186,6 +186,9 @@ pub(crate) struct ShapeMemo<'a> {
     /// Per name, per shape list (`DIMS`, `TYPES`, `STRIDES`, `CONCRETE`), the last
     /// `RECENT` distinct texts, the next to replace first.
     recent: Vec<[([&'a str; RECENT], u8); 4]>,
+    /// Per collective argument key, the last raw text read and its value: a trace
+    /// repeats the same group, type and sizes on every collective ([`ShapeMemo::comm`]).
+    comm: [Option<(&'a str, CommValue)>; CommKey::COUNT],
 }
 
 /// Distinct texts remembered per op name and shape list.
@@ -198,6 +201,21 @@ impl<'a> ShapeMemo<'a> {
     pub(crate) fn clear(&mut self) {
         self.by_name.clear();
         self.recent.clear();
+        self.comm = Default::default();
+    }
+
+    /// The value of collective argument `key` in `raw`: the last one read for the key
+    /// when `raw` is the same text (the value is a function of the text), else read.
+    fn comm(&mut self, key: CommKey, raw: &'a str) -> CommValue {
+        let slot = &mut self.comm[key as usize];
+        if let Some((last, v)) = slot {
+            if *last == raw {
+                return v.clone();
+            }
+        }
+        let v = comm_value(key, raw);
+        *slot = Some((raw, v.clone()));
+        v
     }
 
     /// The index of `name`'s texts, made when new (the memo starts over at
@@ -834,7 +852,8 @@ impl<'a> Scan<'a, '_> {
                 ArgKey::DeviceId => a.device_id = self.id()?,
                 ArgKey::Comm(key) => {
                     let raw = self.raw()?;
-                    comm_arg(a.comm.get_or_insert_with(Box::default), key, raw);
+                    let value = self.memo.comm(key, raw);
+                    set_comm(a.comm.get_or_insert_with(Box::default), key, value);
                 }
                 ArgKey::Other => self.skip_value()?,
             }
@@ -1039,12 +1058,22 @@ mod tests {
                 r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": {i}, "dur": 1, "args": {{"Input Dims": {d}, "Input type": {types}, "Concrete Inputs": {d}}}}}"#
             ));
         }
+        let (slow, fast, names) = read_with_one_memo(&events);
+        assert_eq!(fast.ops.len(), 60);
+        assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
+        // The memo was used: a bare name's lists are remembered, an escaped name's not.
+        assert_eq!(names, 2);
+    }
+
+    /// `events` in one buffer, read by serde one by one and by the scanner with one memo:
+    /// both partials, and how many op names the memo holds at the end.
+    fn read_with_one_memo(events: &[String]) -> (Partial, Partial, usize) {
         let text = events.join(",\n");
         let b = text.as_bytes();
         let (mut memo, mut fast) = (ShapeMemo::default(), Partial::default());
         let mut slow = Partial::default();
         let mut p = 0;
-        for e in &events {
+        for e in events {
             let end = event_with(b, p, p, Valid::over(b, 0, b.len()), &mut memo, &mut fast);
             assert_eq!(end, Some(p + e.len()), "{e}");
             let mut de = serde_json::Deserializer::from_str(e);
@@ -1055,10 +1084,41 @@ mod tests {
             .unwrap();
             p += e.len() + 2;
         }
-        assert_eq!(fast.ops.len(), 60);
+        (slow, fast, memo.by_name.len())
+    }
+
+    /// Collectives one after another whose arguments repeat, change, change type (a
+    /// number written as a string, a list as an array) or go missing: read with one
+    /// memo, each event's arguments are what serde reads.
+    #[test]
+    fn repeated_collective_arguments_read_from_the_memo_as_serde_reads_them() {
+        let args = [
+            r#""Collective name": "allreduce", "In msg nelems": 4096, "Group size": 8, "dtype": "Float", "Process Group Ranks": "[0, 1]", "Seq": 1"#,
+            r#""Collective name": "allreduce", "In msg nelems": 8192, "Group size": 8, "dtype": "Float", "Process Group Ranks": "[0, 1]", "Seq": 2"#,
+            r#""Collective name": "allreduce", "In msg nelems": "4096", "Group size": 8.0, "dtype": "BFloat16", "Process Group Ranks": [0, 1], "Seq": " 3 ""#,
+            r#""Collective name": "all\u0072educe", "In msg nelems": 4096, "Group size": 8, "dtype": "Float", "Process Group Ranks": "[0, 1]", "Seq": 1"#,
+            r#""Collective name": null, "In msg nelems": -1, "Group size": 4294967296, "dtype": 7, "Seq": "x""#,
+            r#""Collective name": "allreduce", "In msg nelems": 4096, "Group size": 8, "dtype": "Float", "Process Group Ranks": "[0, 1]", "Seq": 1"#,
+        ];
+        let events: Vec<String> = args
+            .iter()
+            .cycle()
+            .take(18)
+            .enumerate()
+            .map(|(i, a)| {
+                format!(
+                    r#"{{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7, "ts": {i}, "dur": 1, "args": {{"correlation": {i}, {a}}}}}"#
+                )
+            })
+            .collect();
+        let (slow, fast, _) = read_with_one_memo(&events);
+        assert_eq!(fast.gpu.len(), 18);
+        assert!(fast.gpu.iter().all(|g| g.comm.is_some()));
         assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
-        // The memo was used: a bare name's lists are remembered, an escaped name's not.
-        assert_eq!(memo.by_name.len(), 2);
+        let first = fast.gpu[0].comm.as_deref().unwrap();
+        assert_eq!((first.in_nelems, first.group_size, first.seq), (Some(4096), Some(8), Some(1)));
+        let odd = fast.gpu[4].comm.as_deref().unwrap();
+        assert_eq!((odd.collective.as_deref(), odd.in_nelems, odd.group_size), (None, None, None));
     }
 
     #[test]
