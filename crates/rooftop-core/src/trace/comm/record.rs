@@ -15,6 +15,7 @@ use super::kind::CollectiveKind;
 use crate::trace::model::{CommArgs, GpuKind, TraceModel};
 use crate::trace::timeline::is_comm;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Where a record's arguments came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
@@ -86,13 +87,15 @@ type Window = (i64, Option<(i64, usize)>);
 
 /// The collectives of one rank's trace.
 pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
-    use std::collections::HashMap;
+    use foldhash::HashMap;
     let mut out = Vec::new();
     // Computation since the previous collective of the same process group: a running
     // total of compute time, its value at each group's previous collective, and per
     // group the longest kernel since then.
     let mut compute_ns: i64 = 0;
-    let mut groups: HashMap<Option<std::sync::Arc<str>>, Window> = HashMap::new();
+    let mut groups: HashMap<Option<Arc<str>>, Window> = HashMap::default();
+    // The kind of each collective name, read once per name (a trace repeats a few).
+    let mut kinds: HashMap<Arc<str>, Option<CollectiveKind>> = HashMap::default();
     for (i, ev) in model.gpu.iter().enumerate() {
         if !is_comm(ev) {
             if ev.kind == GpuKind::Kernel {
@@ -112,8 +115,13 @@ pub fn collectives(model: &TraceModel) -> Vec<CollectiveRecord> {
         };
         let kind = args
             .collective
-            .as_deref()
-            .and_then(CollectiveKind::from_collective_name)
+            .as_ref()
+            .and_then(|c| match kinds.get(c.as_ref()) {
+                Some(&k) => k,
+                None => {
+                    *kinds.entry(Arc::clone(c)).or_insert(CollectiveKind::from_collective_name(c))
+                }
+            })
             .or_else(|| CollectiveKind::from_kernel_name(&ev.name))
             .unwrap_or_default();
         // A group's first collective: the computation since the trace began.
