@@ -881,6 +881,28 @@ impl std::hash::Hash for ByAddress<'_> {
     }
 }
 
+/// One shared copy of each distinct name of a plane's events: found by the address of
+/// the metadata's name first ([`ByAddress`]: the same for every event of one metadata),
+/// by its text when that address is new.
+#[derive(Default)]
+struct SharedNames<'a> {
+    by_text: FastMap<&'a str, Arc<str>>,
+    by_address: FastMap<ByAddress<'a>, Arc<str>>,
+}
+
+impl<'a> SharedNames<'a> {
+    /// The shared copy of `name`; `new` is told each text seen for the first time.
+    fn get(&mut self, name: &'a str, new: impl FnOnce(&str)) -> Arc<str> {
+        let Self { by_text, by_address } = self;
+        Arc::clone(by_address.entry(ByAddress(name)).or_insert_with(|| {
+            Arc::clone(by_text.entry(name).or_insert_with(|| {
+                new(name);
+                name.into()
+            }))
+        }))
+    }
+}
+
 /// The events that moved a piece's running end are kept up to this many: enough to
 /// join a piece cut inside a long event's nest without reading it again.
 const RAISED: usize = 4096;
@@ -1105,11 +1127,8 @@ fn read_device_events(
     let mut target: Option<String> = None;
     let mut n_events = 0usize;
     // One shared copy of each activity name (a profile runs the same few dozen kernels,
-    // with names of hundreds of bytes, thousands of times): found by the address of the
-    // metadata's name first (the same for every event of one metadata), by its text when
-    // that address is new.
-    let mut names: FastMap<&str, Arc<str>> = FastMap::default();
-    let mut names_at: FastMap<ByAddress<'_>, Arc<str>> = FastMap::default();
+    // with names of hundreds of bytes, thousands of times).
+    let mut names = SharedNames::default();
     // The launch configuration of each distinct `kernel_details` text: a kernel runs
     // with the same few configurations thousands of times.
     let mut configs: FastMap<Box<str>, GpuEvent> = FastMap::default();
@@ -1148,15 +1167,12 @@ fn read_device_events(
             } else {
                 GpuKind::Kernel
             };
-            let name_arc = Arc::clone(names_at.entry(ByAddress(name)).or_insert_with(|| {
-                Arc::clone(names.entry(name).or_insert_with(|| {
-                    // A name seen before had its target looked for then.
-                    if target.is_none() {
-                        target = llvm_target(name);
-                    }
-                    name.into()
-                }))
-            }));
+            let name_arc = names.get(name, |name| {
+                // A name seen before had its target looked for then.
+                if target.is_none() {
+                    target = llvm_target(name);
+                }
+            });
             let mut g = GpuEvent {
                 kind,
                 name: name_arc,
@@ -1428,16 +1444,10 @@ fn build_in_pieces(
     // on every thread.
     let found: Vec<Option<(&str, i64)>> =
         out.raws.par_iter().map(|r| r.gpu.correlation.and_then(|c| host.launches.get(c))).collect();
-    // By the address of the host metadata's name first (`ByAddress`), then by its text.
-    let mut calls: FastMap<&str, Arc<str>> = FastMap::default();
-    let mut calls_at: FastMap<ByAddress<'_>, Arc<str>> = FastMap::default();
+    let mut calls = SharedNames::default();
     for (r, l) in out.raws.iter_mut().zip(found) {
         if r.gpu.correlation.is_some() {
-            r.gpu.launcher = l.map(|(name, _)| {
-                Arc::clone(calls_at.entry(ByAddress(name)).or_insert_with(|| {
-                    Arc::clone(calls.entry(name).or_insert_with(|| name.into()))
-                }))
-            });
+            r.gpu.launcher = l.map(|(name, _)| calls.get(name, |_| {}));
             r.launch_ns = l.map(|l| l.1);
         }
     }
