@@ -336,7 +336,7 @@ fn critical_path(r: &TraceReport, f: &mut Files) -> Result<(), crate::RenderErro
             .map(|e| {
                 vec![
                     e.kind.to_string(),
-                    e.name.clone(),
+                    e.name.to_string(),
                     num(e.ts),
                     num(e.dur_us),
                     num(e.on_path_us),

@@ -35,6 +35,7 @@ use foldhash::HashMap as FastMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// A what-if request: scale `target`'s time by `factor`.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,8 +93,9 @@ pub struct CpWindow {
 /// One entry of the path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpEvent {
-    /// The trace's name of the event (for delays and gaps: the kernel after them).
-    pub name: String,
+    /// The trace's name of the event (for delays and gaps: the kernel after them),
+    /// shared with the model (a path repeats the same names many times).
+    pub name: Arc<str>,
     /// The event's start as the trace gives it (for delays and gaps: their start), µs.
     pub ts: f64,
     /// The event's duration (delays and gaps: their length), µs.
@@ -269,6 +271,18 @@ fn ev_name(model: &TraceModel, ev: EvRef) -> &str {
     }
 }
 
+/// [`ev_name`], shared with the model where the model shares it (an annotation's name
+/// is copied).
+fn ev_name_shared(model: &TraceModel, ev: EvRef) -> Arc<str> {
+    let shared = match ev {
+        EvRef::Op(i) => model.ops.get(i as usize).map(|o| &o.name),
+        EvRef::Runtime(i) => model.runtime.get(i as usize).map(|r| &r.name),
+        EvRef::Gpu(i) => model.gpu.get(i as usize).map(|g| &g.name),
+        EvRef::Annotation(_) => None,
+    };
+    shared.map_or_else(|| ev_name(model, ev).into(), Arc::clone)
+}
+
 fn ev_span(model: &TraceModel, ev: EvRef) -> (i64, i64) {
     match ev {
         EvRef::Op(i) => model.ops.get(i as usize).map_or((0, 0), |o| (o.ts_ns, o.dur_ns)),
@@ -406,7 +420,9 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
     let edges: Vec<&Edge> = path.windows(2).filter_map(|w| g.edge_between(w[0], w[1])).collect();
 
     let mut bound: BTreeMap<&'static str, i64> = BTreeMap::new();
-    let mut events: Vec<CpEvent> = Vec::new();
+    // At most one entry per edge: room for them at once (grown by doubling, the copies
+    // left behind are holes in the heap), the rest given back after.
+    let mut events: Vec<CpEvent> = Vec::with_capacity(edges.len());
     let mut last_ev: Option<EvRef> = None;
     // Keyed by names borrowed from the model: one string per row, not per edge.
     let mut by_name: FastMap<&str, (i64, u64)> = FastMap::default();
@@ -433,7 +449,7 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
                 } else {
                     let (ts, dur) = ev_span(model, ev);
                     events.push(CpEvent {
-                        name: ev_name(model, ev).to_string(),
+                        name: ev_name_shared(model, ev),
                         ts: ts as f64 / 1e3,
                         dur_us: dur as f64 / 1e3,
                         on_path_us: e.weight as f64 / 1e3,
@@ -458,7 +474,7 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
                 let kind =
                     if e.kind == EdgeKind::LaunchDelay { "launch_delay" } else { "kernel_gap" };
                 events.push(CpEvent {
-                    name: ev_name(model, to.ev).to_string(),
+                    name: ev_name_shared(model, to.ev),
                     ts: from.ts as f64 / 1e3,
                     dur_us: e.weight as f64 / 1e3,
                     on_path_us: e.weight as f64 / 1e3,
@@ -483,6 +499,7 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
             EdgeKind::Dependency | EdgeKind::Sync => {}
         }
     }
+    events.shrink_to_fit();
     let bound_by = bound
         .into_iter()
         .map(|(b, ns)| BoundShare {
@@ -692,8 +709,7 @@ mod tests {
         assert_eq!(b("cpu_bound"), 13.0);
         assert_eq!(b("gpu_kernel_launch_overhead"), 14.0);
         assert_eq!(b("gpu_compute_bound"), 70.0);
-        let names: Vec<(&str, &str)> =
-            cp.events.iter().map(|e| (e.kind, e.name.as_str())).collect();
+        let names: Vec<(&str, &str)> = cp.events.iter().map(|e| (e.kind, &*e.name)).collect();
         assert_eq!(
             names,
             vec![
