@@ -6,10 +6,9 @@
 //! and kernel-kernel gaps are items of their own on the stream they precede. At most
 //! [`MAX_ITEMS`] items: every item on the path, then the longest of the others.
 
-use super::super::model::{GpuKind, TraceModel};
+use super::super::model::{GpuEvent, GpuKind, TraceModel};
 use super::cp_graph::{CpGraph, Edge, EdgeKind, EvRef};
 use super::Span;
-use foldhash::HashSet;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -55,27 +54,48 @@ fn depths_in(model: &TraceModel, span: Span) -> Vec<u8> {
     depth
 }
 
-/// Where an item's name comes from: it is copied only for the items kept.
+/// Where an item comes from: everything but its length is read again, from the model
+/// and the graph, for the items kept only (a window can hold millions of candidates).
 #[derive(Clone, Copy)]
-enum NameOf {
-    Op(u32),
+enum Source {
+    /// An op (index in the model) at this depth below its thread's outermost op.
+    Op(u32, u32),
+    /// A GPU event (index in the model) that is the start of a node.
     Gpu(u32),
+    /// A launch-delay or kernel-kernel edge of the path (index in `edges`) and the GPU
+    /// event it ends at.
+    Delay(u32, u32),
 }
 
-/// An item before the cut to [`MAX_ITEMS`]: its lane's key, and the item less its
-/// lane and name.
+/// An item before the cut to [`MAX_ITEMS`].
+#[derive(Clone, Copy)]
 struct Candidate {
-    key: (u8, i64, i64, u32),
-    name: NameOf,
-    start_us: f64,
+    source: Source,
     dur_us: f64,
     on_path: bool,
-    kind: &'static str,
+}
+
+/// A GPU event's lane key.
+fn gpu_key(ge: &GpuEvent) -> (u8, i64, i64, u32) {
+    (1, ge.device, ge.stream, 0)
 }
 
 /// The timeline of `span` with the path `edges` of graph `g` marked.
 pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> StepTimeline {
-    let on: HashSet<EvRef> = edges.iter().filter_map(|e| e.attributed).collect();
+    // The ops and GPU events the path's edges are attributed to (a flag per event: the
+    // path of a long window has hundreds of thousands).
+    let mut on_op = vec![false; model.ops.len()];
+    let mut on_gpu = vec![false; model.gpu.len()];
+    for e in edges {
+        let flag = match e.attributed {
+            Some(EvRef::Op(i)) => on_op.get_mut(i as usize),
+            Some(EvRef::Gpu(i)) => on_gpu.get_mut(i as usize),
+            _ => None,
+        };
+        if let Some(f) = flag {
+            *f = true;
+        }
+    }
     let mut lanes: BTreeMap<(u8, i64, i64, u32), u32> = BTreeMap::new();
     let mut raw: Vec<Candidate> = Vec::new();
     let depths = depths_in(model, span);
@@ -87,15 +107,11 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
         if d > 1 {
             continue;
         }
-        let key = (0, o.pid, o.tid, d);
-        lanes.insert(key, 0);
+        lanes.insert((0, o.pid, o.tid, d), 0);
         raw.push(Candidate {
-            key,
-            name: NameOf::Op(i as u32),
-            start_us: o.ts_ns as f64 / 1e3,
+            source: Source::Op(i as u32, d),
             dur_us: o.dur_ns as f64 / 1e3,
-            on_path: on.contains(&EvRef::Op(i as u32)),
-            kind: "cpu_op",
+            on_path: on_op[i],
         });
     }
     for n in &g.nodes {
@@ -104,37 +120,24 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
             continue;
         }
         let Some(ge) = model.gpu.get(i as usize) else { continue };
-        let key = (1, ge.device, ge.stream, 0);
-        lanes.insert(key, 0);
+        lanes.insert(gpu_key(ge), 0);
         raw.push(Candidate {
-            key,
-            name: NameOf::Gpu(i),
-            start_us: ge.ts_ns as f64 / 1e3,
+            source: Source::Gpu(i),
             dur_us: ge.dur_ns as f64 / 1e3,
-            on_path: on.contains(&n.ev),
-            kind: match ge.kind {
-                GpuKind::Kernel => "kernel",
-                GpuKind::Memcpy => "memcpy",
-                GpuKind::Memset => "memset",
-            },
+            on_path: on_gpu[i as usize],
         });
     }
-    for e in edges {
+    for (k, e) in edges.iter().enumerate() {
         if !matches!(e.kind, EdgeKind::LaunchDelay | EdgeKind::KernelKernel) || e.weight <= 0 {
             continue;
         }
-        let to = g.nodes[e.to as usize];
-        let EvRef::Gpu(i) = to.ev else { continue };
+        let EvRef::Gpu(i) = g.nodes[e.to as usize].ev else { continue };
         let Some(ge) = model.gpu.get(i as usize) else { continue };
-        let key = (1, ge.device, ge.stream, 0);
-        lanes.insert(key, 0);
+        lanes.insert(gpu_key(ge), 0);
         raw.push(Candidate {
-            key,
-            name: NameOf::Gpu(i),
-            start_us: g.nodes[e.from as usize].ts as f64 / 1e3,
+            source: Source::Delay(k as u32, i),
             dur_us: e.weight as f64 / 1e3,
             on_path: true,
-            kind: if e.kind == EdgeKind::LaunchDelay { "launch_delay" } else { "kernel_gap" },
         });
     }
     let mut names = Vec::with_capacity(lanes.len());
@@ -160,20 +163,42 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
         order.truncate(MAX_ITEMS);
     }
     order.sort_unstable_by(first);
+    let gpu_kind = |ge: &GpuEvent| match ge.kind {
+        GpuKind::Kernel => "kernel",
+        GpuKind::Memcpy => "memcpy",
+        GpuKind::Memset => "memset",
+    };
     let mut items: Vec<TimelineItem> = order
         .iter()
-        .map(|&i| {
-            let c = &raw[i as usize];
+        .map(|&at| {
+            let cand = raw[at as usize];
+            let (key, name, start_ns, kind) = match cand.source {
+                Source::Op(op, depth) => {
+                    let o = &model.ops[op as usize];
+                    ((0, o.pid, o.tid, depth), &o.name, o.ts_ns, "cpu_op")
+                }
+                Source::Gpu(gpu) => {
+                    let ge = &model.gpu[gpu as usize];
+                    (gpu_key(ge), &ge.name, ge.ts_ns, gpu_kind(ge))
+                }
+                Source::Delay(edge, gpu) => {
+                    let edge = edges[edge as usize];
+                    let ge = &model.gpu[gpu as usize];
+                    let kind = if edge.kind == EdgeKind::LaunchDelay {
+                        "launch_delay"
+                    } else {
+                        "kernel_gap"
+                    };
+                    (gpu_key(ge), &ge.name, g.nodes[edge.from as usize].ts, kind)
+                }
+            };
             TimelineItem {
-                lane: lanes[&c.key],
-                name: match c.name {
-                    NameOf::Op(i) => model.ops[i as usize].name.to_string(),
-                    NameOf::Gpu(i) => model.gpu[i as usize].name.to_string(),
-                },
-                start_us: c.start_us,
-                dur_us: c.dur_us,
-                on_path: c.on_path,
-                kind: c.kind,
+                lane: lanes[&key],
+                name: name.to_string(),
+                start_us: start_ns as f64 / 1e3,
+                dur_us: cand.dur_us,
+                on_path: cand.on_path,
+                kind,
             }
         })
         .collect();
