@@ -197,6 +197,12 @@ impl CpGraph {
         let mut ends: Vec<(i64, EvRef)> = evs.iter().map(|&(ts, dur, ev)| (ts + dur, ev)).collect();
         starts.sort();
         ends.sort();
+        // Room at once for the nodes and for about as many edges (a graph has about one
+        // edge per node): grown by doubling, the copies left behind are holes in the
+        // heap, at the analysis's peak.
+        self.nodes.reserve(2 * evs.len());
+        self.edges.reserve(2 * evs.len());
+        self.prev_out.reserve(2 * evs.len());
         for (start, k) in merge_by(&starts, &ends, |s, e| s.0 <= e.0) {
             let (ts, ev) = if start { starts[k] } else { ends[k] };
             let id = self.node(ts, ev, start);
@@ -487,6 +493,7 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
         }
     }
     g.add_events(&mut node_evs);
+    drop(node_evs);
 
     // CPU call stacks.
     let mut keys: Vec<(i64, i64)> = threads.keys().copied().collect();
