@@ -216,7 +216,7 @@ fn has_launch(ev: &GpuEvent) -> bool {
 pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -> OpsSummary {
     // 1. Direct GPU events per launcher instance: (launcher, event) sorted by launcher,
     //    each launcher's events in trace order (one vector, not one per launcher).
-    let mut direct: Vec<(Launcher, usize)> = Vec::new();
+    let mut direct: Vec<(Launcher, usize)> = Vec::with_capacity(model.gpu.len());
     // A graph-replayed kernel whose capture is in the trace belongs to the op that
     // launched its position during the capture.
     let captured = super::gaps::graphs::capture_map(model);
@@ -232,14 +232,15 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
         };
         direct.push((l, i));
     }
-    direct.sort_by_key(|&(l, _)| l);
-    let direct: Vec<(Launcher, &[(Launcher, usize)])> =
-        direct.chunk_by(|a, b| a.0 == b.0).map(|g| (g[0].0, g)).collect();
+    // Each pair is distinct and a launcher's events were pushed in trace order: sorted
+    // by the pair, the order a stable sort by launcher gives, without its buffer.
+    direct.sort_unstable();
+    let groups = || direct.chunk_by(|a, b| a.0 == b.0).map(|g| (g[0].0, g));
     // 2. Subtree GPU events of launcher ops: every linked GPU event, NCCL included,
     //    counted at each launcher among its op's ancestors.
     let mut is_launcher = vec![false; model.ops.len()];
-    for (l, _) in &direct {
-        if let Launcher::Op(op) = *l {
+    for (l, _) in groups() {
+        if let Launcher::Op(op) = l {
             if let Some(x) = is_launcher.get_mut(op as usize) {
                 *x = true;
             }
@@ -254,7 +255,8 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
             }
         }
     }
-    subtree.sort_by_key(|&(a, _)| a);
+    // As `direct`: sorted by the pair, the order of a stable sort by launcher.
+    subtree.sort_unstable();
     let subtree_of = |op: u32| {
         let from = subtree.partition_point(|&(a, _)| a < op);
         let to = subtree.partition_point(|&(a, _)| a <= op);
@@ -264,9 +266,9 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
     // Hash maps: both lists are sorted below, names breaking ties.
     let mut by_name: foldhash::HashMap<&str, OpAcc> = foldhash::HashMap::default();
     let mut by_cat: foldhash::HashMap<&'static str, (u64, i64)> = foldhash::HashMap::default();
-    for (l, evs) in &direct {
+    for (l, evs) in groups() {
         let direct_ns = union_ns(evs.iter().map(|&(_, i)| interval(&model.gpu[i])));
-        let (name, cat, subtree_ns) = match *l {
+        let (name, cat, subtree_ns) = match l {
             Launcher::Op(op) => {
                 let o = &model.ops[op as usize];
                 let sub = subtree_of(op).map_or(direct_ns, |v| {
