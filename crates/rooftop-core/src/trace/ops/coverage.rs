@@ -19,8 +19,9 @@
 use super::{op_table_in, ModelMemo, OpModelError};
 use crate::trace::inference::Context;
 use crate::trace::model::{GpuKind, TraceModel};
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Kernel time outside every work model, for one op name and reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,7 +63,20 @@ pub fn shapes_recorded(model: &TraceModel) -> Option<bool> {
 
 /// Whether an op is modelled: `Some(Ok(()))`, `Some(Err(reason))` when its name has a model
 /// its arguments do not fit, `None` when its name has none.
-type Verdict = Option<Result<(), String>>;
+/// The reasons are shared: a trace's many ops give a few distinct reasons.
+type Verdict = Option<Result<(), Arc<str>>>;
+
+/// An op's index and the index of its graph replay's step ([`NO_STEP`]: none), the key
+/// of the per-op tables (8 bytes: one entry per op of a long trace).
+type OpStep = (u32, u32);
+
+/// No graph replay step.
+const NO_STEP: u32 = u32::MAX;
+
+fn op_step(op: u32, step: Option<usize>) -> OpStep {
+    // A step index is below the number of events, which op indices (u32) bound.
+    (op, step.map_or(NO_STEP, |s| u32::try_from(s).unwrap_or(NO_STEP - 1)))
+}
 
 /// The coverage of `model`'s kernel time by the work models `ctx` gives.
 pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
@@ -73,22 +87,23 @@ pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
 #[derive(Clone, Copy)]
 enum Outcome {
     Covered,
-    Row(usize),
+    Row(u32),
 }
 
 /// The uncovered rows in first-seen order, found by (op, reason).
 #[derive(Default)]
 struct Rows {
     rows: Vec<((String, String), (u64, i64))>,
-    index: HashMap<(String, String), usize>,
+    index: HashMap<(String, String), u32>,
 }
 
 impl Rows {
-    fn id(&mut self, key: (String, String)) -> usize {
+    fn id(&mut self, key: (String, String)) -> u32 {
         let rows = &mut self.rows;
         *self.index.entry(key).or_insert_with_key(|k| {
             rows.push((k.clone(), (0, 0)));
-            rows.len() - 1
+            // As many rows as ops and names at most: below u32::MAX.
+            (rows.len() - 1) as u32
         })
     }
 }
@@ -100,11 +115,20 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
     let shapes = shapes_recorded(model);
     // Per (op, step of a graph replay): Ok(()) when modelled, Err(reason) when its name
     // has a model that does not fit, None when its name has none.
-    let mut verdicts: HashMap<(usize, Option<usize>), Verdict> = HashMap::default();
+    let mut verdicts: HashMap<OpStep, Verdict> = HashMap::default();
+    let mut reasons: HashSet<Arc<str>> = HashSet::default();
+    let mut shared = move |reason: String| -> Arc<str> {
+        if let Some(r) = reasons.get(reason.as_str()) {
+            return Arc::clone(r);
+        }
+        let r: Arc<str> = reason.into();
+        reasons.insert(Arc::clone(&r));
+        r
+    };
     let mut verdict = |i: usize, replay_ts: Option<i64>| -> Verdict {
         let step = replay_ts.and_then(|t| ctx.step_index_at(t));
         verdicts
-            .entry((i, step))
+            .entry(op_step(i as u32, step))
             .or_insert_with(|| {
                 op_table_in(model, i)?;
                 let m = match replay_ts.and_then(|t| ctx.model_at(model, i, t)) {
@@ -114,10 +138,10 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
                 Some(match &*m {
                     Ok(_) => Ok(()),
                     Err(_) if shapes == Some(false) => {
-                        Err("the trace records no shapes (record_shapes=True)".to_string())
+                        Err(shared("the trace records no shapes (record_shapes=True)".to_string()))
                     }
-                    Err(OpModelError::BadArgs { reason, .. }) => Err(reason.clone()),
-                    Err(e) => Err(e.to_string()),
+                    Err(OpModelError::BadArgs { reason, .. }) => Err(shared(reason.clone())),
+                    Err(e) => Err(shared(e.to_string())),
                 })
             })
             .clone()
@@ -127,10 +151,10 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
     let mut rows = Rows::default();
     // Kernels of one op (and replay step) share their outcome; kernels outside every op
     // share their row per launching call name.
-    let mut outcomes: HashMap<(u32, Option<usize>), Outcome> = HashMap::default();
-    let mut no_op: HashMap<Option<&str>, usize> = HashMap::default();
+    let mut outcomes: HashMap<OpStep, Outcome> = HashMap::default();
+    let mut no_op: HashMap<Option<&str>, u32> = HashMap::default();
     // The last op's outcome: an op's kernels mostly follow one another.
-    let mut last: Option<((u32, Option<usize>), Outcome)> = None;
+    let mut last: Option<(OpStep, Outcome)> = None;
     for (gi, ev) in model.gpu.iter().enumerate() {
         if ev.kind != GpuKind::Kernel || super::is_comm_kernel_shared(&ev.name) {
             continue;
@@ -149,7 +173,7 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
                 Outcome::Row(r)
             }
             Some(first) => {
-                let key = (first, replay_ts.and_then(|t| ctx.step_index_at(t)));
+                let key = op_step(first, replay_ts.and_then(|t| ctx.step_index_at(t)));
                 match last {
                     Some((k, o)) if k == key => o,
                     _ => {
@@ -165,7 +189,7 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
         match outcome {
             Outcome::Covered => covered_ns += dur,
             Outcome::Row(r) => {
-                let r = &mut rows.rows[r].1;
+                let r = &mut rows.rows[r as usize].1;
                 r.0 += 1;
                 r.1 += dur;
             }
@@ -226,7 +250,7 @@ fn chain_outcome(
         match verdict(i as usize, replay_ts) {
             Some(Ok(())) => return Outcome::Covered,
             Some(Err(reason)) if bad.is_none() => {
-                bad = Some((model.ops[i as usize].name.to_string(), reason));
+                bad = Some((model.ops[i as usize].name.to_string(), reason.to_string()));
             }
             _ => {}
         }
