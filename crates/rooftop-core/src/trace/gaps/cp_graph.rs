@@ -398,6 +398,9 @@ impl Csr {
 /// The call-stack tree's root (no event).
 const ROOT: usize = usize::MAX;
 
+/// No child (no sibling) in [`thread_edges`]' tree.
+const NO_CHILD: u32 = u32::MAX;
+
 /// HTA's depth-first walk state for one thread.
 struct Walk {
     last_node: Option<u32>,
@@ -537,42 +540,56 @@ fn merge_by<'x, A, B>(
 fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
     // Start/end points: at equal times ends first; starts longer first; ends shorter
     // first (HTA `compare_events` for events longer than 0).
-    // Starts: earlier event first; ends: later event first. Sorted apart and merged.
-    let mut starts: Vec<(i64, i64, EvRef, usize)> =
-        evs.iter().enumerate().map(|(i, e)| (e.ts, -e.dur, e.ev, i)).collect();
-    let mut ends: Vec<(i64, i64, std::cmp::Reverse<EvRef>, usize)> = evs
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.ts + e.dur, e.dur, std::cmp::Reverse(e.ev), i))
-        .collect();
-    starts.sort();
-    ends.sort();
-    let pts = merge_by(&starts, &ends, |s, e| s.0 < e.0)
-        .map(|(start, k)| (start, if start { starts[k].3 } else { ends[k].3 }));
-    // Tree: children per node (ROOT is the root).
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
+    // Starts: earlier event first; ends: later event first. Sorted apart and merged, as
+    // indices into `evs` (4 bytes a point, not 32: a thread can hold most of a trace).
+    // Every key ends with the index, so a stable sort gives the one order there is.
+    let n = u32::try_from(evs.len()).unwrap_or(u32::MAX);
+    let mut starts: Vec<u32> = (0..n).collect();
+    let mut ends: Vec<u32> = starts.clone();
+    starts.sort_by_key(|&i| {
+        let e = &evs[i as usize];
+        (e.ts, -e.dur, e.ev, i)
+    });
+    ends.sort_by_key(|&i| {
+        let e = &evs[i as usize];
+        (e.ts + e.dur, e.dur, std::cmp::Reverse(e.ev), i)
+    });
+    let end_of = |i: u32| evs[i as usize].ts + evs[i as usize].dur;
+    let pts = merge_by(&starts, &ends, |&s, &e| evs[s as usize].ts < end_of(e))
+        .map(|(start, k)| (start, if start { starts[k] } else { ends[k] } as usize));
+    // Tree: per node its last child, per child the child before it (slot `evs.len()`
+    // is the root's): children are walked last first, the order they are pushed in.
+    let root = evs.len();
+    let slot = |p: usize| if p == ROOT { root } else { p };
+    let mut last_child = vec![NO_CHILD; evs.len() + 1];
+    let mut prev_sibling = vec![NO_CHILD; evs.len()];
     let mut parent = vec![ROOT; evs.len()];
     let mut stack: Vec<usize> = Vec::new();
     for (start, i) in pts {
         if start {
             let p = stack.last().copied().unwrap_or(ROOT);
             parent[i] = p;
-            children.entry(p).or_default().push(i);
+            prev_sibling[i] = last_child[slot(p)];
+            last_child[slot(p)] = i as u32;
             stack.push(i);
         } else {
             stack.pop();
         }
     }
+    // Pushes the children of `p` so that the first is popped first.
+    let push_children = |todo: &mut Vec<(usize, bool)>, p: usize| {
+        let mut c = last_child[slot(p)];
+        while c != NO_CHILD {
+            todo.push((c as usize, false));
+            c = prev_sibling[c as usize];
+        }
+    };
     // Depth-first walk with HTA's enter/exit rules.
     let mut w = Walk { last_node: None, last_high: None, depth: 0, last_parent: None };
     let parent_ev = |i: usize| (parent[i] != ROOT).then(|| evs[parent[i]].ev);
     // Explicit stack of (node, entered?) to avoid recursion on deep stacks.
     let mut todo: Vec<(usize, bool)> = Vec::new();
-    if let Some(roots) = children.get(&ROOT) {
-        for &r in roots.iter().rev() {
-            todo.push((r, false));
-        }
-    }
+    push_children(&mut todo, ROOT);
     while let Some((i, exiting)) = todo.pop() {
         let ev = evs[i].ev;
         let nodes = (g.start(ev), g.end(ev));
@@ -610,11 +627,7 @@ fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
             w.last_parent = parent_ev(i);
         }
         todo.push((i, true));
-        if let Some(c) = children.get(&i) {
-            for &ch in c.iter().rev() {
-                todo.push((ch, false));
-            }
-        }
+        push_children(&mut todo, i);
     }
 }
 
