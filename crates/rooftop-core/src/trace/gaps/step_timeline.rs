@@ -240,6 +240,95 @@ mod tests {
         assert_eq!(&d[500..503], &[0, 1, 2]);
     }
 
+    /// One op on thread 1/1 (0–100 µs), its launch call (10–15 µs) and two kernels on
+    /// stream 7 (30–50 and 60–70 µs), with a launch delay (launch start to the first
+    /// kernel's start: 10 µs long 20) and a kernel-kernel gap (first kernel's end to the
+    /// second's start: 50 µs long 10) on the path, and an operator edge attributed to the
+    /// first kernel. Written by hand: two lanes; on the GPU lane, in start order, the
+    /// delay (named as the kernel after it), the first kernel, the gap, the second
+    /// kernel; the op and the second kernel are off the path.
+    #[test]
+    fn gpu_items_and_the_paths_delays_are_drawn_on_their_stream() {
+        use super::super::cp_graph::build as graph;
+        use crate::trace::{GpuEvent, RuntimeCall};
+        let us = |x: i64| x * 1000;
+        let op = CpuOp {
+            name: "aten::mm".into(),
+            ts_ns: 0,
+            dur_ns: us(100),
+            pid: 1,
+            tid: 1,
+            ..CpuOp::default()
+        };
+        let launch = |ts: i64| RuntimeCall {
+            name: "cudaLaunchKernel".into(),
+            ts_ns: us(ts),
+            dur_ns: us(5),
+            pid: 1,
+            tid: 1,
+            op: Some(0),
+            ..RuntimeCall::default()
+        };
+        let kernel = |name: &str, ts: i64, dur: i64, runtime: u32| GpuEvent {
+            name: name.into(),
+            ts_ns: us(ts),
+            dur_ns: us(dur),
+            stream: 7,
+            runtime: Some(runtime),
+            op: Some(0),
+            ..GpuEvent::default()
+        };
+        let model = TraceModel {
+            ops: vec![op],
+            runtime: vec![launch(10), launch(20)],
+            gpu: vec![kernel("k1", 30, 20, 0), kernel("k2", 60, 10, 1)],
+            ..TraceModel::default()
+        };
+        let span = Span { start_ns: 0, end_ns: us(100) };
+        let g = graph(&model, span, false);
+        let node = |ev: EvRef, start: bool| {
+            if start { g.start(ev) } else { g.end(ev) }.expect("the event has its node")
+        };
+        let (k1, k2) = (EvRef::Gpu(0), EvRef::Gpu(1));
+        let edge = |from: u32, to: u32, weight: i64, kind: EdgeKind, attributed| Edge {
+            from,
+            to,
+            weight,
+            kind,
+            attributed,
+        };
+        let path = [
+            edge(
+                node(EvRef::Runtime(0), true),
+                node(k1, true),
+                us(20),
+                EdgeKind::LaunchDelay,
+                None,
+            ),
+            edge(node(k1, true), node(k1, false), us(20), EdgeKind::Operator, Some(k1)),
+            edge(node(k1, false), node(k2, true), us(10), EdgeKind::KernelKernel, None),
+        ];
+        let edges: Vec<&Edge> = path.iter().collect();
+        let t = build(&model, &g, &edges, span);
+        assert_eq!(t.lanes, vec!["CPU 1/1".to_string(), "GPU 0 stream 7".to_string()]);
+        let got: Vec<(u32, &str, f64, f64, bool, &str)> = t
+            .items
+            .iter()
+            .map(|x| (x.lane, x.name.as_str(), x.start_us, x.dur_us, x.on_path, x.kind))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, "aten::mm", 0.0, 100.0, false, "cpu_op"),
+                (1, "k1", 10.0, 20.0, true, "launch_delay"),
+                (1, "k1", 30.0, 20.0, true, "kernel"),
+                (1, "k2", 50.0, 10.0, true, "kernel_gap"),
+                (1, "k2", 60.0, 10.0, false, "kernel"),
+            ]
+        );
+        assert_eq!(t.dropped, 0);
+    }
+
     /// 7,000 ops one after another on one thread, none on the path, op i lasting
     /// 1 + i mod 3 µs: the 6,000 kept are the 2,333 of 3 µs and the 2,333 of 2 µs, then
     /// of the 1 µs ops (i a multiple of 3) the first 1,334 in file order (i ≤ 3,999);
