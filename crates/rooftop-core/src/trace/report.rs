@@ -176,16 +176,21 @@ pub fn analyze(
 ) -> TraceReport {
     let (timeline, window) = timeline(model, opts.include_unlinked);
     let window_start_ns = (window.start_us * 1e3).round() as i64;
-    // The critical path, the gap analyses and the XLA report need the model alone:
-    // they are built on threads of their own while this one builds the per-op part, the
-    // longest (a panic in any is raised here, as if it had run here).
-    let (per_op, cp, gaps, xla) = std::thread::scope(|s| {
-        let cp = s.spawn(|| critical_path(model, &opts.critical_path));
-        let gaps = s.spawn(|| Gaps::of(model, opts));
-        let xla = s.spawn(|| super::xla::report::xla_report(model, device, window_start_ns));
-        let per_op = per_op(model, device, opts, &timeline);
-        (per_op, joined(cp.join()), joined(gaps.join()), joined(xla.join()))
-    });
+    // The per-op part, the critical path, the gap analyses and the XLA report need the
+    // model alone: they run as four tasks on the thread pool, the two longest (the
+    // critical path, the per-op part) started first (a panic in any is raised here).
+    // The pool's threads, not four of their own: each new thread would take a heap of
+    // its own, and the memory one task frees would stay out of the others' reach
+    // (2,500 JAX copies: tens of MB of the peak).
+    let ((cp, xla), (per_op, gaps)) = rayon::join(
+        || {
+            rayon::join(
+                || critical_path(model, &opts.critical_path),
+                || super::xla::report::xla_report(model, device, window_start_ns),
+            )
+        },
+        || rayon::join(|| per_op(model, device, opts, &timeline), || Gaps::of(model, opts)),
+    );
     let PerOp { ops_summary, kernels, short_kernels, tables, model_coverage, findings } = per_op;
     let Gaps { idle, launch, syncs, graphs, modules, memory, inference } = gaps;
     let mut findings = findings;
@@ -304,10 +309,6 @@ pub fn analyze(
 }
 
 /// The value of a scoped thread, or its panic raised on this thread.
-fn joined<T>(r: std::thread::Result<T>) -> T {
-    r.unwrap_or_else(|e| std::panic::resume_unwind(e))
-}
-
 /// The analyses of the time between and around the kernels, and of the allocator and
 /// the serving engine: each reads the model alone.
 struct Gaps {
@@ -377,29 +378,26 @@ fn per_op(
         }
     };
     let is_elementwise = |i: u32| categorize(i) == ops::Category::Elementwise;
-    // The summaries on a thread of their own while this one builds the tables and the
-    // coverage (about the same time on a large trace).
-    let ((ops_summary, kernels, short_kernels), (tables, model_coverage)) =
-        std::thread::scope(|s| {
-            let summaries = s.spawn(|| {
-                let ops_summary = ops_summary(model, &category_name);
-                let kernels = kernel_summary(model, &category_name, total_us);
-                let short = short_kernels(
-                    model,
-                    opts.short_kernel_threshold_us,
-                    opts.histogram_bins,
-                    total_us,
-                );
-                (ops_summary, kernels, short)
-            });
+    // The summaries and the tables with the coverage (about the same time on a large
+    // trace) as two tasks on the thread pool.
+    let ((ops_summary, kernels, short_kernels), (tables, model_coverage)) = rayon::join(
+        || {
+            let ops_summary = ops_summary(model, &category_name);
+            let kernels = kernel_summary(model, &category_name, total_us);
+            let short =
+                short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
+            (ops_summary, kernels, short)
+        },
+        || {
             let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
             // One model per distinct (op, arguments), shared by the tables and the coverage.
             let mut memo = ops::ModelMemo::new(model, &ctx);
             let tables = category_tables_memo(&mut memo, device);
             let model_coverage = ops::model_coverage_memo(&mut memo);
             drop(memo);
-            (joined(summaries.join()), (tables, model_coverage))
-        });
+            (tables, model_coverage)
+        },
+    );
     let findings = findings(&FindingsInput {
         model,
         timeline,
