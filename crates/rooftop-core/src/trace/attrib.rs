@@ -44,6 +44,9 @@ pub fn subtree_events(model: &TraceModel, op: usize) -> Vec<u32> {
     let mut next = Some(op);
     while let Some(i) = next.take().or_else(|| stack.pop()) {
         let Some(o) = model.ops.get(i) else { continue };
+        // Room first: a filtered iterator's size is not known, and the vector grew a
+        // step at a time (most ops ask for one vector of a few events).
+        out.reserve(o.launched.len());
         out.extend(o.launched.iter().copied().filter(|&e| (e as usize) < model.gpu.len()));
         for &c in o.children.iter().rev() {
             let c = c as usize;
@@ -83,11 +86,13 @@ pub fn busy_of_intervals(intervals: &mut [(i64, i64)]) -> i64 {
 /// Busy time of GPU events (indices into `TraceModel::gpu`), ns. Unknown indices are
 /// skipped.
 pub fn busy_ns(model: &TraceModel, events: &[u32]) -> i64 {
-    let mut iv: Vec<(i64, i64)> = events
-        .iter()
-        .filter_map(|&e| model.gpu.get(e as usize))
-        .map(|g| (g.ts_ns, g.ts_ns.saturating_add(g.dur_ns.max(0))))
-        .collect();
+    let mut iv: Vec<(i64, i64)> = Vec::with_capacity(events.len());
+    iv.extend(
+        events
+            .iter()
+            .filter_map(|&e| model.gpu.get(e as usize))
+            .map(|g| (g.ts_ns, g.ts_ns.saturating_add(g.dur_ns.max(0)))),
+    );
     busy_of_intervals(&mut iv)
 }
 
