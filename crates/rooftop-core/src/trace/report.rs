@@ -308,7 +308,6 @@ pub fn analyze(
     }
 }
 
-/// The value of a scoped thread, or its panic raised on this thread.
 /// The analyses of the time between and around the kernels, and of the allocator and
 /// the serving engine: each reads the model alone.
 struct Gaps {

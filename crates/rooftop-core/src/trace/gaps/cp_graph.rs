@@ -542,7 +542,9 @@ fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
     // first (HTA `compare_events` for events longer than 0).
     // Starts: earlier event first; ends: later event first. Sorted apart and merged, as
     // indices into `evs` (4 bytes a point, not 32: a thread can hold most of a trace).
-    // Every key ends with the index, so a stable sort gives the one order there is.
+    // Every key ends with the index, so a stable sort gives the one order there is. A
+    // thread's events are events of the window, far fewer than 2^32 (the critical path
+    // refuses windows of more than `MAX_NODES` nodes before building the graph).
     let n = u32::try_from(evs.len()).unwrap_or(u32::MAX);
     let mut starts: Vec<u32> = (0..n).collect();
     let mut ends: Vec<u32> = starts.clone();
