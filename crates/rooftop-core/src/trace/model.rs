@@ -117,6 +117,17 @@ pub enum GpuKind {
     Memset,
 }
 
+impl GpuKind {
+    /// The kind as the reports name it (`kernel`, `memcpy`, `memset`: its serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuKind::Kernel => "kernel",
+            GpuKind::Memcpy => "memcpy",
+            GpuKind::Memset => "memset",
+        }
+    }
+}
+
 /// One GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset`; legacy `Kernel`, `Memcpy`,
 /// `Memset`).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]

@@ -299,11 +299,7 @@ fn ev_kind(model: &TraceModel, ev: EvRef) -> &'static str {
         EvRef::Op(_) => "cpu_op",
         EvRef::Runtime(_) => "runtime",
         EvRef::Annotation(_) => "annotation",
-        EvRef::Gpu(i) => match model.gpu.get(i as usize).map(|g| g.kind) {
-            Some(super::super::model::GpuKind::Memcpy) => "memcpy",
-            Some(super::super::model::GpuKind::Memset) => "memset",
-            _ => "kernel",
-        },
+        EvRef::Gpu(i) => model.gpu.get(i as usize).map_or("kernel", |g| g.kind.as_str()),
     }
 }
 

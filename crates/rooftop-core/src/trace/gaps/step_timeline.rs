@@ -6,7 +6,7 @@
 //! and kernel-kernel gaps are items of their own on the stream they precede. At most
 //! [`MAX_ITEMS`] items: every item on the path, then the longest of the others.
 
-use super::super::model::{GpuEvent, GpuKind, TraceModel};
+use super::super::model::{GpuEvent, TraceModel};
 use super::cp_graph::{CpGraph, Edge, EdgeKind, EvRef};
 use super::Span;
 use serde::Serialize;
@@ -163,11 +163,6 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
         order.truncate(MAX_ITEMS);
     }
     order.sort_unstable_by(first);
-    let gpu_kind = |ge: &GpuEvent| match ge.kind {
-        GpuKind::Kernel => "kernel",
-        GpuKind::Memcpy => "memcpy",
-        GpuKind::Memset => "memset",
-    };
     let mut items: Vec<TimelineItem> = order
         .iter()
         .map(|&at| {
@@ -179,7 +174,7 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
                 }
                 Source::Gpu(gpu) => {
                     let ge = &model.gpu[gpu as usize];
-                    (gpu_key(ge), &ge.name, ge.ts_ns, gpu_kind(ge))
+                    (gpu_key(ge), &ge.name, ge.ts_ns, ge.kind.as_str())
                 }
                 Source::Delay(edge, gpu) => {
                     let edge = edges[edge as usize];
@@ -240,8 +235,8 @@ mod tests {
         assert_eq!(&d[500..503], &[0, 1, 2]);
     }
 
-    /// One op on thread 1/1 (0–100 µs), its launch call (10–15 µs) and two kernels on
-    /// stream 7 (30–50 and 60–70 µs), with a launch delay (launch start to the first
+    /// One op on thread 1/1 (0–100 µs), two launch calls in it (10–15 and 20–25 µs) and
+    /// their kernels on stream 7 (30–50 and 60–70 µs), with a launch delay (launch start to the first
     /// kernel's start: 10 µs long 20) and a kernel-kernel gap (first kernel's end to the
     /// second's start: 50 µs long 10) on the path, and an operator edge attributed to the
     /// first kernel. Written by hand: two lanes; on the GPU lane, in start order, the
