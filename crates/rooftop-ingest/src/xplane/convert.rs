@@ -1041,11 +1041,17 @@ struct Inst {
     key: (u32, Option<u32>, u32),
     device: i64,
     stream: i64,
+    /// Start of its first activity (the earliest: activities come sorted by start) and
+    /// the latest end among them, ns.
+    ts_ns: i64,
+    end_ns: i64,
+    /// What its first activity states: the framework op (in `Strings`), XLA's FLOPs and
+    /// bytes.
+    framework_op: Option<u32>,
+    flops: Option<f64>,
+    bytes: Option<f64>,
     events: Vec<u32>,
 }
-
-/// Per (module, instruction name): what every execution of the op shares.
-type InstrCache = FastMap<(Option<u32>, u32), Shared>;
 
 /// What the executions of one op share.
 struct Shared {
@@ -1057,6 +1063,8 @@ struct Shared {
     hlo_op: Arc<str>,
     /// The instruction's framework op (its metadata's `op_name`), when stated.
     framework_op: Option<Arc<str>>,
+    /// Named after no instruction of its module's HLO, which the profile has.
+    not_in_hlo: bool,
 }
 
 /// Module interning: (name, program id) → index.
@@ -1349,22 +1357,30 @@ fn group_executions(raws: &[Raw], runs: &[u32]) -> Vec<Inst> {
         let key = (runs[k], r.module, op);
         let Ok(ev) = u32::try_from(k) else { break };
         let slot = (r.gpu.device, r.gpu.stream);
+        let end = r.gpu.ts_ns.saturating_add(r.gpu.dur_ns);
         match current.get(&slot) {
-            Some(&i) if insts[i].key == key => insts[i].events.push(ev),
+            Some(&i) if insts[i].key == key => {
+                let inst = &mut insts[i];
+                inst.events.push(ev);
+                inst.end_ns = inst.end_ns.max(end);
+            }
             _ => {
                 current.insert(slot, insts.len());
                 insts.push(Inst {
                     key,
                     device: r.gpu.device,
                     stream: r.gpu.stream,
+                    ts_ns: r.gpu.ts_ns,
+                    end_ns: end,
+                    framework_op: r.framework_op,
+                    flops: r.flops,
+                    bytes: r.bytes,
                     events: vec![ev],
                 });
             }
         }
     }
-    insts.sort_by_key(|i| {
-        (i.device, i.stream, i.events.first().map_or(0, |&e| raws[e as usize].gpu.ts_ns))
-    });
+    insts.sort_by_key(|i| (i.device, i.stream, i.ts_ns));
     insts
 }
 
@@ -1445,9 +1461,19 @@ fn build_in_pieces(
     let found: Vec<Option<(&str, i64)>> =
         out.raws.par_iter().map(|r| r.gpu.correlation.and_then(|c| host.launches.get(c))).collect();
     let mut calls = SharedNames::default();
+    // The call before and its shared name, looked at first: most kernels are launched by
+    // the same call as the one before.
+    let mut last: Option<(&str, Arc<str>)> = None;
     for (r, l) in out.raws.iter_mut().zip(found) {
         if r.gpu.correlation.is_some() {
-            r.gpu.launcher = l.map(|(name, _)| calls.get(name, |_| {}));
+            r.gpu.launcher = l.map(|(name, _)| match &last {
+                Some((n, shared)) if std::ptr::eq(*n, name) => Arc::clone(shared),
+                _ => {
+                    let shared = calls.get(name, |_| {});
+                    last = Some((name, Arc::clone(&shared)));
+                    shared
+                }
+            });
             r.launch_ns = l.map(|l| l.1);
         }
     }
@@ -1465,7 +1491,9 @@ fn build_in_pieces(
     raws.sort_by(|a, b| {
         (a.gpu.ts_ns, a.gpu.device, a.gpu.stream).cmp(&(b.gpu.ts_ns, b.gpu.device, b.gpu.stream))
     });
-    let runs = assign_runs(&raws, &host, &modules);
+    let spans_of: Vec<Option<&Vec<(i64, i64)>>> =
+        modules.list.iter().map(|x| host.module_spans.get(x.name.as_str())).collect();
+    let runs = assign_runs(&raws, &spans_of);
 
     // XLA replays most of a step from command buffers (CUDA graphs) and records each
     // kernel under the buffer's thunk (`command_buffer_N`). A kernel XLA generated is
@@ -1487,88 +1515,112 @@ fn build_in_pieces(
     let qualified: FastMap<String, bool> =
         owners.iter().map(|(n, o)| ((*n).to_string(), o.len() > 1)).collect();
 
-    let mut instr_cache: InstrCache = FastMap::default();
-    let mut ops: Vec<CpuOp> = Vec::with_capacity(insts.len());
-    let mut xops: Vec<XlaOp> = Vec::with_capacity(insts.len());
-    let mut gpu_op: Vec<Option<u32>> = vec![None; raws.len()];
-    for inst in insts {
-        let (run, module, name_id) = (&inst.key.0, inst.key.1, inst.key.2);
-        let name = strings.get(name_id);
-        let entry = instr_cache.entry((module, name_id)).or_insert_with(|| {
-            let instr =
-                module.and_then(|m| hlo_modules.get(&m)).and_then(|h| h.instr(name)).map(Arc::new);
-            let args = instr.as_ref().map_or_else(OpArgs::default, |i| OpArgs {
-                input_dims: i.operands.iter().map(|s| Dims::Tensor(s.dims.clone())).collect(),
-                input_types: i.operands.iter().map(|s| s.dtype.clone()).collect(),
-                ..OpArgs::default()
-            });
-            let display: Arc<str> = match (qualified.get(name), module) {
-                (Some(true), Some(m)) => format!(
-                    "{}/{name}",
-                    modules.list.get(m as usize).map_or("?", |x| x.name.as_str())
-                )
-                .into(),
-                _ => name.into(),
-            };
-            let framework_op =
-                instr.as_ref().filter(|i| !i.op_name.is_empty()).map(|i| i.op_name.as_str().into());
-            Shared {
-                instr,
-                args: Arc::new(args),
-                display,
-                hlo_op: strings.shared(name_id),
-                framework_op,
-            }
+    // What the executions of each (module, instruction) share, made once, in order of
+    // first execution.
+    let mut instr_cache: FastMap<(Option<u32>, u32), u32> = FastMap::default();
+    let mut shared: Vec<Shared> = Vec::new();
+    let shared_of: Vec<u32> = insts
+        .iter()
+        .map(|inst| {
+            let (module, name_id) = (inst.key.1, inst.key.2);
+            *instr_cache.entry((module, name_id)).or_insert_with(|| {
+                let name = strings.get(name_id);
+                let instr = module
+                    .and_then(|m| hlo_modules.get(&m))
+                    .and_then(|h| h.instr(name))
+                    .map(Arc::new);
+                let args = instr.as_ref().map_or_else(OpArgs::default, |i| OpArgs {
+                    input_dims: i.operands.iter().map(|s| Dims::Tensor(s.dims.clone())).collect(),
+                    input_types: i.operands.iter().map(|s| s.dtype.clone()).collect(),
+                    ..OpArgs::default()
+                });
+                let display: Arc<str> = match (qualified.get(name), module) {
+                    (Some(true), Some(m)) => format!(
+                        "{}/{name}",
+                        modules.list.get(m as usize).map_or("?", |x| x.name.as_str())
+                    )
+                    .into(),
+                    _ => name.into(),
+                };
+                let framework_op = instr
+                    .as_ref()
+                    .filter(|i| !i.op_name.is_empty())
+                    .map(|i| i.op_name.as_str().into());
+                // XLA records the kernels it replays from a command buffer under the
+                // buffer's thunk (`command_buffer_N`), which is not an HLO instruction.
+                let not_in_hlo = instr.is_none()
+                    && !name.starts_with("command_buffer")
+                    && module.is_some_and(|m| hlo_modules.contains_key(&m));
+                shared.push(Shared {
+                    instr,
+                    args: Arc::new(args),
+                    display,
+                    hlo_op: strings.shared(name_id),
+                    framework_op,
+                    not_in_hlo,
+                });
+                u32::try_from(shared.len() - 1).unwrap_or(u32::MAX)
+            })
+        })
+        .collect();
+    let mut missing = insts.iter().zip(&shared_of).filter(|(_, &s)| shared[s as usize].not_in_hlo);
+    if let Some((first, _)) = missing.next() {
+        let name = strings.get(first.key.2);
+        warn.add_n("op_not_in_hlo", 1 + missing.count() as u64, || {
+            format!("`{name}` is not an instruction of its module's HLO")
         });
-        // XLA records the kernels it replays from a command buffer under the buffer's thunk
-        // (`command_buffer_N`), which is not an HLO instruction.
-        if entry.instr.is_none()
-            && !name.starts_with("command_buffer")
-            && module.is_some_and(|m| hlo_modules.contains_key(&m))
-        {
-            warn.add("op_not_in_hlo", || {
-                format!("`{name}` is not an instruction of its module's HLO")
-            });
-        }
-        let first = &raws[inst.events[0] as usize];
-        let ts = inst.events.iter().map(|&e| raws[e as usize].gpu.ts_ns).min().unwrap_or(0);
-        let end = inst
-            .events
-            .iter()
-            .map(|&e| raws[e as usize].gpu.ts_ns.saturating_add(raws[e as usize].gpu.dur_ns))
-            .max()
-            .unwrap_or(ts);
-        let op_index = u32::try_from(ops.len()).unwrap_or(u32::MAX);
+    }
+    // Each activity's op: the execution it belongs to (ops are made one per execution,
+    // in order).
+    let mut gpu_op: Vec<Option<u32>> = vec![None; raws.len()];
+    for (i, inst) in insts.iter().enumerate() {
+        let op_index = u32::try_from(i).unwrap_or(u32::MAX);
         for &e in &inst.events {
             gpu_op[e as usize] = Some(op_index);
         }
-        ops.push(CpuOp {
-            name: Arc::clone(&entry.display),
-            ts_ns: ts,
-            dur_ns: end.saturating_sub(ts),
-            pid: inst.device,
-            tid: inst.stream,
-            args: Arc::clone(&entry.args),
-            launched: inst.events,
-            ..CpuOp::default()
-        });
-        xops.push(XlaOp {
-            module,
-            run: *run,
-            hlo_op: Arc::clone(&entry.hlo_op),
-            instr: entry.instr.clone(),
-            framework_op: first
-                .framework_op
-                .map(|f| strings.shared(f))
-                .or_else(|| entry.framework_op.clone()),
-            profile_flops: first.flops,
-            profile_bytes: first.bytes,
-        });
     }
-    let mut gpu: Vec<GpuEvent> =
-        raws.into_iter().zip(gpu_op).map(|(r, op)| GpuEvent { op, ..r.gpu }).collect();
-    // Collected in place, into the activities' larger allocation (grown by doubling):
-    // the bytes past the events, some of them written, go back.
+    // The ops on the thread pool; beside them, the activities become the model's events
+    // in place (the activities' larger allocation; the bytes past the events go back).
+    let (mut gpu, (ops, xops)): (Vec<GpuEvent>, (Vec<CpuOp>, Vec<XlaOp>)) = rayon::join(
+        || raws.into_iter().zip(gpu_op).map(|(r, op)| GpuEvent { op, ..r.gpu }).collect(),
+        || {
+            insts
+                .into_par_iter()
+                .zip(shared_of)
+                .map(|(inst, s)| {
+                    let entry = &shared[s as usize];
+                    let op = CpuOp {
+                        name: Arc::clone(&entry.display),
+                        ts_ns: inst.ts_ns,
+                        dur_ns: inst.end_ns.saturating_sub(inst.ts_ns),
+                        pid: inst.device,
+                        tid: inst.stream,
+                        external_id: None,
+                        seq: None,
+                        sequence_number: None,
+                        args: Arc::clone(&entry.args),
+                        parent: None,
+                        children: Vec::new(),
+                        launched: inst.events,
+                        comm: None,
+                    };
+                    let xop = XlaOp {
+                        module: inst.key.1,
+                        run: inst.key.0,
+                        hlo_op: Arc::clone(&entry.hlo_op),
+                        instr: entry.instr.clone(),
+                        framework_op: inst
+                            .framework_op
+                            .map(|f| strings.shared(f))
+                            .or_else(|| entry.framework_op.clone()),
+                        profile_flops: inst.flops,
+                        profile_bytes: inst.bytes,
+                    };
+                    (op, xop)
+                })
+                .unzip()
+        },
+    );
     gpu.shrink_to_fit();
     if gpu.is_empty() {
         warn.add("no_gpu_events", || {
@@ -1623,58 +1675,63 @@ fn build_in_pieces(
 }
 
 /// The module execution of every activity (module docs), numbered per (device, module).
-fn assign_runs(raws: &[Raw], host: &Host<'_>, modules: &Modules) -> Vec<u32> {
+/// `spans_of` holds each module's host-side executions, by the module's index.
+fn assign_runs(raws: &[Raw], spans_of: &[Option<&Vec<(i64, i64)>>]) -> Vec<u32> {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     enum Key {
         RunId(i64),
         Span(usize),
         Seq(u32),
     }
-    let mut keys: Vec<Option<Key>> = Vec::with_capacity(raws.len());
     // Fallback state per (device, module): first op, whether another op was seen, count.
     let mut seq: FastMap<(i64, u32), (Option<u32>, bool, u32)> = FastMap::default();
-    for r in raws {
-        let Some(m) = r.module else {
-            keys.push(None);
-            continue;
-        };
-        if let Some(id) = r.run_id {
-            keys.push(Some(Key::RunId(id)));
-            continue;
-        }
-        let name = modules.list.get(m as usize).map_or("", |x| x.name.as_str());
-        if let (Some(t), Some(spans)) = (r.launch_ns, host.module_spans.get(name)) {
-            let i = spans.partition_point(|s| s.0 <= t);
-            if i > 0 && t <= spans[i - 1].1 {
-                keys.push(Some(Key::Span(i - 1)));
-                continue;
-            }
-        }
-        let op = r.hlo_op;
-        let s = seq.entry((r.gpu.device, m)).or_insert((op, false, 0));
-        if op == s.0 {
-            if s.1 {
-                s.2 += 1;
-                s.1 = false;
-            }
-        } else {
-            s.1 = true;
-        }
-        keys.push(Some(Key::Seq(s.2)));
-    }
     let mut dense: FastMap<(i64, u32, Key), u32> = FastMap::default();
     let mut next: FastMap<(i64, u32), u32> = FastMap::default();
-    raws.iter()
-        .zip(keys)
-        .map(|(r, k)| match (r.module, k) {
-            (Some(m), Some(k)) => *dense.entry((r.gpu.device, m, k)).or_insert_with(|| {
-                let n = next.entry((r.gpu.device, m)).or_insert(0);
-                *n += 1;
-                *n - 1
-            }),
-            _ => 0,
-        })
-        .collect()
+    // The key before and its number, looked at first: an execution's activities mostly
+    // come one after another.
+    let mut last: Option<((i64, u32, Key), u32)> = None;
+    let mut runs = Vec::with_capacity(raws.len());
+    for r in raws {
+        let Some(m) = r.module else {
+            runs.push(0);
+            continue;
+        };
+        let device = r.gpu.device;
+        let spans = spans_of.get(m as usize).copied().flatten();
+        let key = if let Some(id) = r.run_id {
+            Key::RunId(id)
+        } else if let Some(i) = r.launch_ns.zip(spans).and_then(|(t, spans)| {
+            let i = spans.partition_point(|s| s.0 <= t);
+            (i > 0 && t <= spans[i - 1].1).then(|| i - 1)
+        }) {
+            Key::Span(i)
+        } else {
+            let op = r.hlo_op;
+            let s = seq.entry((device, m)).or_insert((op, false, 0));
+            if op == s.0 {
+                if s.1 {
+                    s.2 += 1;
+                    s.1 = false;
+                }
+            } else {
+                s.1 = true;
+            }
+            Key::Seq(s.2)
+        };
+        let key = (device, m, key);
+        if let Some((_, n)) = last.filter(|l| l.0 == key) {
+            runs.push(n);
+            continue;
+        }
+        let n = *dense.entry(key).or_insert_with(|| {
+            let n = next.entry((device, m)).or_insert(0);
+            *n += 1;
+            *n - 1
+        });
+        last = Some((key, n));
+        runs.push(n);
+    }
+    runs
 }
 
 #[cfg(test)]
