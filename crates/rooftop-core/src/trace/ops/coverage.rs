@@ -78,6 +78,30 @@ fn op_step(op: u32, step: Option<usize>) -> OpStep {
     (op, step.map_or(NO_STEP, |s| u32::try_from(s).unwrap_or(NO_STEP - 1)))
 }
 
+/// A value per [`OpStep`]: by op in a vector for the keys without a step (all of them
+/// but a graph replay's), in a hash map for the rest. A long trace has an entry for
+/// most of its ops: a vector is made once, where a hash map is rebuilt at each doubling.
+struct PerOp<V> {
+    plain: Vec<Option<V>>,
+    stepped: HashMap<OpStep, V>,
+}
+
+impl<V> PerOp<V> {
+    fn new(ops: usize) -> Self {
+        PerOp {
+            plain: std::iter::repeat_with(|| None).take(ops).collect(),
+            stepped: HashMap::default(),
+        }
+    }
+
+    fn get_or_insert_with(&mut self, key: OpStep, make: impl FnOnce() -> V) -> &mut V {
+        match self.plain.get_mut(key.0 as usize).filter(|_| key.1 == NO_STEP) {
+            Some(slot) => slot.get_or_insert_with(make),
+            None => self.stepped.entry(key).or_insert_with(make),
+        }
+    }
+}
+
 /// The coverage of `model`'s kernel time by the work models `ctx` gives.
 pub fn model_coverage(model: &TraceModel, ctx: &Context) -> ModelCoverage {
     model_coverage_memo(&mut ModelMemo::new(model, ctx))
@@ -115,7 +139,7 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
     let shapes = shapes_recorded(model);
     // Per (op, step of a graph replay): Ok(()) when modelled, Err(reason) when its name
     // has a model that does not fit, None when its name has none.
-    let mut verdicts: HashMap<OpStep, Verdict> = HashMap::default();
+    let mut verdicts: PerOp<Verdict> = PerOp::new(model.ops.len());
     let mut reasons: HashSet<Arc<str>> = HashSet::default();
     let mut shared = move |reason: String| -> Arc<str> {
         if let Some(r) = reasons.get(reason.as_str()) {
@@ -128,8 +152,7 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
     let mut verdict = |i: usize, replay_ts: Option<i64>| -> Verdict {
         let step = replay_ts.and_then(|t| ctx.step_index_at(t));
         verdicts
-            .entry(op_step(i as u32, step))
-            .or_insert_with(|| {
+            .get_or_insert_with(op_step(i as u32, step), || {
                 op_table_in(model, i)?;
                 let m = match replay_ts.and_then(|t| ctx.model_at(model, i, t)) {
                     Some(m) => std::rc::Rc::new(m),
@@ -151,7 +174,7 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
     let mut rows = Rows::default();
     // Kernels of one op (and replay step) share their outcome; kernels outside every op
     // share their row per launching call name.
-    let mut outcomes: HashMap<OpStep, Outcome> = HashMap::default();
+    let mut outcomes: PerOp<Outcome> = PerOp::new(model.ops.len());
     let mut no_op: HashMap<Option<&str>, u32> = HashMap::default();
     // The last op's outcome: an op's kernels mostly follow one another.
     let mut last: Option<(OpStep, Outcome)> = None;
@@ -177,7 +200,7 @@ pub fn model_coverage_memo(memo: &mut ModelMemo<'_>) -> ModelCoverage {
                 match last {
                     Some((k, o)) if k == key => o,
                     _ => {
-                        let o = *outcomes.entry(key).or_insert_with(|| {
+                        let o = *outcomes.get_or_insert_with(key, || {
                             chain_outcome(model, first, replay_ts, &mut verdict, &mut rows)
                         });
                         last = Some((key, o));
