@@ -263,8 +263,12 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
         subtree.get(from..to).filter(|s| !s.is_empty())
     };
     // 3. Aggregate per name.
-    // Hash maps: both lists are sorted below, names breaking ties.
-    let mut by_name: foldhash::HashMap<&str, OpAcc> = foldhash::HashMap::default();
+    // Hash maps: both lists are sorted below, names breaking ties. A name is found by
+    // its address first (the ops of one name share one copy, or a few), by its text
+    // when the address is new.
+    let mut by_name: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
+    let mut by_address: foldhash::HashMap<(usize, usize), usize> = foldhash::HashMap::default();
+    let mut accs: Vec<(&str, OpAcc)> = Vec::new();
     let mut by_cat: foldhash::HashMap<&'static str, (u64, i64)> = foldhash::HashMap::default();
     for (l, evs) in groups() {
         let direct_ns = union_ns(evs.iter().map(|&(_, i)| interval(&model.gpu[i])));
@@ -287,13 +291,20 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
                 (NO_OP, cat, direct_ns)
             }
         };
-        let acc = by_name.entry(name).or_insert_with(|| OpAcc {
-            categories: Vec::new(),
-            count: 0,
-            kernels: 0,
-            direct_ns: 0,
-            subtree_ns: 0,
+        let at = *by_address.entry((name.as_ptr() as usize, name.len())).or_insert_with(|| {
+            *by_name.entry(name).or_insert_with(|| {
+                let acc = OpAcc {
+                    categories: Vec::new(),
+                    count: 0,
+                    kernels: 0,
+                    direct_ns: 0,
+                    subtree_ns: 0,
+                };
+                accs.push((name, acc));
+                accs.len() - 1
+            })
         });
+        let acc = &mut accs[at].1;
         if !acc.categories.contains(&cat) {
             acc.categories.push(cat);
         }
@@ -305,9 +316,9 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
         c.0 += 1;
         c.1 += direct_ns;
     }
-    let total_ns: i64 = by_name.values().map(|a| a.direct_ns).sum();
+    let total_ns: i64 = accs.iter().map(|a| a.1.direct_ns).sum();
     let pct = |ns: i64| if total_ns > 0 { ns as f64 / total_ns as f64 * 100.0 } else { 0.0 };
-    let mut ops: Vec<(&str, OpAcc)> = by_name.into_iter().collect();
+    let mut ops = accs;
     ops.sort_by(|a, b| b.1.direct_ns.cmp(&a.1.direct_ns).then_with(|| a.0.cmp(b.0)));
     let mut cum = 0.0;
     let ops = ops

@@ -150,6 +150,11 @@ fn captures(model: &TraceModel, launched: &[bool]) -> Vec<Vec<Option<u32>>> {
 /// For graph-replayed GPU events whose graph's capture is in the trace: the op that
 /// launched the event's position during the capture (GPU event index → op index).
 pub fn capture_map(model: &TraceModel) -> HashMap<u32, u32> {
+    // Without a graph launch nothing is replayed: the GPU events (the larger table,
+    // asked for in several analyses) are not read.
+    if !model.runtime.iter().any(|x| is_graph_launch(&x.name)) {
+        return HashMap::new();
+    }
     let mut launched = vec![false; model.runtime.len()];
     let mut by_launch: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (i, g) in model.gpu.iter().enumerate() {
