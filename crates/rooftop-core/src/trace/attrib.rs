@@ -86,15 +86,28 @@ pub fn busy_of_intervals(intervals: &mut [(i64, i64)]) -> i64 {
 /// Busy time of GPU events (indices into `TraceModel::gpu`), ns. Unknown indices are
 /// skipped.
 pub fn busy_ns(model: &TraceModel, events: &[u32]) -> i64 {
+    let intervals = events
+        .iter()
+        .filter_map(|&e| model.gpu.get(e as usize))
+        .map(|g| (g.ts_ns, g.ts_ns.saturating_add(g.dur_ns.max(0))));
+    // Most ops launch a few events (this is asked once per op): their intervals on the
+    // stack, not in an allocation.
+    let mut few = [(0i64, 0i64); SMALL];
+    if events.len() <= SMALL {
+        let mut n = 0;
+        for (slot, iv) in few.iter_mut().zip(intervals) {
+            *slot = iv;
+            n += 1;
+        }
+        return busy_of_intervals(&mut few[..n]);
+    }
     let mut iv: Vec<(i64, i64)> = Vec::with_capacity(events.len());
-    iv.extend(
-        events
-            .iter()
-            .filter_map(|&e| model.gpu.get(e as usize))
-            .map(|g| (g.ts_ns, g.ts_ns.saturating_add(g.dur_ns.max(0)))),
-    );
+    iv.extend(intervals);
     busy_of_intervals(&mut iv)
 }
+
+/// Events whose intervals [`busy_ns`] keeps on the stack.
+const SMALL: usize = 8;
 
 /// Direct and subtree GPU time of op `op`.
 pub fn op_gpu_time(model: &TraceModel, op: usize) -> OpGpuTime {

@@ -264,7 +264,9 @@ pub fn xla_report(
             no_hlo.join(", ")
         ));
     }
-    let steps = steps(model, info, window_start_ns);
+    // The module executions, which the steps and the module rows both read.
+    let runs = runs(model, info);
+    let steps = steps(model, info, &runs, window_start_ns);
     if steps.overlapping > 0 {
         notes.push(format!(
             "{} before the previous step on their device ends (overlapping runs of the step \
@@ -280,7 +282,7 @@ pub fn xla_report(
         layout: info.layout.as_str().to_string(),
         hostnames: info.hostnames.clone(),
         devices: info.devices.clone(),
-        modules: module_rows(model, info),
+        modules: module_rows(info, &runs),
         steps,
         categories: category_rows(&ops, total_ns),
         total_op_time_ms: total_ns as f64 / 1e6,
@@ -539,8 +541,7 @@ fn runs(model: &TraceModel, info: &XlaInfo) -> BTreeMap<RunKey, Run> {
         .collect()
 }
 
-fn module_rows(model: &TraceModel, info: &XlaInfo) -> Vec<ModuleRow> {
-    let runs = runs(model, info);
+fn module_rows(info: &XlaInfo, runs: &BTreeMap<RunKey, Run>) -> Vec<ModuleRow> {
     let mut rows: Vec<ModuleRow> = info
         .modules
         .iter()
@@ -577,11 +578,15 @@ fn module_rows(model: &TraceModel, info: &XlaInfo) -> Vec<ModuleRow> {
     rows
 }
 
-fn steps(model: &TraceModel, info: &XlaInfo, window_start_ns: i64) -> Steps {
-    let runs = runs(model, info);
+fn steps(
+    model: &TraceModel,
+    info: &XlaInfo,
+    runs: &BTreeMap<RunKey, Run>,
+    window_start_ns: i64,
+) -> Steps {
     // The step module: the one with the most device time.
     let mut per_module: BTreeMap<u32, i64> = BTreeMap::new();
-    for (k, v) in &runs {
+    for (k, v) in runs {
         *per_module.entry(k.0).or_default() += v.busy_ns;
     }
     let Some((&main, _)) = per_module.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) else {
@@ -734,7 +739,7 @@ mod tests {
             ops: vec![op(0), op(1)],
             ..XlaInfo::default()
         };
-        let s = steps(&model, &info, 0);
+        let s = steps(&model, &info, &runs(&model, &info), 0);
         assert_eq!(s.rows.len(), 2);
         assert_eq!(s.overlapping, 1);
         assert!(s.rows.iter().all(|r| r.gap_to_next_ms.is_none_or(|g| g >= 0.0)), "{s:?}");
@@ -780,7 +785,7 @@ mod tests {
                 .collect(),
             ..XlaInfo::default()
         };
-        let s = steps(&model, &info, 0);
+        let s = steps(&model, &info, &super::runs(&model, &info), 0);
         let numbered: Vec<(i64, u64)> = s.rows.iter().map(|r| (r.device, r.index)).collect();
         assert_eq!(numbered, [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)], "{s:?}");
     }
