@@ -174,22 +174,23 @@ pub fn analyze(
     device: Option<&DeviceSpec>,
     opts: &TraceOptions,
 ) -> TraceReport {
-    let (timeline, window) = timeline(model, opts.include_unlinked);
-    let window_start_ns = (window.start_us * 1e3).round() as i64;
-    // The per-op part, the critical path, the gap analyses and the XLA report need the
-    // model alone: they run as four tasks on the thread pool, the two longest (the
-    // critical path, the per-op part) started first (a panic in any is raised here).
-    // The pool's threads, not four of their own: each new thread would take a heap of
-    // its own, and the memory one task frees would stay out of the others' reach
+    // The critical path, the per-op part (after the timeline, which it reads), the gap
+    // analyses and the XLA report need the model alone: they run as tasks on the thread
+    // pool, the critical path (the longest) beside the rest (a panic in any is raised
+    // here). The pool's threads, not threads of their own: each new thread would take a
+    // heap of its own, and the memory one task frees would stay out of the others' reach
     // (2,500 JAX copies: tens of MB of the peak).
-    let ((cp, xla), (per_op, gaps)) = rayon::join(
+    let (cp, (timeline, window, xla, per_op, gaps)) = rayon::join(
+        || critical_path(model, &opts.critical_path),
         || {
-            rayon::join(
-                || critical_path(model, &opts.critical_path),
+            let (timeline, window) = timeline(model, opts.include_unlinked);
+            let window_start_ns = (window.start_us * 1e3).round() as i64;
+            let ((per_op, gaps), xla) = rayon::join(
+                || rayon::join(|| per_op(model, device, opts, &timeline), || Gaps::of(model, opts)),
                 || super::xla::report::xla_report(model, device, window_start_ns),
-            )
+            );
+            (timeline, window, xla, per_op, gaps)
         },
-        || rayon::join(|| per_op(model, device, opts, &timeline), || Gaps::of(model, opts)),
     );
     let PerOp { ops_summary, kernels, short_kernels, tables, model_coverage, findings } = per_op;
     let Gaps { idle, launch, syncs, graphs, modules, memory, inference } = gaps;
