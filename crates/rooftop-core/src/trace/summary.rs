@@ -191,14 +191,14 @@ pub fn launcher_op(model: &TraceModel, ev: &GpuEvent) -> Option<u32> {
     }
 }
 
-/// Ancestors of op `i`, itself first.
-fn ancestors(model: &TraceModel, i: u32) -> impl Iterator<Item = u32> + '_ {
+/// Ancestors of op `i`, itself first, by a table of each op's parent.
+fn ancestors_in(parents: &[Option<u32>], i: u32) -> impl Iterator<Item = u32> + '_ {
     let mut next = Some(i);
-    let mut guard = model.ops.len() + 1;
+    let mut guard = parents.len() + 1;
     std::iter::from_fn(move || {
         let cur = next?;
         guard = guard.checked_sub(1)?;
-        next = model.ops.get(cur as usize).and_then(|o| o.parent);
+        next = parents.get(cur as usize).copied().flatten();
         Some(cur)
     })
 }
@@ -220,13 +220,28 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
     // A graph-replayed kernel whose capture is in the trace belongs to the op that
     // launched its position during the capture.
     let captured = super::gaps::graphs::capture_map(model);
+    // Each op's parent and whether it is a pass-through `execute`, in compact tables:
+    // the walks up from every GPU event below would otherwise miss the cache at each
+    // op's large record.
+    let (parents, pass_through): (Vec<Option<u32>>, Vec<bool>) =
+        model.ops.iter().map(|o| (o.parent, &*o.name == "execute")).unzip();
+    // [`launcher_op`] on the compact tables.
+    let launcher_of = |ev: &GpuEvent| -> Option<u32> {
+        let mut cur = ev.op?;
+        loop {
+            if !*pass_through.get(cur as usize)? {
+                return Some(cur);
+            }
+            cur = parents[cur as usize]?;
+        }
+    };
     for (i, ev) in model.gpu.iter().enumerate() {
         // Communication kernels count too (TraceLens leaves them out by default): an
         // all-reduce is time its op takes.
         if !has_launch(ev) {
             continue;
         }
-        let l = match captured.get(&(i as u32)).copied().or_else(|| launcher_op(model, ev)) {
+        let l = match captured.get(&(i as u32)).copied().or_else(|| launcher_of(ev)) {
             Some(op) => Launcher::Op(op),
             None => ev.correlation.map_or(Launcher::Event(i), Launcher::Runtime),
         };
@@ -249,7 +264,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
     let mut subtree: Vec<(u32, usize)> = Vec::new();
     for (i, ev) in model.gpu.iter().enumerate() {
         let Some(op) = ev.op else { continue };
-        for a in ancestors(model, op) {
+        for a in ancestors_in(&parents, op) {
             if is_launcher.get(a as usize).copied().unwrap_or(false) {
                 subtree.push((a, i));
             }
