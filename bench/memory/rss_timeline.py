@@ -17,18 +17,26 @@ import time
 def main() -> int:
     args = sys.argv[1:]
     every, step = 2.0, 40.0
+    usage = __doc__.strip().splitlines()[2]
     while args and args[0] != "--":
-        flag, value = args[0], float(args[1])
-        if flag == "--every-ms":
-            every = value
-        elif flag == "--step-ms":
-            step = value
-        else:
-            print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        if args[0] in ("-h", "--help"):
+            print(__doc__.strip())
+            return 0
+        if args[0] not in ("--every-ms", "--step-ms") or len(args) < 2:
+            print(usage, file=sys.stderr)
             return 2
+        try:
+            value = float(args[1])
+        except ValueError:
+            print(f"{args[0]} takes a number of milliseconds, not {args[1]!r}", file=sys.stderr)
+            return 2
+        if args[0] == "--every-ms":
+            every = value
+        else:
+            step = value
         args = args[2:]
     if not args or len(args) < 2:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     cmd = args[1:]
     page = 4096
