@@ -1384,6 +1384,51 @@ fn group_executions(raws: &[Raw], runs: &[u32]) -> Vec<Inst> {
     insts
 }
 
+/// The op and the XLA op of each execution (`shared_of`: its entry in `shared`), made on
+/// the thread pool, in order.
+fn ops_of(
+    insts: Vec<Inst>,
+    shared_of: Vec<u32>,
+    shared: &[Shared],
+    strings: &Strings,
+) -> (Vec<CpuOp>, Vec<XlaOp>) {
+    insts
+        .into_par_iter()
+        .zip(shared_of)
+        .map(|(inst, s)| {
+            let entry = &shared[s as usize];
+            let op = CpuOp {
+                name: Arc::clone(&entry.display),
+                ts_ns: inst.ts_ns,
+                dur_ns: inst.end_ns.saturating_sub(inst.ts_ns),
+                pid: inst.device,
+                tid: inst.stream,
+                external_id: None,
+                seq: None,
+                sequence_number: None,
+                args: Arc::clone(&entry.args),
+                parent: None,
+                children: Vec::new(),
+                launched: inst.events,
+                comm: None,
+            };
+            let xop = XlaOp {
+                module: inst.key.1,
+                run: inst.key.0,
+                hlo_op: Arc::clone(&entry.hlo_op),
+                instr: entry.instr.clone(),
+                framework_op: inst
+                    .framework_op
+                    .map(|f| strings.shared(f))
+                    .or_else(|| entry.framework_op.clone()),
+                profile_flops: inst.flops,
+                profile_bytes: inst.bytes,
+            };
+            (op, xop)
+        })
+        .unzip()
+}
+
 /// Devices of one host are alike: a device without kernels takes the gfx target seen on
 /// a sibling with the same vendor and compute capability (and its name, when it had only
 /// a generic one).
@@ -1583,43 +1628,7 @@ fn build_in_pieces(
     // in place (the activities' larger allocation; the bytes past the events go back).
     let (mut gpu, (ops, xops)): (Vec<GpuEvent>, (Vec<CpuOp>, Vec<XlaOp>)) = rayon::join(
         || raws.into_iter().zip(gpu_op).map(|(r, op)| GpuEvent { op, ..r.gpu }).collect(),
-        || {
-            insts
-                .into_par_iter()
-                .zip(shared_of)
-                .map(|(inst, s)| {
-                    let entry = &shared[s as usize];
-                    let op = CpuOp {
-                        name: Arc::clone(&entry.display),
-                        ts_ns: inst.ts_ns,
-                        dur_ns: inst.end_ns.saturating_sub(inst.ts_ns),
-                        pid: inst.device,
-                        tid: inst.stream,
-                        external_id: None,
-                        seq: None,
-                        sequence_number: None,
-                        args: Arc::clone(&entry.args),
-                        parent: None,
-                        children: Vec::new(),
-                        launched: inst.events,
-                        comm: None,
-                    };
-                    let xop = XlaOp {
-                        module: inst.key.1,
-                        run: inst.key.0,
-                        hlo_op: Arc::clone(&entry.hlo_op),
-                        instr: entry.instr.clone(),
-                        framework_op: inst
-                            .framework_op
-                            .map(|f| strings.shared(f))
-                            .or_else(|| entry.framework_op.clone()),
-                        profile_flops: inst.flops,
-                        profile_bytes: inst.bytes,
-                    };
-                    (op, xop)
-                })
-                .unzip()
-        },
+        || ops_of(insts, shared_of, &shared, &strings),
     );
     gpu.shrink_to_fit();
     if gpu.is_empty() {
