@@ -396,13 +396,15 @@ pub fn kernel_summary(
     total_window_us: f64,
 ) -> Vec<KernelRow> {
     // Keys borrow from the model and from one category per op, computed once per op
-    // rather than per kernel.
+    // rather than per kernel, kept with the op's name (a kernel does not read its op's
+    // large record again).
     type Key<'a> = (&'a str, Option<&'a str>, &'a str, i64);
-    let mut cats: Vec<Option<&'static str>> = vec![None; model.ops.len()];
+    let mut cats: Vec<Option<(&'static str, &str)>> = vec![None; model.ops.len()];
     for ev in model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel) {
-        if let Some(c) = ev.op.and_then(|o| cats.get_mut(o as usize)) {
+        let Some(o) = ev.op else { continue };
+        if let Some(c) = cats.get_mut(o as usize) {
             if c.is_none() {
-                *c = ev.op.map(category);
+                *c = Some((category(o), model.ops[o as usize].name.as_ref()));
             }
         }
     }
@@ -425,9 +427,9 @@ pub fn kernel_summary(
             continue;
         }
         all_us += dur_us(ev);
-        let linked = ev.op.and_then(|o| Some((model.ops.get(o as usize)?, cats[o as usize]?)));
+        let linked = ev.op.and_then(|o| cats.get(o as usize).copied().flatten());
         let (parent, cat) = match linked {
-            Some((op, cat)) => (Some(op.name.as_ref()), cat),
+            Some((cat, op)) => (Some(op), cat),
             None => match &ev.launcher {
                 Some(l) => (Some(l.as_ref()), runtime_category(Some(l))),
                 None => (None, "unlinked"),
