@@ -599,15 +599,18 @@ pub fn short_kernels(
     total_window_us: f64,
 ) -> ShortKernels {
     type Key = (Option<String>, Option<String>, Option<String>, Option<String>, String);
-    // (op name and argument record, kernel name) → group.
-    type Memo<'a> = (Option<(&'a str, *const OpArgs)>, &'a str);
+    // (op name and argument record, kernel name) → group, by the addresses of the
+    // shared texts and record (hashing a few words, not the names' bytes; equal texts
+    // at two addresses meet in `index`).
+    type Memo = (Option<(usize, usize, *const OpArgs)>, (usize, usize));
     // Groups in first-seen order, found by their written key. The key is written once
     // per distinct (op name, argument record, kernel name): the reader shares one
     // argument record between ops with equal arguments, so this is per distinct shape,
     // not per kernel; records with equal contents still meet in `index`.
     let mut groups: Vec<(Key, (u64, f64))> = Vec::new();
     let mut index: HashMap<Key, usize> = HashMap::default();
-    let mut seen: HashMap<Memo<'_>, usize> = HashMap::default();
+    let mut seen: HashMap<Memo, usize> = HashMap::default();
+    let text = |t: &str| (t.as_ptr() as usize, t.len());
     let (mut kernel_count, mut kernel_time, mut short) = (0u64, 0.0, Vec::new());
     for ev in model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel) {
         let d = dur_us(ev);
@@ -618,7 +621,13 @@ pub fn short_kernels(
         }
         short.push(d);
         let op = ev.op.and_then(|o| model.ops.get(o as usize));
-        let memo = (op.map(|o| (o.name.as_ref(), Arc::as_ptr(&o.args))), ev.name.as_ref());
+        let memo = (
+            op.map(|o| {
+                let (name, len) = text(&o.name);
+                (name, len, Arc::as_ptr(&o.args))
+            }),
+            text(&ev.name),
+        );
         let g = *seen.entry(memo).or_insert_with(|| {
             let key = (
                 op.map(|o| o.name.to_string()),
