@@ -179,16 +179,23 @@ struct OpAcc {
 }
 
 /// The launching op of `ev` (TraceLens's `get_kernel_launchers`): its innermost CPU
-/// op, skipping pass-through `execute` ops; `None` when the launch has no op.
-pub fn launcher_op(model: &TraceModel, ev: &GpuEvent) -> Option<u32> {
+/// op, skipping pass-through `execute` ops; `None` when the launch has no op. Read from
+/// compact tables of each op's parent and whether it is an `execute` (the walks up from
+/// every GPU event would otherwise miss the cache at each op's large record).
+fn launcher_op(parents: &[Option<u32>], pass_through: &[bool], ev: &GpuEvent) -> Option<u32> {
     let mut cur = ev.op?;
     loop {
-        let op = model.ops.get(cur as usize)?;
-        if &*op.name != "execute" {
+        if !*pass_through.get(cur as usize)? {
             return Some(cur);
         }
-        cur = op.parent?;
+        cur = parents[cur as usize]?;
     }
+}
+
+/// Where a shared text's bytes are: the key of the caches that find a name by its
+/// address before its text.
+fn text_at(t: &str) -> (usize, usize) {
+    (t.as_ptr() as usize, t.len())
 }
 
 /// Ancestors of op `i`, itself first, by a table of each op's parent.
@@ -220,28 +227,20 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
     // A graph-replayed kernel whose capture is in the trace belongs to the op that
     // launched its position during the capture.
     let captured = super::gaps::graphs::capture_map(model);
-    // Each op's parent and whether it is a pass-through `execute`, in compact tables:
-    // the walks up from every GPU event below would otherwise miss the cache at each
-    // op's large record.
+    // Each op's parent and whether it is a pass-through `execute`, in compact tables.
     let (parents, pass_through): (Vec<Option<u32>>, Vec<bool>) =
         model.ops.iter().map(|o| (o.parent, &*o.name == "execute")).unzip();
-    // [`launcher_op`] on the compact tables.
-    let launcher_of = |ev: &GpuEvent| -> Option<u32> {
-        let mut cur = ev.op?;
-        loop {
-            if !*pass_through.get(cur as usize)? {
-                return Some(cur);
-            }
-            cur = parents[cur as usize]?;
-        }
-    };
     for (i, ev) in model.gpu.iter().enumerate() {
         // Communication kernels count too (TraceLens leaves them out by default): an
         // all-reduce is time its op takes.
         if !has_launch(ev) {
             continue;
         }
-        let l = match captured.get(&(i as u32)).copied().or_else(|| launcher_of(ev)) {
+        let l = match captured
+            .get(&(i as u32))
+            .copied()
+            .or_else(|| launcher_op(&parents, &pass_through, ev))
+        {
             Some(op) => Launcher::Op(op),
             None => ev.correlation.map_or(Launcher::Event(i), Launcher::Runtime),
         };
@@ -306,7 +305,7 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
                 (NO_OP, cat, direct_ns)
             }
         };
-        let at = *by_address.entry((name.as_ptr() as usize, name.len())).or_insert_with(|| {
+        let at = *by_address.entry(text_at(name)).or_insert_with(|| {
             *by_name.entry(name).or_insert_with(|| {
                 let acc = OpAcc {
                     categories: Vec::new(),
@@ -416,9 +415,9 @@ pub fn kernel_summary(
     let mut groups: Vec<(Key<'_>, Vec<usize>)> = Vec::new();
     let mut by_text: foldhash::HashMap<Key<'_>, usize> = foldhash::HashMap::default();
     let mut by_address: foldhash::HashMap<[usize; 7], usize> = foldhash::HashMap::default();
-    let text = |t: &str| (t.as_ptr() as usize, t.len());
     let address = |(cat, parent, name, stream): Key<'_>| {
-        let ((c, cn), (p, pn), (n, nn)) = (text(cat), parent.map_or((0, 0), text), text(name));
+        let ((c, cn), (p, pn), (n, nn)) =
+            (text_at(cat), parent.map_or((0, 0), text_at), text_at(name));
         [c, cn, p, pn, n, nn, stream as usize]
     };
     let mut all_us = 0.0;
@@ -610,7 +609,6 @@ pub fn short_kernels(
     let mut groups: Vec<(Key, (u64, f64))> = Vec::new();
     let mut index: HashMap<Key, usize> = HashMap::default();
     let mut seen: HashMap<Memo, usize> = HashMap::default();
-    let text = |t: &str| (t.as_ptr() as usize, t.len());
     let (mut kernel_count, mut kernel_time, mut short) = (0u64, 0.0, Vec::new());
     for ev in model.gpu.iter().filter(|e| e.kind == GpuKind::Kernel) {
         let d = dur_us(ev);
@@ -623,10 +621,10 @@ pub fn short_kernels(
         let op = ev.op.and_then(|o| model.ops.get(o as usize));
         let memo = (
             op.map(|o| {
-                let (name, len) = text(&o.name);
+                let (name, len) = text_at(&o.name);
                 (name, len, Arc::as_ptr(&o.args))
             }),
-            text(&ev.name),
+            text_at(&ev.name),
         );
         let g = *seen.entry(memo).or_insert_with(|| {
             let key = (
