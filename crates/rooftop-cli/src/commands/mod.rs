@@ -73,7 +73,7 @@ pub fn warm_catalog(cli: &Cli) {
         return;
     }
     // A failure to start the thread only loses the head start.
-    let _ = std::thread::Builder::new().name("catalog".into()).spawn(|| {
+    rayon::spawn(|| {
         Catalog::builtin();
     });
 }
