@@ -69,21 +69,87 @@ pub enum EdgeKind {
     Sync,
 }
 
+impl EvRef {
+    /// The kind as a number below 4, and the index.
+    fn pack(self) -> (u8, u32) {
+        match self {
+            EvRef::Op(i) => (0, i),
+            EvRef::Runtime(i) => (1, i),
+            EvRef::Annotation(i) => (2, i),
+            EvRef::Gpu(i) => (3, i),
+        }
+    }
+
+    /// The inverse of [`EvRef::pack`] (the kind's low two bits).
+    fn unpack(kind: u8, i: u32) -> EvRef {
+        match kind & 3 {
+            0 => EvRef::Op(i),
+            1 => EvRef::Runtime(i),
+            2 => EvRef::Annotation(i),
+            _ => EvRef::Gpu(i),
+        }
+    }
+}
+
+/// A node: an event's start or end. 16 bytes (an [`EvRef`] and a flag beside a time
+/// took 24): a long window has millions, at the analysis's memory peak.
 #[derive(Debug, Clone, Copy)]
 pub struct Node {
     pub ts: i64,
-    pub ev: EvRef,
-    pub is_start: bool,
+    index: u32,
+    /// The event's kind ([`EvRef::pack`]), plus [`START`] for a start.
+    tag: u8,
 }
 
+/// [`Node::tag`]'s bit for an event's start.
+const START: u8 = 4;
+/// [`Edge`]'s tag for no attributed event.
+const NO_EVENT: u8 = 4;
+
+impl Node {
+    pub fn new(ts: i64, ev: EvRef, is_start: bool) -> Node {
+        let (kind, index) = ev.pack();
+        Node { ts, index, tag: kind | if is_start { START } else { 0 } }
+    }
+
+    pub fn ev(&self) -> EvRef {
+        EvRef::unpack(self.tag, self.index)
+    }
+
+    pub fn is_start(&self) -> bool {
+        self.tag & START != 0
+    }
+
+    /// The graph's node order: by time, starts before ends, then by event ([`EvRef`]'s
+    /// order: kind, then index).
+    fn order(&self) -> (i64, u64) {
+        let end = u64::from(!self.is_start());
+        (self.ts, end << 40 | u64::from(self.tag & 3) << 32 | u64::from(self.index))
+    }
+}
+
+/// An edge. 24 bytes (with an `Option<EvRef>` it took 32).
 #[derive(Debug, Clone, Copy)]
 pub struct Edge {
     pub from: u32,
     pub to: u32,
     pub weight: i64,
     pub kind: EdgeKind,
+    /// The attributed event's kind ([`EvRef::pack`]), or [`NO_EVENT`].
+    ev_kind: u8,
+    ev_index: u32,
+}
+
+impl Edge {
+    pub fn new(from: u32, to: u32, weight: i64, kind: EdgeKind, attributed: Option<EvRef>) -> Edge {
+        let (ev_kind, ev_index) = attributed.map_or((NO_EVENT, 0), EvRef::pack);
+        Edge { from, to, weight, kind, ev_kind, ev_index }
+    }
+
     /// The event the edge's time belongs to (operator and kernel-kernel edges).
-    pub attributed: Option<EvRef>,
+    pub fn attributed(&self) -> Option<EvRef> {
+        (self.ev_kind != NO_EVENT).then(|| EvRef::unpack(self.ev_kind, self.ev_index))
+    }
 }
 
 /// The graph.
@@ -99,7 +165,7 @@ pub struct CpGraph {
     /// outgoing edges, looked through; the edges of a node with more
     /// ([`LIST_MAX`], a kernel that many syncs wait for) are also kept by pair.
     last_out: Vec<u32>,
-    out_count: Vec<u32>,
+    out_count: Vec<u8>,
     prev_out: Vec<u32>,
     /// (src, dst) → edge index, for the edges of nodes with more than [`LIST_MAX`].
     busy_pairs: HashMap<(u32, u32), u32>,
@@ -107,7 +173,7 @@ pub struct CpGraph {
 
 /// Outgoing edges of a node looked through for an earlier edge to the same node; the
 /// edges of a node with more are found by pair (so that adding an edge stays O(1)).
-const LIST_MAX: u32 = 8;
+const LIST_MAX: u8 = 8;
 
 /// No node or no edge.
 const NONE: u32 = u32::MAX;
@@ -184,34 +250,31 @@ pub fn is_hta_launch(name: &str) -> bool {
 }
 
 impl CpGraph {
-    fn node(&mut self, ts: i64, ev: EvRef, is_start: bool) -> u32 {
-        self.nodes.push(Node { ts, ev, is_start });
-        (self.nodes.len() - 1) as u32
-    }
-
-    fn add_events(&mut self, evs: &mut [(i64, i64, EvRef)]) {
+    /// Nodes for the starts and ends of `evs` (`(ts, dur, event)`), which are given back
+    /// before the nodes are sorted.
+    fn add_events(&mut self, evs: Vec<(i64, i64, EvRef)>) {
+        let n = evs.len();
+        self.nodes.reserve(2 * n);
+        self.nodes.extend(evs.iter().map(|&(ts, _, ev)| Node::new(ts, ev, true)));
+        self.nodes.extend(evs.iter().map(|&(ts, dur, ev)| Node::new(ts + dur, ev, false)));
+        drop(evs);
         // Node ids in time order (HTA sorts its node table by time): by (time, starts
-        // before ends, event). Starts and ends are sorted apart, each nearly in order
-        // already, and merged.
-        let mut starts: Vec<(i64, EvRef)> = evs.iter().map(|&(ts, _, ev)| (ts, ev)).collect();
-        let mut ends: Vec<(i64, EvRef)> = evs.iter().map(|&(ts, dur, ev)| (ts + dur, ev)).collect();
-        starts.sort();
-        ends.sort();
-        // Room at once for the nodes and for about as many edges (a graph has about one
-        // edge per node): grown by doubling, the copies left behind are holes in the
-        // heap, at the analysis's peak.
-        self.nodes.reserve(2 * evs.len());
-        self.edges.reserve(2 * evs.len());
-        self.prev_out.reserve(2 * evs.len());
-        for (start, k) in merge_by(&starts, &ends, |s, e| s.0 <= e.0) {
-            let (ts, ev) = if start { starts[k] } else { ends[k] };
-            let id = self.node(ts, ev, start);
-            if start {
-                self.start_of.set(ev, id);
+        // before ends, event). The starts and the ends are each nearly in order already:
+        // the stable sort finds them as runs and merges them (with room for half of
+        // them; a start list and an end list beside the nodes took as much as the nodes).
+        self.nodes.sort_by_key(Node::order);
+        for (id, node) in self.nodes.iter().enumerate() {
+            if node.is_start() {
+                self.start_of.set(node.ev(), id as u32);
             } else {
-                self.end_of.set(ev, id);
+                self.end_of.set(node.ev(), id as u32);
             }
         }
+        // Room at once for about as many edges as nodes (a graph has about one edge per
+        // node): grown by doubling, the copies left behind are holes in the heap, at the
+        // analysis's peak.
+        self.edges.reserve(self.nodes.len());
+        self.prev_out.reserve(self.nodes.len());
         self.last_out.resize(self.nodes.len(), NONE);
         self.out_count.resize(self.nodes.len(), 0);
     }
@@ -237,7 +300,7 @@ impl CpGraph {
         };
         // HTA (non-strict): weights of -1 µs or less are set to 0.
         let weight = if w <= -1000 { 0 } else { w };
-        let e = Edge { from, to, weight, kind, attributed };
+        let e = Edge::new(from, to, weight, kind, attributed);
         if let Some(i) = self.edge_index(from, to) {
             self.edges[i] = e;
             return;
@@ -251,9 +314,13 @@ impl CpGraph {
         self.prev_out.push(self.last_out[f]);
         self.last_out[f] = index;
         self.edges.push(e);
-        self.out_count[f] += 1;
-        if self.out_count[f] > LIST_MAX {
-            if self.out_count[f] == LIST_MAX + 1 {
+        // Counted up to one past the list's limit (a byte per node).
+        let before = self.out_count[f];
+        if before <= LIST_MAX {
+            self.out_count[f] = before + 1;
+        }
+        if before >= LIST_MAX {
+            if before == LIST_MAX {
                 // The node's earlier edges join the map.
                 let mut i = self.prev_out[index as usize];
                 while i != NONE {
@@ -330,12 +397,8 @@ impl CpGraph {
     /// reach, each in edge order.
     fn adjacency(&self) -> (Csr, Csr) {
         let n = self.nodes.len();
-        let mut preds = Csr::with_counts(n, self.edges.iter().map(|e| e.to));
-        let mut succs = Csr::with_counts(n, self.edges.iter().map(|e| e.from));
-        for (i, e) in self.edges.iter().enumerate() {
-            preds.push(e.to, i as u32);
-            succs.push(e.from, e.to);
-        }
+        let preds = Csr::new(n, self.edges.iter().enumerate().map(|(i, e)| (e.to, i as u32)));
+        let succs = Csr::new(n, self.edges.iter().map(|e| (e.from, e.to)));
         (preds, succs)
     }
 
@@ -360,34 +423,35 @@ impl CpGraph {
     }
 }
 
-/// Rows of `u32` for nodes `0..n` in one vector (compressed sparse rows), filled in
-/// push order.
+/// Rows of `u32` for nodes `0..n` in one vector (compressed sparse rows).
 struct Csr {
     /// Row `v` is `items[start[v]..start[v + 1]]`.
     start: Vec<u32>,
-    /// Next free slot of each row while filling.
-    fill: Vec<u32>,
     items: Vec<u32>,
 }
 
 impl Csr {
-    /// Rows sized by how often each node appears in `keys`.
-    fn with_counts(n: usize, keys: impl Iterator<Item = u32>) -> Csr {
+    /// The rows of `(row, item)` pairs, each row's items in the pairs' order. Each row
+    /// is filled from its end, the pairs taken from the last: its end moves back to its
+    /// start, and no cursor per row is needed beside the starts.
+    fn new(n: usize, pairs: impl DoubleEndedIterator<Item = (u32, u32)> + Clone) -> Csr {
         let mut start = vec![0u32; n + 1];
-        for k in keys {
-            start[k as usize + 1] += 1;
+        for (row, _) in pairs.clone() {
+            start[row as usize] += 1;
         }
-        for v in 0..n {
-            start[v + 1] += start[v];
+        // start[v] = the end of row v (start[n] = the total: no row n).
+        let mut total = 0;
+        for s in &mut start {
+            total += *s;
+            *s = total;
         }
-        let fill = start[..n].to_vec();
-        Csr { items: vec![0; start[n] as usize], start, fill }
-    }
-
-    fn push(&mut self, row: u32, item: u32) {
-        let slot = &mut self.fill[row as usize];
-        self.items[*slot as usize] = item;
-        *slot += 1;
+        let mut items = vec![0; total as usize];
+        for (row, item) in pairs.rev() {
+            let s = &mut start[row as usize];
+            *s -= 1;
+            items[*s as usize] = item;
+        }
+        Csr { start, items }
     }
 
     fn row(&self, v: u32) -> &[u32] {
@@ -485,6 +549,7 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
             }
         }
     }
+    drop(op_starts);
     let gpu_in: Vec<bool> = model
         .gpu
         .iter()
@@ -495,8 +560,7 @@ pub fn build(model: &TraceModel, window: Span, zero_launch_edges: bool) -> CpGra
             node_evs.push((e.ts_ns, e.dur_ns, EvRef::Gpu(i as u32)));
         }
     }
-    g.add_events(&mut node_evs);
-    drop(node_evs);
+    g.add_events(node_evs);
 
     // CPU call stacks.
     let mut keys: Vec<(i64, i64)> = threads.keys().copied().collect();
@@ -636,10 +700,10 @@ fn thread_edges(model: &TraceModel, g: &mut CpGraph, evs: &[StackEv]) {
 /// HTA `_attribute_edge` for an operator edge `src → dst`.
 fn attribution(g: &CpGraph, src: u32, dst: u32, src_parent: Option<EvRef>) -> Option<EvRef> {
     let (s, d) = (g.nodes[src as usize], g.nodes[dst as usize]);
-    if s.is_start {
-        Some(s.ev)
-    } else if !d.is_start {
-        Some(d.ev)
+    if s.is_start() {
+        Some(s.ev())
+    } else if !d.is_start() {
+        Some(d.ev())
     } else {
         src_parent
     }
@@ -803,7 +867,7 @@ fn gpu_edges(model: &TraceModel, g: &mut CpGraph, gpu_in: &[bool], rt_in: &[bool
                     }
                 } else if let (Some(p), Some(pt)) = (prev, prev_ts) {
                     if sync_end.is_none_or(|t| t < pt) {
-                        let prev_ev = g.nodes[p as usize].ev;
+                        let prev_ev = g.nodes[p as usize].ev();
                         g.edge(p, start, EdgeKind::KernelKernel, false, Some(prev_ev));
                     }
                 }
@@ -896,9 +960,9 @@ mod tests {
     #[test]
     fn a_second_edge_between_two_nodes_replaces_the_first() {
         let mut g = CpGraph::default();
-        let mut evs: Vec<(i64, i64, EvRef)> =
+        let evs: Vec<(i64, i64, EvRef)> =
             (0..30).map(|i| (i64::from(i) * 10, 5, EvRef::Op(i))).collect();
-        g.add_events(&mut evs);
+        g.add_events(evs);
         let n = g.nodes.len() as u32;
         // Node 0 reaches every other node (many edges); node 1 reaches three.
         for to in 1..n {

@@ -309,7 +309,7 @@ fn bound_by(model: &TraceModel, e: &Edge) -> Option<&'static str> {
         EdgeKind::KernelKernel => Some("gpu_kernel_kernel_overhead"),
         EdgeKind::LaunchDelay => Some("gpu_kernel_launch_overhead"),
         EdgeKind::Dependency | EdgeKind::Sync => None,
-        EdgeKind::Operator => match e.attributed? {
+        EdgeKind::Operator => match e.attributed()? {
             EvRef::Gpu(i)
                 if model.gpu.get(i as usize).is_some_and(|g| is_comm_kernel_shared(&g.name)) =>
             {
@@ -336,11 +336,11 @@ fn credited_op<'a>(
 ) -> &'a str {
     let gpu_op = |i: u32| gpu_op(model, captured, i);
     let op = match e.kind {
-        EdgeKind::LaunchDelay | EdgeKind::KernelKernel => match g.nodes[e.to as usize].ev {
+        EdgeKind::LaunchDelay | EdgeKind::KernelKernel => match g.nodes[e.to as usize].ev() {
             EvRef::Gpu(i) => gpu_op(i),
             _ => None,
         },
-        _ => match e.attributed {
+        _ => match e.attributed() {
             Some(EvRef::Op(i)) => Some(i),
             Some(EvRef::Runtime(r)) => model.runtime.get(r as usize).and_then(|x| x.op),
             Some(EvRef::Gpu(i)) => gpu_op(i),
@@ -435,7 +435,7 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
         op.1 += 1;
         match e.kind {
             EdgeKind::Operator => {
-                let Some(ev) = e.attributed else { continue };
+                let Some(ev) = e.attributed() else { continue };
                 let to_us = g.nodes[e.to as usize].ts as f64 / 1e3;
                 if last_ev == Some(ev) {
                     if let Some(x) = events.last_mut() {
@@ -470,12 +470,12 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
                 let kind =
                     if e.kind == EdgeKind::LaunchDelay { "launch_delay" } else { "kernel_gap" };
                 events.push(CpEvent {
-                    name: ev_name_shared(model, to.ev),
+                    name: ev_name_shared(model, to.ev()),
                     ts: from.ts as f64 / 1e3,
                     dur_us: e.weight as f64 / 1e3,
                     on_path_us: e.weight as f64 / 1e3,
                     kind,
-                    stream: match to.ev {
+                    stream: match to.ev() {
                         EvRef::Gpu(i) => model.gpu.get(i as usize).map(|x| x.stream),
                         _ => None,
                     },
@@ -594,7 +594,7 @@ fn what_if(
     let factors: Vec<f64> = g
         .edges
         .iter()
-        .map(|e| match (e.kind, e.attributed) {
+        .map(|e| match (e.kind, e.attributed()) {
             (EdgeKind::Operator, Some(ev)) if hit(ev) => w.factor,
             _ => 1.0,
         })

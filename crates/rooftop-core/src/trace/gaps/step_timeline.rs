@@ -87,7 +87,7 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
     let mut on_op = vec![false; model.ops.len()];
     let mut on_gpu = vec![false; model.gpu.len()];
     for e in edges {
-        let flag = match e.attributed {
+        let flag = match e.attributed() {
             Some(EvRef::Op(i)) => on_op.get_mut(i as usize),
             Some(EvRef::Gpu(i)) => on_gpu.get_mut(i as usize),
             _ => None,
@@ -115,8 +115,8 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
         });
     }
     for n in &g.nodes {
-        let EvRef::Gpu(i) = n.ev else { continue };
-        if !n.is_start {
+        let EvRef::Gpu(i) = n.ev() else { continue };
+        if !n.is_start() {
             continue;
         }
         let Some(ge) = model.gpu.get(i as usize) else { continue };
@@ -131,7 +131,7 @@ pub fn build(model: &TraceModel, g: &CpGraph, edges: &[&Edge], span: Span) -> St
         if !matches!(e.kind, EdgeKind::LaunchDelay | EdgeKind::KernelKernel) || e.weight <= 0 {
             continue;
         }
-        let EvRef::Gpu(i) = g.nodes[e.to as usize].ev else { continue };
+        let EvRef::Gpu(i) = g.nodes[e.to as usize].ev() else { continue };
         let Some(ge) = model.gpu.get(i as usize) else { continue };
         lanes.insert(gpu_key(ge), 0);
         raw.push(Candidate {
@@ -285,12 +285,8 @@ mod tests {
             if start { g.start(ev) } else { g.end(ev) }.expect("the event has its node")
         };
         let (k1, k2) = (EvRef::Gpu(0), EvRef::Gpu(1));
-        let edge = |from: u32, to: u32, weight: i64, kind: EdgeKind, attributed| Edge {
-            from,
-            to,
-            weight,
-            kind,
-            attributed,
+        let edge = |from: u32, to: u32, weight: i64, kind: EdgeKind, attributed| {
+            Edge::new(from, to, weight, kind, attributed)
         };
         let path = [
             edge(
