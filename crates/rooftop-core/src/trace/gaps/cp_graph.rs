@@ -954,6 +954,21 @@ fn next_launch(
 mod tests {
     use super::*;
 
+    /// Nodes and edges stay packed: a long window has millions of each, at the
+    /// analysis's memory peak.
+    #[test]
+    fn nodes_and_edges_are_packed() {
+        assert_eq!((std::mem::size_of::<Node>(), std::mem::size_of::<Edge>()), (16, 24));
+        for ev in [EvRef::Op(7), EvRef::Runtime(0), EvRef::Annotation(u32::MAX), EvRef::Gpu(3)] {
+            for start in [true, false] {
+                let n = Node::new(-5, ev, start);
+                assert_eq!((n.ts, n.ev(), n.is_start()), (-5, ev, start));
+            }
+            assert_eq!(Edge::new(1, 2, 3, EdgeKind::Operator, Some(ev)).attributed(), Some(ev));
+        }
+        assert_eq!(Edge::new(1, 2, 3, EdgeKind::Sync, None).attributed(), None);
+    }
+
     /// A second edge between two nodes replaces the first in place, for nodes with a
     /// few outgoing edges (looked through) and with many (found by pair), across the
     /// change from one to the other.
