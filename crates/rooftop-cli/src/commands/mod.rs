@@ -65,17 +65,15 @@ pub fn run(cli: &Cli) -> Result<()> {
     output::emit(&text, cli.output.as_deref())
 }
 
-/// Starts parsing the embedded catalog on the thread pool, so that a command that
+/// Starts parsing the embedded catalog on a thread of its own, so that a command that
 /// first reads its input finds it ready (it takes ~15 ms, a large part of a small
 /// trace's run). [`Catalog::builtin`] waits for it where it is needed sooner.
 pub fn warm_catalog(cli: &Cli) {
     if matches!(cli.command, Command::Completions(_) | Command::Man | Command::Diff(_)) {
         return;
     }
-    // On the thread pool: that starts the pool's threads now, while the catalog is
-    // parsed, rather than when a trace's parse first needs them (about 2 ms of a 28 MB
-    // trace's 30).
-    rayon::spawn(|| {
+    // A failure to start the thread only loses the head start.
+    let _ = std::thread::Builder::new().name("catalog".into()).spawn(|| {
         Catalog::builtin();
     });
 }
