@@ -266,13 +266,14 @@ macro_rules! arg_keys {
                 b"Device Id" => ArgKey::DeviceId,
                 b"Dst Rank" => ArgKey::Comm(CommKey::DstRank),
             ],
+            // Python frames' keys first: a trace has far more frames than collectives.
             b'P' => [
+                b"Python parent id" => ArgKey::Other,
+                b"Python id" => ArgKey::Other,
+                b"Python module id" => ArgKey::Other,
                 b"Process Group Name" => ArgKey::Comm(CommKey::PgName),
                 b"Process Group Description" => ArgKey::Comm(CommKey::PgDesc),
                 b"Process Group Ranks" => ArgKey::Comm(CommKey::PgRanks),
-                b"Python id" => ArgKey::Other,
-                b"Python parent id" => ArgKey::Other,
-                b"Python module id" => ArgKey::Other,
                 b"Profiler Event Index" => ArgKey::EvIdx,
             ],
             b'G' => [b"Group size" => ArgKey::Comm(CommKey::GroupSize)],
