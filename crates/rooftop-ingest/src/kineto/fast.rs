@@ -540,7 +540,19 @@ impl<'a> Scan<'a, '_> {
     /// its raw text ([`micros_to_ns`], which gives the same for a number's text).
     fn micros(&mut self) -> Option<Result<i64, ()>> {
         let at = self.p;
-        if let Some(ns) = self.plain_micros() {
+        if let Some(ns) = self.plain_micros_by_words() {
+            return Some(Ok(ns));
+        }
+        self.micros_slowly(at)
+    }
+
+    /// [`Scan::micros`] for what its word-at-a-time reading leaves, from `at`: apart,
+    /// so that the usual time's code stays small.
+    #[cold]
+    #[inline(never)]
+    fn micros_slowly(&mut self, at: usize) -> Option<Result<i64, ()>> {
+        self.p = at;
+        if let Some(ns) = self.plain_micros_by_bytes() {
             return Some(Ok(ns));
         }
         self.p = at;
@@ -555,7 +567,8 @@ impl<'a> Scan<'a, '_> {
     /// zero but a lone one) and up to 3 decimals, followed by none of `0-9 . e E`: its
     /// nanoseconds, exactly what [`decimal_us_to_ns`] gives for the text. `None` for
     /// anything else (a sign, a 4th decimal, an exponent), `p` then being anywhere.
-    #[inline]
+    /// ([`Scan::micros`] calls its two halves apart.)
+    #[cfg(test)]
     fn plain_micros(&mut self) -> Option<i64> {
         let first = self.p;
         if let Some(ns) = self.plain_micros_by_words() {
@@ -682,6 +695,16 @@ impl<'a> Scan<'a, '_> {
                 return Some(Some(if neg { -v } else { v }));
             }
         }
+        self.id_by_bytes(at, neg)
+    }
+
+    /// [`Scan::id`] a byte at a time from `at` (its first byte; `neg`: a `-`), then
+    /// through serde: apart, so that the usual id's code stays small.
+    #[cold]
+    #[inline(never)]
+    fn id_by_bytes(&mut self, at: usize, neg: bool) -> Option<Option<i64>> {
+        let first = at + usize::from(neg);
+        self.p = first;
         let mut v: i64 = 0;
         // At most 18 digits: always within `i64`.
         while let Some(c) = self.peek().filter(u8::is_ascii_digit) {
