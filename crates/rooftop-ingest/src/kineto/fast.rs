@@ -563,11 +563,8 @@ impl<'a> Scan<'a, '_> {
         Some(micros_to_ns(self.raw()?))
     }
 
-    /// The usual `ts` / `dur`, read in one pass: up to 15 integer digits (no leading
-    /// zero but a lone one) and up to 3 decimals, followed by none of `0-9 . e E`: its
-    /// nanoseconds, exactly what [`decimal_us_to_ns`] gives for the text. `None` for
-    /// anything else (a sign, a 4th decimal, an exponent), `p` then being anywhere.
-    /// ([`Scan::micros`] calls its two halves apart.)
+    /// [`Scan::plain_micros_by_words`], else [`Scan::plain_micros_by_bytes`] (which
+    /// [`Scan::micros`] calls apart, the second in its cold path).
     #[cfg(test)]
     fn plain_micros(&mut self) -> Option<i64> {
         let first = self.p;
@@ -578,8 +575,12 @@ impl<'a> Scan<'a, '_> {
         self.plain_micros_by_bytes()
     }
 
-    /// [`Scan::plain_micros`] with the digits read a word at a time ([`digit_run`]);
-    /// `None` also where the words run past the buffer (then read byte by byte).
+    /// The usual `ts` / `dur`, read in one pass: up to 15 integer digits (no leading
+    /// zero but a lone one) and up to 3 decimals, followed by none of `0-9 . e E`: its
+    /// nanoseconds, exactly what [`decimal_us_to_ns`] gives for the text. `None` for
+    /// anything else (a sign, a 4th decimal, an exponent), `p` then being anywhere.
+    /// The digits are read a word at a time ([`digit_run`]); `None` also where the
+    /// words run past the buffer ([`Scan::plain_micros_by_bytes`] then reads them).
     #[inline]
     fn plain_micros_by_words(&mut self) -> Option<i64> {
         let (int, n) = digit_run(self.b, self.p)?;
@@ -606,7 +607,7 @@ impl<'a> Scan<'a, '_> {
         i64::try_from(int * 1000 + frac).ok()
     }
 
-    /// [`Scan::plain_micros`] a byte at a time.
+    /// [`Scan::plain_micros_by_words`] a byte at a time.
     fn plain_micros_by_bytes(&mut self) -> Option<i64> {
         let first = self.p;
         let mut int: i64 = 0;
@@ -1663,11 +1664,11 @@ mod tests {
         }
     }
 
-    /// Runs of 0 to 17 digits (each digit in every position), followed by each byte
-    /// that is not a digit and then by bytes that are (the last one of the bytes
-    /// after a run borrows when subtracting `'0'`), in buffers that end at every
-    /// length: the value and length parsed as `str::parse` gives them, or `None` where
-    /// the run is 16 digits or more or the words run past the buffer.
+    /// Runs of 0 to 17 digits (each digit in every position), each followed by every
+    /// byte that is not a digit (those below `'0'` borrow when `'0'` is subtracted)
+    /// and then by more digits, in buffers cut at every length: the value and length
+    /// `str::parse` gives, or `None` where the run is 16 digits or more or the words
+    /// run past the buffer.
     #[test]
     fn digit_runs_read_a_word_at_a_time_are_their_decimal_value() {
         let mut checked = 0;
