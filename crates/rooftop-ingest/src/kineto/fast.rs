@@ -177,37 +177,39 @@ fn digits_value(w: u64, n: usize) -> u64 {
     v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xffff_ffff
 }
 
-/// The run of ASCII digits at `buf[at..]`, read a word at a time: its value and length,
-/// when it ends within 16 bytes and the words it needs are in `buf` (`None` otherwise:
-/// the caller reads it byte by byte).
+/// The run of ASCII digits at `buf[at..]`, read a word at a time: its first two words
+/// (the second 0 when the run ends in the first) and its length, when it ends within
+/// 16 bytes and the words it needs are in `buf` (`None` otherwise: the caller reads it
+/// byte by byte).
 #[allow(clippy::inline_always)]
 #[inline(always)]
-fn digit_run(buf: &[u8], at: usize) -> Option<(u64, usize)> {
+fn digit_words(buf: &[u8], at: usize) -> Option<(u64, u64, usize)> {
     let first = u64::from_le_bytes(*buf.get(at..)?.first_chunk::<8>()?);
     let stops = non_digits(first);
     if stops != 0 {
-        let len = (stops.trailing_zeros() / 8) as usize;
-        return Some((digits_value(first, len), len));
+        return Some((first, 0, (stops.trailing_zeros() / 8) as usize));
     }
     let second = u64::from_le_bytes(*buf.get(at + 8..)?.first_chunk::<8>()?);
     let stops = non_digits(second);
-    if stops == 0 {
-        return None;
-    }
-    let len = (stops.trailing_zeros() / 8) as usize;
-    Some((digits_value(first, 8) * POW10[len] + digits_value(second, len), 8 + len))
+    (stops != 0).then(|| (first, second, 8 + (stops.trailing_zeros() / 8) as usize))
 }
 
-/// The length of the run of ASCII digits at `buf[at..]`, when it ends within 16 bytes
-/// and the words it needs are in `buf` ([`digit_run`] without the value).
+/// [`digit_words`] with the run's value instead of its words.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn digit_run(buf: &[u8], at: usize) -> Option<(u64, usize)> {
+    let (first, second, len) = digit_words(buf, at)?;
+    Some(if len <= 8 {
+        (digits_value(first, len), len)
+    } else {
+        (digits_value(first, 8) * POW10[len - 8] + digits_value(second, len - 8), len)
+    })
+}
+
+/// The length of the run of ASCII digits at `buf[at..]` ([`digit_words`]).
 #[inline]
 fn digit_len(buf: &[u8], at: usize) -> Option<usize> {
-    let first = non_digits(u64::from_le_bytes(*buf.get(at..)?.first_chunk::<8>()?));
-    if first != 0 {
-        return Some((first.trailing_zeros() / 8) as usize);
-    }
-    let second = non_digits(u64::from_le_bytes(*buf.get(at + 8..)?.first_chunk::<8>()?));
-    (second != 0).then(|| 8 + (second.trailing_zeros() / 8) as usize)
+    digit_words(buf, at).map(|(_, _, len)| len)
 }
 
 /// Where the number at `buf[at]` ends when it is a plain one: an optional `-`, an
