@@ -299,14 +299,14 @@ fn rocm_launch_config_comes_from_the_runtime_event() {
     let g = &m.gpu;
     assert_eq!(g[1].launcher.as_deref(), Some("hipLaunchKernel"));
     assert_eq!(
-        (g[1].grid, g[1].block, g[1].shared_memory_bytes),
+        (g[1].grid(), g[1].block(), g[1].shared_memory_bytes()),
         (Some([3, 1, 1]), Some([128, 1, 1]), Some(0))
     );
     assert!(g[2].name.starts_with("Cijk_Alik_Bljk_SB_Bias"));
     assert_eq!(g[2].launcher.as_deref(), Some("hipExtModuleLaunchKernel"));
-    assert_eq!((g[2].grid, g[2].block), (Some([2, 1, 1]), Some([256, 1, 1])));
-    assert_eq!(g[6].shared_memory_bytes, Some(512));
-    assert_eq!(g[11].grid, Some([2, 8, 1]));
+    assert_eq!((g[2].grid(), g[2].block()), (Some([2, 1, 1]), Some([256, 1, 1])));
+    assert_eq!(g[6].shared_memory_bytes(), Some(512));
+    assert_eq!(g[11].grid(), Some([2, 8, 1]));
     assert_eq!((g[0].kind, g[0].bytes), (GpuKind::Memcpy, Some(2560)));
 }
 
@@ -318,8 +318,8 @@ fn cuda_kernel_fields_and_exact_timestamps() {
     let k = &m.gpu[0];
     assert_eq!(k.ts_ns, 1_666_149_715_428_509_000);
     assert_eq!(k.dur_ns, 45_000);
-    assert_eq!(k.registers_per_thread, Some(240));
-    assert_eq!(k.shared_memory_bytes, Some(98_304));
+    assert_eq!(k.registers_per_thread(), Some(240));
+    assert_eq!(k.shared_memory_bytes(), Some(98_304));
     assert_eq!(k.launcher.as_deref(), Some("cudaLaunchKernel"));
     // H100 trace: first cpu_op aten::slice at ts 1419247333291.708 µs, dur 22.51 µs,
     // Input Dims [[1, 512], [], [], [], []], types ["long int", "Scalar", ...].
@@ -407,8 +407,8 @@ fn handmade_nesting_graph_launch_and_fallbacks() {
     assert_eq!(launchers[7], None);
     assert_eq!(launchers[8], Some("cuLaunchKernel"));
     assert_eq!(m.gpu[6].stream, 8);
-    assert_eq!(m.gpu[0].grid, Some([8, 2, 1]));
-    assert_eq!(m.gpu[0].registers_per_thread, Some(128));
+    assert_eq!(m.gpu[0].grid(), Some([8, 2, 1]));
+    assert_eq!(m.gpu[0].registers_per_thread(), Some(128));
     assert_eq!(m.gpu[1].bytes, Some(4096));
     assert_eq!(m.ops[4].launched, [4, 5, 6]);
     assert_eq!(m.ops[3].launched, [3, 7]);
@@ -608,7 +608,7 @@ fn tolerated_problems_are_counted_warnings() {
     assert_eq!(warn["missing_device_properties"], 1);
     assert_eq!(m.gpu.len(), 1);
     let g = &m.gpu[0];
-    assert_eq!((g.grid, g.block, g.correlation), (None, None, None));
+    assert_eq!((g.grid(), g.block(), g.correlation), (None, None, None));
     let first = m.warnings.iter().find(|w| w.kind == "negative_duration").unwrap();
     assert!(first.example.contains("line 6"), "{}", first.example);
 }

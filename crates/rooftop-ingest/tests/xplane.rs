@@ -63,7 +63,7 @@ fn planes_lines_and_events_as_the_wire_format_says() {
     let g = &m.gpu[0];
     assert_eq!(&*g.name, "wrapped_convert.kd");
     assert_eq!((g.ts_ns, g.dur_ns), (9_715_872_534 + 660_484, 2_960));
-    assert_eq!((g.grid, g.block, g.correlation), (Some([1, 1, 1]), Some([2, 1, 1]), Some(2)));
+    assert_eq!((g.grid(), g.block(), g.correlation), (Some([1, 1, 1]), Some([2, 1, 1]), Some(2)));
     // Eight device planes; GPU:0 states its capabilities and runs gfx950 kernels.
     assert_eq!(m.devices.len(), 8);
     let d = &m.devices[0];
@@ -245,7 +245,7 @@ fn launch_grids_match_xprof_kernel_stats() {
         let total: i64 = ours.iter().map(|g| g.dur_ns).sum();
         assert_eq!(ours.len() as f64, r["occurrences"].parse::<f64>().unwrap(), "{name}");
         assert!((total as f64 / 1e3 - r["total_duration_us"].parse::<f64>().unwrap()).abs() < 1e-6);
-        assert!(ours.iter().all(|g| g.grid == Some(grid) && g.block == Some(block)), "{name}");
+        assert!(ours.iter().all(|g| g.grid() == Some(grid) && g.block() == Some(block)), "{name}");
     }
 }
 

@@ -295,7 +295,7 @@ fn older_gpu_layout() {
     assert!(copies.iter().all(|c| c.bytes == Some(4096) && c.op.is_none()));
     let k = m.gpu.iter().find(|g| &*g.name == "triton_gemm_fusion_1").unwrap();
     assert_eq!(
-        (k.registers_per_thread, k.shared_memory_bytes, k.grid),
+        (k.registers_per_thread(), k.shared_memory_bytes(), k.grid()),
         (Some(128), Some(98_304), Some([32, 16, 1]))
     );
     // Runs from the fallback (the module's first op recurs): 0 then 1 for every op.
@@ -449,7 +449,7 @@ fn newer_gpu_layout() {
     assert_eq!(m.devices[0].name, "NVIDIA H100 80GB HBM3");
     assert_eq!(m.devices[0].index, 1);
     assert!(m.gpu.iter().all(|g| g.launcher.as_deref() == Some("cuLaunchKernel")));
-    assert!(m.gpu.iter().all(|g| g.grid == Some([4, 128, 64]) && g.stream != 0));
+    assert!(m.gpu.iter().all(|g| g.grid() == Some([4, 128, 64]) && g.stream != 0));
     let mut runs: Vec<(String, u32)> =
         x.ops.iter().map(|o| (o.hlo_op.to_string(), o.run)).collect();
     runs.sort();

@@ -154,10 +154,10 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
                 Value::from("none: no roofline row for the launching op (times only)"),
             );
         }
-        if let Some(g) = ev.grid {
+        if let Some(g) = ev.grid() {
             args.insert("grid".into(), json!(g));
         }
-        if let Some(b) = ev.block {
+        if let Some(b) = ev.block() {
             args.insert("block".into(), json!(b));
         }
         if let Some(b) = ev.bytes {

@@ -124,14 +124,14 @@ pub fn write_rank(dir: &Path, input: &RankInput<'_>) -> Result<Written, TableErr
                         .map(rooftop_core::trace::ops::Category::as_str),
                 )
                 .bool(Some(is_comm(g)))
-                .i32(dim(g.grid, 0))
-                .i32(dim(g.grid, 1))
-                .i32(dim(g.grid, 2))
-                .i32(dim(g.block, 0))
-                .i32(dim(g.block, 1))
-                .i32(dim(g.block, 2))
-                .i32(g.registers_per_thread.and_then(|x| i32::try_from(x).ok()))
-                .u64(g.shared_memory_bytes)
+                .i32(dim(g.grid(), 0))
+                .i32(dim(g.grid(), 1))
+                .i32(dim(g.grid(), 2))
+                .i32(dim(g.block(), 0))
+                .i32(dim(g.block(), 1))
+                .i32(dim(g.block(), 2))
+                .i32(g.registers_per_thread().and_then(|x| i32::try_from(x).ok()))
+                .u64(g.shared_memory_bytes())
                 .u64(g.bytes);
         })?;
     }

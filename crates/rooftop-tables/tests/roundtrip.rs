@@ -4,7 +4,9 @@
 
 use proptest::prelude::*;
 use rooftop_core::trace::comm::{collectives, ArgsFrom, CollectiveKind, CollectiveRecord};
-use rooftop_core::trace::model::{CommArgs, CpuOp, GpuEvent, GpuKind, TraceModel, TraceWarning};
+use rooftop_core::trace::model::{
+    CommArgs, CpuOp, GpuEvent, GpuKind, LaunchDims, TraceModel, TraceWarning,
+};
 use rooftop_core::trace::ranks::RankMeta;
 use rooftop_core::trace::report::{analyze, TraceOptions};
 use rooftop_tables::{read_rank, read_warnings, write_rank, RankInput, TableError};
@@ -27,7 +29,7 @@ fn model() -> TraceModel {
         stream,
         launcher: Some("cudaLaunchKernel".into()),
         op: Some(0),
-        grid: Some([128, 1, 1]),
+        launch: LaunchDims { grid: Some([128, 1, 1]), ..LaunchDims::default() }.shared(),
         comm: comm.map(Box::new),
         ..GpuEvent::default()
     };

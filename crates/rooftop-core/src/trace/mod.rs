@@ -36,6 +36,7 @@ pub mod timeline;
 pub mod xla;
 
 pub use model::{
-    Annotation, CommArgs, CpuOp, Dims, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs,
-    RuntimeCall, Schema, SyncEvent, SyncKind, TraceDevice, TraceModel, TraceWarning,
+    Annotation, CommArgs, CpuOp, Dims, GpuEvent, GpuKind, LaunchDims, LaunchPool, MemoryEvent,
+    ModuleCall, OpArgs, RuntimeCall, Schema, SyncEvent, SyncKind, TraceDevice, TraceModel,
+    TraceWarning,
 };

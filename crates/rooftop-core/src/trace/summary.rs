@@ -467,18 +467,18 @@ pub fn kernel_summary(
             for &i in &idx {
                 let ev = &model.gpu[i];
                 let same = |c: &&mut LaunchConfig| {
-                    c.grid == ev.grid
-                        && c.block == ev.block
-                        && c.shared_memory_bytes == ev.shared_memory_bytes
-                        && c.registers_per_thread == ev.registers_per_thread
+                    c.grid == ev.grid()
+                        && c.block == ev.block()
+                        && c.shared_memory_bytes == ev.shared_memory_bytes()
+                        && c.registers_per_thread == ev.registers_per_thread()
                 };
                 match cfgs.iter_mut().find(same) {
                     Some(c) => c.count += 1,
                     None => cfgs.push(LaunchConfig {
-                        grid: ev.grid,
-                        block: ev.block,
-                        shared_memory_bytes: ev.shared_memory_bytes,
-                        registers_per_thread: ev.registers_per_thread,
+                        grid: ev.grid(),
+                        block: ev.block(),
+                        shared_memory_bytes: ev.shared_memory_bytes(),
+                        registers_per_thread: ev.registers_per_thread(),
                         count: 1,
                     }),
                 }
@@ -706,8 +706,12 @@ mod tests {
             ts_ns: ts_us * 1000,
             dur_ns: dur_us * 1000,
             stream,
-            grid: Some([4, 1, 1]),
-            block: Some([128, 1, 1]),
+            launch: crate::trace::model::LaunchDims {
+                grid: Some([4, 1, 1]),
+                block: Some([128, 1, 1]),
+                ..Default::default()
+            }
+            .shared(),
             launcher: Some("cudaLaunchKernel".into()),
             op,
             ..GpuEvent::default()

@@ -385,10 +385,10 @@ fn kernel_details(model: &TraceModel, per_call: &[Vec<u32>]) -> Vec<KernelDetail
                 std_us: crate::stats::population_std(&d, s.mean).unwrap_or(0.0),
                 min_us: s.min,
                 max_us: s.max,
-                grid: g.grid,
-                block: g.block,
-                shared_memory_bytes: g.shared_memory_bytes,
-                registers_per_thread: g.registers_per_thread,
+                grid: g.grid(),
+                block: g.block(),
+                shared_memory_bytes: g.shared_memory_bytes(),
+                registers_per_thread: g.registers_per_thread(),
             })
         })
         .collect()
@@ -457,7 +457,9 @@ mod tests {
             kernel("void at::native::vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>", 610_000, 3_000, 7, 6),
             kernel("void at::native::vectorized_layer_norm_kernel<c10::BFloat16, float>", 710_000, 4_000, 7, 8),
         ];
-        gpu[3].grid = Some([100, 1, 1]);
+        gpu[3].launch =
+            crate::trace::model::LaunchDims { grid: Some([100, 1, 1]), ..Default::default() }
+                .shared();
         link(TraceModel { ops, gpu, ..TraceModel::default() })
     }
 

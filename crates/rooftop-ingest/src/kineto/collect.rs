@@ -7,7 +7,8 @@ use super::error::Warnings;
 use super::event::{op_args, Event, Phase};
 use super::hash::{FxMap, FxSet};
 use rooftop_core::trace::{
-    Annotation, CpuOp, GpuEvent, GpuKind, MemoryEvent, ModuleCall, OpArgs, SyncEvent, SyncKind,
+    Annotation, CpuOp, GpuEvent, GpuKind, LaunchDims, LaunchPool, MemoryEvent, ModuleCall, OpArgs,
+    SyncEvent, SyncKind,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -157,6 +158,8 @@ pub(crate) struct Partial {
     /// trace launches the same few hundred kernels, with names of hundreds of bytes,
     /// through a few runtime calls, over and over).
     names: FxSet<Arc<str>>,
+    /// One shared copy of each GPU activity's launch configuration in this stretch.
+    launches: LaunchPool,
     /// The lookup key being built (reused to avoid an allocation per op).
     key: Vec<u8>,
 }
@@ -512,10 +515,12 @@ impl Partial {
                     stream,
                     correlation: args.correlation,
                     external_id: args.external_id,
-                    grid: args.grid,
-                    block: args.block,
-                    shared_memory_bytes: args.shared_memory,
-                    registers_per_thread: args.registers_per_thread,
+                    launch: self.launches.get(LaunchDims {
+                        grid: args.grid,
+                        block: args.block,
+                        shared_memory_bytes: args.shared_memory,
+                        registers_per_thread: args.registers_per_thread,
+                    }),
                     bytes: args.bytes,
                     launcher: None,
                     op: None,

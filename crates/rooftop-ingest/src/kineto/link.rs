@@ -23,7 +23,7 @@ use super::collect::{FlowEnd, Runtime};
 use super::hash::FxMap as HashMap;
 use super::parse::Parsed;
 use rayon::slice::ParallelSliceMut;
-use rooftop_core::trace::{CpuOp, GpuEvent, RuntimeCall, Schema, TraceModel};
+use rooftop_core::trace::{CpuOp, GpuEvent, LaunchPool, RuntimeCall, Schema, TraceModel};
 use std::hash::BuildHasherDefault;
 
 /// Checks the GPU activities (sorted by start) before any analysis sees them: an exact
@@ -109,11 +109,12 @@ pub(crate) fn build(
     let mut first_no_launch = None;
     let mut first_no_op = None;
     let mut order: Vec<(i64, i64, u32)> = Vec::new();
+    let mut dims = LaunchPool::default();
     for (i, (g, link)) in gpu.iter_mut().zip(&launches).enumerate() {
         match *link {
             Link::Runtime(r) => {
                 let rt = &runtimes[r as usize];
-                apply_launch(g, rt);
+                apply_launch(g, rt, &mut dims);
                 g.op = runtime_op[r as usize];
                 g.runtime = Some(r);
                 if g.op.is_some() {
@@ -394,30 +395,29 @@ fn link_gpu(
     out
 }
 
-/// Copies what the launch knows and the activity lacks.
-fn apply_launch(g: &mut GpuEvent, r: &Runtime) {
+/// Copies what the launch knows and the activity lacks (`launches` keeps one copy of
+/// each launch configuration made here).
+fn apply_launch(g: &mut GpuEvent, r: &Runtime, launches: &mut LaunchPool) {
     g.launcher = Some(r.name.clone());
+    let mut dims = g.launch_dims();
     if &*r.name == "hipExtModuleLaunchKernel" {
         if let (Some(grid), Some(block)) = (r.grid, r.block) {
-            if g.grid.is_none() || g.grid == Some(grid) {
+            if dims.grid.is_none() || dims.grid == Some(grid) {
                 let mut blocks = grid;
                 for (b, &t) in blocks.iter_mut().zip(&block) {
                     if t > 0 {
                         *b = b.div_ceil(t);
                     }
                 }
-                g.grid = Some(blocks);
+                dims.grid = Some(blocks);
             }
         }
     }
-    if g.grid.is_none() {
-        g.grid = r.grid;
-    }
-    if g.block.is_none() {
-        g.block = r.block;
-    }
-    if g.shared_memory_bytes.is_none() {
-        g.shared_memory_bytes = r.shared_memory;
+    dims.grid = dims.grid.or(r.grid);
+    dims.block = dims.block.or(r.block);
+    dims.shared_memory_bytes = dims.shared_memory_bytes.or(r.shared_memory);
+    if dims != g.launch_dims() {
+        g.launch = launches.get(dims);
     }
     if g.bytes.is_none() {
         g.bytes = r.bytes;

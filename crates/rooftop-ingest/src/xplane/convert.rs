@@ -29,7 +29,8 @@ use super::proto::{
 use prost::Message;
 use rayon::prelude::*;
 use rooftop_core::trace::model::{
-    Annotation, CpuOp, Dims, GpuEvent, GpuKind, OpArgs, TraceDevice, TraceModel, TraceWarning,
+    Annotation, CpuOp, Dims, GpuEvent, GpuKind, LaunchDims, LaunchPool, OpArgs, TraceDevice,
+    TraceModel, TraceWarning,
 };
 use rooftop_core::trace::xla::hlo::HloInstr;
 use rooftop_core::trace::xla::{
@@ -473,9 +474,10 @@ fn times(line_ns: i64, e: &EventHead) -> Option<(i64, i64)> {
 /// `grid:32,16,2 block:256,1,1 group_mem:30240 regs:64 static_shared:0 dynamic_shared:0`
 /// (CUPTI `regs:.. static_shared:.. dynamic_shared:.. grid:x,y,z block:x,y,z occ_pct:..`,
 /// ROCm `grid:.. block:.. private_mem:.. group_mem:.. occ_pct:..`). Sets the grid, the
-/// block, the registers and the shared memory only (the per-text memo of
-/// `read_device_events` copies those four).
-fn kernel_details(s: &str, ev: &mut GpuEvent) {
+/// block, the registers and the shared memory only (`read_device_events` keeps one
+/// per text).
+fn kernel_details(s: &str) -> LaunchDims {
+    let mut ev = LaunchDims::default();
     let mut shared: Option<u64> = None;
     for tok in s.split_whitespace() {
         let Some((k, v)) = tok.split_once(':') else { continue };
@@ -496,6 +498,7 @@ fn kernel_details(s: &str, ev: &mut GpuEvent) {
         }
     }
     ev.shared_memory_bytes = shared;
+    ev
 }
 
 /// `size:1024` / `num_bytes:1024` in memcpy/memset details.
@@ -1139,7 +1142,8 @@ fn read_device_events(
     let mut names = SharedNames::default();
     // The launch configuration of each distinct `kernel_details` text: a kernel runs
     // with the same few configurations thousands of times.
-    let mut configs: FastMap<Box<str>, GpuEvent> = FastMap::default();
+    let mut configs: FastMap<Box<str>, Option<Arc<LaunchDims>>> = FastMap::default();
+    let mut launches = LaunchPool::default();
     for (head, bytes) in lines {
         let stream = head
             .label()
@@ -1192,16 +1196,12 @@ fn read_device_events(
                 ..GpuEvent::default()
             };
             if let Some(k) = st.kernel_details {
-                let c = if let Some(c) = configs.get(k) {
-                    c
+                g.launch = if let Some(c) = configs.get(k) {
+                    c.clone()
                 } else {
-                    let mut c = GpuEvent::default();
-                    kernel_details(k, &mut c);
-                    configs.entry(k.into()).or_insert(c)
+                    let c = launches.get(kernel_details(k));
+                    configs.entry(k.into()).or_insert(c).clone()
                 };
-                (g.grid, g.block) = (c.grid, c.block);
-                g.registers_per_thread = c.registers_per_thread;
-                g.shared_memory_bytes = c.shared_memory_bytes;
             }
             g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
             let hlo_op = match layout {
@@ -1790,23 +1790,18 @@ mod tests {
 
     #[test]
     fn kernel_details_of_both_vendors() {
-        let mut g = GpuEvent::default();
-        kernel_details(
-            " grid:16,16,2 block:256,1,1 private_mem:168 group_mem:30240 occ_pct:0",
-            &mut g,
-        );
+        let g =
+            kernel_details(" grid:16,16,2 block:256,1,1 private_mem:168 group_mem:30240 occ_pct:0");
         assert_eq!(
             (g.grid, g.block, g.shared_memory_bytes),
             (Some([16, 16, 2]), Some([256, 1, 1]), Some(30240))
         );
-        let mut n = GpuEvent::default();
-        kernel_details("regs:64 static_shared:1024 dynamic_shared:49152 grid:132,1,1 block:384,1,1 occ_pct:12.5", &mut n);
+        let n = kernel_details("regs:64 static_shared:1024 dynamic_shared:49152 grid:132,1,1 block:384,1,1 occ_pct:12.5");
         assert_eq!(
             (n.registers_per_thread, n.shared_memory_bytes, n.grid),
             (Some(64), Some(50176), Some([132, 1, 1]))
         );
-        let mut bad = GpuEvent::default();
-        kernel_details("grid:x,y block:: regs:-1 ::::", &mut bad);
+        let bad = kernel_details("grid:x,y block:: regs:-1 ::::");
         assert_eq!((bad.grid, bad.registers_per_thread), (None, None));
     }
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use rooftop_core::roofline::Bound;
-use rooftop_core::trace::model::{CpuOp, Dims, GpuEvent, GpuKind, OpArgs, TraceModel};
+use rooftop_core::trace::model::{CpuOp, Dims, GpuEvent, GpuKind, LaunchDims, OpArgs, TraceModel};
 use rooftop_core::trace::ops::{Category, Params};
 use rooftop_core::trace::report::{analyze, cross_rank, TraceOptions};
 use rooftop_core::trace::tables::{KernelDetail, Stats, TimeStats};
@@ -31,8 +31,12 @@ fn model() -> TraceModel {
         ts_ns: ts * 1000,
         dur_ns: dur * 1000,
         stream: 7,
-        grid: Some([8, 4, 1]),
-        block: Some([128, 1, 1]),
+        launch: LaunchDims {
+            grid: Some([8, 4, 1]),
+            block: Some([128, 1, 1]),
+            ..LaunchDims::default()
+        }
+        .shared(),
         launcher: Some("cudaLaunchKernel".into()),
         op: Some(op),
         ..GpuEvent::default()

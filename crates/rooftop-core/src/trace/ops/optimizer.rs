@@ -18,7 +18,7 @@
 //! gradient accumulation — or parameters without gradients, for instance).
 
 use super::{listed_model, OpModel, OpModelError};
-use crate::trace::model::{Dims, OpArgs, TraceModel};
+use crate::trace::model::{Dims, GpuEvent, OpArgs, TraceModel};
 use std::sync::Arc;
 
 /// PyTorch's multi-tensor apply chunk, elements per block.
@@ -120,7 +120,7 @@ pub fn recovered(
         .iter()
         .filter_map(|&e| model.gpu.get(e as usize))
         .filter(|e| e.name.contains("multi_tensor_apply_kernel"))
-        .filter_map(|e| e.grid)
+        .filter_map(GpuEvent::grid)
         .map(|g| g.iter().map(|&d| u128::from(d)).product::<u128>())
         .sum();
     if blocks == 0 {

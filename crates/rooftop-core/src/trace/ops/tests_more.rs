@@ -7,7 +7,7 @@
 #![allow(clippy::many_single_char_names)]
 
 use super::*;
-use crate::trace::model::{GpuEvent, GpuKind};
+use crate::trace::model::{GpuEvent, GpuKind, LaunchDims};
 
 fn t(d: &[i64]) -> Dims {
     Dims::Tensor(d.to_vec())
@@ -386,7 +386,8 @@ fn optimizer_lists_are_recovered_only_when_the_blocks_agree() {
             k,
         );
         m.ops[0].ts_ns = 1_000;
-        m.gpu[0].grid = Some([blocks, 1, 1]);
+        m.gpu[0].launch =
+            LaunchDims { grid: Some([blocks, 1, 1]), ..LaunchDims::default() }.shared();
         m.ops.push(grad(100, &[1000, 100]));
         m.ops.push(grad(200, &[100]));
         m

@@ -30,7 +30,7 @@ use crate::device::DeviceSpec;
 use crate::ops::{OpClass, Work};
 use crate::roofline::{roofline, Bound};
 use crate::trace::attrib::busy_ns;
-use crate::trace::model::TraceModel;
+use crate::trace::model::{GpuEvent, TraceModel};
 use crate::units::{ExecUnit, Precision};
 use foldhash::HashMap;
 use serde::Serialize;
@@ -446,7 +446,7 @@ fn tile_of(
         .filter_map(|&e| model.gpu.get(e as usize))
         .max_by_key(|e| e.dur_ns);
     let grid_blocks =
-        kernel.and_then(|k| k.grid).map(|[x, y, z]| u64::from(x) * u64::from(y) * u64::from(z));
+        kernel.and_then(GpuEvent::grid).map(|[x, y, z]| u64::from(x) * u64::from(y) * u64::from(z));
     let (waves, wave_eff) = match device.map(|d| u64::from(d.num_cu)).filter(|&c| c > 0) {
         Some(cu) => {
             let w = tiles.div_ceil(cu);
