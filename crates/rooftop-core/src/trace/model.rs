@@ -439,7 +439,7 @@ mod tests {
             registers_per_thread: Some(64),
         };
         let a = pool.get(dims).unwrap();
-        let b = pool.get(LaunchDims { ..dims }).unwrap();
+        let b = pool.get(dims).unwrap();
         assert!(Arc::ptr_eq(&a, &b), "equal configurations share one copy");
         let other = pool.get(LaunchDims { registers_per_thread: Some(32), ..dims }).unwrap();
         assert!(!Arc::ptr_eq(&a, &other));

@@ -109,12 +109,12 @@ pub(crate) fn build(
     let mut first_no_launch = None;
     let mut first_no_op = None;
     let mut order: Vec<(i64, i64, u32)> = Vec::new();
-    let mut dims = LaunchPool::default();
+    let mut launch_pool = LaunchPool::default();
     for (i, (g, link)) in gpu.iter_mut().zip(&launches).enumerate() {
         match *link {
             Link::Runtime(r) => {
                 let rt = &runtimes[r as usize];
-                apply_launch(g, rt, &mut dims);
+                apply_launch(g, rt, &mut launch_pool);
                 g.op = runtime_op[r as usize];
                 g.runtime = Some(r);
                 if g.op.is_some() {
