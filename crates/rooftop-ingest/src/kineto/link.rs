@@ -399,7 +399,8 @@ fn link_gpu(
 /// each launch configuration made here).
 fn apply_launch(g: &mut GpuEvent, r: &Runtime, launches: &mut LaunchPool) {
     g.launcher = Some(r.name.clone());
-    let mut dims = g.launch_dims();
+    let stated = g.launch_dims();
+    let mut dims = stated;
     if &*r.name == "hipExtModuleLaunchKernel" {
         if let (Some(grid), Some(block)) = (r.grid, r.block) {
             if dims.grid.is_none() || dims.grid == Some(grid) {
@@ -416,7 +417,7 @@ fn apply_launch(g: &mut GpuEvent, r: &Runtime, launches: &mut LaunchPool) {
     dims.grid = dims.grid.or(r.grid);
     dims.block = dims.block.or(r.block);
     dims.shared_memory_bytes = dims.shared_memory_bytes.or(r.shared_memory);
-    if dims != g.launch_dims() {
+    if dims != stated {
         g.launch = launches.get(dims);
     }
     if g.bytes.is_none() {

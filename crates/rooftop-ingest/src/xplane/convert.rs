@@ -473,11 +473,11 @@ fn times(line_ns: i64, e: &EventHead) -> Option<(i64, i64)> {
 
 /// `grid:32,16,2 block:256,1,1 group_mem:30240 regs:64 static_shared:0 dynamic_shared:0`
 /// (CUPTI `regs:.. static_shared:.. dynamic_shared:.. grid:x,y,z block:x,y,z occ_pct:..`,
-/// ROCm `grid:.. block:.. private_mem:.. group_mem:.. occ_pct:..`). Sets the grid, the
-/// block, the registers and the shared memory only (`read_device_events` keeps one
-/// per text).
+/// ROCm `grid:.. block:.. private_mem:.. group_mem:.. occ_pct:..`): the grid, the
+/// block, the registers and the shared memory (`read_device_events` reads each
+/// distinct text once).
 fn kernel_details(s: &str) -> LaunchDims {
-    let mut ev = LaunchDims::default();
+    let mut dims = LaunchDims::default();
     let mut shared: Option<u64> = None;
     for tok in s.split_whitespace() {
         let Some((k, v)) = tok.split_once(':') else { continue };
@@ -486,9 +486,9 @@ fn kernel_details(s: &str) -> LaunchDims {
             Some([it.next()??, it.next().flatten().unwrap_or(1), it.next().flatten().unwrap_or(1)])
         };
         match k {
-            "grid" => ev.grid = dim3(v),
-            "block" => ev.block = dim3(v),
-            "regs" | "registers_per_thread" => ev.registers_per_thread = v.parse().ok(),
+            "grid" => dims.grid = dim3(v),
+            "block" => dims.block = dim3(v),
+            "regs" | "registers_per_thread" => dims.registers_per_thread = v.parse().ok(),
             "static_shared" | "dynamic_shared" | "group_mem" | "shm" | "shared_mem" => {
                 if let Ok(b) = v.parse::<u64>() {
                     shared = Some(shared.unwrap_or(0).saturating_add(b));
@@ -497,8 +497,8 @@ fn kernel_details(s: &str) -> LaunchDims {
             _ => {}
         }
     }
-    ev.shared_memory_bytes = shared;
-    ev
+    dims.shared_memory_bytes = shared;
+    dims
 }
 
 /// `size:1024` / `num_bytes:1024` in memcpy/memset details.
@@ -1200,7 +1200,8 @@ fn read_device_events(
                     c.clone()
                 } else {
                     let c = launches.get(kernel_details(k));
-                    configs.entry(k.into()).or_insert(c).clone()
+                    configs.insert(k.into(), c.clone());
+                    c
                 };
             }
             g.bytes = st.memcpy_details.or(st.memset_details).and_then(detail_bytes);
