@@ -455,3 +455,150 @@ fn a_trace_given_to_counters_points_to_trace() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
+
+/// A rocprofv3 `counter_collection.csv` of one dispatch holding exactly `counters`,
+/// each with the value 1000, in the column layout rocprofv3 writes (no architecture or
+/// wave-size column: rocprofv3 puts those in `agent_info.csv`).
+fn rocprofv3_counter_collection(counters: &[String]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\
+         \"Thread_Id\",\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\
+         \"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\
+         \"SGPR_Count\",\"Counter_Name\",\"Counter_Value\",\"Start_Timestamp\",\
+         \"End_Timestamp\"\n",
+    );
+    for c in counters {
+        let _ = writeln!(
+            s,
+            "\"1\",\"1\",\"Agent 1\",\"1\",\"7\",\"7\",\"1024\",\"11\",\"copy_kernel\",\"512\",\
+             \"0\",\"0\",\"16\",\"0\",\"128\",\"{c}\",\"1000\",\"1000000\",\"1003450\""
+        );
+    }
+    s
+}
+
+#[test]
+fn amd_roofline_preset_with_device_gives_vector_flops_and_l2_bytes() {
+    use rooftop_ingest::session::{presets, Preset};
+    let counters = presets::counters(Preset::Roofline, true);
+    // What L2 bytes need is in the preset itself.
+    for c in [
+        "TCP_TCC_READ_REQ_sum",
+        "TCP_TCC_WRITE_REQ_sum",
+        "TCP_TCC_ATOMIC_WITH_RET_REQ_sum",
+        "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum",
+    ] {
+        assert!(counters.iter().any(|x| x == c), "the roofline preset lacks {c}");
+    }
+    let (_dir_guard, dir) = tempdir("amd-preset");
+    let path = dir.join("run_counter_collection.csv");
+    std::fs::write(&path, rocprofv3_counter_collection(&counters)).unwrap();
+    let p = path.display().to_string();
+
+    let j = json_of(&["counters", &p, "--device", "mi300x"]);
+    // The file states neither; --device mi300x (gfx942, wave64) does.
+    assert_eq!(j["device"]["arch"], "gfx942");
+    assert_eq!(j["device"]["wave_size"], 64);
+    let k = &j["kernels"][0];
+    // Every count is 1000. VALU FLOPs per precision = 64 lanes × (ADD + MUL + TRANS +
+    // 2·FMA) = 64 × 5000 = 320,000; MFMA = 512 × MOPS = 512,000 (F16, BF16, F32, F64).
+    // fp32 = fp16 = fp64 = 320,000 + 512,000 = 832,000; bf16 has no VALU counter: 512,000.
+    assert_eq!(k["flops"]["fp32"], 832_000.0);
+    assert_eq!(k["flops"]["fp64"], 832_000.0);
+    assert_eq!(k["flops"]["fp16"], 832_000.0);
+    assert_eq!(k["flops"]["bf16"], 512_000.0);
+    // L2 bytes = 64 B × (READ + WRITE + ATOMIC_WITH_RET + ATOMIC_WITHOUT_RET) requests
+    // = 64 × 4000 = 256,000 B (rocprof-compute's roofline_calc.py).
+    assert_eq!(k["l2_bytes"], 256_000.0);
+    let missing = k["missing"].to_string();
+    for gone in ["wave size", "device arch", "TCP_TCC_ATOMIC"] {
+        assert!(!missing.contains(gone), "{gone} still missing: {missing}");
+    }
+    let out = rooftop().args(["counters", &p, "--device", "mi300x"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("architecture gfx942 and wave size 64 from --device mi300x"), "{text}");
+    // The header's "device in the files" does not claim what --device filled in.
+    assert!(!text.contains("device in the files: gfx942"), "{text}");
+}
+
+#[test]
+fn html_chart_and_table_say_the_tables_percent_of_roof_with_its_unit() {
+    let (_dir_guard, dir) = tempdir("html-roof");
+    let out = dir.join("r.html");
+    let o = out.display().to_string();
+    rooftop()
+        .args(["counters", &fixture("ncu/h200/torch_raw.csv"), "--format", "html", "-o", &o])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    // The bf16 GEMM: 137,438,953,472 FLOP per launch against the H200's 989.4 TFLOP/s
+    // bf16 dense peak (the file names the H200) takes 137,438,953,472 / 989.4e12 =
+    // 138.91 µs; the launches took (175.936 + 176.128) / 2 = 176.032 µs, so the
+    // attainment is 138.91 / 176.032 = 78.9%. The DRAM share, 1.00 TB/s of 4.8 TB/s =
+    // 20.9%, is the DRAM point's bandwidth share, never "the roof".
+    assert!(html.contains("% roof: 78.9% (as in the table)"), "chart tooltip");
+    assert!(html.contains("20.9% of its bandwidth roof"));
+    assert!(!html.contains("20.9% of the roof"));
+    // SDPA (IDs 3 and 7) is judged by Speed of Light: its L2 throughput weighted by
+    // duration, (50.384937 × 87.968 + 50.784169 × 87.840) / 175.808 = 50.58%, with
+    // the unit's name as the text table prints it.
+    assert!(html.contains(">50.6% L2<"), "kernels table cell keeps its unit");
+    assert!(html.contains("% roof: 50.6% L2 (as in the table)"));
+}
+
+#[test]
+fn output_extension_chooses_the_format_unless_format_is_given() {
+    let (_dir_guard, dir) = tempdir("ext");
+    let input = fixture("ncu/handmade/raw_page.csv");
+    // Each format's first bytes, as its specification begins a document.
+    for (ext, start) in
+        [("html", "<!DOCTYPE html>"), ("json", "{"), ("csv", "name,"), ("md", "## ")]
+    {
+        let out = dir.join(format!("report.{ext}"));
+        let o = out.display().to_string();
+        rooftop().args(["counters", &input, "-o", &o]).assert().success();
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.starts_with(start), "-o report.{ext}: {}", &text[..text.len().min(60)]);
+    }
+    // An explicit --format wins over the extension.
+    let out = dir.join("table.html");
+    let o = out.display().to_string();
+    rooftop().args(["counters", &input, "--format", "table", "-o", &o]).assert().success();
+    assert!(!std::fs::read_to_string(&out).unwrap().starts_with("<!DOCTYPE"));
+}
+
+/// The polybench export concatenates 18 ncu runs of `gemm_kernel`; only one collected
+/// `gpu__time_duration` (its `.max`: 3,311,808 ns, the file's own value). The kernel's
+/// total is that one measured duration, not 18 × 3.31 ms = 59.6 ms, and the 17 untimed
+/// dispatches are said.
+#[test]
+fn kernel_total_is_only_what_was_measured() {
+    let j = json_of(&["counters", &fixture("ncu/a100_polybench_gemm_metrics.csv")]);
+    let k = &j["kernels"][0];
+    assert_eq!(k["count"], 18);
+    assert_eq!(k["total_duration_ns"].as_f64(), Some(3_311_808.0));
+    let text = rooftop()
+        .args(["counters", &fixture("ncu/a100_polybench_gemm_metrics.csv")])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("3.31 ms   3.31 ms"), "{text}");
+    assert!(text.contains("17 of the 18 dispatches"), "{text}");
+}
+
+/// A truncated rocprofv3 kernel trace (the docs example cut at byte 700, inside the
+/// kernel name of its 4th line) is refused with exit 2, naming the file and the line.
+#[test]
+fn truncated_kernel_trace_is_refused() {
+    let (_guard, dir) = tempdir("kt-trunc");
+    let text = std::fs::read(fixture("rocprof/rocprofv3_docs_examples/kernel_trace.csv")).unwrap();
+    let path = dir.join("kernel_trace.csv");
+    std::fs::write(&path, &text[..700]).unwrap();
+    rooftop().args(["counters", path.to_str().unwrap()]).assert().code(2).stderr(
+        predicate::str::contains("kernel_trace.csv, line 4: 7 fields but the header has 18"),
+    );
+}

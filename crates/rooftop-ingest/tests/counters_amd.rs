@@ -406,3 +406,36 @@ fn readers_never_panic_on_garbage() {
         let _ = rocprof_compute::device_from_sysinfo(Path::new("x"), t);
     }
 }
+
+/// A kernel_trace.csv cut short (`head -c 700` of the docs example: its 4th line ends
+/// inside the kernel name, 7 of the header's 18 fields) is an error at that line, not a
+/// kernel named `subtract_kernel(float*, float`. The line and field counts are the
+/// file's own: header + 2 whole rows, then the cut one. The decode trace is CRLF, which
+/// the line number must survive: its first 5000 bytes end in its 15th line, cut inside a
+/// quote after 13 of 22 fields.
+#[test]
+fn truncated_kernel_trace_is_an_error_at_its_line() {
+    let read = |rel: &str, bytes: usize| {
+        let text = std::fs::read_to_string(fixtures().join(rel)).unwrap();
+        let cut = &text.as_bytes()[..bytes];
+        let path = scratch("truncated").join("kernel_trace.csv");
+        std::fs::write(&path, cut).unwrap();
+        rocprofv3::read(&path).map(|_| ()).unwrap_err().to_string()
+    };
+    let e = read("rocprofv3_docs_examples/kernel_trace.csv", 700);
+    assert!(e.contains("kernel_trace.csv, line 4: 7 fields but the header has 18"), "{e}");
+    assert!(e.contains("truncated"), "{e}");
+    let e = read("rocprofv3_gfx1151_decode/decode_kernel_trace.csv", 5000);
+    assert!(e.contains("line 15: 13 fields but the header has 22"), "{e}");
+    // A quote the end of the file leaves open, with every field there.
+    let text = "Dispatch_Id,Start_Timestamp,End_Timestamp,Kernel_Name\n\
+                1,10,20,\"k(int)\"\n\
+                2,30,40,\"subtract_kernel(float*, flo";
+    let e = rocprofv3::read_str("kernel_trace.csv", text).unwrap_err().to_string();
+    assert!(e.contains("line 3: a quoted field is not closed"), "{e}");
+    // Whole rows read, with or without a last line end.
+    let whole: String = text.split_inclusive('\n').take(2).collect();
+    let set = rocprofv3::read_str("kernel_trace.csv", &whole).unwrap();
+    assert_eq!(set.dispatches.len(), 1);
+    assert!(rocprofv3::read_str("kernel_trace.csv", whole.trim_end()).is_ok());
+}

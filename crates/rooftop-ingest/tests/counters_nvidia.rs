@@ -635,3 +635,86 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// rooftop's own `roofline` preset against the real H200 export.
+
+/// Whether ncu collects the metric `id` for the preset entry `entry`: the entry itself,
+/// or, for `regex:^X`, every id that starts with `X` (the only form the presets use).
+fn preset_takes(entry: &str, id: &str) -> bool {
+    match entry.strip_prefix("regex:^") {
+        Some(prefix) => id.starts_with(prefix),
+        None => entry == id,
+    }
+}
+
+/// The real H200 raw page (`ncu/h200/torch_raw.csv`, a `--set full` report) cut down to
+/// the launch columns and the columns the ncu `roofline` preset collects, with the
+/// file's own values: what `rooftop profile --with ncu --preset roofline` would have
+/// written for the same launches, less what `--set full` did not collect.
+fn roofline_preset_columns_of_torch_raw() -> String {
+    let preset = rooftop_ingest::session::presets::counters(
+        rooftop_ingest::session::Preset::Roofline,
+        false,
+    );
+    let path = fixtures().join("ncu/h200/torch_raw.csv");
+    let mut rd = csv::ReaderBuilder::new().has_headers(false).from_path(&path).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    // Launch attributes have no `__` in their name (ID, Kernel Name, Device, NVTX ranges).
+    let keep: Vec<usize> = rows[0]
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| !h.contains("__") || preset.iter().any(|p| preset_takes(p, h)))
+        .map(|(i, _)| i)
+        .collect();
+    let mut w = csv::WriterBuilder::new().quote_style(csv::QuoteStyle::Always).from_writer(vec![]);
+    for r in &rows {
+        w.write_record(keep.iter().map(|&i| &r[i])).unwrap();
+    }
+    String::from_utf8(w.into_inner().unwrap()).unwrap()
+}
+
+#[test]
+fn roofline_preset_gives_the_tensor_flops_of_the_full_export() {
+    let text = roofline_preset_columns_of_torch_raw();
+    let header = text.lines().next().unwrap();
+    // The preset's tensor op counters are in the cut file; the vector SASS counts are
+    // not: `--set full` collects them only as `.sum.per_cycle_elapsed` rates.
+    assert!(header.contains("\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\""), "{header}");
+    assert!(header.contains("\"dram__bytes_read.sum\""), "{header}");
+    assert!(!header.contains("smsp__sass_thread_inst_executed_op_ffma_pred_on"), "{header}");
+
+    let cut = ncu::read_str("torch_raw_roofline_preset.csv", &text).unwrap();
+    let full = read_ncu("h200/torch_raw.csv");
+    assert_eq!(cut.dispatches.len(), 8);
+    assert!(cut.dispatches[0].name.starts_with("nvjet_sm90_tst_256x128_64x4_1x2"));
+
+    // The bf16 GEMM of 4096 × 4096 × 4096: one multiply-add per (m, n, k) = 2 FLOP, so
+    // 2 · 4096³ = 2 · 68,719,476,736 = 137,438,953,472 FLOP, the file's own
+    // `sm__ops_path_tensor_src_bf16_dst_fp32.sum` ("137,438,953,472") of ID 0 and ID 4.
+    for i in [0, 4] {
+        let r = derive(&cut, i);
+        assert_eq!(r.flops.matrix.get("bf16"), Some(&137_438_953_472.0), "launch {i}");
+        assert!(!missing(&r, "flops.matrix"), "launch {i}: {:?}", r.missing);
+        // The full export gives the same total (its vector counts are rates × cycles,
+        // zero for this GEMM).
+        let f = derive(&full, i);
+        assert_eq!(f.flops.total(), 137_438_953_472.0, "launch {i}");
+        assert_eq!(r.flops.matrix.values().sum::<f64>(), 137_438_953_472.0, "launch {i}");
+    }
+    // SDPA (ID 3): 38,654,705,664 bf16 tensor ops in the file, here and in the full one.
+    assert_eq!(derive(&cut, 3).flops.matrix.get("bf16"), Some(&38_654_705_664.0));
+    assert_eq!(derive(&full, 3).flops.matrix.get("bf16"), Some(&38_654_705_664.0));
+
+    // The bound on an H200: DRAM of the two launches (the file's Mbyte values, read +
+    // write) 148.2688 + 28.038144 + 148.079872 + 28.053248 MB = 352,440,064 B for
+    // 2 · 137,438,953,472 = 274,877,906,944 FLOP, an intensity of ≈ 779.93 FLOP/B, far
+    // right of the bf16 ridge (989 TFLOP/s dense / 4.8 TB/s ≈ 206 FLOP/B, NVIDIA's H200
+    // datasheet): compute-bound, never "no floating-point work".
+    let spec = rooftop_core::device::Catalog::builtin().lookup("h200-sxm").unwrap();
+    let rep = rooftop_core::counters::analyze(cut, Some(spec));
+    let gemm = rep.kernels.iter().find(|k| k.name.starts_with("nvjet_sm90")).unwrap();
+    assert_eq!(gemm.bound, Some(rooftop_core::roofline::Bound::Compute), "{}", gemm.bound_reason);
+    let ai = gemm.arithmetic_intensity.unwrap();
+    assert!((ai - 274_877_906_944.0 / 352_440_064.0).abs() < 0.01, "{ai}");
+}

@@ -56,7 +56,8 @@ struct Column {
     cell: fn(&KernelRecord, f64) -> String,
 }
 
-fn dram_cell(k: &KernelRecord) -> String {
+/// `DRAM`: read + written bytes, the total derived from a rate, or `≥` one direction.
+pub(crate) fn dram_cell(k: &KernelRecord) -> String {
     match (k.dram_bytes_read, k.dram_bytes_written, k.derived.dram_bytes_total) {
         (Some(r), Some(w), _) => si(r + w, "B"),
         (_, _, Some(t)) => si(t, "B"),
@@ -77,7 +78,7 @@ fn achieved_cell(k: &KernelRecord) -> String {
 
 /// `% roof`: the roofline attainment, or — with the unit's name — the busiest unit's
 /// Speed-of-Light throughput.
-fn roof_cell(k: &KernelRecord) -> String {
+pub(crate) fn roof_cell(k: &KernelRecord) -> String {
     let Some(p) = k.pct_of_roof else { return "—".to_string() };
     match k.bound_basis {
         Some(BoundBasis::SpeedOfLight) => {
@@ -281,14 +282,19 @@ fn roofs_line(r: &CounterReport) -> String {
     format!("roofs ({}{who}): {}", roofs.source.as_str(), parts.join("; "))
 }
 
-/// What the files state about the device.
+/// The `device.extra` key under which `rooftop counters --device` lists the facts it
+/// filled in because the files do not state them (`architecture gfx942, wave size 64`).
+pub const FILLED_FROM_DEVICE: &str = "filled_from_device";
+
+/// What the files state about the device (not what `--device` filled in).
 fn device_line(r: &CounterReport) -> Option<String> {
     let d = &r.set.device;
     let mut facts = Vec::new();
     if let Some(n) = &d.name {
         facts.push(n.clone());
     }
-    if let Some(a) = &d.arch {
+    let arch_filled = d.extra.get(FILLED_FROM_DEVICE).is_some_and(|f| f.contains("architecture"));
+    if let Some(a) = d.arch.as_ref().filter(|_| !arch_filled) {
         facts.push(if a.starts_with("gfx") {
             a.clone()
         } else {
@@ -505,7 +511,7 @@ pub fn markdown(r: &CounterReport, o: &RenderOptions) -> String {
     let _ = writeln!(out, "|{}|", kt.header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
     let rs = records(r, o);
     for row in &kt.rows {
-        let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+        let cells: Vec<String> = row.iter().map(|c| crate::markdown::cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     if kt.header.contains(&"% roof") {

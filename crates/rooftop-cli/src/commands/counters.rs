@@ -9,10 +9,10 @@ use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::{Args, ValueEnum};
-use rooftop_core::counters::{analyze_in_records, CounterFormat, CounterSet, Records};
-use rooftop_core::device::Catalog;
+use rooftop_core::counters::{analyze_in_records, CounterFormat, CounterSet, GpuVendor, Records};
+use rooftop_core::device::{Catalog, DeviceSpec, Vendor};
 use rooftop_ingest::counters as reader;
-use rooftop_report::counters::{self as render, RenderOptions};
+use rooftop_report::counters::{self as render, RenderOptions, FILLED_FROM_DEVICE};
 use std::path::PathBuf;
 
 /// Formats `--as` accepts (to override detection).
@@ -107,6 +107,9 @@ pub(crate) fn report(
             return Err(CliError::input(format!("--kernel: no kernel name contains `{k}`")));
         }
     }
+    if let Some(spec) = device.and_then(|d| catalog.lookup(d).ok()) {
+        fill_device_facts(&mut set, spec);
+    }
     // One record per dispatch only where it is shown: JSON has them all, the other
     // formats with --dispatches (a trace of millions of launches needs only its kernels).
     let records = if opts.dispatches || cli.format == OutputFormat::Json {
@@ -131,6 +134,42 @@ pub(crate) fn report(
     // at a time would take longer than reading it did.
     std::mem::forget(rep);
     r
+}
+
+/// Fills the facts the counter formulas need and the files do not state — the
+/// architecture (AMD LLVM target, NVIDIA compute capability) and the wave size — from
+/// the `--device` entry, when it is of the files' vendor; each one filled is said in a
+/// note. What the files state is kept: they describe the GPU that ran.
+fn fill_device_facts(set: &mut CounterSet, spec: &DeviceSpec) {
+    let vendor = match set.source.format.vendor() {
+        GpuVendor::Amd => Vendor::Amd,
+        GpuVendor::Nvidia => Vendor::Nvidia,
+    };
+    if spec.vendor != vendor {
+        return;
+    }
+    let dev = &mut set.device;
+    let mut filled = Vec::new();
+    let arch = if vendor == Vendor::Amd { &spec.llvm_target } else { &spec.compute_capability };
+    if let (None, Some(a)) = (&dev.arch, arch) {
+        dev.arch = Some(a.clone());
+        filled.push(format!("architecture {a}"));
+    }
+    if dev.wave_size.is_none() && spec.warp_size > 0 {
+        dev.wave_size = Some(spec.warp_size);
+        filled.push(format!("wave size {}", spec.warp_size));
+    }
+    if !filled.is_empty() {
+        // Beside the facts, so that no report presents them as the files' own.
+        dev.extra.insert(FILLED_FROM_DEVICE.to_string(), filled.join(", "));
+        set.source.notes.push(format!(
+            "{} from --device {} ({}): the files do not state {}",
+            filled.join(" and "),
+            spec.id,
+            spec.name,
+            if filled.len() == 1 { "it" } else { "them" }
+        ));
+    }
 }
 
 pub fn run(catalog: &Catalog, a: &CountersArgs, cli: &Cli) -> Result<()> {

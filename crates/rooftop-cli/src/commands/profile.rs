@@ -104,7 +104,16 @@ fn session_error(e: &SessionError) -> CliError {
 
 fn list_presets() -> String {
     let mut out = String::new();
-    let flat = |g: &[&[&str]]| g.concat().join(", ");
+    // A counter in two groups of a preset is collected once: list it once.
+    let flat = |g: &[&[&str]]| {
+        let mut seen: Vec<&str> = Vec::new();
+        for c in g.concat() {
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        seen.join(", ")
+    };
     for (name, what, nv, amd) in presets::PRESETS {
         let _ = writeln!(out, "{name}: {what}");
         let nv_text = if nv.is_empty() { "--set full".to_string() } else { flat(nv) };

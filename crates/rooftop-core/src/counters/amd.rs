@@ -337,9 +337,24 @@ fn wave_size(
         .or(arch.map(|a| (a.wave_size, "the architecture's default wave size")))
 }
 
+/// Counters whose non-zero value says the MFMA units ran: instruction counts and busy
+/// cycles (rocprof-compute's `gfx9xx` compute-pipeline panels), which are not FLOPs.
+const MFMA_ACTIVITY: [&str; 8] = [
+    "SQ_INSTS_MFMA",
+    "SQ_VALU_MFMA_BUSY_CYCLES",
+    "SQ_INSTS_VALU_MFMA_F16",
+    "SQ_INSTS_VALU_MFMA_BF16",
+    "SQ_INSTS_VALU_MFMA_F32",
+    "SQ_INSTS_VALU_MFMA_F64",
+    "SQ_INSTS_VALU_MFMA_F8",
+    "SQ_INSTS_VALU_MFMA_I8",
+];
+
 fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &mut Derived) {
     let wave = wave_size(d, device, arch);
     let mut any_vector = false;
+    // Work the counters show but no FLOP count covers: the total would undercount it.
+    let mut uncounted: Vec<String> = Vec::new();
     for (dt, prec) in [("F16", "fp16"), ("F32", "fp32"), ("F64", "fp64")] {
         let names = [
             format!("SQ_INSTS_VALU_ADD_{dt}"),
@@ -349,6 +364,7 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
         ];
         let vals: Option<Vec<f64>> = names.iter().map(|n| ctr(d, n)).collect();
         let present = names.iter().any(|n| ctr(d, n).is_some());
+        let work = names.iter().filter_map(|n| ctr(d, n)).any(|v| v > 0.0);
         match (vals, wave) {
             (Some(v), Some((w, _))) => {
                 any_vector = true;
@@ -357,9 +373,20 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
             }
             (Some(_), None) => {
                 out.miss(&format!("flops.vector.{prec}"), "wave size (dispatch or device)");
+                if work {
+                    uncounted.push(format!(
+                        "{prec} VALU instructions were counted but the wave size is unknown"
+                    ));
+                }
             }
             (None, _) if present => {
                 out.miss(&format!("flops.vector.{prec}"), &names.join(", "));
+                if work {
+                    uncounted.push(format!(
+                        "{prec} VALU instructions were counted but not all of {}",
+                        names.join(", ")
+                    ));
+                }
             }
             (None, _) => {}
         }
@@ -394,6 +421,23 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
         );
     } else if arch.is_none_or(|a| a.has_mfma) {
         out.miss("flops.matrix", "SQ_INSTS_VALU_MFMA_MOPS_{F16,BF16,F32,F64,F8,I8}");
+        if let Some((name, v)) =
+            MFMA_ACTIVITY.iter().find_map(|n| ctr(d, n).filter(|v| *v > 0.0).map(|v| (n, v)))
+        {
+            uncounted.push(format!(
+                "the MFMA units ran ({name} = {}) but SQ_INSTS_VALU_MFMA_MOPS_<type> was not \
+                 collected",
+                crate::units::sig3(v)
+            ));
+        }
+    }
+    // "Missing, never undercounted": a partial sum of the FLOPs is withdrawn.
+    if !uncounted.is_empty() && !out.flops.is_empty() {
+        out.flops = super::FlopCounts::default();
+        out.miss(
+            super::derive::FLOPS_INCOMPLETE,
+            &format!("a complete count: {}", uncounted.join("; ")),
+        );
     }
 }
 
@@ -688,6 +732,39 @@ mod tests {
         assert!(missing(&r, "flops.vector.fp16"));
         let r = derive(&disp(&[]), &dev("gfx1100"));
         assert!(!missing(&r, "flops.matrix"));
+    }
+
+    /// MFMA counted but the VALU counts not convertible (no wave size), or VALU counted
+    /// while the MFMA units ran without their MOPS counters: the total is missing, not
+    /// the partial sum. Oracle for the complete case: 64 · (1 + 2 + 3 + 2·4) = 896 VALU
+    /// FLOPs + 512 · 10 = 5120 MFMA FLOPs = 6016.
+    #[test]
+    fn partial_valu_or_mfma_makes_the_total_missing() {
+        let c = [
+            ("SQ_INSTS_VALU_ADD_F32", 1.0),
+            ("SQ_INSTS_VALU_MUL_F32", 2.0),
+            ("SQ_INSTS_VALU_TRANS_F32", 3.0),
+            ("SQ_INSTS_VALU_FMA_F32", 4.0),
+            ("SQ_INSTS_VALU_MFMA_MOPS_BF16", 10.0),
+        ];
+        assert_eq!(derive(&disp(&c), &dev("gfx90a")).flops_total(), Some(6016.0));
+        // No architecture, so no wave size: the VALU counts cannot be converted.
+        let r = derive(&disp(&c), &DeviceInfo::default());
+        assert!(r.flops.is_empty(), "{:?}", r.flops);
+        assert!(r.flops_incomplete().unwrap().contains("wave size"), "{:?}", r.missing);
+        // The reverse: VALU counted, MFMA instructions executed, no MOPS counter.
+        let mut c2 = c[..4].to_vec();
+        c2.push(("SQ_INSTS_VALU_MFMA_F16", 8.0));
+        let r = derive(&disp(&c2), &dev("gfx90a"));
+        assert_eq!(r.flops_total(), None);
+        assert!(
+            r.flops_incomplete().unwrap().contains("SQ_INSTS_VALU_MFMA_F16 = 8"),
+            "{:?}",
+            r.missing
+        );
+        // No MFMA work: the VALU count is the whole count.
+        c2[4].1 = 0.0;
+        assert_eq!(derive(&disp(&c2), &dev("gfx90a")).flops_total(), Some(896.0));
     }
 
     #[test]

@@ -309,7 +309,24 @@ fn kernel_record(g: Group<'_>, all: &[Dispatch], ctx: &Ctx<'_>) -> KernelRecord 
     let first = g.idx.first().map(|&i| &all[i]);
     let uniform =
         |f: fn(&Dispatch) -> Option<Dim3>| g.idx.iter().all(|&i| f(&all[i]) == first.and_then(f));
+    let timed = g.acc.timed();
     let mut r = record(g.name, None, g.idx.len() as u64, g.acc.finish(), first, ctx);
+    // The total is what was measured: the sum of the dispatches that have a duration,
+    // and a `missing` entry saying how many have none.
+    r.total_duration_ns = timed.total_ns;
+    if timed.measured > 0 && timed.measured < timed.dispatches {
+        let untimed = timed.dispatches - timed.measured;
+        push_missing(
+            &mut r.missing,
+            "total_duration_ns",
+            &format!(
+                "a duration for every dispatch: {untimed} of the {} dispatches of {} have \
+                 none (kernel timestamps or gpu__time_duration.sum); the total sums the {} \
+                 that do",
+                timed.dispatches, g.name, timed.measured
+            ),
+        );
+    }
     // Launch shapes only when every dispatch agrees.
     if !uniform(|d| d.grid) {
         r.grid = None;
@@ -469,7 +486,13 @@ fn decide(
     let counted = match (flops, dram) {
         (Some(f), Some(b)) if f > 0.0 || b > 0.0 => by_roofline(x, f, b, secs, ctx),
         (Some(_), None) => Err("FLOPs are counted but not DRAM bytes".to_string()),
-        (None, Some(_)) => Err("DRAM bytes are counted but not FLOPs".to_string()),
+        (None, Some(_)) => Err(match x.flops_incomplete() {
+            Some(why) => format!(
+                "DRAM bytes are counted, but not all FLOPs: {}",
+                why.strip_prefix("a complete count: ").unwrap_or(why)
+            ),
+            None => "DRAM bytes are counted but not FLOPs".to_string(),
+        }),
         _ => Err("neither FLOPs nor DRAM bytes are counted".to_string()),
     };
     let sol = x.speed_of_light;
@@ -554,7 +577,8 @@ fn record(
     ctx: &Ctx<'_>,
 ) -> KernelRecord {
     let secs = x.duration_ns.filter(|t| *t > 0.0).map(|t| t * 1e-9);
-    let flops_total = (!x.flops.is_empty()).then(|| x.flops.total());
+    // A FLOP count the counters show to be incomplete is missing, never a partial sum.
+    let flops_total = x.flops_total();
     // One direction alone is a lower bound of the traffic, not the traffic: no rate.
     let dram = x.dram_bytes();
     let mut missing = x.missing.clone();
@@ -574,7 +598,7 @@ fn record(
         total_duration_ns: x.duration_ns.map(|t| t * count as f64),
         dram_bytes_read: x.dram_bytes_read,
         dram_bytes_written: x.dram_bytes_written,
-        flops: (!x.flops.is_empty()).then(|| x.flops.by_precision()),
+        flops: flops_total.map(|_| x.flops.by_precision()),
         l1_hit_rate_pct: x.l1_hit_rate_pct,
         l2_hit_rate_pct: x.l2_hit_rate_pct,
         achieved_gbs: dram.zip(secs).map(|(b, s)| b / s / 1e9),

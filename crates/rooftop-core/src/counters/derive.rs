@@ -182,6 +182,18 @@ impl Derived {
         }
     }
 
+    /// Why the FLOP total is known to be incomplete (the counters show work that no FLOP
+    /// count covers), when it is: the total is then missing, never the partial sum.
+    pub fn flops_incomplete(&self) -> Option<&str> {
+        self.missing.iter().find(|m| m.quantity == FLOPS_INCOMPLETE).map(|m| m.needs.as_str())
+    }
+
+    /// All FLOPs, both units, every precision; `None` when none was counted or the
+    /// count is known to be incomplete ([`Derived::flops_incomplete`]).
+    pub fn flops_total(&self) -> Option<f64> {
+        (!self.flops.is_empty() && self.flops_incomplete().is_none()).then(|| self.flops.total())
+    }
+
     /// Records that `quantity` needs `needs`.
     pub fn miss(&mut self, quantity: &str, needs: &str) {
         self.missing.push(Missing { quantity: quantity.to_string(), needs: needs.to_string() });
@@ -195,6 +207,11 @@ impl Derived {
         }
     }
 }
+
+/// The `missing` quantity of a FLOP total the counters show to be incomplete (work
+/// that no FLOP count covers, such as tensor-pipe instructions without the tensor op
+/// counters): the vendor formulas withdraw the partial counts and list it.
+pub const FLOPS_INCOMPLETE: &str = "flops";
 
 /// What a dispatch without any counter (a system trace: nsys, rocpd without `--pmc`)
 /// lacks, said once instead of once per counter-derived quantity.

@@ -107,6 +107,7 @@ pub fn derive(d: &Dispatch, device: &DeviceInfo) -> Derived {
     caches(d, &mut out);
     flops(d, &mut out);
     tensor(d, &mut out);
+    complete_or_withdraw(d, &mut out);
     rates(d, &mut out);
     speed_of_light(d, &mut out);
     launch(d, device, &mut out);
@@ -337,10 +338,37 @@ fn flops(d: &Dispatch, out: &mut Derived) {
 const TENSOR_PRECISIONS: [&str; 12] =
     ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4", "int8", "int4", "int1", "b1"];
 
-/// `sm__ops_path_tensor_src_<src>[_dst_<dst>].sum` → (src, has_dst). `src` may join
-/// several precisions with `_` (Turing's `fp16_bf16_tf32`).
-fn tensor_path(name: &str) -> Option<(String, bool)> {
+/// One op-agnostic tensor op counter, `sm__ops_path_tensor_src_<src>[_dst_<dst>]
+/// [_sparsity_{off,on}].sum`, split into its parts.
+///
+/// The `_sparsity_off` / `_sparsity_on` halves split a path by whether the MMA used
+/// structured sparsity; Ada and Hopper name their fp8 path only that way
+/// (`sm__ops_path_tensor_src_fp8_sparsity_off.sum`, `..._sparsity_on.sum`, as
+/// `ncu --query-metrics` lists them and as the Nsight Compute
+/// `SpeedOfLight_HierarchicalTensorRooflineChart` section collects them; Nsight Compute
+/// Kernel Profiling Guide, "Metrics Reference" and "Roofline Charts":
+/// <https://docs.nvidia.com/nsight-compute/ProfilingGuide/index.html>). The per-instruction
+/// `sm__ops_path_tensor_op_<hmma|hgmma|imma|...>_src_*` breakdowns of the same work are
+/// not matched here, so that nothing is counted twice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TensorPath {
+    /// May join several precisions with `_` (Turing's `fp16_bf16_tf32`, Blackwell's
+    /// `fp4_fp6_fp8`).
+    src: String,
+    dst: Option<String>,
+    /// `Some(true)` for `_sparsity_on`, `Some(false)` for `_sparsity_off`.
+    sparsity: Option<bool>,
+}
+
+fn tensor_path(name: &str) -> Option<TensorPath> {
     let rest = name.strip_prefix("sm__ops_path_tensor_src_")?.strip_suffix(".sum")?;
+    let (rest, sparsity) = if let Some(r) = rest.strip_suffix("_sparsity_off") {
+        (r, Some(false))
+    } else if let Some(r) = rest.strip_suffix("_sparsity_on") {
+        (r, Some(true))
+    } else {
+        (rest, None)
+    };
     let (src, dst) = match rest.split_once("_dst_") {
         Some((s, d)) => (s, Some(d)),
         None => (rest, None),
@@ -349,43 +377,160 @@ fn tensor_path(name: &str) -> Option<(String, bool)> {
     if src.is_empty() || !known(src) || dst.is_some_and(|d| d.is_empty() || !known(d)) {
         return None;
     }
-    Some((src.to_string(), dst.is_some()))
+    Some(TensorPath { src: src.to_string(), dst: dst.map(str::to_string), sparsity })
+}
+
+/// The op counters of one source precision, by how much of the path each covers.
+#[derive(Debug, Default)]
+struct TensorSource {
+    /// `src_<p>.sum`: every destination, sparse or not.
+    whole: Option<f64>,
+    /// Per destination: `src_<p>_dst_<q>.sum`, and the sum of its sparsity halves.
+    by_dst: BTreeMap<String, (Option<f64>, Option<f64>)>,
+    /// `src_<p>_sparsity_{off,on}.sum` summed.
+    by_sparsity: Option<f64>,
+}
+
+impl TensorSource {
+    fn add(&mut self, p: &TensorPath, v: f64) {
+        let add = |slot: &mut Option<f64>| *slot = Some(slot.unwrap_or(0.0) + v);
+        match (&p.dst, p.sparsity) {
+            (None, None) => add(&mut self.whole),
+            (None, Some(_)) => add(&mut self.by_sparsity),
+            (Some(d), None) => add(&mut self.by_dst.entry(d.clone()).or_default().0),
+            (Some(d), Some(_)) => add(&mut self.by_dst.entry(d.clone()).or_default().1),
+        }
+    }
+
+    /// The ops of this source: the whole path when collected, else the larger of the
+    /// two partitions of it (by destination, by sparsity); a destination's own total
+    /// wins over its sparsity halves, so nothing is added twice.
+    fn total(&self) -> Option<f64> {
+        if self.whole.is_some() {
+            return self.whole;
+        }
+        let dst = (!self.by_dst.is_empty())
+            .then(|| self.by_dst.values().map(|(w, halves)| w.or(*halves).unwrap_or(0.0)).sum());
+        match (dst, self.by_sparsity) {
+            (Some(a), Some(b)) => Some(f64::max(a, b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Instruction and op counts of the tensor pipe that this module does not turn into
+/// FLOPs (`sm__inst_executed_pipe_tensor[_op_<hmma|gmma|...>].sum`, and the
+/// per-instruction `sm__ops_path_tensor_op_<...>_src_*.sum`): a non-zero `.sum` says
+/// tensor work ran.
+const TENSOR_COUNTS: [&str; 3] =
+    ["sm__inst_executed_pipe_tensor", "smsp__inst_executed_pipe_tensor", "sm__ops_path_tensor_op_"];
+
+/// The tensor pipe's busy share (`sm__pipe_tensor*_cycles_active.avg.pct_of_peak_sustained_*`)
+/// from which it counts as having run, percent. The activity counters are not zero on
+/// kernels without tensor work: the H200 fixtures' fp32 softmax, layer norm and GEMM
+/// (`sm__ops_path_tensor_src_*` all 0, `sm__inst_executed_pipe_tensor.sum` 0) read
+/// 0.2–2.4% on average over the SMs (31% for the busiest SM), the tensor GEMM and
+/// attention kernels 56–95%.
+const TENSOR_BUSY_PCT: f64 = 10.0;
+
+/// The first counter saying the tensor pipe ran, with its value.
+fn tensor_activity(d: &Dispatch) -> Option<(&str, f64)> {
+    d.counters.iter().filter(|(_, v)| v.is_finite() && **v > 0.0).map(|(k, v)| (&**k, *v)).find(
+        |(k, v)| {
+            let count =
+                k.strip_suffix(".sum").is_some() && TENSOR_COUNTS.iter().any(|p| k.starts_with(p));
+            let busy = (k.starts_with("sm__pipe_tensor") || k.starts_with("smsp__pipe_tensor"))
+                && k.contains("cycles_active.avg.pct_of_peak_sustained_")
+                && *v >= TENSOR_BUSY_PCT;
+            count || busy
+        },
+    )
 }
 
 fn tensor(d: &Dispatch, out: &mut Derived) {
-    // Per source precision: the total without a `_dst_` part when collected (it already
-    // covers every destination), otherwise the sum over the destinations.
-    let mut plain: BTreeMap<String, f64> = BTreeMap::new();
-    let mut by_dst: BTreeMap<String, f64> = BTreeMap::new();
+    let mut sources: BTreeMap<String, TensorSource> = BTreeMap::new();
     for (name, v) in &d.counters {
         if !v.is_finite() {
             continue;
         }
-        if let Some((src, has_dst)) = tensor_path(name) {
-            let m = if has_dst { &mut by_dst } else { &mut plain };
-            *m.entry(src).or_insert(0.0) += v;
+        if let Some(p) = tensor_path(name) {
+            sources.entry(p.src.clone()).or_default().add(&p, *v);
         }
     }
-    for (src, v) in by_dst {
-        plain.entry(src).or_insert(v);
-    }
-    if plain.is_empty() {
+    let counted: BTreeMap<String, f64> =
+        sources.iter().filter_map(|(src, s)| s.total().map(|v| (src.clone(), v))).collect();
+    if counted.is_empty() {
         let hint = if d.counters.keys().any(|k| k.starts_with("sm__inst_executed_pipe_tensor")) {
             " (sm__inst_executed_pipe_tensor* counts instructions, whose FLOPs depend on the \
              MMA shape, so they are not converted)"
         } else {
             ""
         };
-        out.miss("flops.matrix", &format!("sm__ops_path_tensor_src_<type>[_dst_<type>].sum{hint}"));
+        out.miss(
+            "flops.matrix",
+            &format!("sm__ops_path_tensor_src_<type>[_dst_<type>][_sparsity_{{off,on}}].sum{hint}"),
+        );
         return;
     }
-    for (src, v) in plain {
+    for (src, v) in counted {
         out.flops.matrix.insert(src, v);
     }
     out.formula(
-        "tensor FLOPs = Σ sm__ops_path_tensor_src_<type>[_dst_<type>].sum, per source type \
-         (hardware ops, one multiply-add = 2) [HierarchicalTensorRooflineChart section]",
+        "tensor FLOPs = Σ sm__ops_path_tensor_src_<type>[_dst_<type>][_sparsity_{off,on}].sum, \
+         per source type (hardware ops, one multiply-add = 2) \
+         [HierarchicalTensorRooflineChart section]",
     );
+}
+
+/// "Missing, never undercounted" for the FLOP total: when the counters show work that
+/// no FLOP count covers, the partial counts are withdrawn (so intensity, bound and
+/// attainment are not computed from them) and `flops` is listed as missing with the
+/// reason and the counters that would complete it.
+///
+/// Known-incomplete: the tensor pipe ran ([`TENSOR_COUNTS`], [`TENSOR_BUSY_PCT`]) but no
+/// `sm__ops_path_tensor_src_*` counter counted any work (none collected, or only
+/// precisions the kernel did not use); or a vector precision has non-zero instruction
+/// counts but not all three of its ops.
+fn complete_or_withdraw(d: &Dispatch, out: &mut Derived) {
+    if out.flops.is_empty() {
+        return;
+    }
+    let mut why: Vec<String> = Vec::new();
+    let tensor_ops: f64 = out.flops.matrix.values().sum();
+    if let Some((id, v)) = tensor_activity(d).filter(|_| tensor_ops <= 0.0) {
+        let counted = if out.flops.matrix.is_empty() {
+            "no sm__ops_path_tensor_src_* counter was collected".to_string()
+        } else {
+            let types: Vec<&str> = out.flops.matrix.keys().map(String::as_str).collect();
+            format!(
+                "the sm__ops_path_tensor_src_* collected ({}) count 0: the type it ran is not \
+                 among them",
+                types.join(", ")
+            )
+        };
+        why.push(format!(
+            "the tensor pipe ran ({id} = {}) but {counted}; collect \
+             sm__ops_path_tensor_src_<type>[_dst_<type>][_sparsity_{{off,on}}].sum for its \
+             types (ncu --section SpeedOfLight_HierarchicalTensorRooflineChart)",
+            crate::units::sig3(v)
+        ));
+    }
+    for p in &VECTOR {
+        let found: Vec<Option<f64>> =
+            p.ops.iter().map(|(op, _)| sass_op(d, op).map(|x| x.0)).collect();
+        let partial = found.iter().any(Option::is_none) && found.iter().flatten().any(|v| *v > 0.0);
+        if partial {
+            why.push(format!(
+                "{} instructions were executed but not all of {} were collected",
+                p.key,
+                p.ops.iter().map(|(op, _)| *op).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    if !why.is_empty() {
+        out.flops = super::FlopCounts::default();
+        out.miss(super::derive::FLOPS_INCOMPLETE, &format!("a complete count: {}", why.join("; ")));
+    }
 }
 
 fn rates(d: &Dispatch, out: &mut Derived) {
@@ -732,6 +877,105 @@ mod tests {
         assert!(r.flops.matrix.is_empty());
         let m = r.missing.iter().find(|m| m.quantity == "flops.matrix").unwrap();
         assert!(m.needs.contains("MMA shape"), "{}", m.needs);
+    }
+
+    /// The `compute` / `roofline` presets' counters on a tensor GEMM: vector op counts
+    /// (all 0) and `sm__inst_executed_pipe_tensor.sum`, no tensor op counter. The vector
+    /// sum (0 FLOPs) would call a tensor GEMM memory-bound; the total is missing instead.
+    /// Values of the H200 nvjet GEMM (2 097 152 tensor instructions; its full export
+    /// counts 2·4096³ = 137 438 953 472 bf16 ops, which nothing here can recover).
+    #[test]
+    fn tensor_pipe_ran_without_op_counters_makes_the_total_missing() {
+        let names: Vec<String> =
+            ["fadd", "fmul", "ffma", "dadd", "dmul", "dfma", "hadd", "hmul", "hfma"]
+                .iter()
+                .map(|op| format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"))
+                .collect();
+        let mut c = vec![("sm__inst_executed_pipe_tensor.sum", 2_097_152.0)];
+        c.extend(names.iter().map(|n| (n.as_str(), 0.0)));
+        let r = derive(&dispatch(&c), &DeviceInfo::default());
+        assert!(r.flops.is_empty(), "{:?}", r.flops);
+        assert_eq!(r.flops_total(), None);
+        let why = r.flops_incomplete().expect("a reason");
+        assert!(why.contains("sm__inst_executed_pipe_tensor.sum = 2097152"), "{why}");
+        assert!(why.contains("sm__ops_path_tensor_src_"), "{why}");
+        // Zero tensor instructions: the vector count is the whole count (0 + 0 + 2·0).
+        c[0].1 = 0.0;
+        let r = derive(&dispatch(&c), &DeviceInfo::default());
+        assert_eq!(r.flops_total(), Some(0.0));
+        assert!(r.flops_incomplete().is_none());
+    }
+
+    /// Op counters of precisions the kernel did not run (all 0) do not count its tensor
+    /// work either; a little pipe activity (the fixtures' fp32 kernels read 0.2-2.4%)
+    /// is not tensor work, a busy pipe is.
+    #[test]
+    fn zero_op_counters_and_pipe_activity() {
+        let base = [
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 10.0),
+            ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 0.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 5.0),
+            ("sm__ops_path_tensor_src_fp16.sum", 0.0),
+        ];
+        let with = |extra: (&'static str, f64)| {
+            let mut c = base.to_vec();
+            c.push(extra);
+            derive(&dispatch(&c), &DeviceInfo::default())
+        };
+        let r = with(("sm__inst_executed_pipe_tensor_op_gmma.sum", 64.0));
+        assert!(r.flops_incomplete().unwrap().contains("count 0"), "{:?}", r.missing);
+        let r = with(("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", 2.43));
+        // 10 + 0 + 2·5 = 20 vector FLOPs, and the fp16 tensor path's 0.
+        assert_eq!(r.flops_total(), Some(20.0));
+        let r = with(("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", 95.0));
+        assert_eq!(r.flops_total(), None);
+        // A peak is not activity.
+        let r = with(("sm__ops_path_tensor_op_bgmma_src_int1.avg.peak_sustained", 65536.0));
+        assert_eq!(r.flops_total(), Some(20.0));
+    }
+
+    /// A vector precision with work but part of its counts absent makes the total
+    /// missing, not the sum of the other precisions.
+    #[test]
+    fn partial_vector_precision_with_work_makes_the_total_missing() {
+        let d = dispatch(&[
+            ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 10.0),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 30.0),
+            ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 4096.0),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.flops_total(), None);
+        assert!(r.flops_incomplete().unwrap().contains("fp32"), "{:?}", r.missing);
+    }
+
+    /// Ada and Hopper split the fp8 path by sparsity
+    /// (`sm__ops_path_tensor_src_fp8_sparsity_{off,on}.sum`): both halves are fp8 ops,
+    /// 1000 + 24 = 1024; a destination's own total wins over its halves (60 + 40 = 100,
+    /// not 100 + 60 + 40); the per-instruction `_op_hgmma_` breakdown of the same work
+    /// is not added.
+    #[test]
+    fn tensor_sparsity_halves() {
+        let d = dispatch(&[
+            ("sm__ops_path_tensor_src_fp8_sparsity_off.sum", 1000.0),
+            ("sm__ops_path_tensor_src_fp8_sparsity_on.sum", 24.0),
+            ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 100.0),
+            ("sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 60.0),
+            ("sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_on.sum", 40.0),
+            ("sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum", 7.0),
+            ("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 60.0),
+            ("sm__ops_path_tensor_src_fp8_sparsity_off.sum.per_second", 9e12),
+        ]);
+        let r = derive(&d, &DeviceInfo::default());
+        assert_eq!(r.flops.matrix["fp8"], 1024.0);
+        assert_eq!(r.flops.matrix["bf16"], 100.0);
+        assert_eq!(r.flops.matrix["fp16"], 7.0);
+        assert_eq!(r.flops.matrix.len(), 3);
+        assert_eq!(r.flops_total(), Some(1131.0));
+        assert_eq!(
+            tensor_path("sm__ops_path_tensor_src_fp8_sparsity_on.sum"),
+            Some(TensorPath { src: "fp8".into(), dst: None, sparsity: Some(true) })
+        );
+        assert_eq!(tensor_path("sm__ops_path_tensor_src_fp8_sparsity_maybe.sum"), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! The wide-table helpers here (`Table`, `wide_dispatches`) are shared with the
 //! rocprof-compute reader, whose `pmc_perf.csv` descends from the rocprofv2 layout.
 
+use super::csvline::split_csv_line;
 use super::text::read_text;
 use super::CounterError;
 use rooftop_core::counters::{
@@ -37,18 +38,56 @@ impl Table {
     }
 }
 
+/// 1-based line numbers of byte offsets of a text, for offsets that only grow.
+struct LineCounter<'a> {
+    text: &'a str,
+    byte: usize,
+    line: u64,
+}
+
+impl LineCounter<'_> {
+    fn at(&mut self, byte: usize) -> u64 {
+        let byte = byte.min(self.text.len());
+        if byte > self.byte {
+            let skipped = self.text.get(self.byte..byte).unwrap_or_default();
+            self.line += skipped.matches('\n').count() as u64;
+            self.byte = byte;
+        }
+        self.line
+    }
+}
+
 /// Parses CSV text (RFC 4180 quoting; blank lines skipped; header fields trimmed).
+///
+/// Every row must have the header's number of fields: a longer one is an unquoted comma,
+/// a shorter one a cut row (a truncated file's last line); both are errors at their
+/// line, as is a quote the end of the file leaves open.
 pub(crate) fn parse_table(path: &Path, text: &str) -> Result<Table, CounterError> {
     let mut rdr =
         csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
     let mut table = Table::default();
     let mut have_header = false;
+    // The last data row's line and byte offset.
+    let mut last_row: Option<(u64, usize)> = None;
+    let mut lines = LineCounter { text, byte: 0, line: 1 };
     for rec in rdr.records() {
         let mut rec = rec.map_err(|e| {
             let line = e.position().map_or(0, csv::Position::line);
             CounterError::at_line(path, line, format!("malformed CSV: {e}"))
         })?;
-        let line = rec.position().map_or(0, csv::Position::line);
+        // The line from the byte offset, past the line end the csv reader puts a record's
+        // start on after a CRLF (its own line count then runs one behind; rocprofv3
+        // writes CRLF).
+        let byte = rec.position().map_or(0, |p| usize::try_from(p.byte()).unwrap_or(0));
+        let byte = byte
+            + text
+                .as_bytes()
+                .get(byte..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| matches!(b, b'\r' | b'\n'))
+                .count();
+        let line = lines.at(byte);
         rec.trim();
         if rec.iter().all(str::is_empty) {
             continue;
@@ -66,6 +105,27 @@ pub(crate) fn parse_table(path: &Path, text: &str) -> Result<Table, CounterError
                     ),
                 ));
             }
+            // The tools write every field of every row: a short row is a cut one (a
+            // truncated file's last line), whose cells would otherwise be read as
+            // absent and its cut kernel name taken for a kernel.
+            if fields.len() < table.header.len() {
+                let last = !text.get(byte..).unwrap_or_default().trim_end().contains('\n');
+                return Err(CounterError::at_line(
+                    path,
+                    line,
+                    format!(
+                        "{} fields but the header has {}{}",
+                        fields.len(),
+                        table.header.len(),
+                        if last {
+                            " (the last line ends early: is the file truncated?)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+            last_row = Some((line, byte));
             table.rows.push((line, fields));
         } else {
             table.header = fields.iter().map(str::to_string).collect();
@@ -74,6 +134,17 @@ pub(crate) fn parse_table(path: &Path, text: &str) -> Result<Table, CounterError
     }
     if !have_header {
         return Err(CounterError::new(path, "empty file: no CSV header"));
+    }
+    // A quote left open at the end of the file: the csv reader takes the rest of the
+    // file as the field, so the last row can look whole.
+    if let Some((line, byte)) = last_row.filter(|_| !text.ends_with('\n')) {
+        if split_csv_line(text.get(byte..).unwrap_or_default()).is_none() {
+            return Err(CounterError::at_line(
+                path,
+                line,
+                "a quoted field is not closed (the file ends inside it: is it truncated?)",
+            ));
+        }
     }
     Ok(table)
 }

@@ -624,9 +624,9 @@ mod tests {
         assert_eq!(Session::full(Tool::Ncu, "o").passes().len(), 0);
         assert_eq!(Session::memory(Tool::Ncu, "o").passes().len(), 1);
         assert_eq!(Session::memory(Tool::Nsys, "o").passes().len(), 0);
-        // Every AMD preset once: base 3 + memory 4 + compute 16 + cache 9 (2 of them
-        // memory's TCC counters) + stalls 6.
-        assert_eq!(Session::full(Tool::Rocprof, "o").passes().concat().len(), 36);
+        // Every AMD preset once: base 3 + memory 4 + compute 16 + cache 11 (2 of them
+        // memory's TCC counters; 2 the TCP-to-TCC atomics L2 bytes need) + stalls 6.
+        assert_eq!(Session::full(Tool::Rocprof, "o").passes().concat().len(), 38);
     }
 
     #[test]

@@ -29,7 +29,16 @@ pub const NCU_MEMORY: &[&str] = &[
     "lts__t_sector_hit_rate.pct",
     "l1tex__t_sector_hit_rate.pct",
 ];
-/// ncu: thread-level FP add/mul/fma per precision, and tensor-pipe instructions.
+/// ncu: thread-level FP add/mul/fma per precision, and tensor-core operations.
+///
+/// Tensor FLOPs come from the `sm__ops_path_tensor_src_<type>[_dst_<type>].sum` op
+/// counters (one multiply-add = 2 ops, what `rooftop_core::counters::nvidia` converts),
+/// whose names differ per architecture (Hopper has `src_fp16` and `src_bf16_dst_fp32`,
+/// Ada `src_fp16_dst_fp32_sparsity_off`), so they are asked for by a regular
+/// expression, which ncu's `--metrics` expands to the names the GPU has
+/// (`regex:<expression>`, a partial match). `sm__inst_executed_pipe_tensor.sum` counts
+/// instructions, whose FLOPs depend on the MMA shape, so it is not converted: it stays
+/// in the list as the evidence that the tensor pipe ran when no op counter says how much.
 pub const NCU_COMPUTE: &[&str] = &[
     "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
@@ -40,8 +49,12 @@ pub const NCU_COMPUTE: &[&str] = &[
     "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+    NCU_TENSOR_OPS,
     "sm__inst_executed_pipe_tensor.sum",
 ];
+/// The tensor-core op counters of every precision the GPU has, as ncu's `--metrics`
+/// takes them ([`NCU_COMPUTE`] says why a regular expression).
+pub const NCU_TENSOR_OPS: &str = "regex:^sm__ops_path_tensor_src_";
 /// ncu: hit rates, sectors vs requests (coalescing), shared-memory bank conflicts.
 pub const NCU_CACHE: &[&str] = &[
     "lts__t_sector_hit_rate.pct",
@@ -95,10 +108,16 @@ pub const AMD_COMPUTE: &[&str] = &[
     "SQ_INSTS_VALU_MFMA_MOPS_F64",
 ];
 /// AMD: L1 (TCP) and L2 (TCC) requests, hits and misses, LDS bank conflicts.
+///
+/// L2 bytes are the TCP→TCC requests × 64 B, reads, writes and both kinds of atomics
+/// (rocprof-compute's `roofline_calc.py`), and the vL1D hit rate needs the same four:
+/// without the atomics neither is given, so the preset asks for all four.
 pub const AMD_CACHE: &[&str] = &[
     "TCP_TOTAL_CACHE_ACCESSES_sum",
     "TCP_TCC_READ_REQ_sum",
     "TCP_TCC_WRITE_REQ_sum",
+    "TCP_TCC_ATOMIC_WITH_RET_REQ_sum",
+    "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum",
     "TCC_HIT_sum",
     "TCC_MISS_sum",
     "TCC_REQ_sum",

@@ -129,7 +129,7 @@ fn md_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "|{}|", header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
     for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let cells: Vec<String> = r.iter().map(|c| crate::markdown::cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
 }

@@ -3,6 +3,7 @@
 //! not be derived, and the formulas used.
 
 use super::{finding, kv, note, notes, roofline_block, Cell, Page, Section, Table};
+use crate::counters::{dram_cell, roof_cell};
 use crate::svg::esc;
 use crate::svg::{Mark, Roof, RoofStyle, RooflineChart};
 use rooftop_core::counters::rules::{ranked, AnyFinding};
@@ -25,6 +26,14 @@ fn row_id(i: usize) -> String {
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
     Cell::num(&v.map_or_else(|| "—".to_string(), f), v)
+}
+
+/// The DRAM bytes the `DRAM` cell shows, for sorting.
+fn dram_total(k: &KernelRecord) -> Option<f64> {
+    match (k.dram_bytes_read, k.dram_bytes_written) {
+        (Some(r), Some(w)) => Some(r + w),
+        _ => k.derived.dram_bytes_total.or(k.dram_bytes_read).or(k.dram_bytes_written),
+    }
 }
 
 fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
@@ -79,12 +88,28 @@ fn chart(r: &CounterReport, rows: &[KernelRecord]) -> RooflineChart {
                 bound: k.bound,
                 hollow: p.level != MemLevel::Dram,
                 row: Some(row_id(i)),
-                tip: vec![
+                tip: [
                     format!("{} ({} point)", k.name, p.level.as_str()),
                     format!("{} FLOP/B at {}", sig3(ai), p.level.as_str()),
                     format!("{} achieved", si(rate, "FLOP/s")),
-                    p.pct_of_roof.map_or(String::new(), |x| format!("{} of the roof", pct(x))),
-                ],
+                    // The kernel's `% roof`, the table's cell itself; the point's own
+                    // share is of its level's bandwidth roof, and says so.
+                    k.pct_of_roof.map_or(String::new(), |_| {
+                        format!("% roof: {} (as in the table)", roof_cell(k))
+                    }),
+                    match (p.achieved_gbs, p.pct_of_roof) {
+                        (Some(g), Some(x)) => format!(
+                            "{} at {}: {} of its bandwidth roof",
+                            si(g * 1e9, "B/s"),
+                            p.level.as_str(),
+                            pct(x)
+                        ),
+                        _ => String::new(),
+                    },
+                ]
+                .into_iter()
+                .filter(|l| !l.is_empty())
+                .collect(),
             });
         }
     }
@@ -176,6 +201,7 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
         "kernel",
         "#n",
         "#time/disp",
+        "#DRAM",
         "#DRAM read",
         "#DRAM written",
         "#GB/s",
@@ -197,12 +223,13 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
                 },
                 Cell::num(&k.count.to_string(), Some(k.count as f64)),
                 opt(k.duration_ns, |v| si(v * 1e-9, "s")),
+                Cell::num(&dram_cell(k), dram_total(k)),
                 opt(k.dram_bytes_read, |v| si(v, "B")),
                 opt(k.dram_bytes_written, |v| si(v, "B")),
                 opt(k.achieved_gbs, sig3),
                 opt(k.achieved_tflops, sig3),
                 opt(k.arithmetic_intensity, sig3),
-                opt(k.pct_of_roof, pct),
+                Cell::num(&roof_cell(k), k.pct_of_roof),
                 opt(k.l1_hit_rate_pct, pct),
                 opt(k.l2_hit_rate_pct, pct),
                 opt(k.derived.achieved_occupancy_pct, pct),

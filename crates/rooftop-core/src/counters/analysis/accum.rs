@@ -123,7 +123,26 @@ pub(super) struct Acc {
     missing_counted: Common,
 }
 
+/// The measured durations of a kernel's dispatches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Timed {
+    /// Sum of the durations that were measured, ns (`None` when none was).
+    pub total_ns: Option<f64>,
+    /// Dispatches with a measured duration.
+    pub measured: usize,
+    /// All dispatches.
+    pub dispatches: usize,
+}
+
 impl Acc {
+    /// The sum of the measured durations, and how many dispatches have one: a
+    /// dispatch without a measured duration adds nothing to the total (never the
+    /// mean of the others).
+    pub(super) fn timed(&self) -> Timed {
+        let d = self.duration_ns;
+        Timed { total_ns: (d.n > 0).then_some(d.sum), measured: d.n, dispatches: self.parts }
+    }
+
     /// Adds one dispatch's derived values.
     pub(super) fn add(&mut self, d: &Derived) {
         self.parts += 1;

@@ -325,3 +325,48 @@ fn launches_of_one_shape_keep_their_own_durations() {
     assert_eq!(kernels.kernels, all.kernels);
     assert_eq!(kernels.formulas, all.formulas);
 }
+
+/// A kernel's total is the sum of the durations that were measured, never the mean of
+/// those times the number of dispatches: 3 dispatches, 2 timed at 100 and 250 ns, give
+/// 350 ns (not 3 × 175 = 525), and the untimed one is said.
+#[test]
+fn kernel_total_sums_only_measured_durations() {
+    let s = set(vec![
+        copy_kernel(0, 100.0, 64.0),
+        dispatch("copy", 1, None, &[("dram__bytes_read.sum", 64.0)]),
+        copy_kernel(2, 250.0, 64.0),
+    ]);
+    let r = analyze(s, None);
+    let k = &r.kernels[0];
+    assert_eq!(k.count, 3);
+    assert_eq!(k.duration_ns, Some(175.0));
+    assert_eq!(k.total_duration_ns, Some(350.0));
+    let m = k.missing.iter().find(|m| m.quantity == "total_duration_ns").expect("said");
+    assert!(m.needs.contains("1 of the 3 dispatches"), "{}", m.needs);
+    // Every dispatch timed: nothing to say, and the total is their sum (100 + 250).
+    let r = analyze(set(vec![copy_kernel(0, 100.0, 64.0), copy_kernel(1, 250.0, 64.0)]), None);
+    assert_eq!(r.kernels[0].total_duration_ns, Some(350.0));
+    assert!(r.kernels[0].missing.iter().all(|m| m.quantity != "total_duration_ns"));
+    // None timed: no total.
+    let r = analyze(set(vec![dispatch("copy", 0, None, &[("dram__bytes_read.sum", 64.0)])]), None);
+    assert_eq!(r.kernels[0].total_duration_ns, None);
+}
+
+/// Tensor instructions without tensor op counters: the record's FLOPs, intensity,
+/// bound and attainment are missing (not "0 FLOPs: memory-bound"), and the reason
+/// names the counters.
+#[test]
+fn incomplete_flops_give_no_bound() {
+    let k =
+        fp32_kernel("gemm", 0.0, 1e8, 1e5, &[("sm__inst_executed_pipe_tensor.sum", 2_097_152.0)]);
+    let r = analyze(set(vec![k]), Some(&dev("h200-sxm")));
+    let k = &r.kernels[0];
+    assert_eq!(k.flops, None);
+    assert_eq!(k.arithmetic_intensity, None);
+    assert_eq!(k.achieved_tflops, None);
+    assert_eq!(k.bound, None);
+    assert_eq!(k.pct_of_roof, None);
+    assert!(k.bound_reason.contains("sm__ops_path_tensor_src_"), "{}", k.bound_reason);
+    assert!(k.roofline.iter().all(|p| p.arithmetic_intensity.is_none()));
+    assert!(k.missing.iter().any(|m| m.quantity == "flops"));
+}
