@@ -172,6 +172,13 @@ fn jax_profile_reads_with_the_kernel_time_jax_recorded() {
     assert!(r["device"].to_string().contains("H200"), "{}", r["device"]);
     let total: f64 =
         r["kernels"].as_array().unwrap().iter().map(|k| k["total_us"].as_f64().unwrap()).sum();
+    let perfetto: f64 = jax_perfetto_gpu_events().iter().map(|(_, dur)| dur).sum();
+    close(total, perfetto, 0.01, "JAX kernel time");
+}
+
+/// (name, duration in us) of every GPU event of the Perfetto trace JAX wrote beside its
+/// XPlane profile.
+fn jax_perfetto_gpu_events() -> Vec<(String, f64)> {
     let mut text = String::new();
     flate2::read::GzDecoder::new(
         std::fs::File::open(fixture("jax/h200/h200_transformer_step.trace.json.gz")).unwrap(),
@@ -185,12 +192,47 @@ fn jax_profile_reads_with_the_kernel_time_jax_recorded() {
         .find(|e| e["ph"] == "M" && e["args"]["name"] == "/device:GPU:0")
         .map(|e| e["pid"].clone())
         .expect("a GPU process in the Perfetto trace");
-    let perfetto: f64 = events
+    events
         .iter()
         .filter(|e| e["ph"] == "X" && e["pid"] == gpu_pid)
-        .filter_map(|e| e["dur"].as_f64())
-        .sum();
-    close(total, perfetto, 0.01, "JAX kernel time");
+        .filter_map(|e| Some((e["name"].as_str()?.to_string(), e["dur"].as_f64()?)))
+        .collect()
+}
+
+/// A command buffer's replay can start with a memset (two of the twenty replays of
+/// `command_buffer_1` here): each kernel's category is its own, so the cuBLAS `nvjet_*`
+/// kernels are GEMM, and with no memcpy in the profile no category is Memcpy. Oracle: the
+/// Perfetto trace JAX wrote beside the profile, whose GPU events hold no `Memcpy*` event,
+/// two `Memset 0` (0.896 + 0.929 us) and `nvjet_*` kernels.
+#[test]
+fn jax_command_buffer_kernels_have_their_own_category() {
+    let path = fixture("jax/h200/h200_transformer_step.xplane.pb");
+    let r = json_of(&["trace", path.to_str().unwrap(), "--format", "json"]);
+    let perfetto = jax_perfetto_gpu_events();
+    assert!(perfetto.iter().all(|(n, _)| !n.starts_with("Memcpy")));
+    let memset: f64 = perfetto.iter().filter(|(n, _)| n.starts_with("Memset")).map(|e| e.1).sum();
+    close(memset, 0.896 + 0.929, 1e-9, "the Perfetto trace's memsets");
+    assert_eq!(r["timeline"]["memcpy"]["time_ms"].as_f64(), Some(0.0));
+    close(num(&r["timeline"]["memset"], "time_ms") * 1e3, memset, 1e-6, "memset time");
+
+    let kernels = r["kernels"].as_array().unwrap();
+    let nvjet: Vec<&Value> =
+        kernels.iter().filter(|k| k["name"].as_str().unwrap().starts_with("nvjet_")).collect();
+    assert!(nvjet.iter().any(|k| k["name"] == "nvjet_sm90_tst_128x128_64x6_2x1_v_bz_NNT"));
+    for k in &nvjet {
+        assert_eq!(k["category"], "GEMM", "{}", k["name"]);
+    }
+    let nvjet_us: f64 = nvjet.iter().map(|k| num(k, "total_us")).sum();
+    let want: f64 = perfetto.iter().filter(|(n, _)| n.starts_with("nvjet_")).map(|e| e.1).sum();
+    close(nvjet_us, want, 0.01, "nvjet kernel time");
+
+    let summary = &r["ops_summary"];
+    let cats = summary["by_category"].as_array().unwrap();
+    assert!(cats.iter().all(|c| c["category"] != "Memcpy"), "{cats:?}");
+    assert!(kernels.iter().all(|k| k["category"] != "Memcpy"));
+    let ops = summary["ops"].as_array().unwrap();
+    let thunk = ops.iter().find(|o| o["name"] == "command_buffer_1").unwrap();
+    assert_eq!(thunk["category"], "GEMM");
 }
 
 /// XLA replays this step from a command buffer and records every kernel under the

@@ -458,3 +458,196 @@ fn each_rank_report_prints_the_floats_its_single_trace_report_prints() {
         assert!(m >= *n, "{lit}: {n} in rank0's report, {m} in the multi-rank report");
     }
 }
+
+/// A `--what-if` or `--cp-window` name that matches nothing in any rank is the same
+/// mistake as in one trace, and the same error: exit 2 with the closest names (the
+/// ranks' `cpu_op`s are `aten::mm`, `nccl:all_reduce`, ...). A name one rank has is
+/// fine: the other ranks' reports say what they matched.
+#[test]
+fn what_if_and_cp_window_typos_fail_on_a_directory_too() {
+    let ranks = fixture("ranks");
+    rooftop()
+        .arg("trace")
+        .arg(&ranks)
+        .args(["--section", "critical-path", "--what-if", "aten::mn=0.5"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--what-if 'aten::mn=0.5' matches no op")
+                .and(predicate::str::contains("closest op names: aten::mm")),
+        );
+    rooftop()
+        .arg("trace")
+        .arg(&ranks)
+        .args(["--cp-window", "no such step"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--cp-window").and(predicate::str::contains("no such step")),
+        );
+    rooftop()
+        .arg("trace")
+        .arg(&ranks)
+        .args(["--section", "critical-path", "--what-if", "aten::mm=0.5"])
+        .assert()
+        .success();
+
+    // `aten::addmm` is in the BERT trace only, `ProfilerStep#` likewise.
+    let (_dir_guard, dir) = tempdir("what-if");
+    std::fs::copy(fixture("hta_tiny_plain.json"), dir.join("worker0.json")).unwrap();
+    std::fs::copy(
+        fixture("tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz"),
+        dir.join("worker1.json.gz"),
+    )
+    .unwrap();
+    rooftop()
+        .arg("trace")
+        .arg(&dir)
+        .args(["--section", "critical-path", "--what-if", "aten::addmm=0.5"])
+        .assert()
+        .success();
+    rooftop().arg("trace").arg(&dir).args(["--cp-window", "ProfilerStep#"]).assert().success();
+}
+
+/// The all-to-all-v row of the Collectives table says why it has no one size, and gives
+/// the bytes instead of a bare `?`. The planted schedule (bench/ranks/gen.py): per
+/// instance rank 1 sends 3 × 1,024 bf16 to each of 4 ranks (24,576 B), the three others
+/// 1 × 1,024 (8,192 B each): 49,152 B per instance (TraceLens's `tracelens_all2allv.csv`:
+/// 0.046875 MB = 49,152 B), 98,304 B = 98.3 kB in the 2 instances.
+#[test]
+fn all_to_allv_size_is_explained_not_a_question_mark() {
+    let out = rooftop().arg("trace").arg(fixture("ranks")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text.lines().find(|l| l.contains("all_to_allv") && l.contains("default_pg")).unwrap();
+    assert!(row.contains("— bf16") && !row.contains('?'), "{row}");
+    let notes = text.replace("\n  ", " ");
+    assert!(
+        notes.contains(
+            "— all_to_allv size: each rank sends its own split sizes, so there is no one message \
+             size and no NCCL-tests bus bandwidth (default_pg sent 98.3 kB in 2 all-to-all \
+             instances; All-to-all traffic below)."
+        ),
+        "{text}"
+    );
+    // The same bytes in the JSON, where the size stays `null` (no one `S`).
+    let c = cross(&fixture("ranks"), &[]);
+    assert_eq!(c["all_to_all"][0]["total_bytes"].as_u64(), Some(2 * (24_576 + 3 * 8_192)));
+    let v = c["collectives"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "all_to_allv")
+        .cloned()
+        .unwrap();
+    assert!(v["message_bytes"].is_null(), "{v}");
+    // The HTML report says the same.
+    let out = rooftop().arg("trace").arg(fixture("ranks")).args(["--format", "html"]).output();
+    let html = String::from_utf8(out.unwrap().stdout).unwrap();
+    assert!(html.contains("default_pg sent 98.3 kB in 2 all-to-all instances"), "html");
+}
+
+/// Ranks that cannot be read give one line: the first rank's sentence, then the others
+/// by file (a limit of 3 events fails all four ranks at the same place, before the
+/// fourth event).
+#[test]
+fn many_unreadable_ranks_are_one_short_line() {
+    let out = rooftop()
+        .arg("trace")
+        .arg(fixture("ranks"))
+        .env("ROOFTOP_LIMIT_EVENTS", "3")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let line = err.lines().find(|l| l.starts_with("rooftop: error:")).unwrap();
+    assert_eq!(line.matches("over rooftop's limit of 3 trace events").count(), 1, "{line}");
+    assert!(line.contains("rank0.json: at byte"), "{line}");
+    assert!(
+        line.ends_with(
+            "; and 3 more ranks failed the same way (rank1.json, rank2.json, rank3.json)"
+        ),
+        "{line}"
+    );
+}
+
+/// A directory of rank tables: the note on the missing per-rank reports fits the
+/// 100-column terminal, says what --format json and html give there (the cross-rank
+/// report, no per-rank one: `ranks[]` has no `report`), and a `--section` that cannot
+/// apply is named, not silently ignored.
+#[test]
+fn rank_tables_say_what_they_hold_in_100_columns() {
+    let (_tables_guard, tables) = tempdir("pq-note");
+    rooftop()
+        .arg("trace")
+        .arg(fixture("ranks"))
+        .args(["--format", "parquet", "-o"])
+        .arg(&tables)
+        .assert()
+        .success();
+    let out = rooftop().arg("trace").arg(&tables).args(["--section", "gemm"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for l in text.lines() {
+        assert!(l.chars().count() <= 100, "{} columns: {l}", l.chars().count());
+    }
+    let joined = text.replace("\n  ", " ");
+    assert!(
+        joined.contains(
+            "Per-rank reports are not shown: rank tables hold no per-rank report, only what the \
+             cross-rank report above needs (--format json or html give that same cross-rank \
+             report). For one rank's report, run `rooftop trace` on its trace."
+        ),
+        "{text}"
+    );
+    assert!(
+        joined.contains(
+            "--section gemm is not applied: it selects part of a per-rank report, and none is \
+             shown here."
+        ),
+        "{text}"
+    );
+    // What the note says of --format json: the ranks, no per-rank report.
+    let out = rooftop().arg("trace").arg(&tables).args(["--format", "json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4);
+    assert!(ranks.iter().all(|r| r.get("report").is_none()), "{ranks:?}");
+    // Without --section, no such note.
+    let out = rooftop().arg("trace").arg(&tables).output().unwrap();
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("--section"));
+}
+
+/// `--inter-link` is the user's choice: the link note says so and gives that link's
+/// own source (data/interconnects.toml), not the catalog's DGX H100 InfiniBand note.
+#[test]
+fn a_link_chosen_by_flag_is_named_as_such() {
+    let out = rooftop()
+        .arg("trace")
+        .arg(fixture("ranks"))
+        .args(["--inter-link", "nvlink4-h100", "--gpus-per-node", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap().replace("\n  ", " ");
+    let note = text.lines().find(|l| l.starts_with("of link:")).unwrap();
+    assert!(
+        note.contains(
+            "inter-node NVLink 4 (H100/H200 SXM, 18 links) 450 GB/s (chosen by --inter-link; \
+             NVIDIA H100 Tensor Core GPU datasheet and H200 product page: NVLink 900 GB/s)"
+        ),
+        "{note}"
+    );
+    assert!(note.contains("intra-node NVLink 4 (H100/H200 SXM, 18 links) 450 GB/s (catalog)"));
+    assert!(!note.contains("DGX H100") && !note.contains("InfiniBand"), "{note}");
+    let c = cross(&fixture("ranks"), &["--inter-link", "nvlink4-h100", "--gpus-per-node", "2"]);
+    let links = &c["collectives"]["links"];
+    assert_eq!(
+        (links["intra_by_flag"].as_bool(), links["inter_by_flag"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert!(links["note"].is_null(), "{links}");
+    // Without the flag, the catalog's own note on its reference system stays.
+    let c = cross(&fixture("ranks"), &[]);
+    assert!(c["collectives"]["links"]["note"].as_str().unwrap().starts_with("DGX H100"));
+}

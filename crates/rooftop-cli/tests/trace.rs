@@ -141,6 +141,48 @@ fn csv_writes_one_file_per_table() {
         .stderr(predicate::str::contains("-o DIR"));
 }
 
+/// `-o NAME.csv` names one file: one table is written there (the same bytes as on
+/// standard output); several are refused with a pointer to a directory and --section,
+/// and nothing is written. A path without `.csv` stays a directory, even for one table.
+#[test]
+fn csv_to_a_csv_path_writes_that_one_file() {
+    let h100 = fixture("tracelens_h100/Falconsai_nsfw_image_detection__1016002.json.gz");
+    let (_dir_guard, dir) = tempdir("csv-file");
+    let file = dir.join("gemm.csv");
+    let f = file.to_str().unwrap();
+    rooftop()
+        .args(["trace", &h100, "--format", "csv", "--section", "gemm", "-o", f])
+        .assert()
+        .success();
+    assert!(file.is_file(), "{} is not a file", file.display());
+    let stdout = rooftop()
+        .args(["trace", &h100, "--format", "csv", "--section", "gemm"])
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(std::fs::read(&file).unwrap(), stdout);
+
+    let several = dir.join("all.csv");
+    rooftop()
+        .args(["trace", &h100, "--format", "csv", "-o", several.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("-o DIR")
+                .and(predicate::str::contains("--section"))
+                .and(predicate::str::contains("a directory")),
+        );
+    assert!(!several.exists(), "nothing is written");
+
+    let folder = dir.join("gemm-folder");
+    rooftop()
+        .args(["trace", &h100, "--format", "csv", "--section", "gemm", "-o"])
+        .arg(&folder)
+        .assert()
+        .success();
+    assert!(folder.join("GEMM.csv").is_file());
+}
+
 #[test]
 fn a_directory_gives_one_report_per_rank_and_a_cross_rank_table() {
     let (_dir_guard, dir) = tempdir("ranks");
@@ -165,6 +207,14 @@ fn a_directory_gives_one_report_per_rank_and_a_cross_rank_table() {
     rooftop().args(["trace", d, "--format", "csv", "-o", csv.to_str().unwrap()]).assert().success();
     assert!(csv.join("cross_rank.csv").is_file());
     assert!(csv.join("worker0").join("gpu_timeline.csv").is_file());
+    // A directory of traces writes several tables: a `.csv` path cannot hold them.
+    let one = dir.join("all.csv");
+    rooftop()
+        .args(["trace", d, "--format", "csv", "-o", one.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("-o DIR"));
+    assert!(!one.exists());
 
     // A bad rank: the others are still reported, the exit code is 2. In
     // `{"traceEvents": [ {"ph": }` the `}` where a value belongs is byte 25.
@@ -238,4 +288,158 @@ fn bad_input_exits_2_with_the_position() {
         kinds.contains(&"negative_duration") && kinds.contains(&"missing_device_properties"),
         "{kinds:?}"
     );
+}
+
+/// `ranks/rank0.json` times twelve bf16 4096³ `aten::mm` calls at a mean of 72.2 µs
+/// (the fixture's kernels: eight of 100 µs and 21.222, 4.747, 38.193 and 2.457 µs), but
+/// 2·4096³ FLOPs at the H100 SXM's dense bf16 peak (989 TFLOP/s, NVIDIA's datasheet)
+/// take 139 µs: 192% of the roofline, which no kernel can reach. The row's top finding
+/// says so, and the trace findings must too, in the JSON and in the terminal summary:
+/// one finding naming the op.
+#[test]
+fn an_op_faster_than_the_hardware_is_a_trace_finding() {
+    let path = fixture("ranks/rank0.json");
+    let mean_us = (8.0 * 100.0 + 21.222 + 4.747 + 38.193 + 2.457) / 12.0;
+    let floor_us = 2.0 * 4096f64.powi(3) / 989e12 * 1e6;
+    let want_pct = floor_us / mean_us * 100.0;
+    assert!((want_pct - 192.0).abs() < 1.0, "{want_pct}");
+
+    let v = json(&[&path]);
+    let row = v["categories"]["GEMM"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "aten::mm")
+        .unwrap();
+    let got = row["roofline_attainment_pct"].as_f64().unwrap();
+    assert!((got - want_pct).abs() < 0.01 * want_pct, "{got} vs {want_pct}");
+    assert_eq!(row["top_finding"]["id"], "roofline.faster_than_floor");
+    let findings = v["findings"].as_array().unwrap();
+    let faster: Vec<&Value> =
+        findings.iter().filter(|f| f["id"] == "trace.faster_than_floor").collect();
+    assert_eq!(faster.len(), 1, "{findings:?}");
+    assert_eq!(faster[0]["severity"], "critical");
+    let evidence = faster[0]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("aten::mm") && evidence.contains("192%"), "{evidence}");
+
+    // The terminal summary lists it (critical findings come first).
+    let out = rooftop().args(["trace", &path]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let findings_block = &text[text.find("Findings").expect("a findings table")..];
+    assert!(findings_block.contains("Faster than the hardware allows"), "{text}");
+}
+
+/// `--top` sets the rows of the findings table in the summary as in `--section
+/// findings` (the help says so): the BERT trace has seven findings (its JSON lists every
+/// finding, whatever `--top` says).
+#[test]
+fn the_summary_lists_as_many_findings_as_top_says() {
+    let bert = fixture("tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz");
+    let n = json(&[&bert])["findings"].as_array().unwrap().len();
+    assert_eq!(n, 7);
+    let title = |args: &[&str]| {
+        let out = rooftop().args(["trace", &bert]).args(args).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines().find(|l| l.starts_with("Findings")).unwrap().to_string()
+    };
+    assert!(title(&["--top", "20"]).contains("(top 7 of 7)"), "{}", title(&["--top", "20"]));
+    assert!(title(&[]).contains("(top 7 of 7)"), "default --top 10: {}", title(&[]));
+    assert!(title(&["--top", "6"]).contains("(top 6 of 7)"));
+    assert!(title(&["--top", "6", "--section", "findings"]).contains("(top 6 of 7)"));
+}
+
+/// Each input problem is named for what it is, in one sentence naming the file: a `dur`
+/// of 1e18 µs (1e21 ns, past the ±9.2e18 ns an `i64` holds) is a number out of range,
+/// not "not a number"; an empty `.xplane.pb` is empty (not "invalid JSON"); a file
+/// holding `null` is JSON of the wrong type (not a broken XSpace protobuf).
+#[test]
+fn bad_values_and_files_are_named_for_what_they_are() {
+    let (_dir_guard, dir) = tempdir("named");
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.display().to_string()
+    };
+    let event = |ts: &str, dur: &str| {
+        format!(
+            r#"{{"traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {ts}, "dur": {dur}, "args": {{"stream": 7, "device": 0}}}}]}}"#
+        )
+    };
+    let example = |p: &str| {
+        let v = json(&[p]);
+        let w = v["warnings"].as_array().unwrap();
+        let bad = w.iter().find(|w| w["kind"] == "bad_timestamp").expect("a bad_timestamp");
+        bad["example"].as_str().unwrap().to_string()
+    };
+    let huge_dur = write("huge_dur.json", event("10", "1e18").as_bytes());
+    let e = example(&huge_dur);
+    assert!(e.starts_with("`k` (kernel) has a `dur` that is a number but out of range"), "{e}");
+    let huge_ts = write("huge_ts.json", event("1e300", "5").as_bytes());
+    let e = example(&huge_ts);
+    assert!(e.starts_with("`k` (kernel) has a `ts` that is a number but out of range"), "{e}");
+    let null_ts = write("null_ts.json", event("null", "5").as_bytes());
+    let e = example(&null_ts);
+    assert!(e.starts_with("`k` (kernel) has a `ts` that is not a number: skipped"), "{e}");
+
+    let empty = write("host.xplane.pb", b"");
+    let out = rooftop().args(["trace", &empty]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("host.xplane.pb: the file is empty"), "{err}");
+    assert!(!err.contains("JSON"), "{err}");
+
+    let null = write("null.json", b"null\n");
+    let out = rooftop().args(["trace", &null]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "null.json: invalid trace JSON at byte 0 (line 1, column 1): expected `{` or `[` \
+             (a Kineto trace is a JSON object or an array of events), found JSON `null`"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("XSpace") && !err.contains("wire type"), "{err}");
+}
+
+/// One row is a row: the BERT trace has one SDPA_fwd row (TraceLens's `SDPA_fwd.csv`
+/// for it has one data line), so its table title and its below-the-roofline finding are
+/// singular. A `--what-if` factor above 1000 is refused (1e9 printed a path of 860 ks and
+/// a change of -40355318719%).
+#[test]
+fn singular_counts_and_a_bounded_what_if() {
+    let bert = fixture("tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz");
+    let csv = fixture(
+        "tracelens_h100/gaunernst_bert-small-uncased__1016001_perf_report_csvs/SDPA_fwd.csv",
+    );
+    let lines = std::fs::read_to_string(csv).unwrap().lines().count();
+    assert_eq!(lines, 2, "a header and one row");
+    let out = rooftop().args(["trace", &bert, "--section", "all"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().any(|l| l == "SDPA_fwd (top 1 of 1 row)"), "{text}");
+    assert!(!text.contains("1 rows") && !text.contains("1 calls)"), "{text}");
+    let v = json(&[&bert]);
+    let sdpa = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["title"] == "SDPA_fwd ops below the roofline")
+        .unwrap();
+    let evidence = sdpa["evidence"].as_str().unwrap();
+    assert!(evidence.starts_with("1 SDPA_fwd row under 70.0% of its roofline takes"), "{evidence}");
+
+    rooftop()
+        .args(["trace", &bert, "--section", "critical-path", "--what-if", "aten::addmm=1e9"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the factor 1e9 is over 1000"));
+    rooftop()
+        .args(["trace", &bert, "--section", "critical-path", "--what-if", "aten::addmm=1000"])
+        .assert()
+        .success();
 }

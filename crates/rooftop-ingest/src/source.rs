@@ -57,11 +57,16 @@ fn head(path: &Path) -> Vec<u8> {
     buf
 }
 
-/// Whether the first bytes can start JSON (after a BOM and whitespace) or gzip.
+/// Whether the first bytes can start JSON (after a BOM and whitespace) or gzip. JSON
+/// that is not an object or an array (`null`, a number, ...) counts, so that the Kineto
+/// reader names it rather than the XSpace decoder failing on it.
 fn json_or_gzip(head: &[u8]) -> bool {
     let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
+    let Some(at) = h.iter().position(|b| !b.is_ascii_whitespace()) else { return true };
+    let v = &h[at..];
     h.starts_with(&[0x1f, 0x8b])
-        || h.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| matches!(b, b'{' | b'['))
+        || matches!(v[0], b'{' | b'[' | b'-' | b'0'..=b'9')
+        || [&b"null"[..], b"true", b"false"].iter().any(|w| v.starts_with(w))
 }
 
 /// Why [`read_one`] could not read a file: one sentence naming it.
@@ -74,7 +79,7 @@ pub enum ReadError {
     #[error(transparent)]
     Xplane(XplaneError),
     /// Neither an XSpace protobuf nor JSON.
-    #[error("{0} (nor JSON: a PyTorch/Kineto trace starts with `{{`)")]
+    #[error("{0} (nor JSON: a PyTorch/Kineto trace is a JSON object or an array of events)")]
     Unrecognised(XplaneError),
     /// A TensorBoard / XProf trace-viewer export: JSON, but not a Kineto trace.
     #[error(

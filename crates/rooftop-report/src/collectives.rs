@@ -7,7 +7,10 @@
 //! Renderers never compute: every number is a field of [`CrossRank`].
 
 use crate::table::{finding_text, stake_cell, table as new_table, wrap, WIDTH};
-use rooftop_core::trace::comm::{AllToAllGroup, CollectiveRow, Straggler};
+use rooftop_core::diagnose::count;
+use rooftop_core::trace::comm::{
+    AllToAllGroup, CollectiveKind, CollectiveRow, LinkChoice, Straggler,
+};
 use rooftop_core::trace::ranks::CrossRank;
 use rooftop_core::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
@@ -50,8 +53,58 @@ fn gbs(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |g| si(g * 1e9, "B/s"))
 }
 
-fn bytes(v: Option<u64>) -> String {
-    v.map_or_else(|| "?".to_string(), |b| si(b as f64, "B"))
+/// The size cell: `S`, `—` for an all-to-all-v (each rank sends its own split sizes, so
+/// there is no one `S`; a note says so), `?` when the trace does not give it.
+pub(crate) fn size_cell(r: &CollectiveRow) -> String {
+    match (r.message_bytes, r.kind) {
+        (Some(b), _) => si(b as f64, "B"),
+        (None, CollectiveKind::AllToAllV) => "—".to_string(),
+        (None, _) => "?".to_string(),
+    }
+}
+
+/// Why some size cells are `—` or `?`, one sentence each (none when every size is known).
+pub(crate) fn size_notes(c: &CrossRank, rows: &[CollectiveRow]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut v_groups: Vec<&str> = Vec::new();
+    for r in
+        rows.iter().filter(|r| r.message_bytes.is_none() && r.kind == CollectiveKind::AllToAllV)
+    {
+        if !v_groups.contains(&r.process_group.as_str()) {
+            v_groups.push(&r.process_group);
+        }
+    }
+    if !v_groups.is_empty() {
+        let traffic: Vec<String> = v_groups
+            .iter()
+            .filter_map(|pg| {
+                let g = c.comm.all_to_all.iter().find(|g| g.process_group == *pg)?;
+                Some(format!(
+                    "{pg} sent {} in {} all-to-all instance{}",
+                    si(g.total_bytes as f64, "B"),
+                    g.count,
+                    if g.count == 1 { "" } else { "s" }
+                ))
+            })
+            .collect();
+        let known = if traffic.is_empty() {
+            String::new()
+        } else {
+            format!(" ({}; All-to-all traffic below)", traffic.join("; "))
+        };
+        notes.push(format!(
+            "— all_to_allv size: each rank sends its own split sizes, so there is no one message \
+             size and no NCCL-tests bus bandwidth{known}."
+        ));
+    }
+    if rows.iter().any(|r| r.message_bytes.is_none() && r.kind != CollectiveKind::AllToAllV) {
+        notes.push(
+            "? size: the traces record no element count or no known dtype for that collective, \
+             so its size and bus bandwidth are unknown."
+                .to_string(),
+        );
+    }
+    notes
 }
 
 /// Shortens `s` to `max` characters with `…`.
@@ -86,11 +139,11 @@ fn collectives_part(c: &CrossRank, top: usize) -> Part {
     let a = &c.comm.collectives;
     let mut p = Part::new(
         format!(
-            "Collectives ({} matched instances of {} communication kernels; top {} of {} rows)",
-            a.matched,
-            a.kernels,
+            "Collectives ({} of {}; top {} of {})",
+            count(a.matched, "matched instance", "matched instances"),
+            count(a.kernels, "communication kernel", "communication kernels"),
             top.min(a.rows.len()),
-            a.rows.len()
+            count(a.rows.len() as u64, "row", "rows")
         ),
         &["group", "collective", "size", "ranks", "count", "transfer", "busbw (of link)", "skew"],
     );
@@ -99,7 +152,7 @@ fn collectives_part(c: &CrossRank, top: usize) -> Part {
         p.rows.push(vec![
             short(&r.process_group, 12),
             r.kind.as_str().to_string(),
-            format!("{} {}", bytes(r.message_bytes), dtype_short(r.dtype.as_deref())),
+            format!("{} {}", size_cell(r), dtype_short(r.dtype.as_deref())),
             format!("{} {}", r.group_size, scope_short(r)).trim().to_string(),
             r.count.to_string(),
             time_us(r.transfer_mean_us),
@@ -116,22 +169,9 @@ fn collectives_part(c: &CrossRank, top: usize) -> Part {
              skew and full names: --format json, csv or html."
                 .to_string(),
         );
+        p.notes.extend(size_notes(c, &a.rows[..top.min(a.rows.len())]));
     }
-    let links = &a.links;
-    let mut l = Vec::new();
-    if let Some(i) = &links.intra {
-        l.push(format!("intra-node {} {}", i.name, si(i.per_gpu_gbs * 1e9, "B/s")));
-    }
-    if let Some(i) = &links.inter {
-        l.push(format!("inter-node {} {}", i.name, si(i.per_gpu_gbs * 1e9, "B/s")));
-    }
-    if !l.is_empty() {
-        p.notes.push(format!(
-            "of link: busbw over the per-GPU, per-direction bandwidth of {} (catalog{}).",
-            l.join("; "),
-            links.note.as_deref().map_or_else(String::new, |n| format!("; {n}"))
-        ));
-    }
+    p.notes.extend(link_note(&a.links));
     if a.gpus_per_node.is_none() {
         p.notes.push(
             "Pass --gpus-per-node N to split intra- and inter-node collectives and compare them \
@@ -140,6 +180,36 @@ fn collectives_part(c: &CrossRank, top: usize) -> Part {
         );
     }
     p
+}
+
+/// The note on the links bus bandwidth is compared with: each link with where it came
+/// from, the catalog (with its note on the device's reference system) or a flag (with
+/// the link's own source); `None` when there is no link.
+fn link_note(links: &LinkChoice) -> Option<String> {
+    let note = links.note.as_deref().map_or_else(String::new, |n| format!("; {n}"));
+    let by_flag = links.intra_by_flag || links.inter_by_flag;
+    let mut l = Vec::new();
+    for (scope, link, flag, chosen) in [
+        ("intra", &links.intra, "--intra-link", links.intra_by_flag),
+        ("inter", &links.inter, "--inter-link", links.inter_by_flag),
+    ] {
+        let Some(i) = link else { continue };
+        let mut text = format!("{scope}-node {} {}", i.name, si(i.per_gpu_gbs * 1e9, "B/s"));
+        // Without a flag, one "(catalog; note)" after both links, as the catalog maps them.
+        if chosen {
+            let _ = write!(text, " (chosen by {flag}; {})", i.source);
+        } else if by_flag {
+            let _ = write!(text, " (catalog{note})");
+        }
+        l.push(text);
+    }
+    (!l.is_empty()).then(|| {
+        format!(
+            "of link: busbw over the per-GPU, per-direction bandwidth of {}{}.",
+            l.join("; "),
+            if by_flag { String::new() } else { format!(" (catalog{note})") }
+        )
+    })
 }
 
 fn stragglers_part(c: &CrossRank, top: usize) -> Part {
@@ -262,7 +332,7 @@ fn parts(c: &CrossRank, top: usize) -> Vec<Part> {
         out.push(stragglers_part(c, top));
     }
     out.extend(all_to_all_parts(c, top));
-    out.push(findings_part(c, top.min(5)));
+    out.push(findings_part(c, top));
     out.extend(warnings_part(c));
     out
 }
@@ -287,9 +357,7 @@ pub fn table(c: &CrossRank, top: usize) -> String {
     out
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
-}
+use crate::markdown::cell as md_cell;
 
 /// The collective sections as Markdown.
 pub fn markdown(c: &CrossRank, top: usize) -> String {

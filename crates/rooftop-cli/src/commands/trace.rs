@@ -108,6 +108,9 @@ pub(super) struct Reader<'a> {
     pub(super) args: &'a TraceArgs,
     /// `--model-config`, read once.
     pub(super) model_config: Option<Arc<ModelConfig>>,
+    /// Where a run over many ranks records what `--cp-window` and `--what-if` found in
+    /// each rank (`None`: one trace, checked on its own).
+    pub(super) checks: Option<&'a super::trace_ranks::RankChecks>,
 }
 
 impl RankSource for Reader<'_> {
@@ -150,6 +153,9 @@ impl RankSource for Reader<'_> {
             instance: a.cp_instance,
             what_if: a.what_if.clone(),
         };
+        if let Some(checks) = self.checks {
+            checks.record(model, &critical_path);
+        }
         TraceOptions {
             critical_path,
             model_config: self.model_config.clone(),
@@ -194,8 +200,14 @@ pub fn run(catalog: super::CatalogRef<'_>, args: &TraceArgs, cli: &Cli) -> Resul
         )),
         None => None,
     };
-    let reader =
-        Reader { catalog, device, read: ReadOptions { threads: args.threads }, args, model_config };
+    let reader = Reader {
+        catalog,
+        device,
+        read: ReadOptions { threads: args.threads },
+        args,
+        model_config,
+        checks: None,
+    };
     let ro = RenderOptions { top: args.top, section: args.section };
     check_what_if_shown(args, cli)?;
     if args.path.is_dir() && cli.format == OutputFormat::Perfetto {
@@ -266,13 +278,28 @@ fn emit_one(report: &TraceReport, model: &TraceModel, ro: RenderOptions, cli: &C
         OutputFormat::Json => output::emit_with(out, |w| render::write_json(report, w)),
         OutputFormat::Csv => {
             let files = render::section_csv_files(report, ro.section)?;
-            match (out, files.as_slice()) {
-                (Some(dir), _) => write_csv_dir(dir, &files),
-                (None, [(_, text)]) => output::emit(text, None),
-                (None, []) => Err(CliError::input(format!(
+            let no_table = || {
+                CliError::input(format!(
                     "the report has no `{}` table to write as CSV",
                     ro.section.as_str()
+                ))
+            };
+            let csv_file = out.is_some_and(names_a_csv_file);
+            match (out, files.as_slice()) {
+                (Some(file), [(_, text)]) if csv_file => output::emit(text, Some(file)),
+                (Some(_), []) if csv_file => Err(no_table()),
+                (Some(file), _) if csv_file => Err(CliError::input(format!(
+                    "-o {} names one CSV file, but `--section {}` writes {} tables ({}): several \
+                     tables need -o DIR, a directory, or narrow to one with --section (gemm, \
+                     ops, kernels, findings, ...)",
+                    file.display(),
+                    ro.section.as_str(),
+                    files.len(),
+                    table_names(files.iter().map(|(n, _)| n.as_str()))
                 ))),
+                (Some(dir), _) => write_csv_dir(dir, &files),
+                (None, [(_, text)]) => output::emit(text, None),
+                (None, []) => Err(no_table()),
                 (None, _) => Err(CliError::input(format!(
                     "--format csv writes one file per table ({}): pass -o DIR, or a --section \
                      with one table (ops, gemm, kernels, findings, ...)",
@@ -280,6 +307,24 @@ fn emit_one(report: &TraceReport, model: &TraceModel, ro: RenderOptions, cli: &C
                 ))),
             }
         }
+    }
+}
+
+/// Whether `-o` names a CSV file (`gemm.csv`) rather than a folder of CSV files: one
+/// table goes to that file, several are refused.
+pub(super) fn names_a_csv_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+}
+
+/// The first few of `names`, then how many more.
+pub(super) fn table_names<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 4;
+    let more = names.len().saturating_sub(SHOWN);
+    let shown: Vec<&str> = names.take(SHOWN).collect();
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
     }
 }
 

@@ -4,14 +4,16 @@
 //! `rooftop_tables::run`, the Slurm plan `rooftop_jobs::trace_dir`, the rendering
 //! `rooftop_report::{trace, html}`; this module shows progress and picks the outputs.
 
-use super::trace::{bytes_bar, write_csv_dir, Reader};
+use super::trace::{bytes_bar, names_a_csv_file, table_names, write_csv_dir, Reader};
 use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
 use crate::progress;
 use clap::Args;
 use rooftop_core::trace::comm::reduce::{builtin_link, ReduceOptions};
-use rooftop_core::trace::run::RankRun;
+use rooftop_core::trace::gaps::critical_path::{self, CpOptions};
+use rooftop_core::trace::run::{closest_names, RankRun};
+use rooftop_core::trace::TraceModel;
 use rooftop_ingest::kineto::{ReadOptions, TraceError};
 use rooftop_jobs::trace_dir::{absolute, dry_run_text, submitted_text, TraceDirJob};
 use rooftop_report::trace::{self as render, RenderOptions, PER_RANK_TABLES_MAX};
@@ -150,9 +152,11 @@ fn from_traces(
     let n_workers = workers(reader.args.ranks.jobs, files.len());
     // One thread per file when the files are read in parallel.
     let threads = if n_workers > 1 { 1 } else { reader.read.threads };
+    let checks = RankChecks::default();
     let per_file = Reader {
         read: ReadOptions { threads },
         model_config: reader.model_config.clone(),
+        checks: Some(&checks),
         ..*reader
     };
     let settings = MapSettings { workers: n_workers, reduce, keep_reports, tables_out };
@@ -160,6 +164,7 @@ fn from_traces(
     pb.set_length(files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum());
     let run = map_traces(files, &per_file, &settings, &|n| pb.inc(n));
     pb.finish_and_clear();
+    checks.verdict(reader.args)?;
     if let Some(dir) = tables_out {
         #[allow(clippy::print_stderr)]
         {
@@ -174,6 +179,102 @@ fn from_traces(
         emit(cli, ro, &run, true)?;
     }
     run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
+}
+
+/// What `--cp-window` and `--what-if` found in the ranks of a run, recorded as each
+/// rank is read: a name that matches in no rank is the same mistake as in one trace,
+/// and the same error (exit 2, the closest names).
+#[derive(Debug, Default)]
+pub(super) struct RankChecks {
+    seen: std::sync::Mutex<Seen>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    /// Ranks whose critical-path window was found.
+    windows: usize,
+    /// The first rank's reason its window was not found.
+    no_window: Option<String>,
+    /// Per `--what-if` target: whether some rank matched it.
+    matched: Vec<bool>,
+    /// Per `--what-if` target: the op names closest to it, from the first rank read.
+    near: Vec<Vec<String>>,
+}
+
+impl RankChecks {
+    /// Records what one rank's model holds of the critical-path options `cp`.
+    pub(super) fn record(&self, model: &TraceModel, cp: &CpOptions) {
+        if cp.annotation.is_none() && cp.what_if.is_empty() {
+            return;
+        }
+        let found = critical_path::what_if_found(model, cp);
+        let near: Vec<Vec<String>> = if cp.what_if.is_empty() {
+            Vec::new()
+        } else {
+            let mut names: Vec<&str> = model.ops.iter().map(|o| o.name.as_ref()).collect();
+            names.sort_unstable();
+            names.dedup();
+            cp.what_if.iter().map(|w| closest_names(&w.target, names.iter().copied(), 3)).collect()
+        };
+        let Ok(mut seen) = self.seen.lock() else { return };
+        if seen.matched.is_empty() {
+            seen.matched = vec![false; cp.what_if.len()];
+        }
+        if seen.near.is_empty() {
+            seen.near = near;
+        }
+        match found {
+            Ok(found) => {
+                seen.windows += 1;
+                for (m, f) in seen.matched.iter_mut().zip(found) {
+                    *m |= f;
+                }
+            }
+            Err(e) => {
+                seen.no_window.get_or_insert(e.0);
+            }
+        }
+    }
+
+    /// The error of a `--cp-window` no rank has, or of `--what-if` targets no rank
+    /// matched; `Ok` when no rank was read (their failures say why).
+    fn verdict(&self, args: &super::trace::TraceArgs) -> Result<()> {
+        let Ok(seen) = self.seen.lock() else { return Ok(()) };
+        if let (Some(_), 0, Some(why)) = (&args.cp_window, seen.windows, &seen.no_window) {
+            return Err(CliError::input(format!(
+                "--cp-window: {why} in any rank of {}",
+                args.path.display()
+            )));
+        }
+        let bad: Vec<String> = args
+            .what_if
+            .iter()
+            .zip(&seen.matched)
+            .enumerate()
+            .filter(|(_, (_, &m))| !m)
+            .map(|(i, (w, _))| {
+                let near = seen.near.get(i).filter(|n| !n.is_empty());
+                format!(
+                    "--what-if '{}={}' matches no op, runtime call or kernel in the critical \
+                     path's window ({}) of any rank{}",
+                    w.target,
+                    w.factor,
+                    args.cp_window
+                        .as_deref()
+                        .unwrap_or("the first ProfilerStep, else the whole trace"),
+                    near.map_or_else(String::new, |n| format!(
+                        "; closest op names: {}",
+                        n.join(", ")
+                    ))
+                )
+            })
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(CliError::input(bad.join("; ")))
+        }
+    }
 }
 
 /// Refuses a directory whose traces are not one job (different GPUs, nothing that ties
@@ -215,7 +316,24 @@ fn emit(cli: &Cli, ro: RenderOptions, run: &RankRun, from_traces: bool) -> Resul
                         "--format csv for a directory of traces writes one folder per rank: pass -o DIR",
                     ));
                 };
-                for (sub, files) in render::ranks_csv(run, ro.section)? {
+                let folders = render::ranks_csv(run, ro.section)?;
+                if names_a_csv_file(dir) {
+                    // A `.csv` path is one file: the run must have one table.
+                    let files: Vec<&(String, String)> =
+                        folders.iter().flat_map(|(_, files)| files).collect();
+                    let [(_, text)] = files.as_slice() else {
+                        return Err(CliError::input(format!(
+                            "-o {} names one CSV file, but a directory of traces writes {} \
+                             tables ({}), one folder per rank: several tables need -o DIR, a \
+                             directory",
+                            dir.display(),
+                            files.len(),
+                            table_names(files.iter().map(|(n, _)| n.as_str()))
+                        )));
+                    };
+                    return output::emit(text, Some(dir));
+                }
+                for (sub, files) in folders {
                     write_csv_dir(&sub.map_or_else(|| dir.to_path_buf(), |s| dir.join(s)), &files)?;
                 }
             }

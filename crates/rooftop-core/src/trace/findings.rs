@@ -13,7 +13,11 @@
 //! - ops below the roofline: `kernel time × (1 − attainment)`, the time the ops would
 //!   save at their roofline floor, of the devices' time;
 //! - unfused elementwise chains: the kernel time of the chains (what fusion works on),
-//!   of the devices' time.
+//!   of the devices' time;
+//! - ops faster than their roofline floor (attainment above 100%, which the hardware
+//!   cannot do): the kernel time of those rows, of the devices' time. The trace or the
+//!   model is wrong, so every figure of the rows is in doubt: always critical, one
+//!   finding naming the ops (each row's `top_finding` says the same).
 //!
 //! "The devices' time" is the trace window times the number of devices with GPU events:
 //! kernel time summed over 8 GPUs is a share of 8 windows, never 581% of one.
@@ -27,7 +31,7 @@ use super::model::{GpuKind, TraceModel};
 use super::summary::ShortKernels;
 use super::tables::{CategoryTable, OpRow};
 use super::timeline::Timeline;
-use crate::diagnose::{rank, Finding, Stake, WindowKind};
+use crate::diagnose::{rank, Finding, Severity, Stake, WindowKind};
 use crate::units::{pct, sig3, us};
 use std::collections::BTreeMap;
 
@@ -46,6 +50,10 @@ pub const BELOW_ROOF_PCT: f64 = 70.0;
 pub const CHAIN_MIN_LEN: usize = 3;
 /// Findings whose time at stake is below this share of their window are dropped.
 pub const MIN_STAKE_PCT: f64 = 0.5;
+/// Ops above this roofline attainment ran faster than the device allows.
+pub const ABOVE_ROOF_PCT: f64 = 100.0;
+/// Ops a finding names before it says how many more there are.
+const NAMED_OPS: usize = 3;
 
 /// The framework that recorded a trace, for advice in its own terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +123,8 @@ pub fn findings(input: &FindingsInput<'_>) -> Vec<Finding> {
     below_roofline(input, &mut out);
     elementwise_chains(input, &mut out);
     drop_negligible(&mut out);
+    // Critical however little time the rows take: kept past `drop_negligible`.
+    faster_than_floor(input, &mut out);
     rank(&mut out);
     out
 }
@@ -335,18 +345,20 @@ fn below_roofline(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
                 "trace.below_roofline",
                 format!("{} ops below the roofline", t.name),
                 format!(
-                    "{} under {} of their roofline take {} of kernel time; the largest, {} \
-                     ({}, {} calls), reaches {} of its roofline{advice}",
+                    "{} under {} of {} roofline {} {} of kernel time; the largest, {} \
+                     ({}, {}), reaches {} of its roofline{advice}",
                     crate::diagnose::count(
                         rows as u64,
                         &format!("{} row", t.name),
                         &format!("{} rows", t.name)
                     ),
                     pct(BELOW_ROOF_PCT),
+                    if rows == 1 { "its" } else { "their" },
+                    if rows == 1 { "takes" } else { "take" },
                     us(time),
                     w.name,
                     us(w.kernel_time_us.sum),
-                    w.count,
+                    crate::diagnose::count(w.count, "call", "calls"),
                     pct(watt)
                 ),
                 format!(
@@ -359,6 +371,66 @@ fn below_roofline(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
             .with_gain(Some(format!("up to {} at the roofline floor", us(stake)))),
         );
     }
+}
+
+fn faster_than_floor(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
+    // (table, row, attainment) of the outermost rows above the roof (as in
+    // `below_roofline`, a nested row's kernels are its parent row's).
+    let mut rows: Vec<(&str, &OpRow, f64)> = Vec::new();
+    for t in i.tables {
+        let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
+        for r in &t.rows {
+            let Some(att) = r.roofline_attainment_pct else { continue };
+            if att > ABOVE_ROOF_PCT && !nested_in(i.model, r.first_op, &names) {
+                rows.push((t.name.as_str(), r, att));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    rows.sort_by(|a, b| b.1.kernel_time_us.sum.total_cmp(&a.1.kernel_time_us.sum));
+    let time: f64 = rows.iter().map(|r| r.1.kernel_time_us.sum).sum();
+    let named: Vec<String> = rows
+        .iter()
+        .take(NAMED_OPS)
+        .map(|(table, r, att)| {
+            format!(
+                "{} ({table}, {} calls, {}) at {} of its roofline",
+                r.name,
+                r.count,
+                us(r.kernel_time_us.sum),
+                pct(*att)
+            )
+        })
+        .collect();
+    let more = rows.len().saturating_sub(NAMED_OPS);
+    let more = if more > 0 { format!("; and {more} more") } else { String::new() };
+    let sections: Vec<&str> = {
+        let mut s: Vec<&str> = rows.iter().map(|(t, _, _)| section_of(t)).collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    let mut f = Finding::new(
+        "trace.faster_than_floor",
+        "Faster than the hardware allows",
+        format!(
+            "{} ran faster than the roofline floor of the device: {}{more}",
+            crate::diagnose::count(rows.len() as u64, "op row", "op rows"),
+            named.join("; ")
+        ),
+        format!(
+            "Check the inputs: the op's shapes and dtypes in the trace, the device (--device: \
+             SKU, clock) and the kernels' times; every figure of these rows rests on them (a \
+             memory-bound op whose data stay in the L2 cache can also beat the memory roof). \
+             See `rooftop trace --section {}` for each row's finding.",
+            sections.join("|")
+        ),
+        device_time_stake(i.timeline, time),
+    );
+    f.severity = Severity::Critical;
+    out.push(f);
 }
 
 /// Whether an ancestor of op `op` is named like one of `names` (another row's op).
@@ -469,7 +541,6 @@ fn elementwise_chains(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::Severity;
     use crate::trace::model::{CpuOp, GpuEvent};
     use crate::trace::summary::short_kernels as short_study;
     use crate::trace::timeline::timeline;

@@ -154,15 +154,45 @@ impl RankRun {
         });
     }
 
-    /// The error of the ranks that could not be read: the one failure as it is, or
-    /// `N ranks could not be read: ...`; `None` when every rank was read.
+    /// The error of the ranks that could not be read: the first failure's sentence,
+    /// then how many more ranks failed and which (their files, at most
+    /// [`FAILED_NAMES_SHOWN`] named): "the same way" when their sentences differ from
+    /// the first's only in the file and the byte position. One line whatever the number
+    /// of ranks; `None` when every rank was read.
     pub fn failure_message(&self) -> Option<String> {
-        match self.failures.as_slice() {
-            [] => None,
-            [one] => Some(one.clone()),
-            all => Some(format!("{} ranks could not be read: {}", all.len(), all.join("; "))),
+        let (first, rest) = self.failures.split_first()?;
+        if rest.is_empty() {
+            return Some(first.clone());
         }
+        let same = rest.iter().all(|f| failure_reason(f) == failure_reason(first));
+        let mut names: Vec<String> =
+            rest.iter().take(FAILED_NAMES_SHOWN).map(|f| failed_file(f)).collect();
+        if rest.len() > FAILED_NAMES_SHOWN {
+            names.push(format!("{} more", rest.len() - FAILED_NAMES_SHOWN));
+        }
+        let n = rest.len();
+        let ranks = if n == 1 { "rank" } else { "ranks" };
+        let how = if same { "failed the same way" } else { "could not be read either" };
+        Some(format!("{first}; and {n} more {ranks} {how} ({})", names.join(", ")))
     }
+}
+
+/// How many failed ranks [`RankRun::failure_message`] names after the first.
+pub const FAILED_NAMES_SHOWN: usize = 5;
+
+/// A failure sentence without its file (`path: ...`, `cannot read path: ...`) and
+/// without its byte position (`at byte N (line L, column C)`), to compare with another's.
+fn failure_reason(sentence: &str) -> String {
+    let why = sentence.split_once(": ").map_or(sentence, |(_, w)| w);
+    let Some(at) = why.find("at byte ") else { return why.to_string() };
+    let Some(end) = why[at..].find(')') else { return why.to_string() };
+    format!("{}{}", &why[..at], &why[at + end + 1..])
+}
+
+/// The file a failure sentence names (`path: ...`, `cannot read path: ...`).
+fn failed_file(sentence: &str) -> String {
+    let head = sentence.split_once(": ").map_or(sentence, |(h, _)| h);
+    file_name(Path::new(head.strip_prefix("cannot read ").unwrap_or(head)))
 }
 
 /// The file name of `path` (the whole path when it has none), which labels a rank.
@@ -266,5 +296,52 @@ pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), cra
         Ok(())
     } else {
         Err(crate::InputError(bad.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(failures: &[&str]) -> RankRun {
+        RankRun {
+            failures: failures.iter().map(|s| (*s).to_string()).collect(),
+            ..RankRun::default()
+        }
+    }
+
+    /// Many unreadable ranks give one line: the first sentence, then the others by name.
+    #[test]
+    fn many_failures_are_one_sentence_and_names() {
+        assert_eq!(run(&[]).failure_message(), None);
+        let one = "d/rank0.json: at byte 679 (line 8, column 3): more than 3 events";
+        assert_eq!(run(&[one]).failure_message().as_deref(), Some(one));
+
+        let same: Vec<String> = (0..9)
+            .map(|r| {
+                format!(
+                    "d/rank{r}.json: at byte {} (line 8, column 3): more than 3 events",
+                    600 + r
+                )
+            })
+            .collect();
+        let refs: Vec<&str> = same.iter().map(String::as_str).collect();
+        let m = run(&refs).failure_message().unwrap();
+        assert_eq!(
+            m,
+            "d/rank0.json: at byte 600 (line 8, column 3): more than 3 events; and 8 more ranks \
+             failed the same way (rank1.json, rank2.json, rank3.json, rank4.json, rank5.json, \
+             3 more)"
+        );
+
+        let mixed = run(&[
+            "d/rank0.json: invalid trace JSON at byte 0 (line 1, column 1): expected `{`",
+            "cannot read d/rank1.json: permission denied",
+        ]);
+        assert_eq!(
+            mixed.failure_message().unwrap(),
+            "d/rank0.json: invalid trace JSON at byte 0 (line 1, column 1): expected `{`; and 1 \
+             more rank could not be read either (rank1.json)"
+        );
     }
 }

@@ -284,6 +284,8 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
     let mut by_address: foldhash::HashMap<(usize, usize), usize> = foldhash::HashMap::default();
     let mut accs: Vec<(&str, OpAcc)> = Vec::new();
     let mut by_cat: foldhash::HashMap<&'static str, (u64, i64)> = foldhash::HashMap::default();
+    // The parts of one launcher by category: (category, direct time).
+    let mut parts: Vec<(&'static str, i64)> = Vec::new();
     for (l, evs) in groups() {
         let direct_ns = union_ns(evs.iter().map(|&(_, i)| interval(&model.gpu[i])));
         let (name, cat, subtree_ns) = match l {
@@ -318,17 +320,41 @@ pub fn ops_summary(model: &TraceModel, category: &dyn Fn(u32) -> &'static str) -
                 accs.len() - 1
             })
         });
+        // An XLA command buffer's execution holds kernels of several categories, each
+        // its own (`xla::own_category`): its time goes to each category by the union of
+        // that category's events; memsets and copies go with the op's category.
+        parts.clear();
+        match l {
+            Launcher::Op(op) if super::xla::is_command_buffer(model, op as usize) => {
+                let own = |i: usize| {
+                    super::xla::own_category(model, &model.gpu[i])
+                        .map_or(cat, super::ops::Category::as_str)
+                };
+                let mut cats: Vec<&'static str> = evs.iter().map(|&(_, i)| own(i)).collect();
+                cats.sort_unstable();
+                cats.dedup();
+                for c in cats {
+                    let of_c = evs.iter().filter(|&&(_, i)| own(i) == c);
+                    parts.push((c, union_ns(of_c.map(|&(_, i)| interval(&model.gpu[i])))));
+                }
+            }
+            _ => parts.push((cat, direct_ns)),
+        }
         let acc = &mut accs[at].1;
-        if !acc.categories.contains(&cat) {
-            acc.categories.push(cat);
+        for &(c, _) in &parts {
+            if !acc.categories.contains(&c) {
+                acc.categories.push(c);
+            }
         }
         acc.count += 1;
         acc.kernels += evs.len() as u64;
         acc.direct_ns += direct_ns;
         acc.subtree_ns += subtree_ns;
-        let c = by_cat.entry(cat).or_default();
-        c.0 += 1;
-        c.1 += direct_ns;
+        for &(c, ns) in &parts {
+            let e = by_cat.entry(c).or_default();
+            e.0 += 1;
+            e.1 += ns;
+        }
     }
     let total_ns: i64 = accs.iter().map(|a| a.1.direct_ns).sum();
     let pct = |ns: i64| if total_ns > 0 { ns as f64 / total_ns as f64 * 100.0 } else { 0.0 };
@@ -434,6 +460,8 @@ pub fn kernel_summary(
                 None => (None, "unlinked"),
             },
         };
+        // A kernel of an XLA command buffer is known by its own name, not its thunk's.
+        let cat = super::xla::own_category(model, ev).map_or(cat, super::ops::Category::as_str);
         let key = (cat, parent, ev.name.as_ref(), ev.stream);
         let g = *by_address.entry(address(key)).or_insert_with(|| {
             *by_text.entry(key).or_insert_with(|| {

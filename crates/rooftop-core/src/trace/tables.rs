@@ -16,8 +16,10 @@
 //!   mean, median, sample std, min, max over the calls with a non-zero time;
 //! - rows sorted by total kernel time, descending (ties: first call first);
 //! - kernel details: the n-th GPU event of each call (calls with another event count are
-//!   skipped), with **population** std, as TraceLens's `_summarize_kernel_stats` uses
-//!   `np.std`.
+//!   skipped), with the **sample** std (n − 1; 0 for one launch) that `kernels[]` of the
+//!   summary also reports, so one kernel has one std in a report. TraceLens's
+//!   `_summarize_kernel_stats` uses `np.std` (population) here; see
+//!   `docs/differences-from-tracelens.md`.
 //!
 //! Units: bytes are bytes (TraceLens prints MB = 2^20 bytes), FLOPs are FLOPs (TraceLens
 //! prints GFLOPS = 1e9), TB/s = 1e12 B/s, TFLOP/s = 1e12 FLOP/s, times in µs.
@@ -59,7 +61,7 @@ pub struct KernelDetail {
     pub total_us: f64,
     pub mean_us: f64,
     pub median_us: f64,
-    /// Population standard deviation, as TraceLens's kernel details print it.
+    /// Sample standard deviation (n − 1; 0 for one launch), as `KernelRow::std_us`.
     pub std_us: f64,
     pub min_us: f64,
     pub max_us: f64,
@@ -372,17 +374,21 @@ fn kernel_details(model: &TraceModel, per_call: &[Vec<u32>]) -> Vec<KernelDetail
     template
         .iter()
         .zip(durs)
-        .filter_map(|(&e, d)| {
+        .filter_map(|(&e, mut d)| {
             let g = model.gpu.get(e as usize)?;
-            let s = Stats::of(&d)?;
+            let total_us = d.iter().sum();
+            // Sorted first, as `summary::kernel_summary` does, so that the same launches give
+            // the same mean and std to the last bit in both places.
+            d.sort_by(f64::total_cmp);
+            let s = Stats::of_sorted(&d)?;
             Some(KernelDetail {
                 name: g.name.to_string(),
                 stream: g.stream,
                 count: d.len() as u64,
-                total_us: d.iter().sum(),
+                total_us,
                 mean_us: s.mean,
                 median_us: s.median,
-                std_us: crate::stats::population_std(&d, s.mean).unwrap_or(0.0),
+                std_us: s.std.unwrap_or(0.0),
                 min_us: s.min,
                 max_us: s.max,
                 grid: g.grid(),
@@ -488,12 +494,10 @@ mod tests {
         );
         let tbs = r.achieved_tbs.as_ref().unwrap();
         assert!((tbs.min - 3_601_920.0 / 10e-6 / 1e12).abs() < 1e-12);
-        // One kernel position, two calls; population std of {8, 10} is 1.
+        // One kernel position, two calls; sample std of {8, 10} is sqrt(2), as the row's.
         assert_eq!(r.kernels.len(), 1);
-        assert_eq!(
-            (r.kernels[0].count, r.kernels[0].total_us, r.kernels[0].std_us),
-            (2, 18.0, 1.0)
-        );
+        assert_eq!((r.kernels[0].count, r.kernels[0].total_us), (2, 18.0));
+        assert!((r.kernels[0].std_us - 2f64.sqrt()).abs() < 1e-12);
         assert!(r.roofline_attainment_pct.is_none());
 
         let single = &gemm.rows[1];
@@ -514,6 +518,40 @@ mod tests {
         assert!(un.rows[0].flops.is_none() && un.rows[0].achieved_tflops.is_none());
         assert!(un.rows[0].unmodelled.as_deref().unwrap().contains("no work model"));
         assert_eq!(un.rows[0].kernels[0].grid, Some([100, 1, 1]));
+    }
+
+    /// One kernel has one std in a report (finding 14 of the trace review): four addmm
+    /// calls of one shape whose kernels take 2, 4, 4 and 6 µs. By hand: mean 4, squared
+    /// deviations 4 + 0 + 0 + 4 = 8; sample std sqrt(8 / 3) = 1.632_993 (the population
+    /// std, sqrt(8 / 4) = 1.414_214, is not used anywhere).
+    #[test]
+    fn kernel_details_and_kernel_rows_share_the_sample_std() {
+        let mut ops = Vec::new();
+        let mut gpu = Vec::new();
+        for (i, ts, dur_ns) in
+            [(0, 0, 2_000), (1, 100_000, 4_000), (2, 200_000, 6_000), (3, 300_000, 4_000)]
+        {
+            let mut o = op("aten::addmm", ts, 50_000, None);
+            o.args = addmm_args(788, 768, 768).into();
+            ops.push(o);
+            gpu.push(kernel("void gemm_kernel<128>()", ts + 10_000, dur_ns, 7, i));
+        }
+        let m = link(TraceModel { ops, gpu, ..TraceModel::default() });
+        let expected = (8.0f64 / 3.0).sqrt();
+
+        let tables = category_tables(&m, None);
+        let row = &tables[0].rows[0];
+        assert_eq!((row.name.as_str(), row.count), ("aten::addmm", 4));
+        let detail = &row.kernels[0];
+        assert_eq!((detail.count, detail.total_us, detail.mean_us), (4, 16.0, 4.0));
+        assert!((detail.std_us - expected).abs() < 1e-12, "{}", detail.std_us);
+
+        let rows = super::super::summary::kernel_summary(&m, &|_| "GEMM", 400.0);
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].count, rows[0].total_us), (4, 16.0));
+        assert!((rows[0].std_us - expected).abs() < 1e-12, "{}", rows[0].std_us);
+        // The same launches give the same bits in both places.
+        assert_eq!(rows[0].std_us.to_bits(), detail.std_us.to_bits());
     }
 
     #[test]

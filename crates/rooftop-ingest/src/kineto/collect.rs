@@ -4,7 +4,7 @@
 //! order; `link` turns the result into a `TraceModel`.
 
 use super::error::Warnings;
-use super::event::{op_args, Event, Phase};
+use super::event::{op_args, BadTime, Event, Phase};
 use super::hash::{FxMap, FxSet};
 use rooftop_core::trace::{
     Annotation, CpuOp, GpuEvent, GpuKind, LaunchDims, LaunchPool, MemoryEvent, ModuleCall, OpArgs,
@@ -428,9 +428,20 @@ impl Partial {
                 });
                 return;
             }
-            _ => {
-                self.warnings.add("bad_timestamp", Some(offset), || {
-                    format!("`{name}` ({cat}) has a `ts` or `dur` that is not a number: skipped")
+            (Some(ts), Some(dur)) => {
+                // Not both read (the first arm): `ts` when it failed, else `dur`.
+                let (field, why) = match ts {
+                    Err(why) => ("ts", why),
+                    Ok(_) => ("dur", dur.err().unwrap_or(BadTime::NotANumber)),
+                };
+                self.warnings.add("bad_timestamp", Some(offset), || match why {
+                    BadTime::NotANumber => {
+                        format!("`{name}` ({cat}) has a `{field}` that is not a number: skipped")
+                    }
+                    BadTime::OutOfRange => format!(
+                        "`{name}` ({cat}) has a `{field}` that is a number but out of range \
+                         (beyond the ±292 years that nanoseconds in 64 bits hold): skipped"
+                    ),
                 });
                 return;
             }

@@ -30,6 +30,9 @@ pub enum TraceError {
         path.display()
     )]
     Json { path: PathBuf, offset: u64, line: u64, column: u64, message: String },
+    /// The file has no bytes at all (whatever its name says it is).
+    #[error("{}: the file is empty: it ends at byte 0 (line 1, column 1), before any trace", path.display())]
+    Empty { path: PathBuf },
     /// Valid JSON, but no `traceEvents`.
     #[error(
         "{}: no `traceEvents` array: expected a PyTorch profiler (Kineto) trace, a JSON object \
@@ -56,6 +59,7 @@ impl TraceError {
             | TraceError::Gzip { path, .. }
             | TraceError::Json { path, .. }
             | TraceError::NoTraceEvents { path }
+            | TraceError::Empty { path }
             | TraceError::Limit { path, .. }
             | TraceError::NoTraces { path } => path,
         }

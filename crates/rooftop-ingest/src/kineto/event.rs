@@ -52,9 +52,9 @@ pub(crate) struct Event<'a> {
     pub name: Option<Cow<'a, str>>,
     pub pid: Option<i64>,
     pub tid: Option<i64>,
-    /// `ts` in ns; `Err(())` when present but not a number we can read.
-    pub ts_ns: Option<Result<i64, ()>>,
-    pub dur_ns: Option<Result<i64, ()>>,
+    /// `ts` in ns; `Err` when present but not a number we can read, and why.
+    pub ts_ns: Option<Result<i64, BadTime>>,
+    pub dur_ns: Option<Result<i64, BadTime>>,
     /// Flow id (`id`).
     pub id: Option<i64>,
     pub args: Args<'a>,
@@ -396,9 +396,9 @@ fn read_event<'de: 'a, 'a, M: MapAccess<'de>>(mut map: M) -> Result<Event<'a>, M
             }
             EventKey::Pid => ev.pid = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
             EventKey::Tid => ev.tid = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
-            EventKey::Ts => ev.ts_ns = Some(micros_to_ns(map.next_value::<&'a RawValue>()?.get())),
+            EventKey::Ts => ev.ts_ns = Some(micros_or_why(map.next_value::<&'a RawValue>()?.get())),
             EventKey::Dur => {
-                ev.dur_ns = Some(micros_to_ns(map.next_value::<&'a RawValue>()?.get()));
+                ev.dur_ns = Some(micros_or_why(map.next_value::<&'a RawValue>()?.get()));
             }
             EventKey::Id => ev.id = map.next_value::<Lenient<Id>>()?.0.map(|i| i.0),
             EventKey::Args => {
@@ -1131,6 +1131,41 @@ pub(crate) fn micros_to_ns(raw: &str) -> Result<i64, ()> {
     decimal_us_to_ns(t)
 }
 
+/// Why a `ts` or `dur` could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BadTime {
+    /// Not a number (`null`, a word, an object, a malformed number).
+    NotANumber,
+    /// A number, but beyond what nanoseconds in an `i64` hold (±9.2e18 ns, 292 years).
+    OutOfRange,
+}
+
+/// [`micros_to_ns`], and when it fails, why ([`why_not_micros`]).
+pub(crate) fn micros_or_why(raw: &str) -> Result<i64, BadTime> {
+    micros_to_ns(raw).map_err(|()| why_not_micros(raw.as_bytes()))
+}
+
+/// Why [`micros_to_ns`] or [`decimal_us_to_ns`] refused `raw` (a JSON value's text,
+/// perhaps a quoted one): a JSON number (sign, then a digit) that `f64` reads is out of
+/// range, anything else is not a number. Only called on the error path.
+pub(crate) fn why_not_micros(raw: &[u8]) -> BadTime {
+    let mut t = raw.trim_ascii();
+    if t.len() >= 2 && t[0] == b'"' && t[t.len() - 1] == b'"' {
+        t = t[1..t.len() - 1].trim_ascii();
+    }
+    let digits = t.strip_prefix(b"-").or_else(|| t.strip_prefix(b"+")).unwrap_or(t);
+    let number = digits.first().is_some_and(u8::is_ascii_digit)
+        && std::str::from_utf8(t)
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .is_some_and(|v| !v.is_nan());
+    if number {
+        BadTime::OutOfRange
+    } else {
+        BadTime::NotANumber
+    }
+}
+
 /// [`micros_to_ns`] of a number's bytes, already trimmed and unquoted.
 pub(crate) fn decimal_us_to_ns(t: &[u8]) -> Result<i64, ()> {
     let (neg, body) = match t.first() {
@@ -1291,5 +1326,20 @@ mod tests {
         let e = event(r#"{"name":"plain","cat":"a\"b"}"#);
         assert!(matches!(e.name, Some(Cow::Borrowed("plain"))));
         assert_eq!(e.cat.as_deref(), Some("a\"b"));
+    }
+
+    /// Refused times are told apart: numbers too large for `i64` nanoseconds (1e18 µs
+    /// = 1e21 ns, 2^63 ≈ 9.22e18) are out of range, anything else is not a number.
+    #[test]
+    fn refused_times_say_why() {
+        for raw in ["1e18", "-1e18", "1e300", "1e400", "99999999999999999999", "\"1e18\""] {
+            assert_eq!(micros_or_why(raw), Err(BadTime::OutOfRange), "{raw}");
+        }
+        for raw in ["null", "true", "\"abc\"", "{}", "[1]", "-", "", "1.2.3", "NaN", "inf", "-inf"]
+        {
+            assert_eq!(micros_or_why(raw), Err(BadTime::NotANumber), "{raw}");
+        }
+        assert_eq!(micros_or_why("1e15"), Ok(1_000_000_000_000_000_000));
+        assert_eq!(micros_or_why("1.5"), Ok(1500));
     }
 }

@@ -19,8 +19,9 @@
 
 use super::collect::{keep_named, skippable, Partial};
 use super::event::{
-    comm_value, decimal_us_to_ns, micros_to_ns, set_comm, ArgKey, Args, CommKey, CommValue, Dim3,
-    Event, EventKey, Id, Lenient, Phase, PhaseValue, Str, CONCRETE, DIMS, STRIDES, TYPES,
+    comm_value, decimal_us_to_ns, micros_or_why, set_comm, why_not_micros, ArgKey, Args, BadTime,
+    CommKey, CommValue, Dim3, Event, EventKey, Id, Lenient, Phase, PhaseValue, Str, CONCRETE, DIMS,
+    STRIDES, TYPES,
 };
 use super::hash::FxMap;
 use serde::de::{Deserialize, IgnoredAny};
@@ -539,8 +540,8 @@ impl<'a> Scan<'a, '_> {
     }
 
     /// `ts` / `dur` in nanoseconds: a JSON number read in place, anything else through
-    /// its raw text ([`micros_to_ns`], which gives the same for a number's text).
-    fn micros(&mut self) -> Option<Result<i64, ()>> {
+    /// its raw text ([`micros_or_why`], which gives the same for a number's text).
+    fn micros(&mut self) -> Option<Result<i64, BadTime>> {
         let at = self.p;
         if let Some(ns) = self.plain_micros_by_words() {
             return Some(Ok(ns));
@@ -552,7 +553,7 @@ impl<'a> Scan<'a, '_> {
     /// so that the usual time's code stays small.
     #[cold]
     #[inline(never)]
-    fn micros_slowly(&mut self, at: usize) -> Option<Result<i64, ()>> {
+    fn micros_slowly(&mut self, at: usize) -> Option<Result<i64, BadTime>> {
         self.p = at;
         if let Some(ns) = self.plain_micros_by_bytes() {
             return Some(Ok(ns));
@@ -560,9 +561,10 @@ impl<'a> Scan<'a, '_> {
         self.p = at;
         if matches!(self.peek()?, b'-' | b'0'..=b'9') {
             self.number()?;
-            return Some(decimal_us_to_ns(&self.b[at..self.p]));
+            let t = &self.b[at..self.p];
+            return Some(decimal_us_to_ns(t).map_err(|()| why_not_micros(t)));
         }
-        Some(micros_to_ns(self.raw()?))
+        Some(micros_or_why(self.raw()?))
     }
 
     /// [`Scan::plain_micros_by_words`], else [`Scan::plain_micros_by_bytes`] (which

@@ -61,6 +61,9 @@ pub fn read_path(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<TraceModel, TraceError> {
     let bytes = source::open(path)?;
+    if bytes.is_empty() {
+        return Err(TraceError::Empty { path: path.to_path_buf() });
+    }
     if is_gzip(&bytes) {
         return read_gz(&bytes, path, opts, progress);
     }
@@ -82,6 +85,9 @@ pub fn read_bytes(
     opts: &ReadOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<TraceModel, TraceError> {
+    if bytes.is_empty() {
+        return Err(TraceError::Empty { path: name.to_path_buf() });
+    }
     if is_gzip(bytes) {
         return read_gz(bytes, name, opts, progress);
     }

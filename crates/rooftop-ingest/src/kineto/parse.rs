@@ -145,7 +145,7 @@ fn parse_with(
                 return Err(PosError { no_events: true, ..PosError::new(0, "") });
             }
         }
-        _ => return Err(expected(buf, p, "`{` (a Kineto trace is a JSON object)")),
+        _ => return Err(not_a_trace(buf, p)),
     }
     p = skip_ws(buf, p);
     if p < buf.len() {
@@ -153,6 +153,27 @@ fn parse_with(
     }
     progress(buf.len() as u64, buf.len() as u64);
     Ok(out)
+}
+
+/// What a trace is, for the errors about its top level.
+const A_TRACE: &str = "a Kineto trace is a JSON object or an array of events";
+
+/// The error for a top level at `p` that is neither an object nor an array: valid JSON
+/// of another type (`null`, a number, ...) is named as such, anything else is a syntax
+/// error there.
+pub(super) fn not_a_trace(buf: &[u8], p: usize) -> PosError {
+    let rest = buf.get(p..).unwrap_or_default();
+    let what = format!("`{{` or `[` ({A_TRACE})");
+    let found = match rest.first() {
+        Some(b'n') if rest.starts_with(b"null") => "JSON `null`",
+        Some(b't' | b'f') if rest.starts_with(b"true") || rest.starts_with(b"false") => {
+            "a JSON boolean"
+        }
+        Some(b'"') => "a JSON string",
+        Some(b'-' | b'0'..=b'9') => "a JSON number",
+        _ => return expected(buf, p, &what),
+    };
+    PosError::new(p, format!("expected {what}, found {found}"))
 }
 
 /// An error saying what was expected at `p` (or that the file ended there).

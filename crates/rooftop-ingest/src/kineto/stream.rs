@@ -551,7 +551,7 @@ fn walk(
                 return Err(Fail::Json(PosError { no_events: true, ..PosError::new(0, "") }));
             }
         }
-        _ => return Err(w.expected(p, "`{` (a Kineto trace is a JSON object)")),
+        _ => return Err(w.error(super::parse::not_a_trace(&w.buf, p))),
     }
     if w.peek(&mut p)?.is_some() {
         return Err(

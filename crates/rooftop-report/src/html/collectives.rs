@@ -47,10 +47,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
             Cell::text(&r.process_group),
             Cell::name(&r.collective),
             Cell::text(r.dtype.as_deref().unwrap_or("?")),
-            Cell::num(
-                &r.message_bytes.map_or_else(|| "?".to_string(), |b| si(b as f64, "B")),
-                r.message_bytes.map(|b| b as f64),
-            ),
+            Cell::num(&crate::collectives::size_cell(r), r.message_bytes.map(|b| b as f64)),
             Cell::num(&r.group_size.to_string(), Some(f64::from(r.group_size))),
             Cell::text(match r.scope {
                 Scope::IntraNode => "intra-node",
@@ -78,7 +75,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
         a.matched, a.kernels
     ));
     body.push_str(&t.render());
-    let mut links = Vec::new();
+    let mut links = crate::collectives::size_notes(c, &a.rows);
     for (what, l) in [("intra-node", &a.links.intra), ("inter-node", &a.links.inter)] {
         if let Some(l) = l {
             links.push(format!(

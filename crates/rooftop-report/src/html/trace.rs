@@ -267,8 +267,9 @@ fn timeline_section(
     let mut body = t.render();
     if r.timeline.unlinked_excluded > 0 {
         body.push_str(&note(&format!(
-            "{} GPU events with no launching runtime call are not counted.",
-            r.timeline.unlinked_excluded
+            "{} with no launching runtime call {} not counted.",
+            rooftop_core::diagnose::count(r.timeline.unlinked_excluded, "GPU event", "GPU events"),
+            if r.timeline.unlinked_excluded == 1 { "is" } else { "are" }
         )));
     }
     if r.timeline.per_device.len() > 1 {
@@ -359,10 +360,10 @@ fn tables_section(
     for (name, rows) in ordered_tables(r) {
         let _ = write!(
             body,
-            "<h3 id=\"{}\">{} ({} rows)</h3>",
+            "<h3 id=\"{}\">{} ({})</h3>",
             esc(&anchor(&id("table"), &[name])),
             esc(name),
-            rows.len()
+            rooftop_core::diagnose::count(rows.len() as u64, "row", "rows")
         );
         let mut t = Table::new(&[
             "op",

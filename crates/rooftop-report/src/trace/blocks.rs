@@ -142,8 +142,9 @@ pub(super) fn timeline_blocks(r: &TraceReport) -> Vec<Block> {
     }
     if r.timeline.unlinked_excluded > 0 {
         b.notes.push(format!(
-            "{} GPU events with no launching runtime call are not counted.",
-            r.timeline.unlinked_excluded
+            "{} with no launching runtime call {} not counted.",
+            rooftop_core::diagnose::count(r.timeline.unlinked_excluded, "GPU event", "GPU events"),
+            if r.timeline.unlinked_excluded == 1 { "is" } else { "are" }
         ));
     }
     out.push(b);
@@ -224,7 +225,11 @@ pub(super) fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
 
 pub(super) fn roofline_table_block(name: &str, rows: &[OpRow], top: usize) -> Block {
     let mut b = Block::new(
-        format!("{name} (top {} of {} rows)", top.min(rows.len()), rows.len()),
+        format!(
+            "{name} (top {} of {})",
+            top.min(rows.len()),
+            rooftop_core::diagnose::count(rows.len() as u64, "row", "rows")
+        ),
         &["op", "params", "calls", "time", "TFLOP/s", "TB/s", "roofline", "bound"],
     );
     b.min_widths = vec![(0, 16), (1, 22)];
@@ -434,7 +439,7 @@ pub(super) fn blocks(r: &TraceReport, opts: &RenderOptions) -> Vec<Block> {
                 b.notes.extend(coverage_note(r));
                 out.push(b);
             }
-            out.push(findings_block(r, top.min(5)));
+            out.push(findings_block(r, top));
         }
         Section::Timeline => out.extend(timeline_blocks(r)),
         Section::Ops => out.push(ops_block(r, top)),

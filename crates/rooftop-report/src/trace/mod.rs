@@ -323,10 +323,7 @@ pub fn table(r: &TraceReport, opts: &RenderOptions) -> String {
     out
 }
 
-/// Escapes a Markdown cell.
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
-}
+use crate::markdown::cell as md_cell;
 
 /// Renders the report as Markdown (same sections and cells as [`table`]).
 pub fn markdown(r: &TraceReport, opts: &RenderOptions) -> String {

@@ -159,16 +159,35 @@ pub fn ranks_text(
         text.push_str(&crate::collectives::table(cross, opts.top));
     }
     if shown == 0 {
-        let why = if from_traces {
-            format!("more than {PER_RANK_TABLES_MAX} ranks")
+        let mut notes = vec![if from_traces {
+            format!(
+                "Per-rank reports are not shown (more than {PER_RANK_TABLES_MAX} ranks): \
+                 --format json or html has every rank's report, or run `rooftop trace` on one \
+                 rank's trace."
+            )
         } else {
-            "rank tables hold no per-rank report".to_string()
-        };
-        let _ = writeln!(
-            text,
-            "\nPer-rank reports are not shown ({why}): run `rooftop trace` on one rank's \
-             trace, or use --format json or html."
-        );
+            // `ranks_json` and the HTML report of tables hold the same cross-rank report and
+            // no per-rank one: the tables have no per-rank report to give.
+            "Per-rank reports are not shown: rank tables hold no per-rank report, only what the \
+             cross-rank report above needs (--format json or html give that same cross-rank \
+             report). For one rank's report, run `rooftop trace` on its trace."
+                .to_string()
+        }];
+        if opts.section != Section::Summary {
+            notes.push(format!(
+                "--section {} is not applied: it selects part of a per-rank report, and none \
+                 is shown here.",
+                opts.section.as_str()
+            ));
+        }
+        text.push('\n');
+        if markdown {
+            let _ = writeln!(text, "{}", notes.join("\n\n"));
+        } else {
+            for n in notes {
+                text.push_str(&wrap(&n, usize::from(WIDTH), "", "  "));
+            }
+        }
     }
     text
 }

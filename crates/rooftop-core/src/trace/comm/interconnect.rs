@@ -118,6 +118,12 @@ pub struct LinkChoice {
     pub device: Option<String>,
     pub intra: Option<Link>,
     pub inter: Option<Link>,
+    /// Whether `intra` / `inter` were chosen by `--intra-link` / `--inter-link` rather
+    /// than taken from the device's catalog entry.
+    pub intra_by_flag: bool,
+    pub inter_by_flag: bool,
+    /// The catalog's note on the device's reference system (its network ports, or for a
+    /// card without one its node link); `None` when a flag replaced the link it is about.
     pub note: Option<String>,
 }
 
@@ -133,11 +139,20 @@ impl LinkChoice {
         let pick = |over: Option<&Link>, id: Option<&String>| {
             over.cloned().or_else(|| id.and_then(|i| catalog.link(i)).cloned())
         };
+        // A note describes the reference system's network when the device has one
+        // (`inter`), else its link inside the node: a flag that replaces that link makes
+        // the note about another system.
+        let note = mapped.and_then(|m| {
+            let replaced = if m.inter.is_some() { inter.is_some() } else { intra.is_some() };
+            m.note.clone().filter(|_| !replaced)
+        });
         LinkChoice {
             device: device_id.map(str::to_string),
             intra: pick(intra, mapped.and_then(|m| m.intra.as_ref())),
             inter: pick(inter, mapped.and_then(|m| m.inter.as_ref())),
-            note: mapped.and_then(|m| m.note.clone()),
+            intra_by_flag: intra.is_some(),
+            inter_by_flag: inter.is_some(),
+            note,
         }
     }
 
@@ -194,6 +209,14 @@ mod tests {
         assert_eq!(h100.for_scope(Scope::Unknown), None);
         let over = LinkChoice::resolve(ic, Some("h100-sxm"), None, ic.link("ib-xdr"));
         assert_eq!(over.inter.map(|l| l.per_gpu_gbs), Some(100.0));
+        // The DGX H100 note is about the NDR ports the flag replaced.
+        assert_eq!((over.intra_by_flag, over.inter_by_flag, over.note), (false, true, None));
+        assert!(h100.note.as_deref().is_some_and(|n| n.starts_with("DGX H100")));
+        // A PCIe card's note is about its node link: kept when only the network is chosen.
+        let pcie = LinkChoice::resolve(ic, Some("h100-pcie"), None, ic.link("ib-ndr"));
+        assert!(pcie.note.is_some() && pcie.inter_by_flag);
+        let pcie = LinkChoice::resolve(ic, Some("h100-pcie"), ic.link("nvlink4-h100"), None);
+        assert_eq!((pcie.intra_by_flag, pcie.note), (true, None));
         assert_eq!(LinkChoice::resolve(ic, Some("m4-max"), None, None).intra, None);
     }
 

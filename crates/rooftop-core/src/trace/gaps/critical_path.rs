@@ -37,6 +37,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
 use std::sync::Arc;
 
+/// The largest `--what-if` factor accepted. A factor scales an op's time; a thousand
+/// times slower is already past anything a change to the code makes, and larger ones
+/// (`1e9`, likely meant as `1e-9`) only give a path of kiloseconds and a change in the
+/// billions of percent, numbers that answer no question.
+pub const MAX_WHAT_IF_FACTOR: f64 = 1000.0;
+
 /// A what-if request: scale `target`'s time by `factor`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WhatIfSpec {
@@ -63,6 +69,14 @@ impl FromStr for WhatIfSpec {
         })?;
         if !factor.is_finite() || factor < 0.0 {
             return Err(format!("what-if '{s}': the factor must be a finite number ≥ 0"));
+        }
+        if factor > MAX_WHAT_IF_FACTOR {
+            return Err(format!(
+                "what-if '{s}': the factor {} is over {MAX_WHAT_IF_FACTOR}: it multiplies the \
+                 op's time (0.5 halves it, 2 doubles it), so a larger one models no change a \
+                 program could make",
+                f.trim()
+            ));
         }
         Ok(WhatIfSpec { target: name.to_string(), factor })
     }
@@ -549,6 +563,50 @@ fn critical_path_or_why(model: &TraceModel, opts: &CpOptions) -> Result<Critical
     })
 }
 
+/// Which of `opts.what_if` name something in the critical path's window of `model`: an
+/// op (or an op inside one so named), a runtime call, a GPU event or an annotation that
+/// overlaps the window, the kinds of event the what-if scales. Cheaper than the path
+/// itself: a run over many ranks checks each rank's targets while it reads them. The
+/// error is the window's (`--cp-window` names no annotation of the trace).
+///
+/// # Errors
+/// When the window is not in the trace.
+pub fn what_if_found(model: &TraceModel, opts: &CpOptions) -> Result<Vec<bool>, crate::InputError> {
+    let (span, _) = window(model, opts)?;
+    let within =
+        |ts: i64, dur: i64| ts < span.end_ns && ts.saturating_add(dur.max(0)) > span.start_ns;
+    let captured = super::graphs::capture_map(model);
+    let found = opts
+        .what_if
+        .iter()
+        .map(|w| {
+            let t = w.target.as_str();
+            let mut memo = HashMap::new();
+            let ops = (0..model.ops.len()).filter_map(|i| u32::try_from(i).ok());
+            ops.filter(|&i| within(model.ops[i as usize].ts_ns, model.ops[i as usize].dur_ns))
+                .any(|i| op_matches(model, i, t, &mut memo))
+                || model.runtime.iter().filter(|r| within(r.ts_ns, r.dur_ns)).any(|r| {
+                    matches(t, &r.name) || r.op.is_some_and(|o| op_matches(model, o, t, &mut memo))
+                })
+                || model.gpu.iter().enumerate().filter(|(_, g)| within(g.ts_ns, g.dur_ns)).any(
+                    |(i, g)| {
+                        matches(t, &g.name)
+                            || u32::try_from(i)
+                                .ok()
+                                .and_then(|i| gpu_op(model, &captured, i))
+                                .is_some_and(|o| op_matches(model, o, t, &mut memo))
+                    },
+                )
+                || model
+                    .annotations
+                    .iter()
+                    .filter(|a| within(a.ts_ns, a.dur_ns))
+                    .any(|a| matches(t, &a.name))
+        })
+        .collect();
+    Ok(found)
+}
+
 fn matches(target: &str, name: &str) -> bool {
     match target.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
@@ -783,5 +841,16 @@ mod tests {
         let none = CpOptions { annotation: Some("nope".into()), ..CpOptions::default() };
         assert!(window(&m, &none).is_err());
         assert!(window(&TraceModel::default(), &CpOptions::default()).is_err());
+    }
+
+    /// A what-if factor is bounded: up to 1000× the op's time, not 1e9× (which printed
+    /// a path of 860 ks and a change of -40355318719%).
+    #[test]
+    fn what_if_factor_is_bounded() {
+        assert_eq!("aten::addmm=1000".parse::<WhatIfSpec>().map(|w| w.factor), Ok(1000.0));
+        assert_eq!("aten::addmm=0".parse::<WhatIfSpec>().map(|w| w.factor), Ok(0.0));
+        let e = "aten::addmm=1e9".parse::<WhatIfSpec>().unwrap_err();
+        assert!(e.starts_with("what-if 'aten::addmm=1e9': the factor 1e9 is over 1000"), "{e}");
+        assert!("aten::addmm=1000.5".parse::<WhatIfSpec>().is_err());
     }
 }

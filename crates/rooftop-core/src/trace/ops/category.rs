@@ -401,11 +401,7 @@ pub fn categorize_in(model: &TraceModel, op: usize) -> Category {
 fn xla_key(model: &TraceModel, x: &crate::trace::xla::XlaInfo, op: usize) -> Option<[usize; 5]> {
     let xop = x.ops.get(op)?;
     let instr = xop.instr.as_ref().map_or(0, |i| Arc::as_ptr(i) as usize);
-    let first = model
-        .ops
-        .get(op)
-        .and_then(|o| o.launched.first())
-        .and_then(|&e| model.gpu.get(e as usize))
+    let first = crate::trace::xla::first_kernel(model, op)
         .map_or((0, 0), |g| (g.name.as_ptr() as usize, g.name.len()));
     Some([instr, xop.hlo_op.as_ptr() as usize, xop.hlo_op.len(), first.0, first.1])
 }

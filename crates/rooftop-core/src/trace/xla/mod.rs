@@ -24,7 +24,7 @@ pub mod hlo;
 pub mod report;
 pub mod work;
 
-use super::model::TraceModel;
+use super::model::{GpuEvent, GpuKind, TraceModel};
 use super::ops::{Category, OpModel, OpModelError, Table};
 use hlo::HloInstr;
 use serde::Serialize;
@@ -187,15 +187,44 @@ pub fn model_op(model: &TraceModel, i: usize) -> Result<OpModel, OpModelError> {
     }
 }
 
+/// The GPU event op `i` is known by: its first kernel, else (an op that launched no
+/// kernel) its first memcpy or memset. A command buffer's replay can start with a
+/// memset (XLA zeroes a GEMM's workspace); the memset does not make the GEMM a copy.
+pub(crate) fn first_kernel(model: &TraceModel, i: usize) -> Option<&GpuEvent> {
+    let launched = &model.ops.get(i)?.launched;
+    let event = |&e: &u32| model.gpu.get(e as usize);
+    launched
+        .iter()
+        .filter_map(event)
+        .find(|g| g.kind == GpuKind::Kernel)
+        .or_else(|| launched.first().and_then(event))
+}
+
+/// Whether op `i` is the thunk of a command buffer (`command_buffer_N`): XLA records
+/// the library kernels (cuBLAS, cuDNN) it replays from a command buffer under the
+/// buffer's thunk, so one execution can hold kernels of several categories.
+pub fn is_command_buffer(model: &TraceModel, i: usize) -> bool {
+    model
+        .xla
+        .as_deref()
+        .and_then(|x| x.op(i))
+        .is_some_and(|op| op.instr.is_none() && op.hlo_op.starts_with("command_buffer"))
+}
+
+/// The category of kernel `ev` by its own name, where its op does not say it: a kernel
+/// of a command buffer's thunk ([`is_command_buffer`]). `None` for every other event
+/// (its op's category is its own, as for PyTorch traces).
+pub fn own_category(model: &TraceModel, ev: &GpuEvent) -> Option<Category> {
+    if ev.kind != GpuKind::Kernel || !ev.op.is_some_and(|o| is_command_buffer(model, o as usize)) {
+        return None;
+    }
+    super::ops::categorize_kernel(&ev.name)
+}
+
 /// Our category of op `i` of an XLA model, the hook `ops::categorize_in` calls.
 pub fn category(model: &TraceModel, i: usize) -> Category {
     let Some(x) = model.xla.as_deref() else { return Category::Other };
-    let first_kernel = model
-        .ops
-        .get(i)
-        .and_then(|o| o.launched.first())
-        .and_then(|&e| model.gpu.get(e as usize))
-        .map(|g| g.name.as_ref());
+    let first_kernel = first_kernel(model, i).map(|g| g.name.as_ref());
     match x.op(i) {
         Some(op) => classify::classify(op.instr.as_deref(), &op.hlo_op, first_kernel).category,
         None => Category::Other,

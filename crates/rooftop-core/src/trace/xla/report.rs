@@ -355,11 +355,7 @@ fn op_row(
 ) -> XlaOpRow {
     let op = &info.ops[g.first];
     let instr = op.instr.as_deref();
-    let first_kernel = model.ops[g.first]
-        .launched
-        .first()
-        .and_then(|&e| model.gpu.get(e as usize))
-        .map(|e| e.name.as_ref());
+    let first_kernel = super::first_kernel(model, g.first).map(|e| e.name.as_ref());
     let class = classify(instr, &op.hlo_op, first_kernel);
     let (total_us, mean_us, min_us, max_us) = stats(&g.times_ns);
     let (w, model_label, unmodelled) = work_of(instr, op);
