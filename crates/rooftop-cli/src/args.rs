@@ -46,7 +46,8 @@ pub struct Cli {
     #[arg(long = "device-file", global = true, value_name = "FILE")]
     pub device_files: Vec<PathBuf>,
 
-    /// Output format (the value shown is the default).
+    /// Output format (the value shown is the default, unless -o names a file ending in
+    /// .json, .csv, .md or .html: then that format).
     #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 
@@ -57,6 +58,39 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The command line of this process, with `--format` taken from the `-o` file's
+    /// extension (`.json`, `.csv`, `.md`, `.html`) when it was not given: `-o r.html`
+    /// writes the HTML page, not the terminal table into a file named `.html`. Exits
+    /// with clap's message on a bad command line, as [`Parser::parse`] does.
+    pub fn parsed() -> Cli {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().get_matches();
+        let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        let given = matches.value_source("format") == Some(clap::parser::ValueSource::CommandLine);
+        if !given {
+            if let Some(f) = cli.output.as_deref().and_then(OutputFormat::of_extension) {
+                cli.format = f;
+            }
+        }
+        cli
+    }
+}
+
+impl OutputFormat {
+    /// The format a file name's extension names, if any (any case).
+    pub fn of_extension(path: &std::path::Path) -> Option<OutputFormat> {
+        let ext = path.extension()?.to_string_lossy().to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(OutputFormat::Json),
+            "csv" => Some(OutputFormat::Csv),
+            "md" | "markdown" => Some(OutputFormat::Md),
+            "html" | "htm" => Some(OutputFormat::Html),
+            _ => None,
+        }
+    }
 }
 
 /// Output formats.
@@ -121,7 +155,8 @@ pub struct DevicesArgs {
     /// Without it, all devices are listed.
     pub name: Option<String>,
 
-    /// Only list devices of this vendor (nvidia, amd, apple, intel). Default: every vendor.
+    /// Only list devices of this vendor (nvidia, amd, apple, intel; cpu for the CPUs that
+    /// device files add). Default: every vendor.
     #[arg(long)]
     pub vendor: Option<String>,
 
@@ -252,9 +287,14 @@ pub struct GemmArgs {
     #[arg(long, value_enum, default_value_t = View::Blas)]
     pub view: View,
     /// Run the FLOPs on the vector units instead of the matrix units (e.g. FP32 SIMT
-    /// sgemm). Default: matrix units.
-    #[arg(long = "vector-units")]
+    /// sgemm). Default: the matrix units, except for fp32, which runs on the vector units
+    /// (cuBLAS SGEMM does unless TF32 is allowed; --dtype tf32 for tensor cores).
+    #[arg(long = "vector-units", conflicts_with = "matrix_units")]
     pub vector_units: bool,
+    /// Run the FLOPs on the matrix units: for fp32, MFMA FP32 GEMMs on CDNA (rocBLAS
+    /// SGEMM on MI100, MI200, MI300). Default: off (fp32 on the vector units).
+    #[arg(long = "matrix-units")]
+    pub matrix_units: bool,
     #[command(flatten)]
     pub common: Common,
 }

@@ -14,7 +14,6 @@ mod error;
 mod output;
 mod progress;
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -34,7 +33,7 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
-    let cli = args::Cli::parse();
+    let cli = args::Cli::parsed();
     // A limit variable that is set but unusable is refused before any work
     // (docs/limits.md).
     if let Some(bad) = rooftop_core::limits::check_env().first() {

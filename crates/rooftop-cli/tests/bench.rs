@@ -442,3 +442,19 @@ fn help_documents_the_exit_codes() {
         assert!(text.contains(code), "{code}: {text}");
     }
 }
+
+/// `--no-ceilings` on the CPU with a memory-bound kernel: the CPU reports no DRAM
+/// bandwidth to judge it against, so the run stops before timing anything, with one
+/// sentence that says which kernels can run without one.
+#[test]
+fn no_ceilings_on_the_cpu_refuses_a_memory_bound_kernel_in_one_sentence() {
+    let out = rooftop()
+        .args(["bench", "--kernel", "triad", "--single-config", "1000", "--no-ceilings"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not report its memory bandwidth"), "{err}");
+    assert!(err.contains("only the compute-bound kernels (gemm, fma)"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

@@ -466,3 +466,55 @@ fn analyze_gemm_flags_all_have_help() {
         }
     }
 }
+
+/// `-o FILE` with a `.json`, `.csv`, `.md` or `.html` extension and no `--format` writes
+/// that format; an explicit `--format` (before or after the subcommand) wins.
+#[test]
+fn the_output_file_extension_chooses_the_format_unless_format_is_given() {
+    let tmp = tempfile::Builder::new().prefix("rooftop-ext-").tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let path = tmp.path().join(name);
+        rooftop()
+            .args(extra)
+            .args(["analyze", "copy", "--elements", "1000", "--device", "h100-sxm", "-o"])
+            .arg(&path)
+            .assert()
+            .success();
+        std::fs::read_to_string(path).unwrap()
+    };
+    let j = run("a.json", &[]);
+    assert!(serde_json::from_str::<Value>(&j).is_ok(), "{j}");
+    assert!(run("a.HTML", &[]).starts_with("<!DOCTYPE html>"));
+    assert!(run("a.markdown", &[]).starts_with("### "));
+    assert!(run("a.csv", &[]).starts_with("device_id,op,"));
+    // Given explicitly, the format wins over the name, in either position.
+    let t = run("b.json", &["--format", "table"]);
+    assert!(serde_json::from_str::<Value>(&t).is_err() && t.contains("floor time"), "{t}");
+    let path = tmp.path().join("c.json");
+    rooftop()
+        .args(["analyze", "copy", "--elements", "1000", "--device", "h100-sxm", "--format=md"])
+        .arg("-o")
+        .arg(&path)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(path).unwrap().starts_with("### "));
+}
+
+/// Names that are not one device: `h100` (SXM 3.35 TB/s, NVL 3.9, PCIe 2.0) is never
+/// silently the SXM part; an unknown name reads as one sentence; `--vendor cpu` says the
+/// catalog holds no CPU and how to add this one.
+#[test]
+fn device_names_that_are_not_one_device_say_why() {
+    let out = rooftop().args(["devices", "h100"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`h100-sxm`") && err.contains("`h100-pcie`"), "{err}");
+    assert!(err.contains("h100-sxm (3.35 TB/s), h100-nvl (3.9 TB/s) and h100-pcie (2.0 TB/s)"));
+    let out = rooftop().args(["devices", "xyz"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown device `xyz`: if it is not in the catalog"), "{err}");
+    let out = rooftop().args(["devices", "--vendor", "cpu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no CPUs") && err.contains("rooftop ceilings -o cpu.toml"), "{err}");
+}

@@ -291,3 +291,34 @@ fn exports_of_different_devices_warn() {
     let out = diff(&[&p(&a), &p(&a)]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("different devices"));
 }
+
+/// Exports of different work (the triad against copy) share no row: without a gate the
+/// diff warns; with one it exits 2 instead of passing a gate that compared nothing.
+#[test]
+fn a_gate_over_exports_with_no_row_in_common_fails_as_bad_input() {
+    let (_d_guard, d) = tempdir("nomatch");
+    let a = bench_export(&d, "a.json");
+    let mut export: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    export["results"][0]["kernel"] = Value::from("copy");
+    let b = d.join("b.json");
+    std::fs::write(&b, serde_json::to_string(&export).unwrap()).unwrap();
+    let out = diff(&[&p(&a), &p(&b)]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: no row of") && err.contains("(1 removed, 1 added)"), "{err}");
+    let out = diff(&[&p(&a), &p(&b), "--fail-above", "5%"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("they look like exports of different work"), "{err}");
+    // The article before the kind reads right.
+    let analyze = d.join("an.json");
+    let o = rooftop()
+        .args(["analyze", "copy", "--elements", "1000", "--device", "h100-sxm"])
+        .args(["--format", "json", "-o", &p(&analyze)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = diff(&[&p(&a), &p(&analyze)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a bench export but") && err.contains("is an analyze export"), "{err}");
+}

@@ -271,6 +271,27 @@ fn bad_configs_name_the_field() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cannot read the model config"));
+    // Written here: a float where a count belongs is shown as the float it is; an array
+    // is not read as the fields in order.
+    let dir = tempfile::Builder::new().prefix("rooftop-model-").tempdir().unwrap();
+    for (text, msg) in [
+        (
+            r#"{"hidden_size": 4096.0, "num_hidden_layers": 2}"#,
+            "`hidden_size` must be a positive integer, got 4096.0",
+        ),
+        ("\n  [1, 2]", "expected a JSON object `{...}` (a Hugging Face config.json), found `[` at line 2, column 3"),
+        ("", "the file is empty"),
+    ] {
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, text).unwrap();
+        rooftop()
+            .args(["model", "--config"])
+            .arg(&path)
+            .args(["--device", "h100-sxm"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+    }
 }
 
 #[test]

@@ -57,6 +57,9 @@ pub fn preset(name: &str) -> Result<ModelConfig, ModelFileError> {
 pub fn read(path: &Path) -> Result<ModelConfig, ModelFileError> {
     let shown = path.display().to_string();
     let text = compressed::read_text(path)?;
+    if let Some(why) = rooftop_core::model::config::not_an_object(&text) {
+        return Err(ModelFileError::Json { path: shown, message: why });
+    }
     let raw: RawConfig = serde_json::from_str(&text)
         .map_err(|e| ModelFileError::Json { path: shown.clone(), message: e.to_string() })?;
     Ok(ModelConfig::from_raw(&raw, &shown, None)?)

@@ -100,6 +100,8 @@ struct Gemm {
     view: View,
     #[serde(default)]
     vector_units: bool,
+    #[serde(default)]
+    matrix_units: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
@@ -380,6 +382,7 @@ fn gemm_work(g: &Gemm) -> Result<Parts> {
         out_dtype: g.out_dtype.as_deref().map(|d| precision("out_dtype", d)).transpose()?,
         bias: g.bias,
         vector_units: g.vector_units,
+        matrix_units: g.matrix_units,
         weights,
         view: match g.view {
             View::Blas => GemmView::Blas,

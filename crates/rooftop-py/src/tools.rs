@@ -145,6 +145,9 @@ fn load_model(
     json: Option<&str>,
 ) -> Result<ModelConfig> {
     if let Some(text) = json {
+        if let Some(why) = rooftop_core::model::config::not_an_object(text) {
+            return Err(Error::input(format!("the config dict is not a valid config.json: {why}")));
+        }
         let raw: RawConfig = serde_json::from_str(text).map_err(|e| {
             Error::input(format!("the config dict is not a valid config.json: {e}"))
         })?;

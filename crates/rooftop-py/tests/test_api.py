@@ -73,13 +73,13 @@ def test_analyze_every_op_matches_the_cli() -> None:
 
 def test_analyze_errors() -> None:
     with pytest.raises(rooftop.InputError, match="unknown field `mm`"):
-        rooftop.analyze("gemm", mm=1, n=2, k=3, device="h100")
+        rooftop.analyze("gemm", mm=1, n=2, k=3, device="h100-sxm")
     with pytest.raises(rooftop.InputError, match="missing field `k`"):
-        rooftop.analyze("gemm", m=1, n=2, device="h100")
+        rooftop.analyze("gemm", m=1, n=2, device="h100-sxm")
     with pytest.raises(rooftop.InputError, match="unknown op `matmul`"):
-        rooftop.analyze("matmul", m=1, device="h100")
+        rooftop.analyze("matmul", m=1, device="h100-sxm")
     with pytest.raises(rooftop.InputError, match="regs needs block"):
-        rooftop.analyze("gemm", m=1, n=2, k=3, regs=64, device="h100")
+        rooftop.analyze("gemm", m=1, n=2, k=3, regs=64, device="h100-sxm")
     # The device lookup's sentence is the CLI's.
     with pytest.raises(rooftop.InputError) as e:
         rooftop.analyze("copy", elements=10, device="h1000")

@@ -127,7 +127,7 @@ fn local_table(devs: &[LocalDevice], notes: &[String]) -> String {
 }
 
 fn local_markdown(devs: &[LocalDevice], notes: &[String]) -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
+    let esc = crate::markdown::cell;
     let mut out = format!("| {} |\n|{}\n", HEADER.join(" | "), "---|".repeat(HEADER.len()));
     for d in devs {
         let row: Vec<String> = cells(d).iter().map(|c| esc(c)).collect();

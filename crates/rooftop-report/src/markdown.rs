@@ -7,9 +7,28 @@ use rooftop_core::device::DeviceSpec;
 use rooftop_core::units::{si, sig3};
 use std::fmt::Write as _;
 
-/// Escapes a cell: pipes would end the cell, newlines the row.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
+/// Escapes text for a Markdown table cell or list item, as GitHub renders it: pipes
+/// would end the cell and newlines the row; `<`, `>` and `&` would start HTML (a kernel
+/// name's `<float>` is read as a tag and dropped). Inside a code span (between
+/// backticks) the text is literal, so only the pipe is escaped there.
+pub(crate) fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut code = false;
+    for c in s.chars() {
+        match c {
+            '`' => {
+                code = !code;
+                out.push(c);
+            }
+            '|' => out.push_str("\\|"),
+            '\n' => out.push_str("<br>"),
+            '<' if !code => out.push_str("&lt;"),
+            '>' if !code => out.push_str("&gt;"),
+            '&' if !code => out.push_str("&amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {

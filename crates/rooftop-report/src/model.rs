@@ -272,9 +272,7 @@ pub fn table_report(r: &ModelReport) -> String {
     out
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
-}
+use crate::markdown::cell as md_cell;
 
 fn md_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     let cells: Vec<String> = header.iter().map(|h| md_cell(h)).collect();

@@ -347,7 +347,10 @@ fn theoretical_spec(
     let own = || {
         any.device_spec(ceilings).map_err(|e| {
             if request.no_ceilings {
-                JobError::Input(format!("{e} (or drop --no-ceilings)"))
+                JobError::Input(format!(
+                    "{e}; with --no-ceilings only the compute-bound kernels (gemm, fma) run \
+                     without one"
+                ))
             } else {
                 e
             }

@@ -111,6 +111,7 @@ fn gemm_work(g: &GemmArgs) -> Result<GemmParts<'_>> {
         out_dtype: g.out_dtype.as_deref().map(|d| precision("--out-dtype", d)).transpose()?,
         bias: g.bias,
         vector_units: g.vector_units,
+        matrix_units: g.matrix_units,
         weights,
         view: match g.view {
             View::Blas => GemmView::Blas,

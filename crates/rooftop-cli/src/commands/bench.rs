@@ -50,7 +50,8 @@ pub struct BenchArgs {
     pub single_config: Option<Vec<String>>,
 
     /// Problem sizes in elements, comma-separated (1-D kernels: N; row kernels: ROWS x
-    /// COLS with the default COLS; gemm: M=N=K). Suffixes K, M, G are binary. The fma
+    /// COLS with the default COLS; gemm: S elements per matrix, M = N = K = √S, so 16M is
+    /// 4096³). Suffixes K, M, G are binary. The fma
     /// probe keeps its iteration count (set it with --single-config). Default: each
     /// kernel's own sizes.
     #[arg(long, value_name = "S,S,...", value_delimiter = ',')]
@@ -105,7 +106,9 @@ pub struct BenchArgs {
     pub no_builtin: bool,
 
     /// Do not measure the quick ceilings (DRAM bandwidth, FMA peak) before the suite;
-    /// results then have no "% of measured ceiling".
+    /// results then have no "% of measured ceiling". On a CPU, which reports no DRAM
+    /// bandwidth, only compute-bound kernels (gemm, fma) can then run, unless
+    /// `--device`/`--device-file` names a device with `memory.bandwidth_gbs`.
     #[arg(long)]
     pub no_ceilings: bool,
 

@@ -34,6 +34,14 @@ pub fn run(catalog: &Catalog, args: &DevicesArgs, fmt: Format) -> Result<String>
     };
     let list: Vec<DeviceSpec> =
         catalog.devices.iter().filter(|d| vendor.is_none_or(|v| d.vendor == v)).cloned().collect();
+    if list.is_empty() && vendor == Some(Vendor::Cpu) {
+        // CPUs differ machine by machine: the catalog holds none; a device file adds one.
+        return Err(CliError::input(
+            "the built-in catalog has no CPUs (their roofs differ machine by machine): \
+             `rooftop ceilings -o cpu.toml` measures this one, and `--device-file cpu.toml` \
+             adds it (`rooftop devices --local` shows what this machine reports)",
+        ));
+    }
     Ok(rooftop_report::device_list(fmt, &list)?)
 }
 

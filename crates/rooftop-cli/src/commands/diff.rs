@@ -10,21 +10,23 @@ use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::Args;
-use rooftop_report::diff::{self, render, Metric, Options};
+use rooftop_report::diff::{self, render, Metric, Options, Status};
 use std::path::PathBuf;
 use std::str::FromStr;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The baseline export: `rooftop bench --export-json`, `rooftop trace --format json`
-    /// or `rooftop analyze --format json`.
+    /// The baseline export: `rooftop bench --export-json`, `rooftop trace --format json`,
+    /// `rooftop analyze --format json` or `rooftop counters --format json`.
     pub base: PathBuf,
 
     /// The export to compare with it (same kind).
     pub new: PathBuf,
 
-    /// Exit with code 1 when a row (or the total) regressed by more than this, e.g. `5%`.
-    /// Default: no gate (exit 0 whatever changed).
+    /// Exit with code 1 when a row (or the total) regressed by more than this, e.g. `5%`;
+    /// set it above the run-to-run spread of the machine (the test sees only the spread
+    /// within each run). Exit 2 when no row of the two exports matched. Default: no gate
+    /// (exit 0 whatever changed).
     #[arg(long = "fail-above", value_name = "PCT", value_parser = diff::parse_pct)]
     pub fail_above: Option<f64>,
 
@@ -93,6 +95,22 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
         OutputFormat::Perfetto | OutputFormat::Parquet => return Err(output::no_perfetto("diff")),
     };
     output::emit(&text, cli.output.as_deref())?;
+    let matched = d.rows.iter().filter(|r| !matches!(r.status, Status::Added | Status::Removed));
+    if matched.count() == 0 && !d.rows.is_empty() {
+        let why = format!(
+            "no row of {} matched a row of {} ({} removed, {} added): they look like exports \
+             of different work, and no row was compared",
+            args.base.display(),
+            args.new.display(),
+            d.count(Status::Removed),
+            d.count(Status::Added)
+        );
+        // A gate that compared nothing must not pass.
+        if args.fail_above.is_some() {
+            return Err(CliError::input(why));
+        }
+        eprintln!("rooftop: warning: {why}");
+    }
     if d.failing().is_empty() {
         Ok(())
     } else {

@@ -515,7 +515,7 @@ fp16_matrix = 720
 
 [[device]]
 id = "my-box"
-extends = "h100"
+extends = "h100-sxm5"
 name = "My box"
 [device.compute]
 boost_clock_mhz = 1755
@@ -611,7 +611,7 @@ fp32_vector = { value = 0.5, source = "vendor sheet", confidence = "low" }
         let mut c = Catalog::builtin().clone();
         let user = r#"
 [[device]]
-id = "h100"
+id = "h100-sxm5"
 extends = "h100-sxm"
 [device.memory]
 bandwidth_gbs = 3000
@@ -619,7 +619,7 @@ bandwidth_gbs = 3000
         assert!(c.merge_file(user, "u.toml").is_ok());
         assert_eq!(c.devices.len(), IDS.len());
         let d = c.lookup("h100-sxm").map(|d| (d.id.as_str(), d.peak_bw_gbs));
-        assert_eq!(d, Ok(("h100", 3000.0)));
+        assert_eq!(d, Ok(("h100-sxm5", 3000.0)));
     }
 
     #[test]

@@ -45,10 +45,12 @@ impl fmt::Display for LookupError {
                 if !suggestions.is_empty() {
                     write!(f, "; did you mean {}?", or_list(suggestions))?;
                 }
-                if let Some(h) = hint {
-                    write!(f, " {h}")?;
+                match hint {
+                    // A question mark already ends the sentence before the hint.
+                    Some(h) if !suggestions.is_empty() => write!(f, " {h}"),
+                    Some(h) => write!(f, ": {}", lower_first(h)),
+                    None => Ok(()),
                 }
-                Ok(())
             }
             LookupError::Ambiguous { query, candidates } => write!(
                 f,
@@ -60,6 +62,18 @@ impl fmt::Display for LookupError {
 }
 
 impl std::error::Error for LookupError {}
+
+/// `text` with its first letter in lower case (a hint continuing a sentence), unless
+/// it starts with a code span or a name.
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_uppercase() && chars.next().is_some_and(char::is_lowercase) => {
+            c.to_ascii_lowercase().to_string() + &text[1..]
+        }
+        _ => text.to_string(),
+    }
+}
 
 /// "`a`, `b` or `c`"
 fn or_list(items: &[String]) -> String {
@@ -106,8 +120,12 @@ fn score(query: &str, key: &str) -> f64 {
         return 0.0;
     }
     let mut s = strsim::jaro_winkler(query, key);
-    if key.starts_with(query) || query.starts_with(key) {
+    // An id that goes on from what was typed (`a100` → `a100-sxm-80gb`) before one that
+    // stops short of it (`a10`, another part).
+    if key.starts_with(query) {
         s += 0.5;
+    } else if query.starts_with(key) {
+        s += 0.3;
     }
     s
 }
@@ -119,6 +137,13 @@ fn hint(key: &str) -> Option<String> {
         return Some(
             "`a100` names four parts with different memory: a100-sxm-40gb, a100-pcie-40gb \
              (1555 GB/s), a100-sxm-80gb (2039 GB/s), a100-pcie-80gb (1935 GB/s)."
+                .to_string(),
+        );
+    }
+    if key == "h100" {
+        return Some(
+            "`h100` names three parts with different memory and clocks: h100-sxm (3.35 TB/s), \
+             h100-nvl (3.9 TB/s) and h100-pcie (2.0 TB/s)."
                 .to_string(),
         );
     }
@@ -485,7 +510,7 @@ mod tests {
             ("Intel(R) Arc(TM) A770 Graphics", "arc-a770"),
             ("Intel(R) Arc(TM) B580 Graphics", "arc-b580"),
             // Short names and reference ids.
-            ("h100", "h100-sxm"),
+            ("h100-sxm5", "h100-sxm"),
             ("H100_SXM", "h100-sxm"),
             ("nvidia_h100_sxm5", "h100-sxm"),
             ("amd_mi300x", "mi300x"),
@@ -555,10 +580,16 @@ mod tests {
         ] {
             assert_eq!(c.lookup(q).map(|d| (d.id.as_str(), d.peak_bw_gbs)), Ok((id, bw)), "{q}");
         }
-        // `a100` alone names four parts: never one of them.
+        // `a100` alone names four parts: never one of them; the parts are suggested
+        // before `a10`, another GPU.
         let (s, h) = unknown(c, "a100");
         assert!(s.iter().filter(|x| x.starts_with("a100")).count() >= 2, "{s:?}");
+        assert!(s[0].starts_with("a100-"), "{s:?}");
         assert!(h.is_some_and(|h| h.contains("1555") && h.contains("2039")));
+        // `h100` alone names the SXM, NVL and PCIe parts (3.35, 3.9 and 2.0 TB/s).
+        let (s, h) = unknown(c, "h100");
+        assert!(s.contains(&"h100-sxm".to_string()) && s.contains(&"h100-pcie".to_string()));
+        assert!(h.is_some_and(|h| h.contains("3.35") && h.contains("2.0")));
     }
 
     #[test]

@@ -220,13 +220,24 @@ fn below_floor(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     ));
 }
 
+/// Whether the measured time of a kernel whose work needs less than a launch costs is
+/// itself within a few launch costs (and under half its roofline): the launch is then the
+/// diagnosis, and the bandwidth findings, whose gains assume the time can fall to a
+/// share of the floor, do not apply.
+fn launch_bound(i: &DiagnoseInput<'_>) -> bool {
+    i.roofline.floor_time_us < LAUNCH_OVERHEAD_US
+        && i.roofline.achieved.as_ref().is_some_and(|a| {
+            a.time_us < 4.0 * LAUNCH_OVERHEAD_US && a.roofline_attainment_pct < 50.0
+        })
+}
+
 fn launch_overhead(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     let floor = i.roofline.floor_time_us;
     if floor >= LAUNCH_OVERHEAD_US {
         return;
     }
     let (stake, evidence) = match &i.roofline.achieved {
-        Some(a) if a.time_us < 4.0 * LAUNCH_OVERHEAD_US && a.roofline_attainment_pct < 50.0 => (
+        Some(a) if launch_bound(i) => (
             gap(i.roofline),
             format!(
                 "the work alone needs {} but the kernel took {}: most of the time is the fixed \
@@ -263,7 +274,7 @@ fn memory_limited(r: &Roofline) -> bool {
 fn bandwidth_tree(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     let r = i.roofline;
     let Some(a) = &r.achieved else { return };
-    if !memory_limited(r) || a.roofline_attainment_pct > 100.0 + 1e-9 {
+    if !memory_limited(r) || a.roofline_attainment_pct > 100.0 + 1e-9 || launch_bound(i) {
         return;
     }
     let util = a.memory_utilization_pct;
@@ -318,7 +329,7 @@ fn bandwidth_tree(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
 fn class_band(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     let r = i.roofline;
     let (Some(a), Some(band)) = (&r.achieved, expected_band(i.work.class)) else { return };
-    if !memory_limited(r) || a.roofline_attainment_pct > 100.0 + 1e-9 {
+    if !memory_limited(r) || a.roofline_attainment_pct > 100.0 + 1e-9 || launch_bound(i) {
         return;
     }
     let util = a.memory_utilization_pct;
@@ -435,6 +446,9 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     {
         return;
     }
+    let matrix = |p: crate::units::Precision| {
+        i.device.peaks.iter().find(|x| x.unit == ExecUnit::Matrix && x.precision == p)
+    };
     let best = i
         .device
         .peaks
@@ -453,6 +467,30 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     if best.tflops <= roof.tflops * 1.5 {
         return;
     }
+    // The step that changes the arithmetic least comes first: the same FP32 on the matrix
+    // units (CDNA's MFMA), else TF32 (tensor cores, a 10-bit mantissa).
+    let same = (roof.precision == crate::units::Precision::Fp32)
+        .then(|| matrix(crate::units::Precision::Fp32))
+        .flatten();
+    let tf32 = (roof.precision == crate::units::Precision::Fp32)
+        .then(|| matrix(crate::units::Precision::Tf32))
+        .flatten();
+    let first = match (same, tf32) {
+        (Some(m), _) if m.tflops > roof.tflops => format!(
+            "The fp32 matrix roof (MFMA) is {}, at the same precision: rocBLAS and \
+             hipBLASLt run FP32 GEMMs there, so if this kernel does, analyse it on that roof \
+             (`--matrix-units`). ",
+            si(m.tflops * 1e12, "FLOP/s")
+        ),
+        (_, Some(t)) if t.tflops > roof.tflops => format!(
+            "The TF32 matrix roof is {}: allow TF32 (PyTorch: \
+             torch.backends.cuda.matmul.allow_tf32 = True or \
+             torch.set_float32_matmul_precision(\"high\")) if a 10-bit mantissa is \
+             enough. ",
+            si(t.tflops * 1e12, "FLOP/s")
+        ),
+        _ => String::new(),
+    };
     out.push(graded(
         "compute.matrix_units_unused",
         "Matrix units available",
@@ -465,9 +503,8 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
             si(best.tflops * 1e12, "FLOP/s")
         ),
         format!(
-            "If accuracy allows, run it as {} on the matrix units (PyTorch: \
-             torch.backends.cuda.matmul.allow_tf32 or autocast; JAX: \
-             jax.default_matmul_precision or bfloat16 inputs).",
+            "{first}If accuracy allows, run it as {} on the matrix units \
+             (PyTorch: autocast; JAX: jax.default_matmul_precision or bfloat16 inputs).",
             best.precision
         ),
         Some(format!("compute roof {}× higher", sig3(best.tflops / roof.tflops))),
@@ -668,7 +705,7 @@ mod tests {
     use crate::ops::norm::RmsNormSpec;
     use crate::ops::quant::{QuantGemmSpec, WeightFormat};
     use crate::ops::Work;
-    use crate::units::Precision;
+    use crate::units::{ExecUnit, Precision};
 
     fn ids(device: &str, req: &KernelRequest) -> Vec<(&'static str, Severity)> {
         let cat = Catalog::builtin();
@@ -769,6 +806,35 @@ mod tests {
     }
 
     #[test]
+    fn an_fp32_gemm_on_cdna_is_pointed_to_its_fp32_matrix_roof_first() {
+        // MI100 datasheet: 23.1 TFLOP/s FP32 vector, 46.1 TFLOP/s FP32 matrix (MFMA).
+        let cat = Catalog::builtin();
+        let mi100 = cat.lookup("mi100").unwrap();
+        let w = GemmSpec::new(4096, 4096, 4096, Precision::Fp32).work().unwrap();
+        let a = analyze(mi100, &KernelRequest::new(w)).unwrap();
+        assert_eq!(a.roofline.compute_roof.as_ref().map(|r| r.tflops), Some(23.1));
+        let f = a.findings.iter().find(|f| f.id == "compute.matrix_units_unused").unwrap();
+        assert!(
+            f.recommendation.starts_with("The fp32 matrix roof (MFMA) is 46.1 TFLOP/s"),
+            "{}",
+            f.recommendation
+        );
+        let w = GemmSpec {
+            unit: Some(ExecUnit::Matrix),
+            ..GemmSpec::new(4096, 4096, 4096, Precision::Fp32)
+        }
+        .work()
+        .unwrap();
+        let a = analyze(mi100, &KernelRequest::new(w)).unwrap();
+        assert_eq!(a.roofline.compute_roof.as_ref().map(|r| r.tflops), Some(46.1));
+        // The H100 has no FP32 matrix roof: TF32 (494.7 TFLOP/s dense) comes first.
+        let w = GemmSpec::new(4096, 4096, 4096, Precision::Fp32).work().unwrap();
+        let a = analyze(cat.lookup("h100-sxm").unwrap(), &KernelRequest::new(w)).unwrap();
+        let f = a.findings.iter().find(|f| f.id == "compute.matrix_units_unused").unwrap();
+        assert!(f.recommendation.starts_with("The TF32 matrix roof is 49"), "{}", f.recommendation);
+    }
+
+    #[test]
     fn tiny_work_warns_about_launch_overhead() {
         let w = ElementwiseSpec::unary(1024, Precision::Fp32, 1.0).work().unwrap();
         // 8 KiB in, 8 KiB out: a 2.4 ns floor. Launch overhead comes first; the fusion
@@ -780,6 +846,12 @@ mod tests {
         // whole time is at stake, critical.
         let f = ids("h100-sxm", &timed(w, 8));
         assert!(f.contains(&("launch.overhead", Severity::Critical)), "{f:?}");
+        // The launch is the diagnosis: no bandwidth or class finding promises that the
+        // 8 µs could fall to a share of the 2.4 ns floor (3,000× and more).
+        assert!(
+            !f.iter().any(|(id, _)| id.starts_with("bandwidth.") || id.starts_with("class.")),
+            "{f:?}"
+        );
     }
 
     #[test]

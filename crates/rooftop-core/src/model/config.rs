@@ -44,11 +44,35 @@ impl fmt::Display for JsonValue {
             JsonValue::Bool(b) => write!(f, "{b}"),
             JsonValue::UInt(u) => write!(f, "{u}"),
             JsonValue::Int(i) => write!(f, "{i}"),
-            JsonValue::Float(x) => write!(f, "{x}"),
+            // `4096.0`, not `4096`: the value is refused for being a float.
+            JsonValue::Float(x) => write!(f, "{x:?}"),
             JsonValue::Str(s) => write!(f, "\"{s}\""),
             JsonValue::Other(_) => f.write_str("an array or object"),
         }
     }
+}
+
+/// Why `text` is not a config at all, when its JSON is not an object: serde would read
+/// an array's elements as the fields in order (`[1, 2]` as `model_type` 1), so the shape
+/// is checked first. The sentence names the line and column of the first value.
+pub fn not_an_object(text: &str) -> Option<String> {
+    let start = text.len() - text.trim_start().len();
+    let first = text[start..].chars().next();
+    if first == Some('{') {
+        return None;
+    }
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = start - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    Some(match first {
+        None => "the file is empty: expected a JSON object `{...}` (a Hugging Face \
+                 config.json)"
+            .to_string(),
+        Some(c) => format!(
+            "expected a JSON object `{{...}}` (a Hugging Face config.json), found `{c}` at \
+             line {line}, column {column}"
+        ),
+    })
 }
 
 /// The keys of a `config.json` rooftop reads; every other key is ignored. `null` is the

@@ -127,8 +127,8 @@ impl GemmSpec {
         match (self.unit, inp) {
             (None, Precision::Fp32) => assumptions.push(
                 "fp32 runs on the vector unit: cuBLAS SGEMM uses FFMA unless TF32 is allowed \
-                 (PyTorch default off since 1.12); use dtype tf32, or unit matrix for MFMA fp32 \
-                 GEMMs on CDNA"
+                 (PyTorch default off since 1.12); use dtype tf32 for tensor cores, or the matrix \
+                 units for MFMA fp32 GEMMs on CDNA (--matrix-units)"
                     .to_string(),
             ),
             (Some(u), _) => assumptions.push(format!("execution unit set to {u} by the caller")),

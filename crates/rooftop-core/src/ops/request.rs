@@ -27,8 +27,12 @@ pub struct GemmRequest {
     /// Output precision, when not `dtype`.
     pub out_dtype: Option<Precision>,
     pub bias: bool,
-    /// Run on the vector units instead of the matrix units.
+    /// Run on the vector units (the default for fp32 only, see
+    /// [`super::gemm::GemmSpec::work`]).
     pub vector_units: bool,
+    /// Run on the matrix units (for fp32: MFMA FP32 on CDNA; every other precision runs
+    /// there by default).
+    pub matrix_units: bool,
     /// Quantized weights (`None`: dense B in `dtype`).
     pub weights: Option<WeightFormat>,
     /// In which view `m` and `n` are given.
@@ -56,6 +60,7 @@ impl GemmRequest {
             out_dtype: None,
             bias: false,
             vector_units: false,
+            matrix_units: false,
             weights: None,
             view: GemmView::Blas,
         }
@@ -65,8 +70,13 @@ impl GemmRequest {
     ///
     /// # Errors
     /// A zero size; `2·batch·M·N·K` past 64-bit arithmetic; batch or bias with quantized
-    /// weights; a weight format the quantized GEMM model refuses.
+    /// weights; a weight format the quantized GEMM model refuses; both units asked for.
     pub fn parts(&self) -> Result<GemmParts, OpError> {
+        if self.vector_units && self.matrix_units {
+            return Err(OpError::Invalid(
+                "vector units and matrix units exclude each other: ask for one".to_string(),
+            ));
+        }
         // 2·batch·M·N·K FLOPs must be a count, not an overflow: refused, as STREAM or
         // any calculator refuses a size past its arithmetic.
         if [2, self.batch, self.m, self.n, self.k]
@@ -106,7 +116,11 @@ impl GemmRequest {
                 dtype: self.dtype,
                 out_dtype: self.out_dtype,
                 bias: self.bias,
-                unit: self.vector_units.then_some(ExecUnit::Vector),
+                unit: if self.vector_units {
+                    Some(ExecUnit::Vector)
+                } else {
+                    self.matrix_units.then_some(ExecUnit::Matrix)
+                },
             };
             (spec.work()?, None)
         };

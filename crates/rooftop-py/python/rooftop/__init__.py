@@ -590,8 +590,8 @@ def analyze(
     ``op`` is gemm, attention, rmsnorm, layernorm, softmax, elementwise, reduction,
     copy or conv2d; the keyword arguments are the command's flags with ``_`` for ``-``
     and the same defaults: ``analyze("gemm", m=1, n=4096, k=4096, dtype="fp16",
-    device="h100", time_us=42)`` is ``rooftop analyze gemm --m 1 --n 4096 --k 4096
-    --dtype fp16 --device h100 --time-us 42``. An unknown keyword is an
+    device="h100-sxm", time_us=42)`` is ``rooftop analyze gemm --m 1 --n 4096 --k 4096
+    --dtype fp16 --device h100-sxm --time-us 42``. An unknown keyword is an
     :class:`InputError` naming the ones the op takes.
     """
     params = json.dumps(shape, default=_json_default)

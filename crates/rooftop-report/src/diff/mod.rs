@@ -45,15 +45,29 @@ pub enum DiffError {
     NotJson { origin: String, line: usize, column: usize, message: String },
     #[error(
         "{origin}: not a rooftop export: expected the JSON of `rooftop bench` \
-         (--export-json or --format json), `rooftop trace --format json` or \
-         `rooftop analyze --format json`"
+         (--export-json or --format json), `rooftop trace --format json`, \
+         `rooftop analyze --format json` or `rooftop counters --format json`"
     )]
     Unknown { origin: String },
     /// A field of the export is missing or has the wrong type.
     #[error("{origin}: field `{path}` {problem}")]
     Field { origin: String, path: String, problem: String },
-    #[error("{base} is a {base_kind} export but {new} is a {new_kind} export: compare exports of one kind")]
+    #[error(
+        "{base} is {} {base_kind} export but {new} is {} {new_kind} export: compare exports \
+         of one kind",
+        article(base_kind),
+        article(new_kind)
+    )]
     KindMismatch { base: String, base_kind: &'static str, new: String, new_kind: &'static str },
+}
+
+/// "an" before a vowel, else "a".
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// What kind of export a file is.

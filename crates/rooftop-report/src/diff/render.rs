@@ -168,9 +168,7 @@ pub fn table(d: &Diff) -> String {
     out
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
-}
+use crate::markdown::cell as md_cell;
 
 /// Markdown, for a pull-request comment.
 pub fn markdown(d: &Diff) -> String {
