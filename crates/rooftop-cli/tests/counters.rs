@@ -602,3 +602,113 @@ fn truncated_kernel_trace_is_refused() {
         predicate::str::contains("kernel_trace.csv, line 4: 7 fields but the header has 18"),
     );
 }
+
+/// `--device` of another vendor than the files': a warning in the report, and beside
+/// measured roofs the device is not used at all (the roofs stay the fixture's own
+/// roofline.csv figures: HBMBw = 1388.9302 GB/s in its first device row).
+#[test]
+fn device_of_another_vendor_is_warned_about() {
+    let mi200 = fixture("rocprof/rocprof_compute_vcopy_MI200");
+    let v = json_of(&["counters", &mi200, "--device", "h100-sxm"]);
+    assert_eq!(v["roofs"]["source"], "measured");
+    let dram =
+        v["roofs"]["bandwidth"].as_array().unwrap().iter().find(|b| b["level"] == "dram").unwrap();
+    assert!((dram["gbs"].as_f64().unwrap() - 1388.9302).abs() < 1e-6);
+    let notes: Vec<&str> =
+        v["roofs"]["notes"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(notes[0].starts_with("warning: --device h100-sxm"), "{notes:?}");
+    assert!(notes[0].contains("MI200") && notes[0].contains("not used"), "{notes:?}");
+    assert!(notes.iter().all(|n| !n.contains("h100-sxm (")), "{notes:?}");
+    rooftop()
+        .args(["counters", &mi200, "--device", "h100-sxm"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("warning: --device h100-sxm"));
+
+    // An H200 file judged on an MI300X: the roofs are the MI300X's (5.3 TB/s HBM3 by
+    // AMD's datasheet), and the warning names both.
+    let h200 = fixture("ncu/h200/torch_raw.csv");
+    let v = json_of(&["counters", &h200, "--device", "mi300x"]);
+    assert_eq!(v["roofs"]["device"], "mi300x");
+    let dram =
+        v["roofs"]["bandwidth"].as_array().unwrap().iter().find(|b| b["level"] == "dram").unwrap();
+    assert!((dram["gbs"].as_f64().unwrap() - 5300.0).abs() < 1.0, "{dram}");
+    let first = v["roofs"]["notes"][0].as_str().unwrap();
+    assert!(first.starts_with("warning: --device mi300x"), "{first}");
+    assert!(first.contains("NVIDIA H200") && first.contains("mi300x's"), "{first}");
+
+    // The files' own vendor: no warning.
+    let v = json_of(&["counters", &h200, "--device", "h200-sxm"]);
+    let notes = v["roofs"]["notes"].as_array().unwrap();
+    assert!(notes.iter().all(|n| !n.as_str().unwrap().starts_with("warning")), "{notes:?}");
+
+    // The help says what --device does beside measured roofs.
+    let help = rooftop().args(["counters", "--help"]).output().unwrap();
+    let help =
+        String::from_utf8(help.stdout).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("except where the files carry measured roofs"), "{help}");
+    assert!(help.contains("those stay the roofs"), "{help}");
+}
+
+/// A Speed of Light with an impossible figure (the A100 details excerpt with "DRAM
+/// Throughput" 246.99% instead of its 46.99%) gives a warning and no bound: the fixture
+/// as recorded is memory-bound by L2 (63.55% against the SM's 5.27%).
+#[test]
+fn impossible_speed_of_light_gives_a_warning_and_no_bound() {
+    let src = fixture("ncu/clima_a100_details_excerpt.csv");
+    let v = json_of(&["counters", &src]);
+    assert_eq!(v["kernels"][0]["bound"], "memory");
+    let (_guard, dir) = tempdir("sol");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let bad = text.replacen(
+        "\"DRAM Throughput\",\"%\",\"46.99\"",
+        "\"DRAM Throughput\",\"%\",\"246.99\"",
+        1,
+    );
+    assert_ne!(bad, text);
+    let path = dir.join("clima.csv");
+    std::fs::write(&path, bad).unwrap();
+    let p = path.to_str().unwrap();
+    let v = json_of(&["counters", p]);
+    let k = &v["kernels"][0];
+    assert!(k["bound"].is_null() && k["pct_of_roof"].is_null(), "{k}");
+    assert!(k["bound_reason"].as_str().unwrap().contains("impossible"), "{k}");
+    rooftop().args(["counters", p]).assert().success().stdout(
+        predicate::str::contains("warning: clima.csv, line 6")
+            .and(predicate::str::contains("246.99%")),
+    );
+}
+
+/// The ±20% band is said only for a balanced bound: the hand-made raw page's gemm does
+/// 9000 FLOPs on 2,048,500 + 1024 DRAM bytes (0.00439 FLOP/B), far below any ridge.
+#[test]
+fn memory_bound_reason_does_not_claim_balance() {
+    let v = json_of(&["counters", &fixture("ncu/handmade/raw_page.csv")]);
+    let k = v["kernels"].as_array().unwrap().iter().find(|k| k["bound"] == "memory").unwrap();
+    let reason = k["bound_reason"].as_str().unwrap();
+    assert!(reason.contains("0.00439 FLOP/B"), "{reason}");
+    assert!(!reason.contains("balanced"), "{reason}");
+}
+
+/// Implausible inputs are refused with exit 2, naming the file, line and column.
+#[test]
+fn implausible_inputs_are_refused() {
+    let (_guard, dir) = tempdir("implausible");
+    let text = std::fs::read_to_string(fixture("ncu/handmade/raw_page.csv")).unwrap();
+    // The units row (line 2) names `Kbyte` for dram__bytes_read.sum: the first `Kbyte`.
+    let furlong = text.replacen("\"Kbyte\"", "\"furlong\"", 1);
+    let path = dir.join("unit.csv");
+    std::fs::write(&path, furlong).unwrap();
+    rooftop().args(["counters", path.to_str().unwrap()]).assert().code(2).stderr(
+        predicate::str::contains("unit.csv, line 2, column `dram__bytes_read.sum`")
+            .and(predicate::str::contains("`furlong`")),
+    );
+    // gemm's dram__bytes_read.sum on line 3 is "2048.5" (Kbyte).
+    let neg = text.replacen("\"2048.5\"", "\"-5\"", 1);
+    let path = dir.join("neg.csv");
+    std::fs::write(&path, neg).unwrap();
+    rooftop().args(["counters", path.to_str().unwrap()]).assert().code(2).stderr(
+        predicate::str::contains("neg.csv, line 3, column `dram__bytes_read.sum`")
+            .and(predicate::str::contains("cannot be negative")),
+    );
+}

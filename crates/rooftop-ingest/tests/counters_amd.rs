@@ -439,3 +439,106 @@ fn truncated_kernel_trace_is_an_error_at_its_line() {
     assert_eq!(set.dispatches.len(), 1);
     assert!(rocprofv3::read_str("kernel_trace.csv", whole.trim_end()).is_ok());
 }
+
+/// The MI200 workload copied to a scratch folder with `edit` applied to one of its
+/// files.
+#[allow(clippy::unwrap_used)]
+fn mi200_with(tag: &str, file: &str, edit: impl Fn(&str) -> String) -> PathBuf {
+    let src = fixtures().join("rocprof_compute_vcopy_MI200");
+    let dir = scratch(tag);
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap();
+        let text = std::fs::read(&p).unwrap();
+        if name == file {
+            std::fs::write(dir.join(name), edit(std::str::from_utf8(&text).unwrap())).unwrap();
+        } else {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+    }
+    dir
+}
+
+/// Replaces the cell of column `col` in CSV line `line` (1-based; line 1 is the header).
+/// Unquoted cells only, which the columns edited here are.
+#[allow(clippy::unwrap_used)]
+fn set_cell(text: &str, line: usize, col: &str, value: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let i = lines[0].split(',').position(|h| h == col).unwrap();
+    // Split the row by commas outside quotes.
+    let row = &lines[line - 1];
+    let mut cells = Vec::new();
+    let (mut cur, mut quoted) = (String::new(), false);
+    for ch in row.chars() {
+        match ch {
+            '"' => {
+                quoted = !quoted;
+                cur.push(ch);
+            }
+            ',' if !quoted => cells.push(std::mem::take(&mut cur)),
+            _ => cur.push(ch),
+        }
+    }
+    cells.push(cur);
+    cells[i] = value.to_string();
+    lines[line - 1] = cells.join(",");
+    lines.join("\n") + "\n"
+}
+
+/// A bad value in the first data row is on line 2 (line 1 is the header), in
+/// pmc_perf.csv and in roofline.csv, with LF and with CRLF line ends.
+#[test]
+fn rocprof_compute_errors_name_the_data_line() {
+    let crlf = |t: String| t.replace('\n', "\r\n");
+    for (tag, file, col, value) in [
+        ("line_pmc", "pmc_perf.csv", "TCC_HIT_sum", "lots"),
+        ("line_roof", "roofline.csv", "HBMBw", "fast"),
+    ] {
+        for ends in ["lf", "crlf"] {
+            let dir = mi200_with(&format!("{tag}_{ends}"), file, |t| {
+                let t = set_cell(t, 2, col, value);
+                if ends == "crlf" {
+                    crlf(t)
+                } else {
+                    t
+                }
+            });
+            let e = rocprof_compute::read(&dir).unwrap_err();
+            assert_eq!(e.place.line, Some(2), "{file} {ends}: {e}");
+            assert_eq!(e.place.field.as_deref(), Some(col), "{e}");
+            assert!(e.path.ends_with(file), "{e}");
+            assert!(e.to_string().contains(&format!("line 2, column `{col}`")), "{e}");
+            // The same value in the second data row is line 3 (roofline.csv: only its
+            // first row, device 0, is read).
+            if file == "roofline.csv" {
+                continue;
+            }
+            let dir = mi200_with(&format!("{tag}_{ends}_3"), file, |t| {
+                let t = set_cell(t, 3, col, value);
+                if ends == "crlf" {
+                    crlf(t)
+                } else {
+                    t
+                }
+            });
+            let e = rocprof_compute::read(&dir).err().map(|e| e.place.line);
+            assert_eq!(e, Some(Some(3)));
+        }
+    }
+}
+
+/// A hardware counter counts events: -131086 in the second dispatch's TCC_EA_RDREQ_sum
+/// (line 3 of pmc_perf.csv) is refused at its line and column, not summed into DRAM bytes.
+#[test]
+fn negative_counter_in_pmc_perf_is_an_error() {
+    let dir =
+        mi200_with("negative", "pmc_perf.csv", |t| set_cell(t, 3, "TCC_EA_RDREQ_sum", "-131086"));
+    let e = rocprof_compute::read(&dir).unwrap_err();
+    assert_eq!((e.place.line, e.place.field.as_deref()), (Some(3), Some("TCC_EA_RDREQ_sum")));
+    assert!(e.path.ends_with("pmc_perf.csv") && e.message.contains("-131086"), "{e}");
+    assert!(e.message.contains("cannot be negative"), "{e}");
+    // Zero is a count.
+    let dir = mi200_with("zero", "pmc_perf.csv", |t| set_cell(t, 3, "TCC_EA_RDREQ_sum", "0"));
+    let set = rocprof_compute::read(&dir).unwrap();
+    assert_eq!(set.dispatches[1].counter("TCC_EA_RDREQ_sum"), Some(0.0));
+}

@@ -718,3 +718,116 @@ fn roofline_preset_gives_the_tensor_flops_of_the_full_export() {
     let ai = gemm.arithmetic_intensity.unwrap();
     assert!((ai - 274_877_906_944.0 / 352_440_064.0).abs() < 0.01, "{ai}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Implausible values: refused where no measurement can give them, noted and unused where
+// they are Nsight Compute's own computed percentages.
+
+/// The hand-made raw page with one cell replaced: `row` is the 0-based line, `col` the
+/// header's column name. The file has the header on line 1 and the units row on line 2.
+#[allow(clippy::unwrap_used)]
+fn raw_page_with(row: usize, col: &str, value: &str) -> String {
+    let text = std::fs::read_to_string(fixtures().join("ncu/handmade/raw_page.csv")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let header: Vec<&str> = lines[0].split("\",\"").collect();
+    let i = header.iter().position(|h| h.trim_matches('"') == col).unwrap();
+    let mut cells: Vec<String> = lines[row].split("\",\"").map(str::to_string).collect();
+    let last = cells.len() - 1;
+    let (open, close) = (if i == 0 { "\"" } else { "" }, if i == last { "\"" } else { "" });
+    cells[i] = format!("{open}{value}{close}");
+    lines[row] = cells.join("\",\"");
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn ncu_unknown_unit_in_the_units_row_is_an_error() {
+    // The fixture's units row (line 2) says `Kbyte` under `dram__bytes_read.sum`.
+    let ok = ncu::read_str("raw.csv", &raw_page_with(1, "dram__bytes_read.sum", "Kbyte")).unwrap();
+    // 2048.5 Kbyte = 2,048,500 bytes (decimal prefix, as ncu writes it).
+    assert_eq!(ok.dispatches[0].counter("dram__bytes_read.sum"), Some(2_048_500.0));
+    let e = ncu_err(&raw_page_with(1, "dram__bytes_read.sum", "furlong"));
+    assert_eq!(e.place.line, Some(2));
+    assert_eq!(e.place.field.as_deref(), Some("dram__bytes_read.sum"));
+    assert!(e.to_string().starts_with("bad.csv, line 2, column `dram__bytes_read.sum`"), "{e}");
+    assert!(e.message.contains("`furlong`"), "{e}");
+    // Details page: a figure rooftop reads ("Duration") in an unknown unit is an error at
+    // its row; a figure it does not read keeps the note (ncu_unknown_unit_is_kept_and_noted).
+    let e = ncu_err(
+        "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+         \"0\",\"k\",\"Duration\",\"fortnight\",\"7\"\n",
+    );
+    assert_eq!((e.place.line, e.place.field.as_deref()), (Some(2), Some("Metric Unit")));
+    assert!(e.message.contains("`fortnight`") && e.message.contains("Duration"), "{e}");
+}
+
+#[test]
+fn ncu_negative_byte_count_is_an_error() {
+    // gemm's row is line 3; -5 Kbyte of DRAM reads is no measurement.
+    let e = ncu_err(&raw_page_with(2, "dram__bytes_read.sum", "-5"));
+    assert_eq!(e.place.line, Some(3));
+    assert_eq!(e.place.field.as_deref(), Some("dram__bytes_read.sum"));
+    assert!(e.message.contains("-5 Kbyte") && e.message.contains("byte count"), "{e}");
+    // A negative duration too (gpu__time_duration.sum in usecond).
+    let e = ncu_err(&raw_page_with(2, "gpu__time_duration.sum", "-1"));
+    assert_eq!(e.place.field.as_deref(), Some("gpu__time_duration.sum"));
+    assert!(e.message.contains("duration"), "{e}");
+    // Zero is a measurement.
+    assert!(ncu::read_str("raw.csv", &raw_page_with(2, "dram__bytes_read.sum", "0")).is_ok());
+}
+
+#[test]
+fn ncu_hit_rate_over_100_is_noted_and_not_used() {
+    // The fixture's gemm row has lts__t_sector_hit_rate.pct = 61.2: read as is.
+    let set =
+        ncu::read_str("raw.csv", &raw_page_with(2, "lts__t_sector_hit_rate.pct", "61.2")).unwrap();
+    assert_eq!(derive(&set, 0).l2_hit_rate_pct, Some(61.2));
+    // 250% is no hit rate: the value stays in the counters, a warning names line 3 and
+    // the column, and no L2 hit rate is derived (nor anything drawn from one).
+    let set =
+        ncu::read_str("raw.csv", &raw_page_with(2, "lts__t_sector_hit_rate.pct", "250")).unwrap();
+    assert_eq!(set.dispatches[0].counter("lts__t_sector_hit_rate.pct"), Some(250.0));
+    assert!(
+        has_note(&set, "warning: raw.csv, line 3, column `lts__t_sector_hit_rate.pct`"),
+        "{:?}",
+        set.source.notes
+    );
+    assert!(has_note(&set, "is 250%, which is impossible for a hit rate"));
+    let x = derive(&set, 0);
+    assert_eq!(x.l2_hit_rate_pct, None);
+    assert!(x.missing.iter().any(|m| m.quantity == "l2_hit_rate_pct" && m.needs.contains("250%")));
+    // Within ncu's own noise (a real H200 export holds 100.007616%): kept, no warning.
+    let set =
+        ncu::read_str("raw.csv", &raw_page_with(2, "lts__t_sector_hit_rate.pct", "100.5")).unwrap();
+    assert_eq!(derive(&set, 0).l2_hit_rate_pct, Some(100.5));
+    assert!(!has_note(&set, "warning:"), "{:?}", set.source.notes);
+}
+
+#[test]
+fn ncu_speed_of_light_over_100_is_noted_and_decides_nothing() {
+    // The A100 details excerpt: "DRAM Throughput" 46.99% on line 6, L2 63.55%, SM 5.27%.
+    let text =
+        std::fs::read_to_string(fixtures().join("ncu/clima_a100_details_excerpt.csv")).unwrap();
+    let line6 = text.lines().nth(5).unwrap();
+    assert!(line6.contains("\"DRAM Throughput\",\"%\",\"46.99\""), "{line6}");
+    let set = ncu::read_str("clima.csv", &text).unwrap();
+    let sol = derive(&set, 0).speed_of_light;
+    assert_eq!((sol.dram_pct, sol.l2_pct, sol.sm_pct), (Some(46.99), Some(63.55), Some(5.27)));
+
+    let bad = text.replacen(
+        "\"DRAM Throughput\",\"%\",\"46.99\"",
+        "\"DRAM Throughput\",\"%\",\"246.99\"",
+        1,
+    );
+    let set = ncu::read_str("clima.csv", &bad).unwrap();
+    let id = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed";
+    assert_eq!(set.dispatches[0].counter(id), Some(246.99));
+    assert!(
+        has_note(&set, "warning: clima.csv, line 6, column `Metric Value`: \"DRAM Throughput\""),
+        "{:?}",
+        set.source.notes
+    );
+    assert!(has_note(&set, "246.99% of its peak, which is impossible"));
+    let x = derive(&set, 0);
+    assert!(x.speed_of_light.is_empty(), "{:?}", x.speed_of_light);
+    assert!(x.missing.iter().any(|m| m.quantity == "speed_of_light" && m.needs.contains("247%")));
+}

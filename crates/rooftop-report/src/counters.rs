@@ -423,6 +423,15 @@ pub(crate) fn tool_title(t: &rooftop_core::counters::ToolFinding) -> String {
     format!("{} ({})", t.rule, parts.join(", "))
 }
 
+/// A note's label and text: `warning: ` for a note that says the files or the flags
+/// contradict themselves (it starts so), `note: ` for the others.
+fn note_label(n: &str) -> (&'static str, &str) {
+    match n.strip_prefix("warning: ") {
+        Some(text) => ("warning: ", text),
+        None => ("note: ", n),
+    }
+}
+
 /// The terminal report.
 pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
     let mut out = String::new();
@@ -430,7 +439,9 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
         out.push_str(&crate::wrap_text(&l, 100, "", "  "));
     }
     for n in r.set.source.notes.iter().chain(&r.roofs.notes) {
-        out.push_str(&crate::wrap_text(n, 100, "note: ", "      "));
+        let (label, text) = note_label(n);
+        let indent = " ".repeat(label.len());
+        out.push_str(&crate::wrap_text(text, 100, label, &indent));
     }
     let rs = records(r, o);
     let kt = kernel_table(r, o, Some(usize::from(crate::table::WIDTH)));
@@ -503,7 +514,8 @@ pub fn markdown(r: &CounterReport, o: &RenderOptions) -> String {
         let _ = writeln!(out, "- {l}");
     }
     for n in r.set.source.notes.iter().chain(&r.roofs.notes) {
-        let _ = writeln!(out, "- note: {n}");
+        let (label, text) = note_label(n);
+        let _ = writeln!(out, "- {label}{text}");
     }
     out.push('\n');
     let kt = kernel_table(r, o, None);

@@ -67,10 +67,14 @@ pub struct CountersArgs {
     /// the content; any file may be gzipped.
     pub path: PathBuf,
 
-    /// Device for the roofs: catalog id, alias or tool-printed name. Default: measured
-    /// roofs in the files (rocprof-compute roofline.csv), else the device the files
-    /// name, else none.
-    #[arg(long, short = 'd')]
+    /// Device for the roofs: catalog id, alias or tool-printed name. Its datasheet peaks
+    /// are the roofs, except where the files carry measured roofs (rocprof-compute
+    /// roofline.csv): those stay the roofs, and --device only supplies what the files do
+    /// not state (architecture, wave size, unit counts). A device of another vendor than
+    /// the files' is warned about in the report, and not used at all beside measured
+    /// roofs. Default: measured roofs in the files, else the device the files name, else
+    /// none.
+    #[arg(long, short = 'd', value_parser = crate::offers::DEVICES, hide_possible_values = true)]
     pub device: Option<String>,
 
     /// Read the input as this format instead of detecting it.
@@ -107,8 +111,17 @@ pub(crate) fn report(
             return Err(CliError::input(format!("--kernel: no kernel name contains `{k}`")));
         }
     }
+    let mut device = device;
+    let mut warning = None;
     if let Some(spec) = device.and_then(|d| catalog.lookup(d).ok()) {
-        fill_device_facts(&mut set, spec);
+        warning = other_vendor(&set, spec);
+        if warning.is_none() {
+            fill_device_facts(&mut set, spec);
+        } else if !set.measured_roofs.is_empty() {
+            // Beside measured roofs the device would give only unit counts and launch
+            // limits, which another vendor's part cannot give.
+            device = None;
+        }
     }
     // One record per dispatch only where it is shown: JSON has them all, the other
     // formats with --dispatches (a trace of millions of launches needs only its kernels).
@@ -117,8 +130,11 @@ pub(crate) fn report(
     } else {
         Records::Kernels
     };
-    let rep = analyze_in_records(set, catalog, device, records)
+    let mut rep = analyze_in_records(set, catalog, device, records)
         .map_err(|e| CliError::input(e.to_string()))?;
+    if let Some(w) = warning {
+        rep.roofs.notes.insert(0, w);
+    }
     let text = match cli.format {
         OutputFormat::Table => render::table(&rep, opts),
         OutputFormat::Json => render::json(&rep),
@@ -134,6 +150,53 @@ pub(crate) fn report(
     // at a time would take longer than reading it did.
     std::mem::forget(rep);
     r
+}
+
+/// The warning for a `--device` of another vendor than the GPU the files come from (an
+/// H100 for an MI200 workload): the files name one part, the roofs would be another's.
+fn other_vendor(set: &CounterSet, spec: &DeviceSpec) -> Option<String> {
+    let files = match set.source.format.vendor() {
+        GpuVendor::Amd => Vendor::Amd,
+        GpuVendor::Nvidia => Vendor::Nvidia,
+    };
+    if spec.vendor == files {
+        return None;
+    }
+    let named = match &set.device.name {
+        Some(n) => format!("the files name {n}, an {} GPU", files.as_str()),
+        None => format!(
+            "the files come from an {} GPU ({})",
+            files.as_str(),
+            set.source.format.as_str()
+        ),
+    };
+    Some(if set.measured_roofs.is_empty() {
+        format!(
+            "warning: --device {} is {} {}, but {named}: the roofs are {}'s, not the profiled \
+             GPU's",
+            spec.id,
+            article(&spec.name),
+            spec.name,
+            spec.id
+        )
+    } else {
+        format!(
+            "warning: --device {} is {} {}, but {named}: it is not used, and the roofs are the \
+             ones the files measured",
+            spec.id,
+            article(&spec.name),
+            spec.name
+        )
+    })
+}
+
+/// `an` before a vowel sound (AMD, Intel, NVIDIA), `a` otherwise.
+fn article(name: &str) -> &'static str {
+    if name.starts_with(['A', 'E', 'I', 'O', 'U']) || name.starts_with("NVIDIA") {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// Fills the facts the counter formulas need and the files do not state — the

@@ -462,16 +462,26 @@ fn by_roofline(
         bound: Some(p.bound),
         basis: Some(BoundBasis::Roofline),
         reason: format!(
-            "arithmetic intensity {} FLOP/B against the {} {} ridge {} FLOP/B (balanced \
-             within ±20%)",
+            "arithmetic intensity {} FLOP/B against the {} {} ridge {} FLOP/B{}",
             sig3(flops / bytes.max(f64::MIN_POSITIVE)),
             roof.precision.as_str(),
             roof.unit.as_str(),
-            sig3(ridge)
+            sig3(ridge),
+            balanced_band(p.bound)
         ),
         pct: p.attainment_pct,
         compute_roof: Some(roof),
     })
+}
+
+/// The band rule, said where it decided: a balanced bound is one within ±20% of the
+/// ridge (roofline) or of the other unit's throughput (Speed of Light); a memory or
+/// compute bound lies outside it, and its reason does not repeat the band.
+fn balanced_band(bound: Bound) -> &'static str {
+    match bound {
+        Bound::Balanced => " (balanced within ±20%)",
+        _ => "",
+    }
 }
 
 /// The module docs' order: counters, then Speed of Light, never compute-bound when a
@@ -518,10 +528,10 @@ fn decide(
             bound: Bound::classify(sm, mem).ok(),
             basis: Some(BoundBasis::SpeedOfLight),
             reason: format!(
-                "{why}; Speed of Light: SM {}%, busiest memory unit {pipe} {}% of peak \
-                 (balanced within ±20%)",
+                "{why}; Speed of Light: SM {}%, busiest memory unit {pipe} {}% of peak{}",
                 sig3(sm),
-                sig3(mem)
+                sig3(mem),
+                Bound::classify(sm, mem).map_or("", balanced_band)
             ),
             pct: Some(sm.max(mem)),
             compute_roof: None,
@@ -529,7 +539,12 @@ fn decide(
         (Err(why), None) => Decision {
             bound: None,
             basis: None,
-            reason: format!("{why}, and there is no Speed-of-Light section"),
+            reason: match x.missing.iter().find(|m| m.quantity == super::nvidia::SPEED_OF_LIGHT) {
+                Some(m) => {
+                    format!("{why}, and the Speed of Light is not used: it needs {}", m.needs)
+                }
+                None => format!("{why}, and there is no Speed-of-Light section"),
+            },
             pct: None,
             compute_roof: None,
         },

@@ -534,23 +534,45 @@ fn complete_or_withdraw(d: &Dispatch, out: &mut Derived) {
 }
 
 fn rates(d: &Dispatch, out: &mut Derived) {
-    if let Some(v) = get(d, "l1tex__t_sector_hit_rate.pct") {
+    // A hit rate outside 0–100% (beyond the counters' noise) is impossible: not shown,
+    // and nothing is concluded from it.
+    let hit_rate = |out: &mut Derived, quantity: &str, id: &str| {
+        let v = get(d, id)?;
+        if plausible_pct(v) {
+            return Some(v);
+        }
+        out.miss(
+            quantity,
+            &format!(
+                "a value within 0–100% ({id} is {}%, which is impossible for a hit rate)",
+                crate::units::sig3(v)
+            ),
+        );
+        None
+    };
+    if get(d, "l1tex__t_sector_hit_rate.pct").is_none() {
+        out.miss("l1_hit_rate_pct", "l1tex__t_sector_hit_rate.pct");
+    } else if let Some(v) = hit_rate(out, "l1_hit_rate_pct", "l1tex__t_sector_hit_rate.pct") {
         out.l1_hit_rate_pct = Some(v);
         out.formula("L1 hit rate = l1tex__t_sector_hit_rate.pct (\"L1/TEX Hit Rate\")");
-    } else {
-        out.miss("l1_hit_rate_pct", "l1tex__t_sector_hit_rate.pct");
     }
-    if let Some(v) = get(d, "lts__t_sector_hit_rate.pct") {
-        out.l2_hit_rate_pct = Some(v);
-        out.formula("L2 hit rate = lts__t_sector_hit_rate.pct (\"L2 Hit Rate\")");
-    } else if let Some(v) = get(d, "lts__t_request_hit_rate.pct") {
-        out.l2_hit_rate_pct = Some(v);
-        out.formula(
-            "L2 hit rate = lts__t_request_hit_rate.pct (per request; the per-sector \
-             lts__t_sector_hit_rate.pct that ncu shows as \"L2 Hit Rate\" was not collected)",
-        );
-    } else {
-        out.miss("l2_hit_rate_pct", "lts__t_sector_hit_rate.pct");
+    let l2 = ["lts__t_sector_hit_rate.pct", "lts__t_request_hit_rate.pct"]
+        .into_iter()
+        .find(|id| get(d, id).is_some());
+    match l2 {
+        None => out.miss("l2_hit_rate_pct", "lts__t_sector_hit_rate.pct"),
+        Some(id) => {
+            if let Some(v) = hit_rate(out, "l2_hit_rate_pct", id) {
+                out.l2_hit_rate_pct = Some(v);
+                out.formula(if id == "lts__t_sector_hit_rate.pct" {
+                    "L2 hit rate = lts__t_sector_hit_rate.pct (\"L2 Hit Rate\")"
+                } else {
+                    "L2 hit rate = lts__t_request_hit_rate.pct (per request; the per-sector \
+                     lts__t_sector_hit_rate.pct that ncu shows as \"L2 Hit Rate\" was not \
+                     collected)"
+                });
+            }
+        }
     }
     if let Some(v) = get(d, "sm__warps_active.avg.pct_of_peak_sustained_active") {
         out.achieved_occupancy_pct = Some(v);
@@ -572,8 +594,62 @@ fn rates(d: &Dispatch, out: &mut Derived) {
     }
 }
 
-/// The Speed-of-Light throughputs (percent of each unit's peak).
+/// How far past 0–100% an Nsight Compute percentage may lie and still be a measurement:
+/// ncu computes its rates from sampled counters, and a real H200 export holds
+/// `lts__t_sector_op_write_hit_rate.pct` = 100.007616%. Beyond it, the figure is
+/// impossible.
+pub const PCT_NOISE: f64 = 1.0;
+
+/// Whether a percentage of a whole (a hit rate, a throughput as a share of its peak) is
+/// possible: within 0–100%, give or take [`PCT_NOISE`].
+pub fn plausible_pct(v: f64) -> bool {
+    (-PCT_NOISE..=100.0 + PCT_NOISE).contains(&v)
+}
+
+/// The hit rates the formulas read ("L1/TEX Hit Rate", "L2 Hit Rate", and L2 per
+/// request). Others (`lts__t_sector_op_write_hit_rate.pct`, which real H200 exports
+/// hold at 109%) are not read.
+pub const HIT_RATE_METRICS: &[&str] =
+    &["l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct", "lts__t_request_hit_rate.pct"];
+
+/// The Speed-of-Light figures (metric id, the label Nsight Compute shows), each a
+/// percentage of its unit's own peak: 0 to 100 by definition.
+pub const SPEED_OF_LIGHT_METRICS: &[(&str, &str)] = &[
+    ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput"),
+    ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "Memory Throughput"),
+    ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "DRAM Throughput"),
+    ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "SOL DRAM"),
+    ("l1tex__throughput.avg.pct_of_peak_sustained_active", "L1/TEX Cache Throughput"),
+    ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "L2 Cache Throughput"),
+];
+
+/// The `missing` quantity of a Speed of Light that holds an impossible figure.
+pub const SPEED_OF_LIGHT: &str = "speed_of_light";
+
+/// The first Speed-of-Light figure of `d` outside 0–100% of its peak (beyond
+/// [`PCT_NOISE`]): (label, value).
+/// A unit cannot run above its own peak, so such a file was edited or is corrupt.
+pub fn impossible_speed_of_light(d: &Dispatch) -> Option<(&'static str, f64)> {
+    SPEED_OF_LIGHT_METRICS
+        .iter()
+        .find_map(|(id, label)| get(d, id).filter(|v| !plausible_pct(*v)).map(|v| (*label, v)))
+}
+
+/// The Speed-of-Light throughputs (percent of each unit's peak). One impossible figure
+/// (above 100% or below 0) withdraws them all: the busiest unit, and with it the bound,
+/// cannot be told when one unit's figure is wrong. The counters keep the values as read.
 fn speed_of_light(d: &Dispatch, out: &mut Derived) {
+    if let Some((label, v)) = impossible_speed_of_light(d) {
+        out.miss(
+            SPEED_OF_LIGHT,
+            &format!(
+                "figures within 0–100% of peak (\"{label}\" is {}%, which is impossible; \
+                 no bound or busiest unit is drawn from it)",
+                crate::units::sig3(v)
+            ),
+        );
+        return;
+    }
     let sol = &mut out.speed_of_light;
     sol.sm_pct = get(d, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
     sol.memory_pct = get(d, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
@@ -595,12 +671,12 @@ fn speed_of_light(d: &Dispatch, out: &mut Derived) {
 /// its DRAM throughput as a share of the peak (`dram__bytes.sum.per_second` /
 /// `gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed` × 100). Only from a
 /// throughput of at least 10% (two printed decimals of a small percentage are too
-/// coarse).
+/// coarse) and at most 100% (above, the figure is impossible).
 pub fn implied_dram_peak_gbs(d: &Dispatch) -> Option<f64> {
     let rate = get(d, "dram__bytes.sum.per_second")?;
     let pct = get(d, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
         .or_else(|| get(d, "dram__throughput.avg.pct_of_peak_sustained_elapsed"))
-        .filter(|p| *p >= 10.0)?;
+        .filter(|p| *p >= 10.0 && plausible_pct(*p))?;
     Some(rate / (pct / 100.0) / 1e9)
 }
 

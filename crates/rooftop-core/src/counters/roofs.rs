@@ -351,8 +351,8 @@ fn measured(set: &CounterSet, device: Option<&DeviceSpec>) -> RoofSet {
     }
     if let Some(d) = device {
         r.notes.push(format!(
-            "device {} ({}) is used for its unit counts only; its datasheet peaks are not the \
-             roofs here",
+            "device {} ({}) gives only what the files do not state (unit counts, launch \
+             limits); the roofs are the measured ones, not its datasheet peaks",
             d.id, d.name
         ));
     }

@@ -29,11 +29,13 @@
 //! The reader only normalises; the formulas are in `rooftop_core::counters::nvidia`.
 
 use super::csvline::{parse_number, parse_u64, split_csv_line};
-use super::ncu_units::is_per_second;
 pub use super::ncu_units::unit_factor;
+use super::ncu_units::{is_per_second, non_negative_kind};
 use super::text::read_text;
 use super::CounterError;
-use rooftop_core::counters::nvidia::duration_from_metrics;
+use rooftop_core::counters::nvidia::{
+    duration_from_metrics, plausible_pct, HIT_RATE_METRICS, SPEED_OF_LIGHT_METRICS,
+};
 use rooftop_core::counters::{
     CounterFormat, CounterSet, CounterSource, DeviceInfo, Dim3, Dispatch, ToolRule,
 };
@@ -321,6 +323,8 @@ struct State {
     tool_errors: Vec<String>,
     not_available: usize,
     unknown_units: BTreeSet<(String, String)>,
+    /// Hit rates and Speed-of-Light figures outside 0–100%, one sentence each.
+    impossible: Vec<String>,
     unmapped_labels: BTreeSet<String>,
     layouts: BTreeSet<&'static str>,
     /// Rule rows whose estimated speedup is not a number (first three).
@@ -430,8 +434,10 @@ fn is_tool_message(t: &str) -> bool {
 }
 
 /// The line after a raw-page header must be its units row: empty under every launch
-/// attribute (a data row always has its launch `ID` there). Under a metric any unit, or
-/// none, is accepted: the units are read per metric by [`unit_factor`].
+/// attribute (a data row always has its launch `ID` there). Under a metric, no unit or
+/// one [`unit_factor`] knows: a unit it does not know (`furlong`) is an error, since its
+/// values could not be converted to bytes, ns or counts and would be read as if they
+/// were.
 fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[String]) -> Result<(), CounterError> {
     for (i, name) in &b.launch {
         let v = f.get(*i).map_or("", |v| v.trim());
@@ -449,7 +455,38 @@ fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[String]) -> Result<()
             ));
         }
     }
+    for (i, metric) in &b.metrics {
+        let unit = f.get(*i).map_or("", |u| u.trim());
+        if unit_factor(unit).is_none() {
+            return Err(unknown_unit(path, ln, metric, metric, unit));
+        }
+    }
     Ok(())
+}
+
+/// A unit rooftop cannot convert, under a metric whose value it reads.
+fn unknown_unit(path: &Path, ln: u64, column: &str, metric: &str, unit: &str) -> CounterError {
+    CounterError::at_field(
+        path,
+        ln,
+        column,
+        format!(
+            "unit `{unit}` of `{metric}` is not one Nsight Compute writes (byte, Kbyte, \
+             nsecond, usecond, cycle, sector, %, their rates …): its values cannot be \
+             converted to base units"
+        ),
+    )
+}
+
+/// Whether a details-page figure is one rooftop's formulas read: a label [`LABELS`]
+/// maps, or a metric id of the families they use. Its unit must then be known; the unit
+/// of any other figure only adds a note when unknown.
+fn read_by_formulas(id: &str) -> bool {
+    const FAMILIES: &[&str] =
+        &["dram__", "gpu__", "lts__", "l1tex__", "sm__", "smsp__", "gpc__", "launch__"];
+    LABELS.iter().any(|(_, m)| *m == id)
+        || id == "dram__bytes.sum.per_second"
+        || FAMILIES.iter().any(|f| id.starts_with(f))
 }
 
 /// Parses `(1024, 1, 1)` (or a bare count, read as `[n, 1, 1]`).
@@ -560,6 +597,9 @@ fn row(
                 st.unmapped_labels.insert(label.to_string());
                 label.to_string()
             };
+            if read_by_formulas(&id) && unit_factor(unit).is_none() {
+                return Err(unknown_unit(path, ln, "Metric Unit", label, unit));
+            }
             add_metric(path, ln, "Metric Value", &id, unit, &f[b.metric_value], idx, st)?;
         }
     }
@@ -638,6 +678,7 @@ fn add_metric(
                 st.unknown_units.insert((unit.to_string(), metric.to_string()));
                 1.0
             });
+            check_plausible(path, ln, column, metric, unit, v, x * factor, idx, st)?;
             // Each metric name once, shared by every launch.
             let key = if let Some(k) = st.names.get(metric) {
                 k.clone()
@@ -672,8 +713,66 @@ fn add_metric(
     Ok(())
 }
 
+/// Refuses what no measurement can give: a negative byte count, duration or event count
+/// (the counters count up from zero). A hit rate the formulas read, or a Speed-of-Light
+/// throughput, outside 0–100% beyond the noise of ncu's sampled counters
+/// ([`plausible_pct`]; real exports hold 100.09%) is ncu's own computed figure, not a
+/// count in the file: it is kept as read and noted, and the formulas draw nothing from it
+/// (`rooftop_core::counters::nvidia`).
+#[allow(clippy::too_many_arguments)]
+fn check_plausible(
+    path: &Path,
+    ln: u64,
+    column: &str,
+    metric: &str,
+    unit: &str,
+    written: &str,
+    value: f64,
+    idx: usize,
+    st: &mut State,
+) -> Result<(), CounterError> {
+    if value < 0.0 {
+        if let Some(kind) = non_negative_kind(unit) {
+            return Err(CounterError::at_field(
+                path,
+                ln,
+                column,
+                format!(
+                    "`{metric}` is {written} {unit}: a {kind} cannot be negative (is the file \
+                     edited or corrupt?)"
+                ),
+            ));
+        }
+    }
+    if HIT_RATE_METRICS.contains(&metric) && !plausible_pct(value) {
+        st.impossible.push(format!(
+            "line {ln}, column `{column}`: `{metric}` of launch {} is {written}%, which is \
+             impossible for a hit rate (hits over accesses): kept as read, but not shown and \
+             nothing drawn from it",
+            st.launches.get(idx).map_or(0, |l| l.d.id)
+        ));
+    }
+    if let Some((_, label)) = SPEED_OF_LIGHT_METRICS.iter().find(|(id, _)| *id == metric) {
+        if !plausible_pct(value) {
+            st.impossible.push(format!(
+                "line {ln}, column `{column}`: \"{label}\" of launch {} is {written}% of its \
+                 peak, which is impossible: kept as read, but no bound and no busiest unit are \
+                 drawn from that launch's Speed of Light",
+                st.launches.get(idx).map_or(0, |l| l.d.id)
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn finish(path: &Path, layout: Layout, st: State) -> CounterSet {
     let mut notes = Vec::new();
+    let file = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
+    for n in &st.impossible {
+        notes.push(format!("warning: {file}, {n}"));
+    }
     if st.runs > 1 || st.implicit_runs > 0 {
         notes.push(format!(
             "{} runs concatenated (the CSV header appears {} times{}); launch IDs restart in \

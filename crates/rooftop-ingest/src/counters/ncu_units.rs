@@ -121,6 +121,20 @@ pub fn unit_factor(unit: &str) -> Option<f64> {
     }
 }
 
+/// What a value in `unit` amounts to when it cannot be negative: a byte count, a
+/// duration or an event count (`Kbyte`, `usecond`, `sector`, and their rates such as
+/// `byte/second` or `inst/cycle`). `None` for percentages, frequencies, unitless values
+/// and units not in the table.
+pub(crate) fn non_negative_kind(unit: &str) -> Option<&'static str> {
+    let u = unit.trim();
+    let num = u.split_once('/').map_or(u, |(n, _)| n.trim());
+    if time_factor_ns(num).is_some() {
+        return Some("duration");
+    }
+    count_factor(num)?;
+    Some(if num.ends_with("byte") { "byte count" } else { "count" })
+}
+
 /// Whether a unit is a frequency or per-second rate (the value is now per second).
 pub(crate) fn is_per_second(unit: &str) -> bool {
     let l = unit.trim().to_ascii_lowercase();
@@ -162,6 +176,15 @@ mod tests {
         assert_eq!(unit_factor("sector/ms"), Some(1e3));
         assert_eq!(unit_factor("Kbyte/block"), Some(1e3));
         assert_eq!(unit_factor("furlong"), None);
+        assert_eq!(non_negative_kind("Kbyte"), Some("byte count"));
+        assert_eq!(non_negative_kind("Gbyte/second"), Some("byte count"));
+        assert_eq!(non_negative_kind("usecond"), Some("duration"));
+        assert_eq!(non_negative_kind("sector"), Some("count"));
+        assert_eq!(non_negative_kind("%"), None);
+        assert_eq!(non_negative_kind("%/register"), None);
+        assert_eq!(non_negative_kind(""), None);
+        assert_eq!(non_negative_kind("Ghz"), None);
+        assert_eq!(non_negative_kind("furlong"), None);
         assert_eq!(unit_factor("Xbyte"), None);
     }
 }

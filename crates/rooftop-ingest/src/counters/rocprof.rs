@@ -410,6 +410,21 @@ pub(crate) fn wide_dispatches(
         };
         for &i in &counter_cols {
             if let Some(v) = num_cell(path, t, line, row, Some(i))? {
+                // A hardware counter counts events: a negative value is no measurement
+                // (an edited or corrupt file), and would subtract from every sum it enters.
+                if v < 0.0 {
+                    let field = t.header.get(i).cloned().unwrap_or_default();
+                    return Err(CounterError::at_field(
+                        path,
+                        line,
+                        field,
+                        format!(
+                            "a counter cannot be negative, found `{}` (is the file edited or \
+                             corrupt?)",
+                            cell(row, Some(i)).unwrap_or_default()
+                        ),
+                    ));
+                }
                 if let Some(h) = t.header.get(i) {
                     d.counters.insert(h.as_str().into(), v);
                 }

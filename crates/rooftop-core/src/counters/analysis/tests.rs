@@ -370,3 +370,65 @@ fn incomplete_flops_give_no_bound() {
     assert!(k.roofline.iter().all(|p| p.arithmetic_intensity.is_none()));
     assert!(k.missing.iter().any(|m| m.quantity == "flops"));
 }
+
+#[test]
+fn the_balanced_band_is_said_only_for_a_balanced_bound() {
+    // H100 SXM fp32 vector: ridge = peak / DRAM bandwidth (≈ 20 FLOP/B). Work at 0.5×,
+    // 1.1× and 2× the ridge is memory-bound, balanced (within ±20%) and compute-bound.
+    let h100 = dev("h100-sxm");
+    let roof = h100.peak(Precision::Fp32, ExecUnit::Vector).expect("fp32 peak").tflops;
+    let ridge = roof * 1e12 / (h100.peak_bw_gbs * 1e9);
+    let bytes = 1.0e9;
+    for (x, bound) in [(0.5, Bound::Memory), (1.1, Bound::Balanced), (2.0, Bound::Compute)] {
+        let flops = x * ridge * bytes;
+        let rep = analyze(set(vec![fp32_kernel("k", flops / 2.0, bytes, 1e6, &[])]), Some(&h100));
+        let k = &rep.kernels[0];
+        assert_eq!(k.bound, Some(bound), "{}", k.bound_reason);
+        assert!(k.bound_reason.contains("ridge"), "{}", k.bound_reason);
+        assert_eq!(
+            k.bound_reason.contains("(balanced within ±20%)"),
+            bound == Bound::Balanced,
+            "{bound:?}: {}",
+            k.bound_reason
+        );
+    }
+    // Speed of Light: SM 5.27% against L2 63.55% is memory (5.27 < 0.8 × 63.55); SM 50%
+    // against L2 55% is balanced (50 ≥ 0.8 × 55 = 44).
+    let a100 = dev("a100-sxm-80gb");
+    for (sm, l2, bound) in [(5.27, 63.55, Bound::Memory), (50.0, 55.0, Bound::Balanced)] {
+        let sol = [
+            ("sm__throughput.avg.pct_of_peak_sustained_elapsed", sm),
+            ("lts__throughput.avg.pct_of_peak_sustained_elapsed", l2),
+        ];
+        let rep = analyze(set(vec![dispatch("k", 0, Some(1e6), &sol)]), Some(&a100));
+        let k = &rep.kernels[0];
+        assert_eq!(k.bound, Some(bound), "{}", k.bound_reason);
+        assert_eq!(
+            k.bound_reason.contains("(balanced within ±20%)"),
+            bound == Bound::Balanced,
+            "{}",
+            k.bound_reason
+        );
+    }
+}
+
+#[test]
+fn an_impossible_speed_of_light_decides_nothing() {
+    // The A100 details page's figures decide memory by L2 (see
+    // speed_of_light_decides_without_counters_and_overrides_compute); with its DRAM
+    // Throughput at 246.99% of peak, which no unit can run at, nothing is decided from
+    // them: no bound, no % of roof, no finding drawn from the Speed of Light.
+    let a100 = dev("a100-sxm-80gb");
+    let sol = [
+        ("sm__throughput.avg.pct_of_peak_sustained_elapsed", 5.27),
+        ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 246.99),
+        ("l1tex__throughput.avg.pct_of_peak_sustained_active", 33.56),
+        ("lts__throughput.avg.pct_of_peak_sustained_elapsed", 63.55),
+    ];
+    let rep = analyze(set(vec![dispatch("k", 0, Some(715_580.0), &sol)]), Some(&a100));
+    let k = &rep.kernels[0];
+    assert_eq!((k.bound, k.bound_basis, k.pct_of_roof), (None, None, None));
+    assert!(k.bound_reason.contains("\"DRAM Throughput\" is 247%"), "{}", k.bound_reason);
+    assert!(k.findings.iter().all(|f| f.id != "counters.cache_bound"), "{:?}", k.findings);
+    assert!(k.missing.iter().any(|m| m.quantity == "speed_of_light"));
+}
