@@ -157,7 +157,7 @@ pub struct DevicesArgs {
 
     /// Only list devices of this vendor (nvidia, amd, apple, intel; cpu for the CPUs that
     /// device files add). Default: every vendor.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::offers::VENDORS, hide_possible_values = true)]
     pub vendor: Option<String>,
 
     /// List this machine's devices instead of the catalog: the CPU, CUDA devices and
@@ -176,7 +176,7 @@ pub struct AnalyzeArgs {
 #[derive(Debug, Args, Clone)]
 pub struct Common {
     /// Device id, alias or tool-printed name (`rooftop devices` lists them). Required.
-    #[arg(long, short = 'd')]
+    #[arg(long, short = 'd', value_parser = crate::offers::DEVICES, hide_possible_values = true)]
     pub device: String,
 
     /// Measured kernel time in microseconds. Without it rooftop prints the floor and the
@@ -256,7 +256,7 @@ pub struct GemmArgs {
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
     /// Input (activation) precision: fp64 fp32 tf32 fp16 bf16 fp8 int8.
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, default_value = "bf16", value_parser = crate::offers::PRECISIONS, hide_possible_values = true)]
     pub dtype: String,
     /// Output precision. Default: --dtype (fp16 for quantized GEMMs with integer inputs).
     #[arg(long = "out-dtype")]
@@ -337,7 +337,7 @@ pub struct AttentionArgs {
     #[arg(long)]
     pub backward: bool,
     /// Precision of Q, K, V and the output.
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, default_value = "bf16", value_parser = crate::offers::PRECISIONS, hide_possible_values = true)]
     pub dtype: String,
     #[command(flatten)]
     pub common: Common,
@@ -360,7 +360,7 @@ pub struct RowsArgs {
     #[arg(long)]
     pub cols: u64,
     /// Element precision.
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, default_value = "bf16", value_parser = crate::offers::PRECISIONS, hide_possible_values = true)]
     pub dtype: String,
     #[command(flatten)]
     pub common: Common,
@@ -375,7 +375,7 @@ pub struct SoftmaxArgs {
     #[arg(long)]
     pub cols: u64,
     /// Element precision.
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, default_value = "bf16", value_parser = crate::offers::PRECISIONS, hide_possible_values = true)]
     pub dtype: String,
     /// Passes over the input: 1 (online softmax, the minimum traffic) or 3 (max, sum,
     /// normalise: the common 3-pass kernel).
@@ -400,7 +400,7 @@ pub struct ElementwiseArgs {
     #[arg(long = "flops-per-element", default_value_t = 1.0)]
     pub flops_per_element: f64,
     /// Element precision.
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, default_value = "bf16", value_parser = crate::offers::PRECISIONS, hide_possible_values = true)]
     pub dtype: String,
     #[command(flatten)]
     pub common: Common,
@@ -412,7 +412,7 @@ pub struct CopyArgs {
     #[arg(long)]
     pub elements: u64,
     /// Element precision.
-    #[arg(long, default_value = "fp32")]
+    #[arg(long, default_value = "fp32", value_parser = crate::offers::PRECISIONS, hide_possible_values = true)]
     pub dtype: String,
     #[command(flatten)]
     pub common: Common,
@@ -457,7 +457,7 @@ pub struct ConvArgs {
     #[arg(long)]
     pub bias: bool,
     /// Precision of input, weights and output.
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, default_value = "bf16", value_parser = crate::offers::PRECISIONS, hide_possible_values = true)]
     pub dtype: String,
     #[command(flatten)]
     pub common: Common,

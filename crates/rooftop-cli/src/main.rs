@@ -11,6 +11,7 @@
 mod args;
 mod commands;
 mod error;
+mod offers;
 mod output;
 mod progress;
 

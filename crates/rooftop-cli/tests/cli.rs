@@ -518,3 +518,33 @@ fn device_names_that_are_not_one_device_say_why() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no CPUs") && err.contains("rooftop ceilings -o cpu.toml"), "{err}");
 }
+
+/// The bash completion script offers the values of flags with a fixed set (device ids,
+/// precisions, kernels, presets, metrics) instead of file names; the values stay out of
+/// `--help`, and a value outside the set still gets the command's own sentence.
+#[test]
+fn completions_offer_the_values_of_flags_with_a_fixed_set() {
+    let out = rooftop().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    let script = String::from_utf8_lossy(&out.stdout);
+    for words in [
+        "h100-sxm",
+        "mi300x",
+        "fp64 fp32 tf32 fp16 bf16 fp8",
+        "llama-7b",
+        "time attainment flops bandwidth",
+        "nvidia amd apple intel cpu",
+        "read write copy scale add triad",
+    ] {
+        assert!(script.contains(words), "`{words}` not offered");
+    }
+    let help = rooftop().args(["analyze", "gemm", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(!help.contains("[possible values: fp64") && !help.contains("v100-sxm"), "{help}");
+    let out = rooftop()
+        .args(["analyze", "copy", "--elements", "8", "--dtype", "fp7", "--device", "h100-sxm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("rooftop: error: --dtype"));
+}

@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 ///     catalog: None,
 /// };
 /// let csv = render(Format::Csv, &[gpu.clone()], &[]);
-/// assert!(csv.ends_with("Mesa,yes,no,1024 (1024x1024x1024),32 KiB,-\n"), "{csv}");
+/// assert!(csv.ends_with("Mesa,yes,no,1024 (1024x1024x1024),32 KiB,\n"), "{csv}");
 /// assert!(render(Format::Table, &[gpu], &[]).contains("not GPU results"));
 /// ```
 pub fn render(format: Format, devs: &[LocalDevice], notes: &[String]) -> String {
@@ -56,7 +56,7 @@ fn yes_no(v: Option<bool>) -> &'static str {
     match v {
         Some(true) => "yes",
         Some(false) => "no",
-        None => "-",
+        None => MISSING,
     }
 }
 
@@ -66,13 +66,16 @@ fn workgroup_cell(dev: &LocalDevice) -> String {
         (Some(n), Some(s)) => format!("{n} ({s})"),
         (Some(n), None) => n.to_string(),
         (None, Some(s)) => s,
-        (None, None) => "-".to_string(),
+        (None, None) => MISSING.to_string(),
     }
 }
 
 fn smem_cell(d: &LocalDevice) -> String {
-    d.workgroup_memory_bytes.map_or_else(|| "-".to_string(), |b| format!("{} KiB", b / 1024))
+    d.workgroup_memory_bytes.map_or_else(|| MISSING.to_string(), |b| format!("{} KiB", b / 1024))
 }
+
+/// What the table and Markdown show for a value the device does not report.
+const MISSING: &str = "—";
 
 /// The columns every format shows, in order.
 const HEADER: [&str; 10] = [
@@ -99,7 +102,7 @@ fn cells(d: &LocalDevice) -> [String; 10] {
         yes_no(d.shader_f16).to_string(),
         workgroup_cell(d),
         smem_cell(d),
-        d.catalog.clone().unwrap_or_else(|| "-".to_string()),
+        d.catalog.clone().unwrap_or_else(|| MISSING.to_string()),
     ]
 }
 
@@ -140,8 +143,11 @@ fn local_markdown(devs: &[LocalDevice], notes: &[String]) -> String {
 }
 
 fn local_csv(devs: &[LocalDevice]) -> String {
+    // A missing value is an empty CSV cell, not the tables' dash.
     let quote = |s: &str| {
-        if s.contains([',', '"', '\n']) {
+        if s == MISSING {
+            String::new()
+        } else if s.contains([',', '"', '\n']) {
             format!("\"{}\"", s.replace('"', "\"\""))
         } else {
             s.to_string()

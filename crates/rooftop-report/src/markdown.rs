@@ -91,10 +91,10 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
                 format!("`{}`", r.id),
                 r.name,
                 r.vendor.to_string(),
-                r.half_matrix_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
-                r.fp32_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                r.half_matrix_tflops.map_or("—".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                r.fp32_tflops.map_or("—".to_string(), |v| si(v * 1e12, "FLOP/s")),
                 si(r.bandwidth_gbs * 1e9, "B/s"),
-                r.ridge_flop_per_byte.map_or("-".to_string(), |v| format!("{} FLOP/B", sig3(v))),
+                r.ridge_flop_per_byte.map_or("—".to_string(), |v| format!("{} FLOP/B", sig3(v))),
             ]
         })
         .collect();

@@ -147,7 +147,7 @@ pub(crate) fn stake_text(
 /// Renders the device list. Units live in the header so the rows stay narrow.
 pub fn devices(devs: &[DeviceSpec]) -> String {
     let mut t = table(&["id", "name", "FP16 mat TFLOP/s", "FP32 TFLOP/s", "GB/s", "ridge FLOP/B"]);
-    let dash = || "-".to_string();
+    let dash = || "—".to_string();
     for d in devs {
         let r = DeviceRow::of(d);
         t.add_row(vec![
@@ -160,8 +160,9 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
         ]);
     }
     format!(
-        "{t}\n{} devices. Dense catalog peaks; ridge = FP16 (else BF16) matrix, else FP32, over \
-         DRAM bandwidth.\n`rooftop devices ID` shows every figure with its source.\n",
+        "{t}\n{} devices. Dense catalog peaks (— where the device has no such units).\nRidge = \
+         FP16 (else BF16) matrix, else FP32, over DRAM bandwidth.\n`rooftop devices ID` shows \
+         every figure with its source.\n",
         devs.len()
     )
 }

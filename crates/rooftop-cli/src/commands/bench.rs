@@ -31,7 +31,13 @@ pub struct BenchArgs {
 
     /// Kernel(s) to run, comma-separated or repeated (`--list` shows them). Default: the
     /// default suite.
-    #[arg(long, short = 'k', value_delimiter = ',')]
+    #[arg(
+        long,
+        short = 'k',
+        value_delimiter = ',',
+        value_parser = crate::offers::KERNELS,
+        hide_possible_values = true
+    )]
     pub kernel: Vec<String>,
 
     /// Run every kernel, probes (fma, chase) included.
@@ -58,7 +64,7 @@ pub struct BenchArgs {
     pub sizes: Option<Vec<String>>,
 
     /// Element type (fp32 or fp64; kernel-dependent). Default: fp32.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::offers::BENCH_DTYPES, hide_possible_values = true)]
     pub dtype: Option<String>,
 
     /// Quantized kernels: weight bits (4 or 8). Without any quantization option the suite
@@ -115,7 +121,7 @@ pub struct BenchArgs {
     /// Judge results against this catalog or device-file device instead of the detected
     /// one (e.g. a file written by `rooftop ceilings -o`).
     /// Default: the detected device.
-    #[arg(long, short = 'd')]
+    #[arg(long, short = 'd', value_parser = crate::offers::DEVICES, hide_possible_values = true)]
     pub device: Option<String>,
 
     /// Warm-up runs before sampling.

@@ -9,6 +9,7 @@
 use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
+use clap::builder::TypedValueParser as _;
 use clap::Args;
 use rooftop_report::diff::{self, render, Metric, Options, Status};
 use std::path::PathBuf;
@@ -32,7 +33,12 @@ pub struct DiffArgs {
 
     /// What to compare: time (bench: median; trace: mean per call; lower is better),
     /// attainment (roofline %, higher is better), flops or bandwidth (achieved rates).
-    #[arg(long, default_value = "time", value_parser = Metric::from_str)]
+    #[arg(
+        long,
+        default_value = "time",
+        value_parser = crate::offers::METRICS.try_map(|s| Metric::from_str(&s)),
+        hide_possible_values = true
+    )]
     pub metric: Metric,
 
     /// Changes smaller than this are "unchanged", whatever the test says.

@@ -34,16 +34,22 @@ pub struct ModelArgs {
 
     /// A built-in model instead of --config: llama-7b (Llama-2-7B), llama-3-8b,
     /// mistral-7b, mixtral-8x7b, qwen2-7b.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = crate::offers::PRESETS, hide_possible_values = true)]
     pub preset: Option<String>,
 
     /// Device id, alias or tool-printed name (`rooftop devices` lists them). Required.
-    #[arg(long, short = 'd')]
+    #[arg(long, short = 'd', value_parser = crate::offers::DEVICES, hide_possible_values = true)]
     pub device: String,
 
     /// Weight format: bf16, fp16, fp32, fp8 or int8 (W8A8: 8-bit activations too), q4_0,
     /// q8_0 (GGML blocks), int4-g128 (any `int<bits>-g<group>`, -zp for zero points).
-    #[arg(long, default_value = "bf16", value_name = "FORMAT")]
+    #[arg(
+        long,
+        default_value = "bf16",
+        value_name = "FORMAT",
+        value_parser = crate::offers::WEIGHTS,
+        hide_possible_values = true
+    )]
     pub weights: String,
 
     /// KV-cache precision (bf16, fp16, fp8, int8, ...). Default: the activations'

@@ -60,7 +60,7 @@ pub struct ProfileArgs {
 
     /// Device for the roofs (as `counters --device`).
     /// Default: the device the profiler's output names.
-    #[arg(long, short = 'd')]
+    #[arg(long, short = 'd', value_parser = crate::offers::DEVICES, hide_possible_values = true)]
     pub device: Option<String>,
 
     /// Rows per table.

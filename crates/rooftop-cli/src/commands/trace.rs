@@ -35,7 +35,7 @@ pub struct TraceArgs {
     /// Device for the roofline numbers: catalog id, alias or tool-printed name. Default:
     /// the GPU the trace names in `deviceProperties`; if the catalog does not know it, the
     /// report has no roofline columns.
-    #[arg(long, short = 'd')]
+    #[arg(long, short = 'd', value_parser = crate::offers::DEVICES, hide_possible_values = true)]
     pub device: Option<String>,
 
     /// Rows per table (ops, kernels, roofline tables, findings), at least 1.

@@ -396,9 +396,9 @@ fn faster_than_floor(i: &FindingsInput<'_>, out: &mut Vec<Finding>) {
         .take(NAMED_OPS)
         .map(|(table, r, att)| {
             format!(
-                "{} ({table}, {} calls, {}) at {} of its roofline",
+                "{} ({table}, {}, {}) at {} of its roofline",
                 r.name,
-                r.count,
+                crate::diagnose::count(r.count, "call", "calls"),
                 us(r.kernel_time_us.sum),
                 pct(*att)
             )

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 fn change(r: &RowDiff) -> String {
     r.change_pct.map_or_else(
-        || "-".to_string(),
+        || "—".to_string(),
         |c| format!("{}{}", if c > 0.0 { "+" } else { "" }, pct(c)),
     )
 }
@@ -19,12 +19,12 @@ fn p_value(r: &RowDiff) -> String {
     match r.test {
         Some(t) if t.p_value < 0.001 => "<0.001".to_string(),
         Some(t) => sig3(t.p_value),
-        None => "-".to_string(),
+        None => "—".to_string(),
     }
 }
 
 fn value(d: &Diff, v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| d.metric.show(v))
+    v.map_or_else(|| "—".to_string(), |v| d.metric.show(v))
 }
 
 fn title(d: &Diff) -> String {

@@ -252,15 +252,15 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
             Cell::text(&r.name),
             Cell::text(r.vendor),
             Cell::num(
-                &r.half_matrix_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                &r.half_matrix_tflops.map_or("—".to_string(), |v| si(v * 1e12, "FLOP/s")),
                 r.half_matrix_tflops,
             ),
             Cell::num(
-                &r.fp32_tflops.map_or("-".to_string(), |v| si(v * 1e12, "FLOP/s")),
+                &r.fp32_tflops.map_or("—".to_string(), |v| si(v * 1e12, "FLOP/s")),
                 r.fp32_tflops,
             ),
             Cell::num(&si(r.bandwidth_gbs * 1e9, "B/s"), Some(r.bandwidth_gbs)),
-            Cell::num(&r.ridge_flop_per_byte.map_or("-".to_string(), sig3), r.ridge_flop_per_byte),
+            Cell::num(&r.ridge_flop_per_byte.map_or("—".to_string(), sig3), r.ridge_flop_per_byte),
             Cell::text(r.confidence),
         ]);
     }

@@ -4,7 +4,7 @@
 //! The XPlane reader (`rooftop_ingest::xplane`) turns a profile into the same
 //! [`TraceModel`] the Kineto reader produces, so the timeline, kernel summary, short
 //! kernels and findings apply unchanged:
-//! - every device activity (kernel, memcpy, memset) is a [`GpuEvent`](super::GpuEvent);
+//! - every device activity (kernel, memcpy, memset) is a [`GpuEvent`];
 //! - every execution of an HLO instruction on a device is a [`CpuOp`](super::CpuOp)
 //!   named after the instruction (`gemm_fusion_dot.3`), whose `launched` events are the
 //!   kernels that carried its `hlo_op` stat; its `args` hold the instruction's operand
