@@ -208,7 +208,9 @@ impl RankChecks {
             return;
         }
         let found = critical_path::what_if_found(model, cp);
-        let near: Vec<Vec<String>> = if cp.what_if.is_empty() {
+        // The closest names come from the first rank read: only it sorts its op names.
+        let first = self.seen.lock().is_ok_and(|s| s.near.is_empty());
+        let near: Vec<Vec<String>> = if cp.what_if.is_empty() || !first {
             Vec::new()
         } else {
             let mut names: Vec<&str> = model.ops.iter().map(|o| o.name.as_ref()).collect();
