@@ -434,10 +434,10 @@ fn is_tool_message(t: &str) -> bool {
 }
 
 /// The line after a raw-page header must be its units row: empty under every launch
-/// attribute (a data row always has its launch `ID` there). Under a metric, no unit or
-/// one [`unit_factor`] knows: a unit it does not know (`furlong`) is an error, since its
-/// values could not be converted to bytes, ns or counts and would be read as if they
-/// were.
+/// attribute (a data row always has its launch `ID` there). Under a metric the formulas
+/// read ([`read_by_formulas`]), no unit or one [`unit_factor`] knows: a unit it does not
+/// know (`furlong`) is an error, since its values could not be converted to bytes, ns or
+/// counts and would be read as if they were.
 fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[String]) -> Result<(), CounterError> {
     for (i, name) in &b.launch {
         let v = f.get(*i).map_or("", |v| v.trim());
@@ -455,9 +455,11 @@ fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[String]) -> Result<()
             ));
         }
     }
+    // As on the details page: an error under a figure the formulas read; any other
+    // metric's unknown unit is noted when its values are read.
     for (i, metric) in &b.metrics {
         let unit = f.get(*i).map_or("", |u| u.trim());
-        if unit_factor(unit).is_none() {
+        if read_by_formulas(metric) && unit_factor(unit).is_none() {
             return Err(unknown_unit(path, ln, metric, metric, unit));
         }
     }
@@ -478,7 +480,7 @@ fn unknown_unit(path: &Path, ln: u64, column: &str, metric: &str, unit: &str) ->
     )
 }
 
-/// Whether a details-page figure is one rooftop's formulas read: a label [`LABELS`]
+/// Whether a figure (details page or raw page) is one rooftop's formulas read: a label [`LABELS`]
 /// maps, or a metric id of the families they use. Its unit must then be known; the unit
 /// of any other figure only adds a note when unknown.
 fn read_by_formulas(id: &str) -> bool {
