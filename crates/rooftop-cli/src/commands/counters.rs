@@ -175,7 +175,7 @@ fn other_vendor(set: &CounterSet, spec: &DeviceSpec) -> Option<String> {
             "warning: --device {} is {} {}, but {named}: the roofs are {}'s, not the profiled \
              GPU's",
             spec.id,
-            article(&spec.name),
+            rooftop_core::diagnose::article(&spec.name),
             spec.name,
             spec.id
         )
@@ -184,19 +184,10 @@ fn other_vendor(set: &CounterSet, spec: &DeviceSpec) -> Option<String> {
             "warning: --device {} is {} {}, but {named}: it is not used, and the roofs are the \
              ones the files measured",
             spec.id,
-            article(&spec.name),
+            rooftop_core::diagnose::article(&spec.name),
             spec.name
         )
     })
-}
-
-/// `an` before a vowel sound (AMD, Intel, NVIDIA), `a` otherwise.
-fn article(name: &str) -> &'static str {
-    if name.starts_with(['A', 'E', 'I', 'O', 'U']) || name.starts_with("NVIDIA") {
-        "an"
-    } else {
-        "a"
-    }
 }
 
 /// Fills the facts the counter formulas need and the files do not state — the

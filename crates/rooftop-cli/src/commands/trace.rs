@@ -313,7 +313,7 @@ fn emit_one(report: &TraceReport, model: &TraceModel, ro: RenderOptions, cli: &C
 /// Whether `-o` names a CSV file (`gemm.csv`) rather than a folder of CSV files: one
 /// table goes to that file, several are refused.
 pub(super) fn names_a_csv_file(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+    OutputFormat::of_extension(path) == Some(OutputFormat::Csv)
 }
 
 /// The first few of `names`, then how many more.

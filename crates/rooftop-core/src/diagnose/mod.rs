@@ -42,6 +42,17 @@ mod rules;
 
 pub use rules::{diagnose, expected_band, DiagnoseInput, ExpectedBand};
 
+/// The indefinite article before `word`: "an" before a vowel (any case) or the initialism
+/// NVIDIA ("an NVIDIA GPU", "an analyze export"), "a" otherwise.
+pub fn article(word: &str) -> &'static str {
+    let vowel = word.chars().next().is_some_and(|c| "aeiouAEIOU".contains(c));
+    if vowel || word.starts_with("NVIDIA") {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// `n` with its noun, singular or plural: "1 chain", "3 chains" (findings are read as
 /// sentences, not as templates with "(s)").
 pub fn count(n: u64, one: &str, many: &str) -> String {

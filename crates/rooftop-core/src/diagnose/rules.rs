@@ -446,9 +446,6 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     {
         return;
     }
-    let matrix = |p: crate::units::Precision| {
-        i.device.peaks.iter().find(|x| x.unit == ExecUnit::Matrix && x.precision == p)
-    };
     let best = i
         .device
         .peaks
@@ -469,12 +466,9 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
     }
     // The step that changes the arithmetic least comes first: the same FP32 on the matrix
     // units (CDNA's MFMA), else TF32 (tensor cores, a 10-bit mantissa).
-    let same = (roof.precision == crate::units::Precision::Fp32)
-        .then(|| matrix(crate::units::Precision::Fp32))
-        .flatten();
-    let tf32 = (roof.precision == crate::units::Precision::Fp32)
-        .then(|| matrix(crate::units::Precision::Tf32))
-        .flatten();
+    let fp32 = roof.precision == crate::units::Precision::Fp32;
+    let same = i.device.peak(crate::units::Precision::Fp32, ExecUnit::Matrix).filter(|_| fp32);
+    let tf32 = i.device.peak(crate::units::Precision::Tf32, ExecUnit::Matrix).filter(|_| fp32);
     let first = match (same, tf32) {
         (Some(m), _) if m.tflops > roof.tflops => format!(
             "The fp32 matrix roof (MFMA) is {}, at the same precision: rocBLAS and \

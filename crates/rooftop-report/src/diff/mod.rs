@@ -55,19 +55,10 @@ pub enum DiffError {
     #[error(
         "{base} is {} {base_kind} export but {new} is {} {new_kind} export: compare exports \
          of one kind",
-        article(base_kind),
-        article(new_kind)
+        rooftop_core::diagnose::article(base_kind),
+        rooftop_core::diagnose::article(new_kind)
     )]
     KindMismatch { base: String, base_kind: &'static str, new: String, new_kind: &'static str },
-}
-
-/// "an" before a vowel, else "a".
-fn article(word: &str) -> &'static str {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
-    }
 }
 
 /// What kind of export a file is.
