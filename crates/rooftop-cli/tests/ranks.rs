@@ -651,3 +651,46 @@ fn a_link_chosen_by_flag_is_named_as_such() {
     let c = cross(&fixture("ranks"), &[]);
     assert!(c["collectives"]["links"]["note"].as_str().unwrap().starts_with("DGX H100"));
 }
+
+/// `--gpus-per-node 3` over the 4 synthetic ranks: accepted (exit 0), with a note on
+/// stderr and among the cross-rank warnings that the last node holds 1 rank (4 = 3 + 1,
+/// rank 3 alone on node 1). Nodes of 2 or 4 hold whole nodes, and 8 one node: no note.
+#[test]
+fn an_uneven_last_node_is_a_note_not_an_error() {
+    let ranks = fixture("ranks");
+    let note = "4 ranks over nodes of 3 GPUs: the last node has 1 rank (rank 3, node 1; rank r \
+                is on node r / 3)";
+    for format in ["table", "json"] {
+        let out = rooftop()
+            .arg("trace")
+            .arg(&ranks)
+            .args(["--gpus-per-node", "3", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(&format!("rooftop: note: {note}.")), "{format}: {err}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        if format == "table" {
+            assert!(stdout.contains("uneven_last_node"), "{stdout}");
+        } else {
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            let w = v["cross_rank"]["warnings"].as_array().unwrap();
+            let n = w.iter().find(|w| w["kind"] == "uneven_last_node").unwrap();
+            assert_eq!((n["count"].as_u64(), n["example"].as_str()), (Some(1), Some(note)));
+        }
+    }
+    for g in ["2", "4", "8"] {
+        let out = rooftop()
+            .arg("trace")
+            .arg(&ranks)
+            .args(["--gpus-per-node", g, "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("rooftop: note:"), "{g}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let w = v["cross_rank"]["warnings"].as_array().unwrap();
+        assert!(w.iter().all(|w| w["kind"] != "uneven_last_node"), "{g}: {w:?}");
+    }
+}

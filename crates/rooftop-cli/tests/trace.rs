@@ -443,3 +443,50 @@ fn singular_counts_and_a_bounded_what_if() {
         .assert()
         .success();
 }
+
+/// One op, one category, in every table of a report: the ops summary names each op with
+/// the category its roofline-table rows carry. In the BERT trace `aten::index_select`
+/// (3 calls, TraceLens: `other`) is DataMovement in the ops summary, in the by-category
+/// summary and in its `DataMovement` table (it gathers rows: no arithmetic).
+#[test]
+fn an_op_has_one_category_in_every_table() {
+    for f in FIXTURES.iter().chain(&["h200/eager.trace.json.gz"]) {
+        let v = json(&[&fixture(f)]);
+        let summary: std::collections::HashMap<&str, &str> = v["ops_summary"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o["name"].as_str().unwrap(), o["category"].as_str().unwrap()))
+            .collect();
+        for (table, rows) in v["categories"].as_object().unwrap() {
+            for r in rows.as_array().unwrap() {
+                let (name, cat) = (r["name"].as_str().unwrap(), r["category"].as_str().unwrap());
+                // Ops that launch no kernel themselves (their children do) are not in
+                // the ops summary.
+                if let Some(listed) = summary.get(name) {
+                    assert!(
+                        listed.split('/').any(|c| c == cat),
+                        "{f}: {name} is {listed} in the ops summary, {cat} in {table}"
+                    );
+                }
+            }
+        }
+    }
+    let v = json(&[&fixture("tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz")]);
+    let op = v["ops_summary"]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "aten::index_select")
+        .cloned()
+        .unwrap();
+    assert_eq!((op["category"].as_str(), op["count"].as_u64()), (Some("DataMovement"), Some(3)));
+    let rows = v["categories"]["DataMovement"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows
+        .iter()
+        .all(|r| r["name"] == "aten::index_select" && r["category"] == "DataMovement"));
+    let by = v["ops_summary"]["by_category"].as_array().unwrap();
+    let dm = by.iter().find(|c| c["category"] == "DataMovement").unwrap();
+    assert_eq!(dm["count"].as_u64(), Some(3));
+}

@@ -146,3 +146,44 @@ fn bad_gap_options_exit_2() {
         rooftop().args(["trace", &p, "--what-if", bad]).assert().code(2);
     }
 }
+
+/// One cause, one name: the idle tables (terminal, Markdown, HTML), the gaps table's
+/// cause column and the `trace.gpu_idle` finding all say `host wait`, `kernel wait`,
+/// `other`, `graph` (the JSON keys `host_wait`, ... with blanks), in that order, and
+/// write no time as `0`, never `0 s`. The handmade nesting trace has no kernel wait
+/// (its JSON `kernel_wait` is 0).
+#[test]
+fn idle_causes_have_one_name_everywhere() {
+    let p = fixture("handmade/nesting_graph.json");
+    let v = json(&[&p]);
+    let dev = &v["idle"]["devices"][0];
+    let keys: Vec<&str> = dev["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["category"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["host_wait", "kernel_wait", "other", "graph"]);
+    assert_eq!(dev["categories"][1]["idle_us"].as_f64(), Some(0.0));
+    let idle = v["findings"].as_array().unwrap().iter().find(|f| f["id"] == "trace.gpu_idle");
+    let evidence = idle.unwrap()["evidence"].as_str().unwrap();
+    let at: Vec<usize> = ["host wait ", ", kernel wait 0 (0%), ", ", other ", ", graph "]
+        .iter()
+        .map(|w| evidence.find(w).unwrap_or_else(|| panic!("no `{w}` in: {evidence}")))
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{evidence}");
+    for old in ["dependency wait", "inside graph", " 0 s"] {
+        assert!(!evidence.contains(old), "{evidence}");
+    }
+    let header = "host wait   kernel wait   other";
+    for format in ["table", "md", "html"] {
+        let out = rooftop().args(["trace", &p, "--section", "idle", "--format", format]).output();
+        let text = String::from_utf8(out.unwrap().stdout).unwrap();
+        if format == "table" {
+            assert!(text.contains(header), "{text}");
+            assert!(text.contains("│ 0        host wait "), "{text}");
+        }
+        assert!(text.contains("kernel wait") && !text.contains("kernel_wait"), "{format}");
+        assert!(!text.contains("host_wait") && !text.contains(" 0 s "), "{format}");
+    }
+}

@@ -613,6 +613,42 @@ fn tolerated_problems_are_counted_warnings() {
     assert!(first.example.contains("line 6"), "{}", first.example);
 }
 
+/// A time written as a JSON string that spells a number (`"12"`) is read as that number,
+/// as Perfetto's JSON importer reads it (`CoerceToTs`, trace_processor's json_utils.cc);
+/// a string that is not a number is refused like `null`. The same in memory and
+/// streamed from gzip.
+#[test]
+fn quoted_numeric_times_are_read_as_numbers() {
+    let text = br#"{"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 1, "dur": 2},
+        {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 3, "dur": "12"},
+        {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": "100.5", "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "d", "pid": 0, "tid": 7, "ts": "soon", "dur": 1}
+    ]}"#;
+    let mut gz = Vec::new();
+    {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::fast());
+        enc.write_all(text).unwrap();
+        enc.finish().unwrap();
+    }
+    for bytes in [&text[..], &gz[..]] {
+        let m = read_bytes(bytes, Path::new("s.json"), &ReadOptions::default(), &mut |_, _| {})
+            .unwrap();
+        // `b` lasts 12 µs = 12,000 ns; `c` starts at 100.5 µs = 100,500 ns; `d` is refused.
+        let got: Vec<(&str, i64, i64)> =
+            m.gpu.iter().map(|g| (&*g.name, g.ts_ns, g.dur_ns)).collect();
+        assert_eq!(got, [("a", 1_000, 2_000), ("b", 3_000, 12_000), ("c", 100_500, 1_000)]);
+        let bad = m.warnings.iter().find(|w| w.kind == "bad_timestamp").unwrap();
+        assert_eq!(bad.count, 1);
+        assert!(
+            bad.example.starts_with("`d` (kernel) has a `ts` that is not a number"),
+            "{}",
+            bad.example
+        );
+    }
+}
+
 #[test]
 fn a_bare_array_of_events_is_a_trace() {
     let m = read_bytes(

@@ -12,20 +12,23 @@ use crate::trace::{short, Block, Section};
 pub(crate) use crate::trace_gaps_csv::csv_files;
 pub use crate::trace_gaps_csv::csv_in_section;
 use rooftop_core::trace::gaps::idle::{IdleCategory, IdleShare};
+use rooftop_core::trace::gaps::us_or_zero;
 use rooftop_core::trace::report::TraceReport;
-use rooftop_core::units::{pct, si, sig3, us};
+use rooftop_core::units::{pct, si, sig3};
 
 fn share(v: &[IdleShare], c: IdleCategory) -> f64 {
     v.iter().find(|s| s.category == c).map_or(0.0, |s| s.idle_us)
 }
 
-/// A time in µs; `0` for nothing.
+/// A time in µs; `0` for nothing (as the findings print it).
 fn ut(v: f64) -> String {
-    if v == 0.0 {
-        "0".to_string()
-    } else {
-        us(v)
-    }
+    us_or_zero(v)
+}
+
+/// The idle causes' column headers, in [`IdleCategory::ALL`] order and the words the
+/// findings use ([`IdleCategory::label`]).
+fn cause_headers<const N: usize>(before: [&'static str; N]) -> Vec<&'static str> {
+    before.into_iter().chain(IdleCategory::ALL.iter().map(|c| c.label())).collect()
 }
 
 /// A time on the trace's clock relative to `origin` (both µs): `+2.13 ms`.
@@ -46,10 +49,8 @@ fn bytes(b: i64) -> String {
 pub(crate) fn summary_blocks(r: &TraceReport) -> Vec<Block> {
     let mut out = Vec::new();
     if !r.idle.devices.is_empty() {
-        let mut b = Block::new(
-            "Why the GPU is idle (per device)",
-            &["device", "idle", "host wait", "kernel wait", "other", "graph"],
-        );
+        let mut b =
+            Block::new("Why the GPU is idle (per device)", &cause_headers(["device", "idle"]));
         for d in &r.idle.devices {
             let p = |c| {
                 let v = share(&d.categories, c);
@@ -59,14 +60,10 @@ pub(crate) fn summary_blocks(r: &TraceReport) -> Vec<Block> {
                     pct(if d.idle_us > 0.0 { v / d.idle_us * 100.0 } else { 0.0 })
                 )
             };
-            b.rows.push(vec![
-                d.device.to_string(),
-                format!("{} of {}", ut(d.idle_us), ut(d.window_us)),
-                p(IdleCategory::HostWait),
-                p(IdleCategory::KernelWait),
-                p(IdleCategory::Other),
-                p(IdleCategory::Graph),
-            ]);
+            let mut row =
+                vec![d.device.to_string(), format!("{} of {}", ut(d.idle_us), ut(d.window_us))];
+            row.extend(IdleCategory::ALL.iter().map(|&c| p(c)));
+            b.rows.push(row);
         }
         b.notes.push(
             "host wait: the next kernel was launched after the GPU ran dry; other: it was \
@@ -134,20 +131,13 @@ fn idle_blocks(r: &TraceReport) -> Vec<Block> {
     let i = &r.idle;
     let mut d = Block::new(
         "Idle time by cause, per device",
-        &["device", "window", "busy", "idle", "host wait", "kernel wait", "other", "graph"],
+        &cause_headers(["device", "window", "busy", "idle"]),
     );
     for x in &i.devices {
         let c = &x.categories;
-        d.rows.push(vec![
-            x.device.to_string(),
-            ut(x.window_us),
-            ut(x.busy_us),
-            ut(x.idle_us),
-            ut(share(c, IdleCategory::HostWait)),
-            ut(share(c, IdleCategory::KernelWait)),
-            ut(share(c, IdleCategory::Other)),
-            ut(share(c, IdleCategory::Graph)),
-        ]);
+        let mut row = vec![x.device.to_string(), ut(x.window_us), ut(x.busy_us), ut(x.idle_us)];
+        row.extend(IdleCategory::ALL.iter().map(|&k| ut(share(c, k))));
+        d.rows.push(row);
     }
     d.notes.push(format!(
         "Gaps in the union of a device's GPU events, each classified by the event after it: \
@@ -157,19 +147,14 @@ fn idle_blocks(r: &TraceReport) -> Vec<Block> {
     ));
     let mut s = Block::new(
         "Idle time by cause, per stream (HTA)",
-        &["device/stream", "events", "idle", "host wait", "kernel wait", "other", "graph"],
+        &cause_headers(["device/stream", "events", "idle"]),
     );
     for x in &i.streams {
         let c = &x.categories;
-        s.rows.push(vec![
-            format!("{}/{}", x.device, x.stream),
-            x.events.to_string(),
-            ut(x.idle_us),
-            ut(share(c, IdleCategory::HostWait)),
-            ut(share(c, IdleCategory::KernelWait)),
-            ut(share(c, IdleCategory::Other)),
-            ut(share(c, IdleCategory::Graph)),
-        ]);
+        let mut row =
+            vec![format!("{}/{}", x.device, x.stream), x.events.to_string(), ut(x.idle_us)];
+        row.extend(IdleCategory::ALL.iter().map(|&k| ut(share(c, k))));
+        s.rows.push(row);
     }
     s.notes.push(
         "Per stream, as HTA's get_idle_time_breakdown: each event's gap to the previous \
@@ -184,7 +169,7 @@ fn idle_blocks(r: &TraceReport) -> Vec<Block> {
         for c in x.categories.iter().filter(|c| c.gaps.count > 0) {
             g.rows.push(vec![
                 x.device.to_string(),
-                c.category.as_str().to_string(),
+                c.category.label().to_string(),
                 c.gaps.count.to_string(),
                 ut(c.gaps.total_us),
                 ut(c.gaps.mean_us),
@@ -633,4 +618,20 @@ fn inference_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
         c.notes.push("None in the trace.".to_string());
     }
     vec![b, c]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The idle tables' cause columns are the finding's words, in its order, and no
+    /// time is a bare `0`.
+    #[test]
+    fn cause_columns_are_the_findings_words() {
+        assert_eq!(
+            cause_headers(["device", "idle"]),
+            ["device", "idle", "host wait", "kernel wait", "other", "graph"]
+        );
+        assert_eq!((ut(0.0), ut(100.0)), ("0".to_string(), "100 µs".to_string()));
+    }
 }

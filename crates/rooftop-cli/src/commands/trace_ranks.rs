@@ -10,7 +10,7 @@ use crate::error::{CliError, Result};
 use crate::output;
 use crate::progress;
 use clap::Args;
-use rooftop_core::trace::comm::reduce::{builtin_link, ReduceOptions};
+use rooftop_core::trace::comm::reduce::{builtin_link, ReduceOptions, UNEVEN_LAST_NODE};
 use rooftop_core::trace::gaps::critical_path::{self, CpOptions};
 use rooftop_core::trace::run::{closest_names, RankRun};
 use rooftop_core::trace::TraceModel;
@@ -294,8 +294,14 @@ fn refuse_if_not_one_job(dir: &Path, run: &RankRun) -> Result<()> {
     }
 }
 
-/// Renders the multi-rank report (`from_traces`: whether per-rank reports can exist).
+/// Renders the multi-rank report (`from_traces`: whether per-rank reports can exist),
+/// with the notes on how the ranks were laid out on stderr first, as the device's note
+/// of a trace is: they are also among the report's cross-rank warnings.
 fn emit(cli: &Cli, ro: RenderOptions, run: &RankRun, from_traces: bool) -> Result<()> {
+    #[allow(clippy::print_stderr)]
+    for w in run.cross.comm.warnings.iter().filter(|w| w.kind == UNEVEN_LAST_NODE) {
+        eprintln!("rooftop: note: {}.", w.example);
+    }
     {
         let out = cli.output.as_deref();
         match cli.format {

@@ -407,6 +407,41 @@ mod tests {
         }
     }
 
+    /// `--gpus-per-node 3` with a world of 4: the report notes that the last node holds
+    /// one rank (4 mod 3), and still scopes the all-reduce over ranks 0-3 as
+    /// inter-node; with nodes of 2 (4 mod 2 = 0) there is no such note.
+    #[test]
+    fn ranks_that_do_not_fill_the_last_node_are_noted() {
+        let reduce = |gpus_per_node: u32| {
+            let mut mr = MultiRank::new(ReduceOptions {
+                gpus_per_node: Some(gpus_per_node),
+                ..ReduceOptions::default()
+            });
+            for r in 0..4 {
+                let recs = [rec("0", "[0, 1, 2, 3]", Some(1), "allreduce", 1024, "Float", 100, 10)];
+                mr.add(meta(r, 4, None), &recs);
+            }
+            mr.finish()
+        };
+        let c = reduce(3);
+        let notes: Vec<_> =
+            c.comm.warnings.iter().filter(|w| w.kind == "uneven_last_node").collect();
+        assert_eq!(notes.len(), 1, "{:?}", c.comm.warnings);
+        assert_eq!(notes[0].count, 1);
+        assert!(
+            notes[0].example.starts_with("4 ranks over nodes of 3 GPUs: the last node has 1 rank"),
+            "{}",
+            notes[0].example
+        );
+        assert_eq!(c.comm.collectives.rows[0].scope, Scope::InterNode);
+        let c = reduce(2);
+        assert!(
+            c.comm.warnings.iter().all(|w| w.kind != "uneven_last_node"),
+            "{:?}",
+            c.comm.warnings
+        );
+    }
+
     #[test]
     fn allreduce_bandwidth_skew_and_stragglers_by_hand() {
         // Four ranks, two all-reduces of 1,048,576 bf16 (S = 2,097,152 bytes).

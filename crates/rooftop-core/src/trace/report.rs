@@ -377,7 +377,11 @@ fn per_op(
             _ => by_op.as_str(),
         }
     };
-    let is_elementwise = |i: u32| categorize(i) == ops::Category::Elementwise;
+    // Data movement (`cat`, `index_select`) counts with the element-wise ops in chains of
+    // unfused kernels: it also reads and writes device memory once per kernel, and a
+    // compiler fuses it with its neighbours.
+    let is_elementwise =
+        |i: u32| matches!(categorize(i), ops::Category::Elementwise | ops::Category::DataMovement);
     // The summaries and the tables with the coverage (about the same time on a large
     // trace) as two tasks on the thread pool.
     let ((ops_summary, kernels, short_kernels), (tables, model_coverage)) = rayon::join(

@@ -268,11 +268,12 @@ fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRo
     };
     let kernels = kernel_details(model, &per_call);
 
-    let (params, flops, bytes, unmodelled, category) = match &g.model {
-        Ok(m) if m.table == Table::Triton => {
-            (m.params.clone(), Some(m.flops), Some(m.bytes), None, categorize_in(model, first))
-        }
-        Ok(m) => (m.params.clone(), Some(m.flops), Some(m.bytes), None, m.table.category()),
+    // The category of the row's first call as the ops summary gives it (one source of
+    // truth, `categorize_in`): its table's category ([`Table::category`]), a Triton
+    // kernel's by its kind, a copy's or a collective's by its kernel.
+    let category = categorize_in(model, first);
+    let (params, flops, bytes, unmodelled) = match &g.model {
+        Ok(m) => (m.params.clone(), Some(m.flops), Some(m.bytes), None),
         Err(why) => {
             let mut p = Params::default();
             p.0.push(("input_dims", ParamValue::Str(dims_repr(&op0.args.input_dims))));
@@ -280,7 +281,7 @@ fn build_row(model: &TraceModel, device: Option<&DeviceSpec>, g: &Group) -> OpRo
                 "input_types",
                 ParamValue::Dtypes(op0.args.input_types.iter().map(|t| Some(t.clone())).collect()),
             ));
-            (p, None, None, Some(why.clone()), categorize_in(model, first))
+            (p, None, None, Some(why.clone()))
         }
     };
     let rate = |amount: Option<f64>| -> Option<Stats> {

@@ -12,8 +12,9 @@
 //!
 //! Bad input never panics: bytes that are not JSON give a [`TraceError`] naming the
 //! file, byte offset, line and column; events the model cannot use (missing fields,
-//! negative durations, unknown categories) are skipped and counted as
-//! [`TraceWarning`](rooftop_core::trace::TraceWarning)s in the model.
+//! times that are not numbers, negative durations, unknown categories) are skipped and
+//! counted as [`TraceWarning`](rooftop_core::trace::TraceWarning)s in the model; a time
+//! written as a string of a number (`"12"`) is read as that number, as Perfetto reads it.
 //!
 //! A mapped file that another process truncates while we read it can end the process
 //! with SIGBUS; traces are written once, before they are read.

@@ -170,6 +170,9 @@ impl std::fmt::Debug for Reducer {
 /// wrong, not that the collective is fast.
 const ABOVE_LINK_PCT: f64 = 150.0;
 
+/// The warning kind of ranks that do not fill their last node ([`uneven_last_node`]).
+pub const UNEVEN_LAST_NODE: &str = "uneven_last_node";
+
 /// The group of records without a `Process Group Name`.
 const NO_GROUP: &str = "(no process group)";
 
@@ -245,6 +248,11 @@ impl Reducer {
             ))
         });
         let ranks = validate(std::mem::take(&mut self.ranks), &mut warnings);
+        if let Some(note) =
+            self.opts.gpus_per_node.zip(ranks.job_size()).and_then(|(g, n)| uneven_last_node(n, g))
+        {
+            warnings.add(UNEVEN_LAST_NODE, 1, note);
+        }
         let mut metrics = Metrics::new(links.clone(), ranks.len());
         let mut a2a = AllToAllAcc::default();
         let groups =
@@ -383,6 +391,41 @@ fn missing_ranks(present: &BTreeSet<i64>, world_size: i64) -> (u64, String) {
 /// Ranks with a number, each number once, and the world size they agree on.
 struct Ranks {
     entries: Vec<RankEntry>,
+    /// The world size most traces state (`None`: none states one).
+    world: Option<i64>,
+}
+
+impl Ranks {
+    /// How many ranks the job has: the world size, else the highest rank plus one.
+    fn job_size(&self) -> Option<i64> {
+        self.world.or_else(|| {
+            self.entries.iter().filter_map(|e| e.info.rank).max().map(|r| r.saturating_add(1))
+        })
+    }
+}
+
+/// The note on `ranks` ranks that do not fill their last node of `gpus_per_node` GPUs
+/// (rank r on node r / N, as [`Scope::of`] places them), e.g. `4 ranks over nodes of 3
+/// GPUs: the last node has 1 rank (rank 3, node 1; rank r is on node r / 3)`. `None`
+/// when they fill whole nodes, or fit on one node: a job on part of one node has no
+/// last node to speak of. An uneven last node happens (a job sized by something other
+/// than nodes), so it is a note, not an error; but it is also what a wrong
+/// `--gpus-per-node` looks like.
+fn uneven_last_node(ranks: i64, gpus_per_node: u32) -> Option<String> {
+    let g = i64::from(gpus_per_node);
+    if g == 0 || ranks <= g || ranks % g == 0 {
+        return None;
+    }
+    let last = ranks % g;
+    let first = ranks - last;
+    let held =
+        if last == 1 { format!("rank {first}") } else { format!("ranks {first}-{}", ranks - 1) };
+    Some(format!(
+        "{ranks} ranks over nodes of {g} GPUs: the last node has {last} {} ({held}, node {}; \
+         rank r is on node r / {g})",
+        ranks_word(usize::try_from(last).unwrap_or(usize::MAX)),
+        ranks / g
+    ))
 }
 
 impl std::ops::Deref for Ranks {
@@ -495,7 +538,7 @@ fn validate(mut entries: Vec<RankEntry>, w: &mut Warnings) -> Ranks {
             );
         }
     }
-    Ranks { entries: kept }
+    Ranks { entries: kept, world }
 }
 
 /// A rank list as written: whole, or cut by PyTorch (`"[0, 1, ..., 28, 63]"`) into the
@@ -1060,5 +1103,29 @@ mod tests {
         assert_eq!(members_of(Some(&text), Some(63)), None);
         assert_eq!(members_of(Some("not a list"), Some(2)), None);
         assert_eq!(mode([3, 3, 4, 4, 2].into_iter()), Some(4));
+    }
+
+    /// 4 ranks over nodes of 3 GPUs: node 0 holds ranks 0-2, node 1 rank 3 alone (4 mod
+    /// 3 = 1). 8 over 3: nodes 0 and 1 full, node 2 holds 6-7 (8 mod 3 = 2). Whole nodes
+    /// (8 over 4, 4 over 4) and one partly used node (4 over 8, 1 over 2) say nothing.
+    #[test]
+    fn an_uneven_last_node_is_noted() {
+        assert_eq!(
+            uneven_last_node(4, 3).as_deref(),
+            Some(
+                "4 ranks over nodes of 3 GPUs: the last node has 1 rank (rank 3, node 1; rank r \
+                 is on node r / 3)"
+            )
+        );
+        assert_eq!(
+            uneven_last_node(8, 3).as_deref(),
+            Some(
+                "8 ranks over nodes of 3 GPUs: the last node has 2 ranks (ranks 6-7, node 2; \
+                 rank r is on node r / 3)"
+            )
+        );
+        for (ranks, g) in [(8, 4), (4, 4), (4, 8), (1, 2), (4, 1), (0, 3)] {
+            assert_eq!(uneven_last_node(ranks, g), None, "{ranks} over {g}");
+        }
     }
 }

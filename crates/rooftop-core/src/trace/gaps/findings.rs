@@ -2,8 +2,8 @@
 //! by time at stake ([`super::super::findings`]).
 //!
 //! - `trace.gpu_idle`: the GPU idle at least [`IDLE_WARN_PCT`] of the window, split by
-//!   cause ([`super::idle`], per device) with the advice of the larger cause (host wait:
-//!   launch ahead; dependency: follow the critical path). It replaces the trace-wide
+//!   cause ([`super::idle`], per device, in its words) with the advice of the larger of
+//!   host wait (launch ahead) and other (a dependency: follow the critical path). It replaces the trace-wide
 //!   finding of the same id, which states the idle time without its causes;
 //! - `trace.blocking_sync`: CPU time blocked in synchronisations and synchronous copies
 //!   ([`super::syncs`]);
@@ -26,6 +26,7 @@ use super::graphs::Graphs;
 use super::idle::{IdleBreakdown, IdleCategory};
 use super::launch::LaunchStats;
 use super::syncs::Syncs;
+use super::us_or_zero;
 use crate::diagnose::{Finding, Stake, WindowKind};
 use crate::units::{pct, us};
 
@@ -81,16 +82,22 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
     let idle_pct = if device_window > 0.0 { idle_total / device_window * 100.0 } else { 0.0 };
     if idle_pct >= IDLE_WARN_PCT {
         let host = cat(IdleCategory::HostWait);
-        let dep = cat(IdleCategory::Other);
-        let (kernel, graph) = (cat(IdleCategory::KernelWait), cat(IdleCategory::Graph));
-        let part = |x: f64| {
-            format!(
-                "{} ({})",
-                us(x),
-                pct(if idle_total > 0.0 { x / idle_total * 100.0 } else { 0.0 })
-            )
-        };
-        let recommendation = if host >= dep {
+        let other = cat(IdleCategory::Other);
+        // Each cause in the tables' order and words (`IdleCategory::label`), its time as
+        // the tables print it (`0` for none).
+        let parts: Vec<String> = IdleCategory::ALL
+            .iter()
+            .map(|&c| {
+                let x = cat(c);
+                format!(
+                    "{} {} ({})",
+                    c.label(),
+                    us_or_zero(x),
+                    pct(if idle_total > 0.0 { x / idle_total * 100.0 } else { 0.0 })
+                )
+            })
+            .collect();
+        let recommendation = if host >= other {
             match fw {
                 Framework::PyTorch => {
                     "Most of it is host wait: the CPU launched the next kernel only after the \
@@ -109,8 +116,8 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
                 }
             }
         } else {
-            "Most of it is dependency wait: the next kernel was already enqueued but waited \
-             on another stream, an event or a synchronisation. Follow the critical path \
+            "Most of it is other (a dependency): the next kernel was already enqueued but \
+             waited on another stream, an event or a synchronisation. Follow the critical path \
              (--section critical-path): overlap the producer's work or split the \
              dependency."
         };
@@ -118,16 +125,12 @@ pub fn gap_findings(i: &GapInput<'_>) -> Vec<Finding> {
             "trace.gpu_idle",
             "GPU idle for much of the trace",
             format!(
-                "the GPU was idle {} of the {} window ({}): host wait {}, dependency wait \
-                 {}, kernel wait {}, inside graph replays {} (HTA's idle categories, per \
+                "the GPU was idle {} of the {} window ({}): {} (HTA's idle categories, per \
                  device)",
-                us(idle_total),
-                us(device_window),
+                us_or_zero(idle_total),
+                us_or_zero(device_window),
                 pct(idle_pct),
-                part(host),
-                part(dep),
-                part(kernel),
-                part(graph)
+                parts.join(", ")
             ),
             recommendation,
             // The idle time of every device, of the devices' own windows: never more
@@ -328,6 +331,70 @@ mod tests {
         );
         let serve = late_replays(true);
         assert!(serve.recommendation.contains("requests per replay"), "{}", serve.recommendation);
+    }
+
+    /// One device idle 100 µs of its 200 µs window: `host` µs host wait, the rest other.
+    fn idle_finding(host_us: f64) -> Finding {
+        use crate::trace::gaps::idle::{DeviceIdle, IdleShare};
+        let share = |category, idle_us: f64| IdleShare {
+            category,
+            idle_us,
+            ratio: idle_us / 100.0,
+            gaps: crate::trace::gaps::Dist::default(),
+        };
+        let idle = IdleBreakdown {
+            threshold_us: 30.0,
+            devices: vec![DeviceIdle {
+                device: 0,
+                window_us: 200.0,
+                busy_us: 100.0,
+                idle_us: 100.0,
+                categories: vec![
+                    share(IdleCategory::HostWait, host_us),
+                    share(IdleCategory::KernelWait, 0.0),
+                    share(IdleCategory::Other, 100.0 - host_us),
+                    share(IdleCategory::Graph, 0.0),
+                ],
+                histogram: crate::trace::gaps::DecadeHistogram::default(),
+            }],
+            streams: Vec::new(),
+        };
+        let mut timeline = Timeline::default();
+        timeline.all.total.time_ms = 0.2;
+        let out = gap_findings(&GapInput {
+            timeline: &timeline,
+            idle: &idle,
+            launch: &LaunchStats::default(),
+            syncs: &Syncs::default(),
+            graphs: &Graphs::default(),
+            framework: Framework::PyTorch,
+            serving: false,
+        });
+        out.into_iter().find(|f| f.id == "trace.gpu_idle").expect("the idle finding")
+    }
+
+    /// The idle finding names each cause as the tables do (`IdleCategory::label`, in
+    /// their order) and prints no time as `0`, as they do: 100 µs idle of a 200 µs
+    /// window is 50.0%, all of it other (100%), the other causes 0 (0%).
+    #[test]
+    fn idle_causes_are_named_and_zeroes_printed_as_in_the_tables() {
+        let f = idle_finding(0.0);
+        assert_eq!(
+            f.evidence,
+            "the GPU was idle 100 µs of the 200 µs window (50.0%): host wait 0 (0%), \
+             kernel wait 0 (0%), other 100 µs (100%), graph 0 (0%) (HTA's idle categories, \
+             per device)"
+        );
+        assert!(f.recommendation.starts_with("Most of it is other (a dependency)"));
+        // 75 µs of the 100 µs idle is host wait: 75.0%, its advice.
+        let f = idle_finding(75.0);
+        assert!(
+            f.evidence
+                .contains("host wait 75.0 µs (75.0%), kernel wait 0 (0%), other 25.0 µs (25.0%)"),
+            "{}",
+            f.evidence
+        );
+        assert!(f.recommendation.starts_with("Most of it is host wait"));
     }
 
     /// The blocking-sync finding of `blocked_us` of syncs in a trace window of

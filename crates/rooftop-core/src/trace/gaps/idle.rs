@@ -51,7 +51,20 @@ impl IdleCategory {
         IdleCategory::Graph,
     ];
 
-    /// The stable name (`host_wait`, `kernel_wait`, `other`, `graph`).
+    /// The words shown to users for the category, in tables, Markdown, HTML and
+    /// findings alike (`host wait`, `kernel wait`, `other`, `graph`): [`Self::as_str`]
+    /// with blanks, so that the text and the JSON keys name a cause the same way.
+    pub fn label(self) -> &'static str {
+        match self {
+            IdleCategory::HostWait => "host wait",
+            IdleCategory::KernelWait => "kernel wait",
+            IdleCategory::Other => "other",
+            IdleCategory::Graph => "graph",
+        }
+    }
+
+    /// The stable name (`host_wait`, `kernel_wait`, `other`, `graph`): the JSON value
+    /// and the CSV column prefix.
     pub fn as_str(self) -> &'static str {
         match self {
             IdleCategory::HostWait => "host_wait",
@@ -243,6 +256,16 @@ pub fn idle_breakdown(model: &TraceModel, threshold_ns: i64) -> IdleBreakdown {
 mod tests {
     use super::*;
     use crate::trace::model::RuntimeCall;
+
+    /// The words users read are the JSON keys with blanks, in the tables' order.
+    #[test]
+    fn causes_read_as_their_keys() {
+        let words: Vec<&str> = IdleCategory::ALL.iter().map(|c| c.label()).collect();
+        assert_eq!(words, ["host wait", "kernel wait", "other", "graph"]);
+        for c in IdleCategory::ALL {
+            assert_eq!(c.label(), c.as_str().replace('_', " "));
+        }
+    }
 
     fn rt(name: &str, ts_us: i64) -> RuntimeCall {
         RuntimeCall {

@@ -36,6 +36,16 @@ pub mod syncs;
 use super::model::TraceModel;
 use serde::Serialize;
 
+/// A time in µs as the gap tables and findings print it: `0` for nothing (no unit: no
+/// time is no time in any unit), else [`crate::units::us`] (`12.5 µs`, `3.20 ms`).
+pub fn us_or_zero(micros: f64) -> String {
+    if micros == 0.0 {
+        "0".to_string()
+    } else {
+        crate::units::us(micros)
+    }
+}
+
 /// A distribution of durations, µs: count, sum, mean, min, quantiles, max.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Dist {
@@ -155,6 +165,14 @@ mod tests {
         assert!((d.p90_us - 7.6).abs() < 1e-12);
         assert_eq!(d.max_us, 10.0);
         assert_eq!(Dist::of_ns(&mut []), Dist::default());
+    }
+
+    /// No time prints as a bare `0`; any other time with its unit.
+    #[test]
+    fn zero_time_is_a_bare_zero() {
+        assert_eq!(us_or_zero(0.0), "0");
+        assert_eq!(us_or_zero(100.0), "100 µs");
+        assert_eq!(us_or_zero(2500.0), "2.50 ms");
     }
 
     #[test]

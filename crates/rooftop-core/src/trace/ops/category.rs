@@ -30,12 +30,15 @@ pub enum Category {
     /// Embedding lookups and their backward (`embedding`, `embedding_bag`, fbgemm's
     /// table-batched lookups).
     Embedding,
+    /// Ops that only move data: `cat`, `index_select` (the [`Table::DataMovement`]
+    /// ops): they gather or copy rows and compute nothing.
+    DataMovement,
     Other,
 }
 
 impl Category {
     /// Every category, in display order.
-    pub const ALL: [Category; 14] = [
+    pub const ALL: [Category; 15] = [
         Category::Gemm,
         Category::Moe,
         Category::Conv,
@@ -46,6 +49,7 @@ impl Category {
         Category::Softmax,
         Category::Pool,
         Category::Embedding,
+        Category::DataMovement,
         Category::Comm,
         Category::Memcpy,
         Category::Quant,
@@ -53,7 +57,8 @@ impl Category {
     ];
 
     /// The stable name (`GEMM`, `CONV`, `SDPA`, `Normalization`, `Elementwise`, `Reduce`,
-    /// `Softmax`, `Pool`, `Embedding`, `Comm`, `Memcpy`, `MoE`, `Quant`, `Other`).
+    /// `Softmax`, `Pool`, `Embedding`, `DataMovement`, `Comm`, `Memcpy`, `MoE`, `Quant`,
+    /// `Other`).
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Gemm => "GEMM",
@@ -69,6 +74,7 @@ impl Category {
             Category::Quant => "Quant",
             Category::Pool => "Pool",
             Category::Embedding => "Embedding",
+            Category::DataMovement => "DataMovement",
             Category::Other => "Other",
         }
     }
@@ -167,17 +173,19 @@ impl Table {
     }
 
     /// The category of the table's ops (Triton rows: by kernel kind, see
-    /// [`categorize_op`]; this is their default).
+    /// [`categorize_op`]; this is their default). The one mapping from tables to
+    /// categories: [`categorize_op`] gives an op the category of its table, so that the
+    /// ops summary and the roofline tables of one report agree.
     pub fn category(self) -> Category {
         match self {
             Table::Gemm => Category::Gemm,
             Table::SdpaFwd | Table::SdpaBwd | Table::InferenceAttention => Category::Sdpa,
             Table::ConvFwd | Table::ConvBwd => Category::Conv,
             Table::Normalization => Category::Normalization,
-            Table::BinaryElementwise
-            | Table::UnaryElementwise
-            | Table::DataMovement
-            | Table::Elementwise => Category::Elementwise,
+            Table::BinaryElementwise | Table::UnaryElementwise | Table::Elementwise => {
+                Category::Elementwise
+            }
+            Table::DataMovement => Category::DataMovement,
             Table::Reduce => Category::Reduce,
             Table::Moe => Category::Moe,
             Table::Quant => Category::Quant,
@@ -317,13 +325,19 @@ fn categorize_kernel_name(name: &str) -> Option<Category> {
 /// Our category of a CPU op, from its name and (for ops we do not know by name) the name
 /// of the first GPU event it launched.
 ///
-/// An element-wise or unknown op whose first kernel is a copy or a collective is Memcpy
-/// or Comm (`aten::copy_` of a host tensor, `aten::_local_scalar_dense`).
+/// An op with a roofline model has its table's category ([`Table::category`]), so that
+/// it is named the same in the ops summary and in the roofline tables. An element-wise,
+/// data-movement or unknown op whose first kernel is a copy or a collective is Memcpy or
+/// Comm (`aten::copy_` of a host tensor, `aten::cat` of one tensor,
+/// `aten::_local_scalar_dense`).
 pub fn categorize_op(name: &str, first_kernel: Option<&str>) -> Category {
     let by_kernel = first_kernel.and_then(categorize_kernel);
     let c = categorize_by_name(name).unwrap_or(Category::Other);
     match (c, by_kernel) {
-        (Category::Elementwise, Some(k @ (Category::Memcpy | Category::Comm)))
+        (
+            Category::Elementwise | Category::DataMovement,
+            Some(k @ (Category::Memcpy | Category::Comm)),
+        )
         | (Category::Other, Some(k)) => k,
         _ => c,
     }
@@ -549,6 +563,106 @@ mod tests {
     use super::*;
     use crate::trace::model::{CpuOp, GpuEvent};
     use Category::{Other, Sdpa, Softmax};
+
+    /// Every string literal of the sources that name the ops the roofline tables model,
+    /// each as written and as the op names it may stand for (`sub` → `aten::sub`,
+    /// `aten::sub_`; `avg_pool2d` → `aten::avg_pool2d_backward`).
+    fn candidate_op_names() -> Vec<String> {
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("misc.rs"),
+            include_str!("pool.rs"),
+            include_str!("conv.rs"),
+            include_str!("embedding.rs"),
+            include_str!("triton.rs"),
+            include_str!("tests.rs"),
+            include_str!("tests_more.rs"),
+            include_str!("../inference/moe.rs"),
+            include_str!("../inference/attention.rs"),
+            include_str!("../inference/quant.rs"),
+        ];
+        let mut out = std::collections::BTreeSet::new();
+        for src in sources {
+            for (i, lit) in src.split('"').enumerate() {
+                // Odd pieces lie between quotes; op names have no blank.
+                if i % 2 == 0 || lit.is_empty() || lit.contains([' ', '\\', '{']) {
+                    continue;
+                }
+                for name in [
+                    lit.to_string(),
+                    format!("aten::{lit}"),
+                    format!("aten::{lit}_"),
+                    format!("aten::{lit}_backward"),
+                ] {
+                    out.insert(name);
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// One source of truth: an op the roofline tables model is named by the ops summary
+    /// (`categorize_op`, without a kernel) with the category of its table
+    /// (`Table::category`). The exception is the Triton table, whose rows are named by
+    /// kernel kind (pointwise → Elementwise, reductions → Reduce).
+    #[test]
+    fn every_modelled_op_has_its_tables_category() {
+        let mut checked = 0;
+        let mut seen_tables = std::collections::BTreeSet::new();
+        for name in candidate_op_names() {
+            let Some(table) = op_table(&name) else { continue };
+            let got = categorize_op(&name, None);
+            let want = match super::super::triton::TritonKind::of(&name) {
+                Some(k) => k.category(),
+                None => table.category(),
+            };
+            assert_eq!(got, want, "{name} ({})", table.as_str());
+            seen_tables.insert(table);
+            checked += 1;
+        }
+        // Hundreds of names (321 when written), of every table.
+        assert!(checked > 150, "{checked} names");
+        assert_eq!(seen_tables.len(), Table::ALL.len(), "{seen_tables:?}");
+    }
+
+    /// A table's ops are named as the table is: its category's name is part of the
+    /// table's (`BinaryElementwise` → Elementwise, `SDPA_fwd` → SDPA, `DataMovement` →
+    /// DataMovement), so that an op's row in the ops summary and its roofline table do
+    /// not say two things. Two exceptions: the inference engines' paged attention
+    /// (`InferenceAttention`) is attention, SDPA; Triton rows are named by their
+    /// kernel's kind, `Other` being the default.
+    #[test]
+    fn every_table_is_named_as_its_category() {
+        for t in Table::ALL {
+            let c = t.category();
+            match t {
+                Table::InferenceAttention => assert_eq!(c, Category::Sdpa),
+                Table::Triton => assert_eq!(c, Category::Other),
+                _ => assert!(t.as_str().contains(c.as_str()), "{} is {}", t.as_str(), c.as_str()),
+            }
+        }
+    }
+
+    /// `index_select` and `cat` only move data: the ops summary, the roofline table and
+    /// the table's category all say DataMovement (TraceLens, which has no model for
+    /// them, labels them `other`). A copy kernel still makes the op a Memcpy, as it
+    /// does an element-wise op.
+    #[test]
+    fn data_movement_ops_are_data_movement_everywhere() {
+        for name in ["aten::index_select", "aten::cat", "aten::_cat"] {
+            assert_eq!(op_table(name), Some(Table::DataMovement), "{name}");
+            assert_eq!(categorize_op(name, None), Category::DataMovement, "{name}");
+            assert_eq!(tracelens_category(name, None), "other", "{name}");
+        }
+        let gather = "void at::native::(anonymous namespace)::indexSelectLargeIndex<float, \
+                      long, unsigned int, 2, 2, -2, true>(int)";
+        assert_eq!(categorize_op("aten::index_select", Some(gather)), Category::DataMovement);
+        let copy = "Memcpy DtoD (Device -> Device)";
+        assert_eq!(categorize_op("aten::cat", Some(copy)), Category::Memcpy);
+        assert_eq!(categorize_op("aten::copy_", Some(copy)), Category::Memcpy);
+        assert_eq!(Table::DataMovement.category().as_str(), "DataMovement");
+        assert!(Category::ALL.contains(&Category::DataMovement));
+    }
 
     /// An op not known by name takes its first kernel's category: the memo keys on both
     /// names, so the same op name with other kernels is categorized again.
