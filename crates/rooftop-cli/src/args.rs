@@ -58,6 +58,11 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+
+    /// Whether the user typed `--format` (rather than getting the default, or the format
+    /// the `-o` file's extension names), for commands that warn it has no effect.
+    #[arg(skip)]
+    pub format_given: bool,
 }
 
 impl Cli {
@@ -66,16 +71,31 @@ impl Cli {
     /// writes the HTML page, not the terminal table into a file named `.html`. Exits
     /// with clap's message on a bad command line, as [`Parser::parse`] does.
     pub fn parsed() -> Cli {
+        Cli::parsed_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+
+    /// [`Cli::parsed`] of the command line `args` (the program name first).
+    ///
+    /// # Errors
+    /// clap's error for a bad command line (and for `--help` and `--version`, which
+    /// [`clap::Error::exit`] prints).
+    pub fn parsed_from<I, T>(args: I) -> std::result::Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
         use clap::{CommandFactory, FromArgMatches};
-        let matches = Cli::command().get_matches();
-        let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-        let given = matches.value_source("format") == Some(clap::parser::ValueSource::CommandLine);
-        if !given {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        // A global flag given after the subcommand is propagated up to these matches.
+        cli.format_given =
+            matches.value_source("format") == Some(clap::parser::ValueSource::CommandLine);
+        if !cli.format_given {
             if let Some(f) = cli.output.as_deref().and_then(OutputFormat::of_extension) {
                 cli.format = f;
             }
         }
-        cli
+        Ok(cli)
     }
 }
 

@@ -226,6 +226,82 @@ fn devices_list_and_lookup_by_tool_name() {
     assert_eq!(list.as_array().map(Vec::len), Some(15));
 }
 
+/// A column of `rooftop devices` has one name in JSON and CSV (the device file's
+/// `fp16_matrix`, with its unit), and the list spells the vendor as the device's own JSON
+/// does.
+#[test]
+fn device_list_columns_have_one_name_and_vendor_one_spelling() {
+    let list = json(&["devices"]);
+    let h100 = list.as_array().unwrap().iter().find(|d| d["id"] == "h100-sxm").unwrap();
+    // NVIDIA H100 SXM datasheet: 989.4 dense FP16 tensor TFLOP/s.
+    assert_eq!(h100["fp16_matrix_tflops"], 989.4);
+    assert!(h100.get("half_matrix_tflops").is_none());
+    assert_eq!(h100["vendor"], json(&["devices", "h100-sxm"])["vendor"]);
+    assert_eq!(h100["vendor"], "nvidia");
+    let out = rooftop().args(["devices", "--format", "csv"]).output().unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let keys: Vec<&str> = h100.as_object().unwrap().keys().map(String::as_str).collect();
+    let (mut a, mut b) = (header.clone(), keys);
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b);
+    assert!(csv.contains("\nh100-sxm,NVIDIA H100 SXM5 80GB,nvidia,989.4,"), "{csv}");
+    // The table keeps the datasheet's whole digits: the A100's 2039 GB/s, not 2040.
+    let out = rooftop().args(["devices", "--vendor", "nvidia"]).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    let a100 = table.lines().find(|l| l.contains("a100-sxm-80gb")).unwrap();
+    assert!(a100.contains(" 2039 "), "{a100}");
+}
+
+/// Computed figures print three significant digits (a 4096³ bf16 GEMM: 2·4096³ FLOP over
+/// 100,663,296 B = 1365.3 FLOP/B → "1370 FLOP/B"); JSON keeps the full value.
+#[test]
+fn computed_figures_show_three_significant_digits() {
+    let args = ["analyze", "gemm", "--m", "4096", "--n", "4096", "--k", "4096"];
+    let args = [&args[..], &["--dtype", "bf16", "--device", "h100-sxm"]].concat();
+    for fmt in ["table", "md", "html"] {
+        let out = rooftop().args(&args).args(["--format", fmt]).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("1370 FLOP/B") && !text.contains("1365"), "{fmt}: {text}");
+    }
+    let v = json(&args);
+    assert!(close(num(&v, "arithmetic_intensity"), 4096.0 / 3.0, 1e-12));
+}
+
+/// `completions` and `man` take -o but not --format or --device-file: each one given is
+/// named in one warning, and the output and exit code are as without it (the device file
+/// is not even read).
+#[test]
+fn completions_and_man_warn_about_global_flags_without_effect() {
+    let plain = rooftop().args(["completions", "bash"]).output().unwrap();
+    assert!(plain.status.success() && plain.stderr.is_empty());
+    let out = rooftop().args(["completions", "bash", "--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, plain.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "rooftop: warning: --format has no effect on `completions`\n"
+    );
+    let out = rooftop()
+        .args(["--format", "parquet", "man", "--device-file", "/no/such/device.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".TH rooftop 1"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "rooftop: warning: --format has no effect on `man`\n\
+         rooftop: warning: --device-file has no effect on `man`\n"
+    );
+    // -o names a file: no warning, even when its extension names a format.
+    let tmp = tempfile::Builder::new().prefix("rooftop-man-").tempdir().unwrap();
+    let path = tmp.path().join("rooftop.json");
+    let out = rooftop().args(["man", "-o", path.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success() && out.stderr.is_empty() && out.stdout.is_empty());
+    assert!(std::fs::read_to_string(&path).unwrap().contains(".TH rooftop 1"));
+}
+
 #[test]
 fn unknown_device_is_one_sentence_and_exit_2() {
     let out = rooftop().args(["devices", "h100-sxm4"]).output().unwrap();

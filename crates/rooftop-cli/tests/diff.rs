@@ -322,3 +322,52 @@ fn a_gate_over_exports_with_no_row_in_common_fails_as_bad_input() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is a bench export but") && err.contains("is an analyze export"), "{err}");
 }
+
+/// `rooftop analyze --format json` of a 4096×256×256 bf16 GEMM on the H100 timed at
+/// `time_us`, written to `dir/name`.
+fn analyze_export(dir: &Path, name: &str, time_us: &str) -> PathBuf {
+    let out = dir.join(name);
+    let o = rooftop()
+        .args(["analyze", "gemm", "--m", "4096", "--n", "256", "--k", "256", "--dtype", "bf16"])
+        .args(["--device", "h100-sxm", "--time-us", time_us, "--format", "json", "-o", &p(&out)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// JSON and CSV name the values after their unit (µs for times, as the analyze export
+/// holds them: 0.0002 s would have read 0.00019999999999999998 in seconds), and a change
+/// of millions of percent prints with three digits.
+#[test]
+fn diff_values_carry_their_unit_and_are_what_was_read() {
+    let (_d_guard, d) = tempdir("units");
+    let base = analyze_export(&d, "base.json", "200");
+    let new = analyze_export(&d, "new.json", "200.3");
+    let out = diff(&[&p(&base), &p(&new), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema_version"], 2);
+    assert_eq!(
+        (&v["rows"][0]["base_us"], &v["rows"][0]["new_us"]),
+        (&Value::from(200.0), &Value::from(200.3))
+    );
+    assert_eq!(
+        (&v["total"]["base_us"], &v["total"]["new_us"]),
+        (&Value::from(200.0), &Value::from(200.3))
+    );
+    assert!(v["rows"][0].get("base").is_none());
+    let out = diff(&[&p(&base), &p(&new), "--format", "csv"]);
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.starts_with("section,name,shape,status,metric,base_us,new_us,change_pct,"),
+        "{csv}"
+    );
+    assert!(csv.contains(",time,200,200.3,"), "{csv}");
+    // 1 µs → 287,116.53 µs: +28,711,553% = +28.7M%.
+    let fast = analyze_export(&d, "fast.json", "1");
+    let slow = analyze_export(&d, "slow.json", "287116.53");
+    let out = diff(&[&p(&fast), &p(&slow)]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("+28.7M%") && !text.contains("28711553"), "{text}");
+}

@@ -121,7 +121,9 @@ def test_devices() -> None:
     assert len(df) == len(cli)
     assert list(df["id"]) == [d["id"] for d in cli]
     nvidia = rooftop.devices("nvidia")
-    assert set(nvidia["vendor"]) == {"NVIDIA"}
+    # Spelt as the device's own JSON, device files and --vendor spell it.
+    assert set(nvidia["vendor"]) == {"nvidia"}
+    assert "fp16_matrix_tflops" in nvidia.columns
     assert list(nvidia["id"]) == [d["id"] for d in cli_json("devices", "--vendor", "nvidia")]
     h100 = rooftop.device("h100-sxm")
     # NVIDIA H100 datasheet (SXM): 3.35 TB/s HBM3, 132 SMs.

@@ -116,17 +116,19 @@ pub fn device_detail(d: &DeviceSpec) -> Result<String, RenderError> {
     text(&["id", "metric", "value", "source", "confidence", "provenance", "note"], rows)
 }
 
-/// Devices as CSV.
+/// Devices as CSV: the header is the JSON's keys ([`crate::devices::COLUMNS`]), the
+/// vendor as JSON writes it; numbers are the catalog's figures, unrounded, as in JSON.
 pub fn devices(devs: &[DeviceSpec]) -> Result<String, RenderError> {
     let rows = devs
         .iter()
         .map(|d| {
             let r = DeviceRow::of(d);
+            let vendor = r.vendor_key().to_string();
             vec![
                 r.id,
                 r.name,
-                r.vendor.to_string(),
-                num(r.half_matrix_tflops),
+                vendor,
+                num(r.fp16_matrix_tflops),
                 num(r.fp32_tflops),
                 format!("{}", r.bandwidth_gbs),
                 num(r.ridge_flop_per_byte),
@@ -134,17 +136,39 @@ pub fn devices(devs: &[DeviceSpec]) -> Result<String, RenderError> {
             ]
         })
         .collect();
-    text(
-        &[
-            "id",
-            "name",
-            "vendor",
-            "fp16_matrix_tflops",
-            "fp32_tflops",
-            "bandwidth_gbs",
-            "ridge_flop_per_byte",
-            "confidence",
-        ],
-        rows,
-    )
+    let header: Vec<&str> = crate::devices::COLUMNS.iter().map(|c| c.key).collect();
+    text(&header, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use rooftop_core::device::Catalog;
+
+    /// `devices --format csv` and `--format json` name every column alike and write the
+    /// same values (the vendor as the device's JSON spells it).
+    #[test]
+    fn device_list_csv_and_json_agree() {
+        let cat = Catalog::builtin();
+        let devs = vec![cat.lookup("h100-sxm").unwrap().clone()];
+        let csv = super::devices(&devs).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&crate::json::devices(&devs)).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let obj = json[0].as_object().unwrap();
+        assert_eq!(header.len(), obj.len());
+        for (key, cell) in header.iter().zip(&row) {
+            let v = &obj[*key];
+            let want = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            // JSON writes 3350.0 where CSV writes 3350: the same number.
+            match (cell.parse::<f64>(), want.parse::<f64>()) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{key}"),
+                _ => assert_eq!(*cell, want, "{key}"),
+            }
+        }
+        // NVIDIA H100 SXM datasheet: 989.4 dense FP16 tensor TFLOP/s.
+        assert_eq!(header[3], "fp16_matrix_tflops");
+        assert_eq!(row[2], "nvidia");
+        assert_eq!(row[3], "989.4");
+    }
 }

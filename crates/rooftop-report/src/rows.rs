@@ -4,7 +4,7 @@
 use crate::devices::headline_peak;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::{DeviceSpec, FigureMeta};
-use rooftop_core::units::{pct, si, sig3, us};
+use rooftop_core::units::{pct, round3, si, sig3, us};
 
 /// One row: metric, value, where the value comes from.
 pub type Row = [String; 3];
@@ -53,7 +53,7 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
         row(
             "arithmetic intensity",
             if r.arithmetic_intensity.is_finite() {
-                format!("{} FLOP/B", sig3(r.arithmetic_intensity))
+                format!("{} FLOP/B", round3(r.arithmetic_intensity))
             } else {
                 "∞ (no bytes)".to_string()
             },
@@ -75,7 +75,11 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
     }
     rows.push(row("memory roof", si(r.bandwidth_gbs * 1e9, "B/s"), meta_label(&r.bandwidth_meta)));
     if let Some(p) = r.ridge_point {
-        rows.push(row("ridge point", format!("{} FLOP/B", sig3(p)), "compute roof ÷ memory roof"));
+        rows.push(row(
+            "ridge point",
+            format!("{} FLOP/B", round3(p)),
+            "compute roof ÷ memory roof",
+        ));
     }
     rows.push(row(
         "floor time",
@@ -121,16 +125,16 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
             format!("{}x{} tile, {} tiles", e.mt_m, e.mt_n, e.num_tiles),
             format!("kernel view M={} N={}{view}", tr.kernel_m, tr.kernel_n),
         ));
-        rows.push(row("tile efficiency", sig3(e.tile_eff), "M·N ÷ padded M·N"));
+        rows.push(row("tile efficiency", round3(e.tile_eff), "M·N ÷ padded M·N"));
         match (e.wq_eff, e.waves) {
             (Some(wq), Some(waves)) => rows.push(row(
                 "wave efficiency",
-                sig3(wq),
+                round3(wq),
                 format!("{waves} waves on {} {}s", a.device.num_cu, a.device.cu_kind),
             )),
             _ => rows.push(row("wave efficiency", "n/a", e.notes.join("; "))),
         }
-        rows.push(row("dim efficiency", sig3(e.dim_eff), "tile × wave"));
+        rows.push(row("dim efficiency", round3(e.dim_eff), "tile × wave"));
     } else if let Some(k) = &a.gemm_kernel {
         rows.push(row(
             "GEMM tiles",
@@ -167,6 +171,7 @@ fn kib(b: u64) -> String {
 }
 
 fn mib(b: u64) -> String {
+    // A cache size is a catalog figure: `sig3` keeps its whole digits.
     let m = b as f64 / (1024.0 * 1024.0);
     if m >= 1.0 {
         format!("{} MiB", sig3(m))
@@ -290,6 +295,7 @@ pub fn device_figures(d: &DeviceSpec) -> Vec<DeviceFigure> {
         ));
     }
     if let Some(gb) = d.mem_gb {
+        // The vendor's memory size, a catalog figure: `sig3` keeps its whole digits.
         rows.push(figure(
             "memory",
             format!("{} GB {}", sig3(gb), d.mem_type.clone().unwrap_or_default()),
@@ -306,7 +312,7 @@ pub fn device_figures(d: &DeviceSpec) -> Vec<DeviceFigure> {
         if let Some(r) = d.ridge_point(p, u) {
             rows.push(fact(
                 format!("ridge point ({p} {u})"),
-                format!("{} FLOP/B", sig3(r)),
+                format!("{} FLOP/B", round3(r)),
                 "peak ÷ bandwidth",
             ));
         }
@@ -418,4 +424,32 @@ pub fn device_footer(d: &DeviceSpec) -> Vec<String> {
         out.push(format!("note: {n}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rooftop_core::analysis::{analyze, KernelRequest};
+    use rooftop_core::device::{BandwidthRoof, Catalog, MemLevel};
+    use rooftop_core::ops::gemm::GemmSpec;
+    use rooftop_core::units::Precision;
+
+    /// Computed figures print three significant digits, never more. A 4096³ bf16 GEMM:
+    /// 2·4096³ = 137,438,953,472 FLOP over 100,663,296 B = 1365.3 FLOP/B. Timed at 1 ms
+    /// with 5,875,200,000 B through an L2 of 546 GB/s: 5875.2 GB/s = 1076.0% of it.
+    #[test]
+    fn large_computed_figures_have_three_significant_digits() {
+        let mut h100 = Catalog::builtin().lookup("h100-sxm").unwrap().clone();
+        let meta = h100.meta.clone();
+        h100.bandwidths.push(BandwidthRoof { level: MemLevel::L2, gbs: 546.0, meta });
+        let w = GemmSpec::new(4096, 4096, 4096, Precision::Bf16).work().unwrap();
+        let mut req = KernelRequest::new(w);
+        req.time_ns = Some(1_000_000);
+        req.level_bytes = vec![(MemLevel::L2, 5_875_200_000.0)];
+        let rows = analysis_rows(&analyze(&h100, &req).unwrap());
+        let find = |m: &str| rows.iter().find(|r| r[0] == m).unwrap().clone();
+        assert_eq!(find("arithmetic intensity")[1], "1370 FLOP/B");
+        let l2 = rows.iter().find(|r| r[0].ends_with("traffic")).unwrap();
+        assert_eq!(l2[2], "1080% of 546 GB/s");
+    }
 }

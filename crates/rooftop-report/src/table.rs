@@ -15,7 +15,7 @@ use comfy_table::{ContentArrangement, Table};
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::diagnose::Finding;
-use rooftop_core::units::{pct, sig3, us};
+use rooftop_core::units::{pct, round3, sig3, us};
 use std::fmt::Write as _;
 
 /// Width every table is laid out for.
@@ -144,19 +144,27 @@ pub(crate) fn stake_text(
     format!("at stake: {} ({} of {})", us(time_us), pct(share_pct), window.description())
 }
 
-/// Renders the device list. Units live in the header so the rows stay narrow.
+/// Renders the device list. Units live in the header so the rows stay narrow; the vendor
+/// and confidence columns are left to the other formats, for width. The peaks and the
+/// bandwidth are datasheet figures, not computed ones: `sig3` keeps their whole digits
+/// (the A100's 2039 GB/s stays 2039, not 2040); the ridge point is computed (`round3`).
 pub fn devices(devs: &[DeviceSpec]) -> String {
-    let mut t = table(&["id", "name", "FP16 mat TFLOP/s", "FP32 TFLOP/s", "GB/s", "ridge FLOP/B"]);
+    let header: Vec<String> = crate::devices::COLUMNS
+        .iter()
+        .filter(|c| !matches!(c.key, "vendor" | "confidence"))
+        .map(crate::devices::Column::with_unit)
+        .collect();
+    let mut t = table(&header.iter().map(String::as_str).collect::<Vec<_>>());
     let dash = || "—".to_string();
     for d in devs {
         let r = DeviceRow::of(d);
         t.add_row(vec![
             r.id,
             r.name,
-            r.half_matrix_tflops.map_or_else(dash, sig3),
+            r.fp16_matrix_tflops.map_or_else(dash, sig3),
             r.fp32_tflops.map_or_else(dash, sig3),
             sig3(r.bandwidth_gbs),
-            r.ridge_flop_per_byte.map_or_else(dash, sig3),
+            r.ridge_flop_per_byte.map_or_else(dash, round3),
         ]);
     }
     format!(

@@ -6,11 +6,47 @@
 //! The manual page is one page, `rooftop(1)`: the top-level page, then one section per
 //! subcommand (`ROOFTOP TRACE`, `ROOFTOP ANALYZE GEMM`, ...) with its synopsis,
 //! description and options, as `git`'s and `cargo`'s single-page summaries do.
+//!
+//! Both take `-o FILE`; the other global flags, `--format` and `--device-file`, have no
+//! effect on them: each one the user typed gets a warning on stderr, and the output and
+//! exit code are as without it (no device file is read).
 
-use crate::args::Cli;
+use crate::args::{Cli, Command};
 use crate::error::{CliError, Result};
+use crate::output;
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
+
+/// Runs `rooftop completions SHELL` or `rooftop man` (`cli.command` is one of them).
+pub fn run(cli: &Cli) -> Result<()> {
+    for w in ignored_flags(cli) {
+        eprintln!("rooftop: warning: {w}");
+    }
+    if let Some(p) = &cli.output {
+        output::check_writable(p, "-o", false)?;
+    }
+    let text = match &cli.command {
+        Command::Completions(a) => script(a.shell),
+        _ => man()?,
+    };
+    output::emit(&text, cli.output.as_deref())
+}
+
+/// One sentence per global flag the user gave that `completions` or `man` ignores:
+/// "--format has no effect on `completions`".
+fn ignored_flags(cli: &Cli) -> Vec<String> {
+    let name = match cli.command {
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
+        _ => return Vec::new(),
+    };
+    let given = [("--format", cli.format_given), ("--device-file", !cli.device_files.is_empty())];
+    given
+        .into_iter()
+        .filter(|(_, g)| *g)
+        .map(|(flag, _)| format!("{flag} has no effect on `{name}`"))
+        .collect()
+}
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -107,6 +143,41 @@ mod tests {
             .filter_map(clap::Arg::get_long)
             .map(str::to_string)
             .collect()
+    }
+
+    fn ignored(args: &[&str]) -> Vec<String> {
+        let cli = Cli::parsed_from(std::iter::once("rooftop").chain(args.iter().copied()))
+            .expect("a valid command line");
+        ignored_flags(&cli)
+    }
+
+    #[test]
+    fn global_flags_without_effect_are_named_once_each() {
+        let fmt = "--format has no effect on `completions`";
+        let dev = "--device-file has no effect on `completions`";
+        assert!(ignored(&["completions", "bash"]).is_empty());
+        assert_eq!(ignored(&["completions", "bash", "--format", "json"]), [fmt]);
+        // Before the subcommand, as after it; `table`, the default, typed, too.
+        assert_eq!(ignored(&["--format", "table", "completions", "bash"]), [fmt]);
+        assert_eq!(
+            ignored(&[
+                "completions",
+                "zsh",
+                "--device-file",
+                "mine.toml",
+                "--device-file",
+                "dev.toml"
+            ]),
+            [dev]
+        );
+        assert_eq!(
+            ignored(&["man", "--device-file", "x.toml", "--format", "md"]),
+            ["--format has no effect on `man`", "--device-file has no effect on `man`"]
+        );
+        // -o works, and the format its extension names was not typed.
+        assert!(ignored(&["man", "-o", "rooftop.json"]).is_empty());
+        // Other commands use them.
+        assert!(ignored(&["devices", "--format", "json"]).is_empty());
     }
 
     #[test]

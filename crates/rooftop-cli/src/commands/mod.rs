@@ -21,6 +21,10 @@ use rooftop_core::device::{Catalog, DeviceSpec};
 
 /// Runs the command `cli` names.
 pub fn run(cli: &Cli) -> Result<()> {
+    if matches!(cli.command, Command::Completions(_) | Command::Man) {
+        // No catalog and no format: the global flags they ignore are warned about.
+        return completions::run(cli);
+    }
     if cli.format == crate::args::OutputFormat::Parquet && !matches!(cli.command, Command::Trace(_))
     {
         return Err(CliError::input(
@@ -59,8 +63,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Diff(a) => return diff::run(a, cli),
         Command::Counters(a) => return counters::run(&catalog, a, cli),
         Command::Profile(a) => return profile::run(&catalog, a, cli),
-        Command::Completions(a) => completions::script(a.shell),
-        Command::Man => completions::man()?,
+        Command::Completions(_) | Command::Man => return completions::run(cli),
     };
     output::emit(&text, cli.output.as_deref())
 }

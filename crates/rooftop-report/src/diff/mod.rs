@@ -18,13 +18,17 @@
 //! times; attainment and rates are the same work over the same time, so it applies to
 //! them unchanged when the work model did not change.
 //!
-//! The numbers compared are the exports' own; this module computes only the change, the
+//! The numbers compared are the exports' own, in one unit per metric whatever the
+//! export's (µs, %, TFLOP/s, GB/s: [`Metric::unit_suffix`]), converted by moving the
+//! decimal point and totalled on the decimal digits ([`decimal`]), so that a value that
+//! was read is written back as it was read; this module computes only the change, the
 //! p-value and the totals (sums of the matched rows' times, or the trace window).
 //!
 //! Exports are read as typed records ([`input`]; bench and analyze exports whole, as
 //! `rooftop_core::schema` defines them): a field that is missing or of the wrong type
 //! is an error naming the file and the field, never a 0 or a passed check.
 
+pub mod decimal;
 pub mod input;
 pub mod render;
 
@@ -115,14 +119,26 @@ impl Metric {
         !matches!(self, Metric::Time)
     }
 
-    /// Formats a value of this metric (seconds, %, FLOP/s, B/s).
-    pub fn show(self, v: f64) -> String {
-        use rooftop_core::units::{pct, si};
+    /// The unit of this metric's values, as the suffix of the keys that hold them
+    /// (`base_us`, `new_us`): `us` (µs), `pct` (percent), `tflops` (1e12 FLOP/s), `gbs`
+    /// (1e9 B/s), the suffixes of `docs/json-schema.md`.
+    pub fn unit_suffix(self) -> &'static str {
         match self {
-            Metric::Time => si(v, "s"),
+            Metric::Time => "us",
+            Metric::Attainment => "pct",
+            Metric::Flops => "tflops",
+            Metric::Bandwidth => "gbs",
+        }
+    }
+
+    /// Formats a value of this metric (µs, %, TFLOP/s, GB/s) with an SI prefix.
+    pub fn show(self, v: f64) -> String {
+        use rooftop_core::units::{pct, si, us};
+        match self {
+            Metric::Time => us(v),
             Metric::Attainment => pct(v),
-            Metric::Flops => si(v, "FLOP/s"),
-            Metric::Bandwidth => si(v, "B/s"),
+            Metric::Flops => si(v * 1e12, "FLOP/s"),
+            Metric::Bandwidth => si(v * 1e9, "B/s"),
         }
     }
 }
@@ -141,12 +157,12 @@ impl std::str::FromStr for Metric {
     }
 }
 
-/// The spread of a row's time, for the noise test.
+/// The spread of a row's time, for the noise test (which is the same in any unit).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spread {
-    /// Raw samples, seconds.
+    /// Raw samples, µs.
     Samples(Vec<f64>),
-    /// Mean, sample std, count (seconds).
+    /// Mean, sample std (µs), count.
     Summary(Moments),
     None,
 }
@@ -160,23 +176,23 @@ pub struct Item {
     pub shape: String,
     pub key: String,
     pub norm_key: String,
-    /// Seconds per run / call.
-    pub time_s: Option<f64>,
+    /// µs per run / call.
+    pub time_us: Option<f64>,
     pub attainment_pct: Option<f64>,
-    /// FLOP/s.
-    pub flops: Option<f64>,
-    /// B/s.
-    pub bandwidth: Option<f64>,
+    /// TFLOP/s (1e12 FLOP/s).
+    pub achieved_tflops: Option<f64>,
+    /// GB/s (1e9 B/s).
+    pub achieved_gbs: Option<f64>,
     pub spread: Spread,
 }
 
 impl Item {
     fn value(&self, m: Metric) -> Option<f64> {
         match m {
-            Metric::Time => self.time_s,
+            Metric::Time => self.time_us,
             Metric::Attainment => self.attainment_pct,
-            Metric::Flops => self.flops,
-            Metric::Bandwidth => self.bandwidth,
+            Metric::Flops => self.achieved_tflops,
+            Metric::Bandwidth => self.achieved_gbs,
         }
         .filter(|v| v.is_finite())
     }
@@ -188,9 +204,9 @@ pub struct Export {
     pub kind: Kind,
     pub origin: String,
     pub items: Vec<Item>,
-    /// The trace window (seconds): the end-to-end time of the trace (for ranks, the
+    /// The trace window (µs): the end-to-end time of the trace (for ranks, the
     /// longest). Bench and analyze totals are sums over the matched rows instead.
-    pub window_s: Option<f64>,
+    pub window_us: Option<f64>,
 }
 
 /// How `rooftop diff` judges.
@@ -247,7 +263,7 @@ pub struct Test {
 }
 
 /// One row of the comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RowDiff {
     pub section: String,
     pub name: String,
@@ -257,7 +273,10 @@ pub struct RowDiff {
     pub matched_by: &'static str,
     /// The base row's name when matched by normalised name and it differs.
     pub base_name: Option<String>,
+    /// The metric's value in the base export, in the metric's unit
+    /// ([`Metric::unit_suffix`]); JSON and CSV name it `base_<unit>`.
     pub base: Option<f64>,
+    /// The metric's value in the new export (`new_<unit>`).
     pub new: Option<f64>,
     pub change_pct: Option<f64>,
     pub test: Option<Test>,
@@ -266,8 +285,9 @@ pub struct RowDiff {
     pub fails_gate: bool,
 }
 
-/// The comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The comparison. Its JSON (`render::json`) names the rows' values after the metric's
+/// unit, so it is written by the renderer, not derived here.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
     pub schema_version: u32,
     pub kind: Kind,
@@ -295,8 +315,9 @@ impl Diff {
     }
 }
 
-/// Version of the `rooftop diff --format json` output.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the `rooftop diff --format json` output: 2 since the rows' `base` and
+/// `new` became `base_<unit>` and `new_<unit>` (µs for times, which were seconds).
+pub const SCHEMA_VERSION: u32 = 2;
 
 // ---------------------------------------------------------------------------------
 // Loading.
@@ -434,12 +455,13 @@ fn bench_items(report: &BenchReport) -> Vec<Item> {
             norm_key: format!("{}|{label}|{imp}|{launch}", normalise(kernel)),
             name: kernel.clone(),
             shape,
-            time_s: if passed { r.median_s } else { None },
+            time_us: if passed { r.median_s.map(|s| decimal::shift(s, 6)) } else { None },
             attainment_pct: r.attainment_pct,
-            flops: r.achieved_gflops.map(|g| g * 1e9),
-            bandwidth: r.achieved_gbs.map(|g| g * 1e9),
+            achieved_tflops: r.achieved_gflops.map(|g| decimal::shift(g, -3)),
+            achieved_gbs: r.achieved_gbs,
+            // Samples only feed the noise test, which no unit changes.
             spread: if passed && r.times_s.len() >= 2 {
-                Spread::Samples(r.times_s.clone())
+                Spread::Samples(r.times_s.iter().map(|s| s * 1e6).collect())
             } else {
                 Spread::None
             },
@@ -448,7 +470,7 @@ fn bench_items(report: &BenchReport) -> Vec<Item> {
     out
 }
 
-/// The spread of a row with per-call mean and sample std (seconds) over `count` calls.
+/// The spread of a row with per-call mean and sample std (µs) over `count` calls.
 fn summary_spread(mean: Option<f64>, std: Option<f64>, count: u64) -> Spread {
     match (mean, std) {
         (Some(m), Some(s)) if count >= 2 => {
@@ -464,18 +486,18 @@ fn trace_items(t: &TraceExport, prefix: &str) -> Vec<Item> {
         for row in rows {
             let shape = params_text(&row.params, false);
             let full = params_text(&row.params, true);
-            let mean = Some(row.kernel_time_us.mean * 1e-6);
-            let std = row.kernel_time_us.std.map(|us| us * 1e-6);
+            let mean = Some(row.kernel_time_us.mean);
+            let std = row.kernel_time_us.std;
             out.push(Item {
                 section: format!("{prefix}op {table}"),
                 key: format!("{prefix}{table}|{}|{full}", row.name),
                 norm_key: format!("{prefix}{table}|{}|{shape}", normalise(&row.name)),
                 name: row.name.clone(),
                 shape,
-                time_s: mean,
+                time_us: mean,
                 attainment_pct: row.roofline_attainment_pct,
-                flops: row.achieved_tflops.as_ref().map(|s| s.mean * 1e12),
-                bandwidth: row.achieved_tbs.as_ref().map(|s| s.mean * 1e12),
+                achieved_tflops: row.achieved_tflops.as_ref().map(|s| s.mean),
+                achieved_gbs: row.achieved_tbs.as_ref().map(|s| decimal::shift(s.mean, 3)),
                 spread: summary_spread(mean, std, row.count),
             });
         }
@@ -483,7 +505,7 @@ fn trace_items(t: &TraceExport, prefix: &str) -> Vec<Item> {
     for k in &t.kernels {
         let parent = k.parent_op.as_deref().unwrap_or_default();
         let stream = k.stream;
-        let mean = Some(k.mean_us * 1e-6);
+        let mean = Some(k.mean_us);
         out.push(Item {
             section: format!("{prefix}kernel"),
             key: format!("{prefix}kernel|{}|{parent}|{stream}", k.name),
@@ -494,11 +516,11 @@ fn trace_items(t: &TraceExport, prefix: &str) -> Vec<Item> {
             } else {
                 format!("← {parent} (stream {stream})")
             },
-            time_s: mean,
+            time_us: mean,
             attainment_pct: None,
-            flops: None,
-            bandwidth: None,
-            spread: summary_spread(mean, Some(k.std_us * 1e-6), k.count),
+            achieved_tflops: None,
+            achieved_gbs: None,
+            spread: summary_spread(mean, Some(k.std_us), k.count),
         });
     }
     out
@@ -514,10 +536,10 @@ fn analyze_item(r: &AnalysisRecord) -> Item {
         norm_key: format!("{op}|{shape}|{}|{device}", normalise(&kernel)),
         name,
         shape: format!("{shape} on {device}"),
-        time_s: r.time_us.map(|us| us * 1e-6),
+        time_us: r.time_us,
         attainment_pct: r.roofline_attainment_pct,
-        flops: r.achieved_tflops.map(|t| t * 1e12),
-        bandwidth: r.achieved_gbs.map(|g| g * 1e9),
+        achieved_tflops: r.achieved_tflops,
+        achieved_gbs: r.achieved_gbs,
         spread: Spread::None,
     }
 }
@@ -528,7 +550,8 @@ fn counters_items(c: &CountersExport) -> Vec<Item> {
     let mut samples: std::collections::HashMap<&str, Vec<f64>> = std::collections::HashMap::new();
     for d in &c.dispatches {
         if let Some(t) = d.duration_ns.filter(|t| t.is_finite()) {
-            samples.entry(d.name.as_str()).or_default().push(t * 1e-9);
+            // Samples only feed the noise test, which no unit changes.
+            samples.entry(d.name.as_str()).or_default().push(t * 1e-3);
         }
     }
     let mut out = Vec::with_capacity(c.kernels.len());
@@ -540,10 +563,10 @@ fn counters_items(c: &CountersExport) -> Vec<Item> {
             norm_key: normalise(&k.name),
             shape: format!("{} dispatches", k.count),
             name: k.name.clone(),
-            time_s: k.duration_ns.map(|t| t * 1e-9),
+            time_us: k.duration_ns.map(|t| decimal::shift(t, -3)),
             attainment_pct: k.pct_of_roof,
-            flops: k.achieved_tflops.map(|t| t * 1e12),
-            bandwidth: k.achieved_gbs.map(|g| g * 1e9),
+            achieved_tflops: k.achieved_tflops,
+            achieved_gbs: k.achieved_gbs,
             // Dispatches of one name with different launch shapes do different work: their
             // durations are not samples of one distribution, and the change alone judges.
             spread: if times.len() >= 2 && k.grid.is_some() {
@@ -566,7 +589,7 @@ pub fn load(text: &str, origin: &str) -> Result<Export, DiffError> {
     };
     let o = origin.to_string();
     let unknown = || DiffError::Unknown { origin: o.clone() };
-    let export = |kind, items, window_s| Export { kind, origin: o.clone(), items, window_s };
+    let export = |kind, items, window_us| Export { kind, origin: o.clone(), items, window_us };
     // A list of analyses, or one object of any kind.
     if text.trim_start().starts_with('[') {
         let probes: Vec<Probe> = match serde_json::from_str(text) {
@@ -591,8 +614,9 @@ pub fn load(text: &str, origin: &str) -> Result<Export, DiffError> {
     }
     if p.categories && p.timeline {
         let t: TraceExport = typed(text, origin)?;
-        let window_s = t.window.duration_ms.filter(|w| w.is_finite()).map(|ms| ms * 1e-3);
-        return Ok(export(Kind::Trace, trace_items(&t, ""), window_s));
+        let window_us =
+            t.window.duration_ms.filter(|w| w.is_finite()).map(|ms| decimal::shift(ms, 3));
+        return Ok(export(Kind::Trace, trace_items(&t, ""), window_us));
     }
     if p.ranks && p.cross_rank {
         let r: RanksExport = typed(text, origin)?;
@@ -605,7 +629,8 @@ pub fn load(text: &str, origin: &str) -> Result<Export, DiffError> {
             };
             items.extend(trace_items(&rank.report, &format!("{label} · ")));
             if let Some(w) = rank.report.window.duration_ms.filter(|w| w.is_finite()) {
-                window = Some(window.map_or(w * 1e-3, |x: f64| x.max(w * 1e-3)));
+                let w = decimal::shift(w, 3);
+                window = Some(window.map_or(w, |x: f64| x.max(w)));
             }
         }
         return Ok(export(Kind::TraceRanks, items, window));
@@ -715,7 +740,8 @@ pub fn compare(base: &Export, new: &Export, o: &Options) -> Result<Diff, DiffErr
     }
 
     let mut rows = Vec::new();
-    let (mut sum_b, mut sum_n, mut any_pair) = (0.0, 0.0, false);
+    // The matched rows' times, for the total.
+    let (mut times_b, mut times_n) = (Vec::new(), Vec::new());
     for (j, it) in new.items.iter().enumerate() {
         match pair_of[j] {
             Some((i, how)) => {
@@ -723,10 +749,9 @@ pub fn compare(base: &Export, new: &Export, o: &Options) -> Result<Diff, DiffErr
                 let (bv, nv) = (b.value(m), it.value(m));
                 let test = noise_test(&b.spread, &it.spread);
                 let (change, status, gate) = judge(bv, nv, test, o);
-                if let (Some(x), Some(y)) = (b.time_s, it.time_s) {
-                    sum_b += x;
-                    sum_n += y;
-                    any_pair = true;
+                if let (Some(x), Some(y)) = (b.time_us, it.time_us) {
+                    times_b.push(x);
+                    times_n.push(y);
                 }
                 rows.push(RowDiff {
                     section: it.section.clone(),
@@ -781,11 +806,15 @@ pub fn compare(base: &Export, new: &Export, o: &Options) -> Result<Diff, DiffErr
     });
 
     let total = if m == Metric::Time {
-        let (tb, tn, what) = match (base.window_s, new.window_s) {
+        let (tb, tn, what) = match (base.window_us, new.window_us) {
             (Some(b), Some(n)) => {
                 (Some(b), Some(n), "trace window (GPU timeline, first to last event)")
             }
-            _ if any_pair => (Some(sum_b), Some(sum_n), "sum of the matched rows' times"),
+            _ if !times_b.is_empty() => (
+                Some(decimal::sum(&times_b)),
+                Some(decimal::sum(&times_n)),
+                "sum of the matched rows' times",
+            ),
             _ => (None, None, ""),
         };
         tb.map(|_| {

@@ -1,11 +1,17 @@
 //! Renderers of a [`Diff`]: terminal table, Markdown (for the pull-request comment a CI
 //! job posts), CSV and JSON (every row), HTML (sortable tables).
+//!
+//! The values of a row are the metric's: the table, Markdown and HTML head them `base`
+//! and `new` and show them with their unit; CSV and JSON, whose cells are bare numbers,
+//! name them after the unit (`base_us`, `new_us`; [`super::Metric::unit_suffix`]).
 
 use super::{Diff, RowDiff, Status};
 use crate::html::{self, Cell, Page, Section, Table as HTable};
 use crate::table::{table as new_table, wrap, WIDTH};
 use rooftop_core::diagnose::count;
 use rooftop_core::units::{pct, sig3};
+use serde::ser::SerializeMap as _;
+use serde::Serialize;
 use std::fmt::Write as _;
 
 fn change(r: &RowDiff) -> String {
@@ -204,17 +210,20 @@ pub fn markdown(d: &Diff) -> String {
     out
 }
 
-/// Every row as CSV (the total last, section `total`).
+/// Every row as CSV (the total last, section `total`). The values' columns are named
+/// after the metric's unit, as in JSON: `base_us` and `new_us` for times.
 pub fn csv(d: &Diff) -> Result<String, crate::RenderError> {
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
+    let unit = d.metric.unit_suffix();
+    let (base_key, new_key) = (format!("base_{unit}"), format!("new_{unit}"));
     let header = [
         "section",
         "name",
         "shape",
         "status",
         "metric",
-        "base",
-        "new",
+        base_key.as_str(),
+        new_key.as_str(),
         "change_pct",
         "test",
         "p_value",
@@ -243,16 +252,91 @@ pub fn csv(d: &Diff) -> Result<String, crate::RenderError> {
     crate::csv::text(&header, rows)
 }
 
-/// The whole comparison as JSON (`metric` values in base units: seconds, %, FLOP/s, B/s).
-pub fn json(d: &Diff) -> String {
-    let mut v = serde_json::to_value(d).unwrap_or_default();
-    if let Some(o) = v.as_object_mut() {
-        o.insert("verdict".to_string(), serde_json::Value::from(verdict(d)));
-        o.insert("failing".to_string(), serde_json::Value::from(d.failing().len()));
+/// A row's two values under keys named after the metric's unit: `base_us`, `new_us`.
+struct Values {
+    unit: &'static str,
+    base: Option<f64>,
+    new: Option<f64>,
+}
+
+impl Serialize for Values {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry(&format!("base_{}", self.unit), &self.base)?;
+        m.serialize_entry(&format!("new_{}", self.unit), &self.new)?;
+        m.end()
     }
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+}
+
+/// One row as JSON writes it (`docs/json-schema.md`, "Diff").
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    section: &'a str,
+    name: &'a str,
+    shape: &'a str,
+    status: Status,
+    #[serde(flatten)]
+    values: Values,
+    change_pct: Option<f64>,
+    test: Option<super::Test>,
+    matched_by: &'static str,
+    base_name: Option<&'a str>,
+    fails_gate: bool,
+}
+
+impl<'a> JsonRow<'a> {
+    fn of(r: &'a RowDiff, d: &Diff) -> JsonRow<'a> {
+        JsonRow {
+            section: &r.section,
+            name: &r.name,
+            shape: &r.shape,
+            status: r.status,
+            values: Values { unit: d.metric.unit_suffix(), base: r.base, new: r.new },
+            change_pct: r.change_pct,
+            test: r.test,
+            matched_by: r.matched_by,
+            base_name: r.base_name.as_deref(),
+            fails_gate: r.fails_gate,
+        }
+    }
+}
+
+/// The comparison as JSON writes it.
+#[derive(Serialize)]
+struct JsonDiff<'a> {
+    schema_version: u32,
+    kind: super::Kind,
+    base: &'a str,
+    new: &'a str,
+    metric: super::Metric,
+    alpha: f64,
+    min_change_pct: f64,
+    fail_above_pct: Option<f64>,
+    test: &'a str,
+    verdict: String,
+    failing: usize,
+    rows: Vec<JsonRow<'a>>,
+    total: Option<JsonRow<'a>>,
+}
+
+/// The whole comparison as JSON: every row with its values named after the metric's
+/// unit (`base_us`/`new_us`, `_pct`, `_tflops`, `_gbs`), as the export held them.
+pub fn json(d: &Diff) -> String {
+    crate::json::pretty(&JsonDiff {
+        schema_version: d.schema_version,
+        kind: d.kind,
+        base: &d.base,
+        new: &d.new,
+        metric: d.metric,
+        alpha: d.alpha,
+        min_change_pct: d.min_change_pct,
+        fail_above_pct: d.fail_above_pct,
+        test: &d.test,
+        verdict: verdict(d),
+        failing: d.failing().len(),
+        rows: d.rows.iter().map(|r| JsonRow::of(r, d)).collect(),
+        total: d.total.as_ref().map(|r| JsonRow::of(r, d)),
+    })
 }
 
 /// HTML: the verdict, then a sortable table per group and one of every row.

@@ -232,7 +232,8 @@ fn trace_rows_use_welch_and_the_window_total() {
     let k = d.rows.iter().find(|r| r.section == "kernel").unwrap();
     assert_eq!(k.status, Status::Regression);
     let t = d.total.as_ref().unwrap();
-    assert_eq!((t.base, t.new), (Some(0.01), Some(0.011)));
+    // The windows, 10 ms and 11 ms, in µs.
+    assert_eq!((t.base, t.new), (Some(10_000.0), Some(11_000.0)));
     assert!(t.fails_gate);
     // Widely spread calls: the same 10% is noise.
     let d = run(&trace(100.0, 80.0, 4, 10.0), &trace(110.0, 80.0, 4, 10.0), &Options::default());
@@ -307,4 +308,92 @@ fn a_missing_or_mistyped_field_is_named_never_defaulted() {
     t["kernels"][0].as_object_mut().unwrap().remove("std_us");
     let e = load(&t.to_string(), "t.json").unwrap_err().to_string();
     assert!(e.starts_with("t.json: field `kernels[0].std_us` is missing"), "{e}");
+}
+
+/// An analyze export (`rooftop analyze --format json` of several GEMMs): one `M×256×256`
+/// bf16 GEMM on an H100 per `(m, time_ns)`.
+fn analyze_export(runs: &[(u64, u64)]) -> String {
+    use rooftop_core::analysis::{analyze, KernelRequest};
+    use rooftop_core::ops::gemm::GemmSpec;
+    use rooftop_core::units::Precision;
+    let h100 = rooftop_core::device::Catalog::builtin().lookup("h100-sxm").unwrap();
+    let records: Vec<AnalysisRecord> = runs
+        .iter()
+        .map(|&(m, ns)| {
+            let mut req =
+                KernelRequest::new(GemmSpec::new(m, 256, 256, Precision::Bf16).work().unwrap());
+            req.time_ns = Some(ns);
+            AnalysisRecord::from_analysis(&analyze(h100, &req).unwrap())
+        })
+        .collect();
+    serde_json::to_string(&records).unwrap()
+}
+
+#[test]
+fn json_and_csv_name_the_values_after_the_unit_and_keep_them_as_read() {
+    // Times 150 µs and 50 µs, then 100.1 µs and 100.3 µs, as the exports write them.
+    let base = analyze_export(&[(128, 150_000), (256, 50_000)]);
+    let new = analyze_export(&[(128, 100_100), (256, 100_300)]);
+    let d = run(&base, &new, &Options::default());
+    let j: Value = serde_json::from_str(&render::json(&d)).unwrap();
+    assert_eq!(j["schema_version"], 2);
+    let rows = j["rows"].as_array().unwrap();
+    let by_base = |us: f64| rows.iter().find(|r| r["base_us"] == us).unwrap();
+    assert_eq!(by_base(150.0)["new_us"], 100.1);
+    assert_eq!(by_base(50.0)["new_us"], 100.3);
+    assert!(rows.iter().all(|r| r.get("base").is_none() && r.get("new").is_none()));
+    // The total: 150 + 50 = 200 µs and 100.1 + 100.3 = 200.4 µs (the f64 sum would be
+    // 200.39999999999998).
+    assert_eq!(j["total"]["base_us"], 200.0);
+    assert_eq!(j["total"]["new_us"], 200.4);
+    // Top-level `base` and `new` are the files.
+    assert_eq!((j["base"].as_str(), j["new"].as_str()), (Some("base.json"), Some("new.json")));
+
+    let csv = render::csv(&d).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains(",metric,base_us,new_us,change_pct,"), "{header}");
+    assert!(csv.lines().last().unwrap().starts_with("total,total,"), "{csv}");
+    assert!(csv.contains(",time,200,200.4,"), "{csv}");
+
+    // Bench medians in seconds, 1 ms and 1.1 ms, are 1000 µs and 1100 µs.
+    let d = run(
+        &bench(&[("triad", samples(1e-3))]),
+        &bench(&[("triad", samples(1.1e-3))]),
+        &Options::default(),
+    );
+    assert_eq!((d.rows[0].base, d.rows[0].new), (Some(1000.0), Some(1100.0)));
+    // Each metric names its unit: achieved 1/median GFLOP/s = 1000 GFLOP/s = 1 TFLOP/s.
+    let o = Options { metric: Metric::Flops, ..Options::default() };
+    let d = run(&bench(&[("triad", samples(1e-3))]), &bench(&[("triad", samples(1e-3))]), &o);
+    let j: Value = serde_json::from_str(&render::json(&d)).unwrap();
+    assert_eq!(j["rows"][0]["base_tflops"], 1.0);
+    for (m, unit) in [(Metric::Attainment, "pct"), (Metric::Bandwidth, "gbs")] {
+        let d = run(
+            &bench(&[("triad", samples(1e-3))]),
+            &bench(&[("triad", samples(1e-3))]),
+            &Options { metric: m, ..Options::default() },
+        );
+        let csv = render::csv(&d).unwrap();
+        assert!(
+            csv.starts_with(&format!("section,name,shape,status,metric,base_{unit},new_{unit},"))
+        );
+    }
+}
+
+#[test]
+fn a_huge_change_shows_three_digits() {
+    // 1 µs → 287,116.53 µs: (287116.53 − 1) / 1 × 100 = +28,711,553% = +28.7M%.
+    let d = run(
+        &analyze_export(&[(128, 1_000)]),
+        &analyze_export(&[(128, 287_116_530)]),
+        &Options::default(),
+    );
+    assert!((d.rows[0].change_pct.unwrap() - 28_711_553.0).abs() < 1e-3);
+    let t = render::table(&d);
+    assert!(t.contains("+28.7M%") && !t.contains("28711553"), "{t}");
+    assert!(render::markdown(&d).contains("| +28.7M% |"));
+    assert!(render::html(&d).contains("+28.7M%"));
+    // JSON keeps the full precision.
+    let j: Value = serde_json::from_str(&render::json(&d)).unwrap();
+    assert!((j["rows"][0]["change_pct"].as_f64().unwrap() - 28_711_553.0).abs() < 1e-3);
 }

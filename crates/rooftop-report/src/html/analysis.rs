@@ -9,7 +9,7 @@ use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row
 use crate::svg::{Mark, RooflineChart};
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
-use rooftop_core::units::{pct, si, sig3, us};
+use rooftop_core::units::{pct, round3, si, us};
 use std::fmt::Write as _;
 
 /// The (metric, value, source) rows every format shows, as a table.
@@ -47,7 +47,7 @@ fn marks(a: &Analysis, i: usize) -> (Vec<Mark>, Vec<String>) {
     };
     tip.push(format!(
         "intensity: {} FLOP/B (DRAM); bound: {}",
-        sig3(r.arithmetic_intensity),
+        round3(r.arithmetic_intensity),
         r.bound.as_str()
     ));
     tip.extend(top.clone());
@@ -75,7 +75,7 @@ fn marks(a: &Analysis, i: usize) -> (Vec<Mark>, Vec<String>) {
                 format!("{name} at {}", l.level.as_str().to_ascii_uppercase()),
                 format!("shape: {}", a.work.shape),
                 format!("{} traffic: {}", l.level.as_str(), si(l.bytes, "B")),
-                format!("intensity: {} FLOP/B", sig3(l.arithmetic_intensity)),
+                format!("intensity: {} FLOP/B", round3(l.arithmetic_intensity)),
             ];
             if let Some(u) = l.utilization_pct {
                 tip.push(format!("{} of the {} bandwidth", pct(u), l.level.as_str()));
@@ -233,34 +233,33 @@ fn device_body(d: &DeviceSpec) -> String {
     body
 }
 
-/// The device list as a sortable table.
+/// The device list as a sortable table, headed by the columns' labels
+/// ([`crate::devices::COLUMNS`]; `#` marks a numeric column). Peaks and bandwidth are
+/// catalog figures (`si` shows them to three digits with their unit; the cell sorts on
+/// the exact figure); the ridge point is computed (`round3`).
 pub fn devices(devs: &[DeviceSpec]) -> String {
-    let mut t = Table::new(&[
-        "id",
-        "name",
-        "vendor",
-        "#FP16 matrix",
-        "#FP32",
-        "#bandwidth",
-        "#ridge (FLOP/B)",
-        "confidence",
-    ]);
+    let header: Vec<String> = crate::devices::COLUMNS
+        .iter()
+        .map(|c| if c.unit.is_empty() { c.label.to_string() } else { format!("#{}", c.label) })
+        .collect();
+    let mut t = Table::new(&header.iter().map(String::as_str).collect::<Vec<_>>());
+    let dash = || "—".to_string();
     for d in devs {
         let r = DeviceRow::of(d);
         t.push(vec![
             Cell::name(&r.id),
             Cell::text(&r.name),
-            Cell::text(r.vendor),
+            Cell::text(r.vendor.as_str()),
             Cell::num(
-                &r.half_matrix_tflops.map_or("—".to_string(), |v| si(v * 1e12, "FLOP/s")),
-                r.half_matrix_tflops,
+                &r.fp16_matrix_tflops.map_or_else(dash, |v| si(v * 1e12, "FLOP/s")),
+                r.fp16_matrix_tflops,
             ),
-            Cell::num(
-                &r.fp32_tflops.map_or("—".to_string(), |v| si(v * 1e12, "FLOP/s")),
-                r.fp32_tflops,
-            ),
+            Cell::num(&r.fp32_tflops.map_or_else(dash, |v| si(v * 1e12, "FLOP/s")), r.fp32_tflops),
             Cell::num(&si(r.bandwidth_gbs * 1e9, "B/s"), Some(r.bandwidth_gbs)),
-            Cell::num(&r.ridge_flop_per_byte.map_or("—".to_string(), sig3), r.ridge_flop_per_byte),
+            Cell::num(
+                &r.ridge_flop_per_byte.map_or_else(dash, |v| format!("{} FLOP/B", round3(v))),
+                r.ridge_flop_per_byte,
+            ),
             Cell::text(r.confidence),
         ]);
     }
