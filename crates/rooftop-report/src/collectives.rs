@@ -7,6 +7,7 @@
 //! Renderers never compute: every number is a field of [`CrossRank`].
 
 use crate::table::{finding_text, stake_cell, table as new_table, wrap, WIDTH};
+use crate::MISSING;
 use rooftop_core::diagnose::count;
 use rooftop_core::trace::comm::{
     AllToAllGroup, CollectiveKind, CollectiveRow, LinkChoice, Straggler,
@@ -50,7 +51,7 @@ fn time_ms(v: f64) -> String {
 }
 
 fn gbs(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |g| si(g * 1e9, "B/s"))
+    v.map_or_else(|| MISSING.to_string(), |g| si(g * 1e9, "B/s"))
 }
 
 /// The size cell: `S`, `—` for an all-to-all-v (each rank sends its own split sizes, so
@@ -225,7 +226,7 @@ fn stragglers_part(c: &CrossRank, top: usize) -> Part {
             format!("{} ({})", x.times_last, pct(x.pct_last)),
             x.times_first.to_string(),
             time_ms(x.wait_caused_ms),
-            x.wait_caused_per_step_ms.map_or_else(|| "-".to_string(), time_ms),
+            x.wait_caused_per_step_ms.map_or_else(|| MISSING.to_string(), time_ms),
             time_ms(x.wait_suffered_ms),
             straggler_compute(x),
         ]);
@@ -241,7 +242,7 @@ fn straggler_compute(x: &Straggler) -> String {
             time_us(o),
             x.late_after.as_deref().map_or_else(String::new, |l| format!(" ({})", short(l, 24)))
         ),
-        _ => "-".to_string(),
+        _ => MISSING.to_string(),
     }
 }
 
@@ -263,7 +264,7 @@ fn all_to_all_parts(c: &CrossRank, top: usize) -> Vec<Part> {
             si(g.total_bytes as f64, "B"),
             format!("{}×", sig3(g.imbalance_mean)),
             format!("{}×", sig3(g.imbalance_max)),
-            g.heaviest_sender.map_or_else(|| "-".to_string(), |r| format!("rank {r}")),
+            g.heaviest_sender.map_or_else(|| MISSING.to_string(), |r| format!("rank {r}")),
         ]);
     }
     p.notes.push(

@@ -28,6 +28,10 @@ pub mod trace_gaps;
 pub mod trace_gaps_csv;
 pub mod xla;
 
+/// What every table, Markdown and HTML report shows for a value that is missing (not
+/// measured, not read, not applicable); CSV leaves the cell empty and JSON writes `null`.
+pub(crate) const MISSING: &str = "—";
+
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
 

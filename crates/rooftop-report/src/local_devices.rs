@@ -7,6 +7,7 @@
 //! Nothing here probes the machine. The same ten columns appear in every format.
 
 use crate::Format;
+use crate::MISSING;
 use rooftop_core::schema::devices::{LocalDevice, LocalDevices, SCHEMA_VERSION};
 use std::fmt::Write as _;
 
@@ -73,9 +74,6 @@ fn workgroup_cell(dev: &LocalDevice) -> String {
 fn smem_cell(d: &LocalDevice) -> String {
     d.workgroup_memory_bytes.map_or_else(|| MISSING.to_string(), |b| format!("{} KiB", b / 1024))
 }
-
-/// What the table and Markdown show for a value the device does not report.
-const MISSING: &str = "—";
 
 /// The columns every format shows, in order.
 const HEADER: [&str; 10] = [

@@ -11,6 +11,7 @@
 use crate::trace::{short, Block, Section};
 pub(crate) use crate::trace_gaps_csv::csv_files;
 pub use crate::trace_gaps_csv::csv_in_section;
+use crate::MISSING;
 use rooftop_core::trace::gaps::idle::{IdleCategory, IdleShare};
 use rooftop_core::trace::gaps::us_or_zero;
 use rooftop_core::trace::report::TraceReport;
@@ -289,7 +290,7 @@ fn sync_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
             format!(
                 "{}\n{}",
                 short(x.op.as_deref().unwrap_or("no op"), 40),
-                short(x.top_op.as_deref().unwrap_or("-"), 40)
+                short(x.top_op.as_deref().unwrap_or(MISSING), 40)
             ),
             x.count.to_string(),
             ut(x.total_us),
@@ -340,7 +341,7 @@ fn graph_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
             ut(x.mean_busy_us),
             ut(x.mean_launch_delay_us),
             ut(x.gpu_us),
-            if x.captured { "in trace" } else { "-" }.to_string(),
+            if x.captured { "in trace" } else { MISSING }.to_string(),
         ]);
     }
     if g.launches == 0 {
@@ -359,7 +360,7 @@ fn graph_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
                 short(&x.name, 56),
                 ut(x.mean_us),
                 ut(x.total_us),
-                x.captured_by.clone().unwrap_or_else(|| "-".to_string()),
+                x.captured_by.clone().unwrap_or_else(|| MISSING.to_string()),
             ]);
         }
     }
@@ -471,7 +472,7 @@ fn cp_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
                 ut(x.baseline_us),
                 ut(x.length_us),
                 format!("{}\n{}", ut(x.saving_us), pct(x.saving_percent)),
-                short(x.new_top_op.as_deref().unwrap_or("-"), 24),
+                short(x.new_top_op.as_deref().unwrap_or(MISSING), 24),
             ]);
         }
         w.notes.push(
@@ -566,7 +567,11 @@ fn memory_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
         for g in d.alive_by_op.iter().take(top) {
             a.rows.push(vec![short(&g.name, 56), bytes(g.bytes), g.blocks.to_string()]);
         }
-        a.rows.push(vec!["before the trace".to_string(), bytes(d.before_trace_bytes), "-".into()]);
+        a.rows.push(vec![
+            "before the trace".to_string(),
+            bytes(d.before_trace_bytes),
+            MISSING.into(),
+        ]);
         out.push(a);
     }
     out

@@ -3,13 +3,14 @@
 //! table. Every number comes from `TraceReport::xla`; nothing is computed here.
 
 use crate::trace::{ms, num, onum, short, Block};
+use crate::MISSING;
 use rooftop_core::trace::report::TraceReport;
 use rooftop_core::trace::xla::report::{XlaOpRow, XlaReport};
 use rooftop_core::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
 
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
-    v.map_or_else(|| "-".to_string(), f)
+    v.map_or_else(|| MISSING.to_string(), f)
 }
 
 fn bytes(v: f64) -> String {
@@ -28,7 +29,7 @@ fn pct_short(v: f64) -> String {
 /// A rate in a narrow cell: three significant digits, `<0.01` below 0.01.
 fn rate(v: Option<f64>) -> String {
     match v {
-        None => "-".to_string(),
+        None => MISSING.to_string(),
         Some(x) if x > 0.0 && x < 0.01 => "<0.01".to_string(),
         Some(x) => sig3(x),
     }
@@ -38,7 +39,7 @@ fn roof(r: &XlaOpRow) -> String {
     match (r.roofline_attainment_pct, r.bound) {
         (Some(a), Some(b)) => format!("{}\n{}", pct_short(a), b.as_str()),
         (None, Some(b)) => b.as_str().to_string(),
-        _ => "-".to_string(),
+        _ => MISSING.to_string(),
     }
 }
 
@@ -64,7 +65,7 @@ fn ops_block(x: &XlaReport, top: usize, title: &str) -> Block {
         let work = match (r.flops.filter(|&f| f > 0.0), r.bytes) {
             (Some(f), Some(by)) => format!("{}\n{}", si(f, "FLOP"), bytes(by)),
             (None, Some(by)) => format!("-\n{}", bytes(by)),
-            _ => "-".to_string(),
+            _ => MISSING.to_string(),
         };
         b.rows.push(vec![
             format!("{}\n{}", short_mid(&r.name, 22), r.category),
@@ -109,7 +110,7 @@ fn modules_block(x: &XlaReport) -> Block {
     for m in &x.modules {
         b.rows.push(vec![
             format!("{}{}", m.name, if m.has_hlo { "" } else { " (no HLO)" }),
-            m.program_id.map_or_else(|| "-".to_string(), |p| p.to_string()),
+            m.program_id.map_or_else(|| MISSING.to_string(), |p| p.to_string()),
             m.runs.to_string(),
             m.ops.to_string(),
             m.kernels.to_string(),
@@ -159,7 +160,7 @@ fn steps_blocks(x: &XlaReport, top: usize) -> Vec<Block> {
         for k in s.markers.iter().take(top) {
             m.rows.push(vec![
                 k.name.clone(),
-                k.step.map_or_else(|| "-".to_string(), |n| n.to_string()),
+                k.step.map_or_else(|| MISSING.to_string(), |n| n.to_string()),
                 us(k.dur_ns as f64 / 1e3),
             ]);
         }
@@ -185,9 +186,9 @@ fn tiles_block(x: &XlaReport) -> Option<Block> {
             join(&t.output_dims),
             join(&t.output_tile),
             t.tiles.to_string(),
-            t.grid_blocks.map_or_else(|| "-".to_string(), |g| g.to_string()),
+            t.grid_blocks.map_or_else(|| MISSING.to_string(), |g| g.to_string()),
             pct(t.tile_eff * 100.0),
-            t.waves.map_or_else(|| "-".to_string(), |w| w.to_string()),
+            t.waves.map_or_else(|| MISSING.to_string(), |w| w.to_string()),
             opt(t.wave_eff.map(|w| w * 100.0), pct),
         ]);
     }
@@ -211,8 +212,8 @@ fn collectives_block(x: &XlaReport) -> Option<Block> {
     for c in &x.collectives {
         b.rows.push(vec![
             short(&c.name, 28),
-            c.kind.map_or_else(|| "-".to_string(), |k| k.as_str().to_string()),
-            c.group_size.map_or_else(|| "-".to_string(), |n| n.to_string()),
+            c.kind.map_or_else(|| MISSING.to_string(), |k| k.as_str().to_string()),
+            c.group_size.map_or_else(|| MISSING.to_string(), |n| n.to_string()),
             opt(c.message_bytes, bytes),
             c.occurrences.to_string(),
             us(c.mean_us),
@@ -272,9 +273,9 @@ fn devices_block(x: &XlaReport) -> Option<Block> {
     for d in with_info {
         b.rows.push(vec![
             d.plane.clone(),
-            d.vendor.clone().unwrap_or_else(|| "-".to_string()),
-            d.llvm_target.clone().unwrap_or_else(|| "-".to_string()),
-            d.core_count.map_or_else(|| "-".to_string(), |c| c.to_string()),
+            d.vendor.clone().unwrap_or_else(|| MISSING.to_string()),
+            d.llvm_target.clone().unwrap_or_else(|| MISSING.to_string()),
+            d.core_count.map_or_else(|| MISSING.to_string(), |c| c.to_string()),
             opt(d.clock_khz.map(|k| k as f64 * 1e3), |v| si(v, "Hz")),
             opt(d.memory_bandwidth_bps, |v| si(v, "B/s")),
             opt(d.memory_bytes.map(|m| m as f64), bytes),

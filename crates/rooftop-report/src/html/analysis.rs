@@ -7,6 +7,7 @@ use super::{
 use crate::devices::DeviceRow;
 use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row as TextRow};
 use crate::svg::{Mark, RooflineChart};
+use crate::MISSING;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::units::{pct, round3, si, us};
@@ -158,22 +159,25 @@ pub fn analyses(items: &[Analysis], device: Option<&DeviceSpec>) -> String {
             let cells = vec![
                 Cell::text(a.work.class.as_str()),
                 Cell::text(&a.work.shape),
-                Cell::name(a.kernel_name.as_deref().unwrap_or("-")),
+                Cell::name(a.kernel_name.as_deref().unwrap_or(MISSING)),
                 Cell::num(
-                    &m.map_or_else(|| "-".to_string(), |m| us(m.time_us)),
+                    &m.map_or_else(|| MISSING.to_string(), |m| us(m.time_us)),
                     m.map(|m| m.time_us),
                 ),
                 Cell::num(
-                    &m.map_or_else(|| "-".to_string(), |m| si(m.achieved_tflops * 1e12, "FLOP/s")),
+                    &m.map_or_else(
+                        || MISSING.to_string(),
+                        |m| si(m.achieved_tflops * 1e12, "FLOP/s"),
+                    ),
                     m.map(|m| m.achieved_tflops),
                 ),
                 Cell::num(
-                    &m.map_or_else(|| "-".to_string(), |m| pct(m.roofline_attainment_pct)),
+                    &m.map_or_else(|| MISSING.to_string(), |m| pct(m.roofline_attainment_pct)),
                     m.map(|m| m.roofline_attainment_pct),
                 ),
                 Cell::text(a.roofline.bound.as_str()),
                 Cell::text(&a.findings.first().map_or_else(
-                    || "-".to_string(),
+                    || MISSING.to_string(),
                     |f| format!("{} ({})", f.title, f.severity.as_str()),
                 )),
             ];

@@ -8,6 +8,7 @@ use super::{
     Table,
 };
 use crate::svg::{self, BytesChart, Mark, Marker, RooflineChart, Series};
+use crate::MISSING;
 use rooftop_core::device::MemLevel;
 use rooftop_core::diagnose::Severity;
 use rooftop_core::schema::bench::CacheState;
@@ -306,7 +307,7 @@ fn ceiling_tables(c: &Ceilings) -> String {
             Cell::num(&si(p.gflops * 1e9, "FLOP/s"), Some(p.gflops)),
             opt_cell(p.theoretical_gflops, |v| si(v * 1e9, "FLOP/s")),
             opt_cell(p.theoretical_gflops.filter(|t| *t > 0.0).map(|t| p.gflops / t * 100.0), pct),
-            Cell::text(p.theoretical_formula.as_deref().unwrap_or("-")),
+            Cell::text(p.theoretical_formula.as_deref().unwrap_or(MISSING)),
         ]);
     }
     out.push_str(&t.render());

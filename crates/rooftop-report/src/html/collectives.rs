@@ -4,6 +4,7 @@
 //! groups, cross-rank findings and warnings. Every number is a [`CrossRank`] field.
 
 use super::{esc, finding, note, notes, Cell, Section, Table};
+use crate::MISSING;
 use rooftop_core::trace::comm::{AllToAllGroup, Scope};
 use rooftop_core::trace::ranks::CrossRank;
 use rooftop_core::units::{pct, si, sig3, us};
@@ -18,7 +19,7 @@ fn t_us(v: f64) -> String {
 }
 
 fn gbs(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |g| si(g * 1e9, "B/s"))
+    v.map_or_else(|| MISSING.to_string(), |g| si(g * 1e9, "B/s"))
 }
 
 /// The sections, in page order.
@@ -52,7 +53,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
             Cell::text(match r.scope {
                 Scope::IntraNode => "intra-node",
                 Scope::InterNode => "inter-node",
-                Scope::Unknown => "-",
+                Scope::Unknown => MISSING,
             }),
             Cell::num(&r.count.to_string(), Some(r.count as f64)),
             Cell::num(&t_us(r.transfer_total_ms * 1e3), Some(r.transfer_total_ms)),
@@ -60,7 +61,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
             Cell::num(&gbs(r.algbw_gbs), r.algbw_gbs),
             Cell::num(&gbs(r.busbw_gbs), r.busbw_gbs),
             Cell::num(
-                &r.busbw_pct_of_peak.map_or_else(|| "-".to_string(), pct),
+                &r.busbw_pct_of_peak.map_or_else(|| MISSING.to_string(), pct),
                 r.busbw_pct_of_peak,
             ),
             Cell::num(&t_us(r.start_skew_mean_us), Some(r.start_skew_mean_us)),
@@ -119,19 +120,20 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
                 Cell::num(&s.times_first.to_string(), Some(s.times_first as f64)),
                 Cell::num(&t_us(s.wait_caused_ms * 1e3), Some(s.wait_caused_ms)),
                 Cell::num(
-                    &s.wait_caused_per_step_ms.map_or_else(|| "-".to_string(), |v| t_us(v * 1e3)),
+                    &s.wait_caused_per_step_ms
+                        .map_or_else(|| MISSING.to_string(), |v| t_us(v * 1e3)),
                     s.wait_caused_per_step_ms,
                 ),
                 Cell::num(&t_us(s.wait_suffered_ms * 1e3), Some(s.wait_suffered_ms)),
                 Cell::num(
-                    &s.compute_before_when_last_us.map_or_else(|| "-".to_string(), t_us),
+                    &s.compute_before_when_last_us.map_or_else(|| MISSING.to_string(), t_us),
                     s.compute_before_when_last_us,
                 ),
                 Cell::num(
-                    &s.others_compute_before_us.map_or_else(|| "-".to_string(), t_us),
+                    &s.others_compute_before_us.map_or_else(|| MISSING.to_string(), t_us),
                     s.others_compute_before_us,
                 ),
-                Cell::name(s.late_after.as_deref().unwrap_or("-")),
+                Cell::name(s.late_after.as_deref().unwrap_or(MISSING)),
             ]);
         }
         out.push(Section::new("stragglers", "Stragglers", t.render()));
@@ -151,7 +153,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
                     si(g.total_bytes as f64, "B"),
                     sig3(g.imbalance_mean),
                     sig3(g.imbalance_max),
-                    g.heaviest_sender.map_or_else(|| "-".to_string(), |r| format!("rank {r}"))
+                    g.heaviest_sender.map_or_else(|| MISSING.to_string(), |r| format!("rank {r}"))
                 ))
             );
             body.push_str(&heatmap(g));
@@ -171,7 +173,7 @@ pub(crate) fn sections(c: &CrossRank) -> Vec<Section> {
     for g in &a.groups {
         t.push(vec![
             Cell::name(&g.name),
-            Cell::text(g.description.as_deref().unwrap_or("-")),
+            Cell::text(g.description.as_deref().unwrap_or(MISSING)),
             Cell::num(&g.group_size.to_string(), Some(f64::from(g.group_size))),
             Cell::text(&g.matched_by),
             Cell::num(&g.matched.to_string(), Some(g.matched as f64)),

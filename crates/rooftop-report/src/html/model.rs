@@ -7,6 +7,7 @@
 use super::roofs::{chart_roofs, device_roofs};
 use super::{anchor, kv, notes, roofline_block, roofs_table, Cell, Page, Row, Section, Table};
 use crate::svg::{Mark, RooflineChart};
+use crate::MISSING;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::model::budget::ModelReport;
 use rooftop_core::model::Phase;
@@ -193,7 +194,7 @@ fn ops_table(report: &ModelReport) -> String {
     for (i, b) in r.ops.iter().enumerate() {
         let w = &b.op.work;
         let roof = b.roof.as_ref().map_or_else(
-            || "-".to_string(),
+            || MISSING.to_string(),
             |c| {
                 let text = format!("{} {} {}", c.precision, c.unit, si(c.tflops * 1e12, "FLOP/s"));
                 match &c.note {

@@ -7,6 +7,7 @@
 //! matrix`) so that the labels stay readable; the table lists each one.
 
 use crate::svg::{Roof, RoofStyle};
+use crate::MISSING;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::{DeviceSpec, FigureMeta, MemLevel};
 use rooftop_core::schema::bench::RoofRef;
@@ -202,7 +203,7 @@ pub(crate) fn roof_ref(r: &RoofRef, primary: bool) -> Option<RoofEntry> {
     let mut e =
         entry(label, r.what.clone(), value, memory, style_of(r.provenance), primary, unit, &meta);
     // Bench roofs carry no confidence: do not show the default as if it were stated.
-    e.confidence = "-".to_string();
+    e.confidence = MISSING.to_string();
     e.roof.tip = format!("{}: {}\n{}\n{}", r.what, e.value_text, r.provenance, r.source);
     Some(e)
 }
@@ -238,7 +239,7 @@ pub(crate) fn ceiling_roofs(c: &Ceilings) -> Vec<RoofEntry> {
             "B/s",
             &meta,
         );
-        e.confidence = "-".to_string();
+        e.confidence = MISSING.to_string();
         out.push(e);
     }
     for p in &c.compute {
@@ -261,7 +262,7 @@ pub(crate) fn ceiling_roofs(c: &Ceilings) -> Vec<RoofEntry> {
             "FLOP/s",
             &meta,
         );
-        e.confidence = "-".to_string();
+        e.confidence = MISSING.to_string();
         out.push(e);
         if let Some(t) = p.theoretical_gflops {
             let meta = FigureMeta {
@@ -280,7 +281,7 @@ pub(crate) fn ceiling_roofs(c: &Ceilings) -> Vec<RoofEntry> {
                 "FLOP/s",
                 &meta,
             );
-            e.confidence = "-".to_string();
+            e.confidence = MISSING.to_string();
             out.push(e);
         }
     }

@@ -9,6 +9,7 @@ use super::{
     anchor, esc, finding, note, notes, roofline_block, roofs_table, Cell, Page, Section, Table,
 };
 use crate::svg::{Mark, RooflineChart};
+use crate::MISSING;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::trace::ops::{ParamValue, Table as OpTable};
 use rooftop_core::trace::report::{CrossRank, TraceReport};
@@ -29,12 +30,12 @@ fn ms(v: f64) -> String {
 }
 
 fn dim3(d: Option<[u32; 3]>) -> String {
-    d.map_or_else(|| "-".to_string(), |[x, y, z]| format!("{x}×{y}×{z}"))
+    d.map_or_else(|| MISSING.to_string(), |[x, y, z]| format!("{x}×{y}×{z}"))
 }
 
 fn launch(cfgs: &[LaunchConfig]) -> String {
     match cfgs {
-        [] => "-".to_string(),
+        [] => MISSING.to_string(),
         [one, rest @ ..] => {
             let mut s = format!("{} / {}", dim3(one.grid), dim3(one.block));
             if !rest.is_empty() {
@@ -57,7 +58,7 @@ fn params_text(row: &OpRow) -> String {
 }
 
 fn opt_num(v: Option<f64>, fmt: fn(f64) -> String) -> Cell {
-    Cell::num(&v.map_or_else(|| "-".to_string(), fmt), v)
+    Cell::num(&v.map_or_else(|| MISSING.to_string(), fmt), v)
 }
 
 fn capped(n: usize, what: &str) -> Option<String> {
@@ -390,12 +391,12 @@ fn tables_section(
                 opt_num(row.achieved_tbs.as_ref().map(|s| s.mean), sig3),
                 opt_num(row.flops_per_byte, sig3),
                 opt_num(row.roofline_attainment_pct, pct),
-                Cell::text(row.bound.map_or("-", |b| b.as_str())),
+                Cell::text(row.bound.map_or(MISSING, |b| b.as_str())),
                 Cell::text(&row.top_finding.as_ref().map_or_else(
                     || {
                         row.unmodelled
                             .clone()
-                            .map_or_else(|| "-".to_string(), |u| format!("unmodelled: {u}"))
+                            .map_or_else(|| MISSING.to_string(), |u| format!("unmodelled: {u}"))
                     },
                     |f| format!("{} ({})", f.title, f.severity.as_str()),
                 )),
@@ -494,7 +495,7 @@ fn short_section(
         t.push(vec![
             Cell::name(&k.name),
             Cell::text(k.parent_op.as_deref().unwrap_or("no launching op")),
-            Cell::text(k.input_dims.as_deref().unwrap_or("-")),
+            Cell::text(k.input_dims.as_deref().unwrap_or(MISSING)),
             Cell::num(&k.count.to_string(), Some(k.count as f64)),
             Cell::num(&us(k.total_us), Some(k.total_us)),
             Cell::num(&us(k.mean_us), Some(k.mean_us)),

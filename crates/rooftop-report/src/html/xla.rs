@@ -4,6 +4,7 @@
 //! `TraceReport::xla`.
 
 use super::{note, notes, Cell, Section, Table};
+use crate::MISSING;
 use rooftop_core::trace::report::TraceReport;
 use rooftop_core::trace::xla::report::XlaReport;
 use rooftop_core::units::{pct, si, sig3, us};
@@ -17,7 +18,7 @@ fn ms(v: f64) -> String {
 }
 
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> Cell {
-    Cell::num(&v.map_or_else(|| "-".to_string(), f), v)
+    Cell::num(&v.map_or_else(|| MISSING.to_string(), f), v)
 }
 
 fn count(n: u64) -> Cell {
@@ -75,19 +76,19 @@ fn ops_section(
         t.push(vec![
             Cell::name_sub(&o.name, o.shape.as_deref().unwrap_or("")),
             Cell::text(&o.category),
-            Cell::text(o.module.as_deref().unwrap_or("-")),
+            Cell::text(o.module.as_deref().unwrap_or(MISSING)),
             count(o.occurrences),
             Cell::num(&us(o.total_us), Some(o.total_us)),
             Cell::num(&us(o.mean_us), Some(o.mean_us)),
             Cell::num(&pct(o.percent), Some(o.percent)),
             opt(o.flops.filter(|&f| f > 0.0), |f| si(f, "FLOP")),
             opt(o.bytes, bytes),
-            Cell::text(o.model.as_deref().or(o.unmodelled.as_deref()).unwrap_or("-")),
+            Cell::text(o.model.as_deref().or(o.unmodelled.as_deref()).unwrap_or(MISSING)),
             opt(o.achieved_tflops, sig3),
             opt(o.achieved_tbs, sig3),
             opt(o.roofline_attainment_pct, pct),
-            Cell::text(o.bound.map_or("-", |b| b.as_str())),
-            Cell::text(o.framework_op.as_deref().unwrap_or("-")),
+            Cell::text(o.bound.map_or(MISSING, |b| b.as_str())),
+            Cell::text(o.framework_op.as_deref().unwrap_or(MISSING)),
         ]);
     }
     let mut body = t.render();
@@ -274,7 +275,7 @@ fn collectives_section(
         for c in &x.collectives {
             t.push(vec![
                 Cell::name_sub(&c.name, c.message_basis.as_deref().unwrap_or("")),
-                Cell::text(c.kind.map_or("-", |k| k.as_str())),
+                Cell::text(c.kind.map_or(MISSING, |k| k.as_str())),
                 opt(c.group_size.map(|n| n as f64), |n| format!("{n}")),
                 opt(c.message_bytes, bytes),
                 count(c.occurrences),
@@ -349,8 +350,8 @@ fn devices_section(
         for d in devs {
             t.push(vec![
                 Cell::text(&d.plane),
-                Cell::text(d.vendor.as_deref().unwrap_or("-")),
-                Cell::text(d.llvm_target.as_deref().unwrap_or("-")),
+                Cell::text(d.vendor.as_deref().unwrap_or(MISSING)),
+                Cell::text(d.llvm_target.as_deref().unwrap_or(MISSING)),
                 opt(d.core_count.map(|c| c as f64), |c| format!("{c}")),
                 opt(d.clock_khz.map(|k| k as f64 * 1e3), |v| si(v, "Hz")),
                 opt(d.memory_bandwidth_bps, |v| si(v, "B/s")),

@@ -3,14 +3,15 @@
 //! kernels, findings and warnings, and [`blocks`], which picks them by [`Section`].
 
 use super::*;
+use crate::MISSING;
 
 pub(super) fn dim3(d: Option<[u32; 3]>) -> String {
-    d.map_or_else(|| "-".to_string(), |[x, y, z]| format!("{x}×{y}×{z}"))
+    d.map_or_else(|| MISSING.to_string(), |[x, y, z]| format!("{x}×{y}×{z}"))
 }
 
 pub(super) fn launch(cfgs: &[LaunchConfig]) -> String {
     match cfgs {
-        [] => "-".to_string(),
+        [] => MISSING.to_string(),
         [one, rest @ ..] => {
             let mut s = format!("{} / {}", dim3(one.grid), dim3(one.block));
             if !rest.is_empty() {
@@ -220,7 +221,7 @@ pub(super) fn params_text(row: &OpRow) -> String {
 }
 
 pub(super) fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
-    v.map_or_else(|| "-".to_string(), f)
+    v.map_or_else(|| MISSING.to_string(), f)
 }
 
 pub(super) fn roofline_table_block(name: &str, rows: &[OpRow], top: usize) -> Block {
@@ -242,7 +243,7 @@ pub(super) fn roofline_table_block(name: &str, rows: &[OpRow], top: usize) -> Bl
             opt(r.achieved_tflops.as_ref().map(|s| s.mean), sig3),
             opt(r.achieved_tbs.as_ref().map(|s| s.mean), sig3),
             opt(r.roofline_attainment_pct, pct),
-            r.bound.map_or_else(|| "-".to_string(), |x| x.as_str().to_string()),
+            r.bound.map_or_else(|| MISSING.to_string(), |x| x.as_str().to_string()),
         ]);
     }
     let unmodelled = rows.iter().filter(|r| r.unmodelled.is_some()).count();
@@ -321,7 +322,7 @@ pub(super) fn short_kernel_blocks(r: &TraceReport, top: usize) -> Vec<Block> {
                 short(&k.name, 72),
                 k.parent_op.as_deref().unwrap_or("no launching op")
             ),
-            k.input_dims.clone().unwrap_or_else(|| "-".to_string()),
+            k.input_dims.clone().unwrap_or_else(|| MISSING.to_string()),
             k.count.to_string(),
             us(k.total_us),
             us(k.mean_us),
@@ -526,4 +527,17 @@ fn explain_if_empty(r: &TraceReport, b: &mut Block) {
         "No rows: nothing of this kind in the trace.".to_string()
     };
     b.notes.insert(0, why);
+}
+
+#[cfg(test)]
+mod missing_tests {
+    use super::*;
+
+    /// A launch the trace does not state is "—", as every missing value in a table.
+    #[test]
+    fn a_missing_launch_is_an_em_dash() {
+        assert_eq!(dim3(None), "—");
+        assert_eq!(launch(&[]), "—");
+        assert_eq!(dim3(Some([2, 1, 1])), "2×1×1");
+    }
 }
