@@ -275,11 +275,12 @@ pub fn us(micros: f64) -> String {
     si(micros * 1e-6, "s")
 }
 
-/// Formats a plain number with at least three significant digits and every whole digit
-/// (no prefix): `sig3(0.8421)` is `"0.842"`, `sig3(42.0)` is `"42.0"`, `sig3(2039.0)` is
-/// `"2039"`. Whole digits are never rounded away, which suits a catalog figure printed as
-/// its datasheet states it; a number rooftop computed is shown with [`round3`] instead.
-pub fn sig3(value: f64) -> String {
+/// Formats a figure as its source gives it (a catalog's datasheet value, a count read
+/// from a profiler's file): at least three significant digits and every whole digit (no
+/// prefix): `as_given(0.8421)` is `"0.842"`, `as_given(42.0)` is `"42.0"`,
+/// `as_given(2039.0)` is `"2039"` (the A100's GB/s, not 2040). A number rooftop computed
+/// or measured is shown with [`sig3`].
+pub fn as_given(value: f64) -> String {
     if !value.is_finite() {
         return "n/a".to_string();
     }
@@ -294,15 +295,15 @@ pub fn sig3(value: f64) -> String {
     format!("{value:.decimals$}")
 }
 
-/// Formats a computed number with three significant digits, never more: as [`sig3`]
-/// below 1000 (`round3(0.8421)` is `"0.842"`), rounded and written out below 10 000
-/// (`round3(1365.3)` is `"1370"`), and from 10 000 with an SI prefix and no space
-/// (`round3(28_711_553.0)` is `"28.7M"`), which stays readable where the digits would not.
-/// Non-finite values print as `"n/a"`.
-pub fn round3(value: f64) -> String {
+/// Formats a computed or measured number with three significant digits, never more:
+/// `sig3(0.8421)` is `"0.842"`, `sig3(42.0)` is `"42.0"`; rounded and written out below
+/// 10 000 (`sig3(1365.3)` is `"1370"`), and from 10 000 with an SI prefix and no space
+/// (`sig3(28_711_553.0)` is `"28.7M"`), which stays readable where the digits would not.
+/// Non-finite values print as `"n/a"`. Catalog figures keep their digits: [`as_given`].
+pub fn sig3(value: f64) -> String {
     let rounded = round_sig(value.abs(), 3);
     if !value.is_finite() || rounded < 999.5 {
-        return sig3(value);
+        return as_given(value);
     }
     if rounded < 1e4 {
         return format!("{:.0}", value.signum() * rounded);
@@ -310,11 +311,11 @@ pub fn round3(value: f64) -> String {
     si(value, "")
 }
 
-/// Formats a percentage with three significant digits ([`round3`]): `pct(71.33)` is
+/// Formats a percentage with three significant digits ([`sig3`]): `pct(71.33)` is
 /// `"71.3%"`, `pct(1076.4)` is `"1080%"`. A percentage is always computed, never a
 /// catalog figure.
 pub fn pct(value: f64) -> String {
-    format!("{}%", round3(value))
+    format!("{}%", sig3(value))
 }
 
 fn round_sig(value: f64, digits: i32) -> f64 {
@@ -350,28 +351,31 @@ mod tests {
         assert_eq!(pct(100.0), "100%");
         assert_eq!(sig3(0.99997), "1.00");
         assert_eq!(sig3(9.996), "10.0");
-        // Whole digits are kept: a datasheet's 2039 GB/s prints as the datasheet says.
-        assert_eq!(sig3(2039.0), "2039");
+        // A catalog figure keeps its whole digits: a datasheet's 2039 GB/s as it says;
+        // a computed 2039 has three significant digits.
+        assert_eq!(as_given(2039.0), "2039");
+        assert_eq!(as_given(0.8421), "0.842");
+        assert_eq!(sig3(2039.0), "2040");
     }
 
     #[test]
-    fn round3_never_shows_more_than_three_digits() {
-        // Below 1000 it is sig3.
-        assert_eq!(round3(0.8421), "0.842");
-        assert_eq!(round3(42.0), "42.0");
-        assert_eq!(round3(999.4), "999");
+    fn sig3_never_shows_more_than_three_digits() {
+        // Below 1000 it is a figure's layout.
+        assert_eq!(sig3(0.8421), "0.842");
+        assert_eq!(sig3(42.0), "42.0");
+        assert_eq!(sig3(999.4), "999");
         // 2·4096³ FLOP over 100,663,296 B (a 4096³ bf16 GEMM): 1365.33 FLOP/B.
-        assert_eq!(round3(2.0 * 4096f64.powi(3) / 100_663_296.0), "1370");
-        assert_eq!(round3(3518.0), "3520");
-        assert_eq!(round3(999.6), "1000");
-        assert_eq!(round3(-1076.0), "-1080");
+        assert_eq!(sig3(2.0 * 4096f64.powi(3) / 100_663_296.0), "1370");
+        assert_eq!(sig3(3518.0), "3520");
+        assert_eq!(sig3(999.6), "1000");
+        assert_eq!(sig3(-1076.0), "-1080");
         // 9996 rounds to 10 000 (1.00e4): the prefix, not five digits.
-        assert_eq!(round3(9996.0), "10.0k");
-        assert_eq!(round3(12_345.0), "12.3k");
-        assert_eq!(round3(28_711_553.0), "28.7M");
-        assert_eq!(round3(-403_553_187.19), "-404M");
-        assert_eq!(round3(f64::INFINITY), "n/a");
-        assert_eq!(round3(0.0), "0");
+        assert_eq!(sig3(9996.0), "10.0k");
+        assert_eq!(sig3(12_345.0), "12.3k");
+        assert_eq!(sig3(28_711_553.0), "28.7M");
+        assert_eq!(sig3(-403_553_187.19), "-404M");
+        assert_eq!(sig3(f64::INFINITY), "n/a");
+        assert_eq!(sig3(0.0), "0");
         assert_eq!(pct(1076.4), "1080%");
         assert_eq!(pct(28_711_553.0), "28.7M%");
         assert_eq!(pct(71.33), "71.3%");

@@ -4,7 +4,7 @@ use crate::devices::DeviceRow;
 use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row};
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
-use rooftop_core::units::{round3, si};
+use rooftop_core::units::{si, sig3};
 use std::fmt::Write as _;
 
 /// Escapes text for a Markdown table cell or list item, as GitHub renders it: pipes
@@ -84,7 +84,7 @@ pub fn analysis(a: &Analysis) -> String {
 /// The device list as a Markdown table, headed by the columns' labels
 /// ([`crate::devices::COLUMNS`]; confidence left out). Peaks and bandwidth are catalog
 /// figures (`si` shows them to three digits with their unit, as the device page does);
-/// the ridge point is computed (`round3`).
+/// the ridge point is computed (`sig3`).
 pub fn devices(devs: &[DeviceSpec]) -> String {
     let dash = || "—".to_string();
     let rows: Vec<Vec<String>> = devs
@@ -98,7 +98,7 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
                 r.fp16_matrix_tflops.map_or_else(dash, |v| si(v * 1e12, "FLOP/s")),
                 r.fp32_tflops.map_or_else(dash, |v| si(v * 1e12, "FLOP/s")),
                 si(r.bandwidth_gbs * 1e9, "B/s"),
-                r.ridge_flop_per_byte.map_or_else(dash, |v| format!("{} FLOP/B", round3(v))),
+                r.ridge_flop_per_byte.map_or_else(dash, |v| format!("{} FLOP/B", sig3(v))),
             ]
         })
         .collect();

@@ -4,7 +4,7 @@
 use crate::devices::headline_peak;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::{DeviceSpec, FigureMeta};
-use rooftop_core::units::{pct, round3, si, sig3, us};
+use rooftop_core::units::{as_given, pct, si, sig3, us};
 
 /// One row: metric, value, where the value comes from.
 pub type Row = [String; 3];
@@ -53,7 +53,7 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
         row(
             "arithmetic intensity",
             if r.arithmetic_intensity.is_finite() {
-                format!("{} FLOP/B", round3(r.arithmetic_intensity))
+                format!("{} FLOP/B", sig3(r.arithmetic_intensity))
             } else {
                 "∞ (no bytes)".to_string()
             },
@@ -75,11 +75,7 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
     }
     rows.push(row("memory roof", si(r.bandwidth_gbs * 1e9, "B/s"), meta_label(&r.bandwidth_meta)));
     if let Some(p) = r.ridge_point {
-        rows.push(row(
-            "ridge point",
-            format!("{} FLOP/B", round3(p)),
-            "compute roof ÷ memory roof",
-        ));
+        rows.push(row("ridge point", format!("{} FLOP/B", sig3(p)), "compute roof ÷ memory roof"));
     }
     rows.push(row(
         "floor time",
@@ -125,16 +121,16 @@ pub fn analysis_rows(a: &Analysis) -> Vec<Row> {
             format!("{}x{} tile, {} tiles", e.mt_m, e.mt_n, e.num_tiles),
             format!("kernel view M={} N={}{view}", tr.kernel_m, tr.kernel_n),
         ));
-        rows.push(row("tile efficiency", round3(e.tile_eff), "M·N ÷ padded M·N"));
+        rows.push(row("tile efficiency", sig3(e.tile_eff), "M·N ÷ padded M·N"));
         match (e.wq_eff, e.waves) {
             (Some(wq), Some(waves)) => rows.push(row(
                 "wave efficiency",
-                round3(wq),
+                sig3(wq),
                 format!("{waves} waves on {} {}s", a.device.num_cu, a.device.cu_kind),
             )),
             _ => rows.push(row("wave efficiency", "n/a", e.notes.join("; "))),
         }
-        rows.push(row("dim efficiency", round3(e.dim_eff), "tile × wave"));
+        rows.push(row("dim efficiency", sig3(e.dim_eff), "tile × wave"));
     } else if let Some(k) = &a.gemm_kernel {
         rows.push(row(
             "GEMM tiles",
@@ -171,10 +167,10 @@ fn kib(b: u64) -> String {
 }
 
 fn mib(b: u64) -> String {
-    // A cache size is a catalog figure: `sig3` keeps its whole digits.
+    // A cache size is a catalog figure: `as_given` keeps its whole digits.
     let m = b as f64 / (1024.0 * 1024.0);
     if m >= 1.0 {
-        format!("{} MiB", sig3(m))
+        format!("{} MiB", as_given(m))
     } else {
         kib(b)
     }
@@ -295,10 +291,10 @@ pub fn device_figures(d: &DeviceSpec) -> Vec<DeviceFigure> {
         ));
     }
     if let Some(gb) = d.mem_gb {
-        // The vendor's memory size, a catalog figure: `sig3` keeps its whole digits.
+        // The vendor's memory size, a catalog figure: `as_given` keeps its whole digits.
         rows.push(figure(
             "memory",
-            format!("{} GB {}", sig3(gb), d.mem_type.clone().unwrap_or_default()),
+            format!("{} GB {}", as_given(gb), d.mem_type.clone().unwrap_or_default()),
             src("memory.size_gb"),
         ));
     }
@@ -312,7 +308,7 @@ pub fn device_figures(d: &DeviceSpec) -> Vec<DeviceFigure> {
         if let Some(r) = d.ridge_point(p, u) {
             rows.push(fact(
                 format!("ridge point ({p} {u})"),
-                format!("{} FLOP/B", round3(r)),
+                format!("{} FLOP/B", sig3(r)),
                 "peak ÷ bandwidth",
             ));
         }

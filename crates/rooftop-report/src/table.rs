@@ -15,7 +15,7 @@ use comfy_table::{ContentArrangement, Table};
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::diagnose::Finding;
-use rooftop_core::units::{pct, round3, sig3, us};
+use rooftop_core::units::{as_given, pct, sig3, us};
 use std::fmt::Write as _;
 
 /// Width every table is laid out for.
@@ -146,8 +146,9 @@ pub(crate) fn stake_text(
 
 /// Renders the device list. Units live in the header so the rows stay narrow; the vendor
 /// and confidence columns are left to the other formats, for width. The peaks and the
-/// bandwidth are datasheet figures, not computed ones: `sig3` keeps their whole digits
-/// (the A100's 2039 GB/s stays 2039, not 2040); the ridge point is computed (`round3`).
+/// bandwidth are datasheet figures, not computed ones: `as_given` keeps their whole
+/// digits (the A100's 2039 GB/s stays 2039, not 2040); the ridge point is computed
+/// (`sig3`).
 pub fn devices(devs: &[DeviceSpec]) -> String {
     let header: Vec<String> = crate::devices::COLUMNS
         .iter()
@@ -161,10 +162,10 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
         t.add_row(vec![
             r.id,
             r.name,
-            r.fp16_matrix_tflops.map_or_else(dash, sig3),
-            r.fp32_tflops.map_or_else(dash, sig3),
-            sig3(r.bandwidth_gbs),
-            r.ridge_flop_per_byte.map_or_else(dash, round3),
+            r.fp16_matrix_tflops.map_or_else(dash, as_given),
+            r.fp32_tflops.map_or_else(dash, as_given),
+            as_given(r.bandwidth_gbs),
+            r.ridge_flop_per_byte.map_or_else(dash, sig3),
         ]);
     }
     format!(

@@ -427,7 +427,7 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
             uncounted.push(format!(
                 "the MFMA units ran ({name} = {}) but SQ_INSTS_VALU_MFMA_MOPS_<type> was not \
                  collected",
-                crate::units::sig3(v)
+                crate::units::as_given(v)
             ));
         }
     }

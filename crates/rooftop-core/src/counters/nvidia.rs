@@ -512,7 +512,7 @@ fn complete_or_withdraw(d: &Dispatch, out: &mut Derived) {
             "the tensor pipe ran ({id} = {}) but {counted}; collect \
              sm__ops_path_tensor_src_<type>[_dst_<type>][_sparsity_{{off,on}}].sum for its \
              types (ncu --section SpeedOfLight_HierarchicalTensorRooflineChart)",
-            crate::units::sig3(v)
+            crate::units::as_given(v)
         ));
     }
     for p in &VECTOR {
@@ -545,7 +545,7 @@ fn rates(d: &Dispatch, out: &mut Derived) {
             quantity,
             &format!(
                 "a value within 0–100% ({id} is {}%, which is impossible for a hit rate)",
-                crate::units::sig3(v)
+                crate::units::as_given(v)
             ),
         );
         None
@@ -645,7 +645,7 @@ fn speed_of_light(d: &Dispatch, out: &mut Derived) {
             &format!(
                 "figures within 0–100% of peak (\"{label}\" is {}%, which is impossible; \
                  no bound or busiest unit is drawn from it)",
-                crate::units::sig3(v)
+                crate::units::as_given(v)
             ),
         );
         return;

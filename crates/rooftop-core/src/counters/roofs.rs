@@ -211,7 +211,7 @@ fn shared(devices: &[&DeviceSpec]) -> RoofSet {
             .iter()
             .zip(vals)
             .map(|(d, v)| match v {
-                Some(v) => format!("{} {}", d.id, crate::units::sig3(*v)),
+                Some(v) => format!("{} {}", d.id, crate::units::as_given(*v)),
                 None => format!("{} none", d.id),
             })
             .collect::<Vec<_>>()

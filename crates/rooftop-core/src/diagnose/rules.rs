@@ -9,7 +9,7 @@ use crate::occupancy::{Limiter, Occupancy};
 use crate::ops::quant::DequantFusion;
 use crate::ops::{OpClass, Work};
 use crate::roofline::{Bound, Roofline};
-use crate::units::{pct, round3, si, us, ExecUnit};
+use crate::units::{pct, si, sig3, us, ExecUnit};
 
 /// From 70% of peak bandwidth a memory-bound kernel is near its roof (rooftop's convention,
 /// docs/reference/formulas.md#diagnosis-thresholds-rooftops-conventions).
@@ -148,7 +148,7 @@ fn gain(time_us: f64, target_us: f64, what: &str) -> Option<String> {
     }
     Some(format!(
         "up to {}× ({} → {} {what})",
-        round3(time_us / target_us),
+        sig3(time_us / target_us),
         us(time_us),
         us(target_us)
     ))
@@ -283,12 +283,9 @@ fn bandwidth_tree(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         gbs(a.achieved_gbs),
         gbs(r.bandwidth_gbs),
         pct(util),
-        round3(r.arithmetic_intensity),
+        sig3(r.arithmetic_intensity),
         r.ridge_point
-            .map(|p| format!(
-                ", below the ridge point of {} FLOP/B, memory is the limit",
-                round3(p)
-            ))
+            .map(|p| format!(", below the ridge point of {} FLOP/B, memory is the limit", sig3(p)))
             .unwrap_or_default()
     );
     let at = |target_pct: f64| a.time_us * util / target_pct;
@@ -407,10 +404,10 @@ fn compute_utilisation(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         roof.precision,
         roof.unit,
         pct(util),
-        round3(r.arithmetic_intensity),
+        sig3(r.arithmetic_intensity),
         r.ridge_point.map_or_else(
             || "(no memory roof: the bandwidth was not measured)".to_string(),
-            |x| format!("is above the ridge point {}", round3(x))
+            |x| format!("is above the ridge point {}", sig3(x))
         )
     );
     let target = |p: f64| a.time_us * util / p;
@@ -504,7 +501,7 @@ fn fp32_on_vector(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
              (PyTorch: autocast; JAX: jax.default_matmul_precision or bfloat16 inputs).",
             best.precision
         ),
-        Some(format!("compute roof {}× higher", round3(best.tflops / roof.tflops))),
+        Some(format!("compute roof {}× higher", sig3(best.tflops / roof.tflops))),
         None,
     ));
 }
@@ -524,12 +521,12 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                 t.tiles_m,
                 t.tiles_n,
                 pct((1.0 - t.tile_eff) * 100.0),
-                round3(t.tile_eff)
+                sig3(t.tile_eff)
             ),
             "Pad the model dimension to a multiple of the tile, or tune the \
              GEMM (hipBLASLt/cuBLASLt heuristics, CUTLASS/CK configs) for a \
              tile that divides M and N.",
-            Some(format!("up to {}× on the MMA work", round3(1.0 / t.tile_eff))),
+            Some(format!("up to {}× on the MMA work", sig3(1.0 / t.tile_eff))),
             padded(i.roofline, t.tile_eff),
         ));
     }
@@ -546,13 +543,13 @@ fn tiles(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                     num_cu,
                     i.device.cu_kind,
                     waves,
-                    round3(wq),
-                    round3(t.dim_eff)
+                    sig3(wq),
+                    sig3(t.dim_eff)
                 ),
                 "Choose a tile (or split-K / stream-K) so the tile count is \
                  close to a multiple of the compute-unit count, or batch \
                  independent GEMMs into one launch.",
-                Some(format!("up to {}×", round3(1.0 / wq))),
+                Some(format!("up to {}×", sig3(1.0 / wq))),
                 padded(i.roofline, wq),
             ));
         }
@@ -668,7 +665,7 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
                  and the weights read twice, gives {} vs {}, {}×)",
                 si(s.unfused_bytes, "B"),
                 si(s.fused_bytes, "B"),
-                round3(s.saving)
+                sig3(s.saving)
             )
         })
         .unwrap_or_default();
@@ -686,7 +683,7 @@ fn dequant_fusion(i: &DiagnoseInput<'_>, out: &mut Vec<Finding>) {
         "Dequantize in registers inside the GEMM/GEMV (as Marlin, GGML and \
          ROCmForge's fused Q4_0 kernel do) rather than materialising the \
          dequantized weights.",
-        Some(format!("{}× less DRAM traffic than unfused", round3(m.saving))),
+        Some(format!("{}× less DRAM traffic than unfused", sig3(m.saving))),
         None,
     ));
 }

@@ -10,7 +10,7 @@ use crate::svg::{Mark, RooflineChart};
 use crate::MISSING;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
-use rooftop_core::units::{pct, round3, si, us};
+use rooftop_core::units::{pct, si, sig3, us};
 use std::fmt::Write as _;
 
 /// The (metric, value, source) rows every format shows, as a table.
@@ -48,7 +48,7 @@ fn marks(a: &Analysis, i: usize) -> (Vec<Mark>, Vec<String>) {
     };
     tip.push(format!(
         "intensity: {} FLOP/B (DRAM); bound: {}",
-        round3(r.arithmetic_intensity),
+        sig3(r.arithmetic_intensity),
         r.bound.as_str()
     ));
     tip.extend(top.clone());
@@ -76,7 +76,7 @@ fn marks(a: &Analysis, i: usize) -> (Vec<Mark>, Vec<String>) {
                 format!("{name} at {}", l.level.as_str().to_ascii_uppercase()),
                 format!("shape: {}", a.work.shape),
                 format!("{} traffic: {}", l.level.as_str(), si(l.bytes, "B")),
-                format!("intensity: {} FLOP/B", round3(l.arithmetic_intensity)),
+                format!("intensity: {} FLOP/B", sig3(l.arithmetic_intensity)),
             ];
             if let Some(u) = l.utilization_pct {
                 tip.push(format!("{} of the {} bandwidth", pct(u), l.level.as_str()));
@@ -240,7 +240,7 @@ fn device_body(d: &DeviceSpec) -> String {
 /// The device list as a sortable table, headed by the columns' labels
 /// ([`crate::devices::COLUMNS`]; `#` marks a numeric column). Peaks and bandwidth are
 /// catalog figures (`si` shows them to three digits with their unit; the cell sorts on
-/// the exact figure); the ridge point is computed (`round3`).
+/// the exact figure); the ridge point is computed (`sig3`).
 pub fn devices(devs: &[DeviceSpec]) -> String {
     let header: Vec<String> = crate::devices::COLUMNS
         .iter()
@@ -261,7 +261,7 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
             Cell::num(&r.fp32_tflops.map_or_else(dash, |v| si(v * 1e12, "FLOP/s")), r.fp32_tflops),
             Cell::num(&si(r.bandwidth_gbs * 1e9, "B/s"), Some(r.bandwidth_gbs)),
             Cell::num(
-                &r.ridge_flop_per_byte.map_or_else(dash, |v| format!("{} FLOP/B", round3(v))),
+                &r.ridge_flop_per_byte.map_or_else(dash, |v| format!("{} FLOP/B", sig3(v))),
                 r.ridge_flop_per_byte,
             ),
             Cell::text(r.confidence),
