@@ -104,16 +104,9 @@ impl DeviceRow {
         }
     }
 
-    /// The vendor as JSON and CSV write it: `nvidia`, `amd`, ...
+    /// The vendor as JSON and CSV write it: `nvidia`, `amd`, ... ([`Vendor::key`]).
     pub fn vendor_key(&self) -> &'static str {
-        match self.vendor {
-            Vendor::Nvidia => "nvidia",
-            Vendor::Amd => "amd",
-            Vendor::Apple => "apple",
-            Vendor::Intel => "intel",
-            Vendor::Cpu => "cpu",
-            Vendor::Other => "other",
-        }
+        self.vendor.key()
     }
 }
 

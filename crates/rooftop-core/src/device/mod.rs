@@ -70,6 +70,19 @@ impl std::str::FromStr for Vendor {
 }
 
 impl Vendor {
+    /// The vendor's key, as device files, `--vendor` and JSON spell it (`nvidia`, `amd`,
+    /// ...: its serde name).
+    pub fn key(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "nvidia",
+            Vendor::Amd => "amd",
+            Vendor::Apple => "apple",
+            Vendor::Intel => "intel",
+            Vendor::Cpu => "cpu",
+            Vendor::Other => "other",
+        }
+    }
+
     /// The vendor's display name (`NVIDIA`, `AMD`, ...).
     pub fn as_str(self) -> &'static str {
         match self {

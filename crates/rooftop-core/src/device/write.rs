@@ -9,7 +9,7 @@
 
 use super::file::MemorySection;
 use super::file::{unplaced, ComputeSection, DeviceEntry, Figure, FigureMap, LimitsSection};
-use super::{ArchFamily, DeviceSpec, Vendor};
+use super::{ArchFamily, DeviceSpec};
 use crate::units::{Confidence, Provenance};
 use toml::Spanned;
 
@@ -101,18 +101,6 @@ fn figure(spec: &DeviceSpec, key: &str, value: f64) -> Figure {
     }
 }
 
-/// The file's name of a vendor (`nvidia`).
-pub(super) fn vendor_key(v: Vendor) -> &'static str {
-    match v {
-        Vendor::Nvidia => "nvidia",
-        Vendor::Amd => "amd",
-        Vendor::Apple => "apple",
-        Vendor::Intel => "intel",
-        Vendor::Cpu => "cpu",
-        Vendor::Other => "other",
-    }
-}
-
 /// The file's name of a family (`sm90`, `cdna3`): what `parse_family` reads.
 pub(super) fn family_key(f: ArchFamily) -> String {
     match f {
@@ -132,7 +120,7 @@ pub(super) fn family_key(f: ArchFamily) -> String {
 
 fn write_identity(e: &mut DeviceEntry, d: &DeviceSpec) {
     e.name = Some(unplaced(d.name.clone()));
-    e.vendor = Some(unplaced(vendor_key(d.vendor).to_string()));
+    e.vendor = Some(unplaced(d.vendor.key().to_string()));
     e.arch = Some(d.arch.clone()).filter(|a| !a.is_empty());
     e.family = Some(unplaced(family_key(d.family)));
     e.chip.clone_from(&d.chip);
