@@ -371,3 +371,17 @@ fn diff_values_carry_their_unit_and_are_what_was_read() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("+28.7M%") && !text.contains("28711553"), "{text}");
 }
+
+/// `diff` reads no device: a `--device-file`, even one that does not exist, is not read,
+/// and a warning says it has no effect; the comparison runs as without it.
+#[test]
+fn a_device_file_is_not_read_and_said_to_have_no_effect() {
+    let (_guard, dir) = tempdir("devfile");
+    let a = bench_export(&dir, "a.json");
+    let b = bench_export(&dir, "b.json");
+    let missing = dir.join("none.toml");
+    let o = diff(&[&p(&a), &p(&b), "--device-file", &p(&missing)]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: --device-file has no effect on `diff`"), "{err}");
+}

@@ -32,15 +32,20 @@ pub fn run(cli: &Cli) -> Result<()> {
     output::emit(&text, cli.output.as_deref())
 }
 
-/// One sentence per global flag the user gave that `completions` or `man` ignores:
-/// "--format has no effect on `completions`".
-fn ignored_flags(cli: &Cli) -> Vec<String> {
-    let name = match cli.command {
-        Command::Completions(_) => "completions",
-        Command::Man => "man",
+/// One sentence per global flag the user gave that the command ignores: `completions`
+/// and `man` use neither `--format` nor `--device-file`, `diff` reads no device
+/// ("--format has no effect on `completions`").
+pub(super) fn ignored_flags(cli: &Cli) -> Vec<String> {
+    let (name, format_too) = match cli.command {
+        Command::Completions(_) => ("completions", true),
+        Command::Man => ("man", true),
+        Command::Diff(_) => ("diff", false),
         _ => return Vec::new(),
     };
-    let given = [("--format", cli.format_given), ("--device-file", !cli.device_files.is_empty())];
+    let given = [
+        ("--format", format_too && cli.format_given),
+        ("--device-file", !cli.device_files.is_empty()),
+    ];
     given
         .into_iter()
         .filter(|(_, g)| *g)
@@ -176,6 +181,12 @@ mod tests {
         );
         // -o works, and the format its extension names was not typed.
         assert!(ignored(&["man", "-o", "rooftop.json"]).is_empty());
+        // `diff` uses --format but reads no device.
+        assert!(ignored(&["diff", "a.json", "b.json", "--format", "json"]).is_empty());
+        assert_eq!(
+            ignored(&["diff", "a.json", "b.json", "--device-file", "mine.toml"]),
+            ["--device-file has no effect on `diff`"]
+        );
         // Other commands use them.
         assert!(ignored(&["devices", "--format", "json"]).is_empty());
     }

@@ -44,6 +44,13 @@ pub fn run(cli: &Cli) -> Result<()> {
             );
         output::check_writable(p, "-o", dir_ok)?;
     }
+    if let Command::Diff(a) = &cli.command {
+        // A comparison of two exports reads no device: a device file is not even parsed.
+        for w in completions::ignored_flags(cli) {
+            eprintln!("rooftop: warning: {w}");
+        }
+        return diff::run(a, cli);
+    }
     if let (Command::Trace(a), true) = (&cli.command, cli.device_files.is_empty()) {
         // Without device files the trace is read while the embedded catalog is parsed
         // (`warm_catalog`), and the catalog is needed only once the trace names its GPU.
