@@ -170,7 +170,7 @@ impl std::fmt::Debug for Reducer {
 /// wrong, not that the collective is fast.
 const ABOVE_LINK_PCT: f64 = 150.0;
 
-/// The warning kind of ranks that do not fill their last node ([`uneven_last_node`]).
+/// The warning kind of ranks that do not fill their last node (`uneven_last_node`).
 pub const UNEVEN_LAST_NODE: &str = "uneven_last_node";
 
 /// The group of records without a `Process Group Name`.
