@@ -1,6 +1,7 @@
 //! Renderers of `rooftop bench` and `rooftop ceilings` results.
 
 use crate::table::{table, wrap, WIDTH};
+use crate::MISSING;
 use rooftop_core::diagnose::Severity;
 use rooftop_core::schema::bench::{BenchReport, ResultRecord};
 use rooftop_core::schema::ceilings::Ceilings;
@@ -8,7 +9,7 @@ use rooftop_core::units::{pct, si, sig3};
 use std::fmt::Write as _;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or_else(|| "—".to_string(), f)
+    v.map_or_else(|| MISSING.to_string(), f)
 }
 
 /// `m=2Ki n=2Ki k=2Ki fp32 int4-g128`: the case label with sizes written compactly.

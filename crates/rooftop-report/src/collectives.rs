@@ -59,7 +59,7 @@ fn gbs(v: Option<f64>) -> String {
 pub(crate) fn size_cell(r: &CollectiveRow) -> String {
     match (r.message_bytes, r.kind) {
         (Some(b), _) => si(b as f64, "B"),
-        (None, CollectiveKind::AllToAllV) => "—".to_string(),
+        (None, CollectiveKind::AllToAllV) => MISSING.to_string(),
         (None, _) => "?".to_string(),
     }
 }

@@ -9,6 +9,7 @@ mod activity;
 pub use activity::{blocks as activity_blocks, Block as ActivityBlock};
 
 use crate::table::{shorten, shorten_all, table as new_table};
+use crate::MISSING;
 use rooftop_core::counters::rules::{ranked, AnyFinding};
 use rooftop_core::counters::{BoundBasis, ByteSource, CounterReport, KernelRecord};
 use rooftop_core::device::MemLevel;
@@ -37,7 +38,7 @@ impl Default for RenderOptions {
 pub const SCHEMA_VERSION: u32 = 2;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or_else(|| "—".to_string(), f)
+    v.map_or_else(|| MISSING.to_string(), f)
 }
 
 fn records<'a>(r: &'a CounterReport, o: &RenderOptions) -> &'a [KernelRecord] {
@@ -63,7 +64,7 @@ pub(crate) fn dram_cell(k: &KernelRecord) -> String {
         (_, _, Some(t)) => si(t, "B"),
         (Some(r), None, None) => format!("≥{}", si(r, "B")),
         (None, Some(w), None) => format!("≥{}", si(w, "B")),
-        (None, None, None) => "—".to_string(),
+        (None, None, None) => MISSING.to_string(),
     }
 }
 
@@ -72,14 +73,14 @@ fn achieved_cell(k: &KernelRecord) -> String {
         (_, Some(t)) if k.bound == Some(Bound::Compute) => si(t * 1e12, "FLOP/s"),
         (Some(g), _) => si(g * 1e9, "B/s"),
         (None, Some(t)) => si(t * 1e12, "FLOP/s"),
-        (None, None) => "—".to_string(),
+        (None, None) => MISSING.to_string(),
     }
 }
 
 /// `% roof`: the roofline attainment, or — with the unit's name — the busiest unit's
 /// Speed-of-Light throughput.
 pub(crate) fn roof_cell(k: &KernelRecord) -> String {
-    let Some(p) = k.pct_of_roof else { return "—".to_string() };
+    let Some(p) = k.pct_of_roof else { return MISSING.to_string() };
     match k.bound_basis {
         Some(BoundBasis::SpeedOfLight) => {
             let sol = &k.derived.speed_of_light;
@@ -138,7 +139,7 @@ const COLUMNS: [Column; 10] = [
     Column {
         head: "bound",
         has: |k| k.bound.is_some(),
-        cell: |k, _| k.bound.map_or_else(|| "—".to_string(), |b| b.as_str().to_string()),
+        cell: |k, _| k.bound.map_or_else(|| MISSING.to_string(), |b| b.as_str().to_string()),
     },
 ];
 

@@ -123,7 +123,7 @@ pub fn devices(devs: &[DeviceSpec]) -> Result<String, RenderError> {
         .iter()
         .map(|d| {
             let r = DeviceRow::of(d);
-            let vendor = r.vendor_key().to_string();
+            let vendor = r.vendor.key().to_string();
             vec![
                 r.id,
                 r.name,

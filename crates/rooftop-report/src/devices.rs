@@ -103,11 +103,6 @@ impl DeviceRow {
             confidence: d.meta.confidence.as_str(),
         }
     }
-
-    /// The vendor as JSON and CSV write it: `nvidia`, `amd`, ... ([`Vendor::key`]).
-    pub fn vendor_key(&self) -> &'static str {
-        self.vendor.key()
-    }
 }
 
 #[cfg(test)]
@@ -141,13 +136,13 @@ mod tests {
     fn vendor_is_written_as_the_device_json_writes_it() {
         let r = h100();
         assert_eq!(serde_json::to_value(&r).unwrap()["vendor"], "nvidia");
-        assert_eq!(r.vendor_key(), "nvidia");
+        assert_eq!(r.vendor.key(), "nvidia");
         for v in [Vendor::Nvidia, Vendor::Amd, Vendor::Apple, Vendor::Intel, Vendor::Cpu] {
             let row = DeviceRow { vendor: v, ..h100() };
-            assert_eq!(serde_json::to_value(v).unwrap(), row.vendor_key());
+            assert_eq!(serde_json::to_value(v).unwrap(), row.vendor.key());
         }
         let row = DeviceRow { vendor: Vendor::Other, ..h100() };
-        assert_eq!(serde_json::to_value(Vendor::Other).unwrap(), row.vendor_key());
+        assert_eq!(serde_json::to_value(Vendor::Other).unwrap(), row.vendor.key());
     }
 
     /// NVIDIA H100 SXM datasheet: 989.4 dense FP16 tensor TFLOP/s, 66.9 FP32, 3.35 TB/s.

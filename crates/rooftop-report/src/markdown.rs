@@ -2,6 +2,7 @@
 
 use crate::devices::DeviceRow;
 use crate::rows::{analysis_rows, analysis_title, device_footer, device_rows, Row};
+use crate::MISSING;
 use rooftop_core::analysis::Analysis;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::units::{si, sig3};
@@ -86,7 +87,7 @@ pub fn analysis(a: &Analysis) -> String {
 /// figures (`si` shows them to three digits with their unit, as the device page does);
 /// the ridge point is computed (`sig3`).
 pub fn devices(devs: &[DeviceSpec]) -> String {
-    let dash = || "—".to_string();
+    let dash = || MISSING.to_string();
     let rows: Vec<Vec<String>> = devs
         .iter()
         .map(|d| {

@@ -10,6 +10,7 @@ pub use layout::{shorten, shorten_all};
 
 use crate::devices::DeviceRow;
 use crate::rows::{analysis_rows, device_footer, device_rows, Row};
+use crate::MISSING;
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{ContentArrangement, Table};
 use rooftop_core::analysis::Analysis;
@@ -117,8 +118,10 @@ pub(crate) fn finding_text(f: &Finding) -> String {
 /// The "at stake" cell: the time and its share of the window, or "—" when the finding
 /// measures none (it is then info).
 pub(crate) fn stake_cell(f: &Finding) -> String {
-    f.stake
-        .map_or_else(|| "—".to_string(), |s| format!("{}\n{}", us(s.time_us), pct(s.share_pct())))
+    f.stake.map_or_else(
+        || MISSING.to_string(),
+        |s| format!("{}\n{}", us(s.time_us), pct(s.share_pct())),
+    )
 }
 
 /// "at stake: 38.0 µs (38.0% of the trace window)", or `None`.
@@ -156,7 +159,7 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
         .map(crate::devices::Column::with_unit)
         .collect();
     let mut t = table(&header.iter().map(String::as_str).collect::<Vec<_>>());
-    let dash = || "—".to_string();
+    let dash = || MISSING.to_string();
     for d in devs {
         let r = DeviceRow::of(d);
         t.add_row(vec![

@@ -4,6 +4,7 @@
 //! [`Activity`] summary; nothing is computed here but shares of totals it states.
 
 use crate::table::table as new_table;
+use crate::MISSING;
 use rooftop_core::counters::Activity;
 use rooftop_core::units::{pct, si};
 use std::fmt::Write as _;
@@ -21,7 +22,7 @@ fn share(part: f64, whole: f64) -> String {
     if whole > 0.0 {
         pct(100.0 * part / whole)
     } else {
-        "—".to_string()
+        MISSING.to_string()
     }
 }
 
@@ -90,7 +91,7 @@ fn copy_rows(a: &Activity) -> Vec<Vec<String>> {
                 c.count.to_string(),
                 si(c.bytes, "B"),
                 time(c.total_ns),
-                c.achieved_gbs.map_or_else(|| "—".to_string(), |g| si(g * 1e9, "B/s")),
+                c.achieved_gbs.map_or_else(|| MISSING.to_string(), |g| si(g * 1e9, "B/s")),
             ]
         })
         .collect()

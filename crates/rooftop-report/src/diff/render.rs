@@ -8,6 +8,7 @@
 use super::{Diff, RowDiff, Status};
 use crate::html::{self, Cell, Page, Section, Table as HTable};
 use crate::table::{table as new_table, wrap, WIDTH};
+use crate::MISSING;
 use rooftop_core::diagnose::count;
 use rooftop_core::units::{pct, sig3};
 use serde::ser::SerializeMap as _;
@@ -16,7 +17,7 @@ use std::fmt::Write as _;
 
 fn change(r: &RowDiff) -> String {
     r.change_pct.map_or_else(
-        || "—".to_string(),
+        || MISSING.to_string(),
         |c| format!("{}{}", if c > 0.0 { "+" } else { "" }, pct(c)),
     )
 }
@@ -25,12 +26,12 @@ fn p_value(r: &RowDiff) -> String {
     match r.test {
         Some(t) if t.p_value < 0.001 => "<0.001".to_string(),
         Some(t) => sig3(t.p_value),
-        None => "—".to_string(),
+        None => MISSING.to_string(),
     }
 }
 
 fn value(d: &Diff, v: Option<f64>) -> String {
-    v.map_or_else(|| "—".to_string(), |v| d.metric.show(v))
+    v.map_or_else(|| MISSING.to_string(), |v| d.metric.show(v))
 }
 
 fn title(d: &Diff) -> String {

@@ -247,7 +247,7 @@ pub fn devices(devs: &[DeviceSpec]) -> String {
         .map(|c| if c.unit.is_empty() { c.label.to_string() } else { format!("#{}", c.label) })
         .collect();
     let mut t = Table::new(&header.iter().map(String::as_str).collect::<Vec<_>>());
-    let dash = || "—".to_string();
+    let dash = || MISSING.to_string();
     for d in devs {
         let r = DeviceRow::of(d);
         t.push(vec![

@@ -6,6 +6,7 @@ use super::{finding, kv, note, notes, roofline_block, Cell, Page, Section, Table
 use crate::counters::{dram_cell, roof_cell};
 use crate::svg::esc;
 use crate::svg::{Mark, Roof, RoofStyle, RooflineChart};
+use crate::MISSING;
 use rooftop_core::counters::rules::{ranked, AnyFinding};
 use rooftop_core::counters::{CounterReport, KernelRecord, RoofSource, ToolFinding};
 use rooftop_core::device::MemLevel;
@@ -25,7 +26,7 @@ fn row_id(i: usize) -> String {
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
-    Cell::num(&v.map_or_else(|| "—".to_string(), f), v)
+    Cell::num(&v.map_or_else(|| MISSING.to_string(), f), v)
 }
 
 /// The DRAM bytes the `DRAM` cell shows, for sorting.
@@ -233,7 +234,7 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
                 opt(k.l1_hit_rate_pct, pct),
                 opt(k.l2_hit_rate_pct, pct),
                 opt(k.derived.achieved_occupancy_pct, pct),
-                Cell::text(k.bound.map_or("—", Bound::as_str)),
+                Cell::text(k.bound.map_or(MISSING, Bound::as_str)),
             ],
         });
     }
