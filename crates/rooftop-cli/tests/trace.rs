@@ -490,3 +490,30 @@ fn an_op_has_one_category_in_every_table() {
     let dm = by.iter().find(|c| c["category"] == "DataMovement").unwrap();
     assert_eq!(dm["count"].as_u64(), Some(3));
 }
+
+/// The report's JSON as `rooftop trace --format json` writes it (the critical path's
+/// events by hand) is byte for byte serde_json's own pretty printing of the same report,
+/// on real traces of every kind: PyTorch on MI300, MI250, A100 and H200, Inductor's
+/// Triton kernels, a hand-made nested trace, and a JAX profile.
+#[test]
+fn report_json_is_what_serde_json_writes_on_real_traces() {
+    let files = [
+        fixture("tracelens_mi300/Falconsai_nsfw_image_detection__1016002.json.gz"),
+        fixture("tracelens_mi300_inductor_triton.json.gz"),
+        fixture("hta_a100_alexnet.json.gz"),
+        fixture("hta_mi250_minitoy_train.json.gz"),
+        fixture("h200/eager.trace.json.gz"),
+        fixture("handmade/nesting_graph.json"),
+        fixture("../jax/amd_gfx950_te_fused_attn.xplane.pb"),
+    ];
+    let mut events = 0;
+    for f in &files {
+        let model = rooftop_ingest::source::read(std::path::Path::new(f)).unwrap();
+        let report = rooftop_core::trace::report::TraceReport::of(&model);
+        events += report.critical_path.as_ref().map_or(0, |cp| cp.events.len());
+        let want = serde_json::to_string_pretty(&report).unwrap() + "\n";
+        assert!(rooftop_report::trace::json(&report) == want, "{f}: the JSON differs");
+    }
+    // The hand-written part was exercised.
+    assert!(events > 1000, "{events} critical-path events");
+}

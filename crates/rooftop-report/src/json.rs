@@ -106,6 +106,84 @@ impl Formatter for Pretty {
     }
 }
 
+impl Pretty {
+    /// The formatter for a value written as a member at depth `level` (`0`: the whole
+    /// document; `1`: a member of the top-level object or array).
+    pub(crate) fn at(level: usize) -> Pretty {
+        Pretty { level, has_value: false }
+    }
+}
+
+/// An object or array written member by member in [`Pretty`]'s layout, byte for byte
+/// what serde writes for the same value, for values whose serde path costs more than
+/// their bytes (the critical path's events: most of a report's text). A member is a
+/// value serialised through serde at its depth ([`Members::field`]) or written by the
+/// caller after [`Members::key`] / [`Members::element`].
+pub(crate) struct Members<'w, W: ?Sized> {
+    w: &'w mut W,
+    /// The depth of the members (the container's own plus one).
+    level: usize,
+    first: bool,
+    close: &'static [u8],
+}
+
+impl<'w, W: ?Sized + Write> Members<'w, W> {
+    /// Writes `{`; `level`: the depth the object itself is at.
+    pub(crate) fn object(w: &'w mut W, level: usize) -> io::Result<Self> {
+        w.write_all(b"{")?;
+        Ok(Members { w, level: level + 1, first: true, close: b"}" })
+    }
+
+    /// Writes `[`; `level`: the depth the array itself is at.
+    pub(crate) fn array(w: &'w mut W, level: usize) -> io::Result<Self> {
+        w.write_all(b"[")?;
+        Ok(Members { w, level: level + 1, first: true, close: b"]" })
+    }
+
+    /// The depth of the members.
+    pub(crate) fn level(&self) -> usize {
+        self.level
+    }
+
+    /// The next element's line break and indent; the caller writes the element.
+    pub(crate) fn element(&mut self) -> io::Result<&mut W> {
+        Pretty::at(self.level).line(self.w, self.first)?;
+        self.first = false;
+        Ok(self.w)
+    }
+
+    /// The next member's line break, indent and `"key": `; the caller writes the value.
+    /// `key` is one of our own field names: plain ASCII, nothing to escape.
+    pub(crate) fn key(&mut self, key: &str) -> io::Result<&mut W> {
+        debug_assert!(key.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\'));
+        self.element()?;
+        self.w.write_all(b"\"")?;
+        self.w.write_all(key.as_bytes())?;
+        self.w.write_all(b"\": ")?;
+        Ok(self.w)
+    }
+
+    /// A member whose value serde writes.
+    pub(crate) fn field<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: &str,
+        v: &T,
+    ) -> io::Result<()> {
+        let level = self.level;
+        let w = self.key(key)?;
+        v.serialize(&mut serde_json::Serializer::with_formatter(w, Pretty::at(level)))?;
+        Ok(())
+    }
+
+    /// Writes the closing bracket (on a line of its own unless the container is empty).
+    pub(crate) fn end(self) -> io::Result<()> {
+        if !self.first {
+            Pretty::at(self.level - 1).line(self.w, true)?;
+        }
+        self.w.write_all(self.close)
+    }
+}
+
 /// Writes `v` as pretty JSON ([`Pretty`]) and a final line break to `w`.
 pub fn write_pretty<T: serde::Serialize + ?Sized, W: Write>(v: &T, mut w: W) -> io::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(&mut w, Pretty::default());

@@ -50,6 +50,7 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 
 mod blocks;
+mod json;
 mod ranks;
 #[cfg(test)]
 mod tests;
@@ -350,11 +351,17 @@ pub fn markdown(r: &TraceReport, opts: &RenderOptions) -> String {
 
 /// The report as JSON (`docs/json-schema.md`, "Trace report").
 pub fn json(r: &TraceReport) -> String {
-    pretty(r)
+    let mut out = Vec::new();
+    // Writing our own plain structs to memory cannot fail (see `crate::json::pretty`).
+    if let Err(e) = write_json(r, &mut out) {
+        return format!("{{\"error\":\"{e}\"}}\n");
+    }
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// [`json`], written to `w` as it is made (a large trace's report is tens of MB of
 /// text, most of it the critical path's events).
 pub fn write_json<W: std::io::Write>(r: &TraceReport, w: W) -> std::io::Result<()> {
-    crate::json::write_pretty(r, w)
+    json::write(r, w)
 }

@@ -238,3 +238,67 @@ fn snapshot_cross_rank() {
         cross_rank_csv(&c).unwrap()
     ));
 }
+
+/// The report's JSON, written by hand where serde would be slow (`json.rs`), is byte for
+/// byte what serde_json's own pretty printer writes for the same report: with and
+/// without a critical path, with an XLA section, with events whose names need escapes,
+/// whose floats are not finite and whose stream is missing or negative, and with none.
+#[test]
+fn json_is_what_serde_json_writes() {
+    use rooftop_core::trace::gaps::critical_path::{
+        BoundShare, CpEvent, CpRank, CpWindow, CriticalPath,
+    };
+    use std::sync::Arc;
+    let same = |r: &TraceReport| {
+        let want = serde_json::to_string_pretty(r).unwrap() + "\n";
+        assert_eq!(json(r), want);
+        let mut streamed = Vec::new();
+        write_json(r, &mut streamed).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), want);
+    };
+    let base = report();
+    same(&base);
+
+    let event = |name: &str, ts: f64, stream: Option<i64>| CpEvent {
+        name: Arc::from(name),
+        ts,
+        dur_us: 1.5,
+        on_path_us: 0.1,
+        kind: "kernel",
+        stream,
+        path_start_us: -0.0,
+        path_end_us: 1.0e300,
+    };
+    let path = CriticalPath {
+        window: CpWindow {
+            annotation: Some("ProfilerStep#2".to_string()),
+            start_us: 0.0,
+            end_us: 10.0,
+            basis: "the \"last\" step".to_string(),
+        },
+        length_us: 9.5,
+        nodes: 6,
+        edges: 5,
+        bound_by: vec![BoundShare { bound_by: "cpu_bound", us: 9.5, percent: 100.0 }],
+        events: vec![
+            event("a\"b\\c\n\u{1}é <T>", f64::NAN, None),
+            event("", f64::INFINITY, Some(-3)),
+            event("x", 9_716_533.018, Some(7)),
+        ],
+        ranked: vec![CpRank { name: "x".to_string(), us: 1.0, percent: 10.5, entries: 1 }],
+        by_op: Vec::new(),
+        what_if: Vec::new(),
+        timeline: rooftop_core::trace::gaps::step_timeline::StepTimeline::default(),
+    };
+    let mut odd = base.clone();
+    odd.critical_path = Some(path.clone());
+    same(&odd);
+    odd.xla = Some(rooftop_core::trace::xla::report::XlaReport::default());
+    same(&odd);
+
+    let mut empty = base;
+    let mut path = path;
+    path.events.clear();
+    empty.critical_path = Some(path);
+    same(&empty);
+}
