@@ -114,30 +114,23 @@ impl Pretty {
     }
 }
 
-/// An object or array written member by member in [`Pretty`]'s layout, byte for byte
+/// An object written member by member in [`Pretty`]'s layout, byte for byte
 /// what serde writes for the same value, for values whose serde path costs more than
 /// their bytes (the critical path's events: most of a report's text). A member is a
 /// value serialised through serde at its depth ([`Members::field`]) or written by the
-/// caller after [`Members::key`] / [`Members::element`].
+/// caller after [`Members::key`].
 pub(crate) struct Members<'w, W: ?Sized> {
     w: &'w mut W,
     /// The depth of the members (the container's own plus one).
     level: usize,
     first: bool,
-    close: &'static [u8],
 }
 
 impl<'w, W: ?Sized + Write> Members<'w, W> {
     /// Writes `{`; `level`: the depth the object itself is at.
     pub(crate) fn object(w: &'w mut W, level: usize) -> io::Result<Self> {
         w.write_all(b"{")?;
-        Ok(Members { w, level: level + 1, first: true, close: b"}" })
-    }
-
-    /// Writes `[`; `level`: the depth the array itself is at.
-    pub(crate) fn array(w: &'w mut W, level: usize) -> io::Result<Self> {
-        w.write_all(b"[")?;
-        Ok(Members { w, level: level + 1, first: true, close: b"]" })
+        Ok(Members { w, level: level + 1, first: true })
     }
 
     /// The depth of the members.
@@ -145,8 +138,8 @@ impl<'w, W: ?Sized + Write> Members<'w, W> {
         self.level
     }
 
-    /// The next element's line break and indent; the caller writes the element.
-    pub(crate) fn element(&mut self) -> io::Result<&mut W> {
+    /// The next member's line break and indent.
+    fn element(&mut self) -> io::Result<&mut W> {
         Pretty::at(self.level).line(self.w, self.first)?;
         self.first = false;
         Ok(self.w)
@@ -180,7 +173,7 @@ impl<'w, W: ?Sized + Write> Members<'w, W> {
         if !self.first {
             Pretty::at(self.level - 1).line(self.w, true)?;
         }
-        self.w.write_all(self.close)
+        self.w.write_all(b"}")
     }
 }
 

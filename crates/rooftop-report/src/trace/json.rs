@@ -12,6 +12,7 @@
 //! compare the output with `serde_json::to_string_pretty` of the same report.
 
 use crate::json::Members;
+use rayon::prelude::*;
 use rooftop_core::trace::gaps::critical_path::{CpEvent, CriticalPath};
 use rooftop_core::trace::report::TraceReport;
 use std::io::{self, Write};
@@ -107,37 +108,105 @@ fn critical_path_json<W: Write + ?Sized>(
     o.end()
 }
 
+/// Events rendered per task at most: about 0.8 MB of text, which bounds what is held in
+/// memory at once to that per thread however long the path is.
+const EVENTS_PER_TASK: usize = 4096;
+
 /// The path's events as a member value at depth `level`: each member's line break,
 /// indent and key are one write, each value serde's own (`serde_json::to_writer`: a
 /// string escaped as serde escapes it, a float as serde formats it, `null` for a
-/// non-finite one).
+/// non-finite one). Runs of events are rendered on the thread pool, which is idle
+/// while the report is written, and written in order.
 fn events_json<W: Write + ?Sized>(w: &mut W, level: usize, events: &[CpEvent]) -> io::Result<()> {
-    const KEYS: [&str; 8] =
-        ["name", "ts", "dur_us", "on_path_us", "kind", "stream", "path_start_us", "path_end_us"];
-    // An event is an element at `level + 1`; its members are at `level + 2`.
-    let indent = "  ".repeat(level + 2);
-    let prefix: Vec<Vec<u8>> = KEYS
-        .iter()
-        .enumerate()
-        .map(|(i, k)| format!("{}\n{indent}\"{k}\": ", if i == 0 { "" } else { "," }).into_bytes())
-        .collect();
-    let close = format!("\n{}}}", "  ".repeat(level + 1)).into_bytes();
-    let mut a = Members::array(w, level)?;
-    for e in events {
-        let CpEvent { name, ts, dur_us, on_path_us, kind, stream, path_start_us, path_end_us } = e;
-        let w = a.element()?;
-        w.write_all(b"{")?;
-        member(w, &prefix[0], &**name)?;
-        member(w, &prefix[1], ts)?;
-        member(w, &prefix[2], dur_us)?;
-        member(w, &prefix[3], on_path_us)?;
-        member(w, &prefix[4], kind)?;
-        member(w, &prefix[5], stream)?;
-        member(w, &prefix[6], path_start_us)?;
-        member(w, &prefix[7], path_end_us)?;
-        w.write_all(&close)?;
+    if events.is_empty() {
+        return w.write_all(b"[]");
     }
-    a.end()
+    let layout = EventLayout::new(level);
+    w.write_all(b"[")?;
+    let threads = rayon::current_num_threads().max(1);
+    // One run per thread, of at most `EVENTS_PER_TASK` events.
+    let per_task = events.len().div_ceil(threads).min(EVENTS_PER_TASK);
+    for (g, group) in events.chunks(per_task * threads).enumerate() {
+        let parts: Vec<io::Result<Vec<u8>>> = group
+            .par_chunks(per_task)
+            .enumerate()
+            .map(|(i, run)| {
+                let mut out = Vec::with_capacity(run.len() * 256);
+                layout.run(&mut out, run, g == 0 && i == 0)?;
+                Ok(out)
+            })
+            .collect();
+        for part in parts {
+            w.write_all(&part?)?;
+        }
+    }
+    // The closing bracket on a line of its own at the array's depth.
+    w.write_all(&layout.end)
+}
+
+/// The bytes around an event's members at one depth, made once.
+struct EventLayout {
+    /// Line break (after a comma but for the first) and indent of an event.
+    start: [Vec<u8>; 2],
+    /// Per member: line break, indent and key (the first member without a comma).
+    prefix: Vec<Vec<u8>>,
+    /// An event's closing brace on its own line.
+    close: Vec<u8>,
+    /// The array's closing bracket on its own line.
+    end: Vec<u8>,
+}
+
+impl EventLayout {
+    /// For the events array at depth `level`: an event is an element at `level + 1`,
+    /// its members are at `level + 2`.
+    fn new(level: usize) -> EventLayout {
+        const KEYS: [&str; 8] = [
+            "name",
+            "ts",
+            "dur_us",
+            "on_path_us",
+            "kind",
+            "stream",
+            "path_start_us",
+            "path_end_us",
+        ];
+        let indent = |depth: usize| "  ".repeat(depth);
+        let member = indent(level + 2);
+        EventLayout {
+            start: [
+                format!("\n{}{{", indent(level + 1)).into_bytes(),
+                format!(",\n{}{{", indent(level + 1)).into_bytes(),
+            ],
+            prefix: KEYS
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    format!("{}\n{member}\"{k}\": ", if i == 0 { "" } else { "," }).into_bytes()
+                })
+                .collect(),
+            close: format!("\n{}}}", indent(level + 1)).into_bytes(),
+            end: format!("\n{}]", indent(level)).into_bytes(),
+        }
+    }
+
+    /// A run of events; `first`: whether it starts the array.
+    fn run(&self, w: &mut Vec<u8>, events: &[CpEvent], first: bool) -> io::Result<()> {
+        for (i, e) in events.iter().enumerate() {
+            let CpEvent { name, ts, dur_us, on_path_us, kind, stream, path_start_us, path_end_us } =
+                e;
+            w.write_all(&self.start[usize::from(!(first && i == 0))])?;
+            member(w, &self.prefix[0], &**name)?;
+            member(w, &self.prefix[1], ts)?;
+            member(w, &self.prefix[2], dur_us)?;
+            member(w, &self.prefix[3], on_path_us)?;
+            member(w, &self.prefix[4], kind)?;
+            member(w, &self.prefix[5], stream)?;
+            member(w, &self.prefix[6], path_start_us)?;
+            member(w, &self.prefix[7], path_end_us)?;
+            w.write_all(&self.close)?;
+        }
+        Ok(())
+    }
 }
 
 /// One member of an event: its line, indent and key, then its value.

@@ -242,7 +242,8 @@ fn snapshot_cross_rank() {
 /// The report's JSON, written by hand where serde would be slow (`json.rs`), is byte for
 /// byte what serde_json's own pretty printer writes for the same report: with and
 /// without a critical path, with an XLA section, with events whose names need escapes,
-/// whose floats are not finite and whose stream is missing or negative, and with none.
+/// whose floats are not finite and whose stream is missing or negative, with more
+/// events than one round of the thread pool writes, and with none.
 #[test]
 fn json_is_what_serde_json_writes() {
     use rooftop_core::trace::gaps::critical_path::{
@@ -295,6 +296,16 @@ fn json_is_what_serde_json_writes() {
     same(&odd);
     odd.xla = Some(rooftop_core::trace::xla::report::XlaReport::default());
     same(&odd);
+
+    // More events than one round of tasks renders (4,096 per thread): runs and rounds
+    // are joined in order, with one comma between events.
+    let mut long = base.clone();
+    let mut many = path.clone();
+    many.events = (0..9_001)
+        .map(|i| event(&format!("k{i}"), 1.0e12 + f64::from(i) * 0.125, Some(i64::from(i % 3))))
+        .collect();
+    long.critical_path = Some(many);
+    same(&long);
 
     let mut empty = base;
     let mut path = path;
