@@ -571,6 +571,27 @@ fn many_unreadable_ranks_are_one_short_line() {
     );
 }
 
+/// The same, in a folder whose name holds `: ` (a run named after its time): the
+/// other ranks are still named by their files, and still "the same way".
+#[test]
+fn unreadable_ranks_are_named_whatever_their_folder_is_called() {
+    let (_guard, base) = tempdir("colon");
+    let dir = base.join("run 12: 30");
+    std::fs::create_dir(&dir).unwrap();
+    for r in 0..3 {
+        std::fs::write(dir.join(format!("rank{r}.json")), "{\"traceEvents\": [\n").unwrap();
+    }
+    let out = rooftop().arg("trace").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let line = err.lines().find(|l| l.starts_with("rooftop: error:")).unwrap();
+    assert!(line.contains("run 12: 30/rank0.json: invalid trace JSON at byte"), "{line}");
+    assert!(
+        line.ends_with("; and 2 more ranks failed the same way (rank1.json, rank2.json)"),
+        "{line}"
+    );
+}
+
 /// A directory of rank tables: the note on the missing per-rank reports fits the
 /// 100-column terminal, says what --format json and html give there (the cross-rank
 /// report, no per-rank one: `ranks[]` has no `report`), and a `--section` that cannot

@@ -15,7 +15,7 @@ use rooftop_core::trace::comm::collectives;
 use rooftop_core::trace::comm::reduce::ReduceOptions;
 use rooftop_core::trace::ranks::{MultiRank, RankMeta};
 use rooftop_core::trace::report::analyze;
-use rooftop_core::trace::run::{file_name, stem, RankResult, RankRun, RankSource};
+use rooftop_core::trace::run::{file_name, stem, RankFailure, RankResult, RankRun, RankSource};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -93,13 +93,18 @@ fn parallel<T: Send>(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Splits outcomes into the run's ranks and failures, with the reduce's report.
-fn collect(outcomes: Vec<Result<RankResult, String>>, multi: Mutex<MultiRank>) -> RankRun {
+/// Splits outcomes (in the order of `paths`) into the run's ranks and failures, with
+/// the reduce's report.
+fn collect(
+    outcomes: Vec<Result<RankResult, String>>,
+    paths: &[PathBuf],
+    multi: Mutex<MultiRank>,
+) -> RankRun {
     let mut run = RankRun::default();
-    for r in outcomes {
+    for (r, path) in outcomes.into_iter().zip(paths) {
         match r {
             Ok(x) => run.ranks.push(x),
-            Err(e) => run.failures.push(e),
+            Err(message) => run.failures.push(RankFailure { path: path.clone(), message }),
         }
     }
     run.sort_ranks();
@@ -156,7 +161,7 @@ pub fn map_traces(
         }
         written.map(|()| RankResult { rank, file, report })
     });
-    collect(outcomes, multi)
+    collect(outcomes, files, multi)
 }
 
 /// The reduce of rank-table folders (what [`map_traces`] or `rooftop trace --format
@@ -183,5 +188,5 @@ pub fn reduce_tables(
         progress();
         outcome
     });
-    collect(outcomes, multi)
+    collect(outcomes, dirs, multi)
 }

@@ -17,7 +17,7 @@ use super::ranks::CrossRank;
 use super::report::{TraceOptions, TraceReport};
 use super::TraceModel;
 use crate::device::{lookup_with_facts, Catalog, DeviceFacts, DeviceSpec};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The catalog entry of the GPU a trace names, as [`device_for`] finds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,8 +141,33 @@ pub struct RankRun {
     pub ranks: Vec<RankResult>,
     /// The cross-rank report (the reduce).
     pub cross: CrossRank,
-    /// One sentence per rank that could not be read, in input order.
-    pub failures: Vec<String>,
+    /// The ranks that could not be read, in input order.
+    pub failures: Vec<RankFailure>,
+}
+
+/// A rank that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankFailure {
+    /// The trace file or table folder, as it was given.
+    pub path: PathBuf,
+    /// The reader's sentence (which names the path).
+    pub message: String,
+}
+
+impl RankFailure {
+    /// The file name that labels the rank (`rank3.json.gz`).
+    pub fn file(&self) -> String {
+        file_name(&self.path)
+    }
+
+    /// The sentence without the path and without its byte position (`at byte N (line
+    /// L, column C)`), to compare with another rank's.
+    fn reason(&self) -> String {
+        let why = self.message.replacen(&self.path.display().to_string(), "", 1);
+        let Some(at) = why.find("at byte ") else { return why };
+        let Some(end) = why[at..].find(')') else { return why };
+        format!("{}{}", &why[..at], &why[at + end + 1..])
+    }
 }
 
 impl RankRun {
@@ -162,38 +187,23 @@ impl RankRun {
     pub fn failure_message(&self) -> Option<String> {
         let (first, rest) = self.failures.split_first()?;
         if rest.is_empty() {
-            return Some(first.clone());
+            return Some(first.message.clone());
         }
-        let same = rest.iter().all(|f| failure_reason(f) == failure_reason(first));
+        let same = rest.iter().all(|f| f.reason() == first.reason());
         let mut names: Vec<String> =
-            rest.iter().take(FAILED_NAMES_SHOWN).map(|f| failed_file(f)).collect();
+            rest.iter().take(FAILED_NAMES_SHOWN).map(RankFailure::file).collect();
         if rest.len() > FAILED_NAMES_SHOWN {
             names.push(format!("{} more", rest.len() - FAILED_NAMES_SHOWN));
         }
         let n = rest.len();
         let ranks = if n == 1 { "rank" } else { "ranks" };
         let how = if same { "failed the same way" } else { "could not be read either" };
-        Some(format!("{first}; and {n} more {ranks} {how} ({})", names.join(", ")))
+        Some(format!("{}; and {n} more {ranks} {how} ({})", first.message, names.join(", ")))
     }
 }
 
 /// How many failed ranks [`RankRun::failure_message`] names after the first.
 pub const FAILED_NAMES_SHOWN: usize = 5;
-
-/// A failure sentence without its file (`path: ...`, `cannot read path: ...`) and
-/// without its byte position (`at byte N (line L, column C)`), to compare with another's.
-fn failure_reason(sentence: &str) -> String {
-    let why = sentence.split_once(": ").map_or(sentence, |(_, w)| w);
-    let Some(at) = why.find("at byte ") else { return why.to_string() };
-    let Some(end) = why[at..].find(')') else { return why.to_string() };
-    format!("{}{}", &why[..at], &why[at + end + 1..])
-}
-
-/// The file a failure sentence names (`path: ...`, `cannot read path: ...`).
-fn failed_file(sentence: &str) -> String {
-    let head = sentence.split_once(": ").map_or(sentence, |(h, _)| h);
-    file_name(Path::new(head.strip_prefix("cannot read ").unwrap_or(head)))
-}
 
 /// The file name of `path` (the whole path when it has none), which labels a rank.
 pub fn file_name(path: &Path) -> String {
@@ -303,9 +313,17 @@ pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), cra
 mod tests {
     use super::*;
 
-    fn run(failures: &[&str]) -> RankRun {
+    /// A run whose ranks failed with these sentences; each names its path as the
+    /// readers do, `PATH: ...` or `cannot read PATH: ...`.
+    fn run(failures: &[(&str, &str)]) -> RankRun {
         RankRun {
-            failures: failures.iter().map(|s| (*s).to_string()).collect(),
+            failures: failures
+                .iter()
+                .map(|(path, message)| RankFailure {
+                    path: PathBuf::from(path),
+                    message: (*message).to_string(),
+                })
+                .collect(),
             ..RankRun::default()
         }
     }
@@ -315,17 +333,17 @@ mod tests {
     fn many_failures_are_one_sentence_and_names() {
         assert_eq!(run(&[]).failure_message(), None);
         let one = "d/rank0.json: at byte 679 (line 8, column 3): more than 3 events";
-        assert_eq!(run(&[one]).failure_message().as_deref(), Some(one));
+        assert_eq!(run(&[("d/rank0.json", one)]).failure_message().as_deref(), Some(one));
 
-        let same: Vec<String> = (0..9)
+        let same: Vec<(String, String)> = (0..9)
             .map(|r| {
-                format!(
-                    "d/rank{r}.json: at byte {} (line 8, column 3): more than 3 events",
-                    600 + r
-                )
+                let path = format!("d/rank{r}.json");
+                let message =
+                    format!("{path}: at byte {} (line 8, column 3): more than 3 events", 600 + r);
+                (path, message)
             })
             .collect();
-        let refs: Vec<&str> = same.iter().map(String::as_str).collect();
+        let refs: Vec<(&str, &str)> = same.iter().map(|(p, m)| (p.as_str(), m.as_str())).collect();
         let m = run(&refs).failure_message().unwrap();
         assert_eq!(
             m,
@@ -335,13 +353,45 @@ mod tests {
         );
 
         let mixed = run(&[
-            "d/rank0.json: invalid trace JSON at byte 0 (line 1, column 1): expected `{`",
-            "cannot read d/rank1.json: permission denied",
+            (
+                "d/rank0.json",
+                "d/rank0.json: invalid trace JSON at byte 0 (line 1, column 1): expected `{`",
+            ),
+            ("d/rank1.json", "cannot read d/rank1.json: permission denied"),
         ]);
         assert_eq!(
             mixed.failure_message().unwrap(),
             "d/rank0.json: invalid trace JSON at byte 0 (line 1, column 1): expected `{`; and 1 \
              more rank could not be read either (rank1.json)"
+        );
+    }
+
+    /// A folder whose name holds `: ` (as a run's name with a time in it may) still
+    /// gives the files' names, and sentences that differ only in the file and the byte
+    /// are still "the same way".
+    #[test]
+    fn failures_name_their_files_whatever_the_folder_is_called() {
+        let dir = "runs/12: 30 b/";
+        let failed: Vec<(String, String)> = ["rank1.json", "rank2.json", "rank3.json"]
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let path = format!("{dir}{f}");
+                (path.clone(), format!("{path}: not JSON at byte {i} (line 1, column {i})"))
+            })
+            .collect();
+        let refs: Vec<(&str, &str)> =
+            failed.iter().map(|(p, m)| (p.as_str(), m.as_str())).collect();
+        assert_eq!(
+            run(&refs).failure_message().unwrap(),
+            "runs/12: 30 b/rank1.json: not JSON at byte 0 (line 1, column 0); and 2 more ranks \
+             failed the same way (rank2.json, rank3.json)"
+        );
+        let other = run(&[refs[0], (refs[1].0, "cannot read runs/12: 30 b/rank2.json: denied")]);
+        assert_eq!(
+            other.failure_message().unwrap(),
+            "runs/12: 30 b/rank1.json: not JSON at byte 0 (line 1, column 0); and 1 more rank \
+             could not be read either (rank2.json)"
         );
     }
 }
