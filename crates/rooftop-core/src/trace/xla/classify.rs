@@ -90,7 +90,7 @@ fn by_instr(i: &HloInstr) -> XlaClass {
         | "bitcast"
         | "reshape"
         | "broadcast"
-        | "iota" => c("data movement", Category::Elementwise),
+        | "iota" => c("data movement", Category::DataMovement),
         "reduce" | "reduce-window" | "reduce-precision" => c("reduce", Category::Reduce),
         "sort" => c("sort", Category::Other),
         "rng" | "rng-bit-generator" | "rng-get-and-update-state" => c("rng", Category::Other),
@@ -253,5 +253,22 @@ mod tests {
         );
         assert_eq!(classify(None, "all-gather-start.2", None).category, Category::Comm);
         assert_eq!(classify(None, "wrapped_convert", None).label, "loop fusion");
+    }
+
+    /// A standalone transpose, slice or gather is data movement, the category PyTorch's
+    /// `cat` and `index_select` have, so a JAX and a PyTorch report agree; a copy stays
+    /// Memcpy, an add Elementwise.
+    #[test]
+    fn data_movement_is_its_own_category() {
+        let op = |opcode: &str| HloInstr { opcode: opcode.into(), ..HloInstr::default() };
+        for opcode in ["transpose", "concatenate", "slice", "dynamic-update-slice", "gather"] {
+            assert_eq!(
+                classify(Some(&op(opcode)), "x", None),
+                c("data movement", Category::DataMovement),
+                "{opcode}"
+            );
+        }
+        assert_eq!(classify(Some(&op("copy")), "x", None), c("data movement", Category::Memcpy));
+        assert_eq!(classify(Some(&op("add")), "x", None), c("elementwise", Category::Elementwise));
     }
 }
