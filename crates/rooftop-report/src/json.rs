@@ -168,7 +168,7 @@ impl<'w, W: ?Sized + Write> Members<'w, W> {
         Ok(())
     }
 
-    /// Writes the closing bracket (on a line of its own unless the container is empty).
+    /// Writes the closing brace (on a line of its own unless the object is empty).
     pub(crate) fn end(self) -> io::Result<()> {
         if !self.first {
             Pretty::at(self.level - 1).line(self.w, true)?;
@@ -186,10 +186,15 @@ pub fn write_pretty<T: serde::Serialize + ?Sized, W: Write>(v: &T, mut w: W) -> 
 
 /// `v` as pretty JSON ([`write_pretty`]), ending with a line break.
 pub fn pretty<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    written(|out| write_pretty(v, out))
+}
+
+/// What `write` writes to memory, as text.
+pub(crate) fn written(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
     let mut out = Vec::new();
     // Serialising our own plain structs cannot fail (no maps with non-string keys, no
     // non-finite floats: those are mapped to null before), nor can writing to memory.
-    if let Err(e) = write_pretty(v, &mut out) {
+    if let Err(e) = write(&mut out) {
         return format!("{{\"error\":\"{e}\"}}\n");
     }
     // serde_json writes UTF-8 only.

@@ -108,7 +108,7 @@ fn critical_path_json<W: Write + ?Sized>(
     o.end()
 }
 
-/// Events rendered per task at most: about 0.8 MB of text, which bounds what is held in
+/// Events rendered per task at most: about 1 MB of text, which bounds what is held in
 /// memory at once to that per thread however long the path is.
 const EVENTS_PER_TASK: usize = 4096;
 

@@ -351,13 +351,7 @@ pub fn markdown(r: &TraceReport, opts: &RenderOptions) -> String {
 
 /// The report as JSON (`docs/json-schema.md`, "Trace report").
 pub fn json(r: &TraceReport) -> String {
-    let mut out = Vec::new();
-    // Writing our own plain structs to memory cannot fail (see `crate::json::pretty`).
-    if let Err(e) = write_json(r, &mut out) {
-        return format!("{{\"error\":\"{e}\"}}\n");
-    }
-    // serde_json writes UTF-8 only.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    crate::json::written(|out| write_json(r, out))
 }
 
 /// [`json`], written to `w` as it is made (a large trace's report is tens of MB of
