@@ -1,8 +1,8 @@
 //! The trace report as JSON, byte for byte what serde writes for it
 //! ([`crate::json::write_pretty`]), with the critical path's events written by hand.
 //!
-//! Those events are most of a report's text (868 kB of a 27.9 MB training trace's 1.2
-//! MB report; 45 MB of a 134 MB JAX profile's 72 MB), and serde's way through each of
+//! Those events are most of a report's text (925 kB of a 27.9 MB training trace's 1.2
+//! MB report; 69 MB of a 134 MB JAX profile's 72 MB), and serde's way through each of
 //! their members (the key escaped byte by byte, five writes around it) cost about three
 //! times what their bytes do, on the one thread that writes the report after the
 //! analysis. Every other member is serialised by serde at its depth.
