@@ -2,13 +2,16 @@
 //! of `traceEvents` is known), every other top-level value and every event with serde
 //! over the borrowed bytes.
 //!
-//! The event array is parsed on several threads. Split points are guessed where a line
-//! starts with an event's indentation and `{`; a raw newline never occurs inside a JSON
-//! string, so the guess can only be wrong about nesting depth. Each stretch is parsed
-//! from its guess; the stretch before it, parsed from a known-good start, must end
-//! exactly at the guess (after a `,`), which proves the guess is an element boundary. If
-//! it does not, the later stretches are dropped and parsing continues sequentially from
-//! where the good stretch stopped, so the result never depends on the guesses.
+//! The event array is parsed on several threads. Split points are guessed from how its
+//! first two elements are laid out ([`Layout`]): where a line starts with the second
+//! one's indentation and `{` (a raw newline never occurs inside a JSON string, so such a
+//! guess can only be wrong about nesting depth), or, in a file without line breaks
+//! between events, after the bytes that separate the first two (`}, {`, `},{`: such a
+//! guess can also fall inside a string). Each stretch is parsed from its guess; the
+//! stretch before it, parsed from a known-good start, must end exactly at the guess
+//! (after a `,`), which proves the guess is an element boundary. If it does not, the
+//! later stretches are dropped and parsing continues sequentially from where the good
+//! stretch stopped, so the result never depends on the guesses.
 
 use super::collect::{Partial, SharedArgs};
 use super::error::PosError;
@@ -343,7 +346,7 @@ fn events_array(
     }
     let total = buf.len() as u64;
     let done = AtomicU64::new(start as u64);
-    let splits = split_points(buf, start, threads, min_stretch, indent_before(buf, start));
+    let splits = split_points(buf, start, threads, min_stretch, Layout::of(buf, start).as_ref());
 
     // Stretch i runs from bounds[i] to bounds[i + 1].
     let mut bounds = vec![start];
@@ -520,25 +523,60 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The indentation of the element starting at `start` (the blanks between the line's
-/// start and it), when the line holds nothing else before it.
-pub(super) fn indent_before(buf: &[u8], start: usize) -> Option<&[u8]> {
-    let line_start = buf[..start].iter().rposition(|&b| b == b'\n').map(|i| i + 1)?;
-    Some(&buf[line_start..start]).filter(|s| s.iter().all(|&b| b == b' ' || b == b'\t'))
+/// How the elements of the event array are laid out, learned from the first two: what
+/// a guess at a later element's start looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// Elements separated by a line break: a line that starts with this indentation and
+    /// `{`, after a line that ends with `,` (Kineto's one event per line, or an indented
+    /// dump).
+    Lines(Vec<u8>),
+    /// Any other layout: these bytes, from one element's closing `}` to the next one's
+    /// `{` (`},{` minified, `}, {` as Python's `json.dump` writes by default, `}\n, {`
+    /// with leading commas).
+    Separator(Vec<u8>),
+}
+
+impl Layout {
+    /// The layout of the array whose element starts at `start` (after blanks), from the
+    /// bytes between that element and the next; `None` when there is no next element
+    /// in `buf`, or either is not an object (no guesses: one stretch).
+    pub(super) fn of(buf: &[u8], start: usize) -> Option<Layout> {
+        let start = skip_ws(buf, start);
+        if buf.get(start) != Some(&b'{') {
+            return None;
+        }
+        let (_, end) = one_value::<IgnoredAny>(buf, start).ok()?;
+        let comma = skip_ws(buf, end);
+        let next = skip_ws(buf, comma + 1);
+        if buf.get(comma) != Some(&b',') || buf.get(next) != Some(&b'{') {
+            return None;
+        }
+        let between = &buf[end - 1..=next];
+        // The next element's indentation, when it starts a line after blanks only.
+        let indent = between
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map(|nl| &between[nl + 1..between.len() - 1])
+            .filter(|ind| ind.iter().all(|&b| b == b' ' || b == b'\t'));
+        Some(match indent {
+            Some(ind) => Layout::Lines(ind.to_vec()),
+            None => Layout::Separator(between.to_vec()),
+        })
+    }
 }
 
 /// Guesses up to `threads` × [`STRETCHES_PER_THREAD`] − 1 element starts after `start`
-/// (none for one thread), evenly spread: lines that
-/// start with `indent` and `{` (the first element's indentation), or `},{` when the
-/// file has no line breaks (`indent` is `None`).
+/// (none for one thread, or without a `layout`), evenly spread ([`Layout`]).
 pub(super) fn split_points(
     buf: &[u8],
     start: usize,
     threads: usize,
     min_stretch: usize,
-    indent: Option<&[u8]>,
+    layout: Option<&Layout>,
 ) -> Vec<usize> {
     let len = buf.len() - start;
+    let Some(layout) = layout else { return Vec::new() };
     if threads < 2 || len < 2 * min_stretch.max(1) {
         return Vec::new();
     }
@@ -547,9 +585,9 @@ pub(super) fn split_points(
     let mut from = start;
     for k in 1..pieces {
         let target = (start + len / pieces * k).max(from + 1);
-        let found = match indent {
-            Some(ind) => find_line_start(buf, target, ind),
-            None => find_compact(buf, target),
+        let found = match layout {
+            Layout::Lines(indent) => find_line_start(buf, target, indent),
+            Layout::Separator(sep) => find_separator(buf, target, sep),
         };
         match found {
             Some(q) if q > from => {
@@ -567,7 +605,7 @@ pub(super) fn split_points(
 fn find_line_start(buf: &[u8], from: usize, indent: &[u8]) -> Option<usize> {
     let mut i = from;
     while i < buf.len() {
-        let nl = i + buf[i..].iter().position(|&b| b == b'\n')?;
+        let nl = i + memchr::memchr(b'\n', &buf[i..])?;
         let body = nl + 1;
         let brace = body + indent.len();
         if buf.get(body..brace) == Some(indent) && buf.get(brace) == Some(&b'{') {
@@ -582,9 +620,11 @@ fn find_line_start(buf: &[u8], from: usize, indent: &[u8]) -> Option<usize> {
     None
 }
 
-/// For files without line breaks: the first `},{` at or after `from`.
-fn find_compact(buf: &[u8], from: usize) -> Option<usize> {
-    buf.get(from..)?.windows(3).position(|w| w == b"},{").map(|i| from + i + 2)
+/// For elements on one line: the first `sep` (ending in `{`) at or after `from`;
+/// returns the position of its `{`.
+fn find_separator(buf: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
+    let at = memchr::memmem::find(buf.get(from..)?, sep)?;
+    Some(from + at + sep.len() - 1)
 }
 
 /// Top-level member names the reader uses.
@@ -815,15 +855,21 @@ mod tests {
                     ts + 3
                 ),
             );
-            if style == 0 {
+            let flat = k.replace('\n', "");
+            let _ = match style {
                 // One event per line, two-space indent (libkineto-like), with a nested
                 // object that starts a line at the events' indentation: a wrong guess.
-                let _ = write!(s, "{sep}\n  {op},\n  {rt},\n  {k}");
-            } else {
-                // Minified: no line breaks at all (the `},{` guess).
-                let k = k.replace('\n', "");
-                let _ = write!(s, "{sep}{op},{rt},{k}");
-            }
+                0 => write!(s, "{sep}\n  {op},\n  {rt},\n  {k}"),
+                // Minified: no line breaks at all.
+                1 => write!(s, "{sep}{op},{rt},{flat}"),
+                // One line, `}, {` between events (Python's `json.dump` by default).
+                2 => write!(s, "{sep} {op}, {rt}, {flat}"),
+                // One event per line, none indented, the first after the `[`.
+                3 if i == 0 => write!(s, "{op},\n{rt},\n{flat}"),
+                3 => write!(s, "{sep}\n{op},\n{rt},\n{flat}"),
+                // Leading commas: `\n, {` between events.
+                _ => write!(s, "\n{sep} {op}\n, {rt}\n, {flat}"),
+            };
         }
         s.push_str("\n  ],\n  \"traceName\": \"t\"\n}\n");
         s
@@ -831,9 +877,13 @@ mod tests {
 
     #[test]
     fn split_parsing_equals_sequential_parsing() {
-        for style in [0, 1] {
+        for style in 0..=4 {
             let text = synthetic(300, style);
             let buf = text.as_bytes();
+            // Each layout is split (the guesses are then checked by the parse).
+            let start = skip_ws(buf, text.find("\"traceEvents\": [").unwrap() + 16);
+            let layout = Layout::of(buf, start);
+            assert!(split_points(buf, start, 4, 1000, layout.as_ref()).len() > 2, "{style}");
             let one = model(buf, 1, usize::MAX).unwrap();
             assert_eq!(one.ops.len(), 300);
             assert_eq!(one.gpu.iter().filter(|g| g.op.is_some()).count(), 300);
@@ -855,8 +905,8 @@ mod tests {
         // same list hold the same copy, whichever stretch read them.
         let text = synthetic(300, 1);
         let buf = text.as_bytes();
-        let open = text.find("\"traceEvents\": [").unwrap() + 16;
-        assert!(split_points(buf, skip_ws(buf, open + 1), 4, 1000, None).len() > 2);
+        let start = skip_ws(buf, text.find("\"traceEvents\": [").unwrap() + 16);
+        assert!(split_points(buf, start, 4, 1000, Layout::of(buf, start).as_ref()).len() > 2);
         let m = model(buf, 4, 1000).unwrap();
         let mut copies: Vec<*const rooftop_core::trace::OpArgs> =
             m.ops.iter().map(|o| Arc::as_ptr(&o.args)).collect();
@@ -870,11 +920,36 @@ mod tests {
         // Every event's nested object is a trap at the events' indentation.
         let text = synthetic(50, 0);
         let buf = text.as_bytes();
-        let open = text.find("\"traceEvents\": [").unwrap() + 16;
-        let start = skip_ws(buf, open + 1);
-        let splits = split_points(buf, start, 8, 64, indent_before(buf, start));
+        let start = skip_ws(buf, text.find("\"traceEvents\": [").unwrap() + 16);
+        let splits = split_points(buf, start, 8, 64, Layout::of(buf, start).as_ref());
         assert!(!splits.is_empty());
         assert_eq!(model(buf, 8, 64).unwrap(), model(buf, 1, usize::MAX).unwrap());
+    }
+
+    #[test]
+    fn layouts_are_learned_from_the_first_two_elements() {
+        let of = |t: &str| Layout::of(t.as_bytes(), 1);
+        let sep = |t: &str| Some(Layout::Separator(t.as_bytes().to_vec()));
+        let lines = |t: &str| Some(Layout::Lines(t.as_bytes().to_vec()));
+        assert_eq!(of(r#"[{"a": [1, {"b": 2}]}, {"c": 3}]"#), sep("}, {"));
+        assert_eq!(of(r#"[{"a":1},{"b":2}]"#), sep("},{"));
+        assert_eq!(of("[\n  {\"a\": 1},\n  {\"b\": 2}\n]"), lines("  "));
+        assert_eq!(of("[{\"a\": 1},\r\n\t{\"b\": 2}]"), lines("\t"));
+        assert_eq!(of("[{\"a\": 1},\n{\"b\": 2}]"), lines(""));
+        assert_eq!(of("[{\"a\": 1}\n, {\"b\": 2}]"), sep("}\n, {"));
+        // No second element, or not objects: nothing to guess from.
+        assert_eq!(of(r#"[{"a": 1}]"#), None);
+        assert_eq!(of(r#"[{"a": 1}, 2]"#), None);
+        assert_eq!(of("[1, {\"b\": 2}]"), None);
+        assert_eq!(of(r#"[{"a": 1}, {"b""#), sep("}, {"));
+        assert_eq!(of(r#"[{"a": 1"#), None);
+        // The separator is found where it is, its `{` returned.
+        let text = r#"[{"a": 1}, {"b": "}, {"}, {"c": 3}]"#;
+        let buf = text.as_bytes();
+        assert_eq!(find_separator(buf, 2, b"}, {"), Some(11));
+        assert_eq!(find_separator(buf, 12, b"}, {"), Some(21));
+        assert_eq!(find_separator(buf, 22, b"}, {"), Some(26));
+        assert_eq!(find_separator(buf, 27, b"}, {"), None);
     }
 
     #[test]

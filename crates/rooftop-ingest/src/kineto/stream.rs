@@ -27,8 +27,7 @@ use super::collect::Partial;
 use super::error::{PosError, TraceError};
 use super::event::EventSeed;
 use super::parse::{
-    expected, indent_before, one_value, run, split_points, DeviceList, DistInfo, End, KeyName,
-    Parsed,
+    expected, one_value, run, split_points, DeviceList, DistInfo, End, KeyName, Layout, Parsed,
 };
 use super::source::Counting;
 use flate2::bufread::MultiGzDecoder;
@@ -574,8 +573,6 @@ fn events(
         *p += 1;
         return Ok(());
     }
-    // The first element's indentation, for guessing where later elements start.
-    let indent = indent_before(&w.buf, *p).map(<[u8]>::to_vec);
     // Absolute offset from which the next batch may be tried (after a failed batch, its
     // bytes are parsed event by event first).
     let mut batch_from = if batching.threads > 1 { 0 } else { usize::MAX };
@@ -589,7 +586,7 @@ fn events(
             Some(_) => {}
         }
         if w.base + *p >= batch_from {
-            match batch(w, p, sink, &mut pending, batching, indent.as_deref(), tick)? {
+            match batch(w, p, sink, &mut pending, batching, tick)? {
                 Batch::Parsed => continue,
                 Batch::Closed => {
                     append_all(sink, &mut pending);
@@ -687,7 +684,6 @@ fn batch(
     sink: &mut Partial,
     pending: &mut Vec<Partial>,
     cut: Batching,
-    indent: Option<&[u8]>,
     tick: &mut dyn FnMut(usize),
 ) -> Result<Batch, Fail> {
     // The first batch starts once the window holds one chunk past the margin (the
@@ -710,7 +706,10 @@ fn batch(
     if region_end <= *p {
         return Ok(dropped);
     }
-    let splits = split_points(&w.buf[..region_end], *p, cut.threads, cut.min_stretch, indent);
+    // Where later elements start is guessed from how this one and the next are laid out.
+    let region = &w.buf[..region_end];
+    let layout = Layout::of(region, *p);
+    let splits = split_points(region, *p, cut.threads, cut.min_stretch, layout.as_ref());
     if splits.is_empty() {
         return Ok(dropped);
     }
@@ -816,7 +815,7 @@ fn keep(
     }
     sink.warnings.resolve(&|abs| w.locate(abs));
     #[cfg(test)]
-    tests::BATCHES.fetch_add(1, Ordering::Relaxed);
+    tests::BATCHES.with(|b| b.set(b.get() + 1));
     Some(if closed { Batch::Closed } else { Batch::Parsed })
 }
 
@@ -827,10 +826,15 @@ mod tests {
     use crate::kineto::parse::parse;
     use std::fmt::Write as _;
     use std::io::Write;
-    use std::sync::atomic::AtomicUsize;
 
-    /// Batches that were kept, counted so that tests can see they ran.
-    pub(super) static BATCHES: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        /// Batches kept by this thread's reads, counted so that tests can see they ran.
+        pub(super) static BATCHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    fn batches() -> usize {
+        BATCHES.with(std::cell::Cell::get)
+    }
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -883,7 +887,7 @@ mod tests {
     /// events (most batches succeed), of one event (most are dropped) and of the whole file.
     #[test]
     fn parallel_batches_give_the_same_model_warnings_and_errors() {
-        let before = BATCHES.load(Ordering::Relaxed);
+        let before = batches();
         for rel in [
             "handmade/nesting_graph.json",
             "handmade/legacy_2021.json",
@@ -913,7 +917,7 @@ mod tests {
                 }
             }
         }
-        assert!(BATCHES.load(Ordering::Relaxed) > before, "no batch was kept");
+        assert!(batches() > before, "no batch was kept");
     }
 
     #[test]
@@ -937,6 +941,31 @@ mod tests {
             for chunk in [1, 5, 333, 1 << 20] {
                 assert_eq!(streamed(&case, chunk), want, "{chunk}-byte chunks");
             }
+        }
+    }
+
+    /// A trace written on one line (Python's `json.dump` puts `}, {` between events;
+    /// minified ones `},{`) is read in parallel batches too, to the same model.
+    #[test]
+    fn one_line_traces_are_read_in_parallel_batches() {
+        let mut kineto = Vec::new();
+        let gz = fixture("h200/graph.trace.json.gz");
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut kineto).unwrap();
+        let kineto = String::from_utf8(kineto).unwrap();
+        assert!(kineto.contains("},\n  {"));
+        // A raw line break is never inside a JSON string: only layout changes.
+        for sep in ["}, {", "},{"] {
+            let text = kineto.replace("},\n  {", sep).replace('\n', " ");
+            let want = in_memory(text.as_bytes()).unwrap();
+            assert!(want.gpu.len() > 500);
+            let before = batches();
+            for chunk in [4096, 1 << 14, 1 << 20] {
+                for threads in [2, 3] {
+                    let got = streamed_on(text.as_bytes(), chunk, threads).unwrap();
+                    assert_eq!(got, want, "`{sep}`, {chunk}-byte chunks, {threads} threads");
+                }
+            }
+            assert!(batches() > before, "`{sep}`: no batch was kept");
         }
     }
 
@@ -965,14 +994,14 @@ mod tests {
         let want = in_memory(text.as_bytes()).unwrap();
         assert_eq!(want.gpu.len(), 3000);
         assert_eq!(want.rank, Some(3));
-        let before = BATCHES.load(Ordering::Relaxed);
+        let before = batches();
         for chunk in [2048, 4096, 1 << 14, 60_000] {
             for threads in [2, 3] {
                 let got = streamed_on(text.as_bytes(), chunk, threads).unwrap();
                 assert_eq!(got, want, "{chunk}-byte chunks, {threads} threads");
             }
         }
-        assert!(BATCHES.load(Ordering::Relaxed) > before, "no batch was kept");
+        assert!(batches() > before, "no batch was kept");
     }
 
     /// A gzip stream cut short: the same error (the compressed offset and the bytes
