@@ -1,7 +1,8 @@
 //! Every file rooftop reads may be gzip-compressed, told by its first bytes: device
 //! files (`--device-file`), model configs (`rooftop model --config`), `rooftop diff`
 //! exports and counter files give the same output gzipped as plain, with or without a
-//! `.gz` suffix; a damaged gzip stream is one sentence naming the file and exit 2.
+//! `.gz` suffix, and a trace the same report inflated as gzipped, in any layout; a
+//! damaged gzip stream is one sentence naming the file and exit 2.
 
 #![allow(clippy::unwrap_used)]
 
@@ -120,5 +121,34 @@ fn a_damaged_gzip_stream_is_one_sentence_and_exit_2() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains("cut.toml.gz") && err.contains("gzip"), "{args:?}: {err}");
+    }
+}
+
+/// A trace gives the same report inflated as gzipped, in the layouts people save it in:
+/// as inflated (this one starts with a line break, the byte an XSpace protobuf starts
+/// with), and on one line as Python's `json.dump` writes it (`}, {` between events).
+#[test]
+fn a_trace_reads_the_same_inflated_and_in_every_layout() {
+    let (_d_guard, d) = tempdir("layouts");
+    let gz = fixture("kineto/h200/graph.trace.json.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(&std::fs::read(&gz).unwrap()[..]),
+        &mut text,
+    )
+    .unwrap();
+    assert!(text.starts_with('\n'));
+    let want = stdout(&["trace", gz.to_str().unwrap(), "--format", "json"]);
+    // A raw line break is never inside a JSON string: only the layout changes.
+    let one_line = text.replace("},\n  {", "}, {").replace('\n', " ");
+    for (name, body) in [("inflated.json", &text), ("one_line.json", &one_line)] {
+        let plain = d.join(name);
+        std::fs::write(&plain, body).unwrap();
+        let zipped = d.join(format!("{name}.gz"));
+        gzip_to(body.as_bytes(), &zipped);
+        for f in [&plain, &zipped] {
+            let got = stdout(&["trace", f.to_str().unwrap(), "--format", "json"]);
+            assert!(got == want, "{}: the report differs from the gzipped trace's", f.display());
+        }
     }
 }

@@ -52,9 +52,20 @@ use std::path::{Path, PathBuf};
 fn head(path: &Path) -> Vec<u8> {
     let mut buf = Vec::new();
     if let Ok(f) = std::fs::File::open(path) {
-        let _ = f.take(16).read_to_end(&mut buf);
+        // Room for the blank lines and indentation a JSON text may start with.
+        let _ = f.take(4096).read_to_end(&mut buf);
     }
     buf
+}
+
+/// Whether the first bytes are an object's or an array's opening bracket after a BOM
+/// and blanks: JSON, even where its first byte is a line break (0x0a), the byte an
+/// XSpace protobuf starts with (field 1, a message). In a protobuf the bytes after it
+/// are a length and a message whose first byte is a field's tag, and `{` and `[` are
+/// tags of the group encoding, which proto3 never writes.
+fn opens_json(head: &[u8]) -> bool {
+    let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
+    h.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b == b'{' || b == b'[')
 }
 
 /// Whether the first bytes can start JSON (after a BOM and whitespace) or gzip. JSON
@@ -125,7 +136,7 @@ pub fn read_one(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<TraceModel, ReadError> {
     let h = head(path);
-    let pb = xplane::is_xplane(&h);
+    let pb = xplane::is_xplane(&h) && (xplane::is_profile_name(path) || !opens_json(&h));
     if pb || !json_or_gzip(&h) {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         let m = xplane::read_path(path).map_err(|e| {
@@ -153,4 +164,40 @@ pub fn read_one(
 /// The Kineto listing's error: [`TraceError::NoTraces`] when the directory has neither.
 pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, TraceError> {
     xplane::list_profiles(dir).or_else(|_| kineto::list_traces(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_told_from_a_protobuf_by_what_follows_its_blanks() {
+        // Kineto traces inflated from some gzip files start with a line break.
+        assert!(opens_json(b"\n  {\n    \"schemaVersion\": 1"));
+        assert!(opens_json(b"\xef\xbb\xbf\r\n\t[{\"ph\": \"X\"}]"));
+        assert!(opens_json(b"{}"));
+        // An XSpace's first plane, and JSON that is no container.
+        assert!(!opens_json(&[0x0a, 0x03, 0x08, 0x96, 0x01]));
+        assert!(!opens_json(&[0x0a, 0x20, 0x12, 0x07]));
+        assert!(!opens_json(b"\n 12"));
+        assert!(!opens_json(b"\n\n"));
+    }
+
+    #[test]
+    fn a_trace_that_starts_with_a_line_break_is_read_as_json() {
+        let dir = std::env::temp_dir().join(format!("rooftop-src-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \
+                    \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2}]}";
+        let json = dir.join("blank_first.json");
+        std::fs::write(&json, format!("\n  {body}")).unwrap();
+        let model = read(&json).map_err(|e| e.to_string());
+        // Named as a profile, the same bytes go to the XSpace decoder, which refuses them.
+        let pb = dir.join("blank_first.xplane.pb");
+        std::fs::write(&pb, format!("\n  {body}")).unwrap();
+        let as_pb = read(&pb).map_err(|e| e.to_string());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(model.map(|m| m.gpu.len()), Ok(1));
+        assert!(as_pb.is_err_and(|e| e.contains("XSpace")));
+    }
 }
