@@ -404,6 +404,21 @@ fn bad_values_and_files_are_named_for_what_they_are() {
         "{err}"
     );
     assert!(!err.contains("XSpace") && !err.contains("wire type"), "{err}");
+
+    // Blank lines only, and a trace compressed otherwise than with gzip: named as such,
+    // not as broken XSpace protobufs (a line break is the first byte of one).
+    let blank = write("blank.json", b"\n\n\n");
+    let bz2 = write("t.json.bz2", b"BZh91AY&SY\x00\x01");
+    for (p, want) in [
+        (&blank, "blank.json: invalid trace JSON at byte 3 (line 4, column 1)"),
+        (&bz2, "t.json.bz2: this file is bzip2-compressed; rooftop reads traces plain or gzip"),
+    ] {
+        let out = rooftop().args(["trace", p]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want) && !err.contains("XSpace"), "{err}");
+    }
 }
 
 /// One row is a row: the BERT trace has one SDPA_fwd row (TraceLens's `SDPA_fwd.csv`

@@ -58,14 +58,35 @@ fn head(path: &Path) -> Vec<u8> {
     buf
 }
 
-/// Whether the first bytes are an object's or an array's opening bracket after a BOM
-/// and blanks: JSON, even where its first byte is a line break (0x0a), the byte an
-/// XSpace protobuf starts with (field 1, a message). In a protobuf the bytes after it
-/// are a length and a message whose first byte is a field's tag, and `{` and `[` are
-/// tags of the group encoding, which proto3 never writes.
+/// Whether the first bytes are JSON that a trace can be, where an XSpace protobuf could
+/// start the same way: blanks only, an object opening (`{` then `"` or `}`) or an array
+/// opening (`[` then `{`, `[` or `]`), after a BOM and blanks. A line break (0x0a) is
+/// the first byte of both. In a protobuf the byte after it is a length and the next a
+/// field's tag; `{`, `[` and `]` as tags are the group encoding, which proto3 never
+/// writes, so only a first plane of exactly 123 bytes whose first field is its event
+/// metadata (`\n{"`) would look like JSON.
 fn opens_json(head: &[u8]) -> bool {
     let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
-    h.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b == b'{' || b == b'[')
+    let mut bytes = h.iter().copied().filter(|b| !b.is_ascii_whitespace());
+    match bytes.next() {
+        None => true,
+        Some(b'{') => bytes.next().is_none_or(|b| b == b'"' || b == b'}'),
+        Some(b'[') => bytes.next().is_none_or(|b| matches!(b, b'{' | b'[' | b']')),
+        Some(_) => false,
+    }
+}
+
+/// A compression rooftop does not inflate, told by its first bytes: its name and the
+/// command that inflates it.
+fn other_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    let magic: [(&[u8], &str, &str); 5] = [
+        (b"BZh", "bzip2", "bunzip2"),
+        (&[0xfd, b'7', b'z', b'X', b'Z', 0x00], "xz", "unxz"),
+        (&[0x28, 0xb5, 0x2f, 0xfd], "zstd", "unzstd"),
+        (&[0x04, 0x22, 0x4d, 0x18], "lz4", "unlz4"),
+        (b"PK\x03\x04", "zip", "unzip"),
+    ];
+    magic.iter().find(|(m, ..)| head.starts_with(m)).map(|&(_, kind, tool)| (kind, tool))
 }
 
 /// Whether the first bytes can start JSON (after a BOM and whitespace) or gzip. JSON
@@ -101,6 +122,13 @@ pub enum ReadError {
         .0.display()
     )]
     TraceViewerExport(PathBuf),
+    /// Compressed otherwise than with gzip.
+    #[error(
+        "{}: this file is {kind}-compressed; rooftop reads traces plain or gzip-compressed: \
+         inflate it first (`{tool} FILE`) or compress it with gzip",
+        path.display()
+    )]
+    Compressed { path: PathBuf, kind: &'static str, tool: &'static str },
 }
 
 impl From<ReadError> for rooftop_core::InputError {
@@ -136,6 +164,9 @@ pub fn read_one(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<TraceModel, ReadError> {
     let h = head(path);
+    if let Some((kind, tool)) = other_compression(&h) {
+        return Err(ReadError::Compressed { path: path.to_path_buf(), kind, tool });
+    }
     let pb = xplane::is_xplane(&h) && (xplane::is_profile_name(path) || !opens_json(&h));
     if pb || !json_or_gzip(&h) {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
@@ -179,8 +210,22 @@ mod tests {
         // An XSpace's first plane, and JSON that is no container.
         assert!(!opens_json(&[0x0a, 0x03, 0x08, 0x96, 0x01]));
         assert!(!opens_json(&[0x0a, 0x20, 0x12, 0x07]));
+        assert!(opens_json(b"\n\n"));
+        assert!(opens_json(b"\n[\n"));
         assert!(!opens_json(b"\n 12"));
-        assert!(!opens_json(b"\n\n"));
+        // A first plane of 123 or 91 bytes whose first field is its lines (0x1a).
+        assert!(!opens_json(&[0x0a, b'{', 0x1a, 0x05]));
+        assert!(!opens_json(&[0x0a, b'[', 0x1a, 0x05]));
+    }
+
+    #[test]
+    fn other_compressions_are_named_with_what_inflates_them() {
+        assert_eq!(other_compression(b"BZh91AY&SY"), Some(("bzip2", "bunzip2")));
+        assert_eq!(other_compression(&[0x28, 0xb5, 0x2f, 0xfd, 0x24]), Some(("zstd", "unzstd")));
+        assert_eq!(other_compression(b"\xfd7zXZ\x00\x00"), Some(("xz", "unxz")));
+        assert_eq!(other_compression(&[0x1f, 0x8b, 0x08]), None);
+        assert_eq!(other_compression(b"{\"traceEvents\": []}"), None);
+        assert_eq!(other_compression(&[0x0a, 0x03, 0x08, 0x96, 0x01]), None);
     }
 
     #[test]
