@@ -7,9 +7,12 @@ times the trace's span (plus 1 ms) and adds k * ID_STRIDE to every id-like value
 never link to each other. Top-level members other than `traceEvents` are written once.
 
 Events are written one per line, two-space indented, as libkineto writes them (its
-events are a few lines each; the byte count per event is about the same).
+events are a few lines each; the byte count per event is about the same). `--layout
+python` writes the whole file on one line as Python's `json.dump` does by default
+(`}, {` between events), `--layout minified` as `json.dump(..., separators=(",", ":"))`
+does: traces people re-save after editing them.
 
-    gen.py FIXTURE OUT --target-mb 1000 [--gzip]
+    gen.py FIXTURE OUT --target-mb 1000 [--gzip] [--layout kineto|python|minified]
 """
 
 import argparse
@@ -35,7 +38,16 @@ def main():
     ap.add_argument("--target-mb", type=float, required=True,
                     help="approximate size of the written JSON, in MB (10^6 bytes)")
     ap.add_argument("--gzip", action="store_true", help="write gzip (level 1)")
+    ap.add_argument("--layout", choices=("kineto", "python", "minified"), default="kineto",
+                    help="how the JSON is laid out (default: kineto, one event per line)")
     a = ap.parse_args()
+    # (what opens the file, what follows a member name, what separates events)
+    opening, colon, sep, closing = {
+        "kineto": ("{\n", ": ", ",\n  ", "\n  ]\n}\n"),
+        "python": ("{", ": ", ", ", "]}"),
+        "minified": ("{", ":", ",", "]}"),
+    }[a.layout]
+    dumps = (lambda v: json.dumps(v, separators=(",", ":"))) if a.layout == "minified" else json.dumps
 
     trace = load(a.fixture)
     events = trace["traceEvents"]
@@ -48,19 +60,20 @@ def main():
     # Metadata events (`M`) once; everything else per copy.
     meta = [e for e in events if e.get("ph") == "M"]
     body = [e for e in events if e.get("ph") != "M"]
-    one_copy = sum(len(json.dumps(e)) + 4 for e in body)
+    one_copy = sum(len(dumps(e)) + len(sep) for e in body)
     copies = max(1, round(a.target_mb * 1e6 / one_copy))
 
     opener = (lambda p: gzip.open(p, "wt", compresslevel=1)) if a.gzip else (lambda p: open(p, "w"))
     with opener(a.out) as out:
-        out.write("{\n")
+        out.write(opening)
         for k, v in trace.items():
             if k != "traceEvents":
-                out.write(f"  {json.dumps(k)}: {json.dumps(v)},\n")
-        out.write('  "traceEvents": [\n')
+                member = f"{dumps(k)}{colon}{dumps(v)}"
+                out.write(f"  {member},\n" if a.layout == "kineto" else member + sep)
+        out.write(f'  "traceEvents": [\n  ' if a.layout == "kineto" else f'"traceEvents"{colon}[')
         first = True
         for e in meta:
-            out.write(("" if first else ",\n") + "  " + json.dumps(e))
+            out.write(("" if first else sep) + dumps(e))
             first = False
         for c in range(copies):
             shift = c * period
@@ -78,9 +91,9 @@ def main():
                         if isinstance(args.get(key), int) and args[key] > 0:
                             args[key] += ids
                     e2["args"] = args
-                out.write(("" if first else ",\n") + "  " + json.dumps(e2))
+                out.write(("" if first else sep) + dumps(e2))
                 first = False
-        out.write("\n  ]\n}\n")
+        out.write(closing)
     print(f"{a.out}: {copies} copies of {len(body)} events", file=sys.stderr)
 
 

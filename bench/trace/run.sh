@@ -4,7 +4,8 @@
 #   bench/trace/run.sh [SIZES_MB...]        (default: 200 1000)
 #
 # Generates (once) `$BENCH_DIR/h100_<size>.json` from the TraceLens H100 ViT trace with
-# bench/trace/gen.py, builds the release binaries, then runs, RUNS times each (default 5):
+# bench/trace/gen.py (`LAYOUT=python` or `LAYOUT=minified`: the file on one line, as a
+# trace re-saved by Python is, named `h100_<size>_<layout>.json`), builds the release binaries, then runs, RUNS times each (default 5):
 #   - the reader alone:  examples/read_trace FILE
 #   - end to end:        rooftop trace FILE --format json -o /dev/null
 # under /usr/bin/time (`-f "%e %M"`: the elapsed time and "Maximum resident set size"
@@ -17,6 +18,7 @@ cd "$(dirname "$0")/../.."
 BENCH_DIR=${BENCH_DIR:-/tmp/rooftop-bench}
 RUNS=${RUNS:-5}
 FIXTURE=${FIXTURE:-tests/fixtures/kineto/tracelens_h100/Falconsai_nsfw_image_detection__1016002.json.gz}
+LAYOUT=${LAYOUT:-kineto}
 SIZES=("$@")
 [ ${#SIZES[@]} -eq 0 ] && SIZES=(200 1000)
 TARGET=${CARGO_TARGET_DIR:-target}
@@ -36,8 +38,8 @@ measure() {
 
 printf '%-22s %-12s %8s %9s %10s %8s %9s %10s\n' file what best_s best_MB/s best_RSS_MB med_s med_MB/s med_RSS_MB
 for mb in "${SIZES[@]}"; do
-  f="$BENCH_DIR/h100_${mb}.json"
-  [ -f "$f" ] || python3 bench/trace/gen.py "$FIXTURE" "$f" --target-mb "$mb"
+  if [ "$LAYOUT" = kineto ]; then f="$BENCH_DIR/h100_${mb}.json"; else f="$BENCH_DIR/h100_${mb}_${LAYOUT}.json"; fi
+  [ -f "$f" ] || python3 bench/trace/gen.py "$FIXTURE" "$f" --target-mb "$mb" --layout "$LAYOUT"
   bytes=$(stat -L -c %s "$f")
   # Warm the page cache: the benchmark measures parsing, not the disk.
   cat "$f" >/dev/null
