@@ -32,7 +32,7 @@ const PROGRESS_STEP: usize = 4 << 20;
 const RELEASE_STEP: usize = 64 << 20;
 /// Stretches shorter than this are not worth a task (each has its own argument-list
 /// pool and is appended to the result once).
-const MIN_STRETCH: usize = 1 << 20;
+pub(super) const MIN_STRETCH: usize = 1 << 20;
 /// Stretches per thread: more, smaller stretches than threads, so that a thread that
 /// drew a quick stretch (Python frames are skipped, ops are read) takes another one,
 /// and the last one, parsed while the other threads have nothing left, is short. 8

@@ -28,6 +28,7 @@ use super::error::{PosError, TraceError};
 use super::event::EventSeed;
 use super::parse::{
     expected, one_value, run, split_points, DeviceList, DistInfo, End, KeyName, Layout, Parsed,
+    MIN_STRETCH,
 };
 use super::source::Counting;
 use flate2::bufread::MultiGzDecoder;
@@ -401,7 +402,10 @@ struct Batching {
     /// The last stretch of a batch stops at the first event starting this far before
     /// the window's end (an event cut by the end drops the batch).
     margin: usize,
-    /// Stretches shorter than this are not worth a thread.
+    /// Stretches shorter than this are not worth a thread (each starts with empty
+    /// memos), while more of the stream is to come; once all of it is in the window,
+    /// [`MIN_STRETCH`] at most, as for a file in memory: a trace of a few MB is one
+    /// window, and a quarter chunk left it to one core.
     min_stretch: usize,
 }
 
@@ -709,7 +713,8 @@ fn batch(
     // Where later elements start is guessed from how this one and the next are laid out.
     let region = &w.buf[..region_end];
     let layout = Layout::of(region, *p);
-    let splits = split_points(region, *p, cut.threads, cut.min_stretch, layout.as_ref());
+    let min_stretch = if w.done { cut.min_stretch.min(MIN_STRETCH) } else { cut.min_stretch };
+    let splits = split_points(region, *p, cut.threads, min_stretch, layout.as_ref());
     if splits.is_empty() {
         return Ok(dropped);
     }
@@ -967,6 +972,23 @@ mod tests {
             }
             assert!(batches() > before, "`{sep}`: no batch was kept");
         }
+    }
+
+    /// A trace of a few MB is one window, parsed in stretches on several threads all the
+    /// same (a quarter chunk's minimum stretch left a 4.7 MB trace to one core).
+    #[test]
+    fn a_stream_in_one_window_is_parsed_on_several_threads() {
+        let gz = fixture("h200/eager.trace.json.gz");
+        let mut plain = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut plain).unwrap();
+        assert!(plain.len() > 2 * MIN_STRETCH && (plain.len() as u64) < CHUNK);
+        let want = in_memory(&plain).unwrap();
+        let before = batches();
+        let got = parse_gz(&gz, Path::new("eager.json.gz"), 2, &mut |_, _| {})
+            .map(|p| build(p, &[], &|_, _| {}))
+            .unwrap();
+        assert_eq!(got, want);
+        assert!(batches() > before, "no batch was kept");
     }
 
     /// A batch that closes the event array before the window's end, with members after
