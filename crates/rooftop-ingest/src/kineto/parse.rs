@@ -620,7 +620,7 @@ fn find_line_start(buf: &[u8], from: usize, indent: &[u8]) -> Option<usize> {
     None
 }
 
-/// For elements on one line: the first `sep` (ending in `{`) at or after `from`;
+/// The [`Layout::Separator`] guess: the first `sep` (ending in `{`) at or after `from`;
 /// returns the position of its `{`.
 fn find_separator(buf: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
     let at = memchr::memmem::find(buf.get(from..)?, sep)?;
