@@ -963,15 +963,26 @@ mod tests {
             let text = kineto.replace("},\n  {", sep).replace('\n', " ");
             let want = in_memory(text.as_bytes()).unwrap();
             assert!(want.gpu.len() > 500);
-            let before = batches();
-            for chunk in [4096, 1 << 14, 1 << 20] {
-                for threads in [2, 3] {
-                    let got = streamed_on(text.as_bytes(), chunk, threads).unwrap();
-                    assert_eq!(got, want, "`{sep}`, {chunk}-byte chunks, {threads} threads");
-                }
-            }
-            assert!(batches() > before, "`{sep}`: no batch was kept");
+            streams_in_batches_to(text.as_bytes(), &want, &[4096, 1 << 14, 1 << 20], sep);
         }
+    }
+
+    /// Streamed in `chunks`, on 2 and 3 threads, `text` gives `want`, and some batch is
+    /// kept.
+    fn streams_in_batches_to(
+        text: &[u8],
+        want: &rooftop_core::trace::TraceModel,
+        chunks: &[u64],
+        what: &str,
+    ) {
+        let before = batches();
+        for &chunk in chunks {
+            for threads in [2, 3] {
+                let got = streamed_on(text, chunk, threads).unwrap();
+                assert_eq!(&got, want, "{what}, {chunk}-byte chunks, {threads} threads");
+            }
+        }
+        assert!(batches() > before, "{what}: no batch was kept");
     }
 
     /// A trace of a few MB is one window, parsed in stretches on several threads all the
@@ -1016,14 +1027,7 @@ mod tests {
         let want = in_memory(text.as_bytes()).unwrap();
         assert_eq!(want.gpu.len(), 3000);
         assert_eq!(want.rank, Some(3));
-        let before = batches();
-        for chunk in [2048, 4096, 1 << 14, 60_000] {
-            for threads in [2, 3] {
-                let got = streamed_on(text.as_bytes(), chunk, threads).unwrap();
-                assert_eq!(got, want, "{chunk}-byte chunks, {threads} threads");
-            }
-        }
-        assert!(batches() > before, "no batch was kept");
+        streams_in_batches_to(text.as_bytes(), &want, &[2048, 4096, 1 << 14, 60_000], "members");
     }
 
     /// A gzip stream cut short: the same error (the compressed offset and the bytes
