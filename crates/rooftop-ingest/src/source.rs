@@ -58,6 +58,13 @@ fn head(path: &Path) -> Vec<u8> {
     buf
 }
 
+/// The first bytes after a UTF-8 BOM and ASCII blanks.
+fn after_blanks(head: &[u8]) -> &[u8] {
+    let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
+    let at = h.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(h.len());
+    &h[at..]
+}
+
 /// Whether the first bytes are JSON that a trace can be, where an XSpace protobuf could
 /// start the same way: blanks only, an object opening (`{` then `"` or `}`) or an array
 /// opening (`[` then `{`, `[` or `]`), after a BOM and blanks. A line break (0x0a) is
@@ -66,8 +73,7 @@ fn head(path: &Path) -> Vec<u8> {
 /// writes, so only a first plane of exactly 123 bytes whose first field is its event
 /// metadata (`\n{"`) would look like JSON.
 fn opens_json(head: &[u8]) -> bool {
-    let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
-    let mut bytes = h.iter().copied().filter(|b| !b.is_ascii_whitespace());
+    let mut bytes = after_blanks(head).iter().copied().filter(|b| !b.is_ascii_whitespace());
     match bytes.next() {
         None => true,
         Some(b'{') => bytes.next().is_none_or(|b| b == b'"' || b == b'}'),
@@ -93,11 +99,10 @@ fn other_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
 /// that is not an object or an array (`null`, a number, ...) counts, so that the Kineto
 /// reader names it rather than the XSpace decoder failing on it.
 fn json_or_gzip(head: &[u8]) -> bool {
-    let h = head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head);
-    let Some(at) = h.iter().position(|b| !b.is_ascii_whitespace()) else { return true };
-    let v = &h[at..];
-    h.starts_with(&[0x1f, 0x8b])
-        || matches!(v[0], b'{' | b'[' | b'-' | b'0'..=b'9')
+    let v = after_blanks(head);
+    let Some(&first) = v.first() else { return true };
+    head.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(head).starts_with(&[0x1f, 0x8b])
+        || matches!(first, b'{' | b'[' | b'-' | b'0'..=b'9')
         || [&b"null"[..], b"true", b"false"].iter().any(|w| v.starts_with(w))
 }
 
@@ -230,8 +235,8 @@ mod tests {
 
     #[test]
     fn a_trace_that_starts_with_a_line_break_is_read_as_json() {
-        let dir = std::env::temp_dir().join(format!("rooftop-src-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let body = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \
                     \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2}]}";
         let json = dir.join("blank_first.json");
@@ -241,7 +246,6 @@ mod tests {
         let pb = dir.join("blank_first.xplane.pb");
         std::fs::write(&pb, format!("\n  {body}")).unwrap();
         let as_pb = read(&pb).map_err(|e| e.to_string());
-        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(model.map(|m| m.gpu.len()), Ok(1));
         assert!(as_pb.is_err_and(|e| e.contains("XSpace")));
     }

@@ -346,7 +346,9 @@ fn events_array(
     }
     let total = buf.len() as u64;
     let done = AtomicU64::new(start as u64);
-    let splits = split_points(buf, start, threads, min_stretch, Layout::of(buf, start).as_ref());
+    // One thread (a rank of several read at once) guesses nothing: no layout to learn.
+    let layout = if threads > 1 { Layout::of(buf, start) } else { None };
+    let splits = split_points(buf, start, threads, min_stretch, layout.as_ref());
 
     // Stretch i runs from bounds[i] to bounds[i + 1].
     let mut bounds = vec![start];
@@ -525,7 +527,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// How the elements of the event array are laid out, learned from the first two: what
 /// a guess at a later element's start looks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(super) enum Layout {
     /// Elements separated by a line break: a line that starts with this indentation and
     /// `{`, after a line that ends with `,` (Kineto's one event per line, or an indented
