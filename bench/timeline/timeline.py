@@ -27,7 +27,9 @@ def main():
         if not line.strip():
             cur = None
             continue
-        if not line[0].isspace():
+        # Stack lines start with a tab; a sample's line with its thread id, which
+        # `perf script` right-aligns (a short id starts with blanks).
+        if not line.startswith("\t"):
             tid, t = line.split()[:2]
             cur = [tid, float(t.rstrip(":")), []]
             samples.append(cur)
