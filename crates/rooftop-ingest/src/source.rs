@@ -82,6 +82,13 @@ fn opens_json(head: &[u8]) -> bool {
     }
 }
 
+/// Whether a file name says JSON (`*.json`, any case).
+fn is_json_name(path: &Path) -> bool {
+    path.file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|n| n.ends_with(".json"))
+}
+
 /// A compression rooftop does not inflate, told by its first bytes: its name and the
 /// command that inflates it.
 fn other_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
@@ -172,8 +179,12 @@ pub fn read_one(
     if let Some((kind, tool)) = other_compression(&h) {
         return Err(ReadError::Compressed { path: path.to_path_buf(), kind, tool });
     }
-    let pb = xplane::is_xplane(&h) && (xplane::is_profile_name(path) || !opens_json(&h));
-    if pb || !json_or_gzip(&h) {
+    // A JSON string's `"` is also the tag of an XSpace's hostnames: named `*.json`, the
+    // file is JSON (and the JSON reader names what it found).
+    let string = is_json_name(path) && after_blanks(&h).first() == Some(&b'"');
+    let pb =
+        xplane::is_xplane(&h) && (xplane::is_profile_name(path) || !(string || opens_json(&h)));
+    if pb || !(string || json_or_gzip(&h)) {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         let m = xplane::read_path(path).map_err(|e| {
             if pb {
@@ -242,6 +253,12 @@ mod tests {
         let json = dir.join("blank_first.json");
         std::fs::write(&json, format!("\n  {body}")).unwrap();
         let model = read(&json).map_err(|e| e.to_string());
+        // A JSON text that is a string starts with the byte of an XSpace's hostnames tag:
+        // named `.json`, it is JSON, and the JSON reader says what it found.
+        let string = dir.join("string.JSON");
+        std::fs::write(&string, "\"hello\"").unwrap();
+        let e = read(&string).unwrap_err().to_string();
+        assert!(e.contains("invalid trace JSON at byte 0") && e.contains("a JSON string"), "{e}");
         // Named as a profile, the same bytes go to the XSpace decoder, which refuses them.
         let pb = dir.join("blank_first.xplane.pb");
         std::fs::write(&pb, format!("\n  {body}")).unwrap();
