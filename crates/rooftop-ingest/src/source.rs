@@ -84,9 +84,7 @@ fn opens_json(head: &[u8]) -> bool {
 
 /// Whether a file name says JSON (`*.json`, any case).
 fn is_json_name(path: &Path) -> bool {
-    path.file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .is_some_and(|n| n.ends_with(".json"))
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
 /// A compression rooftop does not inflate, told by its first bytes: its name and the
