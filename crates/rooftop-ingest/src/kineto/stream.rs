@@ -196,8 +196,8 @@ impl<'a> Source<'a> {
     /// Appends the next chunk to `out`: its length (0 at the end of the stream) and its
     /// newlines. A chunk that fails (a gzip error, or inflating too far) appends
     /// nothing: chunks are cut at the same inflated offsets whoever asks for them (their
-    /// sizes depend only on how many came before), so the bytes given before an error
-    /// never depend on the batches.
+    /// sizes depend only on the stream: how many came before, the bytes read and
+    /// inflated), so the bytes given before an error never depend on the batches.
     fn fill(&mut self, out: &mut Reused) -> Result<(u64, u64), TraceError> {
         if let Some(e) = self.failed.take() {
             return Err(e);
@@ -205,7 +205,8 @@ impl<'a> Source<'a> {
         let before = out.len();
         let first = (self.chunk / RAMP).max(1);
         let size = self.next.min((self.rest() / 2).max(first));
-        self.next = (self.next.saturating_mul(3) / 2).max(self.next + 1).min(self.chunk);
+        self.next =
+            (self.next.saturating_mul(3) / 2).max(self.next.saturating_add(1)).min(self.chunk);
         self.last = size;
         let r = inflate_into(&mut self.dec, size, out);
         let read = self.dec.get_ref().position() as u64;
