@@ -405,12 +405,15 @@ fn bad_values_and_files_are_named_for_what_they_are() {
     );
     assert!(!err.contains("XSpace") && !err.contains("wire type"), "{err}");
 
-    // Blank lines only, and a trace compressed otherwise than with gzip: named as such,
-    // not as broken XSpace protobufs (a line break is the first byte of one).
+    // Blank lines only, a JSON string and a trace compressed otherwise than with gzip:
+    // named as such, not as broken XSpace protobufs (a line break is the first byte of
+    // one, a quote the tag of its hostnames).
     let blank = write("blank.json", b"\n\n\n");
+    let string = write("string.json", b"\"hello\"");
     let bz2 = write("t.json.bz2", b"BZh91AY&SY\x00\x01");
     for (p, want) in [
         (&blank, "blank.json: invalid trace JSON at byte 3 (line 4, column 1)"),
+        (&string, "string.json: invalid trace JSON at byte 0 (line 1, column 1): expected `{`"),
         (&bz2, "t.json.bz2: this file is bzip2-compressed; rooftop reads traces plain or gzip"),
     ] {
         let out = rooftop().args(["trace", p]).output().unwrap();
