@@ -54,6 +54,11 @@ const CHUNK: u64 = 16 << 20;
 /// 28 MB trace's run; doubling the chunks left the parsing core idle half the time.
 const RAMP: u64 = 16;
 
+/// The first chunk's size when the largest is `chunk` ([`RAMP`]).
+fn first_chunk(chunk: u64) -> u64 {
+    (chunk / RAMP).max(1)
+}
+
 /// Inflated bytes counted for newlines at a time, while they are still in the cache:
 /// the window needs line numbers, and counting each batch's bytes again after the batch
 /// (out of the cache, on one thread) held up every batch.
@@ -184,7 +189,7 @@ impl<'a> Source<'a> {
             dec: MultiGzDecoder::new(Counting::new(gz)),
             path,
             chunk,
-            next: (chunk / RAMP).max(1),
+            next: first_chunk(chunk),
             last: 0,
             total: gz.len() as u64,
             inflated: 0,
@@ -203,8 +208,7 @@ impl<'a> Source<'a> {
             return Err(e);
         }
         let before = out.len();
-        let first = (self.chunk / RAMP).max(1);
-        let size = self.next.min((self.rest() / 2).max(first));
+        let size = self.next.min((self.rest() / 2).max(first_chunk(self.chunk)));
         self.next =
             (self.next.saturating_mul(3) / 2).max(self.next.saturating_add(1)).min(self.chunk);
         self.last = size;
