@@ -162,6 +162,11 @@ pub(crate) struct Partial {
     launches: LaunchPool,
     /// The lookup key being built (reused to avoid an allocation per op).
     key: Vec<u8>,
+    /// While the argument texts lie in one buffer that does not change
+    /// ([`Partial::texts_fixed`]): the argument lists by where their texts are. The
+    /// scanner hands an op the texts of an earlier call when the bytes repeat them,
+    /// so most ops are found here without their texts being hashed.
+    by_place: Option<FxMap<[usize; 4], Arc<OpArgs>>>,
 }
 
 /// Op argument lists parsed by any stretch of one file, by their raw JSON text.
@@ -191,8 +196,34 @@ impl Partial {
         n
     }
 
+    /// Whether argument texts lie, from now on, in one buffer that does not change
+    /// while they are read (`true`), or may not (`false`, and forgets the texts'
+    /// places): the same place then holds the same text ([`Partial::intern`]).
+    pub fn texts_fixed(&mut self, fixed: bool) {
+        self.by_place = fixed.then(FxMap::default);
+    }
+
     /// One shared copy of each distinct argument list, parsed once.
     fn intern(&mut self, shapes: &[Option<&str>; 4]) -> Arc<OpArgs> {
+        let Some(by_place) = &self.by_place else { return self.intern_text(shapes) };
+        // A list's text is one JSON value: where it starts says where it ends. No text
+        // starts at address 0: a missing list is told from any text.
+        let place = shapes.map(|s| s.map_or(0, |s| s.as_ptr() as usize));
+        if let Some(a) = by_place.get(&place) {
+            return Arc::clone(a);
+        }
+        let a = self.intern_text(shapes);
+        if let Some(by_place) = &mut self.by_place {
+            if by_place.len() >= SHARED_ARGS {
+                by_place.clear();
+            }
+            by_place.insert(place, Arc::clone(&a));
+        }
+        a
+    }
+
+    /// [`Partial::intern`] by the lists' texts.
+    fn intern_text(&mut self, shapes: &[Option<&str>; 4]) -> Arc<OpArgs> {
         self.key.clear();
         for s in shapes {
             // 0xff never occurs in UTF-8 text: an unambiguous separator.

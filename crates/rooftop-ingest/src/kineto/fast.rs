@@ -143,16 +143,14 @@ fn specials(w: u64) -> u64 {
 }
 
 /// Bytes of `w` that are not ASCII digits, as their high bits (exact for every byte:
-/// no carry crosses a byte). A digit is `0x30..=0x39`: after `^ 0x30` its high nibble is
-/// 0 and its low nibble at most 9, which adding 6 does not carry out of.
+/// no carry crosses a byte). A digit is `0x30..=0x39`, that is a byte `x = b ^ 0x30`
+/// below 10: adding `0x80 - 10` to its low seven bits sets the top bit exactly when
+/// they are 10 or more (the sum stays under `0x100`), and a top bit already set is a
+/// byte of 0x80 or more.
 #[inline]
 fn non_digits(w: u64) -> u64 {
     let x = w ^ (ONES * 0x30);
-    let high_nibble = x & (ONES * 0xf0);
-    let over_nine = ((x & (ONES * 0x0f)) + ONES * 0x06) & (ONES * 0xf0);
-    // Either test sets some bit of the byte's high nibble; move one to its top bit.
-    let m = high_nibble | over_nine;
-    (m | (m << 1) | (m << 2) | (m << 3)) & HIGH
+    (((x & !HIGH) + ONES * (0x80 - 10)) | x) & HIGH
 }
 
 /// Powers of ten up to 10⁷ (the digits of a second word of [`digit_run`]).
@@ -274,7 +272,61 @@ pub(crate) struct ShapeMemo<'a> {
     /// Per collective argument key, the last raw text read and its value: a trace
     /// repeats the same group, type and sizes on every collective ([`ShapeMemo::comm`]).
     comm: [Option<(&'a str, CommValue)>; CommKey::COUNT],
+    /// Event categories read as text borrowed from the buffer, with what they decide
+    /// ([`ShapeMemo::cat`]): a trace has a handful, on every event.
+    cats: Vec<Cat<'a>>,
+    /// Where the values of a skipped event start and end, while [`Scan::skip_rest`]
+    /// records them (reused from event to event).
+    spans: Vec<usize>,
 }
+
+/// An event category remembered by [`ShapeMemo`].
+struct Cat<'a> {
+    text: &'a str,
+    /// The first bytes after its opening quote (the text, and the closing quote when
+    /// they fit), as a little-endian word; `mask` keeps those bytes of a word.
+    head: u64,
+    mask: u64,
+    rule: CatRule,
+    /// Per place its events are skipped at ([`Skipped`]), the bytes around the values
+    /// of the last event skipped there ([`Scan::skip_rest`]).
+    skips: [Option<Vec<&'a [u8]>>; 2],
+}
+
+/// Where an event is skipped: right after its category, or after its name (a category
+/// kept by name).
+#[derive(Clone, Copy)]
+enum Skipped {
+    AtCat = 0,
+    AtName = 1,
+}
+
+/// What an event's category decides before the rest of the event is read.
+#[derive(Clone, Copy)]
+struct CatRule {
+    /// The rest of the event is skipped ([`skippable`]).
+    skip: bool,
+    /// Events of the category are kept by name ([`keep_named`]).
+    by_name: bool,
+}
+
+impl CatRule {
+    fn of(cat: &str) -> CatRule {
+        CatRule { skip: skippable(cat), by_name: keep_named(cat, None).is_some() }
+    }
+}
+
+/// A category as [`Scan::cat`] read it.
+struct ReadCat<'a> {
+    text: Option<Cow<'a, str>>,
+    /// What it decides, when it has a text.
+    rule: Option<CatRule>,
+    /// Its index in the memo, when it is remembered.
+    at: Option<usize>,
+}
+
+/// Categories remembered at most (a trace has about ten; the memo starts over beyond).
+const MEMO_CATS: usize = 16;
 
 /// Distinct texts remembered per op name and shape list.
 const RECENT: usize = 4;
@@ -287,6 +339,49 @@ impl<'a> ShapeMemo<'a> {
         self.by_name.clear();
         self.recent.clear();
         self.comm = Default::default();
+        self.cats.clear();
+    }
+
+    /// The category whose quoted text `rest` starts with, when remembered. A text read
+    /// as it lies in the buffer (no escapes: no quote or backslash inside, and valid)
+    /// is, when the same bytes and a closing quote follow a quote, that string.
+    /// Its index is returned with it.
+    #[inline]
+    fn cat(&self, rest: &[u8]) -> Option<(usize, &'a str, CatRule)> {
+        let w = u64::from_le_bytes(*rest.get(1..)?.first_chunk::<8>()?);
+        for (i, c) in self.cats.iter().enumerate() {
+            if w & c.mask == c.head {
+                let n = c.text.len();
+                // Texts of up to 7 bytes are matched, quote included, by the word.
+                if n < 8
+                    || (rest.get(9..=n) == c.text.as_bytes().get(8..)
+                        && rest.get(n + 1) == Some(&b'"'))
+                {
+                    return Some((i, c.text, c.rule));
+                }
+            }
+        }
+        None
+    }
+
+    /// Remembers `text`, a category just read as text borrowed from the buffer; its
+    /// index.
+    fn remember_cat(&mut self, text: &'a str, rule: CatRule) -> usize {
+        if self.cats.len() >= MEMO_CATS {
+            self.cats.clear();
+        }
+        // The text and its closing quote, up to a word.
+        let mut head = [0u8; 8];
+        let n = text.len().min(8);
+        head[..n].copy_from_slice(&text.as_bytes()[..n]);
+        if n < 8 {
+            head[n] = b'"';
+        }
+        let kept = (text.len() + 1).min(8);
+        let mask = if kept == 8 { u64::MAX } else { (1u64 << (8 * kept)) - 1 };
+        let head = u64::from_le_bytes(head);
+        self.cats.push(Cat { text, head, mask, rule, skips: [None, None] });
+        self.cats.len() - 1
     }
 
     /// The value of collective argument `key` in `raw`: the last one read for the key
@@ -680,6 +775,27 @@ impl<'a> Scan<'a, '_> {
         Some(self.serde::<Lenient<Str<'a>>>()?.0.map(|s| s.0))
     }
 
+    /// `cat`: a remembered category by its bytes ([`ShapeMemo::cat`]), else the text
+    /// ([`Scan::text`]).
+    #[inline]
+    fn cat(&mut self) -> Option<ReadCat<'a>> {
+        if let Some((i, text, rule)) = self.b.get(self.p..).and_then(|rest| self.memo.cat(rest)) {
+            self.p += text.len() + 2;
+            return Some(ReadCat {
+                text: Some(Cow::Borrowed(text)),
+                rule: Some(rule),
+                at: Some(i),
+            });
+        }
+        let text = self.text()?;
+        let rule = text.as_deref().map(CatRule::of);
+        let mut at = None;
+        if let (Some(Cow::Borrowed(t)), Some(rule)) = (&text, rule) {
+            at = Some(self.memo.remember_cat(t, rule));
+        }
+        Some(ReadCat { text, rule, at })
+    }
+
     /// An integer id: plain integers of up to 18 digits here, the rest through serde.
     fn id(&mut self) -> Option<Option<i64>> {
         let at = self.p;
@@ -866,18 +982,21 @@ impl<'a> Scan<'a, '_> {
         }
         let mut by_name = false;
         let mut args_seen = false;
+        // The category's index in the memo, when remembered.
+        let mut cat_at = None;
         loop {
             match self.event_key()? {
                 EventKey::Ph => ev.ph = self.phase()?,
                 EventKey::Cat => {
-                    ev.cat = self.text()?;
-                    if let Some(cat) = ev.cat.as_deref() {
-                        if skippable(cat) {
-                            return self.skip_rest(ev);
+                    let read = self.cat()?;
+                    (ev.cat, cat_at) = (read.text, read.at);
+                    if let (Some(cat), Some(rule)) = (ev.cat.as_deref(), read.rule) {
+                        if rule.skip {
+                            return self.skip_rest(ev, cat_at.map(|c| (c, Skipped::AtCat)));
                         }
-                        by_name = keep_named(cat, None).is_some();
+                        by_name = rule.by_name;
                         if by_name && keep_named(cat, ev.name.as_deref()) == Some(false) {
-                            return self.skip_rest(ev);
+                            return self.skip_rest(ev, cat_at.map(|c| (c, Skipped::AtCat)));
                         }
                     }
                 }
@@ -886,7 +1005,7 @@ impl<'a> Scan<'a, '_> {
                     if by_name {
                         let cat = ev.cat.as_deref().unwrap_or_default();
                         if keep_named(cat, ev.name.as_deref()) == Some(false) {
-                            return self.skip_rest(ev);
+                            return self.skip_rest(ev, cat_at.map(|c| (c, Skipped::AtName)));
                         }
                     }
                 }
@@ -928,27 +1047,96 @@ impl<'a> Scan<'a, '_> {
     /// as text there, so theirs must be UTF-8.
     /// The keys Kineto writes are recognized by their bytes (plain ASCII), `args`
     /// members' too ([`Scan::skip_args`]).
-    fn skip_rest(&mut self, ev: &mut Event<'a>) -> Option<()> {
+    ///
+    /// `at`: the category's index in the memo and where the event is skipped. Events
+    /// skipped at the same place of the same category are mostly written alike: the
+    /// bytes between their values (`, "pid": `, `, "args": {"Python id": `, `}}`) are
+    /// remembered from the last one, and an event whose bytes there are the same is
+    /// skipped by comparing them and skipping its values alone ([`Scan::follow`]).
+    /// Bytes the scanner accepted between values, at the same place of the same
+    /// grammar, are accepted again, and the values are checked as they are.
+    fn skip_rest(&mut self, ev: &mut Event<'a>, at: Option<(usize, Skipped)>) -> Option<()> {
+        ev.ph = Phase::Other;
+        let Some((c, place)) = at else { return self.skip_members(false) };
+        let start = self.p;
+        let known = self.memo.cats.get_mut(c).and_then(|c| c.skips[place as usize].take());
+        if let Some(between) = known {
+            let followed = self.follow(&between);
+            if let Some(c) = self.memo.cats.get_mut(c) {
+                c.skips[place as usize] = Some(between);
+            }
+            if followed.is_some() {
+                return Some(());
+            }
+            self.p = start;
+        }
+        self.memo.spans.clear();
+        self.skip_members(true)?;
+        let mut between = Vec::with_capacity(self.memo.spans.len() / 2 + 1);
+        let mut from = start;
+        for pair in self.memo.spans.chunks_exact(2) {
+            between.push(&self.b[from..pair[0]]);
+            from = pair[1];
+        }
+        between.push(&self.b[from..self.p]);
+        if let Some(c) = self.memo.cats.get_mut(c) {
+            c.skips[place as usize] = Some(between);
+        }
+        Some(())
+    }
+
+    /// An event skipped as the one `between` was taken from: those bytes, with one
+    /// value after each but the last. `None` where the bytes differ (or a value fails).
+    fn follow(&mut self, between: &[&'a [u8]]) -> Option<()> {
+        let (last, before) = between.split_last()?;
+        for bytes in before {
+            if !self.b.get(self.p..)?.starts_with(bytes) {
+                return None;
+            }
+            self.p += bytes.len();
+            self.skip_value()?;
+        }
+        if !self.b.get(self.p..)?.starts_with(last) {
+            return None;
+        }
+        self.p += last.len();
+        Some(())
+    }
+
+    /// The members of [`Scan::skip_rest`], by the grammar; `record`: where each value
+    /// starts and ends, into the memo's `spans`.
+    fn skip_members(&mut self, record: bool) -> Option<()> {
         while self.next_member()? {
             match self.known_event_key()? {
-                Some(EventKey::Args) if self.peek() == Some(b'{') => self.skip_args()?,
-                Some(_) => self.skip_value()?,
+                Some(EventKey::Args) if self.peek() == Some(b'{') => self.skip_args(record)?,
+                Some(_) => self.skip_member_value(record)?,
                 None => {
                     let (key, non_ascii) = self.key()?;
                     if non_ascii {
                         std::str::from_utf8(key).ok()?;
                     }
-                    self.skip_value()?;
+                    self.skip_member_value(record)?;
                 }
             }
         }
-        ev.ph = Phase::Other;
+        Some(())
+    }
+
+    /// [`Scan::skip_value`], its start and end recorded when `record`.
+    #[inline]
+    fn skip_member_value(&mut self, record: bool) -> Option<()> {
+        let start = self.p;
+        self.skip_value()?;
+        if record {
+            self.memo.spans.extend([start, self.p]);
+        }
         Some(())
     }
 
     /// Skips the `args` object at `p` (its `{`) as [`Scan::skip_value`] does, the keys
-    /// [`known_arg_key`] knows recognized by their bytes.
-    fn skip_args(&mut self) -> Option<()> {
+    /// [`known_arg_key`] knows recognized by their bytes; `record` as in
+    /// [`Scan::skip_members`].
+    fn skip_args(&mut self, record: bool) -> Option<()> {
         self.p += 1;
         self.ws();
         if self.peek()? == b'}' {
@@ -963,7 +1151,7 @@ impl<'a> Scan<'a, '_> {
                 }
                 _ => self.key_colon()?,
             }
-            self.skip_value()?;
+            self.skip_member_value(record)?;
             if !self.next_member()? {
                 return Some(());
             }
@@ -1235,20 +1423,23 @@ mod tests {
                 r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": {i}, "dur": 1, "args": {{"Input Dims": {d}, "Input type": {types}, "Concrete Inputs": {d}}}}}"#
             ));
         }
-        let (slow, fast, names) = read_with_one_memo(&events);
+        let (slow, fast, remembered) = read_with_one_memo(&events);
         assert_eq!(fast.ops.len(), 60);
         assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
         // The memo was used: a bare name's lists are remembered, an escaped name's not.
-        assert_eq!(names, 2);
+        assert_eq!(remembered.names, 2);
     }
 
     /// `events` in one buffer, read by serde one by one and by the scanner with one memo:
-    /// both partials, and how many op names the memo holds at the end.
-    fn read_with_one_memo(events: &[String]) -> (Partial, Partial, usize) {
+    /// both partials, and what the memo held.
+    fn read_with_one_memo(events: &[String]) -> (Partial, Partial, Remembered) {
         let text = events.join(",\n");
         let b = text.as_bytes();
         let (mut memo, mut fast) = (ShapeMemo::default(), Partial::default());
+        // The buffer stays as it is: ops' argument lists are also found by place.
+        fast.texts_fixed(true);
         let mut slow = Partial::default();
+        let mut cats = 0;
         let mut p = 0;
         for e in events {
             let end = event_with(b, p, p, Valid::over(b, 0, b.len()), &mut memo, &mut fast);
@@ -1259,9 +1450,82 @@ mod tests {
                 &mut de,
             )
             .unwrap();
+            cats = cats.max(memo.cats.len());
             p += e.len() + 2;
         }
-        (slow, fast, memo.by_name.len())
+        fast.texts_fixed(false);
+        (slow, fast, Remembered { names: memo.by_name.len(), cats })
+    }
+
+    /// What [`read_with_one_memo`]'s memo held: op names at the end, categories at most.
+    #[derive(Debug, PartialEq)]
+    struct Remembered {
+        names: usize,
+        cats: usize,
+    }
+
+    #[test]
+    fn repeated_categories_read_from_the_memo_as_serde_reads_them() {
+        // Categories one after another in one buffer: known and unknown ones, of 4 to 17
+        // bytes, each beside texts one byte shorter or longer or differing in the last
+        // byte, escaped, not ASCII, missing; more than the memo holds.
+        let cats = [
+            "kernel",
+            "kernels",
+            "kerne",
+            "kernek",
+            "cpu_op",
+            "cpu_opx",
+            "Runtime",
+            "Runtimes",
+            "Operator",
+            "Operato",
+            "Operator_",
+            "Operatos",
+            "python_function",
+            "python_functio",
+            "python_function2",
+            "python_functiom",
+            "k\\u0065rnel",
+            "k\u{e9}rnel",
+            "cpu_instant_event",
+            "ac2g",
+            "gpu_memcpy",
+            "user_annotation",
+            "Python function",
+            "fwdbwd",
+            "cuda_runtime",
+            "cuda_driver",
+        ];
+        let names = ["nn.Module: Linear_0", "aten::mm", "[memory]", "cudaLaunchKernel"];
+        let mut events = Vec::new();
+        for (i, cat) in cats.iter().cycle().take(3 * cats.len() + 7).enumerate() {
+            let name = names[i % names.len()];
+            let ph = ["X", "i", "s"][i % 3];
+            // No category in every eleventh event, a `null` one in every thirteenth.
+            let cat = match i {
+                _ if i % 11 == 0 => String::new(),
+                _ if i % 13 == 0 => r#""cat": null, "#.to_string(),
+                _ => format!(r#""cat": "{cat}", "#),
+            };
+            let rest = format!(
+                r#""pid": 1, "tid": 1, "ts": {i}, "dur": 1, "id": 3, "args": {{"External id": {i}, "Bytes": 8, "correlation": {i}}}"#
+            );
+            // The name before the category in every fifth event.
+            events.push(if i % 5 == 0 {
+                format!(r#"{{"ph": "{ph}", "name": "{name}", {cat}{rest}}}"#)
+            } else {
+                format!(r#"{{"ph": "{ph}", {cat}"name": "{name}", {rest}}}"#)
+            });
+        }
+        let (slow, fast, remembered) = read_with_one_memo(&events);
+        assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
+        // Ops, runtime calls, kernels, flows, annotations, modules and memory events
+        // were kept (not only skipped).
+        let kept = fast.lens();
+        assert!([0, 1, 2, 3, 5, 7, 8].iter().all(|&k| kept[k] > 0), "{kept:?}");
+        // The memo filled up (and started over).
+        assert_eq!(remembered.cats, MEMO_CATS);
     }
 
     /// Collectives one after another whose arguments repeat, change, change type (a
@@ -1317,14 +1581,29 @@ mod tests {
         // still checked, `args` keys recognized by their bytes or scanned.
         let head =
             r#"{"ph": "X", "cat": "python_function", "name": "f.py(1): g", "pid": 1, "tid": 1"#;
+        // The first is also read first, with one memo, before each of the others: they
+        // are then read after an event skipped at the same place (`Scan::follow`).
+        let first = format!(
+            r#"{head}, "ts": 1, "dur": 2, "args": {{"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3}}}}"#
+        );
         for rest in [
             r#", "ts": 1, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3}}"#,
+            r#", "ts": 17.25, "dur": 0, "args": {"Python parent id": {"a": [1, "b"]}, "Python id": "x", "finished": true, "Ev Idx": -3}}"#,
+            r#", "ts": 1, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3, "e": 1}}"#,
+            r#", "ts": 1, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": false, "Ev Idx": 3}}"#,
+            r#", "ts": 1, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3} }"#,
             r#", "args": {}, "ts": 1}"#,
             r#", "args": {"Python id": [1, {"x": "y"}], "Other\u0020key": "v", "z": -1.5e3}}"#,
             r#", "args": 5, "dur": 1}"#,
             r#", "ärgs": {"Python id": 1}}"#,
+            "}",
         ] {
-            same(&format!("{head}{rest}"));
+            let json = format!("{head}{rest}");
+            same(&json);
+            let (end, fast) = after(&first, &json);
+            assert_eq!(end, Some(json.len()), "{json}");
+            let (slow, _) = both(&json);
+            assert_eq!(format!("{slow:?}"), format!("{fast:?}"), "{json}");
         }
         for bad in [
             r#", "args": {"Python id": 1,}}"#,
@@ -1333,6 +1612,12 @@ mod tests {
             r#", "args": {Python id: 1}}"#,
             r#", "args": {"Python id": 1}"#,
             r#", "args": {"Python id": "a\x"}}"#,
+            // The same bytes as the first event's around values that are not JSON.
+            r#", "ts": 01, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3}}"#,
+            r#", "ts": 1, "dur": 2, "args": {"Python parent id": nul, "Python id": 2, "finished": true, "Ev Idx": 3}}"#,
+            ", \"ts\": 1, \"dur\": 2, \"args\": {\"Python parent id\": \"a\u{1}\", \"Python id\": 2, \"finished\": true, \"Ev Idx\": 3}}",
+            r#", "ts": 1, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3"#,
+            r#", "ts": 1, "dur": 2, "args": {"Python parent id": null, "Python id": 2, "finished": true, "Ev Idx": 3}"#,
         ] {
             let json = format!("{head}{bad}");
             let mut de = serde_json::Deserializer::from_str(&json);
@@ -1347,7 +1632,24 @@ mod tests {
             let mut fast = Partial::default();
             let end = event(b, 0, 0, Valid::over(b, 0, b.len()), &mut fast);
             assert_eq!(end, None, "{json}");
+            let (end, fast) = after(&first, &json);
+            assert_eq!((end, fast.events), (None, 0), "{json}");
         }
+    }
+
+    /// `second` read by the scanner right after `first`, in one buffer with one memo:
+    /// where it ends (relative to its start) and what it pushed.
+    fn after(first: &str, second: &str) -> (Option<usize>, Partial) {
+        let text = format!("{first},\n{second}");
+        let b = text.as_bytes();
+        let mut memo = ShapeMemo::default();
+        let valid = Valid::over(b, 0, b.len());
+        let end = event_with(b, 0, 0, valid, &mut memo, &mut Partial::default());
+        assert_eq!(end, Some(first.len()), "{first}");
+        let at = first.len() + 2;
+        let mut fast = Partial::default();
+        let end = event_with(b, at, at, valid, &mut memo, &mut fast);
+        (end.map(|e| e - at), fast)
     }
 
     #[test]
@@ -1665,6 +1967,18 @@ mod tests {
                 let want = if b.is_ascii_digit() { 0 } else { 0x80u64 << (8 * pos) };
                 assert_eq!(m, want, "byte {b:#x} at {pos}");
             }
+        }
+        // Words of any bytes (a fixed pseudo-random sequence), byte by byte.
+        let mut w = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            w = w.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let want = w
+                .to_le_bytes()
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| !b.is_ascii_digit())
+                .fold(0u64, |m, (i, _)| m | 0x80 << (8 * i));
+            assert_eq!(non_digits(w), want, "{w:#018x}");
         }
     }
 

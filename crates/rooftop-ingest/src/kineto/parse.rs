@@ -245,6 +245,23 @@ pub(super) fn run(
     release: &(dyn Fn(usize, usize) + Sync),
     tick: &mut dyn FnMut(usize),
 ) -> Result<End, PosError> {
+    // `buf` is borrowed, so unchanged, until the next release.
+    sink.texts_fixed(true);
+    let end = run_events(buf, base, from, stop, sink, release, tick);
+    sink.texts_fixed(false);
+    end
+}
+
+/// [`run`], with the sink's argument texts known to stay where they are.
+fn run_events(
+    buf: &[u8],
+    base: usize,
+    from: usize,
+    stop: usize,
+    sink: &mut Partial,
+    release: &(dyn Fn(usize, usize) + Sync),
+    tick: &mut dyn FnMut(usize),
+) -> Result<End, PosError> {
     let mut p = from;
     let mut reported = from;
     let mut released = from;
@@ -285,6 +302,7 @@ pub(super) fn run(
                     reported = p;
                     if p - released >= RELEASE_STEP {
                         memo.clear();
+                        sink.texts_fixed(true);
                         release(released, p);
                         released = p;
                     }
