@@ -245,23 +245,9 @@ pub(super) fn run(
     release: &(dyn Fn(usize, usize) + Sync),
     tick: &mut dyn FnMut(usize),
 ) -> Result<End, PosError> {
-    // `buf` is borrowed, so unchanged, until the next release.
-    sink.texts_fixed(true);
-    let end = run_events(buf, base, from, stop, sink, release, tick);
-    sink.texts_fixed(false);
-    end
-}
-
-/// [`run`], with the sink's argument texts known to stay where they are.
-fn run_events(
-    buf: &[u8],
-    base: usize,
-    from: usize,
-    stop: usize,
-    sink: &mut Partial,
-    release: &(dyn Fn(usize, usize) + Sync),
-    tick: &mut dyn FnMut(usize),
-) -> Result<End, PosError> {
+    // `buf` is borrowed, so unchanged, until the next release, and until this returns.
+    let fixed = FixedTexts::new(sink);
+    let sink = &mut *fixed.0;
     let mut p = from;
     let mut reported = from;
     let mut released = from;
@@ -322,6 +308,23 @@ fn run_events(
             }
             _ => return Err(expected(buf, p, "`,` or `]` after an event")),
         }
+    }
+}
+
+/// A sink told that its argument texts stay where they are ([`Partial::texts_fixed`])
+/// until this is dropped.
+struct FixedTexts<'s>(&'s mut Partial);
+
+impl<'s> FixedTexts<'s> {
+    fn new(sink: &'s mut Partial) -> Self {
+        sink.texts_fixed(true);
+        FixedTexts(sink)
+    }
+}
+
+impl Drop for FixedTexts<'_> {
+    fn drop(&mut self) {
+        self.0.texts_fixed(false);
     }
 }
 
