@@ -348,6 +348,9 @@ impl<'a> ShapeMemo<'a> {
     /// Its index is returned with it.
     #[inline]
     fn cat(&self, rest: &[u8]) -> Option<(usize, &'a str, CatRule)> {
+        if rest.first() != Some(&b'"') {
+            return None;
+        }
         let w = u64::from_le_bytes(*rest.get(1..)?.first_chunk::<8>()?);
         for (i, c) in self.cats.iter().enumerate() {
             if w & c.mask == c.head {
@@ -1060,16 +1063,21 @@ impl<'a> Scan<'a, '_> {
         let Some((c, place)) = at else { return self.skip_members(false) };
         let start = self.p;
         let known = self.memo.cats.get_mut(c).and_then(|c| c.skips[place as usize].take());
-        if let Some(between) = known {
-            let followed = self.follow(&between);
-            if let Some(c) = self.memo.cats.get_mut(c) {
-                c.skips[place as usize] = Some(between);
+        let between = match known {
+            Some(between) if self.follow(&between).is_some() => between,
+            _ => {
+                self.p = start;
+                self.skip_recorded(start)?
             }
-            if followed.is_some() {
-                return Some(());
-            }
-            self.p = start;
+        };
+        if let Some(c) = self.memo.cats.get_mut(c) {
+            c.skips[place as usize] = Some(between);
         }
+        Some(())
+    }
+
+    /// [`Scan::skip_members`] from `start`, recording: the bytes around its values.
+    fn skip_recorded(&mut self, start: usize) -> Option<Vec<&'a [u8]>> {
         self.memo.spans.clear();
         self.skip_members(true)?;
         let mut between = Vec::with_capacity(self.memo.spans.len() / 2 + 1);
@@ -1079,10 +1087,7 @@ impl<'a> Scan<'a, '_> {
             from = pair[1];
         }
         between.push(&self.b[from..self.p]);
-        if let Some(c) = self.memo.cats.get_mut(c) {
-            c.skips[place as usize] = Some(between);
-        }
-        Some(())
+        Some(between)
     }
 
     /// An event skipped as the one `between` was taken from: those bytes, with one
@@ -1526,6 +1531,14 @@ mod tests {
         assert!([0, 1, 2, 3, 5, 7, 8].iter().all(|&k| kept[k] > 0), "{kept:?}");
         // The memo filled up (and started over).
         assert_eq!(remembered.cats, MEMO_CATS);
+        // A remembered category's bytes behind something other than a quote are not it.
+        let first = r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7}"#;
+        for bad in [
+            r#"{"ph": "X", "cat": xkernel", "name": "k", "pid": 0, "tid": 7}"#,
+            r#"{"ph": "X", "cat": 1kernel", "name": "k", "pid": 0, "tid": 7}"#,
+        ] {
+            assert_eq!(after(first, bad).0, None, "{bad}");
+        }
     }
 
     /// Collectives one after another whose arguments repeat, change, change type (a
