@@ -167,6 +167,9 @@ pub(crate) struct Partial {
     /// scanner hands an op the texts of an earlier call when the bytes repeat them,
     /// so most ops are found here without their texts being hashed.
     by_place: Option<FxMap<[usize; 4], Arc<OpArgs>>>,
+    /// Likewise the shared names ([`Partial::shared_name`]) by where their texts are
+    /// (the scanner hands a repeated name the text of its earlier event).
+    names_by_place: Option<FxMap<(usize, usize), Arc<str>>>,
 }
 
 /// Op argument lists parsed by any stretch of one file, by their raw JSON text.
@@ -201,6 +204,29 @@ impl Partial {
     /// places): the same place then holds the same text ([`Partial::intern`]).
     pub fn texts_fixed(&mut self, fixed: bool) {
         self.by_place = fixed.then(FxMap::default);
+        self.names_by_place = fixed.then(FxMap::default);
+    }
+
+    /// [`Partial::shared_name`] of an event's name (`""` when it has none): looked up
+    /// by where its text lies when borrowed from the buffer while that does not change.
+    fn shared_event_name(&mut self, name: Option<&Cow<'_, str>>) -> Arc<str> {
+        let Some(Cow::Borrowed(text)) = name else {
+            return self.shared_name(name.map_or("", |n| n.as_ref()));
+        };
+        // A borrowed text is a whole string's content: where it starts and its length
+        // say which.
+        let place = (text.as_ptr() as usize, text.len());
+        if let Some(n) = self.names_by_place.as_ref().and_then(|m| m.get(&place)) {
+            return Arc::clone(n);
+        }
+        let n = self.shared_name(text);
+        if let Some(m) = &mut self.names_by_place {
+            if m.len() >= SHARED_ARGS {
+                m.clear();
+            }
+            m.insert(place, Arc::clone(&n));
+        }
+        n
     }
 
     /// One shared copy of each distinct argument list, parsed once.
@@ -502,7 +528,7 @@ impl Partial {
                     return;
                 }
                 let op_args = self.intern(&args.shapes);
-                let name = self.shared_name(name);
+                let name = self.shared_event_name(ev.name.as_ref());
                 self.ops.push(CpuOp {
                     name,
                     ts_ns,
@@ -524,7 +550,7 @@ impl Partial {
                     self.missing_thread(name, cat, offset);
                     return;
                 };
-                let name = self.shared_name(ev.name.as_deref().unwrap_or_default());
+                let name = self.shared_event_name(ev.name.as_ref());
                 self.runtimes.push(Runtime {
                     name,
                     pid,
@@ -547,7 +573,7 @@ impl Partial {
                     });
                     return;
                 };
-                let name = self.shared_name(ev.name.as_deref().unwrap_or_default());
+                let name = self.shared_event_name(ev.name.as_ref());
                 self.gpu.push(GpuEvent {
                     kind,
                     name,

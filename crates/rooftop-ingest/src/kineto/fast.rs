@@ -234,6 +234,33 @@ fn plain_number_end(buf: &[u8], at: usize) -> Option<usize> {
     (!matches!(buf.get(end), Some(b'e' | b'E'))).then_some(end)
 }
 
+/// Whether `hay` starts with `needle`: `starts_with` for the short runs of bytes the
+/// memo compares (separators, shape lists), a word at a time and inlined: the library
+/// call it replaces cost as much as the comparison.
+#[inline]
+fn has_prefix(hay: &[u8], needle: &[u8]) -> bool {
+    let n = needle.len();
+    let Some(hay) = hay.get(..n) else { return false };
+    let word = |s: &[u8], i: usize| s.get(i..).and_then(|r| r.first_chunk::<8>()).copied();
+    let half = |s: &[u8], i: usize| s.get(i..).and_then(|r| r.first_chunk::<4>()).copied();
+    match n {
+        8.. => {
+            let mut i = 0;
+            while i + 8 < n {
+                if word(hay, i) != word(needle, i) {
+                    return false;
+                }
+                i += 8;
+            }
+            // The last word, overlapping the one before when `n` is not a multiple of 8.
+            word(hay, n - 8) == word(needle, n - 8)
+        }
+        // Two overlapping halves.
+        4.. => half(hay, 0) == half(needle, 0) && half(hay, n - 4) == half(needle, n - 4),
+        _ => hay.iter().zip(needle).all(|(a, b)| a == b),
+    }
+}
+
 /// What a scanned string held.
 #[derive(Clone, Copy)]
 struct StrSpan {
@@ -278,6 +305,13 @@ pub(crate) struct ShapeMemo<'a> {
     /// Where the values of a skipped event start and end, while [`Scan::skip_rest`]
     /// records them (reused from event to event).
     spans: Vec<usize>,
+    /// Event names read as text borrowed from the buffer, by the bytes after their
+    /// opening quote ([`name_slot`]; empty until the first is remembered): a step
+    /// repeats a few hundred names on every event ([`Scan::name`]).
+    names: Vec<&'a str>,
+    /// Names found in `names` (for the tests).
+    #[cfg(test)]
+    name_hits: usize,
 }
 
 /// An event category remembered by [`ShapeMemo`].
@@ -332,6 +366,23 @@ const MEMO_CATS: usize = 16;
 const RECENT: usize = 4;
 /// Op names remembered at most (about 300 bytes each).
 const MEMO_NAMES: usize = 1 << 14;
+/// Event names remembered at most, one per slot ([`name_slot`]).
+const NAME_SLOTS: usize = 1 << 10;
+
+/// The slot of [`ShapeMemo`]'s names for a string whose opening quote precedes `rest`:
+/// a hash of its first 32 bytes (the name's, and for a short name the bytes after it,
+/// which events of one kind write alike). `None` within 32 bytes of the end.
+#[inline]
+fn name_slot(rest: &[u8]) -> Option<usize> {
+    let w = rest.first_chunk::<32>()?;
+    let mut h = 0u64;
+    for (i, c) in w.chunks_exact(8).enumerate() {
+        let c = u64::from_le_bytes(c.try_into().unwrap_or_default());
+        h ^= c.rotate_left(17 * i as u32);
+    }
+    // The top bits of a multiplicative hash.
+    Some((h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - NAME_SLOTS.trailing_zeros())) as usize)
+}
 
 impl<'a> ShapeMemo<'a> {
     /// Forgets every text (their bytes are about to be released).
@@ -340,6 +391,7 @@ impl<'a> ShapeMemo<'a> {
         self.recent.clear();
         self.comm = Default::default();
         self.cats.clear();
+        self.names.fill("");
     }
 
     /// The category whose quoted text `rest` starts with, when remembered. A text read
@@ -357,8 +409,9 @@ impl<'a> ShapeMemo<'a> {
                 let n = c.text.len();
                 // Texts of up to 7 bytes are matched, quote included, by the word.
                 if n < 8
-                    || (rest.get(9..=n) == c.text.as_bytes().get(8..)
-                        && rest.get(n + 1) == Some(&b'"'))
+                    || (rest.get(9..).is_some_and(|r| {
+                        has_prefix(r, c.text.as_bytes().get(8..).unwrap_or_default())
+                    }) && rest.get(n + 1) == Some(&b'"'))
                 {
                     return Some((i, c.text, c.rule));
                 }
@@ -778,6 +831,39 @@ impl<'a> Scan<'a, '_> {
         Some(self.serde::<Lenient<Str<'a>>>()?.0.map(|s| s.0))
     }
 
+    /// `name`: a remembered name when the bytes at `p` are its quote, its text and a
+    /// quote, else [`Scan::text`] (remembered when borrowed from the buffer). A text
+    /// borrowed from the buffer has no quote or backslash inside and is valid: the same
+    /// bytes between quotes elsewhere are the same string, as valid.
+    #[inline]
+    fn name(&mut self) -> Option<Option<Cow<'a, str>>> {
+        let slot = match self.b.get(self.p..) {
+            Some([b'"', rest @ ..]) => name_slot(rest),
+            _ => None,
+        };
+        if let Some(&t) = slot.and_then(|s| self.memo.names.get(s)) {
+            let rest = self.b.get(self.p + 1..)?;
+            if has_prefix(rest, t.as_bytes()) && rest.get(t.len()) == Some(&b'"') {
+                self.p += t.len() + 2;
+                #[cfg(test)]
+                {
+                    self.memo.name_hits += 1;
+                }
+                return Some(Some(Cow::Borrowed(t)));
+            }
+        }
+        let text = self.text()?;
+        if let (Some(s), Some(Cow::Borrowed(t))) = (slot, &text) {
+            if self.memo.names.is_empty() {
+                self.memo.names = vec![""; NAME_SLOTS];
+            }
+            if let Some(e) = self.memo.names.get_mut(s) {
+                *e = t;
+            }
+        }
+        Some(text)
+    }
+
     /// `cat`: a remembered category by its bytes ([`ShapeMemo::cat`]), else the text
     /// ([`Scan::text`]).
     #[inline]
@@ -1004,7 +1090,7 @@ impl<'a> Scan<'a, '_> {
                     }
                 }
                 EventKey::Name => {
-                    ev.name = self.text()?;
+                    ev.name = self.name()?;
                     if by_name {
                         let cat = ev.cat.as_deref().unwrap_or_default();
                         if keep_named(cat, ev.name.as_deref()) == Some(false) {
@@ -1035,6 +1121,14 @@ impl<'a> Scan<'a, '_> {
 
     /// `ph`: a plain one-letter string here, anything else through serde.
     fn phase(&mut self) -> Option<Phase> {
+        // One printable ASCII letter between quotes (what every writer puts there): no
+        // string scan.
+        if let Some(&[b'"', c, b'"']) = self.b.get(self.p..self.p + 3) {
+            if c.is_ascii_graphic() && c != b'"' && c != b'\\' {
+                self.p += 3;
+                return Some(PhaseValue::of(&[c]));
+            }
+        }
         if self.peek()? == b'"' {
             let at = self.p;
             let s = self.string()?;
@@ -1095,13 +1189,13 @@ impl<'a> Scan<'a, '_> {
     fn follow(&mut self, between: &[&'a [u8]]) -> Option<()> {
         let (last, before) = between.split_last()?;
         for bytes in before {
-            if !self.b.get(self.p..)?.starts_with(bytes) {
+            if !has_prefix(self.b.get(self.p..)?, bytes) {
                 return None;
             }
             self.p += bytes.len();
             self.skip_value()?;
         }
-        if !self.b.get(self.p..)?.starts_with(last) {
+        if !has_prefix(self.b.get(self.p..)?, last) {
             return None;
         }
         self.p += last.len();
@@ -1246,7 +1340,7 @@ impl<'a> Scan<'a, '_> {
         let i = *texts.get_or_insert_with(|| self.memo.index(name));
         let rest = self.b.get(self.p..)?;
         let seen = self.memo.recent[i][slot].0.iter();
-        if let Some(&t) = seen.filter(|t| !t.is_empty()).find(|t| rest.starts_with(t.as_bytes())) {
+        if let Some(&t) = seen.filter(|t| !t.is_empty()).find(|t| has_prefix(rest, t.as_bytes())) {
             self.p += t.len();
             return Some(t);
         }
@@ -1459,14 +1553,16 @@ mod tests {
             p += e.len() + 2;
         }
         fast.texts_fixed(false);
-        (slow, fast, Remembered { names: memo.by_name.len(), cats })
+        (slow, fast, Remembered { names: memo.by_name.len(), cats, name_hits: memo.name_hits })
     }
 
-    /// What [`read_with_one_memo`]'s memo held: op names at the end, categories at most.
+    /// What [`read_with_one_memo`]'s memo held: op names at the end, categories at most,
+    /// event names found in it.
     #[derive(Debug, PartialEq)]
     struct Remembered {
         names: usize,
         cats: usize,
+        name_hits: usize,
     }
 
     #[test]
@@ -1967,6 +2063,104 @@ mod tests {
                     assert_eq!(s.id().flatten(), want, "id {value:?} before {tail:?}");
                 }
             }
+        }
+    }
+
+    /// Names one after another in one buffer, each beside names that share its first
+    /// 32 bytes, are one byte shorter or longer or differ in the last byte, the same
+    /// text escaped or not ASCII, and a name too close to the end to be remembered: with
+    /// one memo (names handed back from it), each event is what serde reads.
+    #[test]
+    fn repeated_names_read_from_the_memo_as_serde_reads_them() {
+        let long = "void at::native::vectorized_elementwise_kernel<4, at::native::Add";
+        let names = [
+            "aten::conv2d".to_string(),
+            "aten::conv2d_".to_string(),
+            "aten::conv2".to_string(),
+            "aten::conv2e".to_string(),
+            "aten::conv\\u0032d".to_string(),
+            "aten::conv2d\\\"x".to_string(),
+            "aten::c\u{f6}nv2d".to_string(),
+            String::new(),
+            format!("{long}>"),
+            format!("{long}>(int)"),
+            format!("{long}<float>>"),
+            format!("{long}X"),
+            "nn.Module: Linear_0".to_string(),
+            "nn.Module: Linear_1".to_string(),
+            "torch/nn/modules/module.py(1751): _wrapped_call_impl".to_string(),
+            "torch/nn/modules/module.py(1762): _call_impl".to_string(),
+        ];
+        let cats = ["cpu_op", "kernel", "python_function", "cuda_runtime"];
+        let mut events = Vec::new();
+        for i in 0..3 * names.len() * cats.len() {
+            // Every name in every category, three times over.
+            let (name, cat) = (&names[i % names.len()], cats[i / names.len() % cats.len()]);
+            events.push(format!(
+                r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 1, "tid": 1, "ts": {i}, "dur": 1, "args": {{"External id": {i}, "correlation": {i}, "Input Dims": [[{i}]]}}}}"#
+            ));
+        }
+        // The last name ends within 32 bytes of the buffer's end.
+        events.push(r#"{"ph": "X", "cat": "cpu_op", "name": "aten::conv2d"}"#.to_string());
+        let (slow, fast, remembered) = read_with_one_memo(&events);
+        assert_eq!(format!("{slow:?}"), format!("{fast:?}"));
+        let kept = fast.lens();
+        // Ops, runtime calls, kernels and modules were kept.
+        assert!([0, 1, 2, 7].iter().all(|&k| kept[k] > 0), "{kept:?}");
+        // Most names were found in the memo (all but the escaped ones, each name's first
+        // event and those sharing their first 32 bytes with the name before them).
+        assert!(remembered.name_hits > events.len() / 2, "{remembered:?} of {}", events.len());
+    }
+
+    /// `has_prefix` is `starts_with` for needles of 0 to 40 bytes against haystacks
+    /// equal to them, differing in one byte, shorter or longer.
+    #[test]
+    fn prefixes_compared_by_words_are_starts_with() {
+        let mut w = 0x2545_f491_4f6c_dd1du64;
+        let mut byte = || {
+            w = w.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            // Few distinct bytes: random haystacks often share a needle's prefix.
+            b"ab\"\\"[(w >> 60) as usize % 4]
+        };
+        for n in 0..=40usize {
+            for _ in 0..200 {
+                let needle: Vec<u8> = (0..n).map(|_| byte()).collect();
+                let mut hay = needle.clone();
+                hay.extend((0..8).map(|_| byte()));
+                let cut = usize::from(byte()) % (n + 9);
+                let mut hays = vec![hay.clone(), hay[..cut.min(hay.len())].to_vec()];
+                for i in 0..n {
+                    let mut h = hay.clone();
+                    h[i] ^= 1;
+                    hays.push(h);
+                }
+                for h in &hays {
+                    assert_eq!(has_prefix(h, &needle), h.starts_with(&needle), "{h:?} {needle:?}");
+                }
+            }
+        }
+    }
+
+    /// Phases as the scanner reads them at once (one letter between quotes) and the
+    /// others: what serde reads.
+    #[test]
+    fn phases_read_as_serde_reads_them() {
+        for ph in [
+            "X", "i", "I", "s", "f", "t", "B", "E", "M", "x", "~", " ", "", "XX", "\\u0058",
+            "\u{e9}", "\\\\", "\\\"",
+        ] {
+            same(&format!(
+                r#"{{"ph": "{ph}", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}}"#
+            ));
+        }
+        // Not strings: a quote alone, a raw control character.
+        for bad in [r#"{"ph": """, "cat": "kernel"}"#, "{\"ph\": \"\t\", \"cat\": \"kernel\"}"] {
+            let b = bad.as_bytes();
+            assert_eq!(
+                event(b, 0, 0, Valid::over(b, 0, b.len()), &mut Partial::default()),
+                None,
+                "{bad}"
+            );
         }
     }
 
