@@ -235,8 +235,8 @@ fn plain_number_end(buf: &[u8], at: usize) -> Option<usize> {
 }
 
 /// Whether `hay` starts with `needle`: `starts_with` for the short runs of bytes the
-/// memo compares (separators, shape lists), a word at a time and inlined: the library
-/// call it replaces cost as much as the comparison.
+/// memo compares (categories, names, shape lists, a skipped event's separators), a word
+/// at a time and inlined: the library call it replaces cost as much as the comparison.
 #[inline]
 fn has_prefix(hay: &[u8], needle: &[u8]) -> bool {
     let n = needle.len();
