@@ -178,6 +178,21 @@ pub(crate) type SharedArgs = std::sync::Mutex<FxMap<Box<[u8]>, Arc<OpArgs>>>;
 /// The most argument lists [`SharedArgs`] holds (a step repeats tens to hundreds).
 const SHARED_ARGS: usize = 1 << 14;
 
+/// Keeps `value` at `place` in a map of texts by place, while there is one (started
+/// over beyond [`SHARED_ARGS`] entries).
+fn remember_at<K: std::hash::Hash + Eq, V: Clone>(
+    map: &mut Option<FxMap<K, V>>,
+    place: K,
+    value: &V,
+) {
+    if let Some(m) = map {
+        if m.len() >= SHARED_ARGS {
+            m.clear();
+        }
+        m.insert(place, value.clone());
+    }
+}
+
 /// Moves `from`'s elements to the end of `into`: without a copy when `into` is empty
 /// and has no more room than `from` (the first stretch appended to a new sink).
 fn join<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
@@ -220,12 +235,7 @@ impl Partial {
             return Arc::clone(n);
         }
         let n = self.shared_name(text);
-        if let Some(m) = &mut self.names_by_place {
-            if m.len() >= SHARED_ARGS {
-                m.clear();
-            }
-            m.insert(place, Arc::clone(&n));
-        }
+        remember_at(&mut self.names_by_place, place, &n);
         n
     }
 
@@ -239,12 +249,7 @@ impl Partial {
             return Arc::clone(a);
         }
         let a = self.intern_text(shapes);
-        if let Some(by_place) = &mut self.by_place {
-            if by_place.len() >= SHARED_ARGS {
-                by_place.clear();
-            }
-            by_place.insert(place, Arc::clone(&a));
-        }
+        remember_at(&mut self.by_place, place, &a);
         a
     }
 
