@@ -1940,6 +1940,7 @@ mod tests {
         }
         let mut gave_up = 0;
         let mut checked = 0;
+        let mut after_original = 0;
         for ev in &events {
             for i in 0..ev.len() {
                 for &c in b"\"\\0 x}],:-.e\x01\xff" {
@@ -1964,10 +1965,57 @@ mod tests {
                         }
                     }
                     checked += 1;
+                    after_original += usize::from(read_after_original(ev, &m, serde_end));
                 }
             }
         }
         assert!(checked > 10_000 && gave_up < checked, "{checked} cases, {gave_up} left to serde");
+        assert!(
+            after_original > checked / 3,
+            "{after_original} of {checked} read after theirs ({gave_up} left alone)"
+        );
+    }
+
+    /// `mutated` read right after `original` with one memo and one sink, as a stretch
+    /// reads them: what the memo kept of the original (its category, name, argument
+    /// lists, the bytes around a skipped event's values) must not pass the mutated copy
+    /// off as it. Whether the scanner read the copy (and it agreed with serde, which
+    /// ends it at `serde_end`).
+    fn read_after_original(original: &[u8], mutated: &[u8], serde_end: Option<usize>) -> bool {
+        let mut both = original.to_vec();
+        both.extend_from_slice(b",\n");
+        let at = both.len();
+        both.extend_from_slice(mutated);
+        let valid = Valid::over(&both, 0, both.len());
+        let (mut memo, mut fast) = (ShapeMemo::default(), Partial::default());
+        fast.texts_fixed(true);
+        if event_with(&both, 0, 0, valid, &mut memo, &mut fast) != Some(original.len()) {
+            return false;
+        }
+        let Some(end) = event_with(&both, at, 0, valid, &mut memo, &mut fast) else {
+            return false;
+        };
+        fast.texts_fixed(false);
+        let text = String::from_utf8_lossy(mutated);
+        assert_eq!(Some(end - at), serde_end, "{text}");
+        let mut slow = Partial::default();
+        for e in [original, mutated] {
+            let mut de = serde_json::Deserializer::from_slice(e);
+            serde::de::DeserializeSeed::deserialize(
+                super::super::event::EventSeed { sink: &mut slow, offset: 0 },
+                &mut de,
+            )
+            .unwrap();
+        }
+        // The events and warnings (the launch pool is a set: its order is its own).
+        let kept = |p: &Partial| {
+            format!(
+                "{:?}",
+                (&p.ops, &p.runtimes, &p.gpu, &p.flow_starts, &p.flow_ends, &p.annotations),
+            ) + &format!("{:?}", (&p.syncs, &p.modules, &p.memory, &p.warnings, p.events))
+        };
+        assert_eq!(kept(&slow), kept(&fast), "{text}");
+        true
     }
 
     /// The one-pass `ts` reader against the general one, on the text it reads and on
