@@ -144,8 +144,17 @@ pub fn category_tables_memo(
     let mut groups: Vec<((Option<Table>, String), Group)> = Vec::new();
     let mut index: HashMap<(Option<Table>, String), usize> = HashMap::default();
     let mut seen: HashMap<(&str, *const OpArgs), usize> = HashMap::default();
+    // Whether a PyTorch op is modelled depends on its name alone: found once per shared
+    // copy of a name (by its address and length), not once per call.
+    let mut modelled_by_name: HashMap<(usize, usize), bool> = HashMap::default();
     for (i, op) in model.ops.iter().enumerate() {
-        let modelled = op_table_in(model, i).is_some();
+        let modelled = if model.xla.is_some() {
+            op_table_in(model, i).is_some()
+        } else {
+            *modelled_by_name
+                .entry((op.name.as_ptr() as usize, op.name.len()))
+                .or_insert_with(|| op_table_in(model, i).is_some())
+        };
         if !modelled && (op.launched.is_empty() || covered_by_ancestor(model, i)) {
             continue;
         }
