@@ -282,7 +282,8 @@ struct Scan<'a, 'm> {
 
 /// Shape lists recently read, by op name: an op's `Input Dims` (and its types, strides
 /// and concrete inputs) are most often, byte for byte, what one of its last few calls
-/// had (88% of them in a 27.9 MB training trace, against 68% for the last call only).
+/// had (in a 27.9 MB training trace, 99.3% of them with the last eight distinct texts
+/// at hand, 88% with the last four, 68% with the last call's only).
 ///
 /// A value that starts with `[`, `{` or `"` and whose bytes equal those of a value the
 /// scanner accepted is that value: brackets and quotes close where they closed, so it
@@ -362,8 +363,10 @@ struct ReadCat<'a> {
 /// Categories remembered at most (a trace has about ten; the memo starts over beyond).
 const MEMO_CATS: usize = 16;
 
-/// Distinct texts remembered per op name and shape list.
-const RECENT: usize = 4;
+/// Distinct texts remembered per op name and shape list: a convolutional network calls
+/// one op name with the shapes of each of its stages (four missed 12% of the lists of a
+/// 27.9 MB ResNet training trace, eight 0.7%).
+const RECENT: usize = 8;
 /// Op names remembered at most (about 300 bytes each).
 const MEMO_NAMES: usize = 1 << 14;
 /// Event names remembered at most, one per slot ([`name_slot`]).
@@ -1553,6 +1556,8 @@ mod tests {
             p += e.len() + 2;
         }
         fast.texts_fixed(false);
+        slow.forget_scratch();
+        fast.forget_scratch();
         (slow, fast, Remembered { names: memo.by_name.len(), cats, name_hits: memo.name_hits })
     }
 
