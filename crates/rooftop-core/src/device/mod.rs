@@ -126,13 +126,50 @@ pub enum ArchFamily {
 }
 
 /// Source, confidence and provenance of one figure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct FigureMeta {
     /// What was read to get the number (a public document with its address, as the
     /// catalog's `source` fields give it, or "measured by rooftop ceilings on `<date>`").
     pub source: String,
     pub confidence: Confidence,
     pub provenance: Provenance,
+}
+
+impl<'de> Deserialize<'de> for FigureMeta {
+    /// Its three fields, or, inside the embedded catalog only, the index of a figure
+    /// source in the catalog's table of them ([`catalog::shared_meta`]): its 1,536
+    /// figures have 175 distinct sources, and writing each out where it is used made
+    /// two thirds of the text to parse at every start.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename = "FigureMeta")]
+        struct Fields {
+            source: String,
+            confidence: Confidence,
+            provenance: Provenance,
+        }
+        struct Written;
+        impl<'de> serde::de::Visitor<'de> for Written {
+            type Value = FigureMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a figure's source, confidence and provenance")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<FigureMeta, A::Error> {
+                let d = serde::de::value::MapAccessDeserializer::new(map);
+                let Fields { source, confidence, provenance } = Fields::deserialize(d)?;
+                Ok(FigureMeta { source, confidence, provenance })
+            }
+            fn visit_u64<E: serde::de::Error>(self, i: u64) -> Result<FigureMeta, E> {
+                u32::try_from(i).ok().and_then(catalog::shared_meta).ok_or_else(|| {
+                    E::custom(format!("figure source {i} is not in the embedded catalog's table"))
+                })
+            }
+        }
+        d.deserialize_any(Written)
+    }
 }
 
 /// One compute roof: a dense peak rate for one precision on one unit.
