@@ -137,7 +137,7 @@ pub struct FigureMeta {
 
 impl<'de> Deserialize<'de> for FigureMeta {
     /// Its three fields, or, inside the embedded catalog only, the index of a figure
-    /// source in the catalog's table of them ([`catalog::shared_meta`]): its 1,536
+    /// source in the catalog's table of them (`catalog::shared_meta`): its 1,536
     /// figures have 175 distinct sources, and writing each out where it is used made
     /// two thirds of the text to parse at every start.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
