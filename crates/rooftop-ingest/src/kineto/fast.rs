@@ -367,7 +367,8 @@ const MEMO_CATS: usize = 16;
 /// one op name with the shapes of each of its stages (four missed 12% of the lists of a
 /// 27.9 MB ResNet training trace, eight 0.7%).
 const RECENT: usize = 8;
-/// Op names remembered at most (about 300 bytes each).
+/// Op names remembered at most (about 570 bytes each with their texts: 9 MB per parsing
+/// thread for a trace with this many distinct op names).
 const MEMO_NAMES: usize = 1 << 14;
 /// Event names remembered at most, one per slot ([`name_slot`]).
 const NAME_SLOTS: usize = 1 << 10;
