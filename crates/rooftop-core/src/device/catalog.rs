@@ -211,7 +211,7 @@ impl Catalog {
     /// The device with exactly this id (after normalisation), without alias matching.
     pub fn get(&self, id: &str) -> Option<&DeviceSpec> {
         let key = super::lookup::normalize(id);
-        self.devices.iter().find(|d| super::lookup::normalize(&d.id) == key)
+        self.devices.iter().find(|d| super::lookup::normalizes_to(&d.id, &key))
     }
 }
 
