@@ -20,10 +20,14 @@
 //!   workgroups.
 
 use super::collect::{FlowEnd, Runtime};
+use super::error::Warnings;
 use super::hash::FxMap as HashMap;
 use super::parse::Parsed;
 use rayon::slice::ParallelSliceMut;
-use rooftop_core::trace::{CpuOp, GpuEvent, LaunchPool, RuntimeCall, Schema, TraceModel};
+use rooftop_core::trace::{
+    Annotation, CpuOp, GpuEvent, LaunchPool, MemoryEvent, ModuleCall, RuntimeCall, Schema,
+    SyncEvent, TraceModel,
+};
 use std::hash::BuildHasherDefault;
 
 /// Checks the GPU activities (sorted by start) before any analysis sees them: an exact
@@ -97,16 +101,67 @@ pub(crate) fn build(
             check_streams(&mut gpu, &mut warnings);
         },
     );
-    let runtime_op = attribute(&ops, &runtimes);
-    let launches = link_gpu(&gpu, &runtimes, &ops, &events.flow_starts, &events.flow_ends);
+    // Which op made each runtime call, and which call (or op) launched each GPU
+    // activity: both read what is sorted above and nothing of each other.
+    let (runtime_op, launches) = rayon::join(
+        || attribute(&ops, &runtimes),
+        || link_gpu(&gpu, &runtimes, &ops, &events.flow_starts, &events.flow_ends),
+    );
 
+    // The GPU activities' links into the ops, beside the sorts of the rest of the
+    // model (which read neither).
+    let ((), (annotations, syncs, modules, memory)) = rayon::join(
+        || attach_gpu(&mut gpu, &mut ops, &runtimes, &runtime_op, &launches, &mut warnings),
+        || sort_rest(events.annotations, events.syncs, events.modules, events.memory, &runtimes),
+    );
+    let runtime: Vec<RuntimeCall> = runtimes
+        .into_iter()
+        .zip(runtime_op)
+        .map(|(r, op)| RuntimeCall {
+            name: r.name,
+            ts_ns: r.ts_ns,
+            dur_ns: r.dur_ns,
+            pid: r.pid,
+            tid: r.tid,
+            correlation: r.correlation,
+            op,
+        })
+        .collect();
+    TraceModel {
+        schema,
+        devices,
+        ops,
+        gpu,
+        annotations,
+        rank: top.rank,
+        world_size: top.world_size,
+        base_time_ns: top.base_time_ns,
+        warnings: warnings.finish(buf, release),
+        xla: None,
+        runtime,
+        syncs,
+        modules,
+        memory,
+    }
+}
+
+/// Sets each GPU activity's launch, runtime call and op, and each op's `launched` (in
+/// launch order); warns of activities without a launch or an op.
+fn attach_gpu(
+    gpu: &mut [GpuEvent],
+    ops: &mut [CpuOp],
+    runtimes: &[Runtime],
+    runtime_op: &[Option<u32>],
+    launches: &[Link],
+    warnings: &mut Warnings,
+) {
     let mut no_launch = 0u64;
     let mut no_op = 0u64;
     let mut first_no_launch = None;
     let mut first_no_op = None;
     let mut order: Vec<(i64, i64, u32)> = Vec::new();
     let mut launch_pool = LaunchPool::default();
-    for (i, (g, link)) in gpu.iter_mut().zip(&launches).enumerate() {
+    for (i, (g, link)) in gpu.iter_mut().zip(launches).enumerate() {
         match *link {
             Link::Runtime(r) => {
                 let rt = &runtimes[r as usize];
@@ -159,10 +214,18 @@ pub(crate) fn build(
             "the trace has no GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset`)".to_string()
         });
     }
+}
 
-    let mut annotations = events.annotations;
+/// The annotations, syncs, modules and memory events in time order (modules by
+/// thread first), each sync with its runtime call.
+fn sort_rest(
+    mut annotations: Vec<Annotation>,
+    mut syncs: Vec<SyncEvent>,
+    mut modules: Vec<ModuleCall>,
+    mut memory: Vec<MemoryEvent>,
+    runtimes: &[Runtime],
+) -> (Vec<Annotation>, Vec<SyncEvent>, Vec<ModuleCall>, Vec<MemoryEvent>) {
     annotations.par_sort_by_key(|a| a.ts_ns);
-    let mut syncs = events.syncs;
     let mut by_corr: HashMap<i64, u32> =
         HashMap::with_capacity_and_hasher(runtimes.len(), BuildHasherDefault::default());
     if !syncs.is_empty() {
@@ -176,39 +239,9 @@ pub(crate) fn build(
         s.runtime = s.correlation.and_then(|c| by_corr.get(&c).copied());
     }
     syncs.sort_by_key(|s| s.ts_ns);
-    let mut modules = events.modules;
     modules.par_sort_by_key(|m| (m.pid, m.tid, m.ts_ns, std::cmp::Reverse(m.dur_ns)));
-    let mut memory = events.memory;
     memory.par_sort_by_key(|m| m.ts_ns);
-    let runtime: Vec<RuntimeCall> = runtimes
-        .into_iter()
-        .zip(runtime_op)
-        .map(|(r, op)| RuntimeCall {
-            name: r.name,
-            ts_ns: r.ts_ns,
-            dur_ns: r.dur_ns,
-            pid: r.pid,
-            tid: r.tid,
-            correlation: r.correlation,
-            op,
-        })
-        .collect();
-    TraceModel {
-        schema,
-        devices,
-        ops,
-        gpu,
-        annotations,
-        rank: top.rank,
-        world_size: top.world_size,
-        base_time_ns: top.base_time_ns,
-        warnings: warnings.finish(buf, release),
-        xla: None,
-        runtime,
-        syncs,
-        modules,
-        memory,
-    }
+    (annotations, syncs, modules, memory)
 }
 
 fn short(name: &str) -> String {
