@@ -174,25 +174,49 @@ pub fn analyze(
     device: Option<&DeviceSpec>,
     opts: &TraceOptions,
 ) -> TraceReport {
-    // The critical path, the per-op part (after the timeline, which it reads), the gap
-    // analyses and the XLA report need the model alone: they run as tasks on the thread
-    // pool, the critical path (the longest) beside the rest (a panic in any is raised
-    // here). The pool's threads, not threads of their own: each new thread would take a
-    // heap of its own, and the memory one task frees would stay out of the others' reach
-    // (2,500 JAX copies: tens of MB of the peak).
-    let (cp, (timeline, window, xla, per_op, gaps)) = rayon::join(
-        || critical_path(model, &opts.critical_path),
+    // The critical path, the work models' tables, the summaries (after the timeline,
+    // which they read), the gap analyses and the XLA report need the model alone: they
+    // run as tasks on the thread pool, which balances them between its threads (a
+    // panic in any is raised here). The two longest (the critical path, the tables)
+    // start at once, beside the timeline. The pool's threads, not threads of their
+    // own: each new thread would take a heap of its own, and the memory one task
+    // frees would stay out of the others' reach (2,500 JAX copies: tens of MB of the
+    // peak).
+    let ((cp, modelled), (timeline, window, xla, (categories_of, summaries), gaps)) = rayon::join(
+        || {
+            rayon::join(
+                || critical_path(model, &opts.critical_path),
+                || Modelled::of(model, device, opts),
+            )
+        },
         || {
             let (timeline, window) = timeline(model, opts.include_unlinked);
             let window_start_ns = (window.start_us * 1e3).round() as i64;
-            let ((per_op, gaps), xla) = rayon::join(
-                || rayon::join(|| per_op(model, device, opts, &timeline), || Gaps::of(model, opts)),
+            let ((summaries, gaps), xla) = rayon::join(
+                || rayon::join(|| Summaries::of(model, opts, &timeline), || Gaps::of(model, opts)),
                 || super::xla::report::xla_report(model, device, window_start_ns),
             );
-            (timeline, window, xla, per_op, gaps)
+            (timeline, window, xla, summaries, gaps)
         },
     );
-    let PerOp { ops_summary, kernels, short_kernels, tables, model_coverage, findings } = per_op;
+    let Modelled { tables, model_coverage } = modelled;
+    let Summaries { ops_summary, kernels, short_kernels } = summaries;
+    // Data movement (`cat`, `index_select`) counts with the element-wise ops in chains of
+    // unfused kernels: it also reads and writes device memory once per kernel, and a
+    // compiler fuses it with its neighbours.
+    let is_elementwise = |i: u32| {
+        matches!(
+            categories_of.category(model, i),
+            ops::Category::Elementwise | ops::Category::DataMovement
+        )
+    };
+    let findings = findings(&FindingsInput {
+        model,
+        timeline: &timeline,
+        short: &short_kernels,
+        tables: &tables,
+        is_elementwise: &is_elementwise,
+    });
     let Gaps { idle, launch, syncs, graphs, modules, memory, inference } = gaps;
     let mut findings = findings;
     // The gap findings' `trace.gpu_idle` states the idle time with its causes.
@@ -323,93 +347,107 @@ struct Gaps {
 
 impl Gaps {
     fn of(model: &TraceModel, opts: &TraceOptions) -> Gaps {
-        Gaps {
-            idle: idle_breakdown(model, opts.idle_threshold_ns),
-            launch: launch_stats(model),
-            syncs: syncs(model),
-            graphs: graphs(model),
-            modules: modules(model),
-            memory: memory(model),
-            inference: inference(model),
+        // Two tasks of about the same length on a PyTorch training trace.
+        let ((idle, launch, syncs, graphs), (modules, memory, inference)) = rayon::join(
+            || {
+                (
+                    idle_breakdown(model, opts.idle_threshold_ns),
+                    launch_stats(model),
+                    syncs(model),
+                    graphs(model),
+                )
+            },
+            || (modules(model), memory(model), inference(model)),
+        );
+        Gaps { idle, launch, syncs, graphs, modules, memory, inference }
+    }
+}
+
+/// Each op's category (GEMM, CONV, SDPA, ...), from the op's name or its first kernel,
+/// worked out once per op: the summaries and the findings ask for it per launch.
+struct OpCategories<'m> {
+    /// For an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
+    replayed: std::collections::HashMap<u32, u32>,
+    by_op: Vec<std::sync::OnceLock<ops::Category>>,
+    memo: ops::CategoryMemo<'m>,
+}
+
+impl<'m> OpCategories<'m> {
+    fn new(model: &'m TraceModel) -> Self {
+        let mut replayed: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        for (ev, op) in super::gaps::graphs::capture_map(model) {
+            let first = replayed.entry(op).or_insert(ev);
+            *first = (*first).min(ev);
+        }
+        OpCategories {
+            replayed,
+            by_op: vec![std::sync::OnceLock::new(); model.ops.len()],
+            memo: ops::CategoryMemo::default(),
         }
     }
-}
 
-/// The summaries, the tables, the coverage and the findings of the ops and kernels.
-struct PerOp {
-    ops_summary: OpsSummary,
-    kernels: Vec<KernelRow>,
-    short_kernels: ShortKernels,
-    tables: Vec<CategoryTable>,
-    model_coverage: ops::ModelCoverage,
-    findings: Vec<Finding>,
-}
-
-fn per_op(
-    model: &TraceModel,
-    device: Option<&DeviceSpec>,
-    opts: &TraceOptions,
-    timeline: &Timeline,
-) -> PerOp {
-    let total_us = timeline.all.total.time_ms * 1e3;
-    // Our categories (GEMM, CONV, SDPA, ...), from the op's name or its first kernel;
-    // for an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
-    let mut replayed: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
-    for (ev, op) in super::gaps::graphs::capture_map(model) {
-        let first = replayed.entry(op).or_insert(ev);
-        *first = (*first).min(ev);
+    /// The category of op `i` by its name and its first kernel.
+    fn category(&self, model: &'m TraceModel, i: u32) -> ops::Category {
+        match self.by_op.get(i as usize) {
+            Some(c) => *c.get_or_init(|| self.memo.categorize(model, i as usize)),
+            None => self.memo.categorize(model, i as usize),
+        }
     }
-    // Each op's category once (the summaries and the findings ask for it per launch).
-    let by_op: Vec<std::sync::OnceLock<ops::Category>> =
-        vec![std::sync::OnceLock::new(); model.ops.len()];
-    let memo = ops::CategoryMemo::default();
-    let categorize = |i: u32| match by_op.get(i as usize) {
-        Some(c) => *c.get_or_init(|| memo.categorize(model, i as usize)),
-        None => memo.categorize(model, i as usize),
-    };
-    let category_name = |i: u32| {
-        let by_op = categorize(i);
-        let kernel = replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
+
+    /// The category's name for the summaries: an op replayed from a graph (it launched
+    /// nothing itself) by the first kernel a replay ran for it.
+    fn name(&self, model: &'m TraceModel, i: u32) -> &'static str {
+        let by_op = self.category(model, i);
+        let kernel = self.replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
         match (by_op, kernel, model.ops.get(i as usize)) {
             (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
                 ops::categorize_op(&o.name, Some(&k.name)).as_str()
             }
             _ => by_op.as_str(),
         }
-    };
-    // Data movement (`cat`, `index_select`) counts with the element-wise ops in chains of
-    // unfused kernels: it also reads and writes device memory once per kernel, and a
-    // compiler fuses it with its neighbours.
-    let is_elementwise =
-        |i: u32| matches!(categorize(i), ops::Category::Elementwise | ops::Category::DataMovement);
-    // The summaries and the tables with the coverage (about the same time on a large
-    // trace) as two tasks on the thread pool.
-    let ((ops_summary, kernels, short_kernels), (tables, model_coverage)) = rayon::join(
-        || {
-            let ops_summary = ops_summary(model, &category_name);
-            let kernels = kernel_summary(model, &category_name, total_us);
-            let short =
-                short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
-            (ops_summary, kernels, short)
-        },
-        || {
-            let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
-            // One model per distinct (op, arguments), shared by the tables and the coverage.
-            let mut memo = ops::ModelMemo::new(model, &ctx);
-            let tables = category_tables_memo(&mut memo, device);
-            let model_coverage = ops::model_coverage_memo(&mut memo);
-            drop(memo);
-            (tables, model_coverage)
-        },
-    );
-    let findings = findings(&FindingsInput {
-        model,
-        timeline,
-        short: &short_kernels,
-        tables: &tables,
-        is_elementwise: &is_elementwise,
-    });
-    PerOp { ops_summary, kernels, short_kernels, tables, model_coverage, findings }
+    }
+}
+
+/// The summaries of the ops and kernels.
+struct Summaries {
+    ops_summary: OpsSummary,
+    kernels: Vec<KernelRow>,
+    short_kernels: ShortKernels,
+}
+
+impl Summaries {
+    /// The summaries, and the ops' categories they worked out (the findings read them).
+    fn of<'m>(
+        model: &'m TraceModel,
+        opts: &TraceOptions,
+        timeline: &Timeline,
+    ) -> (OpCategories<'m>, Summaries) {
+        let total_us = timeline.all.total.time_ms * 1e3;
+        let categories = OpCategories::new(model);
+        let category_name = |i: u32| categories.name(model, i);
+        let ops_summary = ops_summary(model, &category_name);
+        let kernels = kernel_summary(model, &category_name, total_us);
+        let short_kernels =
+            short_kernels(model, opts.short_kernel_threshold_us, opts.histogram_bins, total_us);
+        (categories, Summaries { ops_summary, kernels, short_kernels })
+    }
+}
+
+/// The tables of the ops with a work model, and the models' coverage.
+struct Modelled {
+    tables: Vec<CategoryTable>,
+    model_coverage: ops::ModelCoverage,
+}
+
+impl Modelled {
+    fn of(model: &TraceModel, device: Option<&DeviceSpec>, opts: &TraceOptions) -> Modelled {
+        let ctx = super::inference::Context::with_config(model, opts.model_config.clone());
+        // One model per distinct (op, arguments), shared by the tables and the coverage.
+        let mut memo = ops::ModelMemo::new(model, &ctx);
+        let tables = category_tables_memo(&mut memo, device);
+        let model_coverage = ops::model_coverage_memo(&mut memo);
+        Modelled { tables, model_coverage }
+    }
 }
 
 /// A finding's advice in JAX's terms: the findings are written for PyTorch, whose
