@@ -206,11 +206,11 @@ pub fn analyze(
     // compiler fuses it with its neighbours.
     let is_elementwise = |i: u32| {
         matches!(
-            categories_of.category(model, i),
+            categories_of.category(i),
             ops::Category::Elementwise | ops::Category::DataMovement
         )
     };
-    let findings = findings(&FindingsInput {
+    let mut findings = findings(&FindingsInput {
         model,
         timeline: &timeline,
         short: &short_kernels,
@@ -218,7 +218,6 @@ pub fn analyze(
         is_elementwise: &is_elementwise,
     });
     let Gaps { idle, launch, syncs, graphs, modules, memory, inference } = gaps;
-    let mut findings = findings;
     // The gap findings' `trace.gpu_idle` states the idle time with its causes.
     findings.retain(|f| f.id != "trace.gpu_idle");
     findings.extend(super::gaps::findings::gap_findings(&super::gaps::findings::GapInput {
@@ -366,6 +365,7 @@ impl Gaps {
 /// Each op's category (GEMM, CONV, SDPA, ...), from the op's name or its first kernel,
 /// worked out once per op: the summaries and the findings ask for it per launch.
 struct OpCategories<'m> {
+    model: &'m TraceModel,
     /// For an op captured into a CUDA/HIP graph, the first kernel a replay ran for it.
     replayed: std::collections::HashMap<u32, u32>,
     by_op: Vec<std::sync::OnceLock<ops::Category>>,
@@ -380,6 +380,7 @@ impl<'m> OpCategories<'m> {
             *first = (*first).min(ev);
         }
         OpCategories {
+            model,
             replayed,
             by_op: vec![std::sync::OnceLock::new(); model.ops.len()],
             memo: ops::CategoryMemo::default(),
@@ -387,17 +388,17 @@ impl<'m> OpCategories<'m> {
     }
 
     /// The category of op `i` by its name and its first kernel.
-    fn category(&self, model: &'m TraceModel, i: u32) -> ops::Category {
+    fn category(&self, i: u32) -> ops::Category {
         match self.by_op.get(i as usize) {
-            Some(c) => *c.get_or_init(|| self.memo.categorize(model, i as usize)),
-            None => self.memo.categorize(model, i as usize),
+            Some(c) => *c.get_or_init(|| self.memo.categorize(self.model, i as usize)),
+            None => self.memo.categorize(self.model, i as usize),
         }
     }
 
     /// The category's name for the summaries: an op replayed from a graph (it launched
     /// nothing itself) by the first kernel a replay ran for it.
-    fn name(&self, model: &'m TraceModel, i: u32) -> &'static str {
-        let by_op = self.category(model, i);
+    fn name(&self, i: u32) -> &'static str {
+        let (model, by_op) = (self.model, self.category(i));
         let kernel = self.replayed.get(&i).and_then(|&e| model.gpu.get(e as usize));
         match (by_op, kernel, model.ops.get(i as usize)) {
             (ops::Category::Other, Some(k), Some(o)) if o.launched.is_empty() => {
@@ -424,7 +425,7 @@ impl Summaries {
     ) -> (OpCategories<'m>, Summaries) {
         let total_us = timeline.all.total.time_ms * 1e3;
         let categories = OpCategories::new(model);
-        let category_name = |i: u32| categories.name(model, i);
+        let category_name = |i: u32| categories.name(i);
         let ops_summary = ops_summary(model, &category_name);
         let kernels = kernel_summary(model, &category_name, total_us);
         let short_kernels =
