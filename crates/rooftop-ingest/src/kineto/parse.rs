@@ -590,7 +590,7 @@ impl Layout {
 }
 
 /// Guesses up to `threads` × [`STRETCHES_PER_THREAD`] − 1 element starts after `start`
-/// (none for one thread, or without a `layout`), evenly spread ([`Layout`]).
+/// (none for one thread, or without a `layout`), spread by [`stretch_ends`] ([`Layout`]).
 pub(super) fn split_points(
     buf: &[u8],
     start: usize,
@@ -606,8 +606,8 @@ pub(super) fn split_points(
     let pieces = (threads * STRETCHES_PER_THREAD).min(len / min_stretch.max(1)).max(1);
     let mut out = Vec::new();
     let mut from = start;
-    for k in 1..pieces {
-        let target = (start + len / pieces * k).max(from + 1);
+    for end in stretch_ends(len, pieces, threads, min_stretch) {
+        let target = (start + end).max(from + 1);
         let found = match layout {
             Layout::Lines(indent) => find_line_start(buf, target, indent),
             Layout::Separator(sep) => find_separator(buf, target, sep),
@@ -621,6 +621,26 @@ pub(super) fn split_points(
         }
     }
     out
+}
+
+/// Where each of `pieces` stretches of `len` bytes ends but the last (offsets from the
+/// array's start, increasing): the last `2 × threads` stretches half as long as the
+/// others, when a half is still at least `min_stretch`. The stretches are taken in
+/// order; the threads finish their last ones at different times, and each waits for the
+/// slowest (then appends it alone): shorter last stretches shorten that wait.
+fn stretch_ends(len: usize, pieces: usize, threads: usize, min_stretch: usize) -> Vec<usize> {
+    // In half-stretch units: `full` whole stretches, then `halves` halves.
+    let halves = (2 * threads).min(pieces / 2);
+    let units_of = |halves: usize| 2 * (pieces - halves) + halves;
+    let halves = if len / units_of(halves) >= min_stretch.max(1) { halves } else { 0 };
+    let (full, units) = (pieces - halves, units_of(halves));
+    (1..pieces)
+        .map(|k| {
+            let u = if k <= full { 2 * k } else { 2 * full + (k - full) };
+            // `len × u` in 128 bits: no overflow whatever the length.
+            (len as u128 * u as u128 / units as u128) as usize
+        })
+        .collect()
 }
 
 /// The first `\n<indent>{` at or after `from` whose line is preceded by `,`; returns the
@@ -920,6 +940,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_last_stretches_are_half_as_long() {
+        // 28 bytes in 16 stretches for 2 threads, each ≥ 1 byte: 12 of 2 bytes, then 4
+        // of 1 (28 = 12 × 2 + 4 × 1).
+        let mut ends: Vec<usize> = (1..=12).map(|k| 2 * k).collect();
+        ends.extend([25, 26, 27]);
+        assert_eq!(stretch_ends(28, 16, 2, 1), ends);
+        // Halves under the smallest stretch worth a task: 16 even stretches of 1.75
+        // bytes, ends rounded down.
+        let even: Vec<usize> = (1..16).map(|k| k * 7 / 4).collect();
+        assert_eq!(stretch_ends(28, 16, 2, 2), even);
+        // Two stretches: the second is the half (2/3 and 1/3 of 30 bytes).
+        assert_eq!(stretch_ends(30, 2, 4, 1), vec![20]);
+        assert_eq!(stretch_ends(30, 1, 2, 1), Vec::<usize>::new());
+        // A length whose product with the units overflows 64 bits.
+        let huge = stretch_ends(usize::MAX, 16, 2, 1);
+        assert!(huge.windows(2).all(|w| w[0] < w[1]) && huge[14] < usize::MAX);
     }
 
     #[test]
