@@ -628,19 +628,23 @@ pub(super) fn split_points(
 /// others, when a half is still at least `min_stretch`. The stretches are taken in
 /// order; the threads finish their last ones at different times, and each waits for the
 /// slowest (then appends it alone): shorter last stretches shorten that wait.
-fn stretch_ends(len: usize, pieces: usize, threads: usize, min_stretch: usize) -> Vec<usize> {
-    // In half-stretch units: `full` whole stretches, then `halves` halves.
-    let halves = (2 * threads).min(pieces / 2);
-    let units_of = |halves: usize| 2 * (pieces - halves) + halves;
-    let halves = if len / units_of(halves) >= min_stretch.max(1) { halves } else { 0 };
-    let (full, units) = (pieces - halves, units_of(halves));
-    (1..pieces)
-        .map(|k| {
-            let u = if k <= full { 2 * k } else { 2 * full + (k - full) };
-            // `len × u` in 128 bits: no overflow whatever the length.
-            (len as u128 * u as u128 / units as u128) as usize
-        })
-        .collect()
+fn stretch_ends(
+    len: usize,
+    pieces: usize,
+    threads: usize,
+    min_stretch: usize,
+) -> impl Iterator<Item = usize> {
+    // In half-stretch units: `full` whole stretches (two units each), then `halves`.
+    let mut halves = (2 * threads).min(pieces / 2);
+    if len / (2 * pieces - halves) < min_stretch.max(1) {
+        halves = 0;
+    }
+    let (full, units) = (pieces - halves, 2 * pieces - halves);
+    (1..pieces).map(move |k| {
+        let u = if k <= full { 2 * k } else { full + k };
+        // `len × u` in 128 bits: no overflow whatever the length.
+        (len as u128 * u as u128 / units as u128) as usize
+    })
 }
 
 /// The first `\n<indent>{` at or after `from` whose line is preceded by `,`; returns the
@@ -948,16 +952,16 @@ mod tests {
         // of 1 (28 = 12 × 2 + 4 × 1).
         let mut ends: Vec<usize> = (1..=12).map(|k| 2 * k).collect();
         ends.extend([25, 26, 27]);
-        assert_eq!(stretch_ends(28, 16, 2, 1), ends);
+        assert_eq!(stretch_ends(28, 16, 2, 1).collect::<Vec<_>>(), ends);
         // Halves under the smallest stretch worth a task: 16 even stretches of 1.75
         // bytes, ends rounded down.
         let even: Vec<usize> = (1..16).map(|k| k * 7 / 4).collect();
-        assert_eq!(stretch_ends(28, 16, 2, 2), even);
+        assert_eq!(stretch_ends(28, 16, 2, 2).collect::<Vec<_>>(), even);
         // Two stretches: the second is the half (2/3 and 1/3 of 30 bytes).
-        assert_eq!(stretch_ends(30, 2, 4, 1), vec![20]);
-        assert_eq!(stretch_ends(30, 1, 2, 1), Vec::<usize>::new());
+        assert_eq!(stretch_ends(30, 2, 4, 1).collect::<Vec<_>>(), vec![20]);
+        assert_eq!(stretch_ends(30, 1, 2, 1).count(), 0);
         // A length whose product with the units overflows 64 bits.
-        let huge = stretch_ends(usize::MAX, 16, 2, 1);
+        let huge: Vec<usize> = stretch_ends(usize::MAX, 16, 2, 1).collect();
         assert!(huge.windows(2).all(|w| w[0] < w[1]) && huge[14] < usize::MAX);
     }
 
