@@ -531,7 +531,10 @@ pub(crate) fn check_file(path: &Path, dtype: DType, len: usize) -> Result<(), St
         return Ok(());
     }
     let (ty, shape) = read_header(path)?;
-    let n: usize = shape.iter().product();
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| format!("{what}: shape {shape:?} has too many elements"))?;
     if n != len {
         return Err(format!("{what} holds {n} elements (shape {shape:?}), the buffer has {len}"));
     }

@@ -233,9 +233,10 @@ impl WgpuBackend {
                     )));
                 }
             }
-            let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
+            // Three `u32`s multiply past `u64` but not past `u128`.
+            let threads: u128 = block.iter().map(|&b| u128::from(b)).product();
             if threads == 0
-                || threads > u64::from(self.limits.max_compute_invocations_per_workgroup)
+                || threads > u128::from(self.limits.max_compute_invocations_per_workgroup)
             {
                 return Err(BackendError::BadLaunch(format!(
                     "{}: block {}x{}x{} = {threads} invocations: this adapter allows 1..={}",

@@ -178,15 +178,21 @@ impl Dispatch {
         self.counters.get(name).copied()
     }
 
-    /// Total blocks (workgroups) of the grid.
+    /// Total blocks (workgroups) of the grid; `None` when the file's dimensions
+    /// multiply past `u64` (no launch has that many: the row is damaged).
     pub fn blocks(&self) -> Option<u64> {
-        self.grid.map(|g| g.iter().product())
+        self.grid.and_then(volume)
     }
 
-    /// Threads per block.
+    /// Threads per block (`None` past `u64`, as [`Dispatch::blocks`]).
     pub fn threads_per_block(&self) -> Option<u64> {
-        self.block.map(|b| b.iter().product())
+        self.block.and_then(volume)
     }
+}
+
+/// The product of a launch's three dimensions, `None` when it overflows `u64`.
+fn volume(d: Dim3) -> Option<u64> {
+    d.iter().try_fold(1u64, |acc, &x| acc.checked_mul(x))
 }
 
 /// A per-kernel aggregate written by the tool itself (rocprof `results.stats.csv`,
@@ -293,6 +299,19 @@ pub fn clean_kernel_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_sizes_that_overflow_are_missing() {
+        let mut d =
+            Dispatch { grid: Some([4, 2, 3]), block: Some([256, 1, 1]), ..Dispatch::default() };
+        assert_eq!((d.blocks(), d.threads_per_block()), (Some(24), Some(256)));
+        // 2^32 × 2^32 × 2 = 2^65: past u64, as a damaged nsys CSV row had it.
+        d.grid = Some([1 << 32, 1 << 32, 2]);
+        d.block = Some([u64::MAX, 2, 1]);
+        assert_eq!((d.blocks(), d.threads_per_block()), (None, None));
+        d.grid = None;
+        assert_eq!(d.blocks(), None);
+    }
 
     #[test]
     fn kernel_name_suffixes() {
