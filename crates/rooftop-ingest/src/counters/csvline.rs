@@ -1,38 +1,78 @@
 //! CSV line splitting and number parsing shared by the Nsight Compute and Nsight Systems
 //! CSV readers: RFC 4180 quoting, digit grouping accepted only in its regular form.
 
+use std::borrow::Cow;
+
 /// Splits one CSV line (RFC 4180 quoting, `""` inside quotes). `None` when a quote is
-/// left open.
-pub(crate) fn split_csv_line(line: &str) -> Option<Vec<String>> {
+/// left open. A quote may open or close anywhere in a field (`a"b,c"d` is `ab,cd`), as
+/// the readers have always taken it. A field that is one stretch of the line (plain, or
+/// all of it inside one pair of quotes: what every tool writes) is borrowed from it;
+/// only a field with `""` in it, or quotes inside it, is built anew.
+pub(crate) fn split_csv_line(line: &str) -> Option<Vec<Cow<'_, str>>> {
+    let b = line.as_bytes();
     let mut fields = Vec::new();
-    let mut cur = String::new();
+    let mut field = Field::default();
     let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    cur.push('"');
-                    chars.next();
-                } else {
-                    quoted = false;
-                }
-            } else {
-                cur.push(c);
+    // Start of the stretch of the line not yet added to `field`.
+    let mut seg = 0;
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' if quoted && b.get(i + 1) == Some(&b'"') => {
+                // `""`: one quote, the first of the two.
+                field.add(line.get(seg..=i));
+                i += 2;
+                seg = i;
+                continue;
             }
-        } else if c == '"' {
-            quoted = true;
-        } else if c == ',' {
-            fields.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
+            b'"' => {
+                field.add(line.get(seg..i));
+                quoted = !quoted;
+                seg = i + 1;
+            }
+            b',' if !quoted => {
+                field.add(line.get(seg..i));
+                fields.push(field.take());
+                seg = i + 1;
+            }
+            _ => {}
         }
+        i += 1;
     }
     if quoted {
         return None;
     }
-    fields.push(cur);
+    field.add(line.get(seg..));
+    fields.push(field.take());
     Some(fields)
+}
+
+/// One field of [`split_csv_line`] as it is assembled: the first stretch of the line it
+/// holds, borrowed, and a copy only when a second stretch follows.
+#[derive(Default)]
+struct Field<'a> {
+    first: Option<&'a str>,
+    joined: Option<String>,
+}
+
+impl<'a> Field<'a> {
+    /// Appends a stretch (the splitter cuts only at ASCII bytes, so `Some` always).
+    fn add(&mut self, part: Option<&'a str>) {
+        let Some(part) = part.filter(|p| !p.is_empty()) else { return };
+        match (&mut self.joined, self.first) {
+            (Some(joined), _) => joined.push_str(part),
+            (None, None) => self.first = Some(part),
+            (None, Some(first)) => self.joined = Some([first, part].concat()),
+        }
+    }
+
+    fn take(&mut self) -> Cow<'a, str> {
+        let f = std::mem::take(self);
+        match f.joined {
+            Some(joined) => Cow::Owned(joined),
+            None => Cow::Borrowed(f.first.unwrap_or_default()),
+        }
+    }
 }
 
 /// Parses a finite number, accepting digit grouping with commas (`"1,215,000.50"`) only
@@ -103,6 +143,57 @@ mod tests {
         assert_eq!(parse_number("NaN"), None);
         assert_eq!(parse_number(""), None);
         assert_eq!(parse_number("1e3"), Some(1000.0));
+    }
+
+    /// The splitter as it was before fields were borrowed (a character at a time, every
+    /// field a new `String`): the oracle the borrowing one is checked against.
+    fn split_by_chars(line: &str) -> Option<Vec<String>> {
+        let mut fields = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if quoted {
+                if c == '"' {
+                    if chars.peek() == Some(&'"') {
+                        cur.push('"');
+                        chars.next();
+                    } else {
+                        quoted = false;
+                    }
+                } else {
+                    cur.push(c);
+                }
+            } else if c == '"' {
+                quoted = true;
+            } else if c == ',' {
+                fields.push(std::mem::take(&mut cur));
+            } else {
+                cur.push(c);
+            }
+        }
+        if quoted {
+            return None;
+        }
+        fields.push(cur);
+        Some(fields)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn borrowed_fields_are_the_characters_split(line in "[a\\\",é ]{0,24}") {
+            let new = split_csv_line(&line).map(|f| f.into_iter().map(Cow::into_owned).collect());
+            proptest::prop_assert_eq!(new, split_by_chars(&line));
+        }
+    }
+
+    #[test]
+    fn plain_and_quoted_fields_are_borrowed() {
+        let line = r#"1,"sm__cycles.sum","a ""b""",x"y"z,"#;
+        let f = split_csv_line(line).unwrap();
+        assert_eq!(f, vec!["1", "sm__cycles.sum", "a \"b\"", "xyz", ""]);
+        let borrowed: Vec<bool> = f.iter().map(|c| matches!(c, Cow::Borrowed(_))).collect();
+        assert_eq!(borrowed, [true, true, false, false, true]);
     }
 
     #[test]

@@ -33,14 +33,21 @@ pub use super::ncu_units::unit_factor;
 use super::ncu_units::{is_per_second, non_negative_kind};
 use super::text::read_text;
 use super::CounterError;
+use rayon::prelude::*;
 use rooftop_core::counters::nvidia::{
     duration_from_metrics, plausible_pct, HIT_RATE_METRICS, SPEED_OF_LIGHT_METRICS,
 };
+use rooftop_core::counters::CounterName;
 use rooftop_core::counters::{
     CounterFormat, CounterSet, CounterSource, DeviceInfo, Dim3, Dispatch, ToolRule,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
+
+/// A hash map with a fast, keyed hash (`foldhash`): metric names and launch IDs are
+/// looked up once per value read.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Details-page display labels → the metric id ncu shows under that label, from the
 /// `SpeedOfLight`, `MemoryWorkloadAnalysis`, `LaunchStatistics` and `Occupancy` section
@@ -130,13 +137,12 @@ pub fn metric_for_label(label: &str, unit: &str) -> Option<&'static str> {
 
 /// Values that mean "not collected" rather than a number.
 fn is_not_available(s: &str) -> bool {
-    let t = s.trim().to_ascii_lowercase();
+    let t = s.trim();
     // Nsight Compute 2025's raw page writes `no data` for a metric it could not
     // collect on that launch (`sass__inst_executed_register_spilling_mem_local`).
-    matches!(
-        t.as_str(),
-        "n/a" | "na" | "-" | "nan" | "-nan" | "inf" | "-inf" | "(!) n/a" | "no data"
-    )
+    ["n/a", "na", "-", "nan", "-nan", "inf", "-inf", "(!) n/a", "no data"]
+        .iter()
+        .any(|n| t.eq_ignore_ascii_case(n))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -173,6 +179,77 @@ struct Columns {
     launch: Vec<(usize, String)>,
     /// Raw page: the units row, once read.
     units: Option<Vec<String>>,
+    /// Raw page, once its units are read: each metric column as its values are read.
+    plan: Vec<Planned>,
+    /// Indices into `plan` in the order of the metric names (equal names in column
+    /// order), the order a launch's counters are kept in.
+    by_name: Vec<usize>,
+}
+
+/// A raw-page metric column, prepared once for every row below it.
+#[derive(Debug)]
+struct Planned {
+    col: usize,
+    id: String,
+    key: CounterName,
+    unit: String,
+    factor: Option<f64>,
+    /// Its unit is one of a quantity that cannot be negative ([`non_negative_kind`]).
+    non_negative: bool,
+    /// A hit rate or a Speed-of-Light percentage: a value outside 0..100 is noted.
+    percent: bool,
+    /// A device attribute, whose unit is kept.
+    attribute: bool,
+}
+
+impl Planned {
+    /// Whether `add_metric` would keep `value` (a number read in this column, in base
+    /// units) and do nothing else: no unknown unit to note, nothing to refuse or note,
+    /// no unit to keep.
+    fn quiet(&self, value: f64) -> bool {
+        self.factor.is_some()
+            && !self.attribute
+            && !(value < 0.0 && self.non_negative)
+            && (!self.percent || plausible_pct(value))
+    }
+}
+
+/// A raw-page row's metric values: the launch's counters (every cell that is a number,
+/// by name) and the cells `add_metric` must still read (indices into the block's `plan`,
+/// in column order): those that are not numbers, or are numbers with something to note
+/// or refuse.
+type RowValues = (BTreeMap<CounterName, f64>, Vec<usize>);
+
+/// Raw-page lines prepared at once on the thread pool, ahead of their turn.
+const READ_AHEAD: usize = 256;
+
+/// A raw-page line prepared ahead of its turn: its fields, whether they are a header,
+/// and, when they are as many as the header's, its metric values.
+struct Ahead<'t> {
+    fields: Option<Vec<Cow<'t, str>>>,
+    header: bool,
+    values: Option<RowValues>,
+}
+
+/// `line` prepared under the raw-page block `b` (the work that depends on nothing read
+/// before it).
+fn read_ahead<'t>(b: &Columns, line: &'t str) -> Ahead<'t> {
+    let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    let fields = split_csv_line(line);
+    let header = fields.as_deref().is_some_and(looks_like_header);
+    let values = match &fields {
+        Some(f) if !header && f.len() == b.n => Some(b.row_values(f)),
+        _ => None,
+    };
+    Ahead { fields, header, values }
+}
+
+/// The metric a value is read under: its id, its unit as written and that unit's factor
+/// to base units ([`unit_factor`]).
+struct Metric<'m> {
+    id: &'m str,
+    unit: &'m str,
+    factor: Option<f64>,
 }
 
 /// Positions of the rule columns of a details-page header.
@@ -211,19 +288,19 @@ fn is_launch_column(name: &str) -> bool {
     LAUNCH_COLUMNS.contains(&name) || name.is_empty() || name.contains([' ', ':'])
 }
 
-fn col(fields: &[String], name: &str) -> Option<usize> {
+fn col(fields: &[Cow<str>], name: &str) -> Option<usize> {
     fields.iter().position(|f| f.trim() == name)
 }
 
 /// Whether a parsed line is an ncu CSV header (complete or not).
-fn looks_like_header(fields: &[String]) -> bool {
+fn looks_like_header(fields: &[Cow<str>]) -> bool {
     let has = |n: &str| fields.iter().any(|f| f.trim() == n);
     (has("ID") || has("Kernel Name"))
         && (has("Metric Name") || has("Process ID") || fields.iter().any(|f| f.contains("__")))
 }
 
 impl Columns {
-    fn new(path: &Path, line: u64, fields: &[String]) -> Result<Columns, CounterError> {
+    fn new(path: &Path, line: u64, fields: &[Cow<str>]) -> Result<Columns, CounterError> {
         let need = |name: &str, what: &str| {
             col(fields, name).ok_or_else(|| {
                 CounterError::at_field(
@@ -261,6 +338,8 @@ impl Columns {
             metrics: Vec::new(),
             launch: Vec::new(),
             units: None,
+            plan: Vec::new(),
+            by_name: Vec::new(),
         };
         if let Some(mn) = col(fields, "Metric Name") {
             b.layout = Layout::Long;
@@ -288,6 +367,64 @@ impl Columns {
         Ok(b)
     }
 
+    /// Prepares the raw page's metric columns from its units row `f`: each one's name
+    /// shared, its unit trimmed and that unit's factor, and their order by name.
+    fn plan_metrics(&mut self, f: &[Cow<str>], names: &mut FastMap<String, CounterName>) {
+        self.plan = self
+            .metrics
+            .iter()
+            .map(|(col, id)| {
+                let unit = f.get(*col).map_or("", |u| u.trim()).to_string();
+                Planned {
+                    col: *col,
+                    key: intern(names, id),
+                    id: id.clone(),
+                    factor: unit_factor(&unit),
+                    non_negative: non_negative_kind(&unit).is_some(),
+                    percent: HIT_RATE_METRICS.contains(&id.as_str())
+                        || SPEED_OF_LIGHT_METRICS.iter().any(|(m, _)| m == id),
+                    attribute: id.starts_with("device__attribute_"),
+                    unit,
+                }
+            })
+            .collect();
+        let mut by_name: Vec<usize> = (0..self.plan.len()).collect();
+        // Stable: of two columns with one name the later one's value is kept, as when
+        // they were inserted in column order.
+        by_name.sort_by(|a, b| self.plan[*a].key.cmp(&self.plan[*b].key));
+        self.by_name = by_name;
+    }
+
+    /// The metric values of a raw-page row `f` (as many fields as the header).
+    fn row_values(&self, f: &[Cow<str>]) -> RowValues {
+        let mut slots = vec![None; self.plan.len()];
+        let mut loud = Vec::new();
+        for (i, (p, slot)) in self.plan.iter().zip(slots.iter_mut()).enumerate() {
+            let v = f.get(p.col).map_or("", |c| c.trim());
+            if v.is_empty() {
+                continue;
+            }
+            match parse_number(v) {
+                Some(x) => {
+                    // The value `add_metric` keeps: a unit it does not know is noted,
+                    // and the number kept as written.
+                    let value = x * p.factor.unwrap_or(1.0);
+                    *slot = Some(value);
+                    if !p.quiet(value) {
+                        loud.push(i);
+                    }
+                }
+                None => loud.push(i),
+            }
+        }
+        let counters = self
+            .by_name
+            .iter()
+            .filter_map(|&i| Some((self.plan.get(i)?.key.clone(), (*slots.get(i)?)?)))
+            .collect();
+        (counters, loud)
+    }
+
     /// Whether a row of `len` fields is a details-page metric row that stops after
     /// `Metric Value` (Nsight Compute 2023.2+ writes metric rows with a trailing comma
     /// and without the rule columns: 16 fields under a 20-column header).
@@ -308,15 +445,21 @@ struct Launch {
     /// Non-numeric values (`device__attribute_display_name`, cache configuration).
     strings: BTreeMap<String, String>,
     cc: Option<String>,
+    /// Details page: counters read but not yet in `d.counters`, in file order (added
+    /// when a row of another launch comes, and at the end: a map built from many values
+    /// at once costs less than as many inserts).
+    pending: Vec<(CounterName, f64)>,
 }
 
 #[derive(Debug, Default)]
 struct State {
     launches: Vec<Launch>,
     /// Metric names, interned: one allocation per name, shared by every launch.
-    names: HashMap<String, rooftop_core::counters::CounterName>,
+    names: FastMap<String, CounterName>,
     /// Launch ID → index in `launches`, for the current run.
-    run_index: HashMap<u64, usize>,
+    run_index: FastMap<u64, usize>,
+    /// The launch whose `pending` counters are not yet in its map.
+    open: Option<usize>,
     runs: usize,
     implicit_runs: usize,
     skipped_lines: usize,
@@ -331,6 +474,45 @@ struct State {
     bad_speedups: Vec<String>,
 }
 
+impl State {
+    /// Moves the open launch's pending counters into its map.
+    fn flush(&mut self) {
+        if let Some(l) = self.open.take().and_then(|k| self.launches.get_mut(k)) {
+            add_counters(&mut l.d.counters, std::mem::take(&mut l.pending));
+        }
+    }
+}
+
+/// Adds `values` (in the order they were read) to `counters`: a later value of one name
+/// replaces an earlier one, as `insert` does. Into an empty map they go at once
+/// (`BTreeMap::from_iter` sorts them, stably, and builds the tree in one pass).
+fn add_counters(counters: &mut BTreeMap<CounterName, f64>, values: Vec<(CounterName, f64)>) {
+    if counters.is_empty() {
+        *counters = values.into_iter().collect();
+    } else {
+        counters.extend(values);
+    }
+}
+
+/// Adds a raw-page row's counters, all read in one row, to a launch's `counters`.
+fn add_row_counters(counters: &mut BTreeMap<CounterName, f64>, row: BTreeMap<CounterName, f64>) {
+    if counters.is_empty() {
+        *counters = row;
+    } else {
+        counters.extend(row);
+    }
+}
+
+/// The shared name of metric `id`, made once.
+fn intern(names: &mut FastMap<String, CounterName>, id: &str) -> CounterName {
+    if let Some(k) = names.get(id) {
+        return k.clone();
+    }
+    let k: CounterName = id.into();
+    names.insert(id.to_string(), k.clone());
+    k
+}
+
 fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
     if text.trim().is_empty() {
         return Err(CounterError::new(path, "the file is empty (expected Nsight Compute CSV)"));
@@ -338,7 +520,27 @@ fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
     let mut st = State::default();
     let mut block: Option<Columns> = None;
     let mut first_layout = None;
-    for (i, line) in text.lines().enumerate() {
+    let mut lines = text.lines().enumerate();
+    // Raw-page lines prepared on the pool (under the block they were prepared for: a
+    // header drops what was prepared after it), and those still to be read.
+    let mut ahead: VecDeque<(usize, &str, Option<Ahead<'_>>)> = VecDeque::new();
+    loop {
+        if ahead.is_empty() {
+            if let Some(b) = block.as_ref().filter(|b| b.layout == Layout::Raw && b.units.is_some())
+            {
+                let batch: Vec<(usize, &str)> = lines.by_ref().take(READ_AHEAD).collect();
+                let prepared: Vec<Ahead<'_>> =
+                    batch.par_iter().map(|(_, line)| read_ahead(b, line)).collect();
+                ahead.extend(batch.into_iter().zip(prepared).map(|((i, l), a)| (i, l, Some(a))));
+            }
+        }
+        let (i, line, pre) = match ahead.pop_front() {
+            Some(next) => next,
+            None => match lines.next() {
+                Some((i, line)) => (i, line, None),
+                None => break,
+            },
+        };
         let ln = i as u64 + 1;
         // Files concatenated with `cat` keep each one's BOM.
         let line = line.strip_prefix('\u{feff}').unwrap_or(line);
@@ -354,9 +556,17 @@ fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
             continue;
         }
         let quoted = t.starts_with('"');
-        let fields = split_csv_line(line);
+        let Ahead { fields, header, values } = pre.unwrap_or_else(|| {
+            let fields = split_csv_line(line);
+            let header = fields.as_deref().is_some_and(looks_like_header);
+            Ahead { fields, header, values: None }
+        });
         if let Some(f) = &fields {
-            if looks_like_header(f) {
+            if header {
+                // What was prepared after it was prepared under the block before it.
+                for a in &mut ahead {
+                    a.2 = None;
+                }
                 let b = Columns::new(path, ln, f)?;
                 first_layout.get_or_insert(b.layout);
                 st.layouts.insert(match b.layout {
@@ -376,7 +586,7 @@ fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
         let fields = match fields {
             Some(f) if f.len() == b.n => f,
             Some(mut f) if b.accepts_short(f.len()) => {
-                f.resize(b.n, String::new());
+                f.resize(b.n, Cow::Borrowed(""));
                 f
             }
             Some(f) if quoted => {
@@ -402,10 +612,11 @@ fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
         };
         if b.layout == Layout::Raw && b.units.is_none() {
             check_units_row(path, ln, b, &fields)?;
-            b.units = Some(fields);
+            b.plan_metrics(&fields, &mut st.names);
+            b.units = Some(fields.into_iter().map(Cow::into_owned).collect());
             continue;
         }
-        row(path, ln, b, &fields, &mut st)?;
+        row(path, ln, b, &fields, values, &mut st)?;
     }
     let Some(layout) = first_layout else {
         return Err(CounterError::new(
@@ -423,6 +634,7 @@ fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
             ));
         }
     }
+    st.flush();
     Ok(finish(path, layout, st))
 }
 
@@ -438,7 +650,7 @@ fn is_tool_message(t: &str) -> bool {
 /// read ([`read_by_formulas`]), no unit or one [`unit_factor`] knows: a unit it does not
 /// know (`furlong`) is an error, since its values could not be converted to bytes, ns or
 /// counts and would be read as if they were.
-fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[String]) -> Result<(), CounterError> {
+fn check_units_row(path: &Path, ln: u64, b: &Columns, f: &[Cow<str>]) -> Result<(), CounterError> {
     for (i, name) in &b.launch {
         let v = f.get(*i).map_or("", |v| v.trim());
         if !v.is_empty() {
@@ -508,11 +720,14 @@ fn parse_dim3(s: &str) -> Option<Dim3> {
     parse_u64(t).map(|n| [n, 1, 1])
 }
 
+/// Reads a data row `f` of block `b` (on the raw page, with its metric values when they
+/// were read ahead).
 fn row(
     path: &Path,
     ln: u64,
     b: &Columns,
-    f: &[String],
+    f: &[Cow<str>],
+    values: Option<RowValues>,
     st: &mut State,
 ) -> Result<(), CounterError> {
     let id_text = f[b.id].trim();
@@ -572,10 +787,16 @@ fn row(
     };
     match b.layout {
         Layout::Raw => {
-            let units = b.units.as_deref().unwrap_or(&[]);
-            for (c, metric) in &b.metrics {
-                let unit = units.get(*c).map_or("", |u| u.trim());
-                add_metric(path, ln, metric, metric, unit, &f[*c], idx, st)?;
+            st.flush();
+            let (counters, loud) = values.unwrap_or_else(|| b.row_values(f));
+            // The cells with something to note or refuse, in column order (the values
+            // they give are among `counters` already).
+            for p in loud.iter().filter_map(|&i| b.plan.get(i)) {
+                let m = Metric { id: &p.id, unit: &p.unit, factor: p.factor };
+                add_metric(path, ln, &p.id, &m, &f[p.col], idx, st)?;
+            }
+            if let Some(l) = st.launches.get_mut(idx) {
+                add_row_counters(&mut l.d.counters, counters);
             }
         }
         Layout::Long => {
@@ -599,10 +820,22 @@ fn row(
                 st.unmapped_labels.insert(label.to_string());
                 label.to_string()
             };
-            if read_by_formulas(&id) && unit_factor(unit).is_none() {
+            let factor = unit_factor(unit);
+            if read_by_formulas(&id) && factor.is_none() {
                 return Err(unknown_unit(path, ln, "Metric Unit", label, unit));
             }
-            add_metric(path, ln, "Metric Value", &id, unit, &f[b.metric_value], idx, st)?;
+            let key = intern(&mut st.names, &id);
+            let m = Metric { id: &id, unit, factor };
+            if let Some(v) = add_metric(path, ln, "Metric Value", &m, &f[b.metric_value], idx, st)?
+            {
+                if st.open != Some(idx) {
+                    st.flush();
+                    st.open = Some(idx);
+                }
+                if let Some(l) = st.launches.get_mut(idx) {
+                    l.pending.push((key, v));
+                }
+            }
         }
     }
     Ok(())
@@ -614,7 +847,7 @@ fn rule_row(
     ln: u64,
     b: &Columns,
     rc: RuleColumns,
-    f: &[String],
+    f: &[Cow<str>],
     st: &mut State,
 ) -> Option<ToolRule> {
     let get = |c: Option<usize>| {
@@ -652,67 +885,56 @@ fn may_be_text(metric: &str) -> bool {
             .any(|p| metric.starts_with(p))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A value `value` of metric `m` in `column` of line `ln`, checked and converted to base
+/// units: the number to keep among the launch's counters, or `None` (an empty cell, `n/a`,
+/// a text value kept among the launch's strings).
 fn add_metric(
     path: &Path,
     ln: u64,
     column: &str,
-    metric: &str,
-    unit: &str,
+    m: &Metric,
     value: &str,
     idx: usize,
     st: &mut State,
-) -> Result<(), CounterError> {
+) -> Result<Option<f64>, CounterError> {
     let v = value.trim();
-    if v.is_empty() {
-        return Ok(());
+    if v.is_empty() || idx >= st.launches.len() {
+        return Ok(None);
     }
-    if is_not_available(v) {
-        st.not_available += 1;
-        return Ok(());
-    }
-    if idx >= st.launches.len() {
-        return Ok(());
-    }
-    match parse_number(v) {
-        Some(x) => {
-            let factor = unit_factor(unit).unwrap_or_else(|| {
-                st.unknown_units.insert((unit.to_string(), metric.to_string()));
-                1.0
-            });
-            check_plausible(path, ln, column, metric, unit, v, x * factor, idx, st)?;
-            // Each metric name once, shared by every launch.
-            let key = if let Some(k) = st.names.get(metric) {
-                k.clone()
-            } else {
-                let k: rooftop_core::counters::CounterName = metric.into();
-                st.names.insert(metric.to_string(), k.clone());
-                k
-            };
-            let Some(launch) = st.launches.get_mut(idx) else { return Ok(()) };
-            launch.d.counters.insert(key, x * factor);
-            // Only the device attributes' units are read back (clocks in kHz or Hz).
-            if metric.starts_with("device__attribute_") {
-                launch.units.insert(metric.to_string(), unit.to_string());
-            }
+    // `n/a` and its kin are never numbers, so they are looked for only when a value is
+    // not one.
+    let Some(x) = parse_number(v) else {
+        if is_not_available(v) {
+            st.not_available += 1;
+            return Ok(None);
         }
-        None if unit.is_empty() && may_be_text(metric) => {
+        if m.unit.is_empty() && may_be_text(m.id) {
             if let Some(launch) = st.launches.get_mut(idx) {
-                launch.strings.insert(metric.to_string(), v.to_string());
+                launch.strings.insert(m.id.to_string(), v.to_string());
             }
+            return Ok(None);
         }
-        None => {
-            let unit_text =
-                if unit.is_empty() { String::new() } else { format!(" in unit `{unit}`") };
-            return Err(CounterError::at_field(
-                path,
-                ln,
-                column,
-                format!("expected a number{unit_text} for `{metric}`, found `{v}`"),
-            ));
+        let unit_text =
+            if m.unit.is_empty() { String::new() } else { format!(" in unit `{}`", m.unit) };
+        return Err(CounterError::at_field(
+            path,
+            ln,
+            column,
+            format!("expected a number{unit_text} for `{}`, found `{v}`", m.id),
+        ));
+    };
+    let factor = m.factor.unwrap_or_else(|| {
+        st.unknown_units.insert((m.unit.to_string(), m.id.to_string()));
+        1.0
+    });
+    check_plausible(path, ln, column, m.id, m.unit, v, x * factor, idx, st)?;
+    // Only the device attributes' units are read back (clocks in kHz or Hz).
+    if m.id.starts_with("device__attribute_") {
+        if let Some(launch) = st.launches.get_mut(idx) {
+            launch.units.insert(m.id.to_string(), m.unit.to_string());
         }
     }
-    Ok(())
+    Ok(Some(x * factor))
 }
 
 /// Refuses what no measurement can give: a negative byte count, duration or event count
@@ -746,7 +968,10 @@ fn check_plausible(
             ));
         }
     }
-    if HIT_RATE_METRICS.contains(&metric) && !plausible_pct(value) {
+    if plausible_pct(value) {
+        return Ok(());
+    }
+    if HIT_RATE_METRICS.contains(&metric) {
         st.impossible.push(format!(
             "line {ln}, column `{column}`: `{metric}` of launch {} is {written}%, which is \
              impossible for a hit rate (hits over accesses): kept as read, but not shown and \
@@ -755,14 +980,12 @@ fn check_plausible(
         ));
     }
     if let Some((_, label)) = SPEED_OF_LIGHT_METRICS.iter().find(|(id, _)| *id == metric) {
-        if !plausible_pct(value) {
-            st.impossible.push(format!(
-                "line {ln}, column `{column}`: \"{label}\" of launch {} is {written}% of its \
-                 peak, which is impossible: kept as read, but no bound and no busiest unit are \
-                 drawn from that launch's Speed of Light",
-                st.launches.get(idx).map_or(0, |l| l.d.id)
-            ));
-        }
+        st.impossible.push(format!(
+            "line {ln}, column `{column}`: \"{label}\" of launch {} is {written}% of its peak, \
+             which is impossible: kept as read, but no bound and no busiest unit are drawn from \
+             that launch's Speed of Light",
+            st.launches.get(idx).map_or(0, |l| l.d.id)
+        ));
     }
     Ok(())
 }
@@ -959,6 +1182,107 @@ fn device_info(launches: &[Launch], notes: &mut Vec<String>) -> DeviceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt::Write as _;
+
+    /// A launch's counters are kept by name: of a metric written twice, the later value
+    /// (the later raw-page column, the later details row), as one insert after another
+    /// would keep; a details-page launch whose rows come back after another launch's
+    /// keeps all of them.
+    #[test]
+    fn counters_kept_by_name_the_later_value_winning() {
+        let raw = "\"ID\",\"Kernel Name\",\"lts__t_bytes.sum\",\"dram__bytes_read.sum\",\"lts__t_bytes.sum\"\n\
+                   \"\",\"\",\"byte\",\"Kbyte\",\"byte\"\n\
+                   \"0\",\"k\",\"1\",\"2\",\"3\"\n";
+        let set = read_str("raw.csv", raw).unwrap();
+        let d = &set.dispatches[0];
+        assert_eq!(d.counter("lts__t_bytes.sum"), Some(3.0));
+        assert_eq!(d.counter("dram__bytes_read.sum"), Some(2000.0));
+        assert_eq!(d.counters.len(), 2);
+
+        let head = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+        let rows = [
+            ("0", "a", "lts__t_bytes.sum", "byte", "1"),
+            ("0", "a", "dram__bytes_read.sum", "byte", "5"),
+            ("1", "b", "lts__t_bytes.sum", "byte", "7"),
+            ("0", "a", "lts__t_bytes.sum", "Kbyte", "2"),
+            ("0", "a", "dram__bytes_write.sum", "byte", "6"),
+        ];
+        let lines: Vec<String> = rows
+            .iter()
+            .map(|(i, k, m, u, v)| format!("\"{i}\",\"{k}\",\"{m}\",\"{u}\",\"{v}\"\n"))
+            .collect();
+        let set = read_str("details.csv", &format!("{head}{}", lines.concat())).unwrap();
+        let a = &set.dispatches[0];
+        assert_eq!((&*a.name, a.counters.len()), ("a", 3));
+        assert_eq!(a.counter("lts__t_bytes.sum"), Some(2000.0));
+        assert_eq!(a.counter("dram__bytes_read.sum"), Some(5.0));
+        assert_eq!(a.counter("dram__bytes_write.sum"), Some(6.0));
+        let b = &set.dispatches[1];
+        assert_eq!((&*b.name, b.counter("lts__t_bytes.sum")), ("b", Some(7.0)));
+    }
+
+    /// Raw-page lines are prepared on the pool [`READ_AHEAD`] at a time, under the block
+    /// read so far. A second header inside a prepared batch (columns swapped, other
+    /// units) drops what was prepared after it: those rows are read under their own
+    /// header. Cells with something to note (`n/a`, an impossible hit rate, a unit rooftop
+    /// does not know, a device attribute) are noted once each, in a batch or not.
+    #[test]
+    fn a_header_inside_a_prepared_batch_starts_its_own_block() {
+        let hit = "lts__t_sector_hit_rate.pct";
+        let mut text = format!(
+            "\"ID\",\"Kernel Name\",\"dram__bytes_read.sum\",\"{hit}\",\"x__odd.sum\",\
+             \"device__attribute_clock_rate\"\n\"\",\"\",\"Kbyte\",\"%\",\"furlong\",\"kHz\"\n"
+        );
+        for i in 0..300 {
+            let h = match i {
+                5 => "n/a",
+                290 => "150",
+                _ => "40",
+            };
+            writeln!(text, "\"{i}\",\"a\",\"{i}\",\"{h}\",\"2\",\"1755000\"").unwrap();
+        }
+        // As many columns as the first block: the prepared rows would fit it.
+        writeln!(
+            text,
+            "\"ID\",\"Kernel Name\",\"{hit}\",\"dram__bytes_read.sum\",\"lts__t_bytes.sum\",\
+             \"sm__cycles_elapsed.avg\"\n\"\",\"\",\"%\",\"byte\",\"byte\",\"cycle\""
+        )
+        .unwrap();
+        for i in 0..300 {
+            writeln!(text, "\"{i}\",\"b\",\"50\",\"{}\",\"3\",\"9\"", i + 7).unwrap();
+        }
+        let set = read_str("two.csv", &text).unwrap();
+        assert_eq!(set.dispatches.len(), 600);
+        let dram = "dram__bytes_read.sum";
+        for (i, d) in set.dispatches.iter().enumerate() {
+            if i < 300 {
+                assert_eq!((&*d.name, d.id), ("a", i as u64));
+                assert_eq!(d.counter(dram), Some(i as f64 * 1000.0), "launch {i}");
+                let want = match i {
+                    5 => None,
+                    290 => Some(150.0),
+                    _ => Some(40.0),
+                };
+                assert_eq!(d.counter(hit), want, "launch {i}");
+                assert_eq!(d.counter("x__odd.sum"), Some(2.0));
+                assert_eq!(d.counters.len(), if i == 5 { 3 } else { 4 });
+            } else {
+                assert_eq!((&*d.name, d.id), ("b", i as u64 - 300));
+                assert_eq!(d.counter(dram), Some((i - 300 + 7) as f64), "launch {i}");
+                assert_eq!(d.counter(hit), Some(50.0));
+                assert_eq!(d.counter("lts__t_bytes.sum"), Some(3.0));
+                assert_eq!(d.counter("sm__cycles_elapsed.avg"), Some(9.0));
+                assert_eq!(d.counters.len(), 4);
+            }
+        }
+        let notes = &set.source.notes;
+        let has = |s: &str| notes.iter().filter(|n| n.contains(s)).count();
+        assert_eq!(has("line 293, column `lts__t_sector_hit_rate.pct`"), 1, "{notes:#?}");
+        assert_eq!(has("is 150%, which is impossible"), 1, "{notes:#?}");
+        assert_eq!(has("1 values were `n/a`"), 1, "{notes:#?}");
+        assert_eq!(has("unit `furlong` of `x__odd.sum`"), 1, "{notes:#?}");
+        assert_eq!(has("2 runs concatenated"), 1, "{notes:#?}");
+    }
 
     #[test]
     fn tuples() {

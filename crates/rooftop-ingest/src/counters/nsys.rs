@@ -26,6 +26,7 @@ use super::CounterError;
 use rooftop_core::counters::{
     CounterFormat, CounterSet, CounterSource, DeviceInfo, Dim3, Dispatch, ToolAggregate,
 };
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -174,7 +175,7 @@ struct State {
     old_names: bool,
 }
 
-fn is_header(f: &[String]) -> bool {
+fn is_header(f: &[Cow<str>]) -> bool {
     let first = f.first().map_or("", |s| s.trim());
     let k = key(first);
     (k == "time" && first.contains('%')) || (k == "start" && f.len() > 2)
@@ -286,7 +287,7 @@ fn parse(path: &Path, text: &str) -> Result<CounterSet, CounterError> {
         let fields = split_csv_line(line);
         if let Some(f) = &fields {
             if is_header(f) {
-                let h = Header { line: ln, cells: f.clone() };
+                let h = Header { line: ln, cells: f.iter().map(ToString::to_string).collect() };
                 let tb = classify(path, &h, &mut st)?;
                 if matches!(tb, Table::Other) {
                     st.other_tables += 1;
@@ -365,7 +366,7 @@ fn kern_sum_row(
     path: &Path,
     ln: u64,
     k: &KernSum,
-    f: &[String],
+    f: &[Cow<str>],
     st: &mut State,
 ) -> Result<(), CounterError> {
     let count_text = f[k.count].trim();
@@ -398,7 +399,7 @@ fn trace_row(
     path: &Path,
     ln: u64,
     t: &Trace,
-    f: &[String],
+    f: &[Cow<str>],
     st: &mut State,
 ) -> Result<(), CounterError> {
     let name = f[t.name].trim();
