@@ -131,7 +131,7 @@ pub fn arch_constants(arch: &str) -> Option<&'static ArchConstants> {
 
 /// A counter under its `_sum` spelling or its plain one.
 fn ctr(d: &Dispatch, base: &str) -> Option<f64> {
-    d.counter(&format!("{base}_sum")).or_else(|| d.counter(base)).filter(|v| v.is_finite())
+    d.counter_joined(&[base, "_sum"]).or_else(|| d.counter(base)).filter(|v| v.is_finite())
 }
 
 /// Several counters, all present, or the names of those absent.

@@ -31,6 +31,7 @@ use crate::diagnose::Finding;
 use crate::roofline::{place, Bound, ComputeRoof, RoofRates};
 use crate::units::{sig3, ExecUnit};
 use foldhash::HashMap;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -258,12 +259,30 @@ pub fn analyze_records(
     let mut group_of: HashMap<&str, usize> = HashMap::default();
     let mut groups: Vec<Group<'_>> = Vec::new();
     let mut dispatches = Vec::new();
+    // The values of dispatches with counters are derived ahead on the pool, a block at a
+    // time (a pure function of the dispatch: the same values as one after another); they
+    // are added up below in file order. Small sets stay on this thread.
+    let ahead = set.dispatches.len() >= DERIVED_AHEAD;
+    let mut pre: Vec<Option<Derived>> = Vec::new();
     for (i, d) in set.dispatches.iter().enumerate() {
+        if ahead && i % DERIVED_AHEAD == 0 {
+            let block = set.dispatches.get(i..).unwrap_or_default();
+            let block = block.get(..DERIVED_AHEAD).unwrap_or(block);
+            let derive = &derive;
+            pre = block
+                .par_iter()
+                .map(|d| (!d.counters.is_empty()).then(|| derive.compute(d, &set.device)))
+                .collect();
+            pre.reverse();
+        }
         let g = *group_of.entry(&*d.name).or_insert_with(|| {
             groups.push(Group { name: &d.name, idx: Vec::new(), acc: Acc::default() });
             groups.len() - 1
         });
-        let x = derive.of(d, &set.device);
+        let x = match pre.pop().flatten() {
+            Some(x) => derive.set_last(x),
+            None => derive.of(d, &set.device),
+        };
         for f in &x.formulas {
             if !formulas.contains(f) {
                 formulas.push(f.clone());
@@ -344,6 +363,10 @@ fn kernel_record(g: Group<'_>, all: &[Dispatch], ctx: &Ctx<'_>) -> KernelRecord 
 type LaunchShape =
     (Option<Dim3>, Option<Dim3>, Option<u32>, Option<u32>, Option<u32>, Option<u64>, Option<u32>);
 
+/// Dispatches whose values are derived ahead on the thread pool at once (and the
+/// fewest for which that is done).
+const DERIVED_AHEAD: usize = 1024;
+
 /// Launch shapes remembered at most: past it, each new shape is derived per dispatch.
 const SHAPES_KEPT: usize = 4096;
 
@@ -380,6 +403,12 @@ impl<'a> Deriver<'a> {
 
     fn compute(&self, d: &Dispatch, device: &super::DeviceInfo) -> Derived {
         derive_one(self.vendor, self.launch_model, d, device)
+    }
+
+    /// `x`, derived elsewhere, as the last dispatch's values.
+    fn set_last(&mut self, x: Derived) -> &Derived {
+        self.last = x;
+        &self.last
     }
 
     /// The derived values of `d` (valid until the next call).

@@ -178,6 +178,23 @@ impl Dispatch {
         self.counters.get(name).copied()
     }
 
+    /// The value of the counter whose name is `parts` written one after another (the
+    /// name is put together on the stack when it is short, as every vendor's is: the
+    /// formulas look names up this way once per dispatch).
+    pub fn counter_joined(&self, parts: &[&str]) -> Option<f64> {
+        let mut buf = [0u8; 128];
+        let mut n = 0;
+        for p in parts {
+            let Some(dst) = buf.get_mut(n..n + p.len()) else {
+                return self.counter(&parts.concat());
+            };
+            dst.copy_from_slice(p.as_bytes());
+            n += p.len();
+        }
+        // Whole `str`s one after another: always UTF-8.
+        std::str::from_utf8(buf.get(..n).unwrap_or_default()).ok().and_then(|s| self.counter(s))
+    }
+
     /// Total blocks (workgroups) of the grid; `None` when the file's dimensions
     /// multiply past `u64` (no launch has that many: the row is damaged).
     pub fn blocks(&self) -> Option<u64> {
@@ -286,14 +303,14 @@ impl CounterSet {
 }
 
 /// Strips AMD code-object suffixes from a kernel name: ` [clone .kd]`, ` (.kd)`, `.kd`.
-pub fn clean_kernel_name(name: &str) -> String {
+pub fn clean_kernel_name(name: &str) -> &str {
     let n = name.trim();
     for suffix in [" [clone .kd]", " (.kd)", ".kd"] {
         if let Some(s) = n.strip_suffix(suffix) {
-            return s.trim_end().to_string();
+            return s.trim_end();
         }
     }
-    n.to_string()
+    n
 }
 
 #[cfg(test)]
@@ -311,6 +328,34 @@ mod tests {
         assert_eq!((d.blocks(), d.threads_per_block()), (None, None));
         d.grid = None;
         assert_eq!(d.blocks(), None);
+    }
+
+    /// A joined name finds what the whole name finds, up to the stack buffer's 128 bytes
+    /// and past it (on the heap), with a multi-byte character across the parts.
+    #[test]
+    fn joined_names_find_their_counters() {
+        let long = "x".repeat(200);
+        let names = ["TCC_HIT_sum".to_string(), format!("{long}_sum"), "é_sum".to_string()];
+        let d = Dispatch {
+            counters: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.as_str().into(), i as f64))
+                .collect(),
+            ..Dispatch::default()
+        };
+        assert_eq!(d.counter_joined(&["TCC_HIT", "_sum"]), Some(0.0));
+        assert_eq!(d.counter_joined(&[&long, "_sum"]), Some(1.0));
+        assert_eq!(d.counter_joined(&["é", "_", "sum"]), Some(2.0));
+        assert_eq!(d.counter_joined(&["TCC_HIT"]), None);
+        assert_eq!(d.counter_joined(&[&long]), None);
+        let edge = "y".repeat(124);
+        let d = Dispatch {
+            counters: [(format!("{edge}_sum").as_str().into(), 7.0)].into_iter().collect(),
+            ..Dispatch::default()
+        };
+        assert_eq!(d.counter_joined(&[&edge, "_sum"]), Some(7.0));
+        assert_eq!(d.counter_joined(&[&edge, "_su"]), None);
     }
 
     #[test]

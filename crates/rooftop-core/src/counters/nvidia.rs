@@ -82,17 +82,17 @@ fn first<'a>(d: &Dispatch, names: &[&'a str]) -> Option<(f64, &'a str)> {
 /// has `.sum.per_cycle_elapsed` and not `.sum`), the count is that rate × the unit's
 /// `cycles_elapsed.avg`, which is what `per_cycle_elapsed` divides by; the flag says so.
 fn sass_op(d: &Dispatch, op: &str) -> Option<(f64, bool)> {
+    let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+    let inst = "__sass_thread_inst_executed_op_";
     for unit in ["smsp", "sm"] {
-        let sum = format!("{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum");
-        if let Some(v) = get(d, &sum) {
+        if let Some(v) = finite(d.counter_joined(&[unit, inst, op, "_pred_on.sum"])) {
             return Some((v, false));
         }
     }
     for unit in ["smsp", "sm"] {
-        let rate =
-            format!("{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed");
-        if let (Some(r), Some(c)) = (get(d, &rate), get(d, &format!("{unit}__cycles_elapsed.avg")))
-        {
+        let rate = finite(d.counter_joined(&[unit, inst, op, "_pred_on.sum.per_cycle_elapsed"]));
+        let cycles = finite(d.counter_joined(&[unit, "__cycles_elapsed.avg"]));
+        if let (Some(r), Some(c)) = (rate, cycles) {
             return Some((r * c, true));
         }
     }

@@ -49,11 +49,157 @@ impl LineCounter<'_> {
     fn at(&mut self, byte: usize) -> u64 {
         let byte = byte.min(self.text.len());
         if byte > self.byte {
-            let skipped = self.text.get(self.byte..byte).unwrap_or_default();
-            self.line += skipped.matches('\n').count() as u64;
+            let skipped = self.text.as_bytes().get(self.byte..byte).unwrap_or_default();
+            self.line += memchr::memchr_iter(b'\n', skipped).count() as u64;
             self.byte = byte;
         }
         self.line
+    }
+}
+
+/// A CSV text read row by row, with [`parse_table`]'s checks and errors: RFC 4180
+/// quoting, blank lines skipped, the header's fields trimmed, every row the header's
+/// length, a quote the end of the file leaves open reported after the last row.
+///
+/// Rows come **untrimmed** into one reused record (read them with [`tcell`],
+/// [`int_tcell`], [`num_tcell`]): nothing per row is kept or allocated, so a
+/// million-row long-format file streams through.
+pub(crate) struct CsvRows<'a> {
+    path: &'a Path,
+    text: &'a str,
+    rdr: csv::Reader<&'a [u8]>,
+    lines: LineCounter<'a>,
+    /// The header (trimmed); no rows.
+    pub head: Table,
+    /// The last data row's line and byte offset.
+    last_row: Option<(u64, usize)>,
+    done: bool,
+}
+
+impl<'a> CsvRows<'a> {
+    /// Reads up to the header (the first non-blank record).
+    pub fn new(path: &'a Path, text: &'a str) -> Result<CsvRows<'a>, CounterError> {
+        let rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let mut rows = CsvRows {
+            path,
+            text,
+            rdr,
+            lines: LineCounter { text, byte: 0, line: 1 },
+            head: Table::default(),
+            last_row: None,
+            done: false,
+        };
+        let mut rec = csv::StringRecord::new();
+        if rows.next_record(&mut rec)?.is_none() {
+            return Err(CounterError::new(path, "empty file: no CSV header"));
+        }
+        rows.head.header = rec.iter().map(|f| f.trim().to_string()).collect();
+        Ok(rows)
+    }
+
+    /// The next non-blank record (fields untrimmed), its line and byte offset.
+    fn next_record(
+        &mut self,
+        rec: &mut csv::StringRecord,
+    ) -> Result<Option<(u64, usize)>, CounterError> {
+        loop {
+            let more = self.rdr.read_record(rec).map_err(|e| {
+                let line = e.position().map_or(0, csv::Position::line);
+                CounterError::at_line(self.path, line, format!("malformed CSV: {e}"))
+            })?;
+            if !more {
+                return Ok(None);
+            }
+            // The line from the byte offset, past the line end the csv reader puts a
+            // record's start on after a CRLF (its own line count then runs one behind;
+            // rocprofv3 writes CRLF).
+            let byte = rec.position().map_or(0, |p| usize::try_from(p.byte()).unwrap_or(0));
+            let byte = byte
+                + self
+                    .text
+                    .as_bytes()
+                    .get(byte..)
+                    .unwrap_or_default()
+                    .iter()
+                    .take_while(|b| matches!(b, b'\r' | b'\n'))
+                    .count();
+            let line = self.lines.at(byte);
+            if rec.iter().all(|f| f.trim().is_empty()) {
+                continue;
+            }
+            return Ok(Some((line, byte)));
+        }
+    }
+
+    /// The next data row into `rec` (fields untrimmed) and its line; `None` after the
+    /// last, once the end of the file is checked.
+    ///
+    /// Every row must have the header's number of fields: a longer one is an unquoted
+    /// comma, a shorter one a cut row (a truncated file's last line); both are errors
+    /// at their line, as is a quote the end of the file leaves open.
+    pub fn next_row(&mut self, rec: &mut csv::StringRecord) -> Result<Option<u64>, CounterError> {
+        if self.done {
+            return Ok(None);
+        }
+        let Some((line, byte)) = self.next_record(rec)? else {
+            self.done = true;
+            self.check_end()?;
+            return Ok(None);
+        };
+        let (path, text, width) = (self.path, self.text, self.head.header.len());
+        if rec.len() > width {
+            return Err(CounterError::at_line(
+                path,
+                line,
+                format!(
+                    "{} fields but the header has {width} (an unquoted comma in a kernel name?)",
+                    rec.len()
+                ),
+            ));
+        }
+        // The tools write every field of every row: a short row is a cut one (a
+        // truncated file's last line), whose cells would otherwise be read as
+        // absent and its cut kernel name taken for a kernel.
+        if rec.len() < width {
+            let last = !text.get(byte..).unwrap_or_default().trim_end().contains('\n');
+            return Err(CounterError::at_line(
+                path,
+                line,
+                format!(
+                    "{} fields but the header has {width}{}",
+                    rec.len(),
+                    if last { " (the last line ends early: is the file truncated?)" } else { "" }
+                ),
+            ));
+        }
+        self.last_row = Some((line, byte));
+        Ok(Some(line))
+    }
+
+    /// Reads the remaining rows for their checks only.
+    pub fn finish(&mut self) -> Result<(), CounterError> {
+        let mut rec = csv::StringRecord::new();
+        while self.next_row(&mut rec)?.is_some() {}
+        Ok(())
+    }
+
+    /// A quote left open at the end of the file: the csv reader takes the rest of the
+    /// file as the field, so the last row can look whole.
+    fn check_end(&self) -> Result<(), CounterError> {
+        let text = self.text;
+        if let Some((line, byte)) = self.last_row.filter(|_| !text.ends_with('\n')) {
+            if split_csv_line(text.get(byte..).unwrap_or_default()).is_none() {
+                return Err(CounterError::at_line(
+                    self.path,
+                    line,
+                    "a quoted field is not closed (the file ends inside it: is it truncated?)",
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -63,88 +209,13 @@ impl LineCounter<'_> {
 /// a shorter one a cut row (a truncated file's last line); both are errors at their
 /// line, as is a quote the end of the file leaves open.
 pub(crate) fn parse_table(path: &Path, text: &str) -> Result<Table, CounterError> {
-    let mut rdr =
-        csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
-    let mut table = Table::default();
-    let mut have_header = false;
-    // The last data row's line and byte offset.
-    let mut last_row: Option<(u64, usize)> = None;
-    let mut lines = LineCounter { text, byte: 0, line: 1 };
-    for rec in rdr.records() {
-        let mut rec = rec.map_err(|e| {
-            let line = e.position().map_or(0, csv::Position::line);
-            CounterError::at_line(path, line, format!("malformed CSV: {e}"))
-        })?;
-        // The line from the byte offset, past the line end the csv reader puts a record's
-        // start on after a CRLF (its own line count then runs one behind; rocprofv3
-        // writes CRLF).
-        let byte = rec.position().map_or(0, |p| usize::try_from(p.byte()).unwrap_or(0));
-        let byte = byte
-            + text
-                .as_bytes()
-                .get(byte..)
-                .unwrap_or_default()
-                .iter()
-                .take_while(|b| matches!(b, b'\r' | b'\n'))
-                .count();
-        let line = lines.at(byte);
+    let mut rows = CsvRows::new(path, text)?;
+    let mut table = Table { header: rows.head.header.clone(), rows: Vec::new() };
+    loop {
+        let mut rec = csv::StringRecord::new();
+        let Some(line) = rows.next_row(&mut rec)? else { break };
         rec.trim();
-        if rec.iter().all(str::is_empty) {
-            continue;
-        }
-        let fields = rec;
-        if have_header {
-            if fields.len() > table.header.len() {
-                return Err(CounterError::at_line(
-                    path,
-                    line,
-                    format!(
-                        "{} fields but the header has {} (an unquoted comma in a kernel name?)",
-                        fields.len(),
-                        table.header.len()
-                    ),
-                ));
-            }
-            // The tools write every field of every row: a short row is a cut one (a
-            // truncated file's last line), whose cells would otherwise be read as
-            // absent and its cut kernel name taken for a kernel.
-            if fields.len() < table.header.len() {
-                let last = !text.get(byte..).unwrap_or_default().trim_end().contains('\n');
-                return Err(CounterError::at_line(
-                    path,
-                    line,
-                    format!(
-                        "{} fields but the header has {}{}",
-                        fields.len(),
-                        table.header.len(),
-                        if last {
-                            " (the last line ends early: is the file truncated?)"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-            }
-            last_row = Some((line, byte));
-            table.rows.push((line, fields));
-        } else {
-            table.header = fields.iter().map(str::to_string).collect();
-            have_header = true;
-        }
-    }
-    if !have_header {
-        return Err(CounterError::new(path, "empty file: no CSV header"));
-    }
-    // A quote left open at the end of the file: the csv reader takes the rest of the
-    // file as the field, so the last row can look whole.
-    if let Some((line, byte)) = last_row.filter(|_| !text.ends_with('\n')) {
-        if split_csv_line(text.get(byte..).unwrap_or_default()).is_none() {
-            return Err(CounterError::at_line(
-                path,
-                line,
-                "a quoted field is not closed (the file ends inside it: is it truncated?)",
-            ));
-        }
+        table.rows.push((line, rec));
     }
     Ok(table)
 }
@@ -205,6 +276,45 @@ pub(crate) fn int_cell(
     i: Option<usize>,
 ) -> Result<Option<(u64, bool)>, CounterError> {
     match cell(row, i) {
+        None => Ok(None),
+        Some(s) => match parse_u64(s) {
+            Some(v) => Ok(Some(v)),
+            None => Err(non_numeric(path, t, line, i, s)),
+        },
+    }
+}
+
+/// A cell of an untrimmed row ([`CsvRows`]), trimmed; `None` when empty or past the row.
+pub(crate) fn tcell(row: &csv::StringRecord, i: Option<usize>) -> Option<&str> {
+    i.and_then(|i| row.get(i)).map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// [`num_cell`] of an untrimmed row (`t` names the columns).
+pub(crate) fn num_tcell(
+    path: &Path,
+    t: &Table,
+    line: u64,
+    row: &csv::StringRecord,
+    i: Option<usize>,
+) -> Result<Option<f64>, CounterError> {
+    match tcell(row, i) {
+        None => Ok(None),
+        Some(s) => match parse_f64(s) {
+            Some(v) => Ok(Some(v)),
+            None => Err(non_numeric(path, t, line, i, s)),
+        },
+    }
+}
+
+/// [`int_cell`] of an untrimmed row (`t` names the columns).
+pub(crate) fn int_tcell(
+    path: &Path,
+    t: &Table,
+    line: u64,
+    row: &csv::StringRecord,
+    i: Option<usize>,
+) -> Result<Option<(u64, bool)>, CounterError> {
+    match tcell(row, i) {
         None => Ok(None),
         Some(s) => match parse_u64(s) {
             Some(v) => Ok(Some(v)),
@@ -459,7 +569,7 @@ pub(crate) fn stats_aggregates(path: &Path, t: &Table) -> Result<Vec<ToolAggrega
         let count = int_cell(path, t, *line, row, Some(calls_i))?.map_or(0, |v| v.0);
         let total_ns = num_cell(path, t, *line, row, Some(total_i))?.unwrap_or(0.0);
         out.push(ToolAggregate {
-            name: clean_kernel_name(cell(row, Some(name_i)).unwrap_or("")),
+            name: clean_kernel_name(cell(row, Some(name_i)).unwrap_or("")).to_string(),
             count,
             total_ns,
             mean_ns: num_cell(path, t, *line, row, avg_i)?,

@@ -432,3 +432,35 @@ fn an_impossible_speed_of_light_decides_nothing() {
     assert!(k.findings.iter().all(|f| f.id != "counters.cache_bound"), "{:?}", k.findings);
     assert!(k.missing.iter().any(|m| m.quantity == "speed_of_light"));
 }
+
+/// Past [`DERIVED_AHEAD`] dispatches the values are derived ahead on the pool, a block at
+/// a time: each record still gets its own dispatch's values, across the blocks' edges,
+/// with counter-less launches between them. 2,600 copies: dispatch i reads and writes
+/// i + 1 bytes each (DRAM bytes 2(i + 1)); every 7th has no counters (bytes missing).
+#[test]
+fn values_derived_ahead_stay_with_their_dispatches() {
+    let n = 2 * DERIVED_AHEAD + 552;
+    let ds: Vec<Dispatch> = (0..n as u64)
+        .map(|i| {
+            if i % 7 == 0 {
+                traced(i, 64, Some(10.0))
+            } else {
+                copy_kernel(i, 100.0, (i + 1) as f64)
+            }
+        })
+        .collect();
+    let r = analyze_records(set(ds), &[], Records::All);
+    assert_eq!(r.dispatches.len(), n);
+    for (i, d) in r.dispatches.iter().enumerate() {
+        assert_eq!(d.id, Some(i as u64));
+        let want = (i % 7 != 0).then(|| 2.0 * (i + 1) as f64);
+        assert_eq!(d.derived.dram_bytes(), want, "dispatch {i}");
+    }
+    // The copies' kernel: the mean of 2(i + 1) over the i not divisible by 7.
+    let copies: Vec<f64> = (0..n).filter(|i| i % 7 != 0).map(|i| 2.0 * (i + 1) as f64).collect();
+    let mean = copies.iter().sum::<f64>() / copies.len() as f64;
+    let copy = r.kernels.iter().find(|k| k.name == "copy").expect("the copy kernel");
+    assert_eq!(copy.count, copies.len() as u64);
+    let got = copy.derived.dram_bytes().expect("bytes");
+    assert!((got - mean).abs() <= 1e-12 * mean, "{got} against {mean}");
+}
