@@ -4,6 +4,10 @@
 
   gen.py ncu-raw N OUT.csv      Nsight Compute --csv --page raw: N launches, ~400 metric
                                 columns (the names of `--set full` style ids), units row
+  gen.py ncu-details N OUT.csv  Nsight Compute --csv --page details: the real A100
+                                export tests/fixtures/ncu/clima_a100_details_excerpt.csv
+                                (82 rows of one launch, grouped digits, auto-scaled
+                                units) repeated for launch IDs 0..N-1
   gen.py rocprofv3 N OUTDIR     rocprofv3 kernel_trace.csv + counter_collection.csv
                                 (long format: 12 counters per dispatch)
   gen.py nsys-sqlite N OUT.sqlite  an `nsys export --type sqlite` database with the
@@ -153,8 +157,23 @@ def nsys_sqlite(n, out):
     db.close()
 
 
+def ncu_details(n, out):
+    here = os.path.dirname(os.path.abspath(__file__))
+    fixture = os.path.join(here, "..", "..", "tests", "fixtures", "ncu",
+                           "clima_a100_details_excerpt.csv")
+    with open(fixture, encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    # Every row starts with the launch ID, quoted: `"0",`.
+    assert all(r.startswith('"0",') for r in rows), "expected one launch, ID 0"
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(header + "\n")
+        for i in range(n):
+            lead = '"%d",' % i
+            f.write("".join(lead + r[4:] + "\n" for r in rows))
+
+
 if __name__ == "__main__":
-    gens = {"ncu-raw": ncu_raw, "rocprofv3": rocprofv3, "nsys-sqlite": nsys_sqlite}
+    gens = {"ncu-raw": ncu_raw, "ncu-details": ncu_details, "rocprofv3": rocprofv3, "nsys-sqlite": nsys_sqlite}
     if len(sys.argv) != 4 or sys.argv[1] not in gens:
         sys.exit(__doc__)
     gens[sys.argv[1]](int(sys.argv[2]), sys.argv[3])
