@@ -61,8 +61,8 @@ impl LineCounter<'_> {
 /// quoting, blank lines skipped, the header's fields trimmed, every row the header's
 /// length, a quote the end of the file leaves open reported after the last row.
 ///
-/// Rows come **untrimmed** into one reused record (read them with [`tcell`],
-/// [`int_tcell`], [`num_tcell`]): nothing per row is kept or allocated, so a
+/// Rows come **untrimmed** into one reused record (read them with [`cell`],
+/// [`int_cell`], [`num_cell`]): nothing per row is kept or allocated, so a
 /// million-row long-format file streams through.
 pub(crate) struct CsvRows<'a> {
     path: &'a Path,
@@ -245,9 +245,10 @@ pub(crate) fn parse_u64(s: &str) -> Option<(u64, bool)> {
     Some((f.round() as u64, !exact))
 }
 
-/// A cell of `row`, empty when the row is short.
+/// A cell of `row`, trimmed (the rows of [`CsvRows`] are not; those of a [`Table`] are
+/// already); `None` when empty or past the row.
 pub(crate) fn cell(row: &csv::StringRecord, i: Option<usize>) -> Option<&str> {
-    i.and_then(|i| row.get(i)).filter(|s| !s.is_empty())
+    i.and_then(|i| row.get(i)).map(str::trim).filter(|s| !s.is_empty())
 }
 
 /// An optional numeric cell: absent/empty → `None`, non-numeric → error at line+column.
@@ -276,45 +277,6 @@ pub(crate) fn int_cell(
     i: Option<usize>,
 ) -> Result<Option<(u64, bool)>, CounterError> {
     match cell(row, i) {
-        None => Ok(None),
-        Some(s) => match parse_u64(s) {
-            Some(v) => Ok(Some(v)),
-            None => Err(non_numeric(path, t, line, i, s)),
-        },
-    }
-}
-
-/// A cell of an untrimmed row ([`CsvRows`]), trimmed; `None` when empty or past the row.
-pub(crate) fn tcell(row: &csv::StringRecord, i: Option<usize>) -> Option<&str> {
-    i.and_then(|i| row.get(i)).map(str::trim).filter(|s| !s.is_empty())
-}
-
-/// [`num_cell`] of an untrimmed row (`t` names the columns).
-pub(crate) fn num_tcell(
-    path: &Path,
-    t: &Table,
-    line: u64,
-    row: &csv::StringRecord,
-    i: Option<usize>,
-) -> Result<Option<f64>, CounterError> {
-    match tcell(row, i) {
-        None => Ok(None),
-        Some(s) => match parse_f64(s) {
-            Some(v) => Ok(Some(v)),
-            None => Err(non_numeric(path, t, line, i, s)),
-        },
-    }
-}
-
-/// [`int_cell`] of an untrimmed row (`t` names the columns).
-pub(crate) fn int_tcell(
-    path: &Path,
-    t: &Table,
-    line: u64,
-    row: &csv::StringRecord,
-    i: Option<usize>,
-) -> Result<Option<(u64, bool)>, CounterError> {
-    match tcell(row, i) {
         None => Ok(None),
         Some(s) => match parse_u64(s) {
             Some(v) => Ok(Some(v)),

@@ -10,7 +10,7 @@
 //! cells are held until every file has been read, so that the first error reported is
 //! the one a read of the whole file before its rows would give.
 
-use super::rocprof::{int_tcell, num_tcell, tcell, CsvRows, Table};
+use super::rocprof::{cell, int_cell, num_cell, CsvRows, Table};
 use super::CounterError;
 use crate::compressed::{self, ReadError, ReadErrorKind};
 use rooftop_core::counters::{
@@ -160,12 +160,12 @@ fn trace_dispatches(
     let gr = [c(&["Grid_Size_X"]), c(&["Grid_Size_Y"]), c(&["Grid_Size_Z"])];
     let mut out = Vec::new();
     let held = each_row(rows, |t, line, row| {
-        let int = |i| int_tcell(path, t, line, row, i).map(|v| v.map(|v| v.0));
+        let int = |i| int_cell(path, t, line, row, i).map(|v| v.map(|v| v.0));
         let mut d = Dispatch {
             id: int(id_i)?.unwrap_or(0),
-            name: strings.get(clean_kernel_name(tcell(row, name_i).unwrap_or(""))),
-            gpu: tcell(row, agent_i).map(|s| strings.get(s)),
-            stream: tcell(row, stream_i).map(|s| strings.get(s)),
+            name: strings.get(clean_kernel_name(cell(row, name_i).unwrap_or(""))),
+            gpu: cell(row, agent_i).map(|s| strings.get(s)),
+            stream: cell(row, stream_i).map(|s| strings.get(s)),
             start_ns: int(start_i)?,
             end_ns: int(end_i)?,
             shared_bytes: int(lds_i)?,
@@ -334,10 +334,10 @@ fn counter_dispatches(
     let (start_i, end_i) = (c(&["Start_Timestamp"]), c(&["End_Timestamp"]));
     let mut piv = Pivot::default();
     let held = each_row(rows, |t, line, row| {
-        let int = |i| int_tcell(path, t, line, row, i).map(|v| v.map(|v| v.0));
+        let int = |i| int_cell(path, t, line, row, i).map(|v| v.map(|v| v.0));
         let id = int(id_i)?.unwrap_or(0);
-        let pid = piv.pid(tcell(row, pid_i).unwrap_or(""));
-        let name = clean_kernel_name(tcell(row, name_i).unwrap_or(""));
+        let pid = piv.pid(cell(row, pid_i).unwrap_or(""));
+        let name = clean_kernel_name(cell(row, name_i).unwrap_or(""));
         let key = (pid, id);
         let idx = match piv.last {
             Some((k, i)) if k == key => i,
@@ -348,8 +348,8 @@ fn counter_dispatches(
                     let mut d = Dispatch {
                         id,
                         name: strings.get(name),
-                        gpu: tcell(row, agent_i).map(|s| strings.get(s)),
-                        stream: tcell(row, queue_i).map(|s| strings.get(s)),
+                        gpu: cell(row, agent_i).map(|s| strings.get(s)),
+                        stream: cell(row, queue_i).map(|s| strings.get(s)),
                         shared_bytes: int(lds_i)?,
                         scratch_bytes: int(scr_i)?,
                         vgprs: int(vgpr_i)?.map(|v| v as u32),
@@ -388,10 +388,10 @@ fn counter_dispatches(
                 format!("dispatch {id} is `{}` on an earlier row and `{name}` here", d.name),
             ));
         }
-        let Some(cname) = tcell(row, cn_i) else {
+        let Some(cname) = cell(row, cn_i) else {
             return Err(CounterError::at_field(path, line, "Counter_Name", "empty counter name"));
         };
-        let Some(v) = num_tcell(path, t, line, row, cv_i)? else { return Ok(()) };
+        let Some(v) = num_cell(path, t, line, row, cv_i)? else { return Ok(()) };
         let cid = piv.counter(cname);
         piv.pending.push((cid, v));
         Ok(())
