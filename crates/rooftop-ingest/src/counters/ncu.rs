@@ -478,24 +478,15 @@ impl State {
     /// Moves the open launch's pending counters into its map.
     fn flush(&mut self) {
         if let Some(l) = self.open.take().and_then(|k| self.launches.get_mut(k)) {
-            add_counters(&mut l.d.counters, std::mem::take(&mut l.pending));
+            // `from_iter` sorts them stably: of one name, the later value is kept.
+            add_counters(&mut l.d.counters, std::mem::take(&mut l.pending).into_iter().collect());
         }
     }
 }
 
-/// Adds `values` (in the order they were read) to `counters`: a later value of one name
-/// replaces an earlier one, as `insert` does. Into an empty map they go at once
-/// (`BTreeMap::from_iter` sorts them, stably, and builds the tree in one pass).
-fn add_counters(counters: &mut BTreeMap<CounterName, f64>, values: Vec<(CounterName, f64)>) {
-    if counters.is_empty() {
-        *counters = values.into_iter().collect();
-    } else {
-        counters.extend(values);
-    }
-}
-
-/// Adds a raw-page row's counters, all read in one row, to a launch's `counters`.
-fn add_row_counters(counters: &mut BTreeMap<CounterName, f64>, row: BTreeMap<CounterName, f64>) {
+/// Adds `row` (counters read together: a raw-page row, a details-page launch's rows) to
+/// a launch's `counters`; a value of a name already there replaces it, as `insert` does.
+fn add_counters(counters: &mut BTreeMap<CounterName, f64>, row: BTreeMap<CounterName, f64>) {
     if counters.is_empty() {
         *counters = row;
     } else {
@@ -796,7 +787,7 @@ fn row(
                 add_metric(path, ln, &p.id, &m, &f[p.col], idx, st)?;
             }
             if let Some(l) = st.launches.get_mut(idx) {
-                add_row_counters(&mut l.d.counters, counters);
+                add_counters(&mut l.d.counters, counters);
             }
         }
         Layout::Long => {
