@@ -14,6 +14,13 @@
                                 schema of tests/fixtures/nsys/sqlite/make_nsys_sqlite.py:
                                 N kernels, N launching CUDA API calls, N/10 memcpys and
                                 one NVTX range per 20 kernels, nested in one per 1000
+  gen.py rocpd N OUT.db         a rocprofv3 rocpd database with the schema of
+                                tests/fixtures/rocprof/rocpd/make_rocpd.py: N dispatches,
+                                each with its event, its hipLaunchKernel region (and its
+                                event) and 8 counters (two of them in 16 instances: 38
+                                value rows), N/10 copies, a ROCTX range per 20 dispatches
+                                nested in one per 1000
+  gen.py rocpd-trace N OUT.db   the same without counters (a tracing run)
 
 The values are random but consistent (bytes >= 0, percentages in 0..100); the files are
 for timing only, never for expected values.
@@ -157,6 +164,97 @@ def nsys_sqlite(n, out):
     db.close()
 
 
+def rocpd(n, out, with_counters=True):
+    import importlib.util
+    import json
+    import sqlite3
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(
+        "make_rocpd", os.path.join(here, "../../tests/fixtures/rocprof/rocpd/make_rocpd.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    if os.path.exists(out):
+        os.remove(out)
+    db = sqlite3.connect(out)
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    db.executescript(m.fill(m.TABLES))
+    for v in m.VIEWS:
+        db.execute(f"CREATE VIEW IF NOT EXISTS `{v}` AS SELECT * FROM `{v}_{m.UUID}`")
+    t = lambda name: f"`{name}_{m.UUID}`"
+    nid, pid, tid = m.NID, m.PID, m.TID
+    db.executemany(f"INSERT INTO {t('rocpd_metadata')} (tag, value) VALUES (?, ?)",
+                   [("schema_version", "3"), ("uuid", "_" + m.UUID), ("guid", m.GUID)])
+    strings = ["HIP_RUNTIME_API_EXT", "MARKER_CORE_API", "KERNEL_DISPATCH", "MEMORY_COPY",
+               "hipLaunchKernel", "step", "layer", "MEMORY_COPY_HOST_TO_DEVICE"] + KERNELS
+    db.executemany(f"INSERT INTO {t('rocpd_string')} (id, string) VALUES (?, ?)",
+                   list(enumerate(strings, start=1)))
+    ext = {"cu_count": 304, "simd_per_cu": 4, "wave_front_size": 64, "max_waves_per_cu": 32,
+           "max_engine_clk_fcompute": 2100, "num_xcc": 8}
+    db.execute(f"INSERT INTO {t('rocpd_info_agent')} (id, nid, pid, type, name, model_name, "
+               "product_name, extdata) VALUES (1, ?, ?, 'GPU', 'gfx942', 'aqua_vanjaram', "
+               "'AMD Instinct MI300X', ?)", (nid, pid, json.dumps(ext)))
+    db.executemany(
+        f"INSERT INTO {t('rocpd_info_kernel_symbol')} (id, nid, pid, code_object_id, "
+        "kernel_name, display_name, sgpr_count, arch_vgpr_count, accum_vgpr_count) VALUES "
+        "(?, ?, ?, 1, ?, ?, 32, 64, 0)",
+        [(i + 1, nid, pid, k + ".kd", k) for i, k in enumerate(KERNELS)])
+    pmc = [("SQ_WAVES", 1), ("SQ_INSTS_VALU", 1), ("SQ_INSTS_SALU", 1), ("GRBM_GUI_ACTIVE", 1),
+           ("FETCH_SIZE", 1), ("WRITE_SIZE", 1), ("TCC_HIT", 16), ("TCC_MISS", 16)]
+    db.executemany(
+        f"INSERT INTO {t('rocpd_info_pmc')} (id, nid, pid, agent_id, target_arch, name, symbol) "
+        "VALUES (?, ?, ?, 1, 'GPU', ?, ?)",
+        [(i + 1, nid, pid, name, name) for i, (name, _) in enumerate(pmc)])
+    events, regions, kernels, values, copies = [], [], [], [], []
+    ev, tm = 0, 1_000_000
+    for i in range(n):
+        if i % 1000 == 0:
+            ev += 1
+            events.append((ev, 2, 0))
+            regions.append((nid, pid, tid, tm, tm + 1000 * 30_000, 6, ev))
+        if i % 20 == 0:
+            ev += 1
+            events.append((ev, 2, 0))
+            regions.append((nid, pid, tid, tm, tm + 20 * 30_000, 7, ev))
+        stack = 10 + i
+        ev += 1
+        events.append((ev, 1, stack))
+        regions.append((nid, pid, tid, tm, tm + 4_000, 5, ev))
+        ev += 1
+        events.append((ev, 3, stack))
+        k = i % len(KERNELS)
+        dur = random.randint(2_000, 20_000)
+        kernels.append((nid, pid, tid, k + 1, i + 1, tm + 5_000, tm + 5_000 + dur, 16384,
+                        256, random.randint(1, 4096) * 256, ev))
+        if with_counters:
+            for j, (_, inst) in enumerate(pmc):
+                for _ in range(inst):
+                    # FETCH_SIZE and WRITE_SIZE are in KiB (up to 10 MiB), the others counts.
+                    top = 10_000 if j in (4, 5) else 10_000_000
+                    values.append((ev, j + 1, float(random.randint(0, top))))
+        if i % 10 == 0:
+            ev += 1
+            events.append((ev, 4, 0))
+            copies.append((nid, pid, tid, tm, tm + 10_000, 8, 1 << 20, ev))
+        tm += 30_000
+    db.executemany(f"INSERT INTO {t('rocpd_event')} (id, category_id, stack_id) "
+                   "VALUES (?, ?, ?)", events)
+    db.executemany(f"INSERT INTO {t('rocpd_region')} (nid, pid, tid, start, end, name_id, "
+                   "event_id) VALUES (?, ?, ?, ?, ?, ?, ?)", regions)
+    db.executemany(
+        f"INSERT INTO {t('rocpd_kernel_dispatch')} (nid, pid, tid, agent_id, kernel_id, "
+        "dispatch_id, queue_id, stream_id, start, end, private_segment_size, "
+        "group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, "
+        "grid_size_x, grid_size_y, grid_size_z, event_id) VALUES "
+        "(?, ?, ?, 1, ?, ?, 1, 0, ?, ?, 0, ?, ?, 1, 1, ?, 1, 1, ?)", kernels)
+    db.executemany(f"INSERT INTO {t('rocpd_pmc_event')} (event_id, pmc_id, value) "
+                   "VALUES (?, ?, ?)", values)
+    db.executemany(f"INSERT INTO {t('rocpd_memory_copy')} (nid, pid, tid, start, end, name_id, "
+                   "size, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", copies)
+    db.commit()
+    db.close()
+
+
 def ncu_details(n, out):
     here = os.path.dirname(os.path.abspath(__file__))
     fixture = os.path.join(here, "..", "..", "tests", "fixtures", "ncu",
@@ -173,7 +271,8 @@ def ncu_details(n, out):
 
 
 if __name__ == "__main__":
-    gens = {"ncu-raw": ncu_raw, "ncu-details": ncu_details, "rocprofv3": rocprofv3, "nsys-sqlite": nsys_sqlite}
+    gens = {"ncu-raw": ncu_raw, "ncu-details": ncu_details, "rocprofv3": rocprofv3, "nsys-sqlite": nsys_sqlite,
+            "rocpd": rocpd, "rocpd-trace": lambda n, out: rocpd(n, out, False)}
     if len(sys.argv) != 4 or sys.argv[1] not in gens:
         sys.exit(__doc__)
     gens[sys.argv[1]](int(sys.argv[2]), sys.argv[3])

@@ -775,38 +775,138 @@ fn json_record(k: &KernelRecord) -> JsonRecord<'_> {
     }
 }
 
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    schema_version: u32,
-    source: JsonSource<'a>,
-    device: &'a rooftop_core::counters::DeviceInfo,
-    roofs: &'a rooftop_core::counters::RoofSet,
-    formulas: &'a [String],
-    dispatches: Vec<JsonRecord<'a>>,
-    kernels: Vec<JsonRecord<'a>>,
-    activity: &'a Option<rooftop_core::counters::Activity>,
-}
-
 /// JSON (docs/json-schema.md § counters); absent values are `null`, never 0.
 pub fn json(r: &CounterReport) -> String {
+    crate::json::written(|out| write_json(r, out))
+}
+
+/// [`json`], written to `w` as it is made: a trace of a million dispatches is gigabytes
+/// of JSON, which is never held whole (the dispatches are rendered a run per thread on
+/// the pool, [`crate::json::array_on_pool`]). Byte for byte what
+/// `serde_json::to_string_pretty` writes for the same report, and a final line break.
+pub fn write_json<W: std::io::Write>(r: &CounterReport, mut w: W) -> std::io::Result<()> {
     let s = &r.set.source;
-    let rep = JsonReport {
-        schema_version: SCHEMA_VERSION,
-        source: JsonSource {
+    let mut o = crate::json::Members::object(&mut w, 0)?;
+    o.field("schema_version", &SCHEMA_VERSION)?;
+    o.field(
+        "source",
+        &JsonSource {
             format: s.format.as_str(),
             format_id: s.format,
             files: &s.files,
             tool_version: &s.tool_version,
             notes: &s.notes,
         },
-        device: &r.set.device,
-        roofs: &r.roofs,
-        formulas: &r.formulas,
-        dispatches: r.dispatches.iter().map(json_record).collect(),
-        kernels: r.kernels.iter().map(json_record).collect(),
-        activity: &r.set.activity,
+    )?;
+    o.field("device", &r.set.device)?;
+    o.field("roofs", &r.roofs)?;
+    o.field("formulas", &r.formulas)?;
+    let level = o.level();
+    crate::json::array_on_pool(o.key("dispatches")?, level, &r.dispatches, json_record)?;
+    crate::json::array_on_pool(o.key("kernels")?, level, &r.kernels, json_record)?;
+    o.field("activity", &r.set.activity)?;
+    o.end()?;
+    w.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rooftop_core::counters::{
+        analyze_in_records, CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch,
+        Records,
     };
-    let mut out = serde_json::to_string_pretty(&rep).unwrap_or_default();
-    out.push('\n');
-    out
+    use rooftop_core::device::Catalog;
+
+    /// The report as one struct, serialised by serde_json's own pretty printer: the
+    /// oracle for [`write_json`], which writes it member by member on the pool.
+    #[derive(Serialize)]
+    struct Whole<'a> {
+        schema_version: u32,
+        source: JsonSource<'a>,
+        device: &'a rooftop_core::counters::DeviceInfo,
+        roofs: &'a rooftop_core::counters::RoofSet,
+        formulas: &'a [String],
+        dispatches: Vec<JsonRecord<'a>>,
+        kernels: Vec<JsonRecord<'a>>,
+        activity: &'a Option<rooftop_core::counters::Activity>,
+    }
+
+    fn whole(r: &CounterReport) -> String {
+        let s = &r.set.source;
+        let w = Whole {
+            schema_version: SCHEMA_VERSION,
+            source: JsonSource {
+                format: s.format.as_str(),
+                format_id: s.format,
+                files: &s.files,
+                tool_version: &s.tool_version,
+                notes: &s.notes,
+            },
+            device: &r.set.device,
+            roofs: &r.roofs,
+            formulas: &r.formulas,
+            dispatches: r.dispatches.iter().map(json_record).collect(),
+            kernels: r.kernels.iter().map(json_record).collect(),
+            activity: &r.set.activity,
+        };
+        serde_json::to_string_pretty(&w).unwrap() + "\n"
+    }
+
+    /// `n` dispatches of three kernels on an MI300X, every third without counters.
+    fn report(n: u64) -> CounterReport {
+        let names: [std::sync::Arc<str>; 3] =
+            ["gemm \"quoted\" <T>".into(), "rmsnorm".into(), "softmax\tkernel".into()];
+        let dispatches = (0..n)
+            .map(|i| {
+                let mut d = Dispatch {
+                    id: i,
+                    name: names[(i % 3) as usize].clone(),
+                    start_ns: Some(1_000 * i),
+                    end_ns: Some(1_000 * i + 500 + i % 7),
+                    duration_ns: Some((500 + i % 7) as f64),
+                    grid: Some([1 + i % 1000, 1, 1]),
+                    block: Some([256, 1, 1]),
+                    vgprs: Some(64),
+                    ..Dispatch::default()
+                };
+                if i % 3 != 2 {
+                    d.counters.insert("FETCH_SIZE".into(), (i * 37 % 10_000) as f64);
+                    d.counters.insert("WRITE_SIZE".into(), 0.1 * i as f64);
+                    d.counters.insert("TCC_HIT_sum".into(), (i * 11) as f64);
+                    d.counters.insert("TCC_MISS_sum".into(), (i * 5 % 97) as f64);
+                }
+                d
+            })
+            .collect();
+        let set = CounterSet {
+            source: CounterSource {
+                format: CounterFormat::Rocpd,
+                files: vec!["a.db".into()],
+                tool_version: None,
+                notes: vec!["a note".into()],
+            },
+            device: DeviceInfo {
+                name: Some("AMD Instinct MI300X".into()),
+                ..DeviceInfo::default()
+            },
+            measured_roofs: Vec::new(),
+            dispatches,
+            aggregates: Vec::new(),
+            activity: None,
+        };
+        analyze_in_records(set, Catalog::builtin(), None, Records::All).unwrap()
+    }
+
+    /// Byte for byte serde's pretty JSON of the whole report: no dispatches (`[]`), one,
+    /// and more than one run of the pool's tasks and groups of runs (512 per task).
+    #[test]
+    fn json_written_on_the_pool_is_serdes_pretty_json() {
+        for n in [0, 1, 2, 511, 512, 513, 2_600] {
+            let r = report(n);
+            assert_eq!(r.dispatches.len() as u64, n);
+            let got = json(&r);
+            assert_eq!(got, whole(&r), "{n} dispatches");
+        }
+    }
 }

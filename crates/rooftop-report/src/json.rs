@@ -177,6 +177,56 @@ impl<'w, W: ?Sized + Write> Members<'w, W> {
     }
 }
 
+/// Elements rendered per task at most by [`array_on_pool`].
+const ELEMENTS_PER_TASK: usize = 512;
+
+/// `items` as an array value at depth `level` in [`Pretty`]'s layout, each element the
+/// value `each` makes of an item, serialised by serde at its depth: byte for byte what
+/// serde writes for the whole array. Runs of elements are rendered on the thread pool
+/// (idle while a report is written), at most [`ELEMENTS_PER_TASK`] per task, and
+/// written in order: what is held at once is a run per thread, not the array's text.
+pub(crate) fn array_on_pool<'a, T, U, W>(
+    w: &mut W,
+    level: usize,
+    items: &'a [T],
+    each: impl Fn(&'a T) -> U + Sync,
+) -> io::Result<()>
+where
+    T: Sync,
+    U: serde::Serialize,
+    W: Write + ?Sized,
+{
+    use rayon::prelude::*;
+    if items.is_empty() {
+        return w.write_all(b"[]");
+    }
+    w.write_all(b"[")?;
+    let threads = rayon::current_num_threads().max(1);
+    let per_task = items.len().div_ceil(threads).min(ELEMENTS_PER_TASK);
+    let element = Pretty::at(level + 1);
+    for (g, group) in items.chunks(per_task * threads).enumerate() {
+        let parts: Vec<io::Result<Vec<u8>>> = group
+            .par_chunks(per_task)
+            .enumerate()
+            .map(|(i, run)| {
+                let mut out = Vec::new();
+                for (j, item) in run.iter().enumerate() {
+                    element.line(&mut out, g == 0 && i == 0 && j == 0)?;
+                    let mut ser =
+                        serde_json::Serializer::with_formatter(&mut out, Pretty::at(level + 1));
+                    each(item).serialize(&mut ser)?;
+                }
+                Ok(out)
+            })
+            .collect();
+        for part in parts {
+            w.write_all(&part?)?;
+        }
+    }
+    Pretty::at(level).line(w, true)?;
+    w.write_all(b"]")
+}
+
 /// Writes `v` as pretty JSON ([`Pretty`]) and a final line break to `w`.
 pub fn write_pretty<T: serde::Serialize + ?Sized, W: Write>(v: &T, mut w: W) -> io::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(&mut w, Pretty::default());

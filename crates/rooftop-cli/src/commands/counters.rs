@@ -135,17 +135,20 @@ pub(crate) fn report(
     if let Some(w) = warning {
         rep.roofs.notes.insert(0, w);
     }
-    let text = match cli.format {
-        OutputFormat::Table => render::table(&rep, opts),
-        OutputFormat::Json => render::json(&rep),
-        OutputFormat::Csv => render::csv(&rep, opts)?,
-        OutputFormat::Md => render::markdown(&rep, opts),
-        OutputFormat::Html => rooftop_report::html::counters(&rep, opts.dispatches, opts.top),
+    let out = cli.output.as_deref();
+    let r = match cli.format {
+        OutputFormat::Table => output::emit(&render::table(&rep, opts), out),
+        // Written as it is made: every dispatch is in it (gigabytes for a long trace).
+        OutputFormat::Json => output::emit_with(out, |w| render::write_json(&rep, w)),
+        OutputFormat::Csv => output::emit(&render::csv(&rep, opts)?, out),
+        OutputFormat::Md => output::emit(&render::markdown(&rep, opts), out),
+        OutputFormat::Html => {
+            output::emit(&rooftop_report::html::counters(&rep, opts.dispatches, opts.top), out)
+        }
         OutputFormat::Perfetto | OutputFormat::Parquet => {
             return Err(output::no_perfetto("counters"))
         }
     };
-    let r = output::emit(&text, cli.output.as_deref());
     // The process ends next: freeing a report of many thousand dispatches one allocation
     // at a time would take longer than reading it did.
     std::mem::forget(rep);
