@@ -387,3 +387,98 @@ fn nsys_kernels_in_start_order_with_ties() {
         });
     }
 }
+
+/// The rocpd dispatches come in SQLite's `ORDER BY "start"` order, ties in table order,
+/// and a dispatch without an id is numbered by its row in that order, whether the reader
+/// sorts them itself (integer starts) or lets SQLite sort them (a start of another
+/// type). Oracle: the same `ORDER BY` run by SQLite on the file. 20,000 dispatches with
+/// 997 distinct starts, inserted out of order, read through a view that hides every
+/// fifth one's id.
+#[test]
+fn rocpd_dispatches_in_start_order_with_ties_and_row_numbers() {
+    const COLS: &str = "id, guid, nid, pid, tid, agent_id, kernel_id, queue_id, stream_id, \
+                        start, end, private_segment_size, group_segment_size, \
+                        workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, \
+                        grid_size_y, grid_size_z, region_name_id, event_id, extdata";
+    let (_dir_guard, dir) = tempdir();
+    // SQLite's order of (grid_size_x, id as read or the row number).
+    let order_of = |p: &Path| -> Vec<(u64, u64)> {
+        let c = rusqlite::Connection::open(p).unwrap();
+        let mut st = c
+            .prepare("SELECT grid_size_x, dispatch_id FROM rocpd_kernel_dispatch ORDER BY start")
+            .unwrap();
+        let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?)));
+        rows.unwrap()
+            .map(Result::unwrap)
+            .enumerate()
+            .map(|(n, (g, id))| (g as u64, id.map_or(n as u64 + 1, |i| i as u64)))
+            .collect()
+    };
+    for real_start in [false, true] {
+        let p = dir.join(format!("ties_{real_start}.db"));
+        std::fs::copy(rocpd_db(), &p).unwrap();
+        {
+            let mut c = rusqlite::Connection::open(&p).unwrap();
+            let t = c.transaction().unwrap();
+            let table: String = t
+                .query_row(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE \
+                     'rocpd_kernel_dispatch_%'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            // One workgroup per work-item: the grid in blocks is grid_size_x, which
+            // numbers the rows (the fixture's own dispatches have grids under 100,000).
+            t.execute(
+                &format!(
+                    "UPDATE \"{table}\" SET workgroup_size_x = 1, grid_size_x = 100000 + rowid"
+                ),
+                [],
+            )
+            .unwrap();
+            {
+                let mut ins = t
+                    .prepare(&format!(
+                        "INSERT INTO \"{table}\" (nid, pid, tid, agent_id, kernel_id, \
+                         dispatch_id, queue_id, stream_id, start, end, workgroup_size_x, \
+                         workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, \
+                         grid_size_z) VALUES (1, 1, 1, 1, 1, ?2, 1, 0, ?1, ?1 + 1000, 1, 1, \
+                         1, ?2, 1, 1)"
+                    ))
+                    .unwrap();
+                for i in 0..20_000i64 {
+                    ins.execute([(i * 7919) % 997 + 1_000, i]).unwrap();
+                }
+            }
+            if real_start {
+                t.execute(
+                    &format!("UPDATE \"{table}\" SET start = 1500.0 WHERE grid_size_x = 5"),
+                    [],
+                )
+                .unwrap();
+            }
+            t.execute("DROP VIEW rocpd_kernel_dispatch", []).unwrap();
+            let cols = COLS.replace(
+                "stream_id,",
+                "stream_id, CASE WHEN grid_size_x % 5 = 0 THEN NULL ELSE dispatch_id END AS \
+                 dispatch_id,",
+            );
+            t.execute(
+                &format!("CREATE VIEW rocpd_kernel_dispatch AS SELECT {cols} FROM \"{table}\""),
+                [],
+            )
+            .unwrap();
+            t.commit().unwrap();
+        }
+        let want = order_of(&p);
+        assert_eq!(want.len(), 20_000 + 3, "the fixture's 3 dispatches and the added ones");
+        assert!(want.iter().filter(|w| w.0 % 5 == 0).count() >= 4_000);
+        let set = rocpd::read(&p).unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<(u64, u64)> =
+            set.dispatches.iter().map(|d| (d.grid.unwrap()[0], d.id)).collect();
+        assert!(got == want, "real start: {real_start}; first difference at {:?}", {
+            got.iter().zip(&want).position(|(a, b)| a != b)
+        });
+    }
+}

@@ -813,8 +813,7 @@ pub fn write_json<W: std::io::Write>(r: &CounterReport, mut w: W) -> std::io::Re
 mod tests {
     use super::*;
     use rooftop_core::counters::{
-        analyze_in_records, CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch,
-        Records,
+        analyze_in_records, CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch, Records,
     };
     use rooftop_core::device::Catalog;
 

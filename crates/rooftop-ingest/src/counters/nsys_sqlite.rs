@@ -27,7 +27,7 @@
 //! An `.nsys-rep` / `.qdrep` report is a binary this reader cannot open: the error gives
 //! the export command.
 
-use super::sqlite::{self, col_or_null, for_each_row, RowRef};
+use super::sqlite::{self, col_or_null, for_each_row, ReadOrder, RowRef};
 use super::CounterError;
 use foldhash::HashMap;
 use rooftop_core::counters::activity::{
@@ -467,59 +467,28 @@ fn kernels(ctx: &Ctx<'_>, gpus: &Gpus) -> Result<KernelRows, CounterError> {
     Ok(rows)
 }
 
-/// [`kernels`] without SQLite's sort: `None` when it must be read through `ORDER BY`.
+/// [`kernels`] without SQLite's sort ([`sqlite::read_then_order`]): `None` when it must
+/// be read through `ORDER BY`.
 fn kernels_in_table_order(ctx: &Ctx<'_>, gpus: &Gpus) -> Result<Option<KernelRows>, CounterError> {
     let sql = ctx.select(KERNEL_TABLE, &KERNEL_COLS, "")?;
     let mut k = KernelReader::new(ctx, gpus);
     let mut rows = KernelRows::default();
-    let mut keys: Vec<((bool, i64), u32)> = Vec::new();
-    let mut sortable = true;
-    let read = for_each_row(ctx.path, ctx.conn, KERNEL_TABLE, &sql, |r| {
-        let (Some(key), Ok(i)) = (r.int_order_key(0), u32::try_from(keys.len())) else {
-            sortable = false;
-            // Stops the read; the sorted query reads the table instead.
-            return Err(CounterError::new(ctx.path, "a start that is not an integer"));
-        };
+    let order = sqlite::read_then_order(ctx.path, ctx.conn, KERNEL_TABLE, &sql, 0, |r| {
         let (d, link) = k.row(r)?;
-        keys.push((key, i));
         rows.dispatches.push(d);
         rows.links.push(link);
         Ok(())
     });
-    if read.is_err() || !sortable {
-        return Ok(None);
-    }
-    if !keys.is_sorted() {
-        // (start, row) pairs are distinct: an unstable sort of them is a stable sort of
-        // the starts.
-        keys.sort_unstable();
-        let order: Vec<usize> = keys.iter().map(|&(_, i)| i as usize).collect();
-        permute(&mut rows.dispatches, &order);
-        permute(&mut rows.links, &order);
+    match order {
+        ReadOrder::Sorted => {}
+        ReadOrder::Reorder(order) => {
+            sqlite::permute(&mut rows.dispatches, &order);
+            sqlite::permute(&mut rows.links, &order);
+        }
+        ReadOrder::ReadSorted => return Ok(None),
     }
     rows.used = k.used;
     Ok(Some(rows))
-}
-
-/// Reorders `v` in place so that `v[j]` becomes the old `v[order[j]]` (`order` is a
-/// permutation of `0..v.len()`), one cycle at a time: no second copy of `v`.
-fn permute<T>(v: &mut [T], order: &[usize]) {
-    let mut done = vec![false; order.len()];
-    for i in 0..order.len() {
-        if done[i] {
-            continue;
-        }
-        let mut j = i;
-        loop {
-            done[j] = true;
-            let k = order[j];
-            if k == i {
-                break;
-            }
-            v.swap(j, k);
-            j = k;
-        }
-    }
 }
 
 /// Turns kernel rows into dispatches, sharing one label per (process, device) and one
@@ -742,18 +711,6 @@ mod tests {
         assert_eq!(api_name("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
         assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
         assert_eq!(api_name("odd_v"), "odd_v");
-    }
-
-    #[test]
-    fn permute_follows_cycles() {
-        // order[j] = where the new j-th element comes from: two cycles (0 2 4) (1 3)
-        // and a fixed point 5.
-        let mut v = vec!['a', 'b', 'c', 'd', 'e', 'f'];
-        permute(&mut v, &[2, 3, 4, 1, 0, 5]);
-        assert_eq!(v, vec!['c', 'd', 'e', 'b', 'a', 'f']);
-        let mut e: Vec<u8> = Vec::new();
-        permute(&mut e, &[]);
-        assert!(e.is_empty());
     }
 
     #[test]

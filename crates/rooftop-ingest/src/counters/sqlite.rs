@@ -135,7 +135,7 @@ pub(crate) struct Cell<'a> {
     pub value: ValueRef<'a>,
 }
 
-impl Cell<'_> {
+impl<'a> Cell<'a> {
     fn bad(&self, expected: &str) -> CounterError {
         let found = match self.value {
             ValueRef::Null => "NULL".to_string(),
@@ -202,6 +202,15 @@ impl Cell<'_> {
         }
     }
 
+    /// Text borrowed from the row where it is text (numbers are written out; NULL is
+    /// `None`).
+    pub fn text_ref(&self) -> Result<Option<std::borrow::Cow<'a, str>>, CounterError> {
+        match self.value {
+            ValueRef::Text(t) => Ok(Some(String::from_utf8_lossy(t))),
+            _ => Ok(self.text()?.map(std::borrow::Cow::Owned)),
+        }
+    }
+
     /// Text (numbers are written out; NULL is `None`).
     pub fn text(&self) -> Result<Option<String>, CounterError> {
         match self.value {
@@ -245,6 +254,15 @@ impl RowRef<'_, '_> {
 
     pub fn text(&self, i: usize, column: &str) -> Result<Option<String>, CounterError> {
         self.cell(i, column)?.text()
+    }
+
+    /// [`Cell::text_ref`]: text borrowed from the row.
+    pub fn text_ref<'c>(
+        &'c self,
+        i: usize,
+        column: &'c str,
+    ) -> Result<Option<std::borrow::Cow<'c, str>>, CounterError> {
+        self.cell(i, column)?.text_ref()
     }
 
     /// The cell as SQLite's `ORDER BY` ranks it, when that is an integer's rank:
@@ -305,4 +323,92 @@ where
         each(&RowRef { path, table, n, row })?;
     }
     Ok(n)
+}
+
+/// What [`read_then_order`] found.
+pub(crate) enum ReadOrder {
+    /// The rows came in the sorted order.
+    Sorted,
+    /// The caller's `j`-th row in sorted order is its `order[j]`-th as read
+    /// ([`permute`]).
+    Reorder(Vec<usize>),
+    /// A key is not an integer or NULL, or a row failed: the caller drops what `each`
+    /// kept and reads the query with `ORDER BY` instead, so that the result, and an
+    /// error's row number, are those of the sorted query.
+    ReadSorted,
+}
+
+/// Runs `sql` (rows in the table's order) and calls `each` with every row, then gives
+/// the order `ORDER BY` column `key` would have given them: a stable sort by the key,
+/// NULL first, as SQLite's sorter orders integers and NULL. Sorting here saves SQLite's
+/// sorter a pass over every row of a large table.
+pub(crate) fn read_then_order<F>(
+    path: &Path,
+    conn: &Connection,
+    table: &str,
+    sql: &str,
+    key: usize,
+    mut each: F,
+) -> ReadOrder
+where
+    F: FnMut(&RowRef<'_, '_>) -> Result<(), CounterError>,
+{
+    let mut keys: Vec<((bool, i64), u32)> = Vec::new();
+    let read = for_each_row(path, conn, table, sql, |r| {
+        let (Some(k), Ok(i)) = (r.int_order_key(key), u32::try_from(keys.len())) else {
+            // Stops the read; the sorted query reads the table instead.
+            return Err(CounterError::new(path, "a key that is not an integer"));
+        };
+        each(r)?;
+        keys.push((k, i));
+        Ok(())
+    });
+    if read.is_err() {
+        return ReadOrder::ReadSorted;
+    }
+    if keys.is_sorted() {
+        return ReadOrder::Sorted;
+    }
+    // (key, row) pairs are distinct: an unstable sort of them is a stable sort of the
+    // keys.
+    keys.sort_unstable();
+    ReadOrder::Reorder(keys.iter().map(|&(_, i)| i as usize).collect())
+}
+
+/// Reorders `v` in place so that `v[j]` becomes the old `v[order[j]]` (`order` is a
+/// permutation of `0..v.len()`), one cycle at a time: no second copy of `v`.
+pub(crate) fn permute<T>(v: &mut [T], order: &[usize]) {
+    let mut done = vec![false; order.len()];
+    for i in 0..order.len() {
+        if done[i] {
+            continue;
+        }
+        let mut j = i;
+        loop {
+            done[j] = true;
+            let k = order[j];
+            if k == i {
+                break;
+            }
+            v.swap(j, k);
+            j = k;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permute_follows_cycles() {
+        // order[j] = where the new j-th element comes from: two cycles (0 2 4) (1 3)
+        // and a fixed point 5.
+        let mut v = vec!['a', 'b', 'c', 'd', 'e', 'f'];
+        permute(&mut v, &[2, 3, 4, 1, 0, 5]);
+        assert_eq!(v, vec!['c', 'd', 'e', 'b', 'a', 'f']);
+        let mut e: Vec<u8> = Vec::new();
+        permute(&mut e, &[]);
+        assert!(e.is_empty());
+    }
 }
