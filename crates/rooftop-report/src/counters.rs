@@ -371,10 +371,10 @@ fn no_counters_line(r: &CounterReport) -> Option<String> {
 
 /// Missing quantities across the records shown, each once, with the counters needed.
 fn missing_lines(rs: &[KernelRecord]) -> Vec<String> {
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     for k in rs {
         for m in &k.missing {
-            seen.entry(m.quantity.clone()).or_insert_with(|| m.needs.clone());
+            seen.entry(&m.quantity).or_insert(&m.needs);
         }
     }
     seen.into_iter().map(|(q, n)| format!("{q}: needs {n}")).collect()
@@ -670,7 +670,7 @@ pub fn csv(r: &CounterReport, o: &RenderOptions) -> Result<String, crate::Render
             csv_num(k.derived.achieved_occupancy_pct),
             k.findings.iter().map(|f| f.id).collect::<Vec<_>>().join(";"),
             k.tool_findings.iter().map(|f| f.rule.as_str()).collect::<Vec<_>>().join(";"),
-            k.missing.iter().map(|m| m.quantity.as_str()).collect::<Vec<_>>().join(";"),
+            k.missing.iter().map(|m| &*m.quantity).collect::<Vec<_>>().join(";"),
         ]);
         rows.push(rec);
     }

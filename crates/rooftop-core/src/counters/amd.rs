@@ -372,7 +372,7 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
                 out.flops.vector.insert(prec.to_string(), f64::from(w) * insts);
             }
             (Some(_), None) => {
-                out.miss(&format!("flops.vector.{prec}"), "wave size (dispatch or device)");
+                out.miss(format!("flops.vector.{prec}"), "wave size (dispatch or device)");
                 if work {
                     uncounted.push(format!(
                         "{prec} VALU instructions were counted but the wave size is unknown"
@@ -380,7 +380,7 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
                 }
             }
             (None, _) if present => {
-                out.miss(&format!("flops.vector.{prec}"), &names.join(", "));
+                out.miss(format!("flops.vector.{prec}"), names.join(", "));
                 if work {
                     uncounted.push(format!(
                         "{prec} VALU instructions were counted but not all of {}",
@@ -436,7 +436,7 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
         out.flops = super::FlopCounts::default();
         out.miss(
             super::derive::FLOPS_INCOMPLETE,
-            &format!("a complete count: {}", uncounted.join("; ")),
+            format!("a complete count: {}", uncounted.join("; ")),
         );
     }
 }
@@ -475,7 +475,7 @@ fn rates(d: &Dispatch, out: &mut Derived) {
                  TCP_TOTAL_CACHE_ACCESSES [rocprof-compute gfx9xx analysis YAML, vL1D panel]",
             );
         }
-        None => out.miss("l1_hit_rate_pct", &format!("{}_sum", reqs.join("_sum, "))),
+        None => out.miss("l1_hit_rate_pct", format!("{}_sum", reqs.join("_sum, "))),
     }
 
     // LDS bank conflicts.

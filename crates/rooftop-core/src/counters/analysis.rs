@@ -338,7 +338,7 @@ fn kernel_record(g: Group<'_>, all: &[Dispatch], ctx: &Ctx<'_>) -> KernelRecord 
         push_missing(
             &mut r.missing,
             "total_duration_ns",
-            &format!(
+            format!(
                 "a duration for every dispatch: {untimed} of the {} dispatches of {} have \
                  none (kernel timestamps or gpu__time_duration.sum); the total sums the {} \
                  that do",
@@ -669,9 +669,13 @@ fn record(
     r
 }
 
-fn push_missing(m: &mut Vec<Missing>, quantity: &str, needs: &str) {
+fn push_missing(
+    m: &mut Vec<Missing>,
+    quantity: &'static str,
+    needs: impl Into<std::borrow::Cow<'static, str>>,
+) {
     if !m.iter().any(|x| x.quantity == quantity) {
-        m.push(Missing { quantity: quantity.to_string(), needs: needs.to_string() });
+        m.push(Missing { quantity: quantity.into(), needs: needs.into() });
     }
 }
 

@@ -3,6 +3,7 @@
 //! [`super::nvidia`]; a quantity the counters cannot give is `None` and listed in
 //! [`Derived::missing`] with the counters it would need.
 
+use std::borrow::Cow;
 use super::{DeviceInfo, Dispatch, GpuVendor};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -68,9 +69,10 @@ impl FlopCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Missing {
     /// The output field (`dram_bytes_read`, `l2_hit_rate_pct`, `flops`).
-    pub quantity: String,
-    /// The counters or metrics that would give it (`TCC_HIT_sum, TCC_MISS_sum`).
-    pub needs: String,
+    pub quantity: Cow<'static, str>,
+    /// The counters or metrics that would give it (`TCC_HIT_sum, TCC_MISS_sum`). Fixed
+    /// texts are borrowed, not copied: every dispatch of a trace lists them.
+    pub needs: Cow<'static, str>,
 }
 
 /// Memory access efficiency at one level: bytes moved per request against the minimum
@@ -185,7 +187,7 @@ impl Derived {
     /// Why the FLOP total is known to be incomplete (the counters show work that no FLOP
     /// count covers), when it is: the total is then missing, never the partial sum.
     pub fn flops_incomplete(&self) -> Option<&str> {
-        self.missing.iter().find(|m| m.quantity == FLOPS_INCOMPLETE).map(|m| m.needs.as_str())
+        self.missing.iter().find(|m| m.quantity == FLOPS_INCOMPLETE).map(|m| &*m.needs)
     }
 
     /// All FLOPs, both units, every precision; `None` when none was counted or the
@@ -195,8 +197,12 @@ impl Derived {
     }
 
     /// Records that `quantity` needs `needs`.
-    pub fn miss(&mut self, quantity: &str, needs: &str) {
-        self.missing.push(Missing { quantity: quantity.to_string(), needs: needs.to_string() });
+    pub fn miss(
+        &mut self,
+        quantity: impl Into<Cow<'static, str>>,
+        needs: impl Into<Cow<'static, str>>,
+    ) {
+        self.missing.push(Missing { quantity: quantity.into(), needs: needs.into() });
     }
 
     /// Records a formula used.

@@ -214,7 +214,7 @@ fn dram(d: &Dispatch, out: &mut Derived) {
         }
         None => out.miss(
             "dram_bytes_read",
-            &format!("dram__bytes_read.sum or dram__sectors_read.sum{only_total}"),
+            format!("dram__bytes_read.sum or dram__sectors_read.sum{only_total}"),
         ),
     }
     match write {
@@ -224,7 +224,7 @@ fn dram(d: &Dispatch, out: &mut Derived) {
         }
         None => out.miss(
             "dram_bytes_written",
-            &format!("dram__bytes_write.sum or dram__sectors_write.sum{only_total}"),
+            format!("dram__bytes_write.sum or dram__sectors_write.sum{only_total}"),
         ),
     }
 }
@@ -245,7 +245,7 @@ fn caches(d: &Dispatch, out: &mut Derived) {
                 out.byte_sources.insert(level, src);
                 out.formula(format!("{name} bytes = {how} [{SRC_BYTES}]"));
             }
-            None => out.miss(field, &format!("{bytes} or {sectors}")),
+            None => out.miss(field, format!("{bytes} or {sectors}")),
         }
     }
 
@@ -323,7 +323,7 @@ fn flops(d: &Dispatch, out: &mut Derived) {
                 .filter(|(_, v)| v.is_none())
                 .map(|((op, _), _)| format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"))
                 .collect();
-            out.miss(&format!("flops.vector.{}", p.key), &absent.join(", "));
+            out.miss(format!("flops.vector.{}", p.key), absent.join(", "));
         }
     }
     if !any {
@@ -468,7 +468,7 @@ fn tensor(d: &Dispatch, out: &mut Derived) {
         };
         out.miss(
             "flops.matrix",
-            &format!("sm__ops_path_tensor_src_<type>[_dst_<type>][_sparsity_{{off,on}}].sum{hint}"),
+            format!("sm__ops_path_tensor_src_<type>[_dst_<type>][_sparsity_{{off,on}}].sum{hint}"),
         );
         return;
     }
@@ -529,21 +529,21 @@ fn complete_or_withdraw(d: &Dispatch, out: &mut Derived) {
     }
     if !why.is_empty() {
         out.flops = super::FlopCounts::default();
-        out.miss(super::derive::FLOPS_INCOMPLETE, &format!("a complete count: {}", why.join("; ")));
+        out.miss(super::derive::FLOPS_INCOMPLETE, format!("a complete count: {}", why.join("; ")));
     }
 }
 
 fn rates(d: &Dispatch, out: &mut Derived) {
     // A hit rate outside 0–100% (beyond the counters' noise) is impossible: not shown,
     // and nothing is concluded from it.
-    let hit_rate = |out: &mut Derived, quantity: &str, id: &str| {
+    let hit_rate = |out: &mut Derived, quantity: &'static str, id: &str| {
         let v = get(d, id)?;
         if plausible_pct(v) {
             return Some(v);
         }
         out.miss(
             quantity,
-            &format!(
+            format!(
                 "a value within 0–100% ({id} is {}%, which is impossible for a hit rate)",
                 crate::units::as_given(v)
             ),
@@ -642,7 +642,7 @@ fn speed_of_light(d: &Dispatch, out: &mut Derived) {
     if let Some((label, v)) = impossible_speed_of_light(d) {
         out.miss(
             SPEED_OF_LIGHT,
-            &format!(
+            format!(
                 "figures within 0–100% of peak (\"{label}\" is {}%, which is impossible; \
                  no bound or busiest unit is drawn from it)",
                 crate::units::as_given(v)

@@ -292,7 +292,7 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
     for k in &rows {
         for m in &k.missing {
             if !missing.iter().any(|(q, _)| *q == m.quantity) {
-                missing.push((m.quantity.clone(), format!("needs {}", m.needs)));
+                missing.push((m.quantity.to_string(), format!("needs {}", m.needs)));
             }
         }
     }
