@@ -782,7 +782,7 @@ pub fn json(r: &CounterReport) -> String {
 
 /// [`json`], written to `w` as it is made: a trace of a million dispatches is gigabytes
 /// of JSON, which is never held whole (the dispatches are rendered a run per thread on
-/// the pool, [`crate::json::array_on_pool`]). Byte for byte what
+/// the pool, `json::array_on_pool`). Byte for byte what
 /// `serde_json::to_string_pretty` writes for the same report, and a final line break.
 pub fn write_json<W: std::io::Write>(r: &CounterReport, mut w: W) -> std::io::Result<()> {
     let s = &r.set.source;

@@ -3,9 +3,9 @@
 //! [`super::nvidia`]; a quantity the counters cannot give is `None` and listed in
 //! [`Derived::missing`] with the counters it would need.
 
-use std::borrow::Cow;
 use super::{DeviceInfo, Dispatch, GpuVendor};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// FLOPs by precision (`fp64`, `fp32`, `fp16`, `bf16`, `fp8`, `int8` ...), split by the
