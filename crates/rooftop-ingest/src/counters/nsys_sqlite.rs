@@ -479,14 +479,11 @@ fn kernels_in_table_order(ctx: &Ctx<'_>, gpus: &Gpus) -> Result<Option<KernelRow
         rows.links.push(link);
         Ok(())
     });
-    match order {
-        ReadOrder::Sorted => {}
-        ReadOrder::Reorder(order) => {
-            sqlite::permute(&mut rows.dispatches, &order);
-            sqlite::permute(&mut rows.links, &order);
-        }
-        ReadOrder::ReadSorted => return Ok(None),
+    if matches!(order, ReadOrder::ReadSorted) {
+        return Ok(None);
     }
+    order.apply(&mut rows.dispatches);
+    order.apply(&mut rows.links);
     rows.used = k.used;
     Ok(Some(rows))
 }

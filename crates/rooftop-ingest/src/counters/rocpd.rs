@@ -330,6 +330,13 @@ struct Rows {
     used: BTreeSet<i64>,
 }
 
+impl Rows {
+    fn push(&mut self, (d, event): (Dispatch, Option<i64>)) {
+        self.dispatches.push(d);
+        self.event_ids.push(event);
+    }
+}
+
 const DISPATCH_TABLE: &str = "rocpd_kernel_dispatch";
 const DISPATCH_COLS: [&str; 15] = [
     "dispatch_id",
@@ -359,40 +366,32 @@ fn dispatches(ctx: &Ctx<'_>, symbols: &HashMap<i64, Symbol>) -> Result<Rows, Cou
     let mut k = DispatchReader::new(symbols);
     let mut rows = Rows::default();
     let order = sqlite::read_then_order(ctx.path, ctx.conn, DISPATCH_TABLE, &sql, 4, |r| {
-        let (d, ev) = k.row(r)?;
-        rows.dispatches.push(d);
-        rows.event_ids.push(ev);
+        rows.push(k.row(r)?);
         Ok(())
     });
-    match order {
-        ReadOrder::Sorted => {}
-        ReadOrder::Reorder(order) => {
-            sqlite::permute(&mut rows.dispatches, &order);
-            sqlite::permute(&mut rows.event_ids, &order);
-            if !k.unnumbered.is_empty() {
-                // A dispatch without an id is numbered by its row in start order.
-                let mut unnumbered = vec![false; order.len()];
-                for &i in &k.unnumbered {
-                    unnumbered[i] = true;
-                }
-                for (j, (d, &from)) in rows.dispatches.iter_mut().zip(&order).enumerate() {
-                    if unnumbered[from] {
-                        d.id = j as u64 + 1;
-                    }
+    if let ReadOrder::ReadSorted = order {
+        // Capped just past the row limit before sorting (see `sqlite::row_cap`).
+        let sql = format!("SELECT * FROM ({sql} LIMIT {}) ORDER BY \"start\"", sqlite::row_cap());
+        rows = Rows::default();
+        for_each_row(ctx.path, ctx.conn, DISPATCH_TABLE, &sql, |r| {
+            rows.push(k.row(r)?);
+            Ok(())
+        })?;
+    }
+    order.apply(&mut rows.dispatches);
+    order.apply(&mut rows.event_ids);
+    if let ReadOrder::Reorder(order) = &order {
+        if !k.unnumbered.is_empty() {
+            // A dispatch without an id is numbered by its row in start order.
+            let mut unnumbered = vec![false; order.len()];
+            for &i in &k.unnumbered {
+                unnumbered[i] = true;
+            }
+            for (j, (d, &from)) in rows.dispatches.iter_mut().zip(order).enumerate() {
+                if unnumbered[from] {
+                    d.id = j as u64 + 1;
                 }
             }
-        }
-        ReadOrder::ReadSorted => {
-            // Capped just past the row limit before sorting (see `sqlite::row_cap`).
-            let sql =
-                format!("SELECT * FROM ({sql} LIMIT {}) ORDER BY \"start\"", sqlite::row_cap());
-            rows = Rows::default();
-            for_each_row(ctx.path, ctx.conn, DISPATCH_TABLE, &sql, |r| {
-                let (d, ev) = k.row(r)?;
-                rows.dispatches.push(d);
-                rows.event_ids.push(ev);
-                Ok(())
-            })?;
         }
     }
     rows.used = k.used;

@@ -338,6 +338,16 @@ pub(crate) enum ReadOrder {
     ReadSorted,
 }
 
+impl ReadOrder {
+    /// Puts `v`, one value per row as read, in the sorted order (nothing to do unless
+    /// [`ReadOrder::Reorder`]).
+    pub(crate) fn apply<T>(&self, v: &mut [T]) {
+        if let ReadOrder::Reorder(order) = self {
+            permute(v, order);
+        }
+    }
+}
+
 /// Runs `sql` (rows in the table's order) and calls `each` with every row, then gives
 /// the order `ORDER BY` column `key` would have given them: a stable sort by the key,
 /// NULL first, as SQLite's sorter orders integers and NULL. Sorting here saves SQLite's
