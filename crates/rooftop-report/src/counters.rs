@@ -16,6 +16,7 @@ use rooftop_core::device::MemLevel;
 use rooftop_core::roofline::Bound;
 use rooftop_core::units::{pct, si, sig3, ExecUnit};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -41,11 +42,12 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| MISSING.to_string(), f)
 }
 
-fn records<'a>(r: &'a CounterReport, o: &RenderOptions) -> &'a [KernelRecord] {
+/// The records shown: the kernels, or with `--dispatches` every dispatch's, built now.
+fn records<'a>(r: &'a CounterReport, o: &RenderOptions) -> Cow<'a, [KernelRecord]> {
     if o.dispatches {
-        &r.dispatches
+        Cow::Owned(r.dispatch_records().all())
     } else {
-        &r.kernels
+        Cow::Borrowed(&r.kernels)
     }
 }
 
@@ -162,10 +164,9 @@ fn label(k: &KernelRecord) -> String {
 /// The narrowest name column before optional columns are left out.
 const MIN_NAME: usize = 24;
 
-/// The kernels table laid out for `width` columns (`None`: no width limit, names
+/// The table of the records `all` (their first `--top`) laid out for `width` columns (`None`: no width limit, names
 /// shortened to `md_width` for Markdown).
-fn kernel_table(r: &CounterReport, o: &RenderOptions, width: Option<usize>) -> KernelTable {
-    let all = records(r, o);
+fn kernel_table(all: &[KernelRecord], o: &RenderOptions, width: Option<usize>) -> KernelTable {
     let rs: Vec<&KernelRecord> = all.iter().take(o.top).collect();
     let total: f64 = all.iter().filter_map(|k| k.total_duration_ns).sum();
     let mut cols: Vec<&Column> = COLUMNS
@@ -444,8 +445,9 @@ pub fn table(r: &CounterReport, o: &RenderOptions) -> String {
         let indent = " ".repeat(label.len());
         out.push_str(&crate::wrap_text(text, 100, label, &indent));
     }
-    let rs = records(r, o);
-    let kt = kernel_table(r, o, Some(usize::from(crate::table::WIDTH)));
+    let shown = records(r, o);
+    let rs: &[KernelRecord] = &shown;
+    let kt = kernel_table(rs, o, Some(usize::from(crate::table::WIDTH)));
     let mut t = new_table(&kt.header);
     for row in kt.rows {
         t.add_row(row);
@@ -519,10 +521,11 @@ pub fn markdown(r: &CounterReport, o: &RenderOptions) -> String {
         let _ = writeln!(out, "- {label}{text}");
     }
     out.push('\n');
-    let kt = kernel_table(r, o, None);
+    let shown = records(r, o);
+    let rs: &[KernelRecord] = &shown;
+    let kt = kernel_table(rs, o, None);
     let _ = writeln!(out, "| {} |", kt.header.join(" | "));
     let _ = writeln!(out, "|{}|", kt.header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
-    let rs = records(r, o);
     for row in &kt.rows {
         let cells: Vec<String> = row.iter().map(|c| crate::markdown::cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -581,7 +584,8 @@ fn csv_num(v: Option<f64>) -> String {
 
 /// CSV: one row per record, full precision, empty cells for absent values.
 pub fn csv(r: &CounterReport, o: &RenderOptions) -> Result<String, crate::RenderError> {
-    let rs = records(r, o);
+    let shown = records(r, o);
+    let rs: &[KernelRecord] = &shown;
     let mut precisions: Vec<String> = Vec::new();
     for k in rs {
         for p in k.flops.iter().flat_map(|m| m.keys()) {
@@ -775,6 +779,15 @@ fn json_record(k: &KernelRecord) -> JsonRecord<'_> {
     }
 }
 
+/// A record built to be written: serialised as [`json_record`] of it.
+struct Built(KernelRecord);
+
+impl Serialize for Built {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json_record(&self.0).serialize(s)
+    }
+}
+
 /// JSON (docs/json-schema.md § counters); absent values are `null`, never 0.
 pub fn json(r: &CounterReport) -> String {
     crate::json::written(|out| write_json(r, out))
@@ -802,7 +815,11 @@ pub fn write_json<W: std::io::Write>(r: &CounterReport, mut w: W) -> std::io::Re
     o.field("roofs", &r.roofs)?;
     o.field("formulas", &r.formulas)?;
     let level = o.level();
-    crate::json::array_on_pool(o.key("dispatches")?, level, &r.dispatches, json_record)?;
+    // Each dispatch's record is built where it is written, on the pool's threads.
+    let records = r.dispatch_records();
+    crate::json::array_on_pool(o.key("dispatches")?, level, &r.set.dispatches, |d| {
+        Built(records.record(d))
+    })?;
     crate::json::array_on_pool(o.key("kernels")?, level, &r.kernels, json_record)?;
     o.field("activity", &r.set.activity)?;
     o.end()?;
@@ -813,7 +830,7 @@ pub fn write_json<W: std::io::Write>(r: &CounterReport, mut w: W) -> std::io::Re
 mod tests {
     use super::*;
     use rooftop_core::counters::{
-        analyze_in_records, CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch, Records,
+        analyze_in, CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch,
     };
     use rooftop_core::device::Catalog;
 
@@ -833,6 +850,7 @@ mod tests {
 
     fn whole(r: &CounterReport) -> String {
         let s = &r.set.source;
+        let dispatches = r.dispatch_records().all();
         let w = Whole {
             schema_version: SCHEMA_VERSION,
             source: JsonSource {
@@ -845,7 +863,7 @@ mod tests {
             device: &r.set.device,
             roofs: &r.roofs,
             formulas: &r.formulas,
-            dispatches: r.dispatches.iter().map(json_record).collect(),
+            dispatches: dispatches.iter().map(json_record).collect(),
             kernels: r.kernels.iter().map(json_record).collect(),
             activity: &r.set.activity,
         };
@@ -894,7 +912,7 @@ mod tests {
             aggregates: Vec::new(),
             activity: None,
         };
-        analyze_in_records(set, Catalog::builtin(), None, Records::All).unwrap()
+        analyze_in(set, Catalog::builtin(), None).unwrap()
     }
 
     /// Byte for byte serde's pretty JSON of the whole report: no dispatches (`[]`), one,
@@ -903,7 +921,7 @@ mod tests {
     fn json_written_on_the_pool_is_serdes_pretty_json() {
         for n in [0, 1, 2, 511, 512, 513, 2_600] {
             let r = report(n);
-            assert_eq!(r.dispatches.len() as u64, n);
+            assert_eq!(r.set.dispatches.len() as u64, n);
             let got = json(&r);
             assert_eq!(got, whole(&r), "{n} dispatches");
         }

@@ -9,7 +9,7 @@ use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::{Args, ValueEnum};
-use rooftop_core::counters::{analyze_in_records, CounterFormat, CounterSet, GpuVendor, Records};
+use rooftop_core::counters::{analyze_in, CounterFormat, CounterSet, GpuVendor};
 use rooftop_core::device::{Catalog, DeviceSpec, Vendor};
 use rooftop_ingest::counters as reader;
 use rooftop_report::counters::{self as render, RenderOptions, FILLED_FROM_DEVICE};
@@ -123,15 +123,9 @@ pub(crate) fn report(
             device = None;
         }
     }
-    // One record per dispatch only where it is shown: JSON has them all, the other
-    // formats with --dispatches (a trace of millions of launches needs only its kernels).
-    let records = if opts.dispatches || cli.format == OutputFormat::Json {
-        Records::All
-    } else {
-        Records::Kernels
-    };
-    let mut rep = analyze_in_records(set, catalog, device, records)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    // The kernels now; a dispatch's record only where it is shown (JSON has them all,
+    // built as they are written; the other formats with --dispatches).
+    let mut rep = analyze_in(set, catalog, device).map_err(|e| CliError::input(e.to_string()))?;
     if let Some(w) = warning {
         rep.roofs.notes.insert(0, w);
     }

@@ -146,9 +146,70 @@ pub struct CounterReport {
     pub roofs: RoofSet,
     /// Every formula used, with its source, once.
     pub formulas: Vec<String>,
-    pub dispatches: Vec<KernelRecord>,
     /// Aggregated by name, by total time descending.
     pub kernels: Vec<KernelRecord>,
+    /// The devices the set was judged on, for the dispatches' records
+    /// ([`CounterReport::dispatch_records`]), which are built when they are asked for.
+    #[serde(skip)]
+    judged: Vec<DeviceSpec>,
+    /// The derived values of counter-less launches by launch shape, from the analysis
+    /// (the duration is any one dispatch's): what a dispatch record of that shape starts
+    /// from.
+    #[serde(skip)]
+    shapes: HashMap<LaunchShape, Derived>,
+}
+
+impl CounterReport {
+    /// What builds one record per dispatch of [`CounterReport::set`], against the same
+    /// roofs and devices as the kernels. A report of a trace of a million launches
+    /// holds no dispatch records: those that are shown are built here, as they are
+    /// written, on as many threads as the writer uses.
+    pub fn dispatch_records(&self) -> DispatchRecords<'_> {
+        DispatchRecords {
+            roofs: &self.roofs,
+            devices: self.judged.iter().collect(),
+            measured: !self.set.measured_roofs.is_empty(),
+            vendor: self.set.vendor(),
+            device: &self.set.device,
+            dispatches: &self.set.dispatches,
+            shapes: &self.shapes,
+        }
+    }
+}
+
+/// Builds dispatch records for a [`CounterReport`] (see
+/// [`CounterReport::dispatch_records`]).
+#[derive(Debug)]
+pub struct DispatchRecords<'a> {
+    roofs: &'a RoofSet,
+    devices: Vec<&'a DeviceSpec>,
+    measured: bool,
+    vendor: super::GpuVendor,
+    device: &'a super::DeviceInfo,
+    dispatches: &'a [Dispatch],
+    shapes: &'a HashMap<LaunchShape, Derived>,
+}
+
+impl DispatchRecords<'_> {
+    /// The record of dispatch `d`: its derived values (the same function the kernels'
+    /// aggregates add up), its bound, findings and the profiler's rules.
+    pub fn record(&self, d: &Dispatch) -> KernelRecord {
+        let judged = Judged { devices: &self.devices, measured: self.measured };
+        let ctx = Ctx { roofs: self.roofs, judged };
+        let shape = d.counters.is_empty().then(|| self.shapes.get(&launch_shape(d))).flatten();
+        let x = match shape {
+            Some(x) => Derived { duration_ns: d.duration_ns, ..x.clone() },
+            None => derive_one(self.vendor, judged.launch_model(), d, self.device),
+        };
+        let mut r = record(&d.name, Some(d.id), 1, x, Some(d), &ctx);
+        r.tool_findings = super::rules::collect(&d.tool_rules, r.duration_ns);
+        r
+    }
+
+    /// Every dispatch's record, in the set's order, built on the thread pool.
+    pub fn all(&self) -> Vec<KernelRecord> {
+        self.dispatches.par_iter().map(|d| self.record(d)).collect()
+    }
 }
 
 /// The facts a counter set states about its device (see [`crate::device::identify`]).
@@ -195,7 +256,15 @@ pub fn analyze_in(
     catalog: &Catalog,
     device: Option<&str>,
 ) -> Result<CounterReport, LookupError> {
-    analyze_in_records(set, catalog, device, Records::All)
+    if let Some(name) = device {
+        return Ok(analyze_on(set, &[catalog.lookup(name)?]));
+    }
+    let id = crate::device::identify(catalog, set.device.name.as_deref(), &facts(&set));
+    let mut report = analyze_on(set, &id.candidates);
+    if let Some(note) = id.note {
+        report.roofs.notes.insert(0, note);
+    }
+    Ok(report)
 }
 
 /// Analyses a counter set against `device` (a resolved catalog entry, if any), or the
@@ -205,51 +274,13 @@ pub fn analyze(set: CounterSet, device: Option<&DeviceSpec>) -> CounterReport {
     analyze_on(set, &devices)
 }
 
-/// Which records an analysis builds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Records {
-    /// Kernels and one record per dispatch ([`CounterReport::dispatches`]).
-    #[default]
-    All,
-    /// Kernels only: [`CounterReport::dispatches`] is left empty. For a report that
-    /// shows kernels, on a trace of millions of launches.
-    Kernels,
-}
-
 /// Analyses a counter set against the devices the files' facts leave: one, several
 /// (their shared figures) or none.
-pub fn analyze_on(set: CounterSet, devices: &[&DeviceSpec]) -> CounterReport {
-    analyze_records(set, devices, Records::All)
-}
-
-/// [`analyze_in`], building the records `records` names.
-pub fn analyze_in_records(
-    set: CounterSet,
-    catalog: &Catalog,
-    device: Option<&str>,
-    records: Records,
-) -> Result<CounterReport, LookupError> {
-    if let Some(name) = device {
-        return Ok(analyze_records(set, &[catalog.lookup(name)?], records));
-    }
-    let id = crate::device::identify(catalog, set.device.name.as_deref(), &facts(&set));
-    let mut report = analyze_records(set, &id.candidates, records);
-    if let Some(note) = id.note {
-        report.roofs.notes.insert(0, note);
-    }
-    Ok(report)
-}
-
-/// The analysis of [`analyze_on`], building the records `records` names.
 ///
 /// One pass over the dispatches: each one's derived values are added into its kernel's
-/// running aggregate (`accum::Acc`) and, when dispatch records are wanted, become one;
-/// they are not kept otherwise.
-pub fn analyze_records(
-    set: CounterSet,
-    devices: &[&DeviceSpec],
-    records: Records,
-) -> CounterReport {
+/// running aggregate (`accum::Acc`) and are not kept; a dispatch's own record is built
+/// when it is asked for ([`CounterReport::dispatch_records`]).
+pub fn analyze_on(set: CounterSet, devices: &[&DeviceSpec]) -> CounterReport {
     let judged = Judged { devices, measured: !set.measured_roofs.is_empty() };
     let roofs = roofs(&set, &judged);
     let ctx = Ctx { roofs: &roofs, judged };
@@ -258,7 +289,6 @@ pub fn analyze_records(
     // Kernels by name, in first-seen order.
     let mut group_of: HashMap<&str, usize> = HashMap::default();
     let mut groups: Vec<Group<'_>> = Vec::new();
-    let mut dispatches = Vec::new();
     // The values of dispatches with counters are derived ahead on the pool, a block at a
     // time (a pure function of the dispatch: the same values as one after another); they
     // are added up below in file order. Small sets stay on this thread.
@@ -290,11 +320,6 @@ pub fn analyze_records(
         }
         groups[g].idx.push(i);
         groups[g].acc.add(x);
-        if records == Records::All {
-            let mut r = record(&d.name, Some(d.id), 1, x.clone(), Some(d), &ctx);
-            r.tool_findings = super::rules::collect(&d.tool_rules, r.duration_ns);
-            dispatches.push(r);
-        }
     }
     let mut kernels: Vec<KernelRecord> =
         groups.into_iter().map(|g| kernel_record(g, &set.dispatches, &ctx)).collect();
@@ -313,7 +338,9 @@ pub fn analyze_records(
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    CounterReport { set, roofs, formulas, dispatches, kernels }
+    let judged = devices.iter().map(|&d| d.clone()).collect();
+    let shapes = derive.shapes;
+    CounterReport { set, roofs, formulas, kernels, judged, shapes }
 }
 
 /// The dispatches of one kernel name and their running aggregate.
@@ -362,6 +389,10 @@ fn kernel_record(g: Group<'_>, all: &[Dispatch], ctx: &Ctx<'_>) -> KernelRecord 
 /// block, registers (vector, accumulation, scalar), shared memory and wave size.
 type LaunchShape =
     (Option<Dim3>, Option<Dim3>, Option<u32>, Option<u32>, Option<u32>, Option<u64>, Option<u32>);
+
+fn launch_shape(d: &Dispatch) -> LaunchShape {
+    (d.grid, d.block, d.vgprs, d.agprs, d.sgprs, d.shared_bytes, d.wave_size)
+}
 
 /// Dispatches whose values are derived ahead on the thread pool at once (and the
 /// fewest for which that is done).
@@ -417,7 +448,7 @@ impl<'a> Deriver<'a> {
             self.last = self.compute(d, device);
             return &self.last;
         }
-        let key = (d.grid, d.block, d.vgprs, d.agprs, d.sgprs, d.shared_bytes, d.wave_size);
+        let key = launch_shape(d);
         if !self.shapes.contains_key(&key) && self.shapes.len() >= SHAPES_KEPT {
             self.last = self.compute(d, device);
             return &self.last;

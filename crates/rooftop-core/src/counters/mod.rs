@@ -25,8 +25,8 @@ pub mod rules;
 
 pub use activity::Activity;
 pub use analysis::{
-    analyze, analyze_in, analyze_in_records, analyze_on, analyze_records, BoundBasis,
-    CounterReport, KernelRecord, Records, RooflinePoint,
+    analyze, analyze_in, analyze_on, BoundBasis, CounterReport, DispatchRecords, KernelRecord,
+    RooflinePoint,
 };
 pub use derive::{derive, ByteSource, Coalescing, Derived, FlopCounts, Missing, SpeedOfLight};
 pub use roofs::{RoofSet, RoofSource};

@@ -138,8 +138,12 @@ fn tool_finding(t: &ToolFinding, kernel: &str) -> String {
 /// The counters report page.
 #[allow(clippy::many_single_char_names)]
 pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
-    let all = if dispatches { &r.dispatches } else { &r.kernels };
-    let rows: Vec<KernelRecord> = all.iter().take(top).cloned().collect();
+    let rows: Vec<KernelRecord> = if dispatches {
+        let records = r.dispatch_records();
+        r.set.dispatches.iter().take(top).map(|d| records.record(d)).collect()
+    } else {
+        r.kernels.iter().take(top).cloned().collect()
+    };
     let s = &r.set.source;
     let mut page = Page {
         title: format!("rooftop counters — {}", s.format.as_str()),
@@ -239,8 +243,9 @@ pub fn counters(r: &CounterReport, dispatches: bool, top: usize) -> String {
         });
     }
     let mut body = t.render();
-    if all.len() > top {
-        body.push_str(&note(&format!("{} more not shown (--top N).", all.len() - top)));
+    let all = if dispatches { r.set.dispatches.len() } else { r.kernels.len() };
+    if all > top {
+        body.push_str(&note(&format!("{} more not shown (--top N).", all - top)));
     }
     page.sections.push(Section::new(
         "kernels",

@@ -133,7 +133,7 @@ fn grouping_and_rates_without_roofs() {
     // 2 MB read + 2 MB written in 4 µs → 1000 GB/s per dispatch.
     let s = set(vec![copy_kernel(0, 4_000.0, 2e6), copy_kernel(1, 4_000.0, 2e6)]);
     let rep = analyze(s, None);
-    assert_eq!(rep.dispatches.len(), 2);
+    assert_eq!(rep.dispatch_records().all().len(), 2);
     assert_eq!(rep.kernels.len(), 1);
     let k = &rep.kernels[0];
     assert_eq!(k.count, 2);
@@ -305,25 +305,21 @@ fn launches_of_one_shape_keep_their_own_durations() {
         traced(2, 1056, None),
         traced(3, 528, Some(2000.0)),
     ];
-    let all = analyze_records(set(ds.clone()), &[&h100], Records::All);
-    let durations: Vec<Option<f64>> = all.dispatches.iter().map(|r| r.duration_ns).collect();
+    let all = analyze_on(set(ds), &[&h100]);
+    let records = all.dispatch_records().all();
+    let durations: Vec<Option<f64>> = records.iter().map(|r| r.duration_ns).collect();
     assert_eq!(durations, [Some(1000.0), Some(3000.0), None, Some(2000.0)]);
-    assert!(all.dispatches[2].missing.iter().any(|m| m.quantity == "duration_ns"));
-    assert!(!all.dispatches[1].missing.iter().any(|m| m.quantity == "duration_ns"));
-    let waves: Vec<Option<f64>> = all.dispatches.iter().map(|r| r.derived.grid_waves).collect();
+    assert!(records[2].missing.iter().any(|m| m.quantity == "duration_ns"));
+    assert!(!records[1].missing.iter().any(|m| m.quantity == "duration_ns"));
+    let waves: Vec<Option<f64>> = records.iter().map(|r| r.derived.grid_waves).collect();
     assert_eq!(waves, [Some(1.0), Some(1.0), Some(1.0), Some(0.5)]);
-    assert_eq!(all.dispatches[0].derived.theoretical_occupancy_pct, Some(100.0));
+    assert_eq!(records[0].derived.theoretical_occupancy_pct, Some(100.0));
     let k = &all.kernels[0];
     assert_eq!(k.count, 4);
     assert_eq!(k.duration_ns, Some(2000.0)); // (1000 + 3000 + 2000) / 3 timed launches
     assert_eq!(k.derived.grid_waves, Some(0.875)); // (1 + 1 + 1 + 0.5) / 4
     assert_eq!(k.grid, None); // the grids differ
     assert_eq!(k.block, Some([256, 1, 1]));
-    // Kernels only: the same kernels, no dispatch records.
-    let kernels = analyze_records(set(ds), &[&h100], Records::Kernels);
-    assert!(kernels.dispatches.is_empty());
-    assert_eq!(kernels.kernels, all.kernels);
-    assert_eq!(kernels.formulas, all.formulas);
 }
 
 /// A kernel's total is the sum of the durations that were measured, never the mean of
@@ -449,9 +445,10 @@ fn values_derived_ahead_stay_with_their_dispatches() {
             }
         })
         .collect();
-    let r = analyze_records(set(ds), &[], Records::All);
-    assert_eq!(r.dispatches.len(), n);
-    for (i, d) in r.dispatches.iter().enumerate() {
+    let r = analyze_on(set(ds), &[]);
+    let records = r.dispatch_records().all();
+    assert_eq!(records.len(), n);
+    for (i, d) in records.iter().enumerate() {
         assert_eq!(d.id, Some(i as u64));
         let want = (i % 7 != 0).then(|| 2.0 * (i + 1) as f64);
         assert_eq!(d.derived.dram_bytes(), want, "dispatch {i}");
