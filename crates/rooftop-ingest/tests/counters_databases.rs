@@ -482,3 +482,93 @@ fn rocpd_dispatches_in_start_order_with_ties_and_row_numbers() {
         });
     }
 }
+
+/// A rocpd dispatch's counters are SQLite's `SUM(value) ... GROUP BY event_id, name`
+/// over the counter rows joined to their names, to the bit, whether the reader sums
+/// them itself (whole numbers) or leaves it to SQLite (a fraction beside another value
+/// in a group). Oracle: that query run by SQLite on the file. The fixture gets 2,000
+/// more counter rows per dispatch event (several instances per counter, some NULL),
+/// rows for an event that is no dispatch's, and a view of the counter names that
+/// repeats an id (once under the same name, once under a new one), as a view over
+/// several processes' tables can.
+#[test]
+fn rocpd_counters_are_sqlites_sums() {
+    let (_dir_guard, dir) = tempdir();
+    for fraction in [false, true] {
+        let p = dir.join(format!("sums_{fraction}.db"));
+        std::fs::copy(rocpd_db(), &p).unwrap();
+        {
+            let mut c = rusqlite::Connection::open(&p).unwrap();
+            let t = c.transaction().unwrap();
+            let table = |like: &str| -> String {
+                t.query_row(
+                    &format!("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '{like}'"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap()
+            };
+            let (events, info) = (table("rocpd_pmc_event_%"), table("rocpd_info_pmc_%"));
+            {
+                let mut ins = t
+                    .prepare(&format!(
+                        "INSERT INTO \"{events}\" (event_id, pmc_id, value) VALUES (?1, ?2, ?3)"
+                    ))
+                    .unwrap();
+                for (n, event) in [0i64, 1, 2, 3].into_iter().zip([2i64, 4, 6, 999]) {
+                    for i in 0..2_000i64 {
+                        let pmc = i % 5 + 1;
+                        let whole = ((i * 7919 + n * 104_729) % 1_000_003) as f64;
+                        let v = match i % 97 {
+                            0 => None,
+                            // A fraction in a group of many values (second run):
+                            // SQLite sums that file.
+                            1 if fraction => Some(whole + 0.1),
+                            _ => Some(whole),
+                        };
+                        ins.execute(rusqlite::params![event, pmc, v]).unwrap();
+                    }
+                }
+            }
+            t.execute("CREATE TABLE extra_info (id INTEGER, name TEXT)", []).unwrap();
+            t.execute("INSERT INTO extra_info VALUES (3, 'TCC_HIT'), (4, 'TCC_OTHER')", [])
+                .unwrap();
+            t.execute("DROP VIEW rocpd_info_pmc", []).unwrap();
+            t.execute(
+                &format!(
+                    "CREATE VIEW rocpd_info_pmc AS SELECT id, name FROM \"{info}\" UNION ALL \
+                     SELECT id, name FROM extra_info"
+                ),
+                [],
+            )
+            .unwrap();
+            t.commit().unwrap();
+        }
+        // The oracle: each dispatch's counters by SQLite, keyed by dispatch id.
+        let c = rusqlite::Connection::open(&p).unwrap();
+        let mut want = std::collections::BTreeMap::<u64, Vec<(String, u64)>>::new();
+        let mut st = c
+            .prepare(
+                "SELECT D.dispatch_id, S.name, S.total FROM rocpd_kernel_dispatch D JOIN \
+                 (SELECT E.event_id AS event_id, I.name AS name, SUM(E.value) AS total FROM \
+                 rocpd_pmc_event E JOIN rocpd_info_pmc I ON I.id = E.pmc_id GROUP BY \
+                 E.event_id, I.name) S ON S.event_id = D.event_id ORDER BY 1, 2",
+            )
+            .unwrap();
+        let rows = st.query_map([], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?))
+        });
+        for row in rows.unwrap() {
+            let (d, name, total) = row.unwrap();
+            want.entry(d as u64).or_default().push((name, total.to_bits()));
+        }
+        assert_eq!(want.len(), 3, "every dispatch has counters");
+        assert!(want.values().all(|v| v.iter().any(|(n, _)| n == "TCC_OTHER")));
+        let set = rocpd::read(&p).unwrap_or_else(|e| panic!("{e}"));
+        for d in &set.dispatches {
+            let got: Vec<(String, u64)> =
+                d.counters.iter().map(|(k, v)| (k.to_string(), v.to_bits())).collect();
+            assert_eq!(got, want[&d.id], "dispatch {} (fraction: {fraction})", d.id);
+        }
+    }
+}

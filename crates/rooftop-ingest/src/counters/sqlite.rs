@@ -244,6 +244,11 @@ impl RowRef<'_, '_> {
         self.cell(i, column)?.int()
     }
 
+    /// The cell as SQLite holds it (its storage class and value), without conversion.
+    pub fn value(&self, i: usize) -> Result<ValueRef<'_>, CounterError> {
+        Ok(self.cell(i, "")?.value)
+    }
+
     pub fn uint(&self, i: usize, column: &str) -> Result<Option<u64>, CounterError> {
         self.cell(i, column)?.uint()
     }
