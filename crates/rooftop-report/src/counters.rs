@@ -691,101 +691,55 @@ struct JsonSource<'a> {
     notes: &'a [String],
 }
 
-#[derive(Serialize)]
-struct JsonRecord<'a> {
-    name: &'a str,
-    id: Option<u64>,
-    count: u64,
-    duration_ns: Option<f64>,
-    total_duration_ns: Option<f64>,
-    dram_bytes_read: Option<f64>,
-    dram_bytes_written: Option<f64>,
-    l2_bytes: Option<f64>,
-    l1_bytes: Option<f64>,
-    lds_bytes: Option<f64>,
-    flops: &'a Option<BTreeMap<String, f64>>,
-    flops_by_unit: Option<&'a rooftop_core::counters::FlopCounts>,
-    l1_hit_rate_pct: Option<f64>,
-    l2_hit_rate_pct: Option<f64>,
-    lds_bank_conflict_pct: Option<f64>,
-    achieved_occupancy_pct: Option<f64>,
-    theoretical_occupancy_pct: Option<f64>,
-    grid_waves: Option<f64>,
-    achieved_gbs: Option<f64>,
-    achieved_tflops: Option<f64>,
-    arithmetic_intensity: Option<f64>,
-    bound: Option<Bound>,
-    bound_basis: Option<BoundBasis>,
-    bound_reason: &'a str,
-    pct_of_roof: Option<f64>,
-    compute_roof: &'a Option<rooftop_core::roofline::ComputeRoof>,
-    speed_of_light: &'a rooftop_core::counters::SpeedOfLight,
-    byte_sources: &'a BTreeMap<MemLevel, ByteSource>,
-    roofline: &'a [rooftop_core::counters::analysis::RooflinePoint],
-    grid: Option<[u64; 3]>,
-    block: Option<[u64; 3]>,
-    vgprs: Option<u32>,
-    agprs: Option<u32>,
-    sgprs: Option<u32>,
-    shared_bytes: Option<u64>,
-    coalescing: &'a Option<rooftop_core::counters::Coalescing>,
-    findings: &'a [rooftop_core::diagnose::Finding],
-    tool_findings: &'a [rooftop_core::counters::ToolFinding],
-    missing: &'a [rooftop_core::counters::Missing],
-}
-
-fn json_record(k: &KernelRecord) -> JsonRecord<'_> {
+/// One record's JSON at depth `level`, appended to `out`: its members written one by
+/// one, each key as it is (our own names: nothing to escape) and each value through
+/// serde. Byte for byte what serde's derive of the same members writes (test
+/// `json_written_on_the_pool_is_serdes_pretty_json`, whose oracle is that derive); a key
+/// through serde is escaped a byte at a time, and keys were most of a record's
+/// serialisation.
+fn write_record(k: &KernelRecord, out: &mut Vec<u8>, level: usize) -> std::io::Result<()> {
     let x = &k.derived;
-    JsonRecord {
-        name: &k.name,
-        id: k.id,
-        count: k.count,
-        duration_ns: k.duration_ns,
-        total_duration_ns: k.total_duration_ns,
-        dram_bytes_read: k.dram_bytes_read,
-        dram_bytes_written: k.dram_bytes_written,
-        l2_bytes: x.l2_bytes,
-        l1_bytes: x.l1_bytes,
-        lds_bytes: x.lds_bytes,
-        flops: &k.flops,
-        flops_by_unit: (!x.flops.is_empty()).then_some(&x.flops),
-        l1_hit_rate_pct: k.l1_hit_rate_pct,
-        l2_hit_rate_pct: k.l2_hit_rate_pct,
-        lds_bank_conflict_pct: x.lds_bank_conflict_pct,
-        achieved_occupancy_pct: x.achieved_occupancy_pct,
-        theoretical_occupancy_pct: x.theoretical_occupancy_pct,
-        grid_waves: x.grid_waves,
-        achieved_gbs: k.achieved_gbs,
-        achieved_tflops: k.achieved_tflops,
-        arithmetic_intensity: k.arithmetic_intensity,
-        bound: k.bound,
-        bound_basis: k.bound_basis,
-        bound_reason: &k.bound_reason,
-        pct_of_roof: k.pct_of_roof,
-        compute_roof: &k.compute_roof,
-        speed_of_light: &x.speed_of_light,
-        byte_sources: &x.byte_sources,
-        roofline: &k.roofline,
-        grid: k.grid,
-        block: k.block,
-        vgprs: k.vgprs,
-        agprs: k.agprs,
-        sgprs: k.sgprs,
-        shared_bytes: k.shared_bytes,
-        coalescing: &x.coalescing,
-        findings: &k.findings,
-        tool_findings: &k.tool_findings,
-        missing: &k.missing,
-    }
-}
-
-/// A record built to be written: serialised as [`json_record`] of it.
-struct Built(KernelRecord);
-
-impl Serialize for Built {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        json_record(&self.0).serialize(s)
-    }
+    let mut o = crate::json::Members::object(out, level)?;
+    o.field("name", &k.name)?;
+    o.field("id", &k.id)?;
+    o.field("count", &k.count)?;
+    o.field("duration_ns", &k.duration_ns)?;
+    o.field("total_duration_ns", &k.total_duration_ns)?;
+    o.field("dram_bytes_read", &k.dram_bytes_read)?;
+    o.field("dram_bytes_written", &k.dram_bytes_written)?;
+    o.field("l2_bytes", &x.l2_bytes)?;
+    o.field("l1_bytes", &x.l1_bytes)?;
+    o.field("lds_bytes", &x.lds_bytes)?;
+    o.field("flops", &k.flops)?;
+    o.field("flops_by_unit", &(!x.flops.is_empty()).then_some(&x.flops))?;
+    o.field("l1_hit_rate_pct", &k.l1_hit_rate_pct)?;
+    o.field("l2_hit_rate_pct", &k.l2_hit_rate_pct)?;
+    o.field("lds_bank_conflict_pct", &x.lds_bank_conflict_pct)?;
+    o.field("achieved_occupancy_pct", &x.achieved_occupancy_pct)?;
+    o.field("theoretical_occupancy_pct", &x.theoretical_occupancy_pct)?;
+    o.field("grid_waves", &x.grid_waves)?;
+    o.field("achieved_gbs", &k.achieved_gbs)?;
+    o.field("achieved_tflops", &k.achieved_tflops)?;
+    o.field("arithmetic_intensity", &k.arithmetic_intensity)?;
+    o.field("bound", &k.bound)?;
+    o.field("bound_basis", &k.bound_basis)?;
+    o.field("bound_reason", &k.bound_reason)?;
+    o.field("pct_of_roof", &k.pct_of_roof)?;
+    o.field("compute_roof", &k.compute_roof)?;
+    o.field("speed_of_light", &x.speed_of_light)?;
+    o.field("byte_sources", &x.byte_sources)?;
+    o.field("roofline", &k.roofline)?;
+    o.field("grid", &k.grid)?;
+    o.field("block", &k.block)?;
+    o.field("vgprs", &k.vgprs)?;
+    o.field("agprs", &k.agprs)?;
+    o.field("sgprs", &k.sgprs)?;
+    o.field("shared_bytes", &k.shared_bytes)?;
+    o.field("coalescing", &x.coalescing)?;
+    o.field("findings", &k.findings)?;
+    o.field("tool_findings", &k.tool_findings)?;
+    o.field("missing", &k.missing)?;
+    o.end()
 }
 
 /// JSON (docs/json-schema.md § counters); absent values are `null`, never 0.
@@ -817,10 +771,10 @@ pub fn write_json<W: std::io::Write>(r: &CounterReport, mut w: W) -> std::io::Re
     let level = o.level();
     // Each dispatch's record is built where it is written, on the pool's threads.
     let records = r.dispatch_records();
-    crate::json::array_on_pool(o.key("dispatches")?, level, &r.set.dispatches, |d| {
-        Built(records.record(d))
+    crate::json::array_on_pool(o.key("dispatches")?, level, &r.set.dispatches, |d, w, at| {
+        write_record(&records.record(d), w, at)
     })?;
-    crate::json::array_on_pool(o.key("kernels")?, level, &r.kernels, json_record)?;
+    crate::json::array_on_pool(o.key("kernels")?, level, &r.kernels, write_record)?;
     o.field("activity", &r.set.activity)?;
     o.end()?;
     w.write_all(b"\n")
@@ -833,6 +787,94 @@ mod tests {
         analyze_in, CounterFormat, CounterSet, CounterSource, DeviceInfo, Dispatch,
     };
     use rooftop_core::device::Catalog;
+
+    #[derive(Serialize)]
+    struct JsonRecord<'a> {
+        name: &'a str,
+        id: Option<u64>,
+        count: u64,
+        duration_ns: Option<f64>,
+        total_duration_ns: Option<f64>,
+        dram_bytes_read: Option<f64>,
+        dram_bytes_written: Option<f64>,
+        l2_bytes: Option<f64>,
+        l1_bytes: Option<f64>,
+        lds_bytes: Option<f64>,
+        flops: &'a Option<BTreeMap<String, f64>>,
+        flops_by_unit: Option<&'a rooftop_core::counters::FlopCounts>,
+        l1_hit_rate_pct: Option<f64>,
+        l2_hit_rate_pct: Option<f64>,
+        lds_bank_conflict_pct: Option<f64>,
+        achieved_occupancy_pct: Option<f64>,
+        theoretical_occupancy_pct: Option<f64>,
+        grid_waves: Option<f64>,
+        achieved_gbs: Option<f64>,
+        achieved_tflops: Option<f64>,
+        arithmetic_intensity: Option<f64>,
+        bound: Option<Bound>,
+        bound_basis: Option<BoundBasis>,
+        bound_reason: &'a str,
+        pct_of_roof: Option<f64>,
+        compute_roof: &'a Option<rooftop_core::roofline::ComputeRoof>,
+        speed_of_light: &'a rooftop_core::counters::SpeedOfLight,
+        byte_sources: &'a BTreeMap<MemLevel, ByteSource>,
+        roofline: &'a [rooftop_core::counters::analysis::RooflinePoint],
+        grid: Option<[u64; 3]>,
+        block: Option<[u64; 3]>,
+        vgprs: Option<u32>,
+        agprs: Option<u32>,
+        sgprs: Option<u32>,
+        shared_bytes: Option<u64>,
+        coalescing: &'a Option<rooftop_core::counters::Coalescing>,
+        findings: &'a [rooftop_core::diagnose::Finding],
+        tool_findings: &'a [rooftop_core::counters::ToolFinding],
+        missing: &'a [rooftop_core::counters::Missing],
+    }
+
+    fn json_record(k: &KernelRecord) -> JsonRecord<'_> {
+        let x = &k.derived;
+        JsonRecord {
+            name: &k.name,
+            id: k.id,
+            count: k.count,
+            duration_ns: k.duration_ns,
+            total_duration_ns: k.total_duration_ns,
+            dram_bytes_read: k.dram_bytes_read,
+            dram_bytes_written: k.dram_bytes_written,
+            l2_bytes: x.l2_bytes,
+            l1_bytes: x.l1_bytes,
+            lds_bytes: x.lds_bytes,
+            flops: &k.flops,
+            flops_by_unit: (!x.flops.is_empty()).then_some(&x.flops),
+            l1_hit_rate_pct: k.l1_hit_rate_pct,
+            l2_hit_rate_pct: k.l2_hit_rate_pct,
+            lds_bank_conflict_pct: x.lds_bank_conflict_pct,
+            achieved_occupancy_pct: x.achieved_occupancy_pct,
+            theoretical_occupancy_pct: x.theoretical_occupancy_pct,
+            grid_waves: x.grid_waves,
+            achieved_gbs: k.achieved_gbs,
+            achieved_tflops: k.achieved_tflops,
+            arithmetic_intensity: k.arithmetic_intensity,
+            bound: k.bound,
+            bound_basis: k.bound_basis,
+            bound_reason: &k.bound_reason,
+            pct_of_roof: k.pct_of_roof,
+            compute_roof: &k.compute_roof,
+            speed_of_light: &x.speed_of_light,
+            byte_sources: &x.byte_sources,
+            roofline: &k.roofline,
+            grid: k.grid,
+            block: k.block,
+            vgprs: k.vgprs,
+            agprs: k.agprs,
+            sgprs: k.sgprs,
+            shared_bytes: k.shared_bytes,
+            coalescing: &x.coalescing,
+            findings: &k.findings,
+            tool_findings: &k.tool_findings,
+            missing: &k.missing,
+        }
+    }
 
     /// The report as one struct, serialised by serde_json's own pretty printer: the
     /// oracle for [`write_json`], which writes it member by member on the pool.

@@ -180,20 +180,20 @@ impl<'w, W: ?Sized + Write> Members<'w, W> {
 /// Elements rendered per task at most by [`array_on_pool`].
 const ELEMENTS_PER_TASK: usize = 512;
 
-/// `items` as an array value at depth `level` in [`Pretty`]'s layout, each element the
-/// value `each` makes of an item, serialised by serde at its depth: byte for byte what
-/// serde writes for the whole array. Runs of elements are rendered on the thread pool
-/// (idle while a report is written), at most [`ELEMENTS_PER_TASK`] per task, and
-/// written in order: what is held at once is a run per thread, not the array's text.
-pub(crate) fn array_on_pool<'a, T, U, W>(
+/// `items` as an array value at depth `level` in [`Pretty`]'s layout, each element
+/// written by `write(item, out, at)`: its own text at depth `at` (what serde writes for
+/// it there), appended to `out`. Byte for byte what serde writes for the whole array
+/// when each element is. Runs of elements are rendered on the thread pool (idle while a
+/// report is written), at most [`ELEMENTS_PER_TASK`] per task, and written in order:
+/// what is held at once is a run per thread, not the array's text.
+pub(crate) fn array_on_pool<'a, T, W>(
     w: &mut W,
     level: usize,
     items: &'a [T],
-    each: impl Fn(&'a T) -> U + Sync,
+    write: impl Fn(&'a T, &mut Vec<u8>, usize) -> io::Result<()> + Sync,
 ) -> io::Result<()>
 where
     T: Sync,
-    U: serde::Serialize,
     W: Write + ?Sized,
 {
     use rayon::prelude::*;
@@ -212,9 +212,7 @@ where
                 let mut out = Vec::new();
                 for (j, item) in run.iter().enumerate() {
                     element.line(&mut out, g == 0 && i == 0 && j == 0)?;
-                    let mut ser =
-                        serde_json::Serializer::with_formatter(&mut out, Pretty::at(level + 1));
-                    each(item).serialize(&mut ser)?;
+                    write(item, &mut out, level + 1)?;
                 }
                 Ok(out)
             })
