@@ -488,9 +488,9 @@ fn rocpd_dispatches_in_start_order_with_ties_and_row_numbers() {
 /// them itself (whole numbers) or leaves it to SQLite (a fraction beside another value
 /// in a group). Oracle: that query run by SQLite on the file. The fixture gets 2,000
 /// more counter rows per dispatch event (several instances per counter, some NULL),
-/// rows for an event that is no dispatch's, and a view of the counter names that
-/// repeats an id (once under the same name, once under a new one), as a view over
-/// several processes' tables can.
+/// rows for an event that is no dispatch's and rows without an event, and a view of the
+/// counter names that repeats an id (once under the same name, once under a new one, as
+/// a view over several processes' tables can, once with no name).
 #[test]
 fn rocpd_counters_are_sqlites_sums() {
     let (_dir_guard, dir) = tempdir();
@@ -515,6 +515,10 @@ fn rocpd_counters_are_sqlites_sums() {
                         "INSERT INTO \"{events}\" (event_id, pmc_id, value) VALUES (?1, ?2, ?3)"
                     ))
                     .unwrap();
+                // Rows without an event: a group SQLite sums but the query drops.
+                for pmc in 1..=5i64 {
+                    ins.execute(rusqlite::params![None::<i64>, pmc, 7.0]).unwrap();
+                }
                 for (n, event) in [0i64, 1, 2, 3].into_iter().zip([2i64, 4, 6, 999]) {
                     for i in 0..2_000i64 {
                         let pmc = i % 5 + 1;
@@ -531,8 +535,11 @@ fn rocpd_counters_are_sqlites_sums() {
                 }
             }
             t.execute("CREATE TABLE extra_info (id INTEGER, name TEXT)", []).unwrap();
-            t.execute("INSERT INTO extra_info VALUES (3, 'TCC_HIT'), (4, 'TCC_OTHER')", [])
-                .unwrap();
+            t.execute(
+                "INSERT INTO extra_info VALUES (3, 'TCC_HIT'), (4, 'TCC_OTHER'), (5, NULL)",
+                [],
+            )
+            .unwrap();
             t.execute("DROP VIEW rocpd_info_pmc", []).unwrap();
             t.execute(
                 &format!(
@@ -552,7 +559,8 @@ fn rocpd_counters_are_sqlites_sums() {
                 "SELECT D.dispatch_id, S.name, S.total FROM rocpd_kernel_dispatch D JOIN \
                  (SELECT E.event_id AS event_id, I.name AS name, SUM(E.value) AS total FROM \
                  rocpd_pmc_event E JOIN rocpd_info_pmc I ON I.id = E.pmc_id GROUP BY \
-                 E.event_id, I.name) S ON S.event_id = D.event_id ORDER BY 1, 2",
+                 E.event_id, I.name) S ON S.event_id = D.event_id WHERE S.name IS NOT NULL \
+                 ORDER BY 1, 2",
             )
             .unwrap();
         let rows = st.query_map([], |r| {

@@ -549,6 +549,9 @@ struct Sum {
     fraction: Option<f64>,
 }
 
+/// The name index of a counter row whose name is NULL.
+const NO_NAME: u32 = u32::MAX;
+
 /// A sum this reader does not reproduce bit for bit ([`Sum`]).
 #[derive(Debug)]
 struct Inexact;
@@ -577,7 +580,7 @@ impl Sum {
             return Err(Inexact);
         }
         self.whole += whole;
-        self.n += 1;
+        self.n = self.n.saturating_add(1);
         if !(-EXACT..=EXACT).contains(&self.whole) {
             return Err(Inexact);
         }
@@ -594,9 +597,11 @@ impl Sum {
 /// anything cannot be read (SQLite's own query then gives the numbers, or the error).
 ///
 /// The join is the query's: an event row counts once under each counter row with its
-/// `pmc_id` (views over several processes' tables can repeat an id), a row without an
-/// event, a counter or a name is left out, and so is an event that is no dispatch's
-/// (its counter names are still reported, as the query's are).
+/// `pmc_id` (views over several processes' tables can repeat an id), and a row whose
+/// counter id matches none is left out. Groups without an event or a name, and those of
+/// an event that is no dispatch's, are summed too (SQLite's sum of them could fail, as
+/// an integer overflow) but not kept; the names of the last kind are still reported, as
+/// the query's are.
 fn counters_summed_here(
     ctx: &Ctx<'_>,
     ev: &str,
@@ -610,13 +615,23 @@ fn counters_summed_here(
     let mut index: HashMap<String, u32> = HashMap::default();
     let mut of_id: HashMap<i64, Vec<u32>> = HashMap::default();
     let read = for_each_row(ctx.path, ctx.conn, "rocpd_info_pmc", info, |r| {
-        let (ValueRef::Integer(id), ValueRef::Text(t)) = (r.value(0)?, r.value(1)?) else {
-            // A NULL name joins nothing; a name of another type is grouped apart from
-            // its text by SQLite: not modelled.
-            return match r.value(1)? {
+        let (ValueRef::Integer(id), name) = (r.value(0)?, r.value(1)?) else {
+            // A NULL id joins nothing; one of another type is not modelled.
+            return match r.value(0)? {
                 ValueRef::Null => Ok(()),
                 _ => Err(CounterError::new(ctx.path, "")),
             };
+        };
+        let t = match name {
+            ValueRef::Text(t) => t,
+            // A NULL name's groups are summed (SQLite's sum can fail) but not kept.
+            ValueRef::Null => {
+                of_id.entry(id).or_default().push(NO_NAME);
+                return Ok(());
+            }
+            // A name of another type is grouped apart from its text by SQLite: not
+            // modelled.
+            _ => return Err(CounterError::new(ctx.path, "")),
         };
         let t = std::str::from_utf8(t).map_err(|_| CounterError::new(ctx.path, ""))?;
         let k = if let Some(&k) = index.get(t) {
@@ -634,19 +649,26 @@ fn counters_summed_here(
     // no dispatch's, per (event, name): their sums are not kept, but SQLite's would
     // fail where these cannot be had, so they are followed too.
     let mut per_dispatch: Vec<Vec<(u32, Sum)>> = vec![Vec::new(); rows.dispatches.len()];
-    let mut elsewhere: HashMap<(i64, u32), Sum> = HashMap::default();
+    let mut elsewhere: HashMap<(Option<i64>, u32), Sum> = HashMap::default();
     let read = for_each_row(ctx.path, ctx.conn, "rocpd_pmc_event", ev, |r| {
-        let (ValueRef::Integer(e), ValueRef::Integer(pmc)) = (r.value(0)?, r.value(1)?) else {
-            return match r.value(0)? {
-                // No event: no group SQLite's query keeps.
+        let (event, ValueRef::Integer(pmc)) = (r.value(0)?, r.value(1)?) else {
+            // A NULL counter id joins nothing; one of another type is not modelled.
+            return match r.value(1)? {
                 ValueRef::Null => Ok(()),
                 _ => Err(CounterError::new(ctx.path, "")),
             };
         };
+        // A NULL event's groups are summed (SQLite's sum can fail) but not kept.
+        let e = match event {
+            ValueRef::Integer(e) => Some(e),
+            ValueRef::Null => None,
+            _ => return Err(CounterError::new(ctx.path, "")),
+        };
         let Some(ks) = of_id.get(&pmc) else { return Ok(()) };
         let v = r.value(2)?;
         for &k in ks {
-            let sum = if let Some(list) = event_of.get(e).and_then(|&i| per_dispatch.get_mut(i)) {
+            let dispatch = e.filter(|_| k != NO_NAME).and_then(|e| event_of.get(e));
+            let sum = if let Some(list) = dispatch.and_then(|&i| per_dispatch.get_mut(i)) {
                 if let Some(j) = list.iter().position(|(n, _)| *n == k) {
                     &mut list[j].1
                 } else {
@@ -662,12 +684,13 @@ fn counters_summed_here(
         Ok(())
     });
     read.ok()?;
-    // The names the query reports: those of a group with a value.
+    // The names the query reports: those of a group with an event and a value.
     let mut seen = vec![false; names.len()];
     let here = per_dispatch.iter().flatten().map(|(k, s)| (k, s));
-    for (k, sum) in here.chain(elsewhere.iter().map(|((_, k), s)| (k, s))) {
-        if sum.value().is_some() {
-            seen[*k as usize] = true;
+    let there = elsewhere.iter().filter(|((e, _), _)| e.is_some()).map(|((_, k), s)| (k, s));
+    for (k, sum) in here.chain(there) {
+        if let (Some(seen), Some(_)) = (seen.get_mut(*k as usize), sum.value()) {
+            *seen = true;
         }
     }
     let keys: Vec<CounterName> = names.iter().map(|n| CounterName::from(n.as_str())).collect();
