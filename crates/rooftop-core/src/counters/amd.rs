@@ -129,14 +129,55 @@ pub fn arch_constants(arch: &str) -> Option<&'static ArchConstants> {
     ARCHS.iter().find(|c| c.targets.iter().any(|t| base.starts_with(t)))
 }
 
-/// A counter under its `_sum` spelling or its plain one.
-fn ctr(d: &Dispatch, base: &str) -> Option<f64> {
-    d.counter_joined(&[base, "_sum"]).or_else(|| d.counter(base)).filter(|v| v.is_finite())
+/// A dispatch with its counters in a hash map by name, built once per dispatch: the
+/// formulas look up some ninety names (two spellings each), most of them absent, and the
+/// ordered map's compares of names with long common prefixes were most of the time an
+/// AMD dispatch took to derive. Everything else of the dispatch through `Deref`.
+struct Counters<'a> {
+    d: &'a Dispatch,
+    by_name: foldhash::HashMap<&'a str, f64>,
 }
 
-/// Several counters, all present, or the names of those absent.
-fn all(d: &Dispatch, names: &[&str]) -> Option<Vec<f64>> {
-    names.iter().map(|n| ctr(d, n)).collect()
+impl<'a> Counters<'a> {
+    fn new(d: &'a Dispatch) -> Self {
+        Counters { d, by_name: d.counters.iter().map(|(k, v)| (&**k, *v)).collect() }
+    }
+
+    /// The value of counter `name` (as [`Dispatch::counter`]).
+    fn counter(&self, name: &str) -> Option<f64> {
+        self.by_name.get(name).copied()
+    }
+}
+
+impl std::ops::Deref for Counters<'_> {
+    type Target = Dispatch;
+    fn deref(&self) -> &Dispatch {
+        self.d
+    }
+}
+
+/// A counter under its `_sum` spelling or its plain one.
+fn ctr(d: &Counters<'_>, base: &str) -> Option<f64> {
+    let mut buf = [0u8; 128];
+    let joined = buf.get_mut(..base.len() + 4).map(|b| {
+        b[..base.len()].copy_from_slice(base.as_bytes());
+        b[base.len()..].copy_from_slice(b"_sum");
+        &*b
+    });
+    let sum = match joined.map(std::str::from_utf8) {
+        Some(Ok(name)) => d.counter(name),
+        _ => d.counter(&format!("{base}_sum")),
+    };
+    sum.or_else(|| d.counter(base)).filter(|v| v.is_finite())
+}
+
+/// Several counters, all present, or `None`.
+fn all<const N: usize>(d: &Counters<'_>, names: &[&str; N]) -> Option<[f64; N]> {
+    let mut out = [0.0; N];
+    for (o, n) in out.iter_mut().zip(names) {
+        *o = ctr(d, n)?;
+    }
+    Some(out)
 }
 
 fn pct(num: f64, den: f64) -> Option<f64> {
@@ -148,7 +189,11 @@ fn pct(num: f64, den: f64) -> Option<f64> {
 }
 
 /// Picks the constants: from the device's arch, else inferred from counter names.
-fn constants_for(d: &Dispatch, device: &DeviceInfo, out: &mut Derived) -> Option<ArchConstants> {
+fn constants_for(
+    d: &Counters<'_>,
+    device: &DeviceInfo,
+    out: &mut Derived,
+) -> Option<ArchConstants> {
     if let Some(c) = device.arch.as_deref().and_then(arch_constants) {
         return Some(*c);
     }
@@ -174,6 +219,7 @@ fn constants_for(d: &Dispatch, device: &DeviceInfo, out: &mut Derived) -> Option
 
 /// Derives bytes, FLOPs, hit rates and occupancy from an AMD dispatch's counters.
 pub fn derive(d: &Dispatch, device: &DeviceInfo) -> Derived {
+    let d = &Counters::new(d);
     let mut out = Derived { duration_ns: d.duration_ns, ..Derived::default() };
     let arch = constants_for(d, device, &mut out);
     dram_bytes(d, arch.as_ref(), &mut out);
@@ -184,7 +230,7 @@ pub fn derive(d: &Dispatch, device: &DeviceInfo) -> Derived {
     out
 }
 
-fn dram_bytes(d: &Dispatch, arch: Option<&ArchConstants>, out: &mut Derived) {
+fn dram_bytes(d: &Counters<'_>, arch: Option<&ArchConstants>, out: &mut Derived) {
     let hbm = arch.map(|a| a.hbm);
     // Reads.
     let ea0 = all(d, &["TCC_EA0_RDREQ", "TCC_EA0_RDREQ_32B", "TCC_BUBBLE"]);
@@ -264,7 +310,12 @@ fn dram_bytes(d: &Dispatch, arch: Option<&ArchConstants>, out: &mut Derived) {
     }
 }
 
-fn cache_bytes(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &mut Derived) {
+fn cache_bytes(
+    d: &Counters<'_>,
+    device: &DeviceInfo,
+    arch: Option<&ArchConstants>,
+    out: &mut Derived,
+) {
     // L2: requests from the vL1D.
     let reqs = [
         "TCP_TCC_READ_REQ",
@@ -350,19 +401,54 @@ const MFMA_ACTIVITY: [&str; 8] = [
     "SQ_INSTS_VALU_MFMA_I8",
 ];
 
-fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &mut Derived) {
+/// The VALU instruction counters of each precision: ADD, MUL, TRANS, FMA.
+const VALU: [(&str, [&str; 4]); 3] = [
+    (
+        "fp16",
+        [
+            "SQ_INSTS_VALU_ADD_F16",
+            "SQ_INSTS_VALU_MUL_F16",
+            "SQ_INSTS_VALU_TRANS_F16",
+            "SQ_INSTS_VALU_FMA_F16",
+        ],
+    ),
+    (
+        "fp32",
+        [
+            "SQ_INSTS_VALU_ADD_F32",
+            "SQ_INSTS_VALU_MUL_F32",
+            "SQ_INSTS_VALU_TRANS_F32",
+            "SQ_INSTS_VALU_FMA_F32",
+        ],
+    ),
+    (
+        "fp64",
+        [
+            "SQ_INSTS_VALU_ADD_F64",
+            "SQ_INSTS_VALU_MUL_F64",
+            "SQ_INSTS_VALU_TRANS_F64",
+            "SQ_INSTS_VALU_FMA_F64",
+        ],
+    ),
+];
+
+/// The MFMA operation counters (in units of 512 FLOPs) of each data type.
+const MFMA_MOPS: [(&str, &str); 6] = [
+    ("fp16", "SQ_INSTS_VALU_MFMA_MOPS_F16"),
+    ("bf16", "SQ_INSTS_VALU_MFMA_MOPS_BF16"),
+    ("fp32", "SQ_INSTS_VALU_MFMA_MOPS_F32"),
+    ("fp64", "SQ_INSTS_VALU_MFMA_MOPS_F64"),
+    ("fp8", "SQ_INSTS_VALU_MFMA_MOPS_F8"),
+    ("int8", "SQ_INSTS_VALU_MFMA_MOPS_I8"),
+];
+
+fn flops(d: &Counters<'_>, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &mut Derived) {
     let wave = wave_size(d, device, arch);
     let mut any_vector = false;
     // Work the counters show but no FLOP count covers: the total would undercount it.
     let mut uncounted: Vec<String> = Vec::new();
-    for (dt, prec) in [("F16", "fp16"), ("F32", "fp32"), ("F64", "fp64")] {
-        let names = [
-            format!("SQ_INSTS_VALU_ADD_{dt}"),
-            format!("SQ_INSTS_VALU_MUL_{dt}"),
-            format!("SQ_INSTS_VALU_TRANS_{dt}"),
-            format!("SQ_INSTS_VALU_FMA_{dt}"),
-        ];
-        let vals: Option<Vec<f64>> = names.iter().map(|n| ctr(d, n)).collect();
+    for (prec, names) in VALU {
+        let vals = all(d, &names);
         let present = names.iter().any(|n| ctr(d, n).is_some());
         let work = names.iter().filter_map(|n| ctr(d, n)).any(|v| v > 0.0);
         match (vals, wave) {
@@ -401,15 +487,8 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
     }
 
     let mut any_matrix = false;
-    for (dt, prec) in [
-        ("F16", "fp16"),
-        ("BF16", "bf16"),
-        ("F32", "fp32"),
-        ("F64", "fp64"),
-        ("F8", "fp8"),
-        ("I8", "int8"),
-    ] {
-        if let Some(mops) = ctr(d, &format!("SQ_INSTS_VALU_MFMA_MOPS_{dt}")) {
+    for (prec, name) in MFMA_MOPS {
+        if let Some(mops) = ctr(d, name) {
             any_matrix = true;
             out.flops.matrix.insert(prec.to_string(), 512.0 * mops);
         }
@@ -441,7 +520,7 @@ fn flops(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &
     }
 }
 
-fn rates(d: &Dispatch, out: &mut Derived) {
+fn rates(d: &Counters<'_>, out: &mut Derived) {
     // L2 hit rate.
     let l2 = all(d, &["TCC_HIT", "TCC_MISS"])
         .map(|v| (v, "TCC"))
@@ -492,7 +571,12 @@ fn rates(d: &Dispatch, out: &mut Derived) {
     }
 }
 
-fn occupancy(d: &Dispatch, device: &DeviceInfo, arch: Option<&ArchConstants>, out: &mut Derived) {
+fn occupancy(
+    d: &Counters<'_>,
+    device: &DeviceInfo,
+    arch: Option<&ArchConstants>,
+    out: &mut Derived,
+) {
     match d.counter("SQ_WAVES") {
         Some(w) => {
             out.waves_launched = Some(w);
@@ -559,6 +643,30 @@ mod tests {
             duration_ns: Some(1000.0),
             ..Dispatch::default()
         }
+    }
+
+    /// A counter is read under its `_sum` spelling when the file has it, else its plain
+    /// one; a non-finite value is absent; a name too long for the stack is still found.
+    #[test]
+    fn counters_by_either_spelling() {
+        let long = "X".repeat(200);
+        let long_sum = format!("{long}_sum");
+        let d = disp(&[
+            ("TCC_HIT_sum", 5.0),
+            ("TCC_HIT", 7.0),
+            ("TCC_MISS", 3.0),
+            ("TCC_EA_RDREQ_sum", f64::INFINITY),
+            (&long_sum, 11.0),
+        ]);
+        let c = Counters::new(&d);
+        assert_eq!(ctr(&c, "TCC_HIT"), Some(5.0));
+        assert_eq!(ctr(&c, "TCC_MISS"), Some(3.0));
+        assert_eq!(ctr(&c, "TCC_EA_RDREQ"), None);
+        assert_eq!(ctr(&c, "TCC_EA_WRREQ"), None);
+        assert_eq!(ctr(&c, &long), Some(11.0));
+        assert_eq!(all(&c, &["TCC_HIT", "TCC_MISS"]), Some([5.0, 3.0]));
+        assert_eq!(all(&c, &["TCC_HIT", "TCC_EA_RDREQ"]), None);
+        assert_eq!(c.duration_ns, Some(1000.0), "the dispatch itself through Deref");
     }
 
     fn dev(arch: &str) -> DeviceInfo {
