@@ -164,8 +164,8 @@ fn label(k: &KernelRecord) -> String {
 /// The narrowest name column before optional columns are left out.
 const MIN_NAME: usize = 24;
 
-/// The table of the records `all` (their first `--top`) laid out for `width` columns (`None`: no width limit, names
-/// shortened to `md_width` for Markdown).
+/// The table of the records `all` (their first `--top`) laid out for `width` columns
+/// (`None`: no width limit, names shortened to `md_width` for Markdown).
 fn kernel_table(all: &[KernelRecord], o: &RenderOptions, width: Option<usize>) -> KernelTable {
     let rs: Vec<&KernelRecord> = all.iter().take(o.top).collect();
     let total: f64 = all.iter().filter_map(|k| k.total_duration_ns).sum();

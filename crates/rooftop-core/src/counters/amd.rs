@@ -158,17 +158,9 @@ impl std::ops::Deref for Counters<'_> {
 
 /// A counter under its `_sum` spelling or its plain one.
 fn ctr(d: &Counters<'_>, base: &str) -> Option<f64> {
-    let mut buf = [0u8; 128];
-    let joined = buf.get_mut(..base.len() + 4).map(|b| {
-        b[..base.len()].copy_from_slice(base.as_bytes());
-        b[base.len()..].copy_from_slice(b"_sum");
-        &*b
-    });
-    let sum = match joined.map(std::str::from_utf8) {
-        Some(Ok(name)) => d.counter(name),
-        _ => d.counter(&format!("{base}_sum")),
-    };
-    sum.or_else(|| d.counter(base)).filter(|v| v.is_finite())
+    super::joined(&[base, "_sum"], |name| d.counter(name))
+        .or_else(|| d.counter(base))
+        .filter(|v| v.is_finite())
 }
 
 /// Several counters, all present, or `None`.
@@ -448,9 +440,13 @@ fn flops(d: &Counters<'_>, device: &DeviceInfo, arch: Option<&ArchConstants>, ou
     // Work the counters show but no FLOP count covers: the total would undercount it.
     let mut uncounted: Vec<String> = Vec::new();
     for (prec, names) in VALU {
-        let vals = all(d, &names);
-        let present = names.iter().any(|n| ctr(d, n).is_some());
-        let work = names.iter().filter_map(|n| ctr(d, n)).any(|v| v > 0.0);
+        let each = names.map(|n| ctr(d, n));
+        let vals = match each {
+            [Some(add), Some(mul), Some(trans), Some(fma)] => Some([add, mul, trans, fma]),
+            _ => None,
+        };
+        let present = each.iter().any(Option::is_some);
+        let work = each.iter().flatten().any(|v| *v > 0.0);
         match (vals, wave) {
             (Some(v), Some((w, _))) => {
                 any_vector = true;

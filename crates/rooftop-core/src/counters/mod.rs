@@ -182,17 +182,7 @@ impl Dispatch {
     /// name is put together on the stack when it is short, as every vendor's is: the
     /// formulas look names up this way once per dispatch).
     pub fn counter_joined(&self, parts: &[&str]) -> Option<f64> {
-        let mut buf = [0u8; 128];
-        let mut n = 0;
-        for p in parts {
-            let Some(dst) = buf.get_mut(n..n + p.len()) else {
-                return self.counter(&parts.concat());
-            };
-            dst.copy_from_slice(p.as_bytes());
-            n += p.len();
-        }
-        // Whole `str`s one after another: always UTF-8.
-        std::str::from_utf8(buf.get(..n).unwrap_or_default()).ok().and_then(|s| self.counter(s))
+        joined(parts, |name| self.counter(name))
     }
 
     /// Total blocks (workgroups) of the grid; `None` when the file's dimensions
@@ -204,6 +194,25 @@ impl Dispatch {
     /// Threads per block (`None` past `u64`, as [`Dispatch::blocks`]).
     pub fn threads_per_block(&self) -> Option<u64> {
         self.block.and_then(volume)
+    }
+}
+
+/// `f` of the name `parts` written one after another, put together on the stack when it
+/// is short (as every vendor's counter names are), else in a `String`.
+pub(crate) fn joined<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
+    let mut buf = [0u8; 128];
+    let mut n = 0;
+    for p in parts {
+        let Some(dst) = buf.get_mut(n..n + p.len()) else {
+            return f(&parts.concat());
+        };
+        dst.copy_from_slice(p.as_bytes());
+        n += p.len();
+    }
+    // Whole `str`s one after another: always UTF-8.
+    match std::str::from_utf8(buf.get(..n).unwrap_or_default()) {
+        Ok(name) => f(name),
+        Err(_) => f(&parts.concat()),
     }
 }
 

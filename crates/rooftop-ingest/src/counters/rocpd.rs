@@ -669,12 +669,11 @@ fn counters_summed_here(
         for &k in ks {
             let dispatch = e.filter(|_| k != NO_NAME).and_then(|e| event_of.get(e));
             let sum = if let Some(list) = dispatch.and_then(|&i| per_dispatch.get_mut(i)) {
-                if let Some(j) = list.iter().position(|(n, _)| *n == k) {
-                    &mut list[j].1
-                } else {
+                let j = list.iter().position(|(n, _)| *n == k).unwrap_or_else(|| {
                     list.push((k, Sum::default()));
-                    &mut list.last_mut().expect("just pushed").1
-                }
+                    list.len() - 1
+                });
+                &mut list[j].1
             } else {
                 elsewhere.entry((e, k)).or_default()
             };
