@@ -91,12 +91,22 @@ fn sass_op(d: &Dispatch, op: &str) -> Option<(f64, bool)> {
     }
     for unit in ["smsp", "sm"] {
         let rate = finite(d.counter_joined(&[unit, inst, op, "_pred_on.sum.per_cycle_elapsed"]));
-        let cycles = finite(d.counter_joined(&[unit, "__cycles_elapsed.avg"]));
-        if let (Some(r), Some(c)) = (rate, cycles) {
+        let cycles = || finite(d.counter_joined(&[unit, "__cycles_elapsed.avg"]));
+        if let Some((r, c)) = rate.and_then(|r| Some((r, cycles()?))) {
             return Some((r * c, true));
         }
     }
     None
+}
+
+/// The counters whose names start with `prefix`, in name order: found in one descent of
+/// the ordered map instead of a pass over each of a dispatch's (hundreds of) counters.
+fn with_prefix<'d>(d: &'d Dispatch, prefix: &'d str) -> impl Iterator<Item = (&'d str, f64)> {
+    use std::ops::Bound;
+    d.counters
+        .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+        .map(|(k, v)| (&**k, *v))
+        .take_while(move |(k, _)| k.starts_with(prefix))
 }
 
 /// Derives bytes, FLOPs, hit rates and occupancy from an NVIDIA dispatch's counters.
@@ -105,9 +115,11 @@ pub fn derive(d: &Dispatch, device: &DeviceInfo) -> Derived {
     duration(d, &mut out);
     dram(d, &mut out);
     caches(d, &mut out);
-    flops(d, &mut out);
+    // Each vector op's count, looked up once for the FLOPs and their completeness.
+    let ops = VECTOR.map(|p| p.ops.map(|(op, _)| sass_op(d, op)));
+    flops(&ops, &mut out);
     tensor(d, &mut out);
-    complete_or_withdraw(d, &mut out);
+    complete_or_withdraw(d, &ops, &mut out);
     rates(d, &mut out);
     speed_of_light(d, &mut out);
     launch(d, device, &mut out);
@@ -294,10 +306,12 @@ const VECTOR: [VectorPrecision; 3] = [
     },
 ];
 
-fn flops(d: &Dispatch, out: &mut Derived) {
+/// Each [`VECTOR`] precision's op counts ([`sass_op`]), in its order.
+type VectorOps = [[Option<(f64, bool)>; 3]; 3];
+
+fn flops(ops: &VectorOps, out: &mut Derived) {
     let mut any = false;
-    for p in &VECTOR {
-        let found: Vec<Option<(f64, bool)>> = p.ops.iter().map(|(op, _)| sass_op(d, op)).collect();
+    for (p, found) in VECTOR.iter().zip(ops) {
         let vals: Vec<Option<f64>> = found.iter().map(|v| v.map(|(x, _)| x)).collect();
         if vals.iter().all(Option::is_none) {
             continue;
@@ -360,8 +374,11 @@ struct TensorPath {
     sparsity: Option<bool>,
 }
 
+/// The prefix of every op-agnostic tensor op counter ([`TensorPath`]).
+const TENSOR_SRC: &str = "sm__ops_path_tensor_src_";
+
 fn tensor_path(name: &str) -> Option<TensorPath> {
-    let rest = name.strip_prefix("sm__ops_path_tensor_src_")?.strip_suffix(".sum")?;
+    let rest = name.strip_prefix(TENSOR_SRC)?.strip_suffix(".sum")?;
     let (rest, sparsity) = if let Some(r) = rest.strip_suffix("_sparsity_off") {
         (r, Some(false))
     } else if let Some(r) = rest.strip_suffix("_sparsity_on") {
@@ -433,34 +450,38 @@ const TENSOR_COUNTS: [&str; 3] =
 /// attention kernels 56–95%.
 const TENSOR_BUSY_PCT: f64 = 10.0;
 
-/// The first counter saying the tensor pipe ran, with its value.
+/// The first counter (in name order) saying the tensor pipe ran, with its value.
 fn tensor_activity(d: &Dispatch) -> Option<(&str, f64)> {
-    d.counters.iter().filter(|(_, v)| v.is_finite() && **v > 0.0).map(|(k, v)| (&**k, *v)).find(
-        |(k, v)| {
-            let count =
-                k.strip_suffix(".sum").is_some() && TENSOR_COUNTS.iter().any(|p| k.starts_with(p));
-            let busy = (k.starts_with("sm__pipe_tensor") || k.starts_with("smsp__pipe_tensor"))
+    let ran = |v: f64| v.is_finite() && v > 0.0;
+    // No prefix is another's: each is its own stretch of the names, and the first
+    // counter of all is the least of each stretch's first.
+    let counts = TENSOR_COUNTS.iter().filter_map(|p| {
+        with_prefix(d, p).find(|(k, v)| ran(*v) && k.strip_suffix(".sum").is_some())
+    });
+    let busy = ["sm__pipe_tensor", "smsp__pipe_tensor"].into_iter().filter_map(|p| {
+        with_prefix(d, p).find(|(k, v)| {
+            ran(*v)
                 && k.contains("cycles_active.avg.pct_of_peak_sustained_")
-                && *v >= TENSOR_BUSY_PCT;
-            count || busy
-        },
-    )
+                && *v >= TENSOR_BUSY_PCT
+        })
+    });
+    counts.chain(busy).min_by(|a, b| a.0.cmp(b.0))
 }
 
 fn tensor(d: &Dispatch, out: &mut Derived) {
     let mut sources: BTreeMap<String, TensorSource> = BTreeMap::new();
-    for (name, v) in &d.counters {
+    for (name, v) in with_prefix(d, TENSOR_SRC) {
         if !v.is_finite() {
             continue;
         }
         if let Some(p) = tensor_path(name) {
-            sources.entry(p.src.clone()).or_default().add(&p, *v);
+            sources.entry(p.src.clone()).or_default().add(&p, v);
         }
     }
     let counted: BTreeMap<String, f64> =
         sources.iter().filter_map(|(src, s)| s.total().map(|v| (src.clone(), v))).collect();
     if counted.is_empty() {
-        let hint = if d.counters.keys().any(|k| k.starts_with("sm__inst_executed_pipe_tensor")) {
+        let hint = if with_prefix(d, "sm__inst_executed_pipe_tensor").next().is_some() {
             " (sm__inst_executed_pipe_tensor* counts instructions, whose FLOPs depend on the \
              MMA shape, so they are not converted)"
         } else {
@@ -491,7 +512,7 @@ fn tensor(d: &Dispatch, out: &mut Derived) {
 /// `sm__ops_path_tensor_src_*` counter counted any work (none collected, or only
 /// precisions the kernel did not use); or a vector precision has non-zero instruction
 /// counts but not all three of its ops.
-fn complete_or_withdraw(d: &Dispatch, out: &mut Derived) {
+fn complete_or_withdraw(d: &Dispatch, ops: &VectorOps, out: &mut Derived) {
     if out.flops.is_empty() {
         return;
     }
@@ -515,9 +536,8 @@ fn complete_or_withdraw(d: &Dispatch, out: &mut Derived) {
             crate::units::as_given(v)
         ));
     }
-    for p in &VECTOR {
-        let found: Vec<Option<f64>> =
-            p.ops.iter().map(|(op, _)| sass_op(d, op).map(|x| x.0)).collect();
+    for (p, ops) in VECTOR.iter().zip(ops) {
+        let found: Vec<Option<f64>> = ops.iter().map(|x| x.map(|x| x.0)).collect();
         let partial = found.iter().any(Option::is_none) && found.iter().flatten().any(|v| *v > 0.0);
         if partial {
             why.push(format!(
@@ -958,6 +978,52 @@ mod tests {
     /// The `compute` / `roofline` presets' counters on a tensor GEMM: vector op counts
     /// (all 0) and `sm__inst_executed_pipe_tensor.sum`, no tensor op counter. The vector
     /// sum (0 FLOPs) would call a tensor GEMM memory-bound; the total is missing instead.
+    /// The counter that says the tensor pipe ran is the first in name order of all a
+    /// dispatch holds, as a pass over every counter finds it (the oracle here), whichever
+    /// of the prefix stretches it is in: every subset of counters from each stretch and
+    /// around them, each at a value that counts, one that does not, and NaN.
+    #[test]
+    fn tensor_activity_is_the_first_counter_in_name_order() {
+        let names = [
+            "sm__inst_executed_pipe_tensor.sum",
+            "sm__inst_executed_pipe_tensor_op_hmma.sum",
+            "sm__inst_executed_pipe_tensor.avg",
+            "sm__ops_path_tensor_op_hmma_src_fp16.sum",
+            "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+            "smsp__inst_executed_pipe_tensor.sum",
+            "smsp__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+            "sm__ops_path_tensor_src_fp16.sum",
+            "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+        ];
+        let oracle = |d: &Dispatch| {
+            d.counters.iter().filter(|(_, v)| v.is_finite() && **v > 0.0).find_map(|(k, v)| {
+                let count = k.ends_with(".sum") && TENSOR_COUNTS.iter().any(|p| k.starts_with(p));
+                let busy = (k.starts_with("sm__pipe_tensor") || k.starts_with("smsp__pipe_tensor"))
+                    && k.contains("cycles_active.avg.pct_of_peak_sustained_")
+                    && *v >= TENSOR_BUSY_PCT;
+                (count || busy).then(|| (k.to_string(), *v))
+            })
+        };
+        let mut found = 0;
+        for mask in 0u32..1 << names.len() {
+            for value in [50.0, 5.0, f64::NAN] {
+                let counters: Vec<(&str, f64)> = names
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| mask >> i & 1 == 1)
+                    // Each name its own value, so that a wrong pick shows in the value too.
+                    .map(|(i, n)| (*n, if i % 2 == 0 { value } else { value * 2.0 }))
+                    .collect();
+                let d = dispatch(&counters);
+                let got = tensor_activity(&d).map(|(k, v)| (k.to_string(), v));
+                assert_eq!(got, oracle(&d), "{counters:?}");
+                found += usize::from(got.is_some());
+            }
+        }
+        assert!(found > 1000, "{found}");
+    }
+
     /// Values of the H200 nvjet GEMM (2 097 152 tensor instructions; its full export
     /// counts 2·4096³ = 137 438 953 472 bf16 ops, which nothing here can recover).
     #[test]

@@ -9,13 +9,59 @@ use std::borrow::Cow;
 /// all of it inside one pair of quotes: what every tool writes) is borrowed from it;
 /// only a field with `""` in it, or quotes inside it, is built anew.
 pub(crate) fn split_csv_line(line: &str) -> Option<Vec<Cow<'_, str>>> {
-    let b = line.as_bytes();
     let mut fields = Vec::new();
+    let mut at = 0;
+    loop {
+        let (field, next) = match simple_field(line, at) {
+            Some(found) => found,
+            None => field_by_bytes(line, at)?,
+        };
+        fields.push(field);
+        match next {
+            Some(n) => at = n,
+            None => return Some(fields),
+        }
+    }
+}
+
+/// The field of `line` that starts at byte `at` when it is the common kind: plain up to a
+/// comma or the end, or all of it inside one pair of quotes with a comma or the end
+/// after them. With where the next field starts (`None`: this was the last); `None` for
+/// any other field, which [`field_by_bytes`] takes.
+#[inline]
+fn simple_field(line: &str, at: usize) -> Option<(Cow<'_, str>, Option<usize>)> {
+    let b = line.as_bytes();
+    let ends_at = |i: usize| match b.get(i) {
+        None => Some(None),
+        Some(b',') => Some(Some(i + 1)),
+        Some(_) => None,
+    };
+    if b.get(at) == Some(&b'"') {
+        let close = at + 1 + memchr::memchr(b'"', b.get(at + 1..)?)?;
+        let next = ends_at(close + 1)?;
+        Some((Cow::Borrowed(line.get(at + 1..close)?), next))
+    } else {
+        let rest = b.get(at..)?;
+        match memchr::memchr2(b',', b'"', rest) {
+            None => Some((Cow::Borrowed(line.get(at..)?), None)),
+            Some(i) if rest[i] == b',' => {
+                Some((Cow::Borrowed(line.get(at..at + i)?), Some(at + i + 1)))
+            }
+            Some(_) => None,
+        }
+    }
+}
+
+/// The field of `line` that starts at byte `at`, a byte at a time: quotes may open or
+/// close anywhere in it, and `""` inside quotes is one quote. With where the next field
+/// starts (`None`: this was the last); `None` when a quote is left open.
+fn field_by_bytes(line: &str, at: usize) -> Option<(Cow<'_, str>, Option<usize>)> {
+    let b = line.as_bytes();
     let mut field = Field::default();
     let mut quoted = false;
     // Start of the stretch of the line not yet added to `field`.
-    let mut seg = 0;
-    let mut i = 0;
+    let mut seg = at;
+    let mut i = at;
     while let Some(&c) = b.get(i) {
         match c {
             b'"' if quoted && b.get(i + 1) == Some(&b'"') => {
@@ -32,8 +78,7 @@ pub(crate) fn split_csv_line(line: &str) -> Option<Vec<Cow<'_, str>>> {
             }
             b',' if !quoted => {
                 field.add(line.get(seg..i));
-                fields.push(field.take());
-                seg = i + 1;
+                return Some((field.take(), Some(i + 1)));
             }
             _ => {}
         }
@@ -43,8 +88,7 @@ pub(crate) fn split_csv_line(line: &str) -> Option<Vec<Cow<'_, str>>> {
         return None;
     }
     field.add(line.get(seg..));
-    fields.push(field.take());
-    Some(fields)
+    Some((field.take(), None))
 }
 
 /// One field of [`split_csv_line`] as it is assembled: the first stretch of the line it
@@ -75,16 +119,33 @@ impl<'a> Field<'a> {
     }
 }
 
+/// `s.trim()`, without its Unicode tables when `s` starts and ends with a printable
+/// ASCII byte (as nearly every field does): whitespace, Unicode's included, is either
+/// ASCII at or below the space or a character of more than one byte.
+#[inline]
+pub(crate) fn trim(s: &str) -> &str {
+    let printable = |b: Option<&u8>| b.is_some_and(|b| (b'!'..=b'~').contains(b));
+    let b = s.as_bytes();
+    if printable(b.first()) && printable(b.last()) {
+        s
+    } else {
+        s.trim()
+    }
+}
+
 /// Parses a finite number, accepting digit grouping with commas (`"1,215,000.50"`) only
 /// in its regular form (groups of exactly three digits), so that a decimal comma
 /// (`"93,83"`) is refused rather than misread.
 pub(crate) fn parse_number(s: &str) -> Option<f64> {
-    let s = s.trim();
+    let s = trim(s);
     if s.is_empty() {
         return None;
     }
     let owned;
-    let plain = if s.contains(',') {
+    let plain = if s.bytes().all(plain_byte) {
+        // No comma either: the number as written.
+        s
+    } else if s.contains(',') {
         let (sign, body) = match s.strip_prefix('-') {
             Some(b) => ("-", b),
             None => ("", s.strip_prefix('+').unwrap_or(s)),
@@ -110,15 +171,19 @@ pub(crate) fn parse_number(s: &str) -> Option<f64> {
             Some(f) => format!("{sign}{head}{rest}.{f}"),
             None => format!("{sign}{head}{rest}"),
         };
+        if !owned.bytes().all(plain_byte) {
+            return None;
+        }
         owned.as_str()
     } else {
-        s
-    };
-    // Only plain decimal notation: Rust would also accept "inf" and "NaN".
-    if !plain.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')) {
         return None;
-    }
+    };
     plain.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// A byte of plain decimal notation (Rust's parser would also accept "inf" and "NaN").
+fn plain_byte(b: u8) -> bool {
+    b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')
 }
 
 /// Parses a non-negative integer (digit grouping allowed).
@@ -184,6 +249,14 @@ mod tests {
         fn borrowed_fields_are_the_characters_split(line in "[a\\\",é ]{0,24}") {
             let new = split_csv_line(&line).map(|f| f.into_iter().map(Cow::into_owned).collect());
             proptest::prop_assert_eq!(new, split_by_chars(&line));
+        }
+
+        /// The fast trim is `str::trim` on any text: ASCII and Unicode whitespace (the
+        /// vertical tab, NEL, no-break and ideographic spaces) at either end or none,
+        /// printable ASCII and DEL, a multi-byte letter at an end.
+        #[test]
+        fn trim_is_strs_trim(s in "[ \t\n\x0b\x0c\r\x7f!~1,é\u{85}\u{a0}\u{2003}\u{3000}]{0,6}") {
+            proptest::prop_assert_eq!(trim(&s), s.trim());
         }
     }
 

@@ -28,7 +28,7 @@
 //!
 //! The reader only normalises; the formulas are in `rooftop_core::counters::nvidia`.
 
-use super::csvline::{parse_number, parse_u64, split_csv_line};
+use super::csvline::{parse_number, parse_u64, split_csv_line, trim};
 pub use super::ncu_units::unit_factor;
 use super::ncu_units::{is_per_second, non_negative_kind};
 use super::text::read_text;
@@ -289,14 +289,15 @@ fn is_launch_column(name: &str) -> bool {
 }
 
 fn col(fields: &[Cow<str>], name: &str) -> Option<usize> {
-    fields.iter().position(|f| f.trim() == name)
+    fields.iter().position(|f| trim(f) == name)
 }
 
-/// Whether a parsed line is an ncu CSV header (complete or not).
+/// Whether a parsed line is an ncu CSV header (complete or not). Asked of every line:
+/// a data row's hundreds of fields are passed over once.
 fn looks_like_header(fields: &[Cow<str>]) -> bool {
-    let has = |n: &str| fields.iter().any(|f| f.trim() == n);
-    (has("ID") || has("Kernel Name"))
-        && (has("Metric Name") || has("Process ID") || fields.iter().any(|f| f.contains("__")))
+    let has = |n: &[&str]| fields.iter().any(|f| n.contains(&trim(f)));
+    has(&["ID", "Kernel Name"])
+        && (has(&["Metric Name", "Process ID"]) || fields.iter().any(|f| f.contains("__")))
 }
 
 impl Columns {
@@ -400,7 +401,7 @@ impl Columns {
         let mut slots = vec![None; self.plan.len()];
         let mut loud = Vec::new();
         for (i, (p, slot)) in self.plan.iter().zip(slots.iter_mut()).enumerate() {
-            let v = f.get(p.col).map_or("", |c| c.trim());
+            let v = f.get(p.col).map_or("", |c| trim(c));
             if v.is_empty() {
                 continue;
             }
