@@ -700,7 +700,8 @@ struct JsonSource<'a> {
 fn write_record(k: &KernelRecord, out: &mut Vec<u8>, level: usize) -> std::io::Result<()> {
     let x = &k.derived;
     let mut o = crate::json::Members::object(out, level)?;
-    o.field("name", &k.name)?;
+    let at = o.level();
+    o.str_field("name", &k.name)?;
     o.field("id", &k.id)?;
     o.field("count", &k.count)?;
     o.field("duration_ns", &k.duration_ns)?;
@@ -723,7 +724,7 @@ fn write_record(k: &KernelRecord, out: &mut Vec<u8>, level: usize) -> std::io::R
     o.field("arithmetic_intensity", &k.arithmetic_intensity)?;
     o.field("bound", &k.bound)?;
     o.field("bound_basis", &k.bound_basis)?;
-    o.field("bound_reason", &k.bound_reason)?;
+    o.str_field("bound_reason", &k.bound_reason)?;
     o.field("pct_of_roof", &k.pct_of_roof)?;
     o.field("compute_roof", &k.compute_roof)?;
     o.field("speed_of_light", &x.speed_of_light)?;
@@ -736,9 +737,35 @@ fn write_record(k: &KernelRecord, out: &mut Vec<u8>, level: usize) -> std::io::R
     o.field("sgprs", &k.sgprs)?;
     o.field("shared_bytes", &k.shared_bytes)?;
     o.field("coalescing", &x.coalescing)?;
-    o.field("findings", &k.findings)?;
+    crate::json::array(o.key("findings")?, at, &k.findings, write_finding)?;
     o.field("tool_findings", &k.tool_findings)?;
-    o.field("missing", &k.missing)?;
+    crate::json::array(o.key("missing")?, at, &k.missing, |m, w, level| {
+        let mut o = crate::json::Members::object(w, level)?;
+        o.str_field("quantity", &m.quantity)?;
+        o.str_field("needs", &m.needs)?;
+        o.end()
+    })?;
+    o.end()
+}
+
+/// A finding as its `Serialize` writes it (the texts through [`crate::json::write_str`]:
+/// a record's findings are most of its text).
+fn write_finding(
+    f: &rooftop_core::diagnose::Finding,
+    w: &mut Vec<u8>,
+    level: usize,
+) -> std::io::Result<()> {
+    let mut o = crate::json::Members::object(w, level)?;
+    o.str_field("id", f.id)?;
+    o.field("severity", &f.severity)?;
+    o.str_field("title", &f.title)?;
+    o.str_field("evidence", &f.evidence)?;
+    o.str_field("recommendation", &f.recommendation)?;
+    o.opt_str_field("expected_gain", f.expected_gain.as_deref())?;
+    o.field("time_at_stake_us", &f.time_at_stake_us())?;
+    o.field("percent_of_total_time", &f.share_pct())?;
+    o.field("window", &f.stake.map(|x| x.window))?;
+    o.field("window_us", &f.stake.map(|x| x.window_us))?;
     o.end()
 }
 
@@ -955,6 +982,29 @@ mod tests {
             activity: None,
         };
         analyze_in(set, Catalog::builtin(), None).unwrap()
+    }
+
+    /// A finding written member by member is what its `Serialize` writes: with and
+    /// without a time at stake and an expected gain, texts that need escapes, at two
+    /// depths.
+    #[test]
+    fn findings_written_here_are_serdes() {
+        use rooftop_core::diagnose::{Finding, Stake, WindowKind};
+        for stake in [None, Stake::new(3.5, 10.0, WindowKind::Kernel)] {
+            for gain in [None, Some("up to 1.02x".to_string()), Some("a \"b\"\n\\".to_string())] {
+                let f = Finding::new("counters.x", "t \"q\"", "e\u{1}", "r é", stake)
+                    .with_gain(gain.clone());
+                for level in [0, 3] {
+                    let mut got = Vec::new();
+                    write_finding(&f, &mut got, level).unwrap();
+                    let mut want = Vec::new();
+                    let pretty = crate::json::Pretty::at(level);
+                    f.serialize(&mut serde_json::Serializer::with_formatter(&mut want, pretty))
+                        .unwrap();
+                    assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+                }
+            }
+        }
     }
 
     /// Byte for byte serde's pretty JSON of the whole report: no dispatches (`[]`), one,

@@ -168,6 +168,19 @@ impl<'w, W: ?Sized + Write> Members<'w, W> {
         Ok(())
     }
 
+    /// A member whose value is the string `s` ([`write_str`]).
+    pub(crate) fn str_field(&mut self, key: &str, s: &str) -> io::Result<()> {
+        write_str(self.key(key)?, s)
+    }
+
+    /// A member whose value is the string `s`, or `null`.
+    pub(crate) fn opt_str_field(&mut self, key: &str, s: Option<&str>) -> io::Result<()> {
+        match s {
+            Some(s) => self.str_field(key, s),
+            None => self.key(key)?.write_all(b"null"),
+        }
+    }
+
     /// Writes the closing brace (on a line of its own unless the object is empty).
     pub(crate) fn end(self) -> io::Result<()> {
         if !self.first {
@@ -175,6 +188,49 @@ impl<'w, W: ?Sized + Write> Members<'w, W> {
         }
         self.w.write_all(b"}")
     }
+}
+
+/// `s` as a JSON string, byte for byte what serde writes (which escapes the control
+/// characters, `"` and `\`, nothing else): a string without any of them, as nearly
+/// every one is, is written as it is after one pass over its bytes that the compiler
+/// vectorises, where serde looks each byte up in its escape table; any other through
+/// serde.
+pub(crate) fn write_str<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
+    // Branch-free, so that the pass is vectorised.
+    let escapes = s
+        .bytes()
+        .fold(0u8, |n, b| n | u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\'));
+    let plain = escapes == 0;
+    if plain {
+        w.write_all(b"\"")?;
+        w.write_all(s.as_bytes())?;
+        w.write_all(b"\"")
+    } else {
+        serde::Serialize::serialize(s, &mut serde_json::Serializer::new(w))?;
+        Ok(())
+    }
+}
+
+/// `items` as an array value at depth `level` in [`Pretty`]'s layout, each element
+/// written by `write(item, w, at)` at depth `at`: what [`array_on_pool`] writes, in
+/// line (for the short arrays inside one record).
+pub(crate) fn array<'a, T: 'a, W: ?Sized + Write>(
+    w: &mut W,
+    level: usize,
+    items: &'a [T],
+    write: impl Fn(&'a T, &mut W, usize) -> io::Result<()>,
+) -> io::Result<()> {
+    if items.is_empty() {
+        return w.write_all(b"[]");
+    }
+    w.write_all(b"[")?;
+    let element = Pretty::at(level + 1);
+    for (i, item) in items.iter().enumerate() {
+        element.line(w, i == 0)?;
+        write(item, w, level + 1)?;
+    }
+    Pretty::at(level).line(w, true)?;
+    w.write_all(b"]")
 }
 
 /// Elements rendered per task at most by [`array_on_pool`].
@@ -280,6 +336,20 @@ pub fn device(d: &DeviceSpec) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A string written here is serde's: every ASCII character (the control characters,
+    /// the quote, the backslash, DEL) and a few beyond, alone, inside text and doubled.
+    #[test]
+    fn strings_written_here_are_serdes() {
+        let chars = (0u8..0x80).map(char::from).chain(['é', '\u{85}', '\u{2028}', '😀']);
+        for c in chars {
+            for s in [c.to_string(), format!("a{c}b"), format!("{c}{c}"), String::new()] {
+                let mut got = Vec::new();
+                write_str(&mut got, &s).unwrap();
+                assert_eq!(String::from_utf8(got).unwrap(), serde_json::to_string(&s).unwrap());
+            }
+        }
+    }
 
     /// Byte for byte what serde_json's own pretty printer writes: empty and nested
     /// containers, strings that need escapes, numbers, and nesting deeper than the
