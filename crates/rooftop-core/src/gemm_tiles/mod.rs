@@ -302,6 +302,9 @@ pub struct TileProblem {
 pub fn parse_kernel_name(name: &str) -> Option<GemmKernelInfo> {
     // A trace names the same few kernels hundreds of thousands of times: remember the
     // answers (per thread, bounded), which took a third of a trace's analysis time.
+    /// Names kept per thread before the memo starts over: more than a trace names (a
+    /// memo too small for a trace's names forgot each before it was asked again).
+    const MEMO_NAMES: usize = 1 << 16;
     thread_local! {
         static SEEN: std::cell::RefCell<foldhash::HashMap<Box<str>, Option<GemmKernelInfo>>> =
             std::cell::RefCell::new(foldhash::HashMap::default());
@@ -312,7 +315,7 @@ pub fn parse_kernel_name(name: &str) -> Option<GemmKernelInfo> {
     let info = parse_uncached(name);
     SEEN.with(|m| {
         let mut m = m.borrow_mut();
-        if m.len() >= 4096 {
+        if m.len() >= MEMO_NAMES {
             m.clear();
         }
         m.insert(name.into(), info.clone());

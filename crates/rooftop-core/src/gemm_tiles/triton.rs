@@ -23,9 +23,8 @@ static BLOCK_K: LazyLock<Regex> = LazyLock::new(|| regex(r"BLOCK_SIZE_K_(?P<v>[0
 static NUM_KSPLIT: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?:^|_)(?:NUM_KSPLIT|SPLIT_K)_(?P<v>[0-9]+)(?:_|$)"));
 static GRID_MN: LazyLock<Regex> = LazyLock::new(|| regex(r"(?:^|_)GRID_MN_(?P<v>[0-9]+)(?:_|$)"));
-static INDUCTOR: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"^triton_(?P<kind>tem|poi|red|per)_fused_(?P<ops>[0-9A-Za-z_]+?)_(?P<idx>[0-9]+)$")
-});
+static INDUCTOR: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^triton_tem_fused_(?P<ops>[0-9A-Za-z_]+?)_(?P<idx>[0-9]+)$"));
 
 pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
     // Literals every match contains: most names fail them, before a regex is compiled.
@@ -54,13 +53,12 @@ pub(super) fn parse(name: &str) -> Option<GemmKernelInfo> {
         info.note("Triton (AITER) kernel: layout not in the name; tile M is the caller's M");
         return Some(info);
     }
-    if !name.starts_with("triton_") {
+    // Only template kernels are GEMMs (pointwise, reduction and persistent-reduction
+    // kernels are not): the rest fail here, before the regex.
+    if !name.starts_with("triton_tem_") {
         return None;
     }
     let caps = INDUCTOR.captures(name)?;
-    if caps.name("kind").map(|k| k.as_str()) != Some("tem") {
-        return None; // pointwise, reduction and persistent-reduction kernels are not GEMMs
-    }
     let mut info = GemmKernelInfo::new(KernelFamily::Triton, false);
     let ops = caps.name("ops").map_or("", |o| o.as_str());
     info.note(format!(

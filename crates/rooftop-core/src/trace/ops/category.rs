@@ -3,7 +3,7 @@
 
 use super::*;
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 // ---------------------------------------------------------------------------------------
 // Categories
@@ -209,31 +209,86 @@ pub fn is_comm_kernel_shared(name: &Arc<str>) -> bool {
 
 /// [`categorize_kernel`] of a name as the model holds it: one shared copy per distinct
 /// name ([`crate::trace::GpuEvent::name`]). The analyses ask for every launch, and the
-/// names of generated kernels run to hundreds of bytes: the memo here is keyed by the
+/// names of generated kernels run to hundreds of bytes: the memos here are keyed by the
 /// copy's address, not its text, so a launch costs no hashing or comparison of the name.
-/// Each entry holds a clone of the `Arc`: while it is in the memo, its address cannot
-/// be given to another string.
+/// Each entry holds a clone of the `Arc`: while it is in a memo, its address cannot be
+/// given to another string. A memo per thread is asked first, then the process's: each
+/// distinct name is categorized once however many threads ask.
 pub fn categorize_kernel_shared(name: &Arc<str>) -> Option<Category> {
-    /// Names kept per thread before the memo starts over.
-    const MEMO_NAMES: usize = 1 << 14;
     /// By address: the name kept alive, and its category.
     type ByAddress = foldhash::HashMap<usize, (Arc<str>, Option<Category>)>;
     thread_local! {
         static MEMO: RefCell<ByAddress> = RefCell::new(ByAddress::default());
     }
+    static SHARED: Mutex<Option<ByAddress>> = Mutex::new(None);
     let address = name.as_ptr() as usize;
-    MEMO.with(|memo| {
-        if let Some(&(_, c)) = memo.borrow().get(&address) {
-            return c;
-        }
-        let c = categorize_kernel(name);
-        let mut memo = memo.borrow_mut();
-        if memo.len() >= MEMO_NAMES {
-            memo.clear();
-        }
-        memo.insert(address, (Arc::clone(name), c));
+    remembered(
+        &MEMO,
+        &SHARED,
+        |m| m.get(&address).map(|&(_, c)| c),
+        |m, c| {
+            m.insert(address, (Arc::clone(name), c));
+        },
+        || categorize_kernel(name),
+    )
+}
+
+/// Names kept per memo of kernel categories before it starts over (about 40 bytes each
+/// by address, the name's length more by text): more than a trace names. A memo too
+/// small for a trace's names forgot each before the next analysis asked for it again;
+/// one that never started over would, in a process that reads trace after trace (the
+/// Python module), keep the first traces' names and compute every later one's.
+const MEMO_NAMES: usize = 1 << 17;
+
+/// A kernel name's category from the calling thread's memo (`local`, no lock), else from
+/// the process's (`shared`), else `compute`d and kept in both. Each distinct name is
+/// thus categorized once however many threads the analyses run on: a compiled model's
+/// trace names thousands of kernels once each, and categorizing one is a substring scan
+/// and every GEMM library's name parser.
+fn remembered<M: Default + MemoLen>(
+    local: &'static std::thread::LocalKey<RefCell<M>>,
+    shared: &Mutex<Option<M>>,
+    get: impl Fn(&M) -> Option<Option<Category>>,
+    put: impl Fn(&mut M, Option<Category>),
+    compute: impl FnOnce() -> Option<Category>,
+) -> Option<Category> {
+    if let Some(c) = local.with(|m| get(&m.borrow())) {
+        return c;
+    }
+    // The memo holds finished answers only: one left by a panicking thread is whole.
+    let lock = || shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let known = lock().as_ref().and_then(&get);
+    let c = known.unwrap_or_else(|| {
+        // Computed without the lock: two threads may both compute a name, the same way.
+        let c = compute();
+        put(keep(lock().get_or_insert_with(M::default)), c);
         c
-    })
+    });
+    local.with(|m| put(keep(&mut m.borrow_mut()), c));
+    c
+}
+
+/// `memo`, emptied first when it holds [`MEMO_NAMES`] names.
+fn keep<M: MemoLen>(memo: &mut M) -> &mut M {
+    if memo.memo_len() >= MEMO_NAMES {
+        memo.clear_memo();
+    }
+    memo
+}
+
+/// The entries of a memo ([`remembered`]).
+trait MemoLen {
+    fn memo_len(&self) -> usize;
+    fn clear_memo(&mut self);
+}
+
+impl<K, V> MemoLen for foldhash::HashMap<K, V> {
+    fn memo_len(&self) -> usize {
+        self.len()
+    }
+    fn clear_memo(&mut self) {
+        self.clear();
+    }
 }
 
 /// [`is_comm_kernel`], computed.
@@ -253,27 +308,23 @@ fn is_comm_name(name: &str) -> bool {
 /// softmax → Softmax; norms → Normalization; PyTorch element-wise and reduce kernels.
 ///
 /// A trace launches the same few hundred kernels thousands of times, and several
-/// analyses ask for each launch: the answer is kept per name (per thread, a bounded
-/// memo; the function is pure).
+/// analyses ask for each launch: the answer is kept per name (bounded memos per thread
+/// and for the process; the function is pure).
 pub fn categorize_kernel(name: &str) -> Option<Category> {
-    /// Names kept per thread before the memo starts over.
-    const MEMO_NAMES: usize = 1 << 16;
+    type ByText = foldhash::HashMap<Box<str>, Option<Category>>;
     thread_local! {
-        static MEMO: RefCell<foldhash::HashMap<Box<str>, Option<Category>>> =
-            RefCell::new(foldhash::HashMap::default());
+        static MEMO: RefCell<ByText> = RefCell::new(ByText::default());
     }
-    MEMO.with(|memo| {
-        if let Some(&c) = memo.borrow().get(name) {
-            return c;
-        }
-        let c = categorize_kernel_name(name);
-        let mut memo = memo.borrow_mut();
-        if memo.len() >= MEMO_NAMES {
-            memo.clear();
-        }
-        memo.insert(name.into(), c);
-        c
-    })
+    static SHARED: Mutex<Option<ByText>> = Mutex::new(None);
+    remembered(
+        &MEMO,
+        &SHARED,
+        |m| m.get(name).copied(),
+        |m, c| {
+            m.insert(name.into(), c);
+        },
+        || categorize_kernel_name(name),
+    )
 }
 
 /// [`categorize_kernel`], computed.
@@ -563,6 +614,48 @@ mod tests {
     use super::*;
     use crate::trace::model::{CpuOp, GpuEvent};
     use Category::{Other, Sdpa, Softmax};
+
+    /// A name categorized on one thread is found by another in the process's memo, not
+    /// categorized again; the thread's own memo answers it the second time without
+    /// asking the process's.
+    #[test]
+    fn a_kernel_name_is_categorized_once_per_process() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        type M = foldhash::HashMap<u32, Option<Category>>;
+        thread_local! {
+            static LOCAL: RefCell<M> = RefCell::new(M::default());
+        }
+        static SHARED: Mutex<Option<M>> = Mutex::new(None);
+        static COMPUTED: AtomicUsize = AtomicUsize::new(0);
+        fn ask(key: u32) -> Option<Category> {
+            remembered(
+                &LOCAL,
+                &SHARED,
+                |m| m.get(&key).copied(),
+                |m, c| {
+                    m.insert(key, c);
+                },
+                || {
+                    COMPUTED.fetch_add(1, SeqCst);
+                    key.is_multiple_of(2).then_some(Category::Gemm)
+                },
+            )
+        }
+        assert_eq!(ask(8), Some(Category::Gemm));
+        assert_eq!(COMPUTED.load(SeqCst), 1);
+        // Another thread: from the process's memo.
+        assert_eq!(std::thread::spawn(|| ask(8)).join().ok(), Some(Some(Category::Gemm)));
+        assert_eq!(COMPUTED.load(SeqCst), 1);
+        // This thread again, with the process's memo emptied: from its own.
+        *SHARED.lock().unwrap() = None;
+        assert_eq!(ask(8), Some(Category::Gemm));
+        assert_eq!(COMPUTED.load(SeqCst), 1);
+        // A new name, and one whose category is none: computed, once each.
+        assert_eq!(ask(7), None);
+        assert_eq!(ask(7), None);
+        assert_eq!(std::thread::spawn(|| ask(7)).join().ok(), Some(None));
+        assert_eq!(COMPUTED.load(SeqCst), 2);
+    }
 
     /// Every string literal of the sources that name the ops the roofline tables model,
     /// each as written and as the op names it may stand for (`sub` → `aten::sub`,
