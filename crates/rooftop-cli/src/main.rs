@@ -34,6 +34,7 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
+    commands::warm_catalog(std::env::args_os());
     let cli = args::Cli::parsed();
     // A limit variable that is set but unusable is refused before any work
     // (docs/limits.md).
@@ -41,7 +42,6 @@ fn main() -> ExitCode {
         eprintln!("rooftop: error: {bad}");
         return ExitCode::from(2);
     }
-    commands::warm_catalog(&cli);
     match commands::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
