@@ -209,28 +209,24 @@ pub fn is_comm_kernel_shared(name: &Arc<str>) -> bool {
 
 /// [`categorize_kernel`] of a name as the model holds it: one shared copy per distinct
 /// name ([`crate::trace::GpuEvent::name`]). The analyses ask for every launch, and the
-/// names of generated kernels run to hundreds of bytes: the memos here are keyed by the
+/// names of generated kernels run to hundreds of bytes: the memo here is keyed by the
 /// copy's address, not its text, so a launch costs no hashing or comparison of the name.
-/// Each entry holds a clone of the `Arc`: while it is in a memo, its address cannot be
-/// given to another string. A memo per thread is asked first, then the process's: each
-/// distinct name is categorized once however many threads ask.
+/// Each entry holds a clone of the `Arc`: while it is in the memo, its address cannot
+/// be given to another string. A name it does not hold is looked up by text, in memos
+/// that categorize each distinct name once per process ([`categorize_kernel`]).
 pub fn categorize_kernel_shared(name: &Arc<str>) -> Option<Category> {
     /// By address: the name kept alive, and its category.
     type ByAddress = foldhash::HashMap<usize, (Arc<str>, Option<Category>)>;
     thread_local! {
         static MEMO: RefCell<ByAddress> = RefCell::new(ByAddress::default());
     }
-    static SHARED: Mutex<Option<ByAddress>> = Mutex::new(None);
     let address = name.as_ptr() as usize;
-    remembered(
-        &MEMO,
-        &SHARED,
-        |m| m.get(&address).map(|&(_, c)| c),
-        |m, c| {
-            m.insert(address, (Arc::clone(name), c));
-        },
-        || categorize_kernel(name),
-    )
+    if let Some(c) = MEMO.with(|m| m.borrow().get(&address).map(|&(_, c)| c)) {
+        return c;
+    }
+    let c = categorize_kernel(name);
+    MEMO.with(|m| keep(&mut m.borrow_mut()).insert(address, (Arc::clone(name), c)));
+    c
 }
 
 /// Names kept per memo of kernel categories before it starts over (about 40 bytes each
@@ -240,55 +236,46 @@ pub fn categorize_kernel_shared(name: &Arc<str>) -> Option<Category> {
 /// Python module), keep the first traces' names and compute every later one's.
 const MEMO_NAMES: usize = 1 << 17;
 
-/// A kernel name's category from the calling thread's memo (`local`, no lock), else from
-/// the process's (`shared`), else `compute`d and kept in both. Each distinct name is
-/// thus categorized once however many threads the analyses run on: a compiled model's
-/// trace names thousands of kernels once each, and categorizing one is a substring scan
-/// and every GEMM library's name parser.
-fn remembered<M: Default + MemoLen>(
-    local: &'static std::thread::LocalKey<RefCell<M>>,
-    shared: &Mutex<Option<M>>,
-    get: impl Fn(&M) -> Option<Option<Category>>,
-    put: impl Fn(&mut M, Option<Category>),
+/// A memo of kernel categories ([`remembered`]).
+type Memo<K> = foldhash::HashMap<K, Option<Category>>;
+
+/// The category of the name `key` stands for, from the calling thread's memo (`local`,
+/// no lock), else from the process's (`shared`), else `compute`d and kept in both. Each
+/// distinct name is thus categorized once however many threads the analyses run on: a
+/// compiled model's trace names thousands of kernels once each, and categorizing one is
+/// a substring scan and every GEMM library's name parser.
+fn remembered<
+    K: std::hash::Hash + Eq + ?Sized,
+    O: std::borrow::Borrow<K> + std::hash::Hash + Eq,
+>(
+    local: &'static std::thread::LocalKey<RefCell<Memo<O>>>,
+    shared: &Mutex<Option<Memo<O>>>,
+    key: &K,
+    owned: impl Fn() -> O,
     compute: impl FnOnce() -> Option<Category>,
 ) -> Option<Category> {
-    if let Some(c) = local.with(|m| get(&m.borrow())) {
+    if let Some(c) = local.with(|m| m.borrow().get(key).copied()) {
         return c;
     }
     // The memo holds finished answers only: one left by a panicking thread is whole.
     let lock = || shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let known = lock().as_ref().and_then(&get);
+    let known = lock().as_ref().and_then(|m| m.get(key).copied());
     let c = known.unwrap_or_else(|| {
         // Computed without the lock: two threads may both compute a name, the same way.
         let c = compute();
-        put(keep(lock().get_or_insert_with(M::default)), c);
+        keep(lock().get_or_insert_with(Memo::default)).insert(owned(), c);
         c
     });
-    local.with(|m| put(keep(&mut m.borrow_mut()), c));
+    local.with(|m| keep(&mut m.borrow_mut()).insert(owned(), c));
     c
 }
 
 /// `memo`, emptied first when it holds [`MEMO_NAMES`] names.
-fn keep<M: MemoLen>(memo: &mut M) -> &mut M {
-    if memo.memo_len() >= MEMO_NAMES {
-        memo.clear_memo();
+fn keep<K, V>(memo: &mut foldhash::HashMap<K, V>) -> &mut foldhash::HashMap<K, V> {
+    if memo.len() >= MEMO_NAMES {
+        memo.clear();
     }
     memo
-}
-
-/// The entries of a memo ([`remembered`]).
-trait MemoLen {
-    fn memo_len(&self) -> usize;
-    fn clear_memo(&mut self);
-}
-
-impl<K, V> MemoLen for foldhash::HashMap<K, V> {
-    fn memo_len(&self) -> usize {
-        self.len()
-    }
-    fn clear_memo(&mut self) {
-        self.clear();
-    }
 }
 
 /// [`is_comm_kernel`], computed.
@@ -311,20 +298,11 @@ fn is_comm_name(name: &str) -> bool {
 /// analyses ask for each launch: the answer is kept per name (bounded memos per thread
 /// and for the process; the function is pure).
 pub fn categorize_kernel(name: &str) -> Option<Category> {
-    type ByText = foldhash::HashMap<Box<str>, Option<Category>>;
     thread_local! {
-        static MEMO: RefCell<ByText> = RefCell::new(ByText::default());
+        static MEMO: RefCell<Memo<Box<str>>> = RefCell::new(Memo::default());
     }
-    static SHARED: Mutex<Option<ByText>> = Mutex::new(None);
-    remembered(
-        &MEMO,
-        &SHARED,
-        |m| m.get(name).copied(),
-        |m, c| {
-            m.insert(name.into(), c);
-        },
-        || categorize_kernel_name(name),
-    )
+    static SHARED: Mutex<Option<Memo<Box<str>>>> = Mutex::new(None);
+    remembered(&MEMO, &SHARED, name, || name.into(), || categorize_kernel_name(name))
 }
 
 /// [`categorize_kernel`], computed.
@@ -621,20 +599,17 @@ mod tests {
     #[test]
     fn a_kernel_name_is_categorized_once_per_process() {
         use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-        type M = foldhash::HashMap<u32, Option<Category>>;
         thread_local! {
-            static LOCAL: RefCell<M> = RefCell::new(M::default());
+            static LOCAL: RefCell<Memo<u32>> = RefCell::new(Memo::default());
         }
-        static SHARED: Mutex<Option<M>> = Mutex::new(None);
+        static SHARED: Mutex<Option<Memo<u32>>> = Mutex::new(None);
         static COMPUTED: AtomicUsize = AtomicUsize::new(0);
         fn ask(key: u32) -> Option<Category> {
             remembered(
                 &LOCAL,
                 &SHARED,
-                |m| m.get(&key).copied(),
-                |m, c| {
-                    m.insert(key, c);
-                },
+                &key,
+                || key,
                 || {
                     COMPUTED.fetch_add(1, SeqCst);
                     key.is_multiple_of(2).then_some(Category::Gemm)
