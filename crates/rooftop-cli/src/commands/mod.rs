@@ -18,6 +18,8 @@ use crate::args::{Cli, Command};
 use crate::error::{CliError, Result};
 use crate::output;
 use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::trace::run::{device_for, device_for_builtin, DeviceLookup};
+use rooftop_core::trace::TraceModel;
 
 /// Runs the command `cli` names.
 pub fn run(cli: &Cli) -> Result<()> {
@@ -52,8 +54,8 @@ pub fn run(cli: &Cli) -> Result<()> {
         return diff::run(a, cli);
     }
     if let (Command::Trace(a), true) = (&cli.command, cli.device_files.is_empty()) {
-        // Without device files the trace is read while the embedded catalog is parsed
-        // (`warm_catalog`), and the catalog is needed only once the trace names its GPU.
+        // Without device files the embedded catalog is needed only once the trace names
+        // its GPU, and then only that device's entry when the name decides it.
         return trace::run(CatalogRef::Builtin, a, cli);
     }
     let catalog = load_catalog(cli)?;
@@ -84,10 +86,19 @@ pub fn run(cli: &Cli) -> Result<()> {
 /// goes by the raw arguments `args`: not for the commands that need no catalog, nor for
 /// help or the version. A misjudged argument only costs the head start, or a parse
 /// that is not needed.
+///
+/// Not for `trace` without device files either: it reads only the device the trace
+/// names ([`CatalogRef::device_for`]), the whole catalog only when the name does not
+/// decide the device.
 pub fn warm_catalog(args: impl IntoIterator<Item = std::ffi::OsString>) {
     const NO_CATALOG: [&str; 8] =
         ["completions", "man", "diff", "help", "--help", "-h", "--version", "-V"];
-    if args.into_iter().skip(1).any(|a| NO_CATALOG.iter().any(|n| a == *n)) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().skip(1).collect();
+    if args.iter().any(|a| NO_CATALOG.iter().any(|n| a == *n)) {
+        return;
+    }
+    let device_files = args.iter().any(|a| a.as_encoded_bytes().starts_with(b"--device-file"));
+    if args.iter().any(|a| a == "trace") && !device_files {
         return;
     }
     // A failure to start the thread only loses the head start.
@@ -105,10 +116,24 @@ pub enum CatalogRef<'a> {
 }
 
 impl<'a> CatalogRef<'a> {
-    pub fn get(self) -> &'a Catalog {
+    /// The device the trace `model` names ([`device_for`]); from the embedded catalog,
+    /// reading only that device when the name decides it.
+    pub fn device_for(self, model: &TraceModel) -> DeviceLookup<'a> {
         match self {
-            CatalogRef::Loaded(c) => c,
-            CatalogRef::Builtin => Catalog::builtin(),
+            CatalogRef::Loaded(c) => device_for(c, model),
+            CatalogRef::Builtin => device_for_builtin(model),
+        }
+    }
+
+    /// [`find_device`]; from the embedded catalog, reading only that device when the
+    /// name decides it.
+    pub fn find(self, name: &str) -> Result<&'a DeviceSpec> {
+        match self {
+            CatalogRef::Builtin => match Catalog::builtin_named(name) {
+                Some(d) => Ok(d),
+                None => find_device(Catalog::builtin(), name),
+            },
+            CatalogRef::Loaded(c) => find_device(c, name),
         }
     }
 }

@@ -16,9 +16,7 @@ use rooftop_core::device::DeviceSpec;
 use rooftop_core::model::ModelConfig;
 use rooftop_core::trace::gaps::critical_path::{CpOptions, WhatIfSpec};
 use rooftop_core::trace::report::{analyze, TraceOptions, TraceReport};
-use rooftop_core::trace::run::{
-    check_not_empty, check_what_if, device_for, DeviceLookup, RankSource,
-};
+use rooftop_core::trace::run::{check_not_empty, check_what_if, DeviceLookup, RankSource};
 use rooftop_core::trace::TraceModel;
 use rooftop_ingest::kineto::ReadOptions;
 use rooftop_report::trace::{self as render, RenderOptions, Section};
@@ -129,7 +127,7 @@ impl RankSource for Reader<'_> {
         if self.device.is_some() {
             return self.device;
         }
-        match device_for(self.catalog.get(), model) {
+        match self.catalog.device_for(model) {
             DeviceLookup::Unnamed => None,
             DeviceLookup::Found { spec, note } => {
                 if let Some(why) = note {
@@ -190,7 +188,7 @@ pub(super) fn bytes_bar(what: &str) -> ProgressBar {
 
 pub fn run(catalog: super::CatalogRef<'_>, args: &TraceArgs, cli: &Cli) -> Result<()> {
     let device = match &args.device {
-        Some(name) => Some(super::find_device(catalog.get(), name)?),
+        Some(name) => Some(catalog.find(name)?),
         None => None,
     };
     let model_config = match &args.model_config {

@@ -38,11 +38,13 @@ const BUILTIN_TOML: &str = concat!(
 );
 
 /// The devices [`BUILTIN_TOML`] resolves to (`extends` applied, every figure converted),
-/// as two JSON arrays: the figures' distinct sources ([`FigureMeta`]s, one per line),
-/// then the devices, one per line, each figure's source written as its index in the
-/// first array. What the binary loads at every start: 5.9 M instructions, where the
-/// devices with every source written out took 8.0 M (2.5 times the text) and parsing
-/// and resolving the TOML about 6 ms.
+/// as three JSON arrays, one element per line: each device's id and the names a lookup
+/// compares ([`Head`]), the figures' distinct sources ([`FigureMeta`]s), then the
+/// devices, each figure's source written as its index in the second array. Reading all
+/// the devices ([`Catalog::builtin`]) takes 5.6 M instructions (the devices with every
+/// source written out took 8.0 M, parsing and resolving the TOML about 6 ms); finding
+/// one by name ([`Catalog::builtin_named`]) reads the first array and that device's
+/// line.
 /// The test `embedded_json_is_the_resolved_toml` keeps it equal, text and values, to
 /// the TOML; after editing the TOML, rewrite it with
 /// `ROOFTOP_BLESS_CATALOG=1 cargo test -p rooftop-core embedded_json`.
@@ -60,27 +62,149 @@ pub(super) fn shared_meta(i: u32) -> Option<FigureMeta> {
     METAS.with(|m| m.borrow().get(i as usize).cloned())
 }
 
-/// The devices of text in [`BUILTIN_JSON`]'s layout.
+/// Empties the table of figure sources when the devices are read, or fail to be.
+struct Table;
+
+impl Table {
+    /// Installs `metas` as this thread's table until the guard is dropped.
+    fn install(metas: Vec<FigureMeta>) -> Table {
+        METAS.with(|m| *m.borrow_mut() = metas);
+        Table
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        METAS.with(|m| m.borrow_mut().clear());
+    }
+}
+
+/// The devices of text in the layout of [`BUILTIN_JSON`] after its first array: the
+/// table of figure sources, then the devices.
 fn parse_embedded(text: &str) -> Result<Vec<DeviceSpec>, serde_json::Error> {
     use serde::Deserialize;
-    /// Empties the table when the devices are read, or fail to be.
-    struct Table;
-    impl Drop for Table {
-        fn drop(&mut self) {
-            METAS.with(|m| m.borrow_mut().clear());
-        }
-    }
     let mut de = serde_json::Deserializer::from_str(text);
     let metas = Vec::<FigureMeta>::deserialize(&mut de)?;
-    let _table = Table;
-    METAS.with(|m| *m.borrow_mut() = metas);
+    let _table = Table::install(metas);
     let devices = Vec::<DeviceSpec>::deserialize(&mut de)?;
     de.end()?;
     Ok(devices)
 }
 
+/// What finding an embedded device by name reads of it ([`Catalog::builtin_named`]):
+/// its id and the names [`Catalog::lookup`] compares with a query.
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Head {
+    id: String,
+    name: String,
+    aliases: Vec<String>,
+    llvm_target: Option<String>,
+}
+
+#[cfg(test)]
+impl Head {
+    fn of(d: &DeviceSpec) -> Head {
+        Head {
+            id: d.id.clone(),
+            name: d.name.clone(),
+            aliases: d.aliases.clone(),
+            llvm_target: d.llvm_target.clone(),
+        }
+    }
+}
+
+/// [`BUILTIN_JSON`]'s three arrays, each from its `[` to its `]`.
+fn sections(text: &str) -> Option<[&str; 3]> {
+    let mut rest = text;
+    let mut take = || {
+        let end = memchr::memmem::find(rest.as_bytes(), b"\n]\n")? + 2;
+        let (array, after) = rest.split_at(end);
+        rest = after.strip_prefix('\n')?;
+        Some(array)
+    };
+    let out = [take()?, take()?, take()?];
+    rest.is_empty().then_some(out)
+}
+
+/// The elements of a JSON array of one element per line ([`sections`]).
+fn elements(array: &str) -> impl Iterator<Item = &str> {
+    let inner = array.strip_prefix("[\n").and_then(|a| a.strip_suffix("\n]")).unwrap_or("");
+    inner.lines().map(|l| l.strip_suffix(',').unwrap_or(l))
+}
+
+/// The embedded devices for reading one at a time: their [`Head`]s, each device's line,
+/// and each device once read.
+struct OneByOne {
+    heads: Vec<Head>,
+    metas: &'static str,
+    lines: Vec<&'static str>,
+    read: Vec<OnceLock<DeviceSpec>>,
+}
+
+/// The embedded catalog as [`OneByOne`] reads it.
+fn one_by_one() -> &'static OneByOne {
+    static ONE_BY_ONE: OnceLock<OneByOne> = OnceLock::new();
+    ONE_BY_ONE.get_or_init(|| {
+        let read = || -> Result<OneByOne, String> {
+            let [heads, metas, devices] =
+                sections(BUILTIN_JSON).ok_or("not three arrays of one element per line")?;
+            let heads: Vec<Head> = serde_json::from_str(heads).map_err(|e| e.to_string())?;
+            let lines: Vec<&str> = elements(devices).collect();
+            if lines.len() != heads.len() {
+                return Err(format!("{} heads for {} devices", heads.len(), lines.len()));
+            }
+            let read = lines.iter().map(|_| OnceLock::new()).collect();
+            Ok(OneByOne { heads, metas, lines, read })
+        };
+        // Our own data, checked by `embedded_json_is_the_resolved_toml`: not user input.
+        read().unwrap_or_else(|e| {
+            panic!("the embedded device catalog is stale or invalid ({e}): run `{BLESS}`")
+        })
+    })
+}
+
+impl OneByOne {
+    /// [`Catalog::builtin_named`], reading only the device found.
+    fn named(&self, query: &str) -> Option<&DeviceSpec> {
+        let key = super::lookup::normalize(query);
+        if key.is_empty() {
+            return None;
+        }
+        let named = |h: &Head| {
+            super::lookup::normalizes_to(&h.name, &key)
+                || h.aliases.iter().any(|a| super::lookup::normalizes_to(a, &key))
+                || h.llvm_target.as_deref().is_some_and(|t| super::lookup::normalizes_to(t, &key))
+        };
+        let by_id = self.heads.iter().position(|h| super::lookup::normalizes_to(&h.id, &key));
+        let i = by_id.or_else(|| {
+            let mut hits = self.heads.iter().enumerate().filter(|(_, h)| named(h));
+            match (hits.next(), hits.next()) {
+                (Some((i, _)), None) => Some(i),
+                _ => None,
+            }
+        })?;
+        Some(self.device(i))
+    }
+
+    /// Device `i`, read from its line when first asked for.
+    fn device(&self, i: usize) -> &DeviceSpec {
+        self.read[i].get_or_init(|| {
+            let read = || -> Result<DeviceSpec, serde_json::Error> {
+                let _table = Table::install(serde_json::from_str(self.metas)?);
+                serde_json::from_str(self.lines[i])
+            };
+            read().unwrap_or_else(|e| {
+                panic!("the embedded device catalog is stale or invalid ({e}): run `{BLESS}`")
+            })
+        })
+    }
+}
+
 /// The command that rewrites [`BUILTIN_JSON`] from the TOML.
 const BLESS: &str = "ROOFTOP_BLESS_CATALOG=1 cargo test -p rooftop-core embedded_json";
+
+/// The embedded catalog, all of it ([`Catalog::builtin`]).
+static BUILTIN: OnceLock<Catalog> = OnceLock::new();
 
 /// Name of the embedded catalog in errors.
 pub(crate) const BUILTIN_ORIGIN: &str = "<embedded catalog>";
@@ -136,14 +260,34 @@ impl Catalog {
     /// first (`Catalog::builtin().clone()`). The unit tests guarantee the embedded data is
     /// valid and equal to the catalog's TOML.
     pub fn builtin() -> &'static Catalog {
-        static BUILTIN: OnceLock<Catalog> = OnceLock::new();
-        BUILTIN.get_or_init(|| match parse_embedded(BUILTIN_JSON) {
-            Ok(devices) => Catalog { devices },
-            // Our own data, checked by `embedded_json_is_the_resolved_toml`: not user input.
-            Err(e) => {
-                panic!("the embedded device catalog is stale or invalid ({e}): run `{BLESS}`")
+        BUILTIN.get_or_init(|| {
+            let after_heads =
+                sections(BUILTIN_JSON).map(|[heads, ..]| &BUILTIN_JSON[heads.len()..]);
+            match after_heads.map(parse_embedded) {
+                Some(Ok(devices)) => Catalog { devices },
+                // Our own data, checked by `embedded_json_is_the_resolved_toml`: not user
+                // input.
+                Some(Err(e)) => {
+                    panic!("the embedded device catalog is stale or invalid ({e}): run `{BLESS}`")
+                }
+                None => panic!("the embedded device catalog is not in its layout: run `{BLESS}`"),
             }
         })
+    }
+
+    /// The embedded device [`Catalog::lookup`] finds for `query` when the name alone
+    /// decides it (a device's id, or a name, alias or LLVM target of exactly one
+    /// device), without reading the whole catalog: the names are compared as `lookup`
+    /// compares them, and only the device found is read (a trace's run needs one
+    /// device: reading all 103 took 5.6 M instructions, as much as the rest of a small
+    /// trace's run). `None` where the name does not decide: no device has it, or
+    /// several do; [`Catalog::builtin`]'s `lookup` then says why, or the facts of a
+    /// profile choose ([`super::lookup_with_facts`]).
+    pub fn builtin_named(query: &str) -> Option<&'static DeviceSpec> {
+        match BUILTIN.get() {
+            Some(all) => all.lookup(query).ok(),
+            None => one_by_one().named(query),
+        }
     }
 
     /// A catalog without devices.
@@ -381,7 +525,14 @@ mod tests {
                 serde_json::to_string(&v).unwrap()
             })
             .collect();
-        format!("[\n{}\n]\n[\n{}\n]\n", table.join(",\n"), lines.join(",\n"))
+        let heads: Vec<String> =
+            devices.iter().map(|d| serde_json::to_string(&Head::of(d)).unwrap()).collect();
+        format!(
+            "[\n{}\n]\n[\n{}\n]\n[\n{}\n]\n",
+            heads.join(",\n"),
+            table.join(",\n"),
+            lines.join(",\n")
+        )
     }
 
     #[test]
@@ -397,15 +548,65 @@ mod tests {
         }
         assert!(want == BUILTIN_JSON, "data/catalog.resolved.json is stale: run `{BLESS}`");
         // The values, not only the text: every float read back to the same bits.
-        let read = parse_embedded(BUILTIN_JSON).unwrap();
+        let [heads, ..] = sections(BUILTIN_JSON).unwrap();
+        let read = parse_embedded(&BUILTIN_JSON[heads.len()..]).unwrap();
         // Figures share sources (the table is what makes the text short).
-        let metas = BUILTIN_JSON.split("\n]\n").next().unwrap().lines().count() - 1;
+        let metas = BUILTIN_JSON.split("\n]\n").nth(1).unwrap().lines().count() - 1;
         assert!(metas < 200, "{metas} distinct figure sources");
         assert_eq!(read.len(), devices.len());
         for (r, d) in read.iter().zip(&devices) {
             assert_eq!(r, d, "{}", d.id);
         }
         assert_eq!(Catalog::builtin().devices, devices);
+    }
+
+    #[test]
+    fn a_device_found_by_name_alone_is_what_the_whole_catalog_finds() {
+        let all = Catalog::builtin();
+        let alone = one_by_one();
+        // Each device read from its own line equals the one read with the others, and
+        // its head holds its names.
+        assert_eq!(alone.heads.len(), all.devices.len());
+        for (i, d) in all.devices.iter().enumerate() {
+            assert_eq!(alone.device(i), d, "{}", d.id);
+            assert_eq!(alone.heads[i], Head::of(d), "{}", d.id);
+        }
+        // Every id, name, alias and LLVM target (some shared by several devices), and
+        // names of no device: found, or not, as `lookup` finds them.
+        let mut queries: Vec<String> = ["", " - ", "nvidia", "AMD Instinct MI300X VF", "gfx90a"]
+            .iter()
+            .chain(&["NVIDIA H100 80GB HBM3", "Tesla T4", "no such gpu", "H100"])
+            .map(ToString::to_string)
+            .collect();
+        for d in &all.devices {
+            queries.extend([d.id.clone(), d.name.clone(), d.id.to_uppercase().replace('-', " ")]);
+            queries.extend(d.aliases.iter().cloned().chain(d.llvm_target.clone()));
+        }
+        let mut found = 0;
+        for q in &queries {
+            let want = all.lookup(q).ok().map(|d| d.id.as_str());
+            assert_eq!(alone.named(q).map(|d| d.id.as_str()), want, "{q:?}");
+            assert_eq!(Catalog::builtin_named(q).map(|d| d.id.as_str()), want, "{q:?}");
+            found += usize::from(want.is_some());
+        }
+        // Both outcomes are covered.
+        assert!(found > 300 && found < queries.len(), "{found} of {} found", queries.len());
+    }
+
+    #[test]
+    fn the_embedded_layout_is_three_arrays_of_one_element_per_line() {
+        let text = "[\n{\"a\":1},\n{\"b\":2}\n]\n[\n3\n]\n[\n[]\n]\n";
+        let [a, b, c] = sections(text).unwrap();
+        assert_eq!(elements(a).collect::<Vec<_>>(), [r#"{"a":1}"#, r#"{"b":2}"#]);
+        assert_eq!(
+            (elements(b).collect::<Vec<_>>(), elements(c).collect::<Vec<_>>()),
+            (vec!["3"], vec!["[]"])
+        );
+        // Two arrays, four, or text after the third are not the layout.
+        assert_eq!(sections("[\n1\n]\n[\n2\n]\n"), None);
+        assert_eq!(sections(&format!("{text}[\n4\n]\n")), None);
+        assert_eq!(sections(&format!("{text} ")), None);
+        assert_eq!(sections(BUILTIN_JSON).map(|s| elements(s[2]).count()), Some(IDS.len()));
     }
 
     #[test]

@@ -146,12 +146,11 @@ pub struct TraceReport {
 
 impl TraceReport {
     /// The whole analysis in one call: the catalog entry of the GPU the trace names
-    /// ([`super::run::device_for`] on the built-in catalog; no roofline numbers when
-    /// the trace names none the catalog knows) and the options for this kind of trace
+    /// ([`super::run::device_for_builtin`]; no roofline numbers when the trace names
+    /// none the catalog knows) and the options for this kind of trace
     /// ([`TraceOptions::for_model`]).
     pub fn of(model: &TraceModel) -> TraceReport {
-        let catalog = crate::device::Catalog::builtin();
-        let device = super::run::device_for(catalog, model).spec();
+        let device = super::run::device_for_builtin(model).spec();
         analyze(model, device, &TraceOptions::for_model(model))
     }
 

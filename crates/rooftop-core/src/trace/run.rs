@@ -59,6 +59,18 @@ pub fn device_for<'a>(catalog: &'a Catalog, model: &TraceModel) -> DeviceLookup<
     }
 }
 
+/// [`device_for`] in the embedded catalog, reading only the device found when the
+/// trace's name for it decides it ([`Catalog::builtin_named`]: a lookup by name that
+/// succeeds succeeds before the trace's facts are compared), the whole catalog
+/// otherwise.
+pub fn device_for_builtin(model: &TraceModel) -> DeviceLookup<'static> {
+    let Some(dev) = model.devices.first() else { return DeviceLookup::Unnamed };
+    match Catalog::builtin_named(&dev.name) {
+        Some(spec) => DeviceLookup::Found { spec, note: None },
+        None => device_for(Catalog::builtin(), model),
+    }
+}
+
 /// The one catalog device whose units, boost clock and memory size all fit what the
 /// profile states, when its name is not in the catalog (a profile that names only a
 /// vendor); `None` unless all three facts are stated and exactly one device fits.
@@ -312,6 +324,7 @@ pub fn check_what_if(model: &TraceModel, report: &TraceReport) -> Result<(), cra
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceDevice;
 
     /// A run whose ranks failed with these sentences; each names its path as the
     /// readers do, `PATH: ...` or `cannot read PATH: ...`.
@@ -326,6 +339,41 @@ mod tests {
                 .collect(),
             ..RankRun::default()
         }
+    }
+
+    /// The embedded catalog's device for a trace is the same whether found by name alone
+    /// or in the whole catalog: a name of one device, a name several share (told apart
+    /// by the facts, or not), a vendor's name only, no name.
+    #[test]
+    fn the_embedded_device_for_a_trace_is_the_whole_catalogs() {
+        let model = |name: &str, units: Option<u32>, clock_mhz: Option<f64>| TraceModel {
+            devices: (!name.is_empty())
+                .then(|| TraceDevice {
+                    name: name.to_string(),
+                    num_sms: units,
+                    clock_mhz,
+                    ..TraceDevice::default()
+                })
+                .into_iter()
+                .collect(),
+            ..TraceModel::default()
+        };
+        let cases = [
+            model("AMD Instinct MI300X", Some(304), None),
+            model("NVIDIA H100 80GB HBM3", Some(132), None),
+            model("gfx950", Some(256), Some(2400.0)),
+            model("gfx950", None, None),
+            model("AMD Radeon Graphics", None, None),
+            model("no such gpu", Some(1), None),
+            model("", None, None),
+        ];
+        let mut kinds = std::collections::HashSet::new();
+        for m in &cases {
+            let want = device_for(Catalog::builtin(), m);
+            kinds.insert(std::mem::discriminant(&want));
+            assert_eq!(device_for_builtin(m), want, "{:?}", m.devices);
+        }
+        assert_eq!(kinds.len(), 3, "found, unknown and unnamed are all covered");
     }
 
     /// Many unreadable ranks give one line: the first sentence, then the others by name.
