@@ -624,3 +624,46 @@ fn completions_offer_the_values_of_flags_with_a_fixed_set() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("rooftop: error: --dtype"));
 }
+
+/// Without device files, `trace`, `analyze` and `model` read only the embedded entry of
+/// the device they need when its name decides it; with a device file (here one that adds
+/// an unrelated device) they read the whole catalog. Both give the same output and the
+/// same errors, for a device named by id, by the name a trace gives it, by a name
+/// several devices share, and by a name no device has.
+#[test]
+fn one_device_read_alone_or_with_the_whole_catalog_gives_the_same_output() {
+    let tmp = tempfile::Builder::new().prefix("rooftop-test-").tempdir().unwrap();
+    let file = tmp.path().join("other.toml");
+    std::fs::write(
+        &file,
+        "schema_version = 1\n[[device]]\nid = \"other-gpu\"\nextends = \"l4\"\n\
+         name = \"Another GPU\"\nsource = \"a test\"\n",
+    )
+    .unwrap();
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/kineto/tracelens_mi300/gaunernst_bert-small-uncased__1016001.json.gz"
+    );
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["trace", trace, "--format", "json"],
+        vec!["trace", trace, "--device", "h100-sxm", "--format", "json"],
+        vec!["analyze", "copy", "--elements", "1000000", "--device", "mi300x"],
+        vec!["analyze", "copy", "--elements", "1000000", "--device", "AMD Instinct MI300X"],
+        vec!["analyze", "copy", "--elements", "1000000", "--device", "gfx950"],
+        vec!["analyze", "copy", "--elements", "1000000", "--device", "no-such-gpu"],
+        vec!["model", "--preset", "llama-3-8b", "--device", "h100-sxm", "--format", "json"],
+        vec!["model", "--preset", "llama-3-8b", "--device", "h100"],
+    ];
+    let mut failed = 0;
+    for args in &runs {
+        let alone = rooftop().args(args).output().unwrap();
+        let whole =
+            rooftop().args(["--device-file", file.to_str().unwrap()]).args(args).output().unwrap();
+        assert_eq!(alone.status.code(), whole.status.code(), "{args:?}");
+        assert_eq!(alone.stdout, whole.stdout, "{args:?}");
+        assert_eq!(alone.stderr, whole.stderr, "{args:?}");
+        failed += usize::from(!alone.status.success());
+    }
+    // Three errors (a shared name twice, an unknown one), the rest reports.
+    assert_eq!(failed, 3);
+}

@@ -3,14 +3,12 @@
 //! `KernelRequest`, and `rooftop_core::analysis::analyze` (whose docs show the same in
 //! Rust).
 
-use super::find_device;
 use crate::args::{
     AnalyzeArgs, AttentionArgs, Causal, Common, ConvArgs, CopyArgs, ElementwiseArgs, GemmArgs,
     OpCommand, RowsArgs, SoftmaxArgs, View,
 };
 use crate::error::{CliError, Result};
 use rooftop_core::analysis::{analyze, GemmShape, GemmView, KernelRequest};
-use rooftop_core::device::Catalog;
 use rooftop_core::occupancy::KernelResources;
 use rooftop_core::ops::attention::{AttentionSpec, CausalMode, Pass};
 use rooftop_core::ops::conv::Conv2dSpec;
@@ -25,7 +23,7 @@ use rooftop_core::ops::{OpError, Work};
 use rooftop_core::units::{ns_from_us, Precision};
 use rooftop_report::Format;
 
-pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String> {
+pub fn run(catalog: super::CatalogRef<'_>, args: &AnalyzeArgs, fmt: Format) -> Result<String> {
     let mut fusion = None;
     let (work, common, gemm) = match &args.op {
         OpCommand::Gemm(g) => {
@@ -42,7 +40,7 @@ pub fn run(catalog: &Catalog, args: &AnalyzeArgs, fmt: Format) -> Result<String>
         OpCommand::Copy(c) => (copy_work(c)?, &c.common, None),
         OpCommand::Conv2d(c) => (conv_work(c)?, &c.common, None),
     };
-    let device = find_device(catalog, &common.device)?;
+    let device = catalog.find(&common.device)?;
     let mut req = KernelRequest::new(work);
     req.time_ns = common
         .time_us

@@ -53,22 +53,32 @@ pub fn run(cli: &Cli) -> Result<()> {
         }
         return diff::run(a, cli);
     }
-    if let (Command::Trace(a), true) = (&cli.command, cli.device_files.is_empty()) {
-        // Without device files the embedded catalog is needed only once the trace names
-        // its GPU, and then only that device's entry when the name decides it.
-        return trace::run(CatalogRef::Builtin, a, cli);
+    if cli.device_files.is_empty() {
+        // Without device files these need the embedded catalog's entry of one device
+        // (the one a trace names, or `--device`), and read only that entry when the
+        // name decides it (`CatalogRef`).
+        let fmt = output::format(cli.format);
+        match &cli.command {
+            Command::Trace(a) => return trace::run(CatalogRef::Builtin, a, cli),
+            Command::Analyze(a) => {
+                let text = analyze::run(CatalogRef::Builtin, a, fmt)?;
+                return output::emit(&text, cli.output.as_deref());
+            }
+            Command::Model(a) => return model::run(CatalogRef::Builtin, a, cli),
+            _ => {}
+        }
     }
     let catalog = load_catalog(cli)?;
     let fmt = output::format(cli.format);
     let text = match &cli.command {
         Command::Devices(a) => devices::run(&catalog, a, fmt)?,
-        Command::Analyze(a) => analyze::run(&catalog, a, fmt)?,
+        Command::Analyze(a) => analyze::run(CatalogRef::Loaded(&catalog), a, fmt)?,
         // These write their own output (export files, CSV directories, partial results
         // on Ctrl-C).
         Command::Bench(a) => return bench::run(&catalog, a, cli),
         Command::Ceilings(a) => return ceilings::run(&catalog, a, cli),
         Command::Trace(a) => return trace::run(CatalogRef::Loaded(&catalog), a, cli),
-        Command::Model(a) => return model::run(&catalog, a, cli),
+        Command::Model(a) => return model::run(CatalogRef::Loaded(&catalog), a, cli),
         Command::Diff(a) => return diff::run(a, cli),
         Command::Counters(a) => return counters::run(&catalog, a, cli),
         Command::Profile(a) => return profile::run(&catalog, a, cli),
@@ -87,18 +97,19 @@ pub fn run(cli: &Cli) -> Result<()> {
 /// help or the version. A misjudged argument only costs the head start, or a parse
 /// that is not needed.
 ///
-/// Not for `trace` without device files either: it reads only the device the trace
-/// names ([`CatalogRef::device_for`]), the whole catalog only when the name does not
-/// decide the device.
+/// Not for `trace`, `analyze` and `model` without device files either: they read only
+/// the entry of the device they need ([`CatalogRef`]), the whole catalog only when its
+/// name does not decide the device.
 pub fn warm_catalog(args: impl IntoIterator<Item = std::ffi::OsString>) {
     const NO_CATALOG: [&str; 8] =
         ["completions", "man", "diff", "help", "--help", "-h", "--version", "-V"];
+    const ONE_DEVICE: [&str; 3] = ["trace", "analyze", "model"];
     let args: Vec<std::ffi::OsString> = args.into_iter().skip(1).collect();
     if args.iter().any(|a| NO_CATALOG.iter().any(|n| a == *n)) {
         return;
     }
     let device_files = args.iter().any(|a| a.as_encoded_bytes().starts_with(b"--device-file"));
-    if args.iter().any(|a| a == "trace") && !device_files {
+    if !device_files && args.iter().any(|a| ONE_DEVICE.iter().any(|n| a == *n)) {
         return;
     }
     // A failure to start the thread only loses the head start.
@@ -108,7 +119,9 @@ pub fn warm_catalog(args: impl IntoIterator<Item = std::ffi::OsString>) {
 }
 
 /// The catalog a command reads: the user's device files merged into the embedded one,
-/// or the embedded one alone, parsed when first needed.
+/// or the embedded one alone, of which a command that needs one device reads only that
+/// device's entry when its name decides it ([`Catalog::builtin_named`]), all of it
+/// otherwise.
 #[derive(Clone, Copy)]
 pub enum CatalogRef<'a> {
     Loaded(&'a Catalog),

@@ -9,7 +9,7 @@ use crate::args::Cli;
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::{ArgGroup, Args, ValueEnum};
-use rooftop_core::device::{Catalog, DeviceSpec};
+use rooftop_core::device::DeviceSpec;
 use rooftop_core::model::{budget, ModelConfig, ModelError, Phase, StepOptions, WeightScheme};
 use rooftop_core::units::Precision;
 use rooftop_ingest::model_config::{self, ModelFileError};
@@ -244,14 +244,14 @@ pub(crate) fn check_capacity(name: &str, f: &Footprint, device: &DeviceSpec) -> 
     )))
 }
 
-pub fn run(catalog: &Catalog, args: &ModelArgs, cli: &Cli) -> Result<()> {
+pub fn run(catalog: super::CatalogRef<'_>, args: &ModelArgs, cli: &Cli) -> Result<()> {
     let format = output::format(cli.format);
     if !rooftop_report::model::supports(format) {
         return Err(CliError::input("rooftop model writes --format table, json, csv, md or html"));
     }
     let cfg = load_model(args)?;
     let opts = step_options(args)?;
-    let device = super::find_device(catalog, &args.device)?;
+    let device = catalog.find(&args.device)?;
     let need = footprint(&cfg, &opts)?;
     check_capacity(&cfg.name, &need, device)?;
     let report = budget(&cfg, &opts, device, args.target_tokens_per_s).map_err(|e| {
