@@ -633,7 +633,7 @@ fn completions_offer_the_values_of_flags_with_a_fixed_set() {
 #[test]
 fn one_device_read_alone_or_with_the_whole_catalog_gives_the_same_output() {
     let tmp = tempfile::Builder::new().prefix("rooftop-test-").tempdir().unwrap();
-    let file = tmp.path().join("other.toml");
+    let file = tmp.path().join("my-gpu.toml");
     std::fs::write(
         &file,
         "schema_version = 1\n[[device]]\nid = \"other-gpu\"\nextends = \"l4\"\n\
