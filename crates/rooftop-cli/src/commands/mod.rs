@@ -53,35 +53,25 @@ pub fn run(cli: &Cli) -> Result<()> {
         }
         return diff::run(a, cli);
     }
-    if cli.device_files.is_empty() {
-        // Without device files these need the embedded catalog's entry of one device
-        // (the one a trace names, or `--device`), and read only that entry when the
-        // name decides it (`CatalogRef`).
-        let fmt = output::format(cli.format);
-        match &cli.command {
-            Command::Trace(a) => return trace::run(CatalogRef::Builtin, a, cli),
-            Command::Analyze(a) => {
-                let text = analyze::run(CatalogRef::Builtin, a, fmt)?;
-                return output::emit(&text, cli.output.as_deref());
-            }
-            Command::Model(a) => return model::run(CatalogRef::Builtin, a, cli),
-            _ => {}
-        }
-    }
-    let catalog = load_catalog(cli)?;
+    // With device files, the embedded catalog and the files merged; without, the
+    // embedded one, of which `trace`, `analyze` and `model` read only the entry of the
+    // device they need when its name decides it (`CatalogRef`), the others all of it.
+    let loaded = if cli.device_files.is_empty() { None } else { Some(load_catalog(cli)?) };
+    let one = loaded.as_ref().map_or(CatalogRef::Builtin, CatalogRef::Loaded);
+    let all = || loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
     let fmt = output::format(cli.format);
     let text = match &cli.command {
-        Command::Devices(a) => devices::run(&catalog, a, fmt)?,
-        Command::Analyze(a) => analyze::run(CatalogRef::Loaded(&catalog), a, fmt)?,
+        Command::Devices(a) => devices::run(all(), a, fmt)?,
+        Command::Analyze(a) => analyze::run(one, a, fmt)?,
         // These write their own output (export files, CSV directories, partial results
         // on Ctrl-C).
-        Command::Bench(a) => return bench::run(&catalog, a, cli),
-        Command::Ceilings(a) => return ceilings::run(&catalog, a, cli),
-        Command::Trace(a) => return trace::run(CatalogRef::Loaded(&catalog), a, cli),
-        Command::Model(a) => return model::run(CatalogRef::Loaded(&catalog), a, cli),
+        Command::Bench(a) => return bench::run(all(), a, cli),
+        Command::Ceilings(a) => return ceilings::run(all(), a, cli),
+        Command::Trace(a) => return trace::run(one, a, cli),
+        Command::Model(a) => return model::run(one, a, cli),
         Command::Diff(a) => return diff::run(a, cli),
-        Command::Counters(a) => return counters::run(&catalog, a, cli),
-        Command::Profile(a) => return profile::run(&catalog, a, cli),
+        Command::Counters(a) => return counters::run(all(), a, cli),
+        Command::Profile(a) => return profile::run(all(), a, cli),
         Command::Completions(_) | Command::Man => return completions::run(cli),
     };
     output::emit(&text, cli.output.as_deref())
