@@ -308,6 +308,36 @@ fn ctrl_c_during_start_up_is_recorded_as_interrupted() {
     assert_eq!(v["schema_version"], 1);
 }
 
+/// Ctrl-C in a command that keeps no partial results ends it at once with 130: here
+/// `rooftop trace` waiting to open a named pipe that no one writes to.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_ends_a_command_without_partial_results_at_once() {
+    let (_dir_guard, dir) = tempdir();
+    let fifo = dir.join("trace.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let bin = assert_cmd::cargo::cargo_bin("rooftop");
+    let mut child = std::process::Command::new(bin)
+        .arg("trace")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past `main`'s first lines (the handler); the open of the pipe blocks for good.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "rooftop ended before Ctrl-C");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+}
+
 /// A device file of calibrated roofs (as `rooftop ceilings -o` writes them): 50 GB/s DRAM
 /// and 0.5 TFLOP/s fp32 for the mock device (whose own figures are 100 GB/s and
 /// 1 TFLOP/s).
