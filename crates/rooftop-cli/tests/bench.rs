@@ -195,6 +195,28 @@ fn tempdir() -> (tempfile::TempDir, std::path::PathBuf) {
     (d, p)
 }
 
+/// `rooftop ARGS PATH`, started with its standard output and error piped.
+#[cfg(unix)]
+fn spawn_rooftop<const N: usize>(args: [&str; N], path: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("rooftop"))
+        .args(args)
+        .arg(path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C: SIGINT to `child`.
+#[cfg(unix)]
+fn ctrl_c(child: &std::process::Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// User + system CPU seconds of a process, from /proc (Linux); `None` elsewhere.
 #[cfg(unix)]
 fn cpu_seconds(pid: u32) -> Option<f64> {
@@ -258,11 +280,7 @@ fn ctrl_c_keeps_results_so_far() {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    ctrl_c(&child);
     let out = child.wait_with_output().unwrap();
     // 130 = 128 + SIGINT, as a shell reports it (documented in `rooftop --help`).
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
@@ -285,22 +303,11 @@ fn ctrl_c_during_start_up_is_recorded_as_interrupted() {
     let j = dir.join("early.json");
     // A stale export of an earlier run must not survive as this run's answer.
     std::fs::write(&j, r#"{"interrupted": false, "results": [1, 2, 3]}"#).unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("rooftop");
-    let child = std::process::Command::new(bin)
-        .args(["bench", "--backend", "mock", "--export-json"])
-        .arg(&j)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_rooftop(["bench", "--backend", "mock", "--export-json"], &j);
     // Past `main`'s first lines (the handler), well before the mock's quick ceilings
     // (about 2 s) end.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    ctrl_c(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
@@ -317,22 +324,11 @@ fn ctrl_c_ends_a_command_without_partial_results_at_once() {
     let fifo = dir.join("trace.json");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
-    let bin = assert_cmd::cargo::cargo_bin("rooftop");
-    let mut child = std::process::Command::new(bin)
-        .arg("trace")
-        .arg(&fifo)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_rooftop(["trace"], &fifo);
     // Past `main`'s first lines (the handler); the open of the pipe blocks for good.
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(child.try_wait().unwrap().is_none(), "rooftop ended before Ctrl-C");
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    ctrl_c(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
