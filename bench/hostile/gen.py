@@ -12,6 +12,8 @@ import sys
 
 
 def main():
+    if len(sys.argv) != 3 or not sys.argv[2].isdigit():
+        sys.exit(__doc__)
     what, n = sys.argv[1], int(sys.argv[2])
     out = sys.stdout
     if what == "kernels":

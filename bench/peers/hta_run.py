@@ -18,6 +18,8 @@ from pathlib import Path
 
 
 def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
     path = Path(sys.argv[1]).resolve()
     load_only = "--load-only" in sys.argv
     from hta.trace_analysis import TraceAnalysis

@@ -70,5 +70,5 @@ echo
 for t in "${tools[@]}"; do
   [ "$t" = rooftop ] && continue
   [ -n "${best[$t]:-}" ] && [ -n "${best[rooftop]:-}" ] \
-    && awk -v a="${best[$t]}" -v b="${best[rooftop]}" -v t="$t" 'BEGIN { printf "%s / rooftop (best wall): %.0f×\n", t, a / b }'
+    && awk -v a="${best[$t]}" -v b="${best[rooftop]}" -v t="$t" 'BEGIN { printf "%s / rooftop (best wall): %.1f×\n", t, a / b }'
 done

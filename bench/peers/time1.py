@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+if len(sys.argv) < 3:
+    sys.exit(__doc__)
 out, cmd = sys.argv[1], sys.argv[2:]
 t = time.perf_counter()
 child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)

@@ -34,6 +34,8 @@ def launchers_summary(perf, name, df_kl):
 
 
 def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
     from TraceLens import TreePerfAnalyzer
 
     with contextlib.redirect_stdout(sys.stderr):

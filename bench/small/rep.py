@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+if len(sys.argv) < 3 or not sys.argv[1].isdigit() or int(sys.argv[1]) < 1:
+    sys.exit(__doc__)
 n = int(sys.argv[1])
 cmd = sys.argv[2:]
 wall, cpu = [], []
