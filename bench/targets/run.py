@@ -19,7 +19,10 @@ fixtures, by the generators beside this script; about 2.4 GB of files:
 | nsys | an nsys SQLite export of 1 M kernels (`bench/counters/gen.py`) | `counters F` (table) | <= 3 s, <= 500 MB RSS |
 
 Each command runs RUNS times (default 3); the plain 1 GB trace and its gzip alternate,
-so that the ratio compares runs of the same minutes. Wall time is measured around the
+so that the ratio compares runs of the same minutes. The host's speed in the hour is
+printed first: `gzip -1` of the small trace (a program that is not rooftop, on one
+core), timed before each round and at the end, so that sets taken in different hours can
+be compared. Wall time is measured around the
 child (perf_counter), CPU time and peak RSS are the child's rusage (RSS includes the
 mapped file's pages). MB is 10^6 bytes. "MB/s per CPU-s" is the input's bytes over the
 user + system seconds of the run with the least CPU time. Output goes to /dev/null.
@@ -62,7 +65,8 @@ def inputs(d, names):
         "nest": os.path.join(d, "nest100k.json"),
         "nsys": os.path.join(d, "nsys1m.sqlite"),
     }
-    need = set(names)
+    # The small trace is also the host reference's input (`main`).
+    need = set(names) | {"small"}
     if "gzip" in need:
         need.add("large")
     if "small" in need and not os.path.exists(f["small"]):
@@ -150,17 +154,26 @@ def main():
     runs = {n: [] for n in names}
     order = [n for n in names if n not in ("large", "gzip")]
     paired = [n for n in ("large", "gzip") if n in names]
+    # The host's speed this hour, by a program that is not rooftop: `gzip -1` of the small
+    # trace on one core, before each round of the commands. Sets taken in different hours
+    # compare through it.
+    reference = []
     for _ in range(a.runs):
+        reference.append(run1(["gzip", "-1", "-c", files["small"]]))
         for n in paired:  # alternated: the ratio compares the same minutes
             runs[n].append(run1(command(binary, n, files[n])))
     for n in order:
         for _ in range(a.runs):
             runs[n].append(run1(command(binary, n, files[n])))
+    reference.append(run1(["gzip", "-1", "-c", files["small"]]))
 
     load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists(
         "/proc/loadavg") else "?"
     print(f"rooftop: {binary}; runs per command: {a.runs}; {os.cpu_count()} CPUs; "
           f"load average {load}")
+    ref = summary(reference)
+    print(f"host reference: `gzip -1 -c {os.path.basename(files['small'])}` (one core), best "
+          f"{ref['best']:.3f} s, median {ref['median']:.3f} s of {len(reference)}")
     print()
     print("| target | input | wall best / median | measured | target | verdict |")
     print("|---|---|---|---|---|---|")
