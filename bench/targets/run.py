@@ -132,7 +132,8 @@ def verdict(ok):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("binary", nargs="?", default=os.path.join(ROOT, "target/release/rooftop"))
+    default_binary = os.path.join(ROOT, "target/release/rooftop")
+    ap.add_argument("binary", nargs="?", default=default_binary)
     ap.add_argument("--runs", type=int, default=int(os.environ.get("RUNS", "3")))
     ap.add_argument("--dir", default=os.environ.get("BENCH_DIR", "/tmp/rooftop-bench"))
     ap.add_argument("--only", default=",".join(NAMES),
@@ -146,7 +147,7 @@ def main():
         ap.error("--runs must be at least 1")
     binary = os.path.abspath(a.binary)
     if not os.path.exists(binary):
-        if binary != os.path.join(ROOT, "target/release/rooftop"):
+        if binary != default_binary:
             ap.error(f"{binary}: no such binary")
         sh("cargo", "build", "--release", "--quiet", "-p", "rooftop-cli", "--bin", "rooftop")
     files = inputs(a.dir, names)
@@ -155,17 +156,18 @@ def main():
     order = [n for n in names if n not in ("large", "gzip")]
     paired = [n for n in ("large", "gzip") if n in names]
     # The host's speed this hour, by a program that is not rooftop: `gzip -1` of the small
-    # trace on one core, before each round of the commands. Sets taken in different hours
-    # compare through it.
+    # trace on one core, before each round of the commands and once after them. Sets
+    # taken in different hours compare through it.
+    reference_cmd = ["gzip", "-1", "-c", files["small"]]
     reference = []
     for _ in range(a.runs):
-        reference.append(run1(["gzip", "-1", "-c", files["small"]]))
+        reference.append(run1(reference_cmd))
         for n in paired:  # alternated: the ratio compares the same minutes
             runs[n].append(run1(command(binary, n, files[n])))
     for n in order:
         for _ in range(a.runs):
             runs[n].append(run1(command(binary, n, files[n])))
-    reference.append(run1(["gzip", "-1", "-c", files["small"]]))
+    reference.append(run1(reference_cmd))
 
     load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists(
         "/proc/loadavg") else "?"
