@@ -59,9 +59,10 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
 }
 
 /// Bytes gathered before each write of [`emit_with`]: the size of a pipe's buffer.
-/// Each page of the buffer is a page fault the first time it is written, and a report
-/// is written after everything else is done: 1 MiB cost the 27.9 MB trace's JSON ~250
-/// faults; writes larger than the buffer go out directly.
+/// Each page of the buffer is a page fault the first time it is written, after all
+/// else is done; writes larger than the buffer go out directly. 1 MiB cost the 27.9 MB
+/// trace's JSON about 100 more faults (median of 40 runs; docs/validation.md,
+/// forty-fourth round).
 const WRITE_BUFFER: usize = 64 << 10;
 
 /// Streams what `write` writes to `path`, or to standard output, through one buffer
