@@ -136,7 +136,8 @@ fn elements(array: &str) -> impl Iterator<Item = &str> {
 /// and each device once read.
 struct OneByOne {
     heads: Vec<Head>,
-    metas: &'static str,
+    /// The table of figure sources, parsed once: each device read installs a copy.
+    metas: Vec<FigureMeta>,
     lines: Vec<&'static str>,
     read: Vec<OnceLock<DeviceSpec>>,
 }
@@ -149,6 +150,7 @@ fn one_by_one() -> &'static OneByOne {
             let [heads, metas, devices] =
                 sections(BUILTIN_JSON).ok_or("not three arrays of one element per line")?;
             let heads: Vec<Head> = serde_json::from_str(heads).map_err(|e| e.to_string())?;
+            let metas: Vec<FigureMeta> = serde_json::from_str(metas).map_err(|e| e.to_string())?;
             let lines: Vec<&str> = elements(devices).collect();
             if lines.len() != heads.len() {
                 return Err(format!("{} heads for {} devices", heads.len(), lines.len()));
@@ -190,7 +192,7 @@ impl OneByOne {
     fn device(&self, i: usize) -> &DeviceSpec {
         self.read[i].get_or_init(|| {
             let read = || -> Result<DeviceSpec, serde_json::Error> {
-                let _table = Table::install(serde_json::from_str(self.metas)?);
+                let _table = Table::install(self.metas.clone());
                 serde_json::from_str(self.lines[i])
             };
             read().unwrap_or_else(|e| {
@@ -283,6 +285,14 @@ impl Catalog {
     /// trace's run). `None` where the name does not decide: no device has it, or
     /// several do; [`Catalog::builtin`]'s `lookup` then says why, or the facts of a
     /// profile choose ([`super::lookup_with_facts`]).
+    /// Reads the embedded devices' names and the table of their figure sources, which
+    /// [`Catalog::builtin_named`] reads first, ahead of the first name: a command that
+    /// learns its device's name late (`rooftop trace` from the trace) calls this on
+    /// another thread while it reads, and the lookup then reads one line.
+    pub fn warm_named() {
+        one_by_one();
+    }
+
     pub fn builtin_named(query: &str) -> Option<&'static DeviceSpec> {
         match BUILTIN.get() {
             Some(all) => all.lookup(query).ok(),
