@@ -277,14 +277,6 @@ impl Catalog {
         })
     }
 
-    /// The embedded device [`Catalog::lookup`] finds for `query` when the name alone
-    /// decides it (a device's id, or a name, alias or LLVM target of exactly one
-    /// device), without reading the whole catalog: the names are compared as `lookup`
-    /// compares them, and only the device found is read (a trace's run needs one
-    /// device: reading all 103 took 5.6 M instructions, as much as the rest of a small
-    /// trace's run). `None` where the name does not decide: no device has it, or
-    /// several do; [`Catalog::builtin`]'s `lookup` then says why, or the facts of a
-    /// profile choose ([`super::lookup_with_facts`]).
     /// Reads the embedded devices' names and the table of their figure sources, which
     /// [`Catalog::builtin_named`] reads first, ahead of the first name: a command that
     /// learns its device's name late (`rooftop trace` from the trace) calls this on
@@ -293,6 +285,14 @@ impl Catalog {
         one_by_one();
     }
 
+    /// The embedded device [`Catalog::lookup`] finds for `query` when the name alone
+    /// decides it (a device's id, or a name, alias or LLVM target of exactly one
+    /// device), without reading the whole catalog: the names are compared as `lookup`
+    /// compares them, and only the device found is read (a trace's run needs one
+    /// device: reading all 103 took 5.6 M instructions, as much as the rest of a small
+    /// trace's run). `None` where the name does not decide: no device has it, or
+    /// several do; [`Catalog::builtin`]'s `lookup` then says why, or the facts of a
+    /// profile choose ([`super::lookup_with_facts`]).
     pub fn builtin_named(query: &str) -> Option<&'static DeviceSpec> {
         match BUILTIN.get() {
             Some(all) => all.lookup(query).ok(),
