@@ -152,7 +152,8 @@ pub enum Command {
     /// The bandwidth and compute budget of a whole LLM step (decode or prefill), per op,
     /// on any device, from a Hugging Face config.json or a preset.
     Model(Box<crate::commands::model::ModelArgs>),
-    /// Compare two exports (bench, trace): regressions, improvements, a CI gate.
+    /// Compare two traces, or two exports (bench, trace, analyze, counters): regressions,
+    /// improvements, a CI gate.
     Diff(Box<crate::commands::diff::DiffArgs>),
     /// Read vendor profiler counters (rocprof, rocprofv3, rocprof-compute, Nsight
     /// Compute, Nsight Systems): bytes, FLOPs, hit rates, roofline and findings per

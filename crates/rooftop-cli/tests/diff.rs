@@ -385,3 +385,117 @@ fn a_device_file_is_not_read_and_said_to_have_no_effect() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("warning: --device-file has no effect on `diff`"), "{err}");
 }
+
+/// The bert-small H100 trace fixture, inflated, with every GPU kernel's `dur` times
+/// `factor`, written to `dst`.
+fn slowed_trace(dst: &Path, factor: f64) -> PathBuf {
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tests/fixtures/kineto/tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    );
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&fx).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    for e in v["traceEvents"].as_array_mut().unwrap() {
+        if e["cat"] == "kernel" {
+            e["dur"] = Value::from(e["dur"].as_f64().unwrap() * factor);
+        }
+    }
+    std::fs::write(dst, serde_json::to_string(&v).unwrap()).unwrap();
+    fx
+}
+
+/// Two traces compare as `rooftop trace --format json` exports of them do: the same
+/// rows, whichever side is a trace and whichever an export; a trace whose kernels all
+/// take 30% longer (hand arithmetic: every `dur` times 1.3) regresses by 30% per kernel
+/// and per op that launched them, and fails a 10% gate.
+#[test]
+fn traces_compare_as_their_exports_do() {
+    let (_dir_guard, dir) = tempdir("traces");
+    let slow = dir.join("slow.json");
+    let fx = slowed_trace(&slow, 1.3);
+    let export = |trace: &Path, name: &str| {
+        let out = dir.join(name);
+        let o = rooftop()
+            .args(["trace", &p(trace), "--format", "json", "-o", &p(&out)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let (fx_json, slow_json) = (export(&fx, "a.json"), export(&slow, "b.json"));
+    let rows = |args: &[&str]| {
+        let out = diff(&[args, &["--format", "json", "--fail-above", "10%"]].concat());
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["kind"], "trace");
+        v["rows"].clone()
+    };
+    let from_traces = rows(&[&p(&fx), &p(&slow)]);
+    assert_eq!(from_traces, rows(&[&p(&fx_json), &p(&slow_json)]));
+    assert_eq!(from_traces, rows(&[&p(&fx), &p(&slow_json)]));
+    // Ops' rows are their kernels' time too; a copy (not a kernel) is unchanged.
+    let rows = from_traces.as_array().unwrap();
+    assert!(rows.iter().any(|r| r["section"] == "kernel"));
+    assert!(rows.iter().any(|r| r["section"] == "op GEMM"));
+    for r in rows {
+        let pct = r["change_pct"].as_f64().unwrap();
+        match r["status"].as_str() {
+            Some("regression") => assert!((pct - 30.0).abs() < 0.1, "{r}"),
+            _ => assert!(r["section"] != "kernel" && pct == 0.0, "{r}"),
+        }
+    }
+    // A trace against itself: nothing changed, the gate passes.
+    let same = diff(&[&p(&fx), &p(&fx), "--fail-above", "1%"]);
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
+}
+
+/// `--device` judges traces on that device (attainment needs one); for two exports it is
+/// said to have no effect. A file that is neither a trace nor an export names both.
+#[test]
+fn traces_take_a_device_and_other_json_is_named() {
+    let (_dir_guard, dir) = tempdir("tracedev");
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/kineto/hta_tiny_plain.json");
+    let out = diff(&[&p(&fx), &p(&fx), "-d", "h100-sxm", "--metric", "attainment"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let unknown = diff(&[&p(&fx), &p(&fx), "-d", "no-such-gpu"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let a = bench_export(&dir, "a.json");
+    let out = diff(&[&p(&a), &p(&a), "-d", "h100-sxm"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--device has no effect on `diff` of two exports"), "{err}");
+    let other = dir.join("other.json");
+    std::fs::write(&other, "{\"hello\": 1}").unwrap();
+    let out = diff(&[&p(&fx), &p(&other)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a rooftop export, nor a trace"), "{err}");
+    assert!(err.contains("other.json"), "{err}");
+}
+
+/// A directory of ranks compares as its `rooftop trace DIR --format json` export does.
+#[test]
+fn directories_of_ranks_compare_as_their_exports_do() {
+    let (_dir_guard, dir) = tempdir("rankdirs");
+    let ranks = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kineto/ranks");
+    let export = dir.join("ranks.json");
+    let o = rooftop()
+        .args(["trace", &p(&ranks), "--format", "json", "-o", &p(&export)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json = |args: &[&str]| {
+        let out = diff(&[args, &["--format", "json", "--fail-above", "1%"]].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let from_dir = json(&[&p(&ranks), &p(&ranks)]);
+    assert_eq!(from_dir["kind"], "trace_ranks");
+    assert!(!from_dir["rows"].as_array().unwrap().is_empty());
+    assert_eq!(from_dir["rows"], json(&[&p(&ranks), &p(&export)])["rows"]);
+}

@@ -201,6 +201,31 @@ pub fn read_one(
     Ok(m)
 }
 
+/// Bytes of a JSON file's start (inflated when gzip) in which [`looks_like_trace`]
+/// looks for `"traceEvents"`: Kineto writes it after the trace's metadata
+/// (`schemaVersion`, `deviceProperties`, `distributedInfo`, ...), a few KB.
+const SNIFF: u64 = 1 << 20;
+
+/// Whether `path` is a trace [`read_one`] reads, rather than other JSON (a rooftop
+/// export, say), told by its first bytes: an XSpace protobuf, a file compressed otherwise
+/// than with gzip (which [`read_one`] names), or JSON, plain or gzip, whose first MiB
+/// holds a `"traceEvents"` key or that is an array holding a `"ph"` key (a bare array of
+/// events). A file that cannot be read is not (whoever reads it next says why).
+pub fn looks_like_trace(path: &Path) -> bool {
+    let raw = head(path);
+    if other_compression(&raw).is_some() {
+        return true;
+    }
+    let string = is_json_name(path) && after_blanks(&raw).first() == Some(&b'"');
+    if xplane::is_xplane(&raw) && (xplane::is_profile_name(path) || !(string || opens_json(&raw))) {
+        return true;
+    }
+    let Ok(text) = crate::compressed::read_head(path, SNIFF) else { return false };
+    let body = after_blanks(&text);
+    let has = |key: &[u8]| memchr::memmem::find(body, key).is_some();
+    has(b"\"traceEvents\"") || (body.first() == Some(&b'[') && has(b"\"ph\""))
+}
+
 /// The traces of a directory of ranks: its per-host JAX profiles when it has any
 /// ([`xplane::list_profiles`]: directly or in the newest `plugins/profile/<run>/`), else
 /// its per-rank Kineto traces ([`kineto::list_traces`]: `*.json`, `*.json.gz`).
@@ -230,6 +255,36 @@ mod tests {
         // A first plane of 123 or 91 bytes whose first field is its lines (0x1a).
         assert!(!opens_json(&[0x0a, b'{', 0x1a, 0x05]));
         assert!(!opens_json(&[0x0a, b'[', 0x1a, 0x05]));
+    }
+
+    #[test]
+    fn traces_are_told_from_other_json_by_their_first_bytes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        for trace in [
+            "kineto/hta_tiny_plain.json",
+            "kineto/tracelens_h100/gaunernst_bert-small-uncased__1016001.json.gz",
+            "jax/amd_gfx950_te_fused_attn.xplane.pb",
+        ] {
+            assert!(looks_like_trace(&fixtures.join(trace)), "{trace}");
+        }
+        let write = |name: &str, text: &[u8]| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        // A bare array of events; metadata before `traceEvents`; another compression.
+        assert!(looks_like_trace(&write("bare.json", b"[{\"ph\": \"X\", \"name\": \"k\"}]")));
+        let late = format!("{{\"meta\": \"{}\", \"traceEvents\": []}}", "x".repeat(100_000));
+        assert!(looks_like_trace(&write("late.json", late.as_bytes())));
+        assert!(looks_like_trace(&write("t.json.zst", &[0x28, 0xb5, 0x2f, 0xfd, 0x24])));
+        // Exports, other JSON, text that is not JSON, a file that is not there.
+        assert!(!looks_like_trace(&write("export.json", b"{\"schema_version\": 1, \"ops\": []}")));
+        assert!(!looks_like_trace(&write("list.json", b"[{\"schema_version\": 1}]")));
+        assert!(!looks_like_trace(&write("junk.json", b"{\n \"a\": [1, 2,\n")));
+        assert!(!looks_like_trace(&write("empty.json", b"")));
+        assert!(!looks_like_trace(&dir.join("missing.json")));
     }
 
     #[test]

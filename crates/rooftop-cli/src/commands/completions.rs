@@ -33,19 +33,15 @@ pub fn run(cli: &Cli) -> Result<()> {
 }
 
 /// One sentence per global flag the user gave that the command ignores: `completions`
-/// and `man` use neither `--format` nor `--device-file`, `diff` reads no device
-/// ("--format has no effect on `completions`").
+/// and `man` use neither `--format` nor `--device-file` ("--format has no effect on
+/// `completions`"; `diff` says its own, `diff::ignored_flags`).
 pub(super) fn ignored_flags(cli: &Cli) -> Vec<String> {
-    let (name, format_too) = match cli.command {
-        Command::Completions(_) => ("completions", true),
-        Command::Man => ("man", true),
-        Command::Diff(_) => ("diff", false),
+    let name = match cli.command {
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
         _ => return Vec::new(),
     };
-    let given = [
-        ("--format", format_too && cli.format_given),
-        ("--device-file", !cli.device_files.is_empty()),
-    ];
+    let given = [("--format", cli.format_given), ("--device-file", !cli.device_files.is_empty())];
     given
         .into_iter()
         .filter(|(_, g)| *g)
@@ -181,13 +177,9 @@ mod tests {
         );
         // -o works, and the format its extension names was not typed.
         assert!(ignored(&["man", "-o", "rooftop.json"]).is_empty());
-        // `diff` uses --format but reads no device.
-        assert!(ignored(&["diff", "a.json", "b.json", "--format", "json"]).is_empty());
-        assert_eq!(
-            ignored(&["diff", "a.json", "b.json", "--device-file", "mine.toml"]),
-            ["--device-file has no effect on `diff`"]
-        );
-        // Other commands use them.
+        // Other commands use them (`diff` reads device files for traces, and says itself
+        // when it compares two exports).
+        assert!(ignored(&["diff", "a.json", "b.json", "--device-file", "mine.toml"]).is_empty());
         assert!(ignored(&["devices", "--format", "json"]).is_empty());
     }
 

@@ -1,27 +1,39 @@
-//! `rooftop diff BASE NEW`: compare two exports (bench, trace, analyze JSON) row by row
-//! and gate a CI job on regressions.
+//! `rooftop diff BASE NEW`: compare two exports (bench, trace, analyze, counters JSON),
+//! or two traces, row by row, and gate a CI job on regressions.
+//!
+//! A trace (anything `rooftop trace` reads: a PyTorch profiler trace, plain or gzip, a
+//! JAX profile, a directory of ranks) is analysed as `rooftop trace PATH --format json`
+//! analyses it, with its own GPU from the catalog unless `--device` names one, and its
+//! report is compared as that export would be: the same rows, read back from the same
+//! JSON.
 //!
 //! Exit codes: 0 when nothing regressed by more than `--fail-above` (or no gate was
 //! given), 1 when something did (the report is printed first), 2 for bad input (a file
-//! that cannot be read, is not a rooftop export, or is of another kind than the other).
-//! The comparison itself is `rooftop_report::diff`.
+//! that cannot be read, is neither a trace nor a rooftop export, or is of another kind
+//! than the other). The comparison itself is `rooftop_report::diff`.
 
+use super::CatalogRef;
 use crate::args::{Cli, OutputFormat};
 use crate::error::{CliError, Result};
 use crate::output;
 use clap::builder::TypedValueParser as _;
 use clap::Args;
+use rooftop_core::device::DeviceSpec;
+use rooftop_core::trace::report::{analyze, TraceOptions};
+use rooftop_ingest::kineto::ReadOptions;
+use rooftop_ingest::source::looks_like_trace;
 use rooftop_report::diff::{self, render, Metric, Options, Status};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The baseline export: `rooftop bench --export-json`, `rooftop trace --format json`,
-    /// `rooftop analyze --format json` or `rooftop counters --format json`.
+    /// The baseline: a trace `rooftop trace` reads (PyTorch profiler JSON, plain or gzip;
+    /// a JAX `*.xplane.pb`; a directory of ranks), or an export: `rooftop bench --export-json`, `rooftop trace
+    /// --format json`, `rooftop analyze --format json` or `rooftop counters --format json`.
     pub base: PathBuf,
 
-    /// The export to compare with it (same kind).
+    /// What to compare with it: a trace, or an export of the same kind.
     pub new: PathBuf,
 
     /// Exit with code 1 when a row (or the total) regressed by more than this, e.g. `5%`;
@@ -49,21 +61,56 @@ pub struct DiffArgs {
     /// trace rows): a change with a larger p-value is noise.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+
+    /// For traces: the device to judge both on, as `rooftop trace --device`. Default: each
+    /// trace's own GPU, from the catalog (exports carry the device they were judged on).
+    #[arg(long, short = 'd', value_parser = crate::offers::DEVICES, hide_possible_values = true)]
+    pub device: Option<String>,
 }
 
-/// An export and the device it was judged on (a bench export's `device.id`; a trace
-/// or analyze export's `device_id` or `device.id`), when it says.
-fn read(path: &std::path::Path) -> Result<(diff::Export, Option<String>)> {
-    let text = rooftop_ingest::compressed::read_text(path)
-        .map_err(|e| CliError::input(format!("cannot read {e}")))?;
+/// Where the device an export was judged on is: a bench export's `device.id`, an
+/// analyze export's `device_id`, a counters export's `device.device_id`, a trace export's
+/// `device.catalog_id`.
+const DEVICE_AT: [&str; 4] =
+    ["/device/id", "/device_id", "/device/device_id", "/device/catalog_id"];
+
+/// One side of the comparison and the device it was judged on, when it says: a trace
+/// analysed here (`trace`: whether it is one, and the catalog and `--device` to judge
+/// it with), or an export read as it is.
+fn read(
+    path: &Path,
+    trace: Option<(CatalogRef<'_>, Option<&DeviceSpec>)>,
+) -> Result<(diff::Export, Option<String>)> {
+    let text = match trace {
+        Some((catalog, device)) if path.is_dir() => {
+            super::trace_ranks::dir_json(path, catalog, device)?
+        }
+        Some((catalog, device)) => trace_json(path, catalog, device)?,
+        None => rooftop_ingest::compressed::read_text(path)
+            .map_err(|e| CliError::input(format!("cannot read {e}")))?,
+    };
     let export = diff::load(&text, &path.display().to_string())
         .map_err(|e| CliError::input(e.to_string()))?;
     let device = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| {
-        ["/device/id", "/device_id", "/device/device_id"]
+        DEVICE_AT
             .iter()
             .find_map(|p| v.pointer(p).and_then(serde_json::Value::as_str).map(str::to_string))
     });
     Ok((export, device))
+}
+
+/// The JSON report of `rooftop trace PATH --format json` (`--device` when given).
+fn trace_json(path: &Path, catalog: CatalogRef<'_>, device: Option<&DeviceSpec>) -> Result<String> {
+    let model = super::trace::read_with_bar(path, &ReadOptions::default())?;
+    let device = device.or_else(|| super::trace::trace_device(catalog, &model));
+    let report = analyze(&model, device, &TraceOptions::for_model(&model));
+    let mut json = Vec::new();
+    rooftop_report::trace::write_json(&report, &mut json).map_err(|e| {
+        CliError::Runtime(format!("cannot write the report of {}: {e}", path.display()))
+    })?;
+    String::from_utf8(json).map_err(|e| {
+        CliError::Runtime(format!("the report of {} is not UTF-8: {e}", path.display()))
+    })
 }
 
 pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
@@ -73,12 +120,31 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
             args.alpha
         )));
     }
-    let (base, base_device) = read(&args.base)?;
-    let (new, new_device) = read(&args.new)?;
+    let trace = |p: &Path| p.is_dir() || looks_like_trace(p);
+    let traces = [trace(&args.base), trace(&args.new)];
+    // The catalog (and the user's device files) only for traces: exports say their device.
+    let loaded = if traces.contains(&true) && !cli.device_files.is_empty() {
+        Some(super::load_catalog(cli)?)
+    } else {
+        None
+    };
+    let catalog = loaded.as_ref().map_or(CatalogRef::Builtin, CatalogRef::Loaded);
+    let device = match &args.device {
+        Some(name) if traces.contains(&true) => Some(catalog.find(name)?),
+        _ => None,
+    };
+    if !traces.contains(&true) {
+        for w in ignored_flags(args, cli) {
+            eprintln!("rooftop: warning: {w}");
+        }
+    }
+    let side = |is_trace: bool| is_trace.then_some((catalog, device));
+    let (base, base_device) = read(&args.base, side(traces[0]))?;
+    let (new, new_device) = read(&args.new, side(traces[1]))?;
     if let (Some(b), Some(n)) = (&base_device, &new_device) {
         if b != n {
             eprintln!(
-                "rooftop: warning: the exports were judged on different devices ({} on {b}, \
+                "rooftop: warning: the two sides were judged on different devices ({} on {b}, \
                  {} on {n}): times and attainment compare hardware as well as code",
                 args.base.display(),
                 args.new.display()
@@ -122,4 +188,14 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
     } else {
         Err(CliError::Runtime(render::verdict(&d)))
     }
+}
+
+/// One sentence per flag that has no effect on a comparison of two exports: they carry
+/// the device they were judged on, so neither `--device-file` nor `--device` is read.
+fn ignored_flags(args: &DiffArgs, cli: &Cli) -> Vec<String> {
+    [("--device-file", !cli.device_files.is_empty()), ("--device", args.device.is_some())]
+        .into_iter()
+        .filter(|(_, given)| *given)
+        .map(|(flag, _)| format!("{flag} has no effect on `diff` of two exports"))
+        .collect()
 }

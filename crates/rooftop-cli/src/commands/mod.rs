@@ -47,10 +47,8 @@ pub fn run(cli: &Cli) -> Result<()> {
         output::check_writable(p, "-o", dir_ok)?;
     }
     if let Command::Diff(a) = &cli.command {
-        // A comparison of two exports reads no device: a device file is not even parsed.
-        for w in completions::ignored_flags(cli) {
-            eprintln!("rooftop: warning: {w}");
-        }
+        // A comparison of two exports reads no device: a device file is not even parsed
+        // (traces read the catalog when they are analysed).
         return diff::run(a, cli);
     }
     // With device files, the embedded catalog and the files merged; without, the
@@ -153,7 +151,7 @@ impl<'a> CatalogRef<'a> {
 }
 
 /// The embedded catalog plus the user's device files, in order.
-fn load_catalog(cli: &Cli) -> Result<Catalog> {
+pub(super) fn load_catalog(cli: &Cli) -> Result<Catalog> {
     let mut catalog = Catalog::builtin().clone();
     for path in &cli.device_files {
         let text = rooftop_ingest::compressed::read_text(path)

@@ -80,6 +80,18 @@ pub struct TraceArgs {
     pub ranks: super::trace_ranks::RanksArgs,
 }
 
+impl TraceArgs {
+    /// `rooftop trace PATH` with every other flag at its default.
+    pub(super) fn of(path: &Path) -> Result<TraceArgs> {
+        use clap::FromArgMatches as _;
+        let cmd = TraceArgs::augment_args(clap::Command::new("trace"));
+        let args = [std::ffi::OsStr::new("trace"), "--".as_ref(), path.as_os_str()];
+        cmd.try_get_matches_from(args)
+            .and_then(|m| TraceArgs::from_arg_matches(&m))
+            .map_err(|e| CliError::Runtime(format!("the defaults of `rooftop trace`: {e}")))
+    }
+}
+
 fn parse_section(s: &str) -> std::result::Result<Section, String> {
     s.parse()
 }
@@ -117,31 +129,11 @@ impl RankSource for Reader<'_> {
         path: &Path,
         progress: &mut dyn FnMut(u64, u64),
     ) -> std::result::Result<TraceModel, rooftop_core::InputError> {
-        let model = rooftop_ingest::source::read_one(path, &self.read, progress)?;
-        check_not_empty(&model, &path.display().to_string())?;
-        Ok(model)
+        read_trace(path, &self.read, progress)
     }
 
-    #[allow(clippy::print_stderr)]
     fn device(&self, model: &TraceModel) -> Option<&DeviceSpec> {
-        if self.device.is_some() {
-            return self.device;
-        }
-        match self.catalog.device_for(model) {
-            DeviceLookup::Unnamed => None,
-            DeviceLookup::Found { spec, note } => {
-                if let Some(why) = note {
-                    eprintln!("rooftop: note: device {}: {why}.", spec.id);
-                }
-                Some(spec)
-            }
-            DeviceLookup::Unknown(e) => {
-                eprintln!(
-                    "rooftop: warning: {e} The report has no roofline numbers; pass --device."
-                );
-                None
-            }
-        }
+        self.device.or_else(|| trace_device(self.catalog, model))
     }
 
     fn options(&self, model: &TraceModel) -> TraceOptions {
@@ -165,13 +157,52 @@ impl RankSource for Reader<'_> {
 impl Reader<'_> {
     /// Reads one trace with a progress bar in bytes; a bad trace is bad input.
     pub(super) fn read_with_bar(&self, path: &Path) -> Result<TraceModel> {
-        let pb = bytes_bar("reading");
-        let model = self.read(path, &mut |done, total| {
-            pb.set_length(total);
-            pb.set_position(done);
-        });
-        pb.finish_and_clear();
-        model.map_err(CliError::input)
+        read_with_bar(path, &self.read)
+    }
+}
+
+/// Reads one trace of any format `rooftop_ingest::source` reads, refusing one without
+/// ops or kernels.
+fn read_trace(
+    path: &Path,
+    opts: &ReadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> std::result::Result<TraceModel, rooftop_core::InputError> {
+    let model = rooftop_ingest::source::read_one(path, opts, progress)?;
+    check_not_empty(&model, &path.display().to_string())?;
+    Ok(model)
+}
+
+/// [`read_trace`] with a progress bar in bytes; a bad trace is bad input.
+pub(super) fn read_with_bar(path: &Path, opts: &ReadOptions) -> Result<TraceModel> {
+    let pb = bytes_bar("reading");
+    let model = read_trace(path, opts, &mut |done, total| {
+        pb.set_length(total);
+        pb.set_position(done);
+    });
+    pb.finish_and_clear();
+    model.map_err(CliError::input)
+}
+
+/// The device a trace names, from the catalog, with the catalog's note on stderr; a
+/// warning there, and no device, when the catalog does not have it.
+#[allow(clippy::print_stderr)]
+pub(super) fn trace_device<'a>(
+    catalog: super::CatalogRef<'a>,
+    model: &TraceModel,
+) -> Option<&'a DeviceSpec> {
+    match catalog.device_for(model) {
+        DeviceLookup::Unnamed => None,
+        DeviceLookup::Found { spec, note } => {
+            if let Some(why) = note {
+                eprintln!("rooftop: note: device {}: {why}.", spec.id);
+            }
+            Some(spec)
+        }
+        DeviceLookup::Unknown(e) => {
+            eprintln!("rooftop: warning: {e} The report has no roofline numbers; pass --device.");
+            None
+        }
     }
 }
 

@@ -149,6 +149,33 @@ fn from_traces(
     let keep_reports = tables_out.is_none()
         && !(matches!(cli.format, OutputFormat::Table | OutputFormat::Md)
             && files.len() > PER_RANK_TABLES_MAX);
+    let run = map_with_bar(reader, files, reduce, keep_reports, tables_out)?;
+    if let Some(dir) = tables_out {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "rooftop: wrote the tables of {} under {}",
+                rooftop_core::diagnose::count(run.ranks.len() as u64, "rank", "ranks"),
+                dir.display()
+            );
+        }
+    } else if !run.ranks.is_empty() {
+        refuse_if_not_one_job(&reader.args.path, &run)?;
+        emit(cli, ro, &run, true)?;
+    }
+    run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
+}
+
+/// Reads and maps every rank trace of `files` (in parallel, a progress bar in bytes),
+/// their tables into `tables_out` when given, their reports kept when `keep_reports`;
+/// refuses `--cp-window` and `--what-if` that matched in no rank.
+fn map_with_bar(
+    reader: &Reader<'_>,
+    files: &[PathBuf],
+    reduce: ReduceOptions,
+    keep_reports: bool,
+    tables_out: Option<&Path>,
+) -> Result<RankRun> {
     let n_workers = workers(reader.args.ranks.jobs, files.len());
     // One thread per file when the files are read in parallel.
     let threads = if n_workers > 1 { 1 } else { reader.read.threads };
@@ -165,20 +192,38 @@ fn from_traces(
     let run = map_traces(files, &per_file, &settings, &|n| pb.inc(n));
     pb.finish_and_clear();
     checks.verdict(reader.args)?;
-    if let Some(dir) = tables_out {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!(
-                "rooftop: wrote the tables of {} under {}",
-                rooftop_core::diagnose::count(run.ranks.len() as u64, "rank", "ranks"),
-                dir.display()
-            );
-        }
-    } else if !run.ranks.is_empty() {
-        refuse_if_not_one_job(&reader.args.path, &run)?;
-        emit(cli, ro, &run, true)?;
+    Ok(run)
+}
+
+/// The JSON report of `rooftop trace DIR --format json` for a directory of rank traces
+/// or per-host profiles, every multi-rank flag at its default (`device`: `--device`);
+/// for `rooftop diff`. A rank that does not read is an error here, not a partial report.
+pub(super) fn dir_json(
+    dir: &Path,
+    catalog: super::CatalogRef<'_>,
+    device: Option<&rooftop_core::device::DeviceSpec>,
+) -> Result<String> {
+    let files = rooftop_ingest::source::list_dir(dir).map_err(|e| {
+        CliError::input(format!(
+            "{e} (nor JAX profiles: `*.xplane.pb`, directly or under plugins/profile/<run>/)"
+        ))
+    })?;
+    let args = super::trace::TraceArgs::of(dir)?;
+    let reader = Reader {
+        catalog,
+        device,
+        read: ReadOptions::default(),
+        args: &args,
+        model_config: None,
+        checks: None,
+    };
+    let reduce = ReduceOptions::with_links(None, None, None).map_err(CliError::input)?;
+    let run = map_with_bar(&reader, &files, reduce, true, None)?;
+    if let Some(e) = run.failure_message() {
+        return Err(CliError::input(e));
     }
-    run.failure_message().map_or(Ok(()), |e| Err(CliError::input(e)))
+    refuse_if_not_one_job(dir, &run)?;
+    Ok(render::ranks_json(&run))
 }
 
 /// What `--cp-window` and `--what-if` found in the ranks of a run, recorded as each

@@ -48,9 +48,11 @@ pub enum DiffError {
     #[error("{origin}: not JSON: {message} (line {line}, column {column})")]
     NotJson { origin: String, line: usize, column: usize, message: String },
     #[error(
-        "{origin}: not a rooftop export: expected the JSON of `rooftop bench` \
+        "{origin}: not a rooftop export, nor a trace: expected the JSON of `rooftop bench` \
          (--export-json or --format json), `rooftop trace --format json`, \
-         `rooftop analyze --format json` or `rooftop counters --format json`"
+         `rooftop analyze --format json` or `rooftop counters --format json`, or a trace \
+         `rooftop trace` reads (a PyTorch profiler JSON with `traceEvents`, plain or gzip; \
+         a JAX `*.xplane.pb`)"
     )]
     Unknown { origin: String },
     /// A field of the export is missing or has the wrong type.
@@ -82,7 +84,7 @@ impl Kind {
         match self {
             Kind::Bench => "bench",
             Kind::Trace => "trace",
-            Kind::TraceRanks => "trace (per-rank)",
+            Kind::TraceRanks => "per-rank trace",
             Kind::Analyze => "analyze",
             Kind::Counters => "counters",
         }

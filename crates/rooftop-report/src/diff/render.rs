@@ -35,7 +35,7 @@ fn value(d: &Diff, v: Option<f64>) -> String {
 }
 
 fn title(d: &Diff) -> String {
-    format!("rooftop diff ({} exports): {} → {}", d.kind.as_str(), d.base, d.new)
+    format!("rooftop diff ({} reports): {} → {}", d.kind.as_str(), d.base, d.new)
 }
 
 fn metric_line(d: &Diff) -> String {
