@@ -499,3 +499,25 @@ fn directories_of_ranks_compare_as_their_exports_do() {
     assert!(!from_dir["rows"].as_array().unwrap().is_empty());
     assert_eq!(from_dir["rows"], json(&[&p(&ranks), &p(&export)])["rows"]);
 }
+
+/// A trace whose `traceEvents` come after 2 MB of metadata (past what the first bytes
+/// show) is still analysed as a trace: the export's reader finds the key and hands it
+/// back.
+#[test]
+fn a_trace_with_long_metadata_is_still_a_trace() {
+    let (_dir_guard, dir) = tempdir("latetrace");
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/kineto/hta_tiny_plain.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&fx).unwrap()).unwrap();
+    let events = v["traceEvents"].take();
+    let mut late = serde_json::Map::new();
+    late.insert("notes".into(), Value::from("x".repeat(2 << 20)));
+    late.insert("traceEvents".into(), events);
+    let path = dir.join("late.json");
+    std::fs::write(&path, serde_json::to_string(&Value::Object(late)).unwrap()).unwrap();
+    let out = diff(&[&p(&fx), &p(&path), "--format", "json", "--fail-above", "1%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "trace");
+    assert!(!v["rows"].as_array().unwrap().is_empty());
+}

@@ -18,11 +18,13 @@ use crate::error::{CliError, Result};
 use crate::output;
 use clap::builder::TypedValueParser as _;
 use clap::Args;
+use rooftop_core::device::Catalog;
 use rooftop_core::device::DeviceSpec;
 use rooftop_core::trace::report::{analyze, TraceOptions};
 use rooftop_ingest::kineto::ReadOptions;
 use rooftop_ingest::source::looks_like_trace;
 use rooftop_report::diff::{self, render, Metric, Options, Status};
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -74,29 +76,70 @@ pub struct DiffArgs {
 const DEVICE_AT: [&str; 4] =
     ["/device/id", "/device_id", "/device/device_id", "/device/catalog_id"];
 
-/// One side of the comparison and the device it was judged on, when it says: a trace
-/// analysed here (`trace`: whether it is one, and the catalog and `--device` to judge
-/// it with), or an export read as it is.
+/// One side of the comparison, the device it was judged on when it says, and whether it
+/// was a trace: a trace (`is_trace`, or an export's reader finding `traceEvents`) is
+/// analysed here with `judge`'s catalog and device, an export read as it is.
 fn read(
     path: &Path,
-    trace: Option<(CatalogRef<'_>, Option<&DeviceSpec>)>,
-) -> Result<(diff::Export, Option<String>)> {
-    let text = match trace {
-        Some((catalog, device)) if path.is_dir() => {
+    is_trace: bool,
+    judge: &Judge<'_>,
+) -> Result<(diff::Export, Option<String>, bool)> {
+    let origin = path.display().to_string();
+    let (text, export) = if is_trace {
+        let (catalog, device) = judge.get()?;
+        let text = if path.is_dir() {
             super::trace_ranks::dir_json(path, catalog, device)?
+        } else {
+            trace_json(path, catalog, device)?
+        };
+        let export = diff::load(&text, &origin);
+        (text, export)
+    } else {
+        let text = rooftop_ingest::compressed::read_text(path)
+            .map_err(|e| CliError::input(format!("cannot read {e}")))?;
+        match diff::load(&text, &origin) {
+            // A trace whose `traceEvents` come after its first MiB: analysed after all.
+            Err(diff::DiffError::Trace { .. }) => {
+                drop(text);
+                return read(path, true, judge);
+            }
+            export => (text, export),
         }
-        Some((catalog, device)) => trace_json(path, catalog, device)?,
-        None => rooftop_ingest::compressed::read_text(path)
-            .map_err(|e| CliError::input(format!("cannot read {e}")))?,
     };
-    let export = diff::load(&text, &path.display().to_string())
-        .map_err(|e| CliError::input(e.to_string()))?;
+    let export = export.map_err(|e| CliError::input(e.to_string()))?;
     let device = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| {
         DEVICE_AT
             .iter()
             .find_map(|p| v.pointer(p).and_then(serde_json::Value::as_str).map(str::to_string))
     });
-    Ok((export, device))
+    Ok((export, device, is_trace))
+}
+
+/// The catalog and `--device` that traces are judged with, read at the first trace:
+/// exports carry their device, and a comparison of two reads neither.
+struct Judge<'a> {
+    cli: &'a Cli,
+    device: Option<&'a str>,
+    loaded: OnceCell<Catalog>,
+}
+
+impl Judge<'_> {
+    fn get(&self) -> Result<(CatalogRef<'_>, Option<&DeviceSpec>)> {
+        let catalog = if self.cli.device_files.is_empty() {
+            CatalogRef::Builtin
+        } else {
+            if self.loaded.get().is_none() {
+                // Set once: the cell is empty here.
+                let _ = self.loaded.set(super::load_catalog(self.cli)?);
+            }
+            self.loaded.get().map_or(CatalogRef::Builtin, CatalogRef::Loaded)
+        };
+        let device = match self.device {
+            Some(name) => Some(catalog.find(name)?),
+            None => None,
+        };
+        Ok((catalog, device))
+    }
 }
 
 /// The JSON report of `rooftop trace PATH --format json` (`--device` when given).
@@ -120,27 +163,15 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
             args.alpha
         )));
     }
+    let judge = Judge { cli, device: args.device.as_deref(), loaded: OnceCell::new() };
     let trace = |p: &Path| p.is_dir() || looks_like_trace(p);
-    let traces = [trace(&args.base), trace(&args.new)];
-    // The catalog (and the user's device files) only for traces: exports say their device.
-    let loaded = if traces.contains(&true) && !cli.device_files.is_empty() {
-        Some(super::load_catalog(cli)?)
-    } else {
-        None
-    };
-    let catalog = loaded.as_ref().map_or(CatalogRef::Builtin, CatalogRef::Loaded);
-    let device = match &args.device {
-        Some(name) if traces.contains(&true) => Some(catalog.find(name)?),
-        _ => None,
-    };
-    if !traces.contains(&true) {
+    let (base, base_device, base_trace) = read(&args.base, trace(&args.base), &judge)?;
+    let (new, new_device, new_trace) = read(&args.new, trace(&args.new), &judge)?;
+    if !base_trace && !new_trace {
         for w in ignored_flags(args, cli) {
             eprintln!("rooftop: warning: {w}");
         }
     }
-    let side = |is_trace: bool| is_trace.then_some((catalog, device));
-    let (base, base_device) = read(&args.base, side(traces[0]))?;
-    let (new, new_device) = read(&args.new, side(traces[1]))?;
     if let (Some(b), Some(n)) = (&base_device, &new_device) {
         if b != n {
             eprintln!(

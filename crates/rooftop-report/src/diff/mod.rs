@@ -65,6 +65,13 @@ pub enum DiffError {
         rooftop_core::diagnose::article(new_kind)
     )]
     KindMismatch { base: String, base_kind: &'static str, new: String, new_kind: &'static str },
+    /// A trace (a `traceEvents` array) where an export was expected: analyse it first
+    /// (`rooftop diff` does, for a trace it recognises by its first bytes).
+    #[error(
+        "{origin}: a trace, not an export: analyse it with `rooftop trace {origin} --format \
+         json` and compare that"
+    )]
+    Trace { origin: String },
 }
 
 /// What kind of export a file is.
@@ -375,6 +382,9 @@ struct Probe {
     op: bool,
     #[serde(deserialize_with = "present")]
     bound: bool,
+    /// A Kineto trace's events: the file is a trace, not an export.
+    #[serde(rename = "traceEvents", deserialize_with = "present")]
+    trace_events: bool,
 }
 
 /// A key that is there, whatever its value.
@@ -610,6 +620,9 @@ pub fn load(text: &str, origin: &str) -> Result<Export, DiffError> {
         Err(e) if e.is_data() => return Err(unknown()),
         Err(e) => return Err(not_json(e)),
     };
+    if p.trace_events {
+        return Err(DiffError::Trace { origin: o.clone() });
+    }
     if p.results && p.backend {
         let report: BenchReport = typed(text, origin)?;
         return Ok(export(Kind::Bench, bench_items(&report), None));

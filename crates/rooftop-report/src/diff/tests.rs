@@ -246,6 +246,9 @@ fn bad_inputs_say_what_and_where() {
     assert!(matches!(e, DiffError::NotJson { line: 3, .. }), "{e}");
     let e = load("{\"hello\": 1}", "x.json").unwrap_err();
     assert!(e.to_string().contains("not a rooftop export"));
+    // A trace is named as one, wherever its events are.
+    let e = load("{\"meta\": {}, \"traceEvents\": []}", "t.json").unwrap_err();
+    assert_eq!(e, DiffError::Trace { origin: "t.json".into() });
     // Fields are checked in the file's order: the first bad one is named.
     let e = load("{\"results\": [{\"kernel\": 3}], \"backend\": {}}", "x.json").unwrap_err();
     assert!(e.to_string().contains("results[0].kernel"), "{e}");
