@@ -309,7 +309,7 @@ fn a_gate_over_exports_with_no_row_in_common_fails_as_bad_input() {
     let out = diff(&[&p(&a), &p(&b), "--fail-above", "5%"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("they look like exports of different work"), "{err}");
+    assert!(err.contains("they look like reports of different work"), "{err}");
     // The article before the kind reads right.
     let analyze = d.join("an.json");
     let o = rooftop()

@@ -201,7 +201,7 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
     let matched = d.rows.iter().filter(|r| !matches!(r.status, Status::Added | Status::Removed));
     if matched.count() == 0 && !d.rows.is_empty() {
         let why = format!(
-            "no row of {} matched a row of {} ({} removed, {} added): they look like exports \
+            "no row of {} matched a row of {} ({} removed, {} added): they look like reports \
              of different work, and no row was compared",
             args.base.display(),
             args.new.display(),
