@@ -498,6 +498,16 @@ fn directories_of_ranks_compare_as_their_exports_do() {
     assert_eq!(from_dir["kind"], "trace_ranks");
     assert!(!from_dir["rows"].as_array().unwrap().is_empty());
     assert_eq!(from_dir["rows"], json(&[&p(&ranks), &p(&export)])["rows"]);
+    // Rank tables keep no per-rank report: named, exit 2.
+    let tables = dir.join("tables");
+    let o = rooftop()
+        .args(["trace", &p(&ranks), "--format", "parquet", "-o", &p(&tables)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = diff(&[&p(&tables), &p(&ranks)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds rank tables"));
 }
 
 /// A trace whose `traceEvents` come after 2 MB of metadata (past what the first bytes

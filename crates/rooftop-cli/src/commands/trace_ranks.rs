@@ -203,11 +203,26 @@ pub(super) fn dir_json(
     catalog: super::CatalogRef<'_>,
     device: Option<&rooftop_core::device::DeviceSpec>,
 ) -> Result<String> {
-    let files = rooftop_ingest::source::list_dir(dir).map_err(|e| {
-        CliError::input(format!(
-            "{e} (nor JAX profiles: `*.xplane.pb`, directly or under plugins/profile/<run>/)"
-        ))
-    })?;
+    let reduce = ReduceOptions::with_links(None, None, None).map_err(CliError::input)?;
+    let files = match rooftop_ingest::source::list_dir(dir) {
+        Ok(files) => files,
+        Err(e @ TraceError::NoTraces { .. }) => {
+            let tables = rooftop_tables::list_rank_dirs(dir).unwrap_or_default();
+            return Err(CliError::input(if tables.is_empty() {
+                format!(
+                    "{e} (nor JAX profiles: `*.xplane.pb`, directly or under \
+                     plugins/profile/<run>/)"
+                )
+            } else {
+                format!(
+                    "{} holds rank tables (`--format parquet`), which keep no per-rank report \
+                     to compare: compare the traces they were made from",
+                    dir.display()
+                )
+            }));
+        }
+        Err(e) => return Err(CliError::input(e.to_string())),
+    };
     let args = super::trace::TraceArgs::of(dir)?;
     let reader = Reader {
         catalog,
@@ -217,13 +232,20 @@ pub(super) fn dir_json(
         model_config: None,
         checks: None,
     };
-    let reduce = ReduceOptions::with_links(None, None, None).map_err(CliError::input)?;
     let run = map_with_bar(&reader, &files, reduce, true, None)?;
+    ranks_json_of(dir, &run)
+}
+
+/// The JSON report of a multi-rank run in which every rank read, and that is one job.
+fn ranks_json_of(dir: &Path, run: &RankRun) -> Result<String> {
     if let Some(e) = run.failure_message() {
         return Err(CliError::input(e));
     }
-    refuse_if_not_one_job(dir, &run)?;
-    Ok(render::ranks_json(&run))
+    if run.ranks.is_empty() {
+        return Err(CliError::input(format!("{}: no rank was read", dir.display())));
+    }
+    refuse_if_not_one_job(dir, run)?;
+    Ok(render::ranks_json(run))
 }
 
 /// What `--cp-window` and `--what-if` found in the ranks of a run, recorded as each
