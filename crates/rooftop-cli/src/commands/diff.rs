@@ -24,7 +24,8 @@ use rooftop_core::trace::report::{analyze, TraceOptions};
 use rooftop_ingest::kineto::ReadOptions;
 use rooftop_ingest::source::looks_like_trace;
 use rooftop_report::diff::{self, render, Metric, Options, Status};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -90,7 +91,7 @@ fn read(
         let text = if path.is_dir() {
             super::trace_ranks::dir_json(path, catalog, device)?
         } else {
-            trace_json(path, catalog, device)?
+            trace_json(path, catalog, device, &judge.said)?
         };
         let export = diff::load(&text, &origin);
         (text, export)
@@ -121,6 +122,8 @@ struct Judge<'a> {
     cli: &'a Cli,
     device: Option<&'a str>,
     loaded: OnceCell<Catalog>,
+    /// The notes on the devices said so far.
+    said: RefCell<HashSet<String>>,
 }
 
 impl Judge<'_> {
@@ -143,9 +146,22 @@ impl Judge<'_> {
 }
 
 /// The JSON report of `rooftop trace PATH --format json` (`--device` when given).
-fn trace_json(path: &Path, catalog: CatalogRef<'_>, device: Option<&DeviceSpec>) -> Result<String> {
+#[allow(clippy::print_stderr)]
+fn trace_json(
+    path: &Path,
+    catalog: CatalogRef<'_>,
+    device: Option<&DeviceSpec>,
+    said_lines: &RefCell<HashSet<String>>,
+) -> Result<String> {
     let model = super::trace::read_with_bar(path, &ReadOptions::default())?;
-    let device = device.or_else(|| super::trace::trace_device(catalog, &model));
+    let device = device.or_else(|| {
+        let (found, said) = super::trace::lookup_device(catalog, &model);
+        // Once for both sides when they say the same.
+        if let Some(line) = said.filter(|l| said_lines.borrow_mut().insert(l.clone())) {
+            eprintln!("{line}");
+        }
+        found
+    });
     let report = analyze(&model, device, &TraceOptions::for_model(&model));
     let mut json = Vec::new();
     rooftop_report::trace::write_json(&report, &mut json).map_err(|e| {
@@ -163,7 +179,12 @@ pub fn run(args: &DiffArgs, cli: &Cli) -> Result<()> {
             args.alpha
         )));
     }
-    let judge = Judge { cli, device: args.device.as_deref(), loaded: OnceCell::new() };
+    let judge = Judge {
+        cli,
+        device: args.device.as_deref(),
+        loaded: OnceCell::new(),
+        said: RefCell::default(),
+    };
     let trace = |p: &Path| p.is_dir() || looks_like_trace(p);
     let (base, base_device, base_trace) = read(&args.base, trace(&args.base), &judge)?;
     let (new, new_device, new_trace) = read(&args.new, trace(&args.new), &judge)?;

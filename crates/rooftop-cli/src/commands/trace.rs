@@ -191,18 +191,29 @@ pub(super) fn trace_device<'a>(
     catalog: super::CatalogRef<'a>,
     model: &TraceModel,
 ) -> Option<&'a DeviceSpec> {
+    let (device, said) = lookup_device(catalog, model);
+    if let Some(line) = said {
+        eprintln!("{line}");
+    }
+    device
+}
+
+/// [`trace_device`]'s device and the line it prints, if any.
+pub(super) fn lookup_device<'a>(
+    catalog: super::CatalogRef<'a>,
+    model: &TraceModel,
+) -> (Option<&'a DeviceSpec>, Option<String>) {
     match catalog.device_for(model) {
-        DeviceLookup::Unnamed => None,
+        DeviceLookup::Unnamed => (None, None),
         DeviceLookup::Found { spec, note } => {
-            if let Some(why) = note {
-                eprintln!("rooftop: note: device {}: {why}.", spec.id);
-            }
-            Some(spec)
+            (Some(spec), note.map(|why| format!("rooftop: note: device {}: {why}.", spec.id)))
         }
-        DeviceLookup::Unknown(e) => {
-            eprintln!("rooftop: warning: {e} The report has no roofline numbers; pass --device.");
-            None
-        }
+        DeviceLookup::Unknown(e) => (
+            None,
+            Some(format!(
+                "rooftop: warning: {e} The report has no roofline numbers; pass --device."
+            )),
+        ),
     }
 }
 
