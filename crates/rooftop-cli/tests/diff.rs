@@ -69,6 +69,14 @@ fn diff(args: &[&str]) -> std::process::Output {
     rooftop().arg("diff").args(args).output().unwrap()
 }
 
+/// `rooftop trace INPUT --format FORMAT -o OUT`, which must succeed; `OUT`.
+fn trace_to(input: &Path, format: &str, out: PathBuf) -> PathBuf {
+    let o =
+        rooftop().args(["trace", &p(input), "--format", format, "-o", &p(&out)]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
 #[test]
 fn identical_mock_runs_do_not_regress() {
     let (_d_guard, d) = tempdir("same");
@@ -417,16 +425,8 @@ fn traces_compare_as_their_exports_do() {
     let (_dir_guard, dir) = tempdir("traces");
     let slow = dir.join("slow.json");
     let fx = slowed_trace(&slow, 1.3);
-    let export = |trace: &Path, name: &str| {
-        let out = dir.join(name);
-        let o = rooftop()
-            .args(["trace", &p(trace), "--format", "json", "-o", &p(&out)])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        out
-    };
-    let (fx_json, slow_json) = (export(&fx, "a.json"), export(&slow, "b.json"));
+    let fx_json = trace_to(&fx, "json", dir.join("a.json"));
+    let slow_json = trace_to(&slow, "json", dir.join("b.json"));
     let rows = |args: &[&str]| {
         let out = diff(&[args, &["--format", "json", "--fail-above", "10%"]].concat());
         assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
@@ -483,12 +483,7 @@ fn traces_take_a_device_and_other_json_is_named() {
 fn directories_of_ranks_compare_as_their_exports_do() {
     let (_dir_guard, dir) = tempdir("rankdirs");
     let ranks = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kineto/ranks");
-    let export = dir.join("ranks.json");
-    let o = rooftop()
-        .args(["trace", &p(&ranks), "--format", "json", "-o", &p(&export)])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let export = trace_to(&ranks, "json", dir.join("ranks.json"));
     let json = |args: &[&str]| {
         let out = diff(&[args, &["--format", "json", "--fail-above", "1%"]].concat());
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -499,12 +494,7 @@ fn directories_of_ranks_compare_as_their_exports_do() {
     assert!(!from_dir["rows"].as_array().unwrap().is_empty());
     assert_eq!(from_dir["rows"], json(&[&p(&ranks), &p(&export)])["rows"]);
     // Rank tables keep no per-rank report: named, exit 2.
-    let tables = dir.join("tables");
-    let o = rooftop()
-        .args(["trace", &p(&ranks), "--format", "parquet", "-o", &p(&tables)])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tables = trace_to(&ranks, "parquet", dir.join("tables"));
     let out = diff(&[&p(&tables), &p(&ranks)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds rank tables"));
