@@ -123,9 +123,7 @@ pub(super) fn run(reader: &Reader<'_>, cli: &Cli, ro: RenderOptions) -> Result<(
             "{} holds both traces and rank-table folders: pass a directory with one kind",
             args.path.display()
         ))),
-        (Err(e), _) => Err(CliError::input(format!(
-            "{e} (nor JAX profiles: `*.xplane.pb`, directly or under plugins/profile/<run>/)"
-        ))),
+        (Err(e), _) => Err(no_traces(&e)),
     }
 }
 
@@ -208,18 +206,14 @@ pub(super) fn dir_json(
         Ok(files) => files,
         Err(e @ TraceError::NoTraces { .. }) => {
             let tables = rooftop_tables::list_rank_dirs(dir).unwrap_or_default();
-            return Err(CliError::input(if tables.is_empty() {
-                format!(
-                    "{e} (nor JAX profiles: `*.xplane.pb`, directly or under \
-                     plugins/profile/<run>/)"
-                )
-            } else {
-                format!(
-                    "{} holds rank tables (`--format parquet`), which keep no per-rank report \
-                     to compare: compare the traces they were made from",
-                    dir.display()
-                )
-            }));
+            if tables.is_empty() {
+                return Err(no_traces(&e));
+            }
+            return Err(CliError::input(format!(
+                "{} holds rank tables (`--format parquet`), which keep no per-rank report to \
+                 compare: compare the traces they were made from",
+                dir.display()
+            )));
         }
         Err(e) => return Err(CliError::input(e.to_string())),
     };
@@ -233,19 +227,19 @@ pub(super) fn dir_json(
         checks: None,
     };
     let run = map_with_bar(&reader, &files, reduce, true, None)?;
-    ranks_json_of(dir, &run)
-}
-
-/// The JSON report of a multi-rank run in which every rank read, and that is one job.
-fn ranks_json_of(dir: &Path, run: &RankRun) -> Result<String> {
     if let Some(e) = run.failure_message() {
         return Err(CliError::input(e));
     }
-    if run.ranks.is_empty() {
-        return Err(CliError::input(format!("{}: no rank was read", dir.display())));
-    }
-    refuse_if_not_one_job(dir, run)?;
-    Ok(render::ranks_json(run))
+    refuse_if_not_one_job(dir, &run)?;
+    Ok(render::ranks_json(&run))
+}
+
+/// A directory with neither Kineto traces nor JAX profiles (`e`: the Kineto listing's
+/// error).
+fn no_traces(e: &TraceError) -> CliError {
+    CliError::input(format!(
+        "{e} (nor JAX profiles: `*.xplane.pb`, directly or under plugins/profile/<run>/)"
+    ))
 }
 
 /// What `--cp-window` and `--what-if` found in the ranks of a run, recorded as each
