@@ -9,6 +9,7 @@
 #   rooftop trace F --format json
 #   rooftop trace F --section all            (the table)
 #   rooftop trace F --section all --format md
+#   rooftop trace F --format perfetto        (a directory's refusal, for rank directories)
 # per nsys / rocpd database:
 #   rooftop counters F --format json
 # Outputs go to OUT_DIR/{old,new}/ (default a temporary folder); stderr is kept beside
@@ -46,6 +47,7 @@ for f in "${inputs[@]}"; do
     run "$which" "$bin" "$key.json" trace "$f" --format json
     run "$which" "$bin" "$key.all.txt" trace "$f" --section all
     run "$which" "$bin" "$key.all.md" trace "$f" --section all --format md
+    run "$which" "$bin" "$key.perfetto.json" trace "$f" --format perfetto
   done
   n=$((n + 1))
 done

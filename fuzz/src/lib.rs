@@ -308,7 +308,7 @@ fn trace_file(name: &str, bytes: &[u8]) {
     let ro = RenderOptions { top: 10, section: Section::All };
     let _ = rooftop_report::trace::table(&report, &ro);
     let _ = rooftop_report::trace::json(&report);
-    let _ = rooftop_report::perfetto::trace(&model, &report);
+    let _ = rooftop_report::perfetto::trace(&model, &report, None);
 }
 
 /// Kineto trace JSON as given (plain, or gzip when the bytes start with its magic).

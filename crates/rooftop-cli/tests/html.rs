@@ -243,6 +243,115 @@ fn perfetto_has_one_event_per_gpu_event_on_device_and_stream_tracks() {
     }
 }
 
+/// Where two JSON texts first differ, numbers compared by value: serde_json's parser
+/// (without its `float_roundtrip` feature) can read a long decimal as the float next to
+/// it, so a number is the same when its values agree to 1e-15 (relative).
+fn first_difference(ours: &str, serde: &str) -> Option<usize> {
+    let number = |t: &[u8], at: usize| {
+        let len = t[at..]
+            .iter()
+            .position(|c| !(c.is_ascii_digit() || b"+-.eE".contains(c)))
+            .unwrap_or(t.len() - at);
+        (std::str::from_utf8(&t[at..at + len]).unwrap().parse::<f64>().ok(), len)
+    };
+    let (a, b) = (ours.as_bytes(), serde.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (ours, theirs) = (number(a, i), number(b, j));
+            let same = match (ours.0, theirs.0) {
+                (Some(ov), Some(sv)) => {
+                    ov == sv || (ov - sv).abs() <= 1e-15 * ov.abs().max(sv.abs())
+                }
+                _ => a[i..i + ours.1] == b[j..j + theirs.1],
+            };
+            if !same {
+                return Some(i);
+            }
+            (i, j) = (i + ours.1, j + theirs.1);
+        } else if a[i] == b[j] {
+            (i, j) = (i + 1, j + 1);
+        } else {
+            return Some(i);
+        }
+    }
+    (i != a.len() || j != b.len()).then_some(i)
+}
+
+/// The rows a Perfetto export names, as (table, op, FLOPs per call); and its text checked
+/// against serde's: the export is written piece by piece, and must be what serde writes
+/// for the same document (compact, every object's keys sorted).
+fn perfetto_rows(path: &str) -> std::collections::BTreeSet<(String, String, String)> {
+    let text = stdout_of(&["trace", path, "--format", "perfetto"]);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let serde = format!("{}\n", serde_json::to_string(&v).unwrap());
+    if let Some(at) = first_difference(&text, &serde) {
+        let from = at.saturating_sub(120);
+        let to = |t: &str| (at + 40).min(t.len());
+        panic!(
+            "{path}: byte {at}: {:?}\nserde: {:?}",
+            &text[from..to(&text)],
+            &serde[from..to(&serde)]
+        );
+    }
+    v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] != "critical_path" && e["args"]["op"].is_string())
+        .map(|e| {
+            let a = &e["args"];
+            (a["table"].to_string(), a["op"].to_string(), a["op_flops_per_call"].to_string())
+        })
+        .collect()
+}
+
+/// Every kernel's row in the Perfetto export is one of the report's rows (the same table,
+/// op and FLOPs), found as the tables find it: an XLA op's from its HLO instruction (all
+/// fifteen GEMM rows of the H200 JAX step; none before the export used the tables' models),
+/// and a tensor list's `aten::cat` with the element size its kernel's name gives.
+#[test]
+fn perfetto_gives_each_kernel_the_row_the_tables_give_its_op() {
+    let jax = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/jax/h200/h200_transformer_step.xplane.pb")
+        .display()
+        .to_string();
+    let falconsai = fixture("tracelens_h100/Falconsai_nsfw_image_detection__1016002.json.gz");
+    let mut paths: Vec<String> = TRACES.iter().map(|f| fixture(f)).collect();
+    paths.push(jax.clone());
+    for path in &paths {
+        let report: Value =
+            serde_json::from_str(&stdout_of(&["trace", path, "--format", "json"])).unwrap();
+        let rows: std::collections::BTreeSet<(String, String, String)> = report["categories"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(t, rows)| {
+                rows.as_array().unwrap().iter().map(move |r| {
+                    (
+                        Value::from(t.as_str()).to_string(),
+                        r["name"].to_string(),
+                        r["flops"].to_string(),
+                    )
+                })
+            })
+            .collect();
+        let named = perfetto_rows(path);
+        assert!(named.is_subset(&rows), "{path}: {:?}", named.difference(&rows));
+        if *path == jax {
+            let gemm = rows.iter().filter(|r| r.0 == "\"GEMM\"").count();
+            assert_eq!(gemm, 15, "the step's GEMM rows");
+            assert_eq!(named.iter().filter(|r| r.0 == "\"GEMM\"").count(), gemm, "{named:?}");
+        }
+        if *path == falconsai {
+            assert!(
+                named.iter().any(|r| r.0 == "\"DataMovement\"" && r.1 == "\"aten::cat\""),
+                "{named:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn perfetto_is_refused_where_there_is_no_timeline() {
     for args in [

@@ -13,19 +13,35 @@
 //! Which analysis a kernel gets: that of the roofline-table row of the innermost
 //! modelled op enclosing its launch (walking up from the launching op), matched by the
 //! row's own key (op name and model parameters, as `trace::tables` groups calls). The
-//! FLOPs and bytes are the op's per call, shared by all the kernels one call launches;
-//! attainment, bound and rates are the row's (over all its calls). Nothing is
-//! recomputed: every number is the report's.
+//! op's model is the one the tables used (the same [`ModelMemo`], with the same model
+//! config): an XLA op's from its HLO instruction, a tensor list's with the element size
+//! its kernel names. The FLOPs and bytes are the op's per call, shared by all the
+//! kernels one call launches; attainment, bound and rates are the row's (over all its
+//! calls). Nothing is recomputed: every number is the report's.
+//!
+//! Written as it is made: each row's members are rendered once, each event's text on
+//! the thread pool, a run of events at a time. The text is what serde writes for the
+//! document as one value (compact, every object's keys in sorted order, as
+//! `serde_json`'s map keeps them); `perfetto::tests` holds it to that.
 
-use rooftop_core::trace::model::{GpuKind, TraceModel};
-use rooftop_core::trace::ops::{model_op, op_table, ParamValue};
+use crate::json::write_str;
+use rooftop_core::model::ModelConfig;
+use rooftop_core::trace::inference::Context;
+use rooftop_core::trace::model::{GpuEvent, GpuKind, TraceModel};
+use rooftop_core::trace::ops::{op_table_in, ModelMemo, ParamValue};
 use rooftop_core::trace::report::TraceReport;
 use rooftop_core::trace::tables::OpRow;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::json;
 use std::collections::{BTreeSet, HashMap};
+use std::io::{self, Write};
+use std::sync::Arc;
 
 /// Deepest op nesting followed when looking for a modelled ancestor.
 const MAX_DEPTH: usize = 512;
+
+/// Events rendered per task at most.
+const EVENTS_PER_TASK: usize = 1024;
 
 fn params_text(row: &OpRow) -> String {
     row.params
@@ -37,54 +53,113 @@ fn params_text(row: &OpRow) -> String {
         .join(" ")
 }
 
-/// For each CPU op, the (table, row) of its innermost modelled ancestor (itself
-/// included), memoised.
+/// `v` as compact JSON.
+fn json_text<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
+    // Our own values (strings, numbers, options and arrays of them) cannot fail to
+    // serialise; a non-finite number is written as `null`, as serde writes it.
+    serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec())
+}
+
+/// Members of an object: keys with their values' JSON text.
+type Members = Vec<(&'static str, Vec<u8>)>;
+
+/// A row's members of its kernels' `args`, sorted by key.
+fn row_members(table: &str, row: &OpRow) -> Members {
+    let mut m: Members = vec![
+        ("op", json_text(&row.name)),
+        ("table", json_text(table)),
+        ("shape", json_text(&params_text(row))),
+        ("op_flops_per_call", json_text(&row.flops)),
+        ("op_bytes_per_call", json_text(&row.bytes)),
+        ("flops_per_byte", json_text(&row.flops_per_byte)),
+        ("roofline_attainment_pct", json_text(&row.roofline_attainment_pct)),
+        ("bound", json_text(&row.bound.map(rooftop_core::roofline::Bound::as_str))),
+        ("achieved_tflops_mean", json_text(&row.achieved_tflops.as_ref().map(|s| s.mean))),
+        ("achieved_tbs_mean", json_text(&row.achieved_tbs.as_ref().map(|s| s.mean))),
+        ("floor_time_us", json_text(&row.floor_time_us)),
+        ("op_calls", json_text(&row.count)),
+        ("op_time_us_mean", json_text(&row.kernel_time_us.mean)),
+    ];
+    if let Some(f) = &row.top_finding {
+        m.push(("top_finding", json_text(&format!("{} ({})", f.title, f.severity.as_str()))));
+    }
+    m.sort_unstable_by_key(|&(k, _)| k);
+    m
+}
+
+/// The members of a kernel whose launching op has no row (sorted by key).
+fn no_row_members() -> Members {
+    vec![
+        ("model", json_text("none: no roofline row for the launching op (times only)")),
+        ("op", b"null".to_vec()),
+    ]
+}
+
+/// An op whose row is not looked up yet.
+const UNSEEN: u32 = u32::MAX;
+/// An op without a row (itself or any ancestor).
+const NO_ROW: u32 = u32::MAX - 1;
+
+/// For each CPU op, the row of its innermost modelled ancestor (itself included),
+/// memoised; the rows' members rendered once.
 struct Rows<'a> {
     model: &'a TraceModel,
-    /// Inference ops whose model needs the trace around them (MoE layers, attention).
-    inference: rooftop_core::trace::inference::Context,
-    by_key: HashMap<String, (&'a str, &'a OpRow)>,
-    memo: HashMap<usize, Option<(&'a str, &'a OpRow)>>,
+    memo: ModelMemo<'a>,
+    /// Row index by the tables' key (op name and model parameters).
+    by_key: HashMap<String, u32>,
+    /// Each row's members; the last entry is [`no_row_members`].
+    members: Vec<Members>,
+    /// Per op: its row, [`NO_ROW`] or [`UNSEEN`].
+    of_op: Vec<u32>,
 }
 
 impl<'a> Rows<'a> {
-    fn new(model: &'a TraceModel, report: &'a TraceReport) -> Rows<'a> {
+    fn new(model: &'a TraceModel, report: &'a TraceReport, ctx: &'a Context) -> Rows<'a> {
         let mut by_key = HashMap::new();
+        let mut members = Vec::new();
         for (table, rows) in &report.categories {
             for row in rows.iter().filter(|r| r.unmodelled.is_none()) {
-                by_key.insert(
-                    format!("{}|{}", row.name, row.params.group_key()),
-                    (table.as_str(), row),
-                );
+                let at = u32::try_from(members.len()).unwrap_or(NO_ROW);
+                members.push(row_members(table, row));
+                by_key.insert(format!("{}|{}", row.name, row.params.group_key()), at);
             }
         }
-        let inference = rooftop_core::trace::inference::Context::new(model);
-        Rows { model, inference, by_key, memo: HashMap::new() }
+        members.push(no_row_members());
+        Rows {
+            model,
+            memo: ModelMemo::new(model, ctx),
+            by_key,
+            members,
+            of_op: vec![UNSEEN; model.ops.len()],
+        }
     }
 
-    fn own(&self, i: usize) -> Option<(&'a str, &'a OpRow)> {
-        let op = self.model.ops.get(i)?;
-        op_table(&op.name)?;
-        let m = self
-            .inference
-            .model(self.model, i)
-            .unwrap_or_else(|| model_op(&op.name, &op.args))
-            .ok()?;
-        self.by_key.get(&format!("{}|{}", op.name, m.params.group_key())).copied()
+    /// The row of op `i` itself, when it is modelled and has one.
+    fn own(&mut self, i: usize) -> Option<u32> {
+        op_table_in(self.model, i)?;
+        let name = &self.model.ops.get(i)?.name;
+        let model = self.memo.get(i);
+        let m = model.as_ref().as_ref().ok()?;
+        self.by_key.get(&format!("{name}|{}", m.params.group_key())).copied()
     }
 
-    fn of(&mut self, start: usize) -> Option<(&'a str, &'a OpRow)> {
+    /// The row of op `start` or of its innermost ancestor that has one.
+    fn of(&mut self, start: usize) -> u32 {
         let mut path = Vec::new();
         let mut cur = Some(start);
-        let mut found = None;
+        let mut found = NO_ROW;
         while let Some(i) = cur {
-            if let Some(hit) = self.memo.get(&i) {
-                found = *hit;
-                break;
+            match self.of_op.get(i) {
+                Some(&UNSEEN) => {}
+                Some(&hit) => {
+                    found = hit;
+                    break;
+                }
+                None => break,
             }
             path.push(i);
             if let Some(r) = self.own(i) {
-                found = Some(r);
+                found = r;
                 break;
             }
             let parent = self.model.ops.get(i).and_then(|o| o.parent).map(|p| p as usize);
@@ -92,9 +167,18 @@ impl<'a> Rows<'a> {
             cur = parent.filter(|&p| p < i && path.len() < MAX_DEPTH);
         }
         for i in path {
-            self.memo.insert(i, found);
+            self.of_op[i] = found;
         }
         found
+    }
+
+    /// The members for a GPU event launched inside op `op`.
+    fn members_of(&mut self, op: Option<u32>) -> u32 {
+        let none = u32::try_from(self.members.len() - 1).unwrap_or(NO_ROW);
+        match op.map(|o| self.of(o as usize)) {
+            Some(r) if r != NO_ROW => r,
+            _ => none,
+        }
     }
 }
 
@@ -102,87 +186,135 @@ fn us(ns: i64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// The Chrome-trace JSON of `model`'s GPU events with `report`'s analysis.
-pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
-    let mut rows = Rows::new(model, report);
-    let mut events: Vec<Value> = Vec::with_capacity(model.gpu.len() + 16);
-    let mut tracks: BTreeSet<(i64, i64)> = BTreeSet::new();
-    for ev in &model.gpu {
-        tracks.insert((ev.device, ev.stream));
-        let mut args = Map::new();
-        let op = ev.op.map(|o| o as usize);
-        if let Some(name) = op.and_then(|o| model.ops.get(o)).map(|o| o.name.to_string()) {
-            args.insert("launched_by".into(), Value::from(name));
-        } else if let Some(l) = &ev.launcher {
-            args.insert("launched_by".into(), Value::from(l.to_string()));
+/// An event's own members: their values' text in one buffer, and where each is.
+struct Own<'s> {
+    text: &'s mut Vec<u8>,
+    spans: [(&'static str, usize, usize); 5],
+    n: usize,
+}
+
+impl Own<'_> {
+    fn add<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> io::Result<()> {
+        let from = self.text.len();
+        serde_json::to_writer(&mut *self.text, v)?;
+        if let Some(s) = self.spans.get_mut(self.n) {
+            *s = (key, from, self.text.len());
+            self.n += 1;
         }
-        if let Some((table, row)) = op.and_then(|o| rows.of(o)) {
-            {
-                args.insert("op".into(), Value::from(row.name.clone()));
-                args.insert("table".into(), Value::from(table));
-                args.insert("shape".into(), Value::from(params_text(row)));
-                args.insert("op_flops_per_call".into(), json!(row.flops));
-                args.insert("op_bytes_per_call".into(), json!(row.bytes));
-                args.insert("flops_per_byte".into(), json!(row.flops_per_byte));
-                args.insert("roofline_attainment_pct".into(), json!(row.roofline_attainment_pct));
-                args.insert(
-                    "bound".into(),
-                    json!(row.bound.map(rooftop_core::roofline::Bound::as_str)),
-                );
-                args.insert(
-                    "achieved_tflops_mean".into(),
-                    json!(row.achieved_tflops.as_ref().map(|s| s.mean)),
-                );
-                args.insert(
-                    "achieved_tbs_mean".into(),
-                    json!(row.achieved_tbs.as_ref().map(|s| s.mean)),
-                );
-                args.insert("floor_time_us".into(), json!(row.floor_time_us));
-                args.insert("op_calls".into(), json!(row.count));
-                args.insert("op_time_us_mean".into(), json!(row.kernel_time_us.mean));
-                if let Some(f) = &row.top_finding {
-                    args.insert(
-                        "top_finding".into(),
-                        Value::from(format!("{} ({})", f.title, f.severity.as_str())),
-                    );
-                }
-            }
-        } else {
-            args.insert("op".into(), Value::Null);
-            args.insert(
-                "model".into(),
-                Value::from("none: no roofline row for the launching op (times only)"),
-            );
-        }
-        if let Some(g) = ev.grid() {
-            args.insert("grid".into(), json!(g));
-        }
-        if let Some(b) = ev.block() {
-            args.insert("block".into(), json!(b));
-        }
-        if let Some(b) = ev.bytes {
-            args.insert("bytes".into(), json!(b));
-        }
-        if let Some(c) = ev.correlation {
-            args.insert("correlation".into(), json!(c));
-        }
-        let cat = match ev.kind {
-            GpuKind::Kernel => "kernel",
-            GpuKind::Memcpy => "memcpy",
-            GpuKind::Memset => "memset",
-        };
-        events.push(json!({
-            "name": ev.name,
-            "cat": cat,
-            "ph": "X",
-            "pid": ev.device,
-            "tid": ev.stream,
-            "ts": us(ev.ts_ns),
-            "dur": us(ev.dur_ns.max(0)),
-            "args": Value::Object(args),
-        }));
+        Ok(())
     }
-    let mut meta = Vec::new();
+}
+
+/// One GPU event's text (`{"args":{…},"cat":…,"ts":…}`), its `args` the event's own
+/// members and `row`'s (sorted by key), merged in key order as serde's map writes them.
+fn write_event(
+    model: &TraceModel,
+    ev: &GpuEvent,
+    row: &Members,
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+) -> io::Result<()> {
+    scratch.clear();
+    let mut own = Own { text: scratch, spans: [("", 0, 0); 5], n: 0 };
+    // In key order.
+    if let Some(b) = ev.block() {
+        own.add("block", &b)?;
+    }
+    if let Some(b) = ev.bytes {
+        own.add("bytes", &b)?;
+    }
+    if let Some(c) = ev.correlation {
+        own.add("correlation", &c)?;
+    }
+    if let Some(g) = ev.grid() {
+        own.add("grid", &g)?;
+    }
+    let op = ev.op.and_then(|o| model.ops.get(o as usize));
+    if let Some(name) = op.map(|o| &*o.name).or(ev.launcher.as_deref()) {
+        own.add("launched_by", name)?;
+    }
+    let (spans, text) = (&own.spans[..own.n], &**own.text);
+    out.extend_from_slice(b"{\"args\":{");
+    let (mut a, mut b) = (row.iter().peekable(), spans.iter().peekable());
+    let mut first = true;
+    loop {
+        let (key, value) = match (a.peek(), b.peek()) {
+            (Some((ka, _)), Some((kb, _, _))) if ka < kb => a.next().map(|(k, v)| (*k, &v[..])),
+            (Some(_), None) => a.next().map(|(k, v)| (*k, &v[..])),
+            (_, Some(_)) => b.next().map(|&(k, from, to)| (k, &text[from..to])),
+            (None, None) => None,
+        }
+        .unwrap_or_default();
+        if key.is_empty() {
+            break;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(value);
+    }
+    let cat = match ev.kind {
+        GpuKind::Kernel => "kernel",
+        GpuKind::Memcpy => "memcpy",
+        GpuKind::Memset => "memset",
+    };
+    out.extend_from_slice(b"},\"cat\":\"");
+    out.extend_from_slice(cat.as_bytes());
+    out.extend_from_slice(b"\",\"dur\":");
+    serde_json::to_writer(&mut *out, &us(ev.dur_ns.max(0)))?;
+    out.extend_from_slice(b",\"name\":");
+    write_str(out, &ev.name)?;
+    out.extend_from_slice(b",\"ph\":\"X\",\"pid\":");
+    serde_json::to_writer(&mut *out, &ev.device)?;
+    out.extend_from_slice(b",\"tid\":");
+    serde_json::to_writer(&mut *out, &ev.stream)?;
+    out.extend_from_slice(b",\"ts\":");
+    serde_json::to_writer(&mut *out, &us(ev.ts_ns))?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes the Chrome-trace JSON of `model`'s GPU events with `report`'s analysis, and a
+/// line break, to `w`. `config`: the model config the report was analysed with
+/// (`--model-config`; the ops' models depend on it).
+pub fn write<W: Write + ?Sized>(
+    model: &TraceModel,
+    report: &TraceReport,
+    config: Option<Arc<ModelConfig>>,
+    w: &mut W,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let ctx = Context::with_config(model, config);
+    let mut rows = Rows::new(model, report, &ctx);
+    // Which row's members each event gets: looked up in order (the memo is shared),
+    // before the events are rendered on the pool.
+    let row_of: Vec<u32> = model.gpu.iter().map(|ev| rows.members_of(ev.op)).collect();
+    let members = &rows.members;
+
+    let doc_head = json!({
+        "generator": format!("rooftop {}", env!("CARGO_PKG_VERSION")),
+        "roofline_device": report.device.catalog_name,
+        "roofline_device_id": report.device.catalog_id,
+        "note": "args: op_flops_per_call and op_bytes_per_call are per call of the launching op \
+                 (shared by the kernels of one call); roofline_attainment_pct, bound and the \
+                 rates are the op row's, over all its calls (rooftop trace --format json).",
+    });
+    w.write_all(b"{\"displayTimeUnit\":\"ns\",\"otherData\":")?;
+    serde_json::to_writer(&mut *w, &doc_head)?;
+    w.write_all(b",\"traceEvents\":[")?;
+    let mut first = true;
+    let mut sep = |w: &mut W| -> io::Result<()> {
+        if !std::mem::take(&mut first) {
+            w.write_all(b",")?;
+        }
+        Ok(())
+    };
+
+    let tracks: BTreeSet<(i64, i64)> = model.gpu.iter().map(|e| (e.device, e.stream)).collect();
     let mut seen_dev = BTreeSet::new();
     for &(dev, stream) in &tracks {
         if seen_dev.insert(dev) {
@@ -191,31 +323,60 @@ pub fn trace(model: &TraceModel, report: &TraceReport) -> String {
                 .iter()
                 .find(|d| d.index == dev)
                 .map_or_else(|| format!("GPU {dev}"), |d| format!("GPU {dev}: {}", d.name));
-            meta.push(
-                json!({"name": "process_name", "ph": "M", "pid": dev, "args": {"name": name}}),
-            );
-            meta.push(json!({"name": "process_sort_index", "ph": "M", "pid": dev, "args": {"sort_index": dev}}));
+            sep(w)?;
+            serde_json::to_writer(
+                &mut *w,
+                &json!({"name": "process_name", "ph": "M", "pid": dev, "args": {"name": name}}),
+            )?;
+            sep(w)?;
+            serde_json::to_writer(
+                &mut *w,
+                &json!({"name": "process_sort_index", "ph": "M", "pid": dev, "args": {"sort_index": dev}}),
+            )?;
         }
-        meta.push(json!({"name": "thread_name", "ph": "M", "pid": dev, "tid": stream, "args": {"name": format!("stream {stream}")}}));
-        meta.push(json!({"name": "thread_sort_index", "ph": "M", "pid": dev, "tid": stream, "args": {"sort_index": stream}}));
+        sep(w)?;
+        serde_json::to_writer(
+            &mut *w,
+            &json!({"name": "thread_name", "ph": "M", "pid": dev, "tid": stream, "args": {"name": format!("stream {stream}")}}),
+        )?;
+        sep(w)?;
+        serde_json::to_writer(
+            &mut *w,
+            &json!({"name": "thread_sort_index", "ph": "M", "pid": dev, "tid": stream, "args": {"sort_index": stream}}),
+        )?;
     }
-    meta.extend(events);
-    meta.extend(crate::perfetto_cp::track(report));
-    let doc = json!({
-        "traceEvents": meta,
-        "displayTimeUnit": "ns",
-        "otherData": {
-            "generator": format!("rooftop {}", env!("CARGO_PKG_VERSION")),
-            "roofline_device": report.device.catalog_name,
-            "roofline_device_id": report.device.catalog_id,
-            "note": "args: op_flops_per_call and op_bytes_per_call are per call of the launching op \
-                     (shared by the kernels of one call); roofline_attainment_pct, bound and the \
-                     rates are the op row's, over all its calls (rooftop trace --format json).",
-        },
-    });
-    let mut s = serde_json::to_string(&doc).unwrap_or_default();
-    s.push('\n');
-    s
+
+    // Runs of events rendered on the pool, written in order.
+    let threads = rayon::current_num_threads().max(1);
+    let per_task = model.gpu.len().div_ceil(threads).clamp(1, EVENTS_PER_TASK);
+    let group = per_task * threads;
+    for (evs, rows_of) in model.gpu.chunks(group).zip(row_of.chunks(group)) {
+        let parts: Vec<io::Result<Vec<u8>>> = evs
+            .par_chunks(per_task)
+            .zip(rows_of.par_chunks(per_task))
+            .map(|(evs, rows_of)| {
+                let (mut out, mut scratch) = (Vec::new(), Vec::new());
+                for (i, (ev, &r)) in evs.iter().zip(rows_of).enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_event(model, ev, &members[r as usize], &mut out, &mut scratch)?;
+                }
+                Ok(out)
+            })
+            .collect();
+        for part in parts {
+            sep(w)?;
+            w.write_all(&part?)?;
+        }
+    }
+    crate::perfetto_cp::write_track(report, w, &mut sep)?;
+    w.write_all(b"]}\n")
+}
+
+/// [`write()`] into a string.
+pub fn trace(model: &TraceModel, report: &TraceReport, config: Option<Arc<ModelConfig>>) -> String {
+    crate::json::written(|out| write(model, report, config, out))
 }
 
 #[cfg(test)]
@@ -225,6 +386,7 @@ mod tests {
     use super::*;
     use rooftop_core::trace::model::{CpuOp, Dims, GpuEvent, OpArgs};
     use rooftop_core::trace::report::{analyze, TraceOptions};
+    use serde_json::Value;
 
     /// Two addmm calls (one kernel each) on stream 7 and an unmodelled op's kernel on
     /// stream 9; the analysis against the H100 gives the addmm row attainment and bound.
@@ -280,7 +442,7 @@ mod tests {
         let tm = model();
         let cat = rooftop_core::device::Catalog::builtin();
         let rep = analyze(&tm, cat.lookup("h100-sxm").ok(), &TraceOptions::default());
-        let v: Value = serde_json::from_str(&trace(&tm, &rep)).unwrap();
+        let v: Value = serde_json::from_str(&trace(&tm, &rep, None)).unwrap();
         let evs = v["traceEvents"].as_array().unwrap();
         // The GPU events (the critical-path track is a process of its own).
         let gpu = |e: &&Value| e["pid"] != crate::perfetto_cp::PID;

@@ -282,7 +282,7 @@ pub fn run(catalog: super::CatalogRef<'_>, args: &TraceArgs, cli: &Cli) -> Resul
         check_what_if(&model, &report).map_err(CliError::input)?;
     }
     // The Perfetto export needs the model's events; every other format only the report.
-    let done = emit_one(&report, &model, ro, cli);
+    let done = emit_one(&report, &model, &options, ro, cli);
     // A large trace's model is a million small allocations: the process ends soon, so
     // let the OS take them back instead of freeing them one by one.
     std::mem::forget(model);
@@ -304,13 +304,19 @@ fn check_what_if_shown(args: &TraceArgs, cli: &Cli) -> Result<()> {
 }
 
 /// Renders one report to standard output or `-o`.
-fn emit_one(report: &TraceReport, model: &TraceModel, ro: RenderOptions, cli: &Cli) -> Result<()> {
+fn emit_one(
+    report: &TraceReport,
+    model: &TraceModel,
+    options: &TraceOptions,
+    ro: RenderOptions,
+    cli: &Cli,
+) -> Result<()> {
     let out = cli.output.as_deref();
     match cli.format {
         OutputFormat::Html => output::emit(&rooftop_report::html::trace(report), out),
-        OutputFormat::Perfetto => {
-            output::emit(&rooftop_report::perfetto::trace(model, report), out)
-        }
+        OutputFormat::Perfetto => output::emit_with(out, |w| {
+            rooftop_report::perfetto::write(model, report, options.model_config.clone(), w)
+        }),
         // `--format parquet` is the map step (`trace_ranks`), routed before this.
         OutputFormat::Parquet => Err(CliError::input("--format parquet needs -o DIR")),
         OutputFormat::Table => output::emit(&render::table(report, &ro), out),
