@@ -8,6 +8,7 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 fn rooftop() -> Command {
@@ -278,10 +279,11 @@ fn first_difference(ours: &str, serde: &str) -> Option<usize> {
     (i != a.len() || j != b.len()).then_some(i)
 }
 
-/// The rows a Perfetto export names, as (table, op, FLOPs per call); and its text checked
-/// against serde's: the export is written piece by piece, and must be what serde writes
-/// for the same document (compact, every object's keys sorted).
-fn perfetto_rows(path: &str) -> std::collections::BTreeSet<(String, String, String)> {
+/// The rows a Perfetto export names, as (table, op, FLOPs per call), and the reasons it
+/// gives for kernels without one; its text checked against serde's: the export is
+/// written piece by piece, and must be what serde writes for the same document (compact,
+/// every object's keys sorted).
+fn perfetto_rows(path: &str) -> (BTreeSet<(String, String, String)>, BTreeSet<String>) {
     let text = stdout_of(&["trace", path, "--format", "perfetto"]);
     let v: Value = serde_json::from_str(&text).unwrap();
     let serde = format!("{}\n", serde_json::to_string(&v).unwrap());
@@ -294,22 +296,35 @@ fn perfetto_rows(path: &str) -> std::collections::BTreeSet<(String, String, Stri
             &serde[from..to(&serde)]
         );
     }
-    v["traceEvents"]
+    let kernels = v["traceEvents"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["ph"] == "X" && e["cat"] != "critical_path" && e["args"]["op"].is_string())
-        .map(|e| {
-            let a = &e["args"];
-            (a["table"].to_string(), a["op"].to_string(), a["op_flops_per_call"].to_string())
-        })
-        .collect()
+        .filter(|e| e["ph"] == "X" && e["cat"] != "critical_path")
+        .map(|e| &e["args"]);
+    let (mut rows, mut reasons) = (BTreeSet::new(), BTreeSet::new());
+    for a in kernels {
+        if a["op"].is_string() {
+            rows.insert((
+                a["table"].to_string(),
+                a["op"].to_string(),
+                a["op_flops_per_call"].to_string(),
+            ));
+        } else {
+            let why = a["model"].as_str().unwrap();
+            let why = why.strip_prefix("none: ").and_then(|w| w.strip_suffix(" (times only)"));
+            reasons.insert(why.unwrap_or_else(|| panic!("{path}: {a}")).to_string());
+        }
+    }
+    (rows, reasons)
 }
 
 /// Every kernel's row in the Perfetto export is one of the report's rows (the same table,
 /// op and FLOPs), found as the tables find it: an XLA op's from its HLO instruction (all
 /// fifteen GEMM rows of the H200 JAX step; none before the export used the tables' models),
-/// and a tensor list's `aten::cat` with the element size its kernel's name gives.
+/// and a tensor list's `aten::cat` with the element size its kernel's name gives. A kernel
+/// without a row says why in the words of the report's unmodelled rows (AlexNet's trace
+/// has no shapes: each op's missing argument is named).
 #[test]
 fn perfetto_gives_each_kernel_the_row_the_tables_give_its_op() {
     let jax = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -317,27 +332,29 @@ fn perfetto_gives_each_kernel_the_row_the_tables_give_its_op() {
         .display()
         .to_string();
     let falconsai = fixture("tracelens_h100/Falconsai_nsfw_image_detection__1016002.json.gz");
+    let alexnet = fixture("hta_a100_alexnet.json.gz");
     let mut paths: Vec<String> = TRACES.iter().map(|f| fixture(f)).collect();
     paths.push(jax.clone());
     for path in &paths {
         let report: Value =
             serde_json::from_str(&stdout_of(&["trace", path, "--format", "json"])).unwrap();
-        let rows: std::collections::BTreeSet<(String, String, String)> = report["categories"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .flat_map(|(t, rows)| {
-                rows.as_array().unwrap().iter().map(move |r| {
-                    (
-                        Value::from(t.as_str()).to_string(),
-                        r["name"].to_string(),
-                        r["flops"].to_string(),
-                    )
-                })
-            })
-            .collect();
-        let named = perfetto_rows(path);
+        let mut rows = BTreeSet::new();
+        let mut reasons = BTreeSet::from(["no CPU op around its launch in the trace".to_string()]);
+        for (t, table) in report["categories"].as_object().unwrap() {
+            for r in table.as_array().unwrap() {
+                rows.insert((
+                    Value::from(t.as_str()).to_string(),
+                    r["name"].to_string(),
+                    r["flops"].to_string(),
+                ));
+                if let Some(why) = r["unmodelled"].as_str() {
+                    reasons.insert(why.to_string());
+                }
+            }
+        }
+        let (named, why) = perfetto_rows(path);
         assert!(named.is_subset(&rows), "{path}: {:?}", named.difference(&rows));
+        assert!(why.is_subset(&reasons), "{path}: {:?}", why.difference(&reasons));
         if *path == jax {
             let gemm = rows.iter().filter(|r| r.0 == "\"GEMM\"").count();
             assert_eq!(gemm, 15, "the step's GEMM rows");
@@ -348,6 +365,9 @@ fn perfetto_gives_each_kernel_the_row_the_tables_give_its_op() {
                 named.iter().any(|r| r.0 == "\"DataMovement\"" && r.1 == "\"aten::cat\""),
                 "{named:?}"
             );
+        }
+        if *path == alexnet {
+            assert!(why.iter().any(|w| w.starts_with("`aten::convolution`: argument 0 has no recorded shape")), "{why:?}");
         }
     }
 }

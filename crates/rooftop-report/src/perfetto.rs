@@ -87,13 +87,13 @@ fn row_members(table: &str, row: &OpRow) -> Members {
     m
 }
 
-/// The members of a kernel whose launching op has no row (sorted by key).
-fn no_row_members() -> Members {
-    vec![
-        ("model", json_text("none: no roofline row for the launching op (times only)")),
-        ("op", b"null".to_vec()),
-    ]
+/// The members of a kernel whose launching op has no row, `why` (sorted by key).
+fn no_row_members(why: &str) -> Members {
+    vec![("model", json_text(&format!("none: {why} (times only)"))), ("op", b"null".to_vec())]
 }
+
+/// Why a kernel launched outside any CPU op has no row.
+const NO_OP: &str = "no CPU op around its launch in the trace";
 
 /// An op whose row is not looked up yet.
 const UNSEEN: u32 = u32::MAX;
@@ -101,16 +101,21 @@ const UNSEEN: u32 = u32::MAX;
 const NO_ROW: u32 = u32::MAX - 1;
 
 /// For each CPU op, the row of its innermost modelled ancestor (itself included),
-/// memoised; the rows' members rendered once.
+/// memoised; the rows' members rendered once, and those of each reason a kernel has no
+/// row.
 struct Rows<'a> {
     model: &'a TraceModel,
     memo: ModelMemo<'a>,
     /// Row index by the tables' key (op name and model parameters).
     by_key: HashMap<String, u32>,
-    /// Each row's members; the last entry is [`no_row_members`].
+    /// Each row's members, then those of each reason for none.
     members: Vec<Members>,
     /// Per op: its row, [`NO_ROW`] or [`UNSEEN`].
     of_op: Vec<u32>,
+    /// Per op without a row: the members saying why ([`UNSEEN`] until asked).
+    why_of: Vec<u32>,
+    /// The members' index of each reason.
+    by_why: HashMap<String, u32>,
 }
 
 impl<'a> Rows<'a> {
@@ -124,14 +129,54 @@ impl<'a> Rows<'a> {
                 by_key.insert(format!("{}|{}", row.name, row.params.group_key()), at);
             }
         }
-        members.push(no_row_members());
         Rows {
             model,
             memo: ModelMemo::new(model, ctx),
             by_key,
             members,
             of_op: vec![UNSEEN; model.ops.len()],
+            why_of: vec![UNSEEN; model.ops.len()],
+            by_why: HashMap::new(),
         }
+    }
+
+    /// The members saying `why` a kernel has no row.
+    fn why_members(&mut self, why: String) -> u32 {
+        if let Some(&at) = self.by_why.get(&why) {
+            return at;
+        }
+        let at = u32::try_from(self.members.len()).unwrap_or(NO_ROW);
+        self.members.push(no_row_members(&why));
+        self.by_why.insert(why, at);
+        at
+    }
+
+    /// Why op `i` (which has no row, nor any ancestor) has none, in the tables' words:
+    /// why the model of the innermost op around it that has one (itself included) does
+    /// not fit its arguments, else that its own name has no work model.
+    fn why_none(&mut self, i: usize) -> u32 {
+        if let Some(&at) = self.why_of.get(i).filter(|&&at| at != UNSEEN) {
+            return at;
+        }
+        let modelled = std::iter::successors(Some(i), |&c| {
+            let parent = self.model.ops.get(c).and_then(|o| o.parent).map(|p| p as usize);
+            parent.filter(|&p| p < c)
+        })
+        .take(MAX_DEPTH)
+        .find(|&c| op_table_in(self.model, c).is_some());
+        let why = match (modelled, self.model.ops.get(i)) {
+            (Some(c), _) => match &*self.memo.get(c) {
+                Err(e) => e.to_string(),
+                Ok(_) => "no roofline row for the launching op".to_string(),
+            },
+            (None, Some(o)) => format!("no work model for `{}`", o.name),
+            (None, None) => NO_OP.to_string(),
+        };
+        let at = self.why_members(why);
+        if let Some(w) = self.why_of.get_mut(i) {
+            *w = at;
+        }
+        at
     }
 
     /// The row of op `i` itself, when it is modelled and has one.
@@ -174,10 +219,10 @@ impl<'a> Rows<'a> {
 
     /// The members for a GPU event launched inside op `op`.
     fn members_of(&mut self, op: Option<u32>) -> u32 {
-        let none = u32::try_from(self.members.len() - 1).unwrap_or(NO_ROW);
-        match op.map(|o| self.of(o as usize)) {
-            Some(r) if r != NO_ROW => r,
-            _ => none,
+        match op.map(|o| (o as usize, self.of(o as usize))) {
+            Some((_, r)) if r != NO_ROW => r,
+            Some((o, _)) => self.why_none(o),
+            None => self.why_members(NO_OP.to_string()),
         }
     }
 }
@@ -468,6 +513,7 @@ mod tests {
         assert!(row.roofline_attainment_pct.is_some());
         let foo = x[2];
         assert!(foo["args"]["op"].is_null());
+        assert_eq!(foo["args"]["model"], "none: no work model for `aten::foo` (times only)");
         assert_eq!(foo["args"]["launched_by"], "aten::foo");
     }
 }
