@@ -47,7 +47,7 @@ pub struct Cli {
     pub device_files: Vec<PathBuf>,
 
     /// Output format (the value shown is the default, unless -o names a file ending in
-    /// .json, .csv, .md or .html: then that format).
+    /// .json, .csv, .md or .html: then that format; .perfetto.json: perfetto).
     #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 
@@ -67,8 +67,9 @@ pub struct Cli {
 
 impl Cli {
     /// The command line of this process, with `--format` taken from the `-o` file's
-    /// extension (`.json`, `.csv`, `.md`, `.html`) when it was not given: `-o r.html`
-    /// writes the HTML page, not the terminal table into a file named `.html`. Exits
+    /// extension (`.json`, `.csv`, `.md`, `.html`, `.perfetto.json`) when it was not
+    /// given: `-o r.html` writes the HTML page, not the terminal table into a file named
+    /// `.html`. Exits
     /// with clap's message on a bad command line, as [`Parser::parse`] does.
     pub fn parsed() -> Cli {
         Cli::parsed_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
@@ -100,9 +101,14 @@ impl Cli {
 }
 
 impl OutputFormat {
-    /// The format a file name's extension names, if any (any case).
+    /// The format a file name's extension names, if any (any case): `.perfetto.json`
+    /// is the Perfetto timeline, the name the docs give it.
     pub fn of_extension(path: &std::path::Path) -> Option<OutputFormat> {
         let ext = path.extension()?.to_string_lossy().to_ascii_lowercase();
+        let stem = path.file_stem().map(|s| s.to_string_lossy().to_ascii_lowercase());
+        if ext == "json" && stem.is_some_and(|s| s.ends_with(".perfetto")) {
+            return Some(OutputFormat::Perfetto);
+        }
         match ext.as_str() {
             "json" => Some(OutputFormat::Json),
             "csv" => Some(OutputFormat::Csv),

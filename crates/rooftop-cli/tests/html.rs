@@ -372,6 +372,23 @@ fn perfetto_gives_each_kernel_the_row_the_tables_give_its_op() {
     }
 }
 
+/// `-o NAME.perfetto.json` (the name the docs give the export) writes the Perfetto
+/// timeline without `--format`; `-o NAME.json` the JSON report; `--format` still wins.
+#[test]
+fn a_perfetto_json_file_name_chooses_the_export() {
+    let tmp = tempfile::Builder::new().prefix("rooftop-pf-").tempdir().unwrap();
+    let trace = fixture("hta_tiny_plain.json");
+    let run = |name: &str, extra: &[&str]| -> Value {
+        let path = tmp.path().join(name);
+        rooftop().args(["trace", &trace, "-o"]).arg(&path).args(extra).assert().success();
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let v = run("t.Perfetto.JSON", &[]);
+    assert!(v["traceEvents"].is_array() && v["displayTimeUnit"] == "ns", "{v}");
+    assert!(run("t.json", &[])["schema_version"].is_number());
+    assert!(run("u.perfetto.json", &["--format", "json"])["schema_version"].is_number());
+}
+
 #[test]
 fn perfetto_is_refused_where_there_is_no_timeline() {
     for args in [
