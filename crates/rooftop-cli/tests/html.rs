@@ -389,6 +389,23 @@ fn a_perfetto_json_file_name_chooses_the_export() {
     assert!(run("u.perfetto.json", &["--format", "json"])["schema_version"].is_number());
 }
 
+/// The Perfetto export read back as a trace (or diffed) is named for what it is, with
+/// exit 2: its kernels alone, without the CPU ops and launches, would make an empty report.
+#[test]
+fn the_perfetto_export_read_as_a_trace_is_named() {
+    let tmp = tempfile::Builder::new().prefix("rooftop-pf-").tempdir().unwrap();
+    let export = tmp.path().join("t.perfetto.json");
+    let trace = fixture("tracelens_h100/Falconsai_nsfw_image_detection__1016002.json.gz");
+    rooftop().args(["trace", &trace, "-o"]).arg(&export).assert().success();
+    for args in [vec!["trace"], vec!["diff", &trace]] {
+        let out = rooftop().args(&args).arg(&export).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("t.perfetto.json: this is rooftop's own Perfetto export"), "{err}");
+        assert!(err.contains("Analyse the trace it was written from"), "{err}");
+    }
+}
+
 #[test]
 fn perfetto_is_refused_where_there_is_no_timeline() {
     for args in [

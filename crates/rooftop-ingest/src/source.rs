@@ -132,6 +132,14 @@ pub enum ReadError {
         .0.display()
     )]
     TraceViewerExport(PathBuf),
+    /// rooftop's own Perfetto export (`rooftop trace --format perfetto`).
+    #[error(
+        "{}: this is rooftop's own Perfetto export (`rooftop trace --format perfetto`): its \
+         kernels without the CPU ops and launch calls a report is made from. Analyse the \
+         trace it was written from; open this file in ui.perfetto.dev.",
+        .0.display()
+    )]
+    OwnPerfettoExport(PathBuf),
     /// Compressed otherwise than with gzip.
     #[error(
         "{}: this file is {kind}-compressed; rooftop reads traces plain or gzip-compressed: \
@@ -198,7 +206,17 @@ pub fn read_one(
     if m.gpu.is_empty() && m.ops.is_empty() && xplane::is_xprof_trace_json(path) {
         return Err(ReadError::TraceViewerExport(path.to_path_buf()));
     }
+    if m.ops.is_empty() && m.runtime.is_empty() && is_own_perfetto_export(path) {
+        return Err(ReadError::OwnPerfettoExport(path.to_path_buf()));
+    }
     Ok(m)
+}
+
+/// Whether a JSON file is `rooftop trace --format perfetto`'s export: it starts with
+/// `{"displayTimeUnit":"ns","otherData":{"generator":"rooftop ` (plain or gzip).
+fn is_own_perfetto_export(path: &Path) -> bool {
+    const HEAD: &[u8] = br#"{"displayTimeUnit":"ns","otherData":{"generator":"rooftop "#;
+    crate::compressed::read_head(path, HEAD.len() as u64).is_ok_and(|h| h.starts_with(HEAD))
 }
 
 /// Bytes of a JSON file's start (inflated when gzip) in which [`looks_like_trace`]
