@@ -326,6 +326,16 @@ fn moe_layers_without_their_experts_op_take_the_sizes_from_the_model_config() {
     assert_eq!(prefill["flops"].as_f64().unwrap(), want);
     assert!(prefill["bytes"].as_f64().unwrap() > 0.0);
     assert!(v["model_coverage"]["percent"].as_f64().unwrap() >= 95.0, "{}", v["model_coverage"]);
+    // The Perfetto export gives the layers' kernels the MoE rows only with the config,
+    // as the tables do.
+    let moe_kernels = |config: &[&str]| -> usize {
+        let out = rooftop().args(["trace", t, "--format", "perfetto"]).args(config).output();
+        let v: Value = serde_json::from_slice(&out.unwrap().stdout).expect("valid JSON");
+        let events = v["traceEvents"].as_array().unwrap().iter();
+        events.filter(|e| e["args"]["table"] == "MoE").count()
+    };
+    assert_eq!(moe_kernels(&[]), 0);
+    assert!(moe_kernels(&["--model-config", cfg.to_str().unwrap()]) > 0);
     // A config that does not fit the trace is refused, with both numbers.
     let bad = d.join("bad.json");
     std::fs::write(
