@@ -22,7 +22,7 @@
 //! Written as it is made: each row's members are rendered once, each event's text on
 //! the thread pool, a run of events at a time. The text is what serde writes for the
 //! document as one value (compact, every object's keys in sorted order, as
-//! `serde_json`'s map keeps them); `perfetto::tests` holds it to that.
+//! `serde_json`'s map keeps them); `crates/rooftop-cli/tests/html.rs` holds it to that.
 
 use crate::json::write_str;
 use rooftop_core::model::ModelConfig;
