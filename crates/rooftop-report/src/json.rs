@@ -252,33 +252,53 @@ where
     T: Sync,
     W: Write + ?Sized,
 {
-    use rayon::prelude::*;
     if items.is_empty() {
         return w.write_all(b"[]");
     }
     w.write_all(b"[")?;
-    let threads = rayon::current_num_threads().max(1);
-    let per_task = items.len().div_ceil(threads).min(ELEMENTS_PER_TASK);
     let element = Pretty::at(level + 1);
-    for (g, group) in items.chunks(per_task * threads).enumerate() {
-        let parts: Vec<io::Result<Vec<u8>>> = group
+    let render = |start: usize, run: &'a [T], out: &mut Vec<u8>| {
+        for (j, item) in run.iter().enumerate() {
+            element.line(out, start + j == 0)?;
+            write(item, out, level + 1)?;
+        }
+        Ok(())
+    };
+    runs_on_pool(items, ELEMENTS_PER_TASK, render, |part| w.write_all(part))?;
+    Pretty::at(level).line(w, true)?;
+    w.write_all(b"]")
+}
+
+/// `items` rendered in runs on the thread pool (idle while a report is written) and
+/// handed to `emit` in their order: `render(start, run, out)` appends the text of `run`,
+/// the items from index `start` on, at most `most` of them, to `out`. What is held at
+/// once is a run per thread, not the whole text.
+pub(crate) fn runs_on_pool<'a, T: Sync>(
+    items: &'a [T],
+    most: usize,
+    render: impl Fn(usize, &'a [T], &mut Vec<u8>) -> io::Result<()> + Sync,
+    mut emit: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let threads = rayon::current_num_threads().max(1);
+    // One run per thread, of at most `most` items.
+    let per_task = items.len().div_ceil(threads).clamp(1, most.max(1));
+    let group = per_task * threads;
+    for (g, items) in items.chunks(group).enumerate() {
+        let parts: Vec<io::Result<Vec<u8>>> = items
             .par_chunks(per_task)
             .enumerate()
             .map(|(i, run)| {
                 let mut out = Vec::new();
-                for (j, item) in run.iter().enumerate() {
-                    element.line(&mut out, g == 0 && i == 0 && j == 0)?;
-                    write(item, &mut out, level + 1)?;
-                }
+                render(g * group + i * per_task, run, &mut out)?;
                 Ok(out)
             })
             .collect();
         for part in parts {
-            w.write_all(&part?)?;
+            emit(&part?)?;
         }
     }
-    Pretty::at(level).line(w, true)?;
-    w.write_all(b"]")
+    Ok(())
 }
 
 /// Writes `v` as pretty JSON ([`Pretty`]) and a final line break to `w`.

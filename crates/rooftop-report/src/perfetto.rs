@@ -116,6 +116,8 @@ struct Rows<'a> {
     why_of: Vec<u32>,
     /// The members' index of each reason.
     by_why: HashMap<String, u32>,
+    /// The members of [`NO_OP`] ([`UNSEEN`] until asked).
+    no_op: u32,
 }
 
 impl<'a> Rows<'a> {
@@ -137,6 +139,7 @@ impl<'a> Rows<'a> {
             of_op: vec![UNSEEN; model.ops.len()],
             why_of: vec![UNSEEN; model.ops.len()],
             by_why: HashMap::new(),
+            no_op: UNSEEN,
         }
     }
 
@@ -222,7 +225,11 @@ impl<'a> Rows<'a> {
         match op.map(|o| (o as usize, self.of(o as usize))) {
             Some((_, r)) if r != NO_ROW => r,
             Some((o, _)) => self.why_none(o),
-            None => self.why_members(NO_OP.to_string()),
+            None if self.no_op != UNSEEN => self.no_op,
+            None => {
+                self.no_op = self.why_members(NO_OP.to_string());
+                self.no_op
+            }
         }
     }
 }
@@ -332,7 +339,6 @@ pub fn write<W: Write + ?Sized>(
     config: Option<Arc<ModelConfig>>,
     w: &mut W,
 ) -> io::Result<()> {
-    use rayon::prelude::*;
     let ctx = Context::with_config(model, config);
     let mut rows = Rows::new(model, report, &ctx);
     // Which row's members each event gets: looked up in order (the memo is shared),
@@ -392,29 +398,21 @@ pub fn write<W: Write + ?Sized>(
     }
 
     // Runs of events rendered on the pool, written in order.
-    let threads = rayon::current_num_threads().max(1);
-    let per_task = model.gpu.len().div_ceil(threads).clamp(1, EVENTS_PER_TASK);
-    let group = per_task * threads;
-    for (evs, rows_of) in model.gpu.chunks(group).zip(row_of.chunks(group)) {
-        let parts: Vec<io::Result<Vec<u8>>> = evs
-            .par_chunks(per_task)
-            .zip(rows_of.par_chunks(per_task))
-            .map(|(evs, rows_of)| {
-                let (mut out, mut scratch) = (Vec::new(), Vec::new());
-                for (i, (ev, &r)) in evs.iter().zip(rows_of).enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write_event(model, ev, &members[r as usize], &mut out, &mut scratch)?;
-                }
-                Ok(out)
-            })
-            .collect();
-        for part in parts {
-            sep(w)?;
-            w.write_all(&part?)?;
+    let render = |start: usize, run: &[GpuEvent], out: &mut Vec<u8>| {
+        let mut scratch = Vec::new();
+        let rows = &row_of[start..start + run.len()];
+        for (j, (ev, &r)) in run.iter().zip(rows).enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            write_event(model, ev, &members[r as usize], out, &mut scratch)?;
         }
-    }
+        Ok(())
+    };
+    crate::json::runs_on_pool(&model.gpu, EVENTS_PER_TASK, render, |part| {
+        sep(w)?;
+        w.write_all(part)
+    })?;
     crate::perfetto_cp::write_track(report, w, &mut sep)?;
     w.write_all(b"]}\n")
 }

@@ -12,7 +12,6 @@
 //! compare the output with `serde_json::to_string_pretty` of the same report.
 
 use crate::json::Members;
-use rayon::prelude::*;
 use rooftop_core::trace::gaps::critical_path::{CpEvent, CriticalPath};
 use rooftop_core::trace::report::TraceReport;
 use std::io::{self, Write};
@@ -123,23 +122,11 @@ fn events_json<W: Write + ?Sized>(w: &mut W, level: usize, events: &[CpEvent]) -
     }
     let layout = EventLayout::new(level);
     w.write_all(b"[")?;
-    let threads = rayon::current_num_threads().max(1);
-    // One run per thread, of at most `EVENTS_PER_TASK` events.
-    let per_task = events.len().div_ceil(threads).min(EVENTS_PER_TASK);
-    for (g, group) in events.chunks(per_task * threads).enumerate() {
-        let parts: Vec<io::Result<Vec<u8>>> = group
-            .par_chunks(per_task)
-            .enumerate()
-            .map(|(i, run)| {
-                let mut out = Vec::with_capacity(run.len() * 256);
-                layout.run(&mut out, run, g == 0 && i == 0)?;
-                Ok(out)
-            })
-            .collect();
-        for part in parts {
-            w.write_all(&part?)?;
-        }
-    }
+    let render = |start: usize, run: &[CpEvent], out: &mut Vec<u8>| {
+        out.reserve(run.len() * 256);
+        layout.run(out, run, start == 0)
+    };
+    crate::json::runs_on_pool(events, EVENTS_PER_TASK, render, |part| w.write_all(part))?;
     // The closing bracket on a line of its own at the array's depth.
     w.write_all(&layout.end)
 }
