@@ -25,7 +25,7 @@
 //! JSON); lines are counted as bytes leave the window, so errors and warnings state
 //! line and column like the in-memory reader.
 
-use super::collect::Partial;
+use super::collect::{Partial, SharedArgs};
 use super::error::{PosError, TraceError};
 use super::event::EventSeed;
 use super::parse::{
@@ -41,6 +41,7 @@ use serde::Deserialize;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Inflated bytes per chunk.
 const CHUNK: u64 = 16 << 20;
@@ -289,6 +290,9 @@ struct Window<'a> {
     /// The buffer the window held before the last batch, for the next bytes inflated
     /// ahead (its pages are mapped already).
     spare: Reused,
+    /// The op argument lists every stretch of every batch has parsed: a stretch parses
+    /// a list the stream has seen before only once, not once per stretch.
+    shared_args: Arc<SharedArgs>,
 }
 
 /// The bytes a task inflated while a batch was parsed.
@@ -506,6 +510,7 @@ fn parse_gz_chunked(
         source,
         done: false,
         spare: Reused::default(),
+        shared_args: Arc::default(),
     };
     let mut out = Parsed::default();
     let batching = Batching::of(chunk_bytes, threads);
@@ -790,6 +795,7 @@ fn batch(
     let so_far = base + *p;
     let source = &mut w.source;
     let spare = std::mem::take(&mut w.spare);
+    let shared_args = &w.shared_args;
     let (results, ahead): (Vec<(Partial, Result<End, PosError>)>, _) = rayon::join(
         || {
             bounds
@@ -800,7 +806,7 @@ fn batch(
                 .with_max_len(1)
                 .enumerate()
                 .map(|(i, &from)| {
-                    let mut part = Partial::default();
+                    let mut part = Partial::sharing_args(shared_args);
                     if so_far > 0 {
                         let len = bounds.get(i + 1).unwrap_or(&region_end) - from;
                         part.reserve_counts(counts, len as f64 / so_far as f64 * 1.05);
@@ -1033,6 +1039,34 @@ mod tests {
             assert!(want.gpu.len() > 500);
             streams_in_batches_to(text.as_bytes(), &want, &[4096, 1 << 14, 1 << 20], sep);
         }
+    }
+
+    /// An op argument list is parsed once per stream, not once per stretch: the ops of
+    /// every batch and stretch that recorded the same shapes share one copy.
+    #[test]
+    fn every_batch_shares_the_op_argument_lists() {
+        let events: Vec<String> = (0..2000)
+            .map(|i| {
+                format!(
+                    "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \
+                     \"tid\": 1, \"ts\": {}, \"dur\": 5, \"args\": {{\"Input Dims\": [[2, 3], \
+                     [3, 4]], \"Input type\": [\"float\", \"float\"]}}}}",
+                    10 * i
+                )
+            })
+            .collect();
+        let text = format!("{{\"traceEvents\": [\n  {}\n]}}", events.join(",\n  "));
+        let before = batches();
+        let got = streamed_on(text.as_bytes(), 1 << 14, 2).unwrap();
+        assert!(batches() > before + 2, "too few batches kept");
+        assert_eq!(got.ops.len(), 2000);
+        let dims = vec![
+            rooftop_core::trace::Dims::Tensor(vec![2, 3]),
+            rooftop_core::trace::Dims::Tensor(vec![3, 4]),
+        ];
+        assert_eq!(got.ops[0].args.input_dims, dims);
+        let apart = got.ops.iter().filter(|o| !Arc::ptr_eq(&o.args, &got.ops[0].args)).count();
+        assert_eq!(apart, 0, "ops with their own copy of the same argument list");
     }
 
     /// Streamed in `chunks`, on 2 and 3 threads, `text` gives `want`, and some batch is
